@@ -1,0 +1,221 @@
+//! The multi-factor challenge model: a 203 answer holds one or more security challenges, all
+//! answered in one call under the 203's RequestId.
+
+use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine;
+use serde_json::Value;
+
+use super::session::Institution;
+use crate::error::Error;
+
+/// The type of a security challenge (interface-v3.md 2.4); an unknown type is kept as sent and
+/// answered as free text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChallengeType {
+    QuestionAndAnswer,
+    ImageSelection,
+    MultipleChoice,
+    MultipleChoiceMultipleAnswers,
+    TextOrCall,
+    WaitUntilEUAccept,
+    Other(String),
+}
+
+impl ChallengeType {
+    pub fn parse(name: &str) -> Self {
+        match name {
+            "QuestionAndAnswer" => ChallengeType::QuestionAndAnswer,
+            "ImageSelection" => ChallengeType::ImageSelection,
+            "MultipleChoice" => ChallengeType::MultipleChoice,
+            "MultipleChoiceMultipleAnswers" => ChallengeType::MultipleChoiceMultipleAnswers,
+            "TextOrCall" => ChallengeType::TextOrCall,
+            "WaitUntilEUAccept" => ChallengeType::WaitUntilEUAccept,
+            other => ChallengeType::Other(other.to_owned()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            ChallengeType::QuestionAndAnswer => "QuestionAndAnswer",
+            ChallengeType::ImageSelection => "ImageSelection",
+            ChallengeType::MultipleChoice => "MultipleChoice",
+            ChallengeType::MultipleChoiceMultipleAnswers => "MultipleChoiceMultipleAnswers",
+            ChallengeType::TextOrCall => "TextOrCall",
+            ChallengeType::WaitUntilEUAccept => "WaitUntilEUAccept",
+            ChallengeType::Other(name) => name,
+        }
+    }
+}
+
+/// One element of `SecurityChallenges`.
+#[derive(Clone, PartialEq)]
+pub struct SecurityChallenge {
+    pub kind: ChallengeType,
+    /// The question, verbatim: also the key of its answer.
+    pub prompt: String,
+    /// `Iterables`: the choices of choice-type challenges.
+    pub choices: Option<Vec<String>>,
+    /// The element as sent.
+    pub raw: Value,
+}
+
+impl SecurityChallenge {
+    fn from_value(raw: Value) -> Result<Self, String> {
+        let object = raw.as_object().ok_or("a security challenge is not an object")?;
+        let get = |name: &str| object.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v);
+        let kind = get("Type").and_then(Value::as_str).ok_or("a security challenge has no Type")?;
+        let prompt = get("Prompt").and_then(Value::as_str).ok_or("a security challenge has no Prompt")?;
+        let choices = match get("Iterables") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .map(|item| item.as_str().map(str::to_owned).ok_or("an Iterables item is not a string"))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Some(_) => return Err("Iterables is not an array".into()),
+        };
+        Ok(SecurityChallenge { kind: ChallengeType::parse(kind), prompt: prompt.to_owned(), choices, raw })
+    }
+
+    /// The decoded images of an `ImageSelection` challenge, in the order of `choices`.
+    pub fn images(&self) -> Option<Result<Vec<Vec<u8>>, Error>> {
+        if self.kind != ChallengeType::ImageSelection {
+            return None;
+        }
+        let choices = self.choices.as_deref().unwrap_or_default();
+        Some(choices.iter().enumerate().map(|(index, choice)| decode_image(index, choice)).collect())
+    }
+
+    /// Whether the prompt asks for a SecurID-type code, which must be six digits.
+    pub fn is_security_code(&self) -> bool {
+        let prompt = self.prompt.to_ascii_lowercase();
+        self.kind == ChallengeType::QuestionAndAnswer
+            && self.choices.is_none()
+            && (prompt.contains("securid") || prompt.contains("security code") || prompt.contains("6-digit code"))
+    }
+}
+
+fn decode_image(index: usize, choice: &str) -> Result<Vec<u8>, Error> {
+    // Some services send data URLs; the bytes follow the comma.
+    let data = choice.split_once("base64,").map_or(choice, |(_, data)| data).trim();
+    base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| Error::Decode {
+        operation: "ImageSelection".to_owned(),
+        status: 203,
+        message: format!("image {index} is not valid base64: {e}"),
+        snippet: crate::error::snippet(choice, 40),
+    })
+}
+
+impl fmt::Debug for SecurityChallenge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Image choices are ~4,000 characters each: show their count, not their text.
+        let mut debug = f.debug_struct("SecurityChallenge");
+        debug.field("type", &self.kind.as_str()).field("prompt", &self.prompt);
+        match (&self.kind, &self.choices) {
+            (ChallengeType::ImageSelection, Some(choices)) => debug.field("images", &choices.len()),
+            (_, Some(choices)) => debug.field("choices", choices),
+            (_, None) => &mut debug,
+        };
+        debug.finish()
+    }
+}
+
+/// A 203 answer: the challenges to answer before the session opens.
+#[derive(Clone)]
+pub struct Challenge {
+    pub request_id: String,
+    pub challenges: Vec<SecurityChallenge>,
+    pub institution: Option<Institution>,
+    /// The LoginId the request named (saved-connection flows), carried to the session.
+    pub login_id: Option<String>,
+    /// The body as sent.
+    pub raw: Arc<[u8]>,
+}
+
+impl Challenge {
+    pub(crate) fn parse(bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, String> {
+        let body: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+        let object = body.as_object().ok_or("the body is not a JSON object")?;
+        let get = |name: &str| object.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v);
+        let request_id = get("RequestId").and_then(Value::as_str).ok_or("the 203 has no RequestId")?;
+        let items = get("SecurityChallenges").and_then(Value::as_array).ok_or("the 203 has no SecurityChallenges")?;
+        if items.is_empty() {
+            return Err("the 203 has an empty SecurityChallenges list".into());
+        }
+        let challenges = items.iter().cloned().map(SecurityChallenge::from_value).collect::<Result<_, _>>()?;
+        let institution = get("Institution").cloned().and_then(|v| serde_json::from_value(v).ok());
+        Ok(Challenge {
+            request_id: request_id.to_owned(),
+            challenges,
+            institution,
+            login_id: login_id.map(str::to_owned),
+            raw: bytes.into(),
+        })
+    }
+
+    pub fn prompts(&self) -> impl Iterator<Item = &str> {
+        self.challenges.iter().map(|c| c.prompt.as_str())
+    }
+}
+
+impl fmt::Debug for Challenge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Challenge")
+            .field("request_id", &self.request_id)
+            .field("challenges", &self.challenges)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(body: Value) -> Result<Challenge, String> {
+        Challenge::parse(serde_json::to_vec(&body).unwrap(), None)
+    }
+
+    #[test]
+    fn a_203_parses_into_typed_challenges() {
+        let challenge = parse(json!({"RequestId": "r", "Institution": "FlinksCapital", "HttpStatusCode": 203,
+            "SecurityChallenges": [
+                {"Type": "QuestionAndAnswer", "Prompt": "What city were you born in?"},
+                {"Type": "MultipleChoice", "Prompt": "Pick", "Iterables": ["a", "b"]},
+                {"Type": "SomethingNew", "Prompt": "?"}]}))
+        .unwrap();
+        assert_eq!(challenge.request_id, "r");
+        assert_eq!(challenge.institution, Some(Institution::Name("FlinksCapital".into())));
+        let kinds: Vec<_> = challenge.challenges.iter().map(|c| c.kind.clone()).collect();
+        assert_eq!(kinds, [ChallengeType::QuestionAndAnswer, ChallengeType::MultipleChoice, ChallengeType::Other("SomethingNew".into())]);
+        assert_eq!(challenge.challenges[1].choices.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
+        assert_eq!(challenge.challenges[2].raw, json!({"Type": "SomethingNew", "Prompt": "?"}));
+    }
+
+    #[test]
+    fn a_203_without_challenges_is_refused() {
+        assert!(parse(json!({"RequestId": "r", "SecurityChallenges": []})).is_err());
+        assert!(parse(json!({"SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "p"}]})).is_err());
+    }
+
+    #[test]
+    fn images_decode_from_base64_and_data_urls() {
+        let challenge = parse(json!({"RequestId": "r", "SecurityChallenges": [
+            {"Type": "ImageSelection", "Prompt": "Pick yours", "Iterables": ["iVBORw==", "data:image/png;base64,iVBORw=="]}]}))
+        .unwrap();
+        let images = challenge.challenges[0].images().unwrap().unwrap();
+        assert_eq!(images, vec![vec![0x89, b'P', b'N', b'G'], vec![0x89, b'P', b'N', b'G']]);
+        assert!(!format!("{challenge:?}").contains("iVBOR"));
+    }
+
+    #[test]
+    fn security_code_prompts_are_recognised() {
+        let make = |prompt: &str| SecurityChallenge::from_value(json!({"Type": "QuestionAndAnswer", "Prompt": prompt})).unwrap();
+        assert!(make("Enter the 6-digit security code from your SecurID token").is_security_code());
+        assert!(make("Enter the security code we sent you").is_security_code());
+        assert!(!make("What city were you born in?").is_security_code());
+    }
+}

@@ -1,0 +1,16 @@
+//! Opening a session: the four request shapes, the challenge model and its answer rules, the
+//! session, and the loop that sequences challenges.
+
+mod challenge;
+mod flow;
+mod request;
+mod rules;
+mod session;
+
+pub use challenge::{Challenge, ChallengeType, SecurityChallenge};
+pub use flow::ChallengeHandler;
+pub use request::{AuthorizeRequest, Credentials};
+pub use rules::Answers;
+pub use session::{Institution, Link, Login, Session, Step};
+
+pub(crate) use session::parse_step;

@@ -1,0 +1,275 @@
+//! One error type for the whole core. Service errors are classified by their code first and their
+//! HTTP status second, because the status of a code has changed between versions of the service.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::authorize::Challenge;
+
+/// A response body as received: JSON when it parsed, otherwise the text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    Json(serde_json::Value),
+    Text(String),
+}
+
+/// An error answer of the service, with everything it said.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    pub status: u16,
+    /// `FlinksCode` (or `ServiceCode`), e.g. `SESSION_NONEXISTENT`.
+    pub code: Option<String>,
+    pub message: Option<String>,
+    pub request_id: Option<String>,
+    pub body: Body,
+    /// From a `Retry-After` header, when the service sent one.
+    pub retry_after: Option<Duration>,
+}
+
+/// The families of service errors a caller handles differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApiErrorKind {
+    Unauthorized,
+    InvalidLogin,
+    LoginDisabled,
+    InvalidSecurityResponse,
+    Session,
+    ConcurrentSession,
+    RetryLater,
+    RateLimited,
+    InvalidRequest,
+    InstitutionUnavailable,
+    Aggregation,
+    Other,
+}
+
+impl ApiError {
+    pub fn kind(&self) -> ApiErrorKind {
+        use ApiErrorKind::*;
+        let by_code = match self.code.as_deref().map(str::to_ascii_uppercase).as_deref() {
+            Some("UNAUTHORIZED" | "ACCESS_DENIED") => Some(Unauthorized),
+            Some("INVALID_LOGIN" | "INVALID_USERNAME" | "INVALID_PASSWORD") => Some(InvalidLogin),
+            Some("DISABLED_LOGIN" | "NEW_ACCOUNT") => Some(LoginDisabled),
+            Some(
+                "INVALID_SECURITY_RESPONSE"
+                | "INVALID_SECURITY_RESPONSE_NO_RETRY"
+                | "UNKNOWN_CHALLENGE_KEY"
+                | "SECURITYRESPONSES_INCOMPLETE"
+                | "QUESTION_NOT_FOUND",
+            ) => Some(InvalidSecurityResponse),
+            Some("SESSION_NONEXISTENT" | "SESSION_EXPIRED") => Some(Session),
+            Some("CARD_IN_USE" | "CONCURRENT_SESSION" | "ALREADY_AUTHORIZED") => Some(ConcurrentSession),
+            Some("RETRY_LATER") => Some(RetryLater),
+            Some("TOO_MANY_REQUESTS") => Some(RateLimited),
+            Some("INVALID_REQUEST") => Some(InvalidRequest),
+            Some("DISABLED_INSTITUTION" | "METHOD_NOT_AVAILABLE") => Some(InstitutionUnavailable),
+            Some("AGGREGATION_ERROR") => Some(Aggregation),
+            _ => None,
+        };
+        by_code.unwrap_or(match self.status {
+            401 | 403 => Unauthorized,
+            429 => RateLimited,
+            503 => RetryLater,
+            400 | 404 | 422 => InvalidRequest,
+            500..=599 => Aggregation,
+            _ => Other,
+        })
+    }
+
+    /// Whether the service says the session is still loading (interface-v3.md 7, rule 2): such a
+    /// data call is retried within the poll deadline.
+    pub fn is_session_loading(&self) -> bool {
+        if self.code.as_deref().is_some_and(|c| c.eq_ignore_ascii_case("SESSION_LOADING")) {
+            return true;
+        }
+        self.message.as_deref().is_some_and(|m| {
+            let m = m.to_ascii_lowercase();
+            m.contains("still loading") || m.contains("session is loading")
+        })
+    }
+
+    fn next_step(&self) -> &'static str {
+        match self.kind() {
+            ApiErrorKind::Unauthorized => "check the api_key / secret_key and the customer's package",
+            ApiErrorKind::InvalidLogin => "check the credentials or the LoginId",
+            ApiErrorKind::LoginDisabled => "the end user must act at the institution first",
+            ApiErrorKind::InvalidSecurityResponse => "answer the challenge again",
+            ApiErrorKind::Session => "open a new session (authorize again)",
+            ApiErrorKind::ConcurrentSession => "wait for the other session on this login to end",
+            ApiErrorKind::RetryLater | ApiErrorKind::RateLimited => "retry later",
+            ApiErrorKind::InvalidRequest => "fix the request",
+            ApiErrorKind::InstitutionUnavailable => "the institution or operation is not available",
+            ApiErrorKind::Aggregation | ApiErrorKind::Other => "retry later or contact the provider with the RequestId",
+        }
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}", self.status)?;
+        if let Some(code) = &self.code {
+            write!(f, " {code}")?;
+        }
+        match (&self.message, &self.body) {
+            (Some(message), _) => write!(f, ": {message}")?,
+            (None, Body::Text(text)) if !text.is_empty() => write!(f, ": {}", snippet(text, 200))?,
+            _ => {}
+        }
+        if let Some(request_id) = &self.request_id {
+            write!(f, " (RequestId {request_id})")?;
+        }
+        write!(f, "; {}", self.next_step())
+    }
+}
+
+/// Everything that can go wrong in the core.
+#[derive(Clone, Debug)]
+pub enum Error {
+    /// A client option is missing or invalid.
+    Config { field: &'static str, rule: String },
+    /// An answer breaks a rule of interface-v3.md 4.2; nothing was sent.
+    InvalidAnswer { prompt: String, rule: String },
+    /// The service answered with an error.
+    Api(Box<ApiError>),
+    /// A challenge came where a session was needed and no handler was given.
+    ChallengeRequired(Box<Challenge>),
+    /// The challenge loop hit its bound.
+    TooManyChallenges { rounds: u32, request_id: String },
+    /// Still 202 when the poll timeout ran out.
+    PendingTimeout { operation: String, request_id: Option<String>, waited: Duration },
+    /// No HTTP answer: connection refused or reset, or the request timed out.
+    Transport { operation: String, message: String, timed_out: bool },
+    /// An answer that could not be decoded.
+    Decode { operation: String, status: u16, message: String, snippet: String },
+    /// The caller's challenge handler failed; its own error is kept to be raised as it was.
+    Handler(Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl Error {
+    pub fn config(field: &'static str, rule: impl Into<String>) -> Self {
+        Error::Config { field, rule: rule.into() }
+    }
+
+    pub fn invalid_answer(prompt: &str, rule: impl Into<String>) -> Self {
+        Error::InvalidAnswer { prompt: prompt.to_owned(), rule: rule.into() }
+    }
+
+    /// The RequestId this error belongs to, when one is known.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            Error::Api(api) => api.request_id.as_deref(),
+            Error::ChallengeRequired(challenge) => Some(&challenge.request_id),
+            Error::TooManyChallenges { request_id, .. } => Some(request_id),
+            Error::PendingTimeout { request_id, .. } => request_id.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Config { field, rule } => write!(f, "{field} {rule}"),
+            Error::InvalidAnswer { prompt, rule } => write!(f, "answer to {prompt:?}: {rule}"),
+            Error::Api(api) => api.fmt(f),
+            Error::ChallengeRequired(challenge) => write!(
+                f,
+                "the institution asks {} security challenge(s) (RequestId {}): answer them with \
+                 challenge.answer(...) or pass on_challenge=",
+                challenge.challenges.len(),
+                challenge.request_id
+            ),
+            Error::TooManyChallenges { rounds, request_id } => write!(
+                f,
+                "no session after {rounds} challenge round(s) (RequestId {request_id}); raise \
+                 max_challenge_rounds if the institution really asks more"
+            ),
+            Error::PendingTimeout { operation, request_id, waited } => {
+                write!(f, "{operation} still pending after {:.1} s", waited.as_secs_f64())?;
+                if let Some(request_id) = request_id {
+                    write!(f, " (RequestId {request_id})")?;
+                }
+                f.write_str("; call it again later with the same RequestId, or raise poll_timeout")
+            }
+            Error::Transport { operation, message, timed_out } => {
+                let what = if *timed_out { "timed out" } else { "failed" };
+                write!(f, "{operation} {what}: {message}")
+            }
+            Error::Decode { operation, status, message, snippet } => {
+                write!(f, "{operation}: could not decode the HTTP {status} answer ({message}); body starts {snippet:?}")
+            }
+            Error::Handler(error) => write!(f, "the challenge handler failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<ApiError> for Error {
+    fn from(error: ApiError) -> Self {
+        Error::Api(Box::new(error))
+    }
+}
+
+/// The first `max` characters of `text`, cut on a character boundary.
+pub(crate) fn snippet(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(status: u16, code: Option<&str>) -> ApiError {
+        ApiError {
+            status,
+            code: code.map(str::to_owned),
+            message: None,
+            request_id: None,
+            body: Body::Text(String::new()),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn the_code_wins_over_the_status() {
+        assert_eq!(api(400, Some("UNAUTHORIZED")).kind(), ApiErrorKind::Unauthorized);
+        assert_eq!(api(401, Some("SESSION_NONEXISTENT")).kind(), ApiErrorKind::Session);
+        assert_eq!(api(405, Some("DISABLED_INSTITUTION")).kind(), ApiErrorKind::InstitutionUnavailable);
+        assert_eq!(api(401, Some("disabled_login")).kind(), ApiErrorKind::LoginDisabled);
+    }
+
+    #[test]
+    fn without_a_known_code_the_status_decides() {
+        assert_eq!(api(403, None).kind(), ApiErrorKind::Unauthorized);
+        assert_eq!(api(429, Some("SOMETHING_NEW")).kind(), ApiErrorKind::RateLimited);
+        assert_eq!(api(502, None).kind(), ApiErrorKind::Aggregation);
+        assert_eq!(api(418, None).kind(), ApiErrorKind::Other);
+    }
+
+    #[test]
+    fn the_message_keeps_code_request_id_and_next_step() {
+        let mut error = api(400, Some("SESSION_NONEXISTENT"));
+        error.message = Some("No session".into());
+        error.request_id = Some("r-1".into());
+        let text = error.to_string();
+        assert!(text.contains("SESSION_NONEXISTENT") && text.contains("r-1") && text.contains("authorize again"), "{text}");
+    }
+
+    #[test]
+    fn plain_text_bodies_appear_in_the_message() {
+        let mut error = api(500, None);
+        error.body = Body::Text("upstream exploded".into());
+        assert!(error.to_string().contains("upstream exploded"));
+    }
+
+    #[test]
+    fn snippet_cuts_on_characters() {
+        assert_eq!(snippet("héllo", 2), "hé…");
+        assert_eq!(snippet("hi", 5), "hi");
+    }
+}

@@ -1,0 +1,24 @@
+//! bankfeed: a client for the v3 bank-data aggregation API, and a sandbox server that speaks it.
+//!
+//! The core knows nothing of Python; `python` converts its types and nothing more.
+
+pub mod authorize;
+pub mod client;
+pub mod config;
+pub mod data;
+pub mod error;
+mod http;
+mod poll;
+mod secret;
+
+#[cfg(feature = "sandbox")]
+pub mod sandbox;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use authorize::{Answers, Challenge, ChallengeHandler, ChallengeType, SecurityChallenge, Session, Step};
+pub use client::Client;
+pub use config::{ClientConfig, PollPolicy, RetryPolicy};
+pub use error::{ApiError, Body, Error};
+pub use secret::Secret;
