@@ -43,23 +43,25 @@ __all__ = [
 class BankfeedError(Exception):
     """Base class of every error bankfeed raises."""
 
-    def __init__(self, message: str, **fields: Any) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, text: str, **fields: Any) -> None:
+        super().__init__(text)
+        self._text = text
         self._fields = fields
+        # ApiError's ``message`` is the server's own Message; elsewhere it is the whole text.
+        self.message = text
         for name, value in fields.items():
             setattr(self, name, value)
 
     def __reduce__(self):
-        # Rebuild from the message and the keyword fields, so attributes survive pickling.
-        return (_rebuild, (type(self), self.message, self._fields))
+        # Rebuild from the text and the keyword fields, so attributes survive pickling.
+        return (_rebuild, (type(self), self._text, self._fields))
 
     def __str__(self) -> str:
-        return self.message
+        return self._text
 
 
-def _rebuild(cls, message, fields):
-    return cls(message, **fields)
+def _rebuild(cls, text, fields):
+    return cls(text, **fields)
 
 
 class ConfigError(BankfeedError, ValueError):
@@ -82,7 +84,7 @@ class ChallengeRequired(BankfeedError):
 
     def __reduce__(self):
         fields = dict(self._fields, challenge=None)
-        return (_rebuild, (type(self), self.message, fields))
+        return (_rebuild, (type(self), self._text, fields))
 
 
 class TooManyChallenges(BankfeedError):

@@ -1,0 +1,69 @@
+"""bankfeed: a client for the v3 bank-data aggregation API, with an embedded sandbox.
+
+The Rust core does the HTTP, the challenge sequencing and the polling; this package is a thin
+layer over it. Start with a :class:`Sandbox` to try everything without the real service::
+
+    import bankfeed as bf
+
+    with bf.Sandbox() as sb:
+        client = sb.client(poll_interval=0.05)
+        step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
+        while isinstance(step, bf.Challenge):
+            print([c.prompt for c in step.challenges])
+            step = step.answer({"What city were you born in?": "Montreal"})  # ...
+"""
+
+from bankfeed._answers import answers
+from bankfeed._native import Challenge, Client, Sandbox, SecurityChallenge, Session, __version__
+from bankfeed.errors import (
+    AggregationError,
+    ApiError,
+    BankfeedError,
+    ChallengeRequired,
+    ConcurrentSession,
+    ConfigError,
+    DecodeError,
+    InstitutionUnavailable,
+    InvalidAnswer,
+    InvalidLogin,
+    InvalidRequest,
+    InvalidSecurityResponse,
+    LoginDisabled,
+    PendingTimeout,
+    RateLimited,
+    RetryLater,
+    SessionError,
+    TooManyChallenges,
+    TransportError,
+    Unauthorized,
+)
+
+__all__ = [
+    "Client",
+    "Session",
+    "Challenge",
+    "SecurityChallenge",
+    "Sandbox",
+    "answers",
+    "__version__",
+    "BankfeedError",
+    "ConfigError",
+    "InvalidAnswer",
+    "ChallengeRequired",
+    "TooManyChallenges",
+    "PendingTimeout",
+    "TransportError",
+    "DecodeError",
+    "ApiError",
+    "Unauthorized",
+    "InvalidLogin",
+    "LoginDisabled",
+    "InvalidSecurityResponse",
+    "SessionError",
+    "ConcurrentSession",
+    "RetryLater",
+    "RateLimited",
+    "InvalidRequest",
+    "InstitutionUnavailable",
+    "AggregationError",
+]

@@ -1,0 +1,159 @@
+//! `Challenge` and `SecurityChallenge`.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use super::blocking;
+use super::convert;
+use super::errors::to_py;
+use super::session::step_to_py;
+use crate::authorize::{Answers, Challenge, SecurityChallenge};
+use crate::error::Error;
+use crate::Client;
+
+/// Security challenges to answer before the session opens (a 203 answer).
+///
+/// Answer them all in one call::
+///
+///     step = client.authorize("FlinksCapital", "Greatday", "Everyday")
+///     while isinstance(step, bf.Challenge):
+///         step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+#[pyclass(name = "Challenge", module = "bankfeed", frozen)]
+pub(crate) struct PyChallenge {
+    client: Client,
+    challenge: Challenge,
+}
+
+impl PyChallenge {
+    pub(crate) fn new(client: Client, challenge: Challenge) -> Self {
+        PyChallenge { client, challenge }
+    }
+}
+
+#[pymethods]
+impl PyChallenge {
+    /// The RequestId the answers go to.
+    #[getter]
+    fn request_id(&self) -> &str {
+        &self.challenge.request_id
+    }
+
+    /// The challenges of this step, in the order the server sent them.
+    #[getter]
+    fn challenges(&self) -> Vec<PySecurityChallenge> {
+        self.challenge.challenges.iter().cloned().map(|inner| PySecurityChallenge { inner }).collect()
+    }
+
+    /// The prompts, verbatim: the keys of the answers.
+    #[getter]
+    fn prompts(&self) -> Vec<String> {
+        self.challenge.prompts().map(str::to_owned).collect()
+    }
+
+    /// `Institution` as sent: a name, or a dict.
+    #[getter]
+    fn institution<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::raw_field(py, &self.challenge.raw, Some("Institution"))
+    }
+
+    /// The 203 body exactly as the server sent it.
+    #[getter]
+    fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::raw_field(py, &self.challenge.raw, None)
+    }
+
+    /// Checks `answers` against the answer rules without sending anything; raises InvalidAnswer.
+    fn validate(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<()> {
+        convert::answers(answers)
+            .and_then(|answers| self.challenge.validate(&answers))
+            .map_err(|e| to_py(py, e, Some(&self.client)))
+    }
+
+    /// Sends the answers (prompt → string or list of strings; a TextOrCall challenge is keyed by
+    /// the chosen choice) after checking them. Returns the next step: a Session, or a Challenge.
+    fn answer(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let answers = convert::answers(answers).map_err(|e| to_py(py, e, Some(&self.client)))?;
+        let (client, challenge) = (self.client.clone(), self.challenge.clone());
+        let future = async move { client.answer(&challenge, answers).await };
+        let step = blocking::run_plain(py, future)?.map_err(|e| to_py(py, e, Some(&self.client)))?;
+        step_to_py(py, &self.client, step)
+    }
+
+    fn __repr__(&self) -> String {
+        let items: Vec<String> = self.challenge.challenges.iter().map(describe).collect();
+        format!("Challenge(request_id={:?}, challenges=[{}])", self.challenge.request_id, items.join(", "))
+    }
+}
+
+fn describe(challenge: &SecurityChallenge) -> String {
+    format!("{}: {:?}", challenge.kind.as_str(), challenge.prompt)
+}
+
+/// Calls the caller's `on_challenge` with a `Challenge` and reads the answers it returns.
+pub(crate) fn call_handler(py: Python<'_>, handler: &Bound<'_, PyAny>, client: &Client, challenge: Challenge) -> Result<Answers, Error> {
+    let handler_error = |err: PyErr| Error::Handler(Arc::new(err));
+    let challenge = Bound::new(py, PyChallenge::new(client.clone(), challenge)).map_err(handler_error)?;
+    let answers = handler.call1((challenge,)).map_err(handler_error)?;
+    convert::answers(&answers)
+}
+
+/// One element of `Challenge.challenges`.
+#[pyclass(name = "SecurityChallenge", module = "bankfeed", frozen)]
+pub(crate) struct PySecurityChallenge {
+    inner: SecurityChallenge,
+}
+
+#[pymethods]
+impl PySecurityChallenge {
+    /// `QuestionAndAnswer`, `ImageSelection`, `MultipleChoice`, `MultipleChoiceMultipleAnswers`,
+    /// `TextOrCall`, `WaitUntilEUAccept`, or an unknown type as sent.
+    #[getter]
+    fn r#type(&self) -> &str {
+        self.inner.kind.as_str()
+    }
+
+    /// The question, verbatim: also the key of its answer.
+    #[getter]
+    fn prompt(&self) -> &str {
+        &self.inner.prompt
+    }
+
+    /// `Iterables`: the choices, or None.
+    #[getter]
+    fn choices(&self) -> Option<Vec<String>> {
+        self.inner.choices.clone()
+    }
+
+    /// For an ImageSelection challenge, the decoded images (in the order of `choices`); else None.
+    #[getter]
+    fn images<'py>(&self, py: Python<'py>) -> PyResult<Option<Vec<Bound<'py, PyBytes>>>> {
+        match self.inner.images() {
+            None => Ok(None),
+            Some(Ok(images)) => Ok(Some(images.iter().map(|image| PyBytes::new(py, image)).collect())),
+            Some(Err(error)) => Err(to_py(py, error, None)),
+        }
+    }
+
+    /// Whether the prompt asks for a six-digit security code.
+    #[getter]
+    fn is_security_code(&self) -> bool {
+        self.inner.is_security_code()
+    }
+
+    /// The element as sent.
+    #[getter]
+    fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_python(py, &self.inner.raw)
+    }
+
+    fn __repr__(&self) -> String {
+        let choices = match (&self.inner.choices, self.inner.kind.as_str()) {
+            (Some(choices), "ImageSelection") => format!(", images={}", choices.len()),
+            (Some(choices), _) => format!(", choices={choices:?}"),
+            (None, _) => String::new(),
+        };
+        format!("SecurityChallenge(type={:?}, prompt={:?}{choices})", self.inner.kind.as_str(), self.inner.prompt)
+    }
+}

@@ -1,0 +1,253 @@
+//! `Client`: one per configuration; every call blocks with the GIL released.
+
+use pyo3::prelude::*;
+
+use super::blocking;
+use super::challenge::call_handler;
+use super::convert;
+use super::errors::to_py;
+use super::session::{session_to_py, step_to_py, PySession};
+use crate::authorize::{AuthorizeRequest, Credentials};
+use crate::config::{ClientConfig, ClientOptions};
+use crate::error::Error;
+use crate::{Client, Secret};
+
+/// A client of the bank-data aggregation API.
+///
+/// Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
+/// ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``::
+///
+///     client = bf.Client(base_url="https://toolbox-api.private.fin.ag",
+///                        customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
+///     session = client.login("FlinksCapital", "Greatday", "Everyday",
+///                            on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
+#[pyclass(name = "Client", module = "bankfeed", frozen)]
+pub(crate) struct PyClient {
+    pub(crate) client: Client,
+}
+
+fn count(field: &'static str, value: i64) -> Result<u32, Error> {
+    u32::try_from(value).map_err(|_| Error::config(field, "must be a whole number >= 0"))
+}
+
+impl PyClient {
+    pub(crate) fn from_options(py: Python<'_>, options: ClientOptions) -> PyResult<Self> {
+        ClientConfig::from_options(options)
+            .and_then(Client::new)
+            .map(|client| PyClient { client })
+            .map_err(|e| to_py(py, e, None))
+    }
+
+    fn error(&self, py: Python<'_>, error: Error) -> PyErr {
+        to_py(py, error, Some(&self.client))
+    }
+
+    /// Runs the challenge loop from `request`, calling `on_challenge` for each challenge.
+    fn sequence(&self, py: Python<'_>, request: AuthorizeRequest, on_challenge: Option<Bound<'_, PyAny>>) -> PyResult<Py<PySession>> {
+        let client = self.client.clone();
+        let session = blocking::run(
+            py,
+            move |mut asker| async move {
+                let step = client.authorize(request).await?;
+                client.complete(step, &mut asker).await
+            },
+            |py, challenge| match &on_challenge {
+                Some(handler) => call_handler(py, handler, &self.client, challenge),
+                None => Err(Error::ChallengeRequired(Box::new(challenge))),
+            },
+        )?
+        .map_err(|e| self.error(py, e))?;
+        session_to_py(py, &self.client, session)
+    }
+
+    fn step(&self, py: Python<'_>, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let step = blocking::run_plain(py, async move { client.authorize(request).await })?.map_err(|e| self.error(py, e))?;
+        step_to_py(py, &self.client, step)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn credentials(
+    institution: &str,
+    username: &str,
+    password: String,
+    save: bool,
+    language: Option<String>,
+    tag: Option<String>,
+    schedule_refresh: Option<bool>,
+) -> AuthorizeRequest {
+    let mut credentials = Credentials::new(institution, username, Secret::new(password));
+    credentials.save = save;
+    credentials.language = language;
+    credentials.tag = tag;
+    credentials.schedule_refresh = schedule_refresh;
+    AuthorizeRequest::Credentials(credentials)
+}
+
+#[pymethods]
+impl PyClient {
+    #[new]
+    #[pyo3(signature = (base_url=None, customer_id=None, *, api_key=None, secret_key=None,
+                        investments_base_url=None, timeout=240.0, poll_interval=10.0,
+                        poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        base_url: Option<String>,
+        customer_id: Option<String>,
+        api_key: Option<String>,
+        secret_key: Option<String>,
+        investments_base_url: Option<String>,
+        timeout: f64,
+        poll_interval: f64,
+        poll_timeout: f64,
+        max_retries: i64,
+        max_challenge_rounds: i64,
+    ) -> PyResult<Self> {
+        let counts = count("max_retries", max_retries)
+            .and_then(|retries| Ok((retries, count("max_challenge_rounds", max_challenge_rounds)?)));
+        let (max_retries, max_challenge_rounds) = counts.map_err(|e| to_py(py, e, None))?;
+        let options = ClientOptions {
+            base_url,
+            investments_base_url,
+            customer_id,
+            api_key: api_key.map(Secret::new),
+            secret_key: secret_key.map(Secret::new),
+            timeout: Some(timeout),
+            poll_interval: Some(poll_interval),
+            poll_timeout: Some(poll_timeout),
+            max_retries: Some(max_retries),
+            max_challenge_rounds: Some(max_challenge_rounds),
+        };
+        Self::from_options(py, options)
+    }
+
+    /// The service's base URL (``/v3/...`` is added per operation).
+    #[getter]
+    fn base_url(&self) -> &str {
+        &self.client.config().base_url
+    }
+
+    /// The base URL of the Investments operation (the real service has a separate host).
+    #[getter]
+    fn investments_base_url(&self) -> &str {
+        &self.client.config().investments_base_url
+    }
+
+    #[getter]
+    fn customer_id(&self) -> &str {
+        &self.client.config().customer_id
+    }
+
+    /// Per-request timeout, in seconds.
+    #[getter]
+    fn timeout(&self) -> f64 {
+        self.client.config().timeout.as_secs_f64()
+    }
+
+    /// Seconds between two polls of a 202 answer.
+    #[getter]
+    fn poll_interval(&self) -> f64 {
+        self.client.config().poll.interval.as_secs_f64()
+    }
+
+    /// Seconds an operation may stay pending before PendingTimeout.
+    #[getter]
+    fn poll_timeout(&self) -> f64 {
+        self.client.config().poll.timeout.as_secs_f64()
+    }
+
+    #[getter]
+    fn max_retries(&self) -> u32 {
+        self.client.config().retry.max_retries
+    }
+
+    #[getter]
+    fn max_challenge_rounds(&self) -> u32 {
+        self.client.config().max_challenge_rounds
+    }
+
+    /// A live login with credentials (``MostRecentCached`` false). Returns a Session, or a
+    /// Challenge to answer with ``challenge.answer(...)``.
+    #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None, schedule_refresh=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn authorize(
+        &self,
+        py: Python<'_>,
+        institution: &str,
+        username: &str,
+        password: String,
+        save: bool,
+        language: Option<String>,
+        tag: Option<String>,
+        schedule_refresh: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        self.step(py, credentials(institution, username, password, save, language, tag, schedule_refresh))
+    }
+
+    /// A live login whose challenges are answered by ``on_challenge(challenge) -> answers``
+    /// (see ``bf.answers``). Without a handler, a challenge raises ChallengeRequired.
+    #[pyo3(signature = (institution, username, password, *, on_challenge=None, save=false, language=None, tag=None, schedule_refresh=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn login(
+        &self,
+        py: Python<'_>,
+        institution: &str,
+        username: &str,
+        password: String,
+        on_challenge: Option<Bound<'_, PyAny>>,
+        save: bool,
+        language: Option<String>,
+        tag: Option<String>,
+        schedule_refresh: Option<bool>,
+    ) -> PyResult<Py<PySession>> {
+        let request = credentials(institution, username, password, save, language, tag, schedule_refresh);
+        self.sequence(py, request, on_challenge)
+    }
+
+    /// A cached read of a saved connection (``MostRecentCached`` true): a new session on the
+    /// already processed data.
+    fn authorize_cached(&self, py: Python<'_>, login_id: String) -> PyResult<Py<PySession>> {
+        let client = self.client.clone();
+        let session = blocking::run_plain(py, async move { client.authorize_cached(&login_id).await })?
+            .map_err(|e| self.error(py, e))?;
+        session_to_py(py, &self.client, session)
+    }
+
+    /// A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
+    /// flow. Returns a Session or a Challenge.
+    #[pyo3(signature = (login_id, *, save=false))]
+    fn authorize_saved(&self, py: Python<'_>, login_id: String, save: bool) -> PyResult<Py<PyAny>> {
+        self.step(py, AuthorizeRequest::SavedLive { login_id, save })
+    }
+
+    /// ``authorize_saved`` with its challenges answered by ``on_challenge``.
+    #[pyo3(signature = (login_id, *, on_challenge=None, save=false))]
+    fn login_saved(&self, py: Python<'_>, login_id: String, on_challenge: Option<Bound<'_, PyAny>>, save: bool) -> PyResult<Py<PySession>> {
+        self.sequence(py, AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
+    }
+
+    /// A cached session of ``login_id``, then its Investments payload (202 polled).
+    fn investments<'py>(&self, py: Python<'py>, login_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.client.clone();
+        let raw = blocking::run_plain(py, async move { client.investments_for_login(&login_id).await })?
+            .map_err(|e| self.error(py, e))?;
+        convert::raw_field(py, raw.bytes(), None)
+    }
+
+    fn __repr__(&self) -> String {
+        let config = self.client.config();
+        let set = |key: &Option<Secret>| if key.is_some() { "'***'" } else { "None" };
+        format!(
+            "Client(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, poll_interval={}, poll_timeout={})",
+            config.base_url,
+            config.customer_id,
+            set(&config.api_key),
+            set(&config.secret_key),
+            config.timeout.as_secs_f64(),
+            config.poll.interval.as_secs_f64(),
+            config.poll.timeout.as_secs_f64()
+        )
+    }
+}

@@ -1,0 +1,48 @@
+//! Conversions between JSON and Python values.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyMapping, PyString};
+use serde_json::Value;
+
+use crate::authorize::Answers;
+use crate::error::Error;
+
+pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value).map_err(|e| PyTypeError::new_err(e.to_string()))
+}
+
+/// The whole body, or a top-level field of it (keys matched case-insensitively), as Python.
+pub(crate) fn raw_field<'py>(py: Python<'py>, raw: &[u8], field: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+    let value: Value = serde_json::from_slice(raw).map_err(|e| PyTypeError::new_err(e.to_string()))?;
+    match field {
+        None => to_python(py, &value),
+        Some(name) => {
+            let found = value.as_object().and_then(|o| o.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)));
+            to_python(py, found.map_or(&Value::Null, |(_, v)| v))
+        }
+    }
+}
+
+/// Reads a Python mapping of prompt to a string or a list of strings. Error messages name the
+/// prompt and the expected type, never the value (answers are secrets).
+pub(crate) fn answers(mapping: &Bound<'_, PyAny>) -> Result<Answers, Error> {
+    let shape = |key: &str| Error::invalid_answer(key, "must map to a string or a list of strings");
+    let mapping = mapping
+        .cast::<PyMapping>()
+        .map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
+    let items = mapping.items().map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
+    let mut answers = Answers::new();
+    for item in items.iter() {
+        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+            item.extract().map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
+        let key: String = key.extract().map_err(|_| Error::invalid_answer("answers", "keys must be strings (the prompts)"))?;
+        let values = if let Ok(text) = value.cast::<PyString>() {
+            vec![text.to_string()]
+        } else {
+            value.extract::<Vec<String>>().map_err(|_| shape(&key))?
+        };
+        answers.push(key, values);
+    }
+    Ok(answers)
+}
