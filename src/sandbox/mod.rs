@@ -1,0 +1,232 @@
+//! The embedded sandbox: a loopback HTTP server that imitates the v3 aggregation API.
+//!
+//! It follows the session and challenge state machines of interface-v3.md section 3 for the
+//! public test institution `FlinksCapital` (password `Everyday` for every user, see [`users`]),
+//! so a client written for the real test instance works against it unchanged.
+//!
+//! ```no_run
+//! use bankfeed::sandbox::{Sandbox, SandboxConfig};
+//! let sandbox = Sandbox::start(SandboxConfig::default()).unwrap();
+//! println!("{}/v3/{}/BankingServices/Authorize", sandbox.url(), sandbox.customer_id());
+//! sandbox.stop();
+//! ```
+
+mod authorize;
+mod body;
+mod challenge;
+mod images;
+mod investments;
+mod keys;
+mod reply;
+mod routes;
+mod state;
+mod users;
+
+use std::future::{Future, IntoFuture};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+
+use state::Shared;
+pub use users::{users, SandboxUser};
+
+/// The customer id of the public test instance, so clients configured for it need no change.
+pub const DEFAULT_CUSTOMER_ID: &str = "43387ca6-0391-4c82-857d-70d95f087ecb";
+
+/// How long a stopping server waits for in-flight requests before it drops them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Settings of a sandbox server.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The customer id expected in every path (`/v3/{customerId}/...`); others get 404.
+    pub customer_id: String,
+    /// Address to bind; loopback by default.
+    pub host: IpAddr,
+    /// Port to bind; 0 picks a free one.
+    pub port: u16,
+    /// How many times every data call answers 202 before 200, per RequestId and operation.
+    pub pending_polls: u32,
+    /// Additionally answer 202 until this many seconds have passed since the first call for a
+    /// RequestId and operation.
+    pub pending_seconds: f64,
+    /// The pending count used instead of `pending_polls` for `test_pending` and `test_dispatched`.
+    pub slow_pending_polls: u32,
+    /// When set, Authorize needs a single-use token from `GenerateAuthorizeToken`, which in turn
+    /// needs this key in the `flinks-auth-key` header.
+    pub secret_key: Option<String>,
+    /// When set, data operations need the header `x-api-key` equal to it.
+    pub api_key: Option<String>,
+    /// A RequestId dies after this long without activity (`SESSION_EXPIRED`).
+    pub session_ttl: Duration,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            customer_id: DEFAULT_CUSTOMER_ID.to_owned(),
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            pending_polls: 1,
+            pending_seconds: 0.0,
+            slow_pending_polls: 5,
+            secret_key: None,
+            api_key: None,
+            session_ttl: Duration::from_secs(8 * 60),
+        }
+    }
+}
+
+/// One request the sandbox received. Bodies are never kept: they carry passwords.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// HTTP method, e.g. `POST`.
+    pub method: String,
+    /// The path without the query string.
+    pub path: String,
+    /// The HTTP status of the answer.
+    pub status: u16,
+}
+
+/// A running sandbox server, on its own OS thread with its own single-threaded tokio runtime,
+/// so it works from synchronous code, from any async runtime, and from Python alike.
+///
+/// Dropping it stops the server, as [`Sandbox::stop`] does.
+pub struct Sandbox {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Sandbox {
+    /// Binds the listener on the calling thread (so [`Sandbox::url`] is valid on return and a
+    /// taken port fails here), then serves on a background thread.
+    pub fn start(config: SandboxConfig) -> std::io::Result<Sandbox> {
+        let listener = std::net::TcpListener::bind((config.host, config.port))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let shared = Arc::new(Shared::new(config));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(format!("bankfeed-sandbox-{}", addr.port()))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    // from_std needs a runtime context, hence inside block_on.
+                    let listener = tokio::net::TcpListener::from_std(listener)?;
+                    // A dropped sender (Sandbox dropped without stop) also means stop.
+                    let shutdown = async move {
+                        let _ = stopped.await;
+                    };
+                    serve_shared(listener, served, shutdown).await
+                })
+            })?;
+        Ok(Sandbox {
+            addr,
+            shared,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The customer id this sandbox answers to.
+    pub fn customer_id(&self) -> &str {
+        &self.shared.config.customer_id
+    }
+
+    /// Every HTTP request received so far, any path, including those answered 404.
+    pub fn request_count(&self) -> u64 {
+        self.shared.request_count()
+    }
+
+    /// The request log, oldest first. Only the most recent
+    /// 100,000 requests are kept; [`Sandbox::request_count`] keeps counting past that.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests()
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish (for at most a few seconds),
+    /// and joins the server thread.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            // The server's own error (if any) has nowhere useful to go at this point.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("url", &self.url())
+            .field("customer_id", &self.customer_id())
+            .finish()
+    }
+}
+
+/// Serves the sandbox on an already bound listener until `shutdown` completes (then lets
+/// in-flight requests finish, for at most a few seconds). `config.host` and `config.port` are
+/// not used: the listener decides. This is what `python -m bankfeed sandbox --port N` runs.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: SandboxConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_shared(listener, Arc::new(Shared::new(config)), shutdown).await
+}
+
+async fn serve_shared(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (began, mut stopping) = watch::channel(false);
+    let signal = async move {
+        shutdown.await;
+        let _ = began.send(true);
+    };
+    let server = axum::serve(listener, routes::router(shared)).with_graceful_shutdown(signal);
+    // Graceful shutdown waits for every open connection; a client that keeps one busy must not
+    // be able to hang `stop` (and with it a Python process at exit).
+    let grace = async move {
+        if stopping.wait_for(|began| *began).await.is_ok() {
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        result = server.into_future() => result,
+        () = grace => Ok(()),
+    }
+}

@@ -1,0 +1,130 @@
+//! Building answers: JSON bodies, the error body, the 202 body, shared fragments.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Serialize;
+
+pub(crate) const OPERATION_PENDING: &str = "OPERATION_PENDING";
+pub(crate) const OPERATION_DISPATCHED: &str = "OPERATION_DISPATCHED";
+
+/// The `LastRefresh` of every login: fixed, so answers are reproducible.
+pub(crate) const LAST_REFRESH: &str = "2026-11-20T08:15:42.1234567";
+
+/// An error answer: `{"HttpStatusCode", "Message", "FlinksCode"}`, plus `RequestId` when the
+/// request named a known one.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    request_id: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            request_id: None,
+        }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> ApiError {
+        ApiError::bad_request("INVALID_REQUEST", message)
+    }
+
+    pub fn with_request_id(mut self, request_id: &str) -> ApiError {
+        self.request_id = Some(request_id.to_owned());
+        self
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct ErrorBody<'a> {
+    http_status_code: u16,
+    message: &'a str,
+    flinks_code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_id: Option<&'a str>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            http_status_code: self.status.as_u16(),
+            message: &self.message,
+            flinks_code: self.code,
+            request_id: self.request_id.as_deref(),
+        };
+        json(self.status, &body)
+    }
+}
+
+/// `body` as JSON with `status`.
+pub(crate) fn json(status: StatusCode, body: &impl Serialize) -> Response {
+    (status, Json(body)).into_response()
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct PendingBody<'a> {
+    flinks_code: &'a str,
+    links: [Link; 0],
+    http_status_code: u16,
+    message: &'a str,
+    request_id: &'a str,
+}
+
+/// 202: the data is still being processed; the caller repeats the request.
+pub(crate) fn pending(code: &str, request_id: &str) -> Response {
+    let body = PendingBody {
+        flinks_code: code,
+        links: [],
+        http_status_code: 202,
+        message: "Your operation is still processing",
+        request_id,
+    };
+    json(StatusCode::ACCEPTED, &body)
+}
+
+/// An element of `Links`.
+#[derive(Serialize)]
+pub(crate) struct Link {
+    pub rel: &'static str,
+    pub href: &'static str,
+    pub example: Option<&'static str>,
+}
+
+impl Link {
+    pub const fn new(rel: &'static str, href: &'static str) -> Link {
+        Link {
+            rel,
+            href,
+            example: None,
+        }
+    }
+}
+
+/// The `Login` object of data and Authorize answers.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub(crate) struct LoginBody<'a> {
+    pub username: &'a str,
+    pub is_scheduled_refresh: bool,
+    pub last_refresh: &'a str,
+    /// `Personal` in banking answers, null in investment ones.
+    #[serde(rename = "Type")]
+    pub kind: Option<&'a str>,
+    pub id: &'a str,
+}

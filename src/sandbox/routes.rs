@@ -1,0 +1,94 @@
+//! The router: the operations, the customer-id check, the 404/405 answers, the request log.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+
+use super::reply::ApiError;
+use super::state::Shared;
+use super::{authorize, investments, keys, RecordedRequest};
+
+pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    // Every operation lives under /v3/{customerId}/; new ones are added here and get the
+    // customer check for free.
+    let operations = Router::new()
+        .route(
+            "/v3/{customer_id}/BankingServices/GenerateAuthorizeToken",
+            post(keys::generate_token),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/Authorize",
+            post(authorize::authorize),
+        )
+        .route(
+            "/v3/{customer_id}/Investments",
+            post(investments::investments),
+        )
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&shared),
+            check_customer,
+        ));
+    operations
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        // Outermost, so it sees every request, the unmatched ones included.
+        .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
+        .with_state(shared)
+}
+
+/// Counts and logs the request line and the status; never the body, which can hold passwords.
+async fn record(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    shared.count_request();
+    let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    shared.record(RecordedRequest {
+        method,
+        path,
+        status: response.status().as_u16(),
+    });
+    response
+}
+
+async fn check_customer(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let customer_id = request
+        .uri()
+        .path()
+        .strip_prefix("/v3/")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_default();
+    if customer_id != shared.config.customer_id {
+        return ApiError::new(
+            StatusCode::NOT_FOUND,
+            "INVALID_REQUEST",
+            format!("unknown customer id {customer_id:?}"),
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+async fn not_found(method: Method, request: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "INVALID_REQUEST",
+        format!("No operation at {method} {}", request.uri().path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, request: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "INVALID_REQUEST",
+        format!("{} does not take {method}", request.uri().path()),
+    )
+}

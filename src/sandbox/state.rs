@@ -1,0 +1,314 @@
+//! What the server remembers between requests: sessions, saved logins, tokens, the request log.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use axum::response::Response;
+use serde_json::Value;
+
+use super::challenge::Round;
+use super::reply::{self, ApiError};
+use super::users::Scenario;
+use super::{RecordedRequest, SandboxConfig};
+
+/// Bounds the memory of a long-running sandbox (benchmarks send millions of requests).
+const MAX_LOGGED: usize = 100_000;
+
+/// Below this many sessions, expired ones are not worth sweeping.
+const SWEEP_FLOOR: usize = 1024;
+
+/// The state every handler shares.
+pub(crate) struct Shared {
+    pub config: SandboxConfig,
+    inner: Mutex<Inner>,
+    count: AtomicU64,
+    log: Mutex<VecDeque<RecordedRequest>>,
+}
+
+impl Shared {
+    pub fn new(config: SandboxConfig) -> Shared {
+        Shared {
+            config,
+            inner: Mutex::new(Inner::default()),
+            count: AtomicU64::new(0),
+            log: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Handlers never hold the lock across an await, so a panic in one handler is the only way
+    /// to poison it; the data is still consistent enough for a test server, so carry on.
+    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn count_request(&self) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn request_count(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    pub fn record(&self, request: RecordedRequest) {
+        let mut log = self
+            .log
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if log.len() == MAX_LOGGED {
+            log.pop_front();
+        }
+        log.push_back(request);
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        let log = self
+            .log
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        log.iter().cloned().collect()
+    }
+}
+
+/// The mutable part, behind one lock: every operation touches at most a session and a login.
+#[derive(Default)]
+pub(crate) struct Inner {
+    sessions: HashMap<String, Session>,
+    logins: HashMap<String, Login>,
+    login_of_user: HashMap<&'static str, String>,
+    tokens: HashSet<String>,
+    sweep_at: usize,
+}
+
+/// A connection known by LoginId.
+pub(crate) struct Login {
+    pub user: &'static Scenario,
+    /// Only saved connections can be read cached or reopened live by LoginId.
+    pub saved: bool,
+}
+
+/// A session, known by RequestId.
+pub(crate) struct Session {
+    pub user: &'static Scenario,
+    /// Known from the start when the session was opened by LoginId; otherwise issued on open.
+    pub login_id: Option<String>,
+    /// Whether opening the session saves the connection.
+    pub save: bool,
+    /// The caller's `Tag`, echoed in every Authorize answer of this session.
+    pub tag: Option<Value>,
+    pub stage: Stage,
+    last_seen: Instant,
+    /// Per data operation: how far its simulated processing has come.
+    pending: HashMap<&'static str, Pending>,
+}
+
+pub(crate) enum Stage {
+    /// Waiting for the answers to `flow[round]`.
+    Challenged {
+        flow: &'static [Round],
+        round: usize,
+    },
+    Open,
+}
+
+struct Pending {
+    calls: u32,
+    first: Instant,
+}
+
+/// The same LoginId for every login of a user within one sandbox, as the real service keeps one
+/// connection per institution account. Once saved, a connection stays saved.
+fn issue_login(
+    logins: &mut HashMap<String, Login>,
+    login_of_user: &mut HashMap<&'static str, String>,
+    user: &'static Scenario,
+    save: bool,
+) -> String {
+    let login_id = login_of_user
+        .entry(user.username)
+        .or_insert_with(|| uuid::Uuid::new_v4().to_string())
+        .clone();
+    let login = logins
+        .entry(login_id.clone())
+        .or_insert(Login { user, saved: false });
+    login.saved |= save;
+    login_id
+}
+
+/// Why a RequestId does not lead to a session.
+pub(crate) enum Missing {
+    Unknown,
+    Expired,
+}
+
+impl Session {
+    pub fn new(
+        user: &'static Scenario,
+        login_id: Option<String>,
+        save: bool,
+        tag: Option<Value>,
+    ) -> Session {
+        Session {
+            user,
+            login_id,
+            save,
+            tag,
+            stage: Stage::Open,
+            last_seen: Instant::now(),
+            pending: HashMap::new(),
+        }
+    }
+
+    pub fn is_open(&self) -> bool {
+        matches!(self.stage, Stage::Open)
+    }
+
+    /// Answers 202 while the data of `op` is still "processing" for this session, else
+    /// `ready()`. Every data operation goes through here, so the pending knobs apply to all.
+    pub fn pending_or(
+        &mut self,
+        op: &'static str,
+        config: &SandboxConfig,
+        request_id: &str,
+        ready: impl FnOnce(&Session) -> Response,
+    ) -> Response {
+        let (polls, code) = match self.user.slow_pending {
+            Some(code) => (config.slow_pending_polls, code),
+            None => (config.pending_polls, reply::OPERATION_PENDING),
+        };
+        let now = Instant::now();
+        let pending = self.pending.entry(op).or_insert(Pending {
+            calls: 0,
+            first: now,
+        });
+        let waited = now.duration_since(pending.first).as_secs_f64();
+        if pending.calls < polls || waited < config.pending_seconds {
+            pending.calls = pending.calls.saturating_add(1);
+            return reply::pending(code, request_id);
+        }
+        ready(self)
+    }
+}
+
+impl Inner {
+    pub fn add_token(&mut self, token: String) {
+        self.tokens.insert(token);
+    }
+
+    /// Single use: a token is gone once it has been presented.
+    pub fn take_token(&mut self, token: &str) -> bool {
+        self.tokens.remove(token)
+    }
+
+    /// Stores a new session and returns its RequestId.
+    pub fn add_session(&mut self, session: Session, ttl: Duration) -> String {
+        self.sweep(ttl);
+        let request_id = uuid::Uuid::new_v4().to_string();
+        self.sessions.insert(request_id.clone(), session);
+        request_id
+    }
+
+    /// The session of `request_id`, its inactivity clock restarted. Expiry is checked here,
+    /// lazily, so no timer task is needed.
+    pub fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
+        let session = self
+            .sessions
+            .get_mut(&normalize_id(request_id))
+            .ok_or(Missing::Unknown)?;
+        let now = Instant::now();
+        if now.duration_since(session.last_seen) > ttl {
+            return Err(Missing::Expired);
+        }
+        session.last_seen = now;
+        Ok(session)
+    }
+
+    /// The open session a data operation names, after the checks every data operation shares.
+    pub fn data_session(
+        &mut self,
+        request_id: &str,
+        login_id: &str,
+        ttl: Duration,
+    ) -> Result<&mut Session, ApiError> {
+        let session = match self.session(request_id, ttl) {
+            Ok(session) => session,
+            Err(missing) => return Err(missing_session(missing, request_id)),
+        };
+        if !session.is_open() {
+            return Err(ApiError::bad_request(
+                "SESSION_NONEXISTENT",
+                "The session is not authorized yet: answer its security challenges first",
+            )
+            .with_request_id(request_id));
+        }
+        let owner = session.login_id.as_deref().unwrap_or_default();
+        if !owner.eq_ignore_ascii_case(login_id.trim()) {
+            return Err(ApiError::bad_request(
+                "INVALID_REQUEST",
+                format!("LoginId {login_id} is not the login of this RequestId"),
+            )
+            .with_request_id(request_id));
+        }
+        Ok(session)
+    }
+
+    /// Marks the session open, issuing its LoginId (and saving the connection, if asked) when it
+    /// was opened with credentials.
+    pub fn open(&mut self, request_id: &str) -> Option<&Session> {
+        let session = self.sessions.get_mut(&normalize_id(request_id))?;
+        if session.login_id.is_none() {
+            let login_id = issue_login(
+                &mut self.logins,
+                &mut self.login_of_user,
+                session.user,
+                session.save,
+            );
+            session.login_id = Some(login_id);
+        }
+        session.stage = Stage::Open;
+        Some(session)
+    }
+
+    /// A saved connection, or None for an unknown or unsaved LoginId.
+    pub fn saved_login(&self, login_id: &str) -> Option<(&'static Scenario, String)> {
+        let login_id = normalize_id(login_id);
+        let login = self.logins.get(&login_id).filter(|login| login.saved)?;
+        Some((login.user, login_id))
+    }
+
+    /// Drops sessions long expired, amortised: only when the map has doubled since last time.
+    fn sweep(&mut self, ttl: Duration) {
+        if self.sessions.len() < self.sweep_at.max(SWEEP_FLOOR) {
+            return;
+        }
+        // Twice the TTL, so a caller who comes back just late still hears SESSION_EXPIRED.
+        let keep = ttl.saturating_mul(2);
+        let now = Instant::now();
+        self.sessions
+            .retain(|_, session| now.duration_since(session.last_seen) <= keep);
+        self.sweep_at = self.sessions.len().saturating_mul(2);
+    }
+}
+
+/// The error for a RequestId that leads nowhere.
+pub(crate) fn missing_session(missing: Missing, request_id: &str) -> ApiError {
+    match missing {
+        Missing::Unknown => ApiError::bad_request(
+            "SESSION_NONEXISTENT",
+            format!("No session exists for RequestId {request_id}"),
+        ),
+        Missing::Expired => ApiError::bad_request(
+            "SESSION_EXPIRED",
+            "The session expired after a period of inactivity: authorize again",
+        )
+        .with_request_id(request_id),
+    }
+}
+
+/// GUIDs are compared case-insensitively, as the service (a .NET one) does.
+fn normalize_id(id: &str) -> String {
+    id.trim().to_ascii_lowercase()
+}

@@ -1,0 +1,291 @@
+//! The scenario table: one test user of institution `FlinksCapital` per flow.
+
+use std::sync::OnceLock;
+
+use super::challenge::{
+    Challenge, Check, Round, IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS,
+    QUESTION_AND_ANSWER, TEXT_OR_CALL, WAIT_UNTIL_EU_ACCEPT,
+};
+use super::images;
+use super::reply::OPERATION_DISPATCHED;
+use super::reply::OPERATION_PENDING;
+
+/// The one institution of the sandbox, as the public test instance has it.
+pub(crate) const INSTITUTION: &str = "FlinksCapital";
+pub(crate) const INSTITUTION_ID: u32 = 14;
+/// Every user's password.
+pub(crate) const PASSWORD: &str = "Everyday";
+
+const CITY: &str = "What city were you born in?";
+const COUNTRY: &str = "What is the best country on earth?";
+const SHAPE: &str = "What shape do people like most?";
+
+/// A test user, as documentation (the README table) and as answers a test can send.
+#[derive(Debug, Clone)]
+pub struct SandboxUser {
+    /// Username at institution `FlinksCapital`.
+    pub username: &'static str,
+    /// The password (`Everyday` for all).
+    pub password: &'static str,
+    /// What the user does, in one sentence.
+    pub description: &'static str,
+    /// The `Type` of every challenge the user is asked, in the order they come.
+    pub challenge_types: Vec<&'static str>,
+    /// A passing `SecurityResponses` entry for every challenge, in prompt order: the key is the
+    /// prompt, except for `TextOrCall`, where it is the chosen phone number.
+    pub answers: Vec<(String, Vec<String>)>,
+}
+
+/// Every sandbox user, in a stable order: the documented test users of the real test instance
+/// first, then one per remaining challenge flow.
+pub fn users() -> Vec<SandboxUser> {
+    scenarios().iter().map(Scenario::describe).collect()
+}
+
+/// How a user behaves on Authorize with credentials.
+pub(crate) enum Outcome {
+    /// 401 with this code, whatever is sent.
+    Refused {
+        code: &'static str,
+        message: &'static str,
+    },
+    /// These rounds of challenges (none: 200 at once).
+    Flow(Vec<Round>),
+}
+
+pub(crate) struct Scenario {
+    pub username: &'static str,
+    pub description: &'static str,
+    pub outcome: Outcome,
+    /// The flow of Authorize by LoginId with `MostRecentCached` false, when it differs from
+    /// the credentials flow.
+    pub saved_flow: Option<Vec<Round>>,
+    /// The code of a slow user's data calls, which stay pending `slow_pending_polls` times.
+    pub slow_pending: Option<&'static str>,
+}
+
+impl Scenario {
+    /// The rounds of a credentials login; empty for refused users.
+    pub fn flow(&self) -> &[Round] {
+        match &self.outcome {
+            Outcome::Flow(rounds) => rounds,
+            Outcome::Refused { .. } => &[],
+        }
+    }
+
+    /// The rounds of a live login by saved connection.
+    pub fn saved_flow(&self) -> &[Round] {
+        self.saved_flow.as_deref().unwrap_or_else(|| self.flow())
+    }
+
+    fn describe(&self) -> SandboxUser {
+        // The trusted-device user meets its challenge only on the saved-connection call.
+        let rounds = if self.saved_flow.is_some() {
+            self.saved_flow()
+        } else {
+            self.flow()
+        };
+        let challenges = rounds.iter().flatten();
+        SandboxUser {
+            username: self.username,
+            password: PASSWORD,
+            description: self.description,
+            challenge_types: challenges.clone().map(|challenge| challenge.kind).collect(),
+            answers: challenges.map(Challenge::sample_answer).collect(),
+        }
+    }
+}
+
+/// The user named `username`, matched case-insensitively like the institution's login form.
+pub(crate) fn find(username: &str) -> Option<&'static Scenario> {
+    let username = username.trim();
+    scenarios()
+        .iter()
+        .find(|user| user.username.eq_ignore_ascii_case(username))
+}
+
+pub(crate) fn scenarios() -> &'static [Scenario] {
+    static TABLE: OnceLock<Vec<Scenario>> = OnceLock::new();
+    TABLE.get_or_init(table)
+}
+
+fn question(prompt: &'static str, answer: &'static str) -> Challenge {
+    Challenge::new(QUESTION_AND_ANSWER, prompt, Check::Text(answer))
+}
+
+fn greatday_rounds() -> Vec<Round> {
+    vec![
+        vec![question(CITY, "Montreal")],
+        vec![question(COUNTRY, "Canada")],
+        vec![question(SHAPE, "Triangle")],
+    ]
+}
+
+fn flow(username: &'static str, description: &'static str, rounds: Vec<Round>) -> Scenario {
+    Scenario {
+        username,
+        description,
+        outcome: Outcome::Flow(rounds),
+        saved_flow: None,
+        slow_pending: None,
+    }
+}
+
+fn refused(
+    username: &'static str,
+    description: &'static str,
+    code: &'static str,
+    message: &'static str,
+) -> Scenario {
+    Scenario {
+        username,
+        description,
+        outcome: Outcome::Refused { code, message },
+        saved_flow: None,
+        slow_pending: None,
+    }
+}
+
+fn table() -> Vec<Scenario> {
+    const NEW_QUESTIONS: [&str; 5] = [
+        "What was the name of your first pet?",
+        "What was the make of your first car?",
+        "What is your mother's maiden name?",
+        "What was the name of your elementary school?",
+        "In what city did your parents meet?",
+    ];
+    let new_question = |prompt: &'static str, sample: usize, sample_answer: &'static str| {
+        Challenge::new(
+            QUESTION_AND_ANSWER,
+            prompt,
+            Check::PickQuestion {
+                sample,
+                sample_answer,
+            },
+        )
+        .with_choices(NEW_QUESTIONS)
+    };
+
+    vec![
+        flow(
+            "Greatday",
+            "Three security questions, one per 203: city, country, shape.",
+            greatday_rounds(),
+        ),
+        flow("greatday_nomfa", "No challenge: 200 at once.", Vec::new()),
+        refused(
+            "test_disabled_account",
+            "Refused with 401 DISABLED_LOGIN.",
+            "DISABLED_LOGIN",
+            "The account is disabled at the institution",
+        ),
+        refused(
+            "test_service_unavailable",
+            "Refused with 401 RETRY_LATER.",
+            "RETRY_LATER",
+            "The institution is unavailable at the moment; retry later",
+        ),
+        Scenario {
+            slow_pending: Some(OPERATION_PENDING),
+            ..flow(
+                "test_pending",
+                "Greatday's questions, then data calls answer 202 OPERATION_PENDING slow_pending_polls times.",
+                greatday_rounds(),
+            )
+        },
+        Scenario {
+            slow_pending: Some(OPERATION_DISPATCHED),
+            ..flow(
+                "test_dispatched",
+                "Greatday's questions, then data calls answer 202 OPERATION_DISPATCHED slow_pending_polls times.",
+                greatday_rounds(),
+            )
+        },
+        flow(
+            "mfa_three_questions",
+            "Greatday's three security questions at once, in one 203.",
+            vec![vec![question(CITY, "Montreal"), question(COUNTRY, "Canada"), question(SHAPE, "Triangle")]],
+        ),
+        flow(
+            "mfa_image",
+            "A security question, then an ImageSelection of 16 PNG images (the right one is at index 7).",
+            vec![
+                vec![question(CITY, "Montreal")],
+                vec![Challenge::new(IMAGE_SELECTION, "Select your personal image", Check::Choice(images::ANSWER_INDEX))
+                    .with_choices(images::images_base64().iter().cloned())],
+            ],
+        ),
+        flow(
+            "mfa_securid",
+            "A 6-digit SecurID code (123456), then a security question.",
+            vec![
+                vec![question("Enter the 6-digit security code from your SecurID token", "123456")],
+                vec![question(CITY, "Montreal")],
+            ],
+        ),
+        flow(
+            "mfa_multiple_choice",
+            "One MultipleChoice question: exactly one choice.",
+            vec![vec![Challenge::new(
+                MULTIPLE_CHOICE,
+                "Which of these streets have you lived on?",
+                Check::Choice(1),
+            )
+            .with_choices(["Rue Sherbrooke", "Maple Avenue", "Elm Street", "None of the above"])]],
+        ),
+        flow(
+            "mfa_multiple_answers",
+            "One MultipleChoiceMultipleAnswers question: the exact set of right choices, in any order.",
+            vec![vec![Challenge::new(
+                MULTIPLE_CHOICE_MULTIPLE_ANSWERS,
+                "Which of these cards do you hold?",
+                Check::Choices(vec![0, 2]),
+            )
+            .with_choices(["Visa Infinite", "Mastercard World", "Amex Gold", "Visa Classic"])]],
+        ),
+        flow(
+            "mfa_text_or_call",
+            "TextOrCall (answer keyed by a phone number, Text or Call), then the code sent (654321).",
+            vec![
+                vec![Challenge::new(TEXT_OR_CALL, "How would you like to receive your security code?", Check::TextOrCall)
+                    .with_choices(["(514) 555-0101", "(438) 555-0199"])],
+                vec![question("Enter the security code we sent you", "654321")],
+            ],
+        ),
+        Scenario {
+            saved_flow: Some(vec![vec![Challenge::new(
+                WAIT_UNTIL_EU_ACCEPT,
+                "Confirm this sign-in on your trusted device, then continue",
+                Check::Verified,
+            )]]),
+            ..flow(
+                "mfa_trusted_device",
+                "200 at once with credentials; the WaitUntilEUAccept challenge comes on Authorize by \
+                 LoginId with MostRecentCached false (save the login first).",
+                Vec::new(),
+            )
+        },
+        flow(
+            "mfa_reset_questions",
+            "Security-question reset: two MultipleChoice questions, then three new questions to pick \
+             and answer (question from Iterables, answer text) at once.",
+            vec![
+                vec![
+                    Challenge::new(
+                        MULTIPLE_CHOICE,
+                        "Which bank branch did you open your first account at?",
+                        Check::Choice(1),
+                    )
+                    .with_choices(["Downtown Montreal", "Laval Centre", "Quebec City", "Ottawa Rideau"]),
+                    Challenge::new(MULTIPLE_CHOICE, "What year did you open your first account?", Check::Choice(1))
+                        .with_choices(["1998", "2003", "2010", "2015"]),
+                ],
+                vec![
+                    new_question("New security question 1", 0, "Rex"),
+                    new_question("New security question 2", 1, "Civic"),
+                    new_question("New security question 3", 4, "Quebec City"),
+                ],
+            ],
+        ),
+    ]
+}

@@ -1,0 +1,205 @@
+"""Helpers shared by the pytest suite: flows through the public API, and the secret check."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
+
+import pytest
+
+import bankfeed as bf
+
+INSTITUTION = "FlinksCapital"
+PASSWORD = "Everyday"
+#: The stub's default of Sandbox(slow_pending_polls=...), used by test_pending / test_dispatched.
+SLOW_PENDING_POLLS = 5
+
+API_KEY = "ak-test-5d1f0c9e7b"
+SECRET_KEY = "sk-test-93a6e2b48f"
+
+GREATDAY = {
+    "What city were you born in?": "Montreal",
+    "What is the best country on earth?": "Canada",
+    "What shape do people like most?": "Triangle",
+}
+
+#: Users that are refused outright, with the exception class and code they get.
+REFUSED = {
+    "test_disabled_account": (bf.LoginDisabled, "DISABLED_LOGIN"),
+    "test_service_unavailable": (bf.RetryLater, "RETRY_LATER"),
+}
+
+GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+_ANY_GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+#: Answer values that are protocol words, printed in rule messages on purpose.
+_PROTOCOL_WORDS = {"Text", "Call", "VERIFIED"}
+
+#: Wrong answers the tests send: they must not be echoed either.
+WRONG_TEXT = "Wrong answer qz"
+WRONG_CODE = "000000"
+
+
+def is_guid(value: Any) -> bool:
+    return isinstance(value, str) and GUID.match(value) is not None
+
+
+def answer_pairs(user: dict) -> list[tuple[str, list[str]]]:
+    """``user["answers"]`` as (key, values) pairs, whether it is a dict or a list of pairs."""
+    raw = user["answers"]
+    items = raw.items() if isinstance(raw, dict) else raw
+    return [(key, [values] if isinstance(values, str) else list(values)) for key, values in items]
+
+
+def answer_map(user: dict) -> dict[str, list[str]]:
+    return dict(answer_pairs(user))
+
+
+def keys_of(step: "bf.Challenge") -> set[str]:
+    """The keys an answer to ``step`` may have: its prompts and its TextOrCall choices."""
+    keys = set(step.prompts)
+    for item in step.challenges:
+        if item.type == "TextOrCall":
+            keys.update(item.choices or ())
+    return keys
+
+
+def answers_for(step: "bf.Challenge", answers: dict) -> dict:
+    """``answers`` filtered to what ``step`` asks."""
+    keys = keys_of(step)
+    return {key: value for key, value in answers.items() if key in keys}
+
+
+_PUBLIC: set[str] = set()
+
+
+def remember(step: "bf.Challenge") -> None:
+    """Notes the public text of a step (prompts, choices), which the secret check ignores."""
+    for item in step.challenges:
+        _PUBLIC.add(item.prompt)
+        _PUBLIC.update(item.choices or ())
+
+
+def complete(step: Any, answers: dict, seen: Optional[list] = None) -> Any:
+    """Answers every Challenge of ``step`` from ``answers``; returns the Session."""
+    rounds = 0
+    while isinstance(step, bf.Challenge):
+        rounds += 1
+        assert rounds <= 10, "the flow does not end"
+        remember(step)
+        if seen is not None:
+            seen.extend(item.type for item in step.challenges)
+        step = step.answer(answers_for(step, answers))
+    assert isinstance(step, bf.Session), f"expected a Session, got {step!r}"
+    return step
+
+
+def login_step_by_step(client: "bf.Client", user: dict, *, save: bool = True, seen: Optional[list] = None):
+    """A live login of ``user`` answered round by round; a user whose challenge only comes on a
+    login by saved connection (trusted device) gets that login too. Returns the last Session."""
+    answers = answer_map(user)
+    first: list = []
+    step = client.authorize(INSTITUTION, user["username"], user.get("password", PASSWORD), save=save)
+    session = complete(step, answers, first)
+    if seen is not None:
+        seen.extend(first)
+    if not first and user["challenge_types"]:
+        session = complete(client.authorize_saved(session.login_id), answers, seen)
+    return session
+
+
+def step_with(client: "bf.Client", user: dict, want: Union[str, Callable[[Any], bool]]) -> "bf.Challenge":
+    """Walks ``user``'s flow, answering correctly, up to the first step with a challenge of type
+    ``want`` (or matching the predicate ``want``), and returns that step unanswered."""
+    match = want if callable(want) else (lambda item: item.type == want)
+    answers = answer_map(user)
+    step = client.authorize(INSTITUTION, user["username"], PASSWORD, save=True)
+    if isinstance(step, bf.Session):
+        step = client.authorize_saved(step.login_id)
+    for _ in range(10):
+        assert isinstance(step, bf.Challenge), f"{user['username']}: no challenge matching {want!r}"
+        remember(step)
+        if any(match(item) for item in step.challenges):
+            return step
+        step = step.answer(answers_for(step, answers))
+    raise AssertionError(f"{user['username']}: no challenge matching {want!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_users() -> tuple[dict, ...]:
+    """The sandbox's users, read once at collection time (for parametrize)."""
+    with bf.Sandbox() as sb:
+        return tuple(dict(user) for user in sb.users)
+
+
+def usernames() -> list[str]:
+    return [user["username"] for user in sandbox_users()]
+
+
+@functools.lru_cache(maxsize=None)
+def _secrets() -> frozenset[str]:
+    """Every secret a test sends: the password, the keys, each free-text answer of every user.
+
+    Choice answers are public (the server lists them), so each user's flow is walked once on
+    its own sandbox to learn the public text of every challenge.
+    """
+    values: set[str] = {PASSWORD, API_KEY, SECRET_KEY, WRONG_TEXT, WRONG_CODE}
+    with bf.Sandbox() as sb:
+        client = sb.client(poll_interval=0.01, poll_timeout=10)
+        for user in sb.users:
+            for _, answer in answer_pairs(user):
+                values.update(answer)
+            if user["username"] not in REFUSED:
+                with contextlib.suppress(bf.BankfeedError):
+                    login_step_by_step(client, user)
+    return frozenset(v for v in values if v.strip() and v not in _PROTOCOL_WORDS and v not in _PUBLIC)
+
+
+def secrets_in(text: str, extra: Iterable[str] = ()) -> list[str]:
+    """The secrets found in ``text`` once public text (prompts, choices) and GUIDs are removed."""
+    for public in sorted(_PUBLIC, key=len, reverse=True):
+        text = text.replace(public, " ")
+    text = _ANY_GUID.sub(" ", text)
+    return sorted(s for s in set(_secrets()) | set(extra) if s and s in text)
+
+
+def assert_secret_free(*texts: str, extra: Iterable[str] = ()) -> None:
+    extra = tuple(extra)
+    for text in texts:
+        found = secrets_in(text, extra)
+        assert not found, f"secret(s) {found} leaked in {text[:300]!r}"
+
+
+@contextlib.contextmanager
+def raises(exc_type: type, *, extra_secrets: Iterable[str] = (), **fields: Any) -> Iterator[Any]:
+    """``pytest.raises`` that also checks ``fields`` of the exception and that neither its str nor
+    its repr carries a secret."""
+    with pytest.raises(exc_type) as info:
+        yield info
+    exc = info.value
+    for name, expected in fields.items():
+        assert getattr(exc, name) == expected, f"{name}: {getattr(exc, name)!r} != {expected!r}"
+    assert_secret_free(str(exc), repr(exc), extra=extra_secrets)
+
+
+def investment_posts(sandbox: "bf.Sandbox") -> int:
+    """How many POSTs to .../Investments the sandbox has received."""
+    return sum(
+        1
+        for request in sandbox.requests
+        if request["method"].upper() == "POST" and request["path"].rstrip("/").endswith("/Investments")
+    )
+
+
+def assert_investments(payload: Any) -> None:
+    """The shape of an Investments 200 payload (interface-v3.md 2.7)."""
+    assert isinstance(payload, dict)
+    for key in ("Accounts", "Securities", "Value", "Cash", "RequestId"):
+        assert key in payload, f"{key} missing from {sorted(payload)}"
+    assert isinstance(payload["Accounts"], list)
+    assert isinstance(payload["Securities"], list)
+    assert isinstance(payload["Value"], (int, float)) and not isinstance(payload["Value"], bool)
+    assert isinstance(payload["Cash"], (int, float)) and not isinstance(payload["Cash"], bool)
+    assert is_guid(payload["RequestId"])

@@ -1,0 +1,35 @@
+"""Fixtures of the pytest suite: one sandbox for the session, a fast client on it, its users."""
+
+from __future__ import annotations
+
+import pytest
+
+import bankfeed as bf
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    """The shared sandbox: every data call answers 202 twice before 200."""
+    sb = bf.Sandbox(pending_polls=2)
+    yield sb
+    sb.close()
+
+
+@pytest.fixture
+def client(sandbox):
+    """A client of the shared sandbox that polls fast."""
+    return sandbox.client(poll_interval=0.01, poll_timeout=10)
+
+
+@pytest.fixture(scope="session")
+def users(sandbox):
+    """The sandbox's users by username."""
+    return {user["username"]: user for user in sandbox.users}
+
+
+@pytest.fixture
+def fresh_sandbox():
+    """A sandbox of the test's own, for tests that count requests or need a clean state."""
+    sb = bf.Sandbox(pending_polls=2)
+    yield sb
+    sb.close()

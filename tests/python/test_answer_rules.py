@@ -1,0 +1,148 @@
+"""Answers that break a rule of interface-v3.md 4.2 raise InvalidAnswer before anything is sent."""
+
+from __future__ import annotations
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import answer_map, answers_for, raises, step_with
+
+
+def _target(step, kind):
+    return next(c for c in step.challenges if c.type == kind)
+
+
+def _security_code(item):
+    return item.type == "QuestionAndAnswer" and not item.choices and "SecurID" in item.prompt
+
+
+# Each case: user, which step to reach, and a function (step, correct answers) -> (answers, the
+# prompt the error must name, the values sent that must not be echoed).
+def missing_prompt(step, correct):
+    last = step.prompts[-1]
+    return {k: v for k, v in correct.items() if k != last}, last, []
+
+
+def key_that_is_no_prompt(step, correct):
+    key = "What is your favourite colour?"
+    return dict(correct, **{key: "Blue-qz"}), key, ["Blue-qz"]
+
+
+def blank_question(step, correct):
+    prompt = step.prompts[0]
+    return {prompt: "   "}, prompt, []
+
+
+def multiple_choice_two_answers(step, correct):
+    item = _target(step, "MultipleChoice")
+    return {item.prompt: item.choices[:2]}, item.prompt, []
+
+
+def multiple_choice_not_a_choice(step, correct):
+    item = _target(step, "MultipleChoice")
+    return {item.prompt: "Baker Street-qz"}, item.prompt, ["Baker Street-qz"]
+
+
+def multiple_answers_empty(step, correct):
+    item = _target(step, "MultipleChoiceMultipleAnswers")
+    return {item.prompt: []}, item.prompt, []
+
+
+def multiple_answers_not_a_choice(step, correct):
+    item = _target(step, "MultipleChoiceMultipleAnswers")
+    return {item.prompt: [item.choices[0], "Discover-qz"]}, item.prompt, ["Discover-qz"]
+
+
+def image_not_an_image(step, correct):
+    item = _target(step, "ImageSelection")
+    return {item.prompt: "aW1hZ2UtcXo="}, item.prompt, ["aW1hZ2UtcXo="]
+
+
+def text_or_call_keyed_by_the_prompt(step, correct):
+    item = _target(step, "TextOrCall")
+    return {item.prompt: "Text"}, item.prompt, []
+
+
+def text_or_call_keyed_by_a_stranger(step, correct):
+    assert _target(step, "TextOrCall").choices
+    return {"(555) 000-0000": "Text"}, "(555) 000-0000", []
+
+
+def text_or_call_neither_text_nor_call(step, correct):
+    item = _target(step, "TextOrCall")
+    return {item.choices[0]: "Email-qz"}, item.prompt, ["Email-qz"]
+
+
+def trusted_device_not_verified(step, correct):
+    item = _target(step, "WaitUntilEUAccept")
+    return {item.prompt: "Sure-qz"}, item.prompt, ["Sure-qz"]
+
+
+def code_of_five_digits(step, correct):
+    item = next(c for c in step.challenges if _security_code(c))
+    return {item.prompt: "12345"}, item.prompt, ["12345"]
+
+
+def code_with_a_letter(step, correct):
+    item = next(c for c in step.challenges if _security_code(c))
+    return {item.prompt: "12a456"}, item.prompt, ["12a456"]
+
+
+CASES = [
+    ("mfa_three_questions", "QuestionAndAnswer", missing_prompt),
+    ("Greatday", "QuestionAndAnswer", key_that_is_no_prompt),
+    ("Greatday", "QuestionAndAnswer", blank_question),
+    ("mfa_multiple_choice", "MultipleChoice", multiple_choice_two_answers),
+    ("mfa_multiple_choice", "MultipleChoice", multiple_choice_not_a_choice),
+    ("mfa_multiple_answers", "MultipleChoiceMultipleAnswers", multiple_answers_empty),
+    ("mfa_multiple_answers", "MultipleChoiceMultipleAnswers", multiple_answers_not_a_choice),
+    ("mfa_image", "ImageSelection", image_not_an_image),
+    ("mfa_text_or_call", "TextOrCall", text_or_call_keyed_by_the_prompt),
+    ("mfa_text_or_call", "TextOrCall", text_or_call_keyed_by_a_stranger),
+    ("mfa_text_or_call", "TextOrCall", text_or_call_neither_text_nor_call),
+    ("mfa_trusted_device", "WaitUntilEUAccept", trusted_device_not_verified),
+    ("mfa_securid", _security_code, code_of_five_digits),
+    ("mfa_securid", _security_code, code_with_a_letter),
+]
+IDS = [case[2].__name__ for case in CASES]
+
+
+@pytest.mark.parametrize("username, want, breaker", CASES, ids=IDS)
+@pytest.mark.parametrize("method", ["answer", "validate"])
+def test_a_broken_rule_raises_invalid_answer_without_sending(client, sandbox, users, username, want, breaker, method):
+    user = users[username]
+    step = step_with(client, user, want)
+    correct = answers_for(step, answer_map(user))
+    bad, named, sent = breaker(step, correct)
+
+    before = sandbox.request_count
+    with raises(bf.InvalidAnswer, extra_secrets=sent) as info:
+        getattr(step, method)(bad)
+    assert sandbox.request_count == before, "nothing may be sent when a rule is broken"
+
+    exc = info.value
+    assert isinstance(exc, ValueError)
+    assert isinstance(exc, bf.BankfeedError)
+    assert named in str(exc)
+    assert exc.prompt == named
+    assert exc.rule
+
+    # The step is untouched: the right answers still pass the rules and open the session.
+    assert step.validate(correct) is None
+    assert sandbox.request_count == before
+    while isinstance(step, bf.Challenge):
+        step = step.answer(answers_for(step, answer_map(user)))
+    assert isinstance(step, bf.Session)
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [{"What city were you born in?": 42}, {"What city were you born in?": [b"Montreal"]}, ["not", "a", "mapping"]],
+    ids=["int", "bytes", "list"],
+)
+def test_answers_of_the_wrong_type_are_refused(client, sandbox, answers):
+    step = client.authorize("FlinksCapital", "Greatday", "Everyday")
+    before = sandbox.request_count
+    with pytest.raises((bf.InvalidAnswer, TypeError)):
+        step.answer(answers)
+    assert sandbox.request_count == before

@@ -1,0 +1,103 @@
+"""bf.answers: canned answers as a challenge handler."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, assert_secret_free, raises
+
+
+def fake_step(*items):
+    """A stand-in with the attributes of a bf.Challenge the handler reads."""
+    challenges = [SimpleNamespace(type=kind, prompt=prompt, choices=choices) for kind, prompt, choices in items]
+    return SimpleNamespace(challenges=challenges, prompts=[c.prompt for c in challenges])
+
+
+CITY = ("QuestionAndAnswer", "What city were you born in?", None)
+PHONES = ["(514) 555-0101", "(438) 555-0199"]
+TEXT_OR_CALL = ("TextOrCall", "How would you like to receive your security code?", PHONES)
+
+
+def test_a_string_becomes_a_one_item_list_under_the_exact_prompt():
+    handler = bf.answers({"What city were you born in?": "Montreal"})
+    assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
+
+
+def test_lists_are_kept_as_lists():
+    step = fake_step(("MultipleChoiceMultipleAnswers", "Cards?", ["Visa", "Amex", "MC"]))
+    assert bf.answers({"Cards?": ["Visa", "MC"]})(step) == {"Cards?": ["Visa", "MC"]}
+    assert bf.answers({"Cards?": ("Amex",)})(step) == {"Cards?": ["Amex"]}
+
+
+def test_prompts_match_case_insensitively_and_are_sent_verbatim():
+    handler = bf.answers({"WHAT CITY WERE YOU BORN IN?": "Montreal"})
+    assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
+
+
+def test_an_exact_match_wins_over_a_case_insensitive_one():
+    handler = bf.answers({"Pet?": "exact", "pet?": "lower"})
+    assert handler(fake_step(("QuestionAndAnswer", "pet?", None))) == {"pet?": ["lower"]}
+    assert handler(fake_step(("QuestionAndAnswer", "Pet?", None))) == {"Pet?": ["exact"]}
+
+
+def test_text_or_call_is_keyed_by_the_chosen_choice():
+    handler = bf.answers({"(438) 555-0199": "Call"})
+    assert handler(fake_step(TEXT_OR_CALL)) == {"(438) 555-0199": ["Call"]}
+
+
+def test_prompts_without_an_answer_are_left_out():
+    handler = bf.answers({"What city were you born in?": "Montreal"})
+    step = fake_step(CITY, ("QuestionAndAnswer", "What shape do people like most?", None), TEXT_OR_CALL)
+    assert handler(step) == {"What city were you born in?": ["Montreal"]}
+    assert handler(fake_step(("QuestionAndAnswer", "Unknown?", None))) == {}
+
+
+def test_pairs_are_accepted_like_a_mapping():
+    handler = bf.answers([("What city were you born in?", ["Montreal"])])
+    assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
+
+
+def test_the_result_is_a_fresh_copy_each_time():
+    handler = bf.answers({"What city were you born in?": ["Montreal"]})
+    first = handler(fake_step(CITY))
+    first["What city were you born in?"].append("tampered")
+    assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
+
+
+@pytest.mark.parametrize("bad", [42, b"bytes", [1, 2], None], ids=["int", "bytes", "ints", "none"])
+def test_values_that_are_not_strings_are_refused_without_echoing_them(bad):
+    with pytest.raises(TypeError) as info:
+        bf.answers({"What city were you born in?": bad})
+    assert "What city were you born in?" in str(info.value)
+    assert repr(bad) not in str(info.value)
+
+
+def test_the_repr_lists_the_prompts_but_never_the_answers():
+    handler = bf.answers(dict(GREATDAY, **{"(514) 555-0101": "Text"}))
+    text = repr(handler)
+    for prompt in GREATDAY:
+        assert prompt in text
+    for answer in ("Montreal", "Canada", "Triangle"):
+        assert answer not in text
+    assert "Text'" not in text and '"Text"' not in text
+    assert_secret_free(text, str(handler))
+
+
+def test_the_handler_logs_greatday_in(client):
+    lowered = {prompt.lower(): answer for prompt, answer in GREATDAY.items()}
+    session = client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(lowered))
+    assert isinstance(session, bf.Session)
+
+
+def test_a_missing_answer_fails_before_sending_and_names_the_prompt(client, sandbox):
+    handler = bf.answers({"What city were you born in?": "Montreal"})
+    before = sandbox.request_count
+    with raises(bf.InvalidAnswer, prompt="What is the best country on earth?") as info:
+        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
+    assert "What is the best country on earth?" in str(info.value)
+    # The credentials call and the first answer were sent; the second round was not.
+    assert sandbox.request_count - before == 2
+

@@ -1,0 +1,66 @@
+"""The test users of the public test instance behave as documented (service-notes.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import (
+    GREATDAY,
+    INSTITUTION,
+    PASSWORD,
+    SLOW_PENDING_POLLS,
+    assert_investments,
+    investment_posts,
+    is_guid,
+    raises,
+)
+
+
+def test_greatday_asks_its_three_questions_one_per_step(client):
+    step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    asked = []
+    while isinstance(step, bf.Challenge):
+        assert [c.type for c in step.challenges] == ["QuestionAndAnswer"]
+        prompt = step.challenges[0].prompt
+        asked.append(prompt)
+        step = step.answer({prompt: GREATDAY[prompt]})
+    assert asked == list(GREATDAY)
+    assert isinstance(step, bf.Session)
+    assert is_guid(step.request_id) and is_guid(step.login_id)
+
+
+def test_greatday_nomfa_opens_a_session_at_once(client):
+    session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD)
+    assert isinstance(session, bf.Session)
+    assert is_guid(session.request_id) and is_guid(session.login_id)
+
+
+@pytest.mark.parametrize(
+    "username, exc_type, code",
+    [
+        ("test_disabled_account", bf.LoginDisabled, "DISABLED_LOGIN"),
+        ("test_service_unavailable", bf.RetryLater, "RETRY_LATER"),
+    ],
+    ids=["disabled", "service_unavailable"],
+)
+@pytest.mark.parametrize("how", ["authorize", "login"])
+def test_refused_users_raise_their_error(client, username, exc_type, code, how):
+    call = client.authorize if how == "authorize" else client.login
+    with raises(exc_type, code=code, status=401) as info:
+        call(INSTITUTION, username, PASSWORD)
+    assert isinstance(info.value, bf.ApiError)
+    assert code in str(info.value)
+
+
+@pytest.mark.parametrize("username", ["test_pending", "test_dispatched"])
+@pytest.mark.parametrize("via", ["session", "client"])
+def test_slow_users_poll_investments_to_200(client, sandbox, username, via):
+    session = client.login(INSTITUTION, username, PASSWORD, on_challenge=bf.answers(GREATDAY), save=True)
+    requests_before, posts_before = sandbox.request_count, investment_posts(sandbox)
+    payload = session.investments() if via == "session" else client.investments(session.login_id)
+    assert_investments(payload)
+    if via == "session":
+        assert payload["RequestId"].lower() == session.request_id.lower()
+    assert investment_posts(sandbox) - posts_before >= SLOW_PENDING_POLLS + 1
+    assert sandbox.request_count - requests_before >= SLOW_PENDING_POLLS + 1

@@ -1,0 +1,127 @@
+"""Every sandbox user end to end, round by round and through login(on_challenge=...)."""
+
+from __future__ import annotations
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import (
+    INSTITUTION,
+    PASSWORD,
+    REFUSED,
+    answer_map,
+    answers_for,
+    is_guid,
+    login_step_by_step,
+    raises,
+    usernames,
+)
+
+USERS = usernames()
+
+
+def test_the_sandbox_has_a_user_per_challenge_type(users):
+    kinds = {kind for user in users.values() for kind in user["challenge_types"]}
+    assert kinds >= {
+        "QuestionAndAnswer",
+        "ImageSelection",
+        "MultipleChoice",
+        "MultipleChoiceMultipleAnswers",
+        "TextOrCall",
+        "WaitUntilEUAccept",
+    }
+    for documented in ("Greatday", "greatday_nomfa", "test_disabled_account", "test_service_unavailable",
+                       "test_pending", "test_dispatched"):
+        assert documented in users
+    for user in users.values():
+        assert user["description"]
+        assert len(answer_map(user)) == len(user["challenge_types"])
+
+
+@pytest.mark.parametrize("username", USERS)
+def test_step_by_step(client, users, username):
+    user = users[username]
+    if username in REFUSED:
+        exc_type, code = REFUSED[username]
+        with raises(exc_type, code=code):
+            client.authorize(INSTITUTION, username, PASSWORD, save=True)
+        return
+    seen: list = []
+    session = login_step_by_step(client, user, seen=seen)
+    assert seen == list(user["challenge_types"])
+    assert is_guid(session.request_id) and is_guid(session.login_id)
+
+
+@pytest.mark.parametrize("username", USERS)
+def test_login_with_canned_answers(client, users, username):
+    user = users[username]
+    seen: list = []
+    canned = bf.answers(user["answers"])
+
+    def on_challenge(challenge):
+        assert isinstance(challenge, bf.Challenge)
+        seen.extend(item.type for item in challenge.challenges)
+        return canned(challenge)
+
+    if username in REFUSED:
+        exc_type, code = REFUSED[username]
+        with raises(exc_type, code=code):
+            client.login(INSTITUTION, username, PASSWORD, on_challenge=on_challenge)
+        assert seen == []
+        return
+    session = client.login(INSTITUTION, username, PASSWORD, on_challenge=on_challenge, save=True)
+    if not seen and user["challenge_types"]:
+        # The trusted-device flow: the challenge comes on a live login by saved connection.
+        login_id = session.login_id
+        session = client.login_saved(login_id, on_challenge=on_challenge)
+        assert session.login_id == login_id
+    assert isinstance(session, bf.Session)
+    assert seen == list(user["challenge_types"])
+    assert is_guid(session.request_id) and is_guid(session.login_id)
+
+
+def test_the_trusted_device_challenge_comes_on_authorize_saved(client, users):
+    user = users["mfa_trusted_device"]
+    session = client.authorize(INSTITUTION, "mfa_trusted_device", PASSWORD, save=True)
+    assert isinstance(session, bf.Session)
+    step = client.authorize_saved(session.login_id)
+    assert isinstance(step, bf.Challenge)
+    assert [c.type for c in step.challenges] == ["WaitUntilEUAccept"]
+    final = step.answer(answers_for(step, answer_map(user)))
+    assert isinstance(final, bf.Session)
+    assert final.login_id == session.login_id
+    assert final.request_id != session.request_id
+
+
+def test_three_questions_come_at_once_and_are_answered_in_one_call(client, users, sandbox):
+    user = users["mfa_three_questions"]
+    step = client.authorize(INSTITUTION, "mfa_three_questions", PASSWORD)
+    assert isinstance(step, bf.Challenge)
+    assert len(step.challenges) == 3
+    before = sandbox.request_count
+    session = step.answer(answers_for(step, answer_map(user)))
+    assert isinstance(session, bf.Session)
+    assert sandbox.request_count - before == 1
+
+
+def test_image_selection_gives_16_png_images(client, users):
+    step = client.authorize(INSTITUTION, "mfa_image", PASSWORD)
+    answers = answer_map(users["mfa_image"])
+    while not any(c.type == "ImageSelection" for c in step.challenges):
+        step = step.answer(answers_for(step, answers))
+        assert isinstance(step, bf.Challenge)
+    item = next(c for c in step.challenges if c.type == "ImageSelection")
+    images = item.images
+    assert len(images) == 16
+    for image in images:
+        assert isinstance(image, bytes)
+        assert image.startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(item.choices) == 16
+    for choice in item.choices:
+        assert 3000 <= len(choice) <= 5500
+    # The images are counted, not dumped, in the repr.
+    assert len(repr(item)) < 1000 and len(repr(step)) < 1000
+    # Questions have no images.
+    assert all(c.images is None for c in step.challenges if c.type != "ImageSelection")
+    session = step.answer(answers_for(step, answers))
+    assert isinstance(session, bf.Session)

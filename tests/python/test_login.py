@@ -1,0 +1,75 @@
+"""client.login: handlers, ChallengeRequired, the bound of challenge rounds."""
+
+from __future__ import annotations
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, complete, is_guid, raises
+
+
+def test_login_without_a_handler_raises_an_answerable_challenge_required(client):
+    with raises(bf.ChallengeRequired) as info:
+        client.login(INSTITUTION, "Greatday", PASSWORD)
+    challenge = info.value.challenge
+    assert isinstance(challenge, bf.Challenge)
+    assert challenge.prompts == ["What city were you born in?"]
+    assert info.value.request_id == challenge.request_id
+    assert is_guid(challenge.request_id)
+    session = complete(challenge, GREATDAY)
+    assert isinstance(session, bf.Session)
+
+
+def test_login_without_a_handler_works_when_nothing_is_asked(client):
+    session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD)
+    assert isinstance(session, bf.Session)
+
+
+class HandlerFailed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("exc", [HandlerFailed("the user gave up"), KeyError("missing")], ids=["custom", "keyerror"])
+def test_the_handlers_own_exception_propagates_as_it_was(client, exc):
+    def handler(challenge):
+        raise exc
+
+    with pytest.raises(type(exc)) as info:
+        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
+    assert info.value is exc
+
+
+def test_a_handler_failing_in_a_later_round_propagates_too(client):
+    rounds = []
+
+    def handler(challenge):
+        rounds.append(challenge.prompts)
+        if len(rounds) == 2:
+            raise HandlerFailed("round two")
+        return {p: GREATDAY[p] for p in challenge.prompts}
+
+    with pytest.raises(HandlerFailed, match="round two"):
+        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
+    assert rounds == [["What city were you born in?"], ["What is the best country on earth?"]]
+
+
+def test_the_handler_runs_on_the_calling_thread(client):
+    import threading
+
+    threads = []
+
+    def handler(challenge):
+        threads.append(threading.get_ident())
+        return {p: GREATDAY[p] for p in challenge.prompts}
+
+    client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
+    assert threads == [threading.get_ident()] * 3
+
+
+def test_the_bound_of_challenge_rounds_raises_too_many_challenges(sandbox):
+    client = bf.Client(sandbox.url, sandbox.customer_id, poll_interval=0.01, max_challenge_rounds=1)
+    with raises(bf.TooManyChallenges):
+        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY))
+    # Three rounds fit in three.
+    roomy = bf.Client(sandbox.url, sandbox.customer_id, poll_interval=0.01, max_challenge_rounds=3)
+    assert isinstance(roomy.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY)), bf.Session)

@@ -1,0 +1,86 @@
+"""Answers of the right shape but the wrong value: the server refuses them, the step stays open."""
+
+from __future__ import annotations
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import (
+    GREATDAY,
+    INSTITUTION,
+    PASSWORD,
+    WRONG_CODE,
+    WRONG_TEXT,
+    answer_map,
+    answers_for,
+    complete,
+    raises,
+    step_with,
+)
+
+
+def wrong_answers(step, correct, kind):
+    """``correct`` with every challenge of type ``kind`` answered wrongly, within the rules."""
+    wrong = dict(correct)
+    for item in step.challenges:
+        if item.type != kind:
+            continue
+        right = correct[item.prompt]
+        right = [right] if isinstance(right, str) else list(right)
+        if kind == "QuestionAndAnswer":
+            six_digits = len(right[0]) == 6 and right[0].isdigit()
+            wrong[item.prompt] = [WRONG_CODE if six_digits else WRONG_TEXT]
+        elif kind in ("MultipleChoice", "ImageSelection"):
+            wrong[item.prompt] = [next(c for c in item.choices if c not in right)]
+        elif kind == "MultipleChoiceMultipleAnswers":
+            wrong[item.prompt] = [next(c for c in item.choices if c not in right)]
+    assert wrong != correct
+    return wrong
+
+
+CASES = [
+    ("Greatday", "QuestionAndAnswer"),
+    ("mfa_securid", "QuestionAndAnswer"),
+    ("mfa_multiple_choice", "MultipleChoice"),
+    ("mfa_multiple_answers", "MultipleChoiceMultipleAnswers"),
+    ("mfa_image", "ImageSelection"),
+    ("mfa_text_or_call", "QuestionAndAnswer"),
+]
+
+
+@pytest.mark.parametrize("username, kind", CASES, ids=[f"{u}-{k}" for u, k in CASES])
+def test_a_wrong_answer_is_refused_and_the_challenge_can_be_answered_again(client, users, username, kind):
+    user = users[username]
+    step = step_with(client, user, kind)
+    correct = answers_for(step, answer_map(user))
+    wrong = wrong_answers(step, correct, kind)
+    step.validate(wrong)  # the shape is right: only the server can tell
+
+    with raises(bf.InvalidSecurityResponse, code="INVALID_SECURITY_RESPONSE", request_id=step.request_id) as info:
+        step.answer(wrong)
+    assert isinstance(info.value, bf.ApiError)
+
+    session = complete(step.answer(correct), answer_map(user))
+    assert isinstance(session, bf.Session)
+
+
+def test_a_handler_that_always_answers_wrongly_ends_in_invalid_security_response(client):
+    calls = []
+
+    def wrongly(challenge):
+        calls.append(challenge.request_id)
+        return {prompt: WRONG_TEXT for prompt in challenge.prompts}
+
+    with raises(bf.InvalidSecurityResponse, code="INVALID_SECURITY_RESPONSE"):
+        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=wrongly)
+    assert len(calls) >= 1
+
+
+def test_a_wrong_answer_in_the_middle_of_greatday(client):
+    step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    step = step.answer({"What city were you born in?": "Montreal"})
+    assert step.prompts == ["What is the best country on earth?"]
+    with raises(bf.InvalidSecurityResponse, request_id=step.request_id):
+        step.answer({"What is the best country on earth?": WRONG_TEXT})
+    session = complete(step, GREATDAY)
+    assert isinstance(session, bf.Session)
