@@ -144,7 +144,7 @@ fn is_retryable_status(api: &ApiError) -> bool {
 #[derive(Debug)]
 enum Attempt {
     Transport { message: String, connect: bool, timed_out: bool },
-    Api(ApiError),
+    Api(Box<ApiError>),
     Decode { status: u16, message: String, snippet: String },
 }
 
@@ -165,7 +165,7 @@ impl Attempt {
         let operation = operation.to_owned();
         match self {
             Attempt::Transport { message, timed_out, .. } => Error::Transport { operation, message, timed_out },
-            Attempt::Api(api) => Error::Api(Box::new(api)),
+            Attempt::Api(api) => Error::Api(api),
             Attempt::Decode { status, message, snippet } => Error::Decode { operation, status, message, snippet },
         }
     }
@@ -192,14 +192,14 @@ fn classify(status: u16, bytes: Vec<u8>, retry_after: Option<Duration>) -> Resul
                 Body::Json(value) => text_field(value, names),
                 Body::Text(_) => None,
             };
-            Err(Attempt::Api(ApiError {
+            Err(Attempt::Api(Box::new(ApiError {
                 status,
                 code: field(&["FlinksCode", "ServiceCode"]),
                 message: field(&["Message"]),
                 request_id: field(&["RequestId"]),
                 retry_after,
                 body,
-            }))
+            })))
         }
     }
 }
@@ -286,7 +286,7 @@ mod tests {
                 assert_eq!(api.message.as_deref(), Some("gone"));
                 assert_eq!(api.request_id.as_deref(), Some("r"));
                 assert_eq!(api.retry_after, Some(Duration::from_secs(3)));
-                assert_eq!(api.body, Body::Json(body));
+                assert_eq!(api.body, Body::Json(body.clone()));
             }
             other => panic!("{other:?}"),
         }

@@ -240,6 +240,15 @@ async fn investments_are_polled_to_200() {
 }
 
 #[tokio::test]
+async fn a_session_still_loading_is_waited_out_like_a_202() {
+    let (sandbox, client) = start(SandboxConfig { loading_polls: 2, pending_polls: 1, ..SandboxConfig::default() });
+    let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+    assert!(client.investments(&session).await.is_ok());
+    let statuses: Vec<u16> = sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).map(|r| r.status).collect();
+    assert_eq!(statuses, [400, 400, 202, 200]);
+}
+
+#[tokio::test]
 async fn the_dispatched_user_is_polled_too() {
     let (_sandbox, client) = sandbox();
     let dispatched = user("test_dispatched");

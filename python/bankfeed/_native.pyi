@@ -118,6 +118,7 @@ class Sandbox:
         pending_polls: int = 1,
         pending_seconds: float = 0.0,
         slow_pending_polls: int = 5,
+        loading_polls: int = 0,
         secret_key: Optional[str] = None,
         api_key: Optional[str] = None,
     ) -> None: ...

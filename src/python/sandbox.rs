@@ -18,6 +18,7 @@ fn config(
     pending_polls: u32,
     pending_seconds: f64,
     slow_pending_polls: u32,
+    loading_polls: u32,
     secret_key: Option<String>,
     api_key: Option<String>,
 ) -> PyResult<SandboxConfig> {
@@ -33,6 +34,7 @@ fn config(
     config.pending_polls = pending_polls;
     config.pending_seconds = pending_seconds;
     config.slow_pending_polls = slow_pending_polls;
+    config.loading_polls = loading_polls;
     config.secret_key = secret_key;
     config.api_key = api_key;
     Ok(config)
@@ -64,7 +66,7 @@ impl PySandbox {
 impl PySandbox {
     #[new]
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
-                        slow_pending_polls=5, secret_key=None, api_key=None))]
+                        slow_pending_polls=5, loading_polls=0, secret_key=None, api_key=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         customer_id: Option<String>,
@@ -73,10 +75,14 @@ impl PySandbox {
         pending_polls: u32,
         pending_seconds: f64,
         slow_pending_polls: u32,
+        loading_polls: u32,
         secret_key: Option<String>,
         api_key: Option<String>,
     ) -> PyResult<Self> {
-        let config = config(customer_id, host, port, pending_polls, pending_seconds, slow_pending_polls, secret_key.clone(), api_key.clone())?;
+        let config = config(
+            customer_id, host, port, pending_polls, pending_seconds, slow_pending_polls, loading_polls,
+            secret_key.clone(), api_key.clone(),
+        )?;
         let server = Sandbox::start(config).map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
         Ok(PySandbox {
             url: server.url(),
@@ -183,7 +189,7 @@ fn users_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``).
 #[pyfunction]
 #[pyo3(signature = (port, host="127.0.0.1", *, customer_id=None, pending_polls=1, pending_seconds=0.0,
-                    slow_pending_polls=5, secret_key=None, api_key=None))]
+                    slow_pending_polls=5, loading_polls=0, secret_key=None, api_key=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn serve_sandbox(
     py: Python<'_>,
@@ -193,10 +199,13 @@ pub(crate) fn serve_sandbox(
     pending_polls: u32,
     pending_seconds: f64,
     slow_pending_polls: u32,
+    loading_polls: u32,
     secret_key: Option<String>,
     api_key: Option<String>,
 ) -> PyResult<()> {
-    let config = config(customer_id, host, port, pending_polls, pending_seconds, slow_pending_polls, secret_key, api_key)?;
+    let config = config(
+        customer_id, host, port, pending_polls, pending_seconds, slow_pending_polls, loading_polls, secret_key, api_key,
+    )?;
     let server = Sandbox::start(config).map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
     println!("bankfeed sandbox on {} (customer id {})", server.url(), server.customer_id());
     // Wait until Ctrl-C: the server runs on its own thread; this only waits for a signal.

@@ -55,6 +55,9 @@ pub struct SandboxConfig {
     pub pending_seconds: f64,
     /// The pending count used instead of `pending_polls` for `test_pending` and `test_dispatched`.
     pub slow_pending_polls: u32,
+    /// Before the pending phase, how many times every data call answers 400 `SESSION_LOADING`
+    /// ("a data request sent while the session is loading may return an error").
+    pub loading_polls: u32,
     /// When set, Authorize needs a single-use token from `GenerateAuthorizeToken`, which in turn
     /// needs this key in the `flinks-auth-key` header.
     pub secret_key: Option<String>,
@@ -73,6 +76,7 @@ impl Default for SandboxConfig {
             pending_polls: 1,
             pending_seconds: 0.0,
             slow_pending_polls: 5,
+            loading_polls: 0,
             secret_key: None,
             api_key: None,
             session_ttl: Duration::from_secs(8 * 60),

@@ -7,6 +7,9 @@ use serde::Serialize;
 
 pub(crate) const OPERATION_PENDING: &str = "OPERATION_PENDING";
 pub(crate) const OPERATION_DISPATCHED: &str = "OPERATION_DISPATCHED";
+/// The error a data call gets while the session is still loading. interface-v3.md does not name
+/// its code; the client also recognises it by its message.
+pub(crate) const SESSION_LOADING: &str = "SESSION_LOADING";
 
 /// The `LastRefresh` of every login: fixed, so answers are reproducible.
 pub(crate) const LAST_REFRESH: &str = "2026-11-20T08:15:42.1234567";

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::challenge::Round;
@@ -115,6 +115,7 @@ pub(crate) enum Stage {
 }
 
 struct Pending {
+    loading_calls: u32,
     calls: u32,
     first: Instant,
 }
@@ -181,9 +182,20 @@ impl Session {
         };
         let now = Instant::now();
         let pending = self.pending.entry(op).or_insert(Pending {
+            loading_calls: 0,
             calls: 0,
             first: now,
         });
+        if pending.loading_calls < config.loading_polls {
+            pending.loading_calls += 1;
+            pending.first = now;
+            return ApiError::bad_request(
+                reply::SESSION_LOADING,
+                "The session is still loading; retry once loading ends",
+            )
+            .with_request_id(request_id)
+            .into_response();
+        }
         let waited = now.duration_since(pending.first).as_secs_f64();
         if pending.calls < polls || waited < config.pending_seconds {
             pending.calls = pending.calls.saturating_add(1);

@@ -77,3 +77,11 @@ def test_a_waiting_call_lets_other_python_threads_run():
         assert elapsed >= 0.9
         # A held GIL would starve the counter for the whole second.
         assert count > 10_000
+
+
+def test_a_session_still_loading_is_retried_within_the_deadline():
+    with bf.Sandbox(loading_polls=2, pending_polls=1) as sb:
+        client, session = open_session(sb, poll_interval=0.01, poll_timeout=10)
+        assert_investments(session.investments())
+        posts = [r for r in sb.requests if r["path"].rstrip("/").endswith("/Investments")]
+        assert [int(r["status"]) for r in posts] == [400, 400, 202, 200]
