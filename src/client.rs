@@ -6,9 +6,15 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::authorize::{parse_step, AuthorizeRequest, Answers, Challenge, ChallengeHandler, Credentials, Session, Step};
+use serde_json::Value;
+
+use crate::authorize::{guid, parse_step, AuthorizeRequest, Answers, Challenge, ChallengeHandler, Credentials, Session, Step};
 use crate::config::ClientConfig;
-use crate::data::Raw;
+use crate::data::accounts::{Accounts, Statements};
+use crate::data::attributes::{Attributes, AttributesQuery};
+use crate::data::investments::Investments;
+use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
+use crate::data::{Payload, Raw};
 use crate::error::Error;
 use crate::http::{self, ApiRequest, Http, Reply};
 use crate::poll::poll;
@@ -137,22 +143,122 @@ impl Client {
         }
     }
 
-    /// The Investments payload of an open session, 202 polled.
-    pub async fn investments(&self, session: &Session) -> Result<Raw, Error> {
-        let config = &self.inner.config;
-        let login_id = session.login_id.as_deref().ok_or_else(|| {
-            Error::config("login_id", "is unknown for this session: open it with a login or a LoginId")
-        })?;
-        let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
-        let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
-        let request = self.with_api_key(ApiRequest::new("Investments", Method::POST, url).json(&body));
-        let bytes = poll(&self.inner.http, &request, &config.poll, Some(&session.request_id)).await?;
+    /// Sends a data operation with the api key, polling 202 answers until 200.
+    async fn fetch(&self, operation: &'static str, method: Method, url: String, body: Option<Value>, request_id: &str) -> Result<Raw, Error> {
+        let mut request = self.with_api_key(ApiRequest::new(operation, method, url));
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let bytes = poll(&self.inner.http, &request, &self.inner.config.poll, Some(request_id)).await?;
         Ok(Raw(bytes.into()))
     }
 
+    /// The Investments payload of an open session, 202 polled.
+    pub async fn investments(&self, session: &Session) -> Result<Payload<Investments>, Error> {
+        let config = &self.inner.config;
+        let login_id = session_login_id(session)?;
+        let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
+        let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
+        let raw = self.fetch("Investments", Method::POST, url, Some(body), &session.request_id).await?;
+        typed("Investments", raw)
+    }
+
     /// Cached Authorize of `login_id`, then its Investments.
-    pub async fn investments_for_login(&self, login_id: &str) -> Result<Raw, Error> {
+    pub async fn investments_for_login(&self, login_id: &str) -> Result<Payload<Investments>, Error> {
         let session = self.authorize_cached(login_id).await?;
         self.investments(&session).await
     }
+
+    /// GetAccountsDetail, 202 polled (on its `...Async` link when the 202 names one).
+    pub async fn accounts_detail(&self, session: &Session, options: &AccountsDetailOptions) -> Result<Payload<Accounts>, Error> {
+        options.validate()?;
+        let body = options.body(&session.request_id);
+        let raw = self.fetch("GetAccountsDetail", Method::POST, self.banking_url("GetAccountsDetail"), Some(body), &session.request_id).await?;
+        typed("GetAccountsDetail", raw)
+    }
+
+    /// GetAccountsSummary, 202 polled.
+    pub async fn accounts_summary(&self, session: &Session, options: &AccountsSummaryOptions) -> Result<Payload<Accounts>, Error> {
+        let body = options.body(&session.request_id);
+        let raw = self.fetch("GetAccountsSummary", Method::POST, self.banking_url("GetAccountsSummary"), Some(body), &session.request_id).await?;
+        typed("GetAccountsSummary", raw)
+    }
+
+    /// GetStatements, 202 polled.
+    pub async fn statements(&self, session: &Session, options: &StatementsOptions) -> Result<Payload<Statements>, Error> {
+        options.validate()?;
+        let body = options.body(&session.request_id);
+        let raw = self.fetch("GetStatements", Method::POST, self.banking_url("GetStatements"), Some(body), &session.request_id).await?;
+        typed("GetStatements", raw)
+    }
+
+    /// Attributes of an open session, with the preparation of interface-v3.md 4.5: account detail
+    /// polled to 200 first, then the attributes call, itself polled (attributes answer 202 while
+    /// account detail is still being processed).
+    pub async fn attributes(&self, session: &Session, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
+        if let AttributesQuery::Custom(custom) = query {
+            custom.validate()?;
+        }
+        let login_id = session_login_id(session)?;
+        self.accounts_detail(session, &AccountsDetailOptions::default()).await?;
+        let config = &self.inner.config;
+        let base = format!(
+            "{}/v3/{}/insight/login/{login_id}/attributes/{}",
+            config.base_url, config.customer_id, session.request_id
+        );
+        let raw = match query {
+            AttributesQuery::Package(package) => {
+                let url = format!("{base}/{}", package.operation());
+                self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?
+            }
+            AttributesQuery::Custom(custom) => {
+                self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?
+            }
+        };
+        let data = Attributes::parse(raw.bytes()).map_err(|message| Error::Decode {
+            operation: "Attributes".to_owned(),
+            status: 200,
+            message,
+            snippet: crate::error::snippet(&String::from_utf8_lossy(raw.bytes()), 200),
+        })?;
+        Ok(Payload { data, raw })
+    }
+
+    /// Cached Authorize of `login_id`, then [`Client::attributes`].
+    pub async fn attributes_for_login(&self, login_id: &str, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
+        if let AttributesQuery::Custom(custom) = query {
+            custom.validate()?;
+        }
+        let session = self.authorize_cached(login_id).await?;
+        self.attributes(&session, query).await
+    }
+
+    /// DeleteCard: removes the retained data of a saved connection. The success body is not
+    /// documented (it has been plain text), so it is returned as received.
+    pub async fn delete_login(&self, login_id: &str) -> Result<Raw, Error> {
+        guid("login_id", login_id)?;
+        let url = self.banking_url(&format!("DeleteCard/{login_id}"));
+        let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
+        match self.inner.http.send(&request).await? {
+            Reply::Data(bytes) => Ok(Raw(bytes.into())),
+            _ => Err(Error::Decode {
+                operation: "DeleteCard".to_owned(),
+                status: 202,
+                message: "DeleteCard did not answer with a final status".to_owned(),
+                snippet: String::new(),
+            }),
+        }
+    }
+}
+
+fn session_login_id(session: &Session) -> Result<&str, Error> {
+    session
+        .login_id
+        .as_deref()
+        .ok_or_else(|| Error::config("login_id", "is unknown for this session: open it with a login or a LoginId"))
+}
+
+fn typed<T: serde::de::DeserializeOwned>(operation: &'static str, raw: Raw) -> Result<Payload<T>, Error> {
+    let data = http::decode(operation, 200, raw.bytes())?;
+    Ok(Payload { data, raw })
 }

@@ -7,6 +7,7 @@ pub mod client;
 pub mod config;
 pub mod data;
 pub mod error;
+pub mod tables;
 mod http;
 mod poll;
 mod secret;

@@ -114,7 +114,7 @@ async fn every_user_opens_a_session_step_by_step() {
         let (session, seen) = open_step_by_step(&client, user).await;
         assert_eq!(seen, user.challenge_types, "{}", user.username);
         let login_id = session.login_id.clone().expect("a LoginId");
-        assert_eq!(session.login.as_ref().map(|l| l.id.as_str()), Some(login_id.as_str()));
+        assert_eq!(session.login.as_ref().and_then(|l| l.id.as_deref()), Some(login_id.as_str()));
         // The connection was saved: a cached read opens a new session on the same LoginId.
         let cached = client.authorize_cached(&login_id).await.unwrap();
         assert_ne!(cached.request_id, session.request_id);

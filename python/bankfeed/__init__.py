@@ -14,7 +14,19 @@ layer over it. Start with a :class:`Sandbox` to try everything without the real 
 """
 
 from bankfeed._answers import answers
-from bankfeed._native import Challenge, Client, Sandbox, SecurityChallenge, Session, __version__
+from bankfeed._native import (
+    Accounts,
+    Attributes,
+    Challenge,
+    Client,
+    Investments,
+    Sandbox,
+    SecurityChallenge,
+    Session,
+    Statements,
+    Table,
+    __version__,
+)
 from bankfeed.errors import (
     AggregationError,
     ApiError,
@@ -44,6 +56,11 @@ __all__ = [
     "Challenge",
     "SecurityChallenge",
     "Sandbox",
+    "Table",
+    "Investments",
+    "Attributes",
+    "Accounts",
+    "Statements",
     "answers",
     "__version__",
     "BankfeedError",

@@ -66,10 +66,9 @@ def demo(user: str) -> int:
         cached = client.authorize_cached(session.login_id)
         print(f"cached session: request_id={cached.request_id} login_id={cached.login_id}")
         investments = client.investments(session.login_id)
-        accounts = investments.get("Accounts") or []
         print(
-            f"investments: {len(accounts)} account(s), "
-            f"Value {investments.get('Value')}, Cash {investments.get('Cash')}"
+            f"investments: {len(investments.accounts)} account(s), {len(investments.positions)} position(s), "
+            f"{len(investments.transactions)} transaction(s), Value {investments.value}, Cash {investments.cash}"
         )
     return 0
 

@@ -13,4 +13,5 @@ pub use request::{AuthorizeRequest, Credentials};
 pub use rules::Answers;
 pub use session::{Institution, Link, Login, Session, Step};
 
+pub(crate) use request::guid;
 pub(crate) use session::parse_step;

@@ -27,7 +27,8 @@ pub enum Institution {
 #[serde(rename_all = "PascalCase")]
 pub struct Login {
     /// The LoginId.
-    pub id: String,
+    #[serde(default)]
+    pub id: Option<String>,
     #[serde(default, alias = "username")]
     pub username: Option<String>,
     #[serde(default)]
@@ -63,9 +64,9 @@ pub struct Session {
 #[serde(rename_all = "PascalCase")]
 struct SessionBody {
     request_id: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::data::de::lenient")]
     login: Option<Login>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::data::de::lenient")]
     institution: Option<Institution>,
     #[serde(default)]
     links: Option<Vec<Link>>,
@@ -74,7 +75,7 @@ struct SessionBody {
 impl Session {
     fn parse(bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {
         let body: SessionBody = http::decode("Authorize", 200, &bytes)?;
-        let login_id = body.login.as_ref().map(|l| l.id.clone()).or_else(|| login_id.map(str::to_owned));
+        let login_id = body.login.as_ref().and_then(|l| l.id.clone()).or_else(|| login_id.map(str::to_owned));
         Ok(Session {
             request_id: body.request_id,
             login_id,

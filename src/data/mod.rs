@@ -1,4 +1,12 @@
-//! Data operations' payloads.
+//! Data operations' payloads, as typed models that tolerate unknown and missing fields, and the
+//! options of their requests.
+
+pub mod accounts;
+pub mod attributes;
+pub mod dates;
+pub(crate) mod de;
+pub mod investments;
+pub mod requests;
 
 use std::sync::Arc;
 
@@ -14,4 +22,11 @@ impl Raw {
     pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
         serde_json::from_slice(&self.0)
     }
+}
+
+/// A typed payload with the bytes it was read from.
+#[derive(Clone, Debug)]
+pub struct Payload<T> {
+    pub data: T,
+    pub raw: Raw,
 }

@@ -6,6 +6,7 @@ use super::blocking;
 use super::challenge::call_handler;
 use super::convert;
 use super::errors::to_py;
+use super::results::{AttributesParts, InvestmentsParts, PyAttributes, PyInvestments};
 use super::session::{session_to_py, step_to_py, PySession};
 use crate::authorize::{AuthorizeRequest, Credentials};
 use crate::config::{ClientConfig, ClientOptions};
@@ -228,12 +229,61 @@ impl PyClient {
         self.sequence(py, AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
     }
 
-    /// A cached session of ``login_id``, then its Investments payload (202 polled).
-    fn investments<'py>(&self, py: Python<'py>, login_id: String) -> PyResult<Bound<'py, PyAny>> {
+    /// A cached session of ``login_id``, then its Investments (202 polled), as tables.
+    fn investments(&self, py: Python<'_>, login_id: String) -> PyResult<PyInvestments> {
         let client = self.client.clone();
-        let raw = blocking::run_plain(py, async move { client.investments_for_login(&login_id).await })?
+        let parts = blocking::run_plain(py, async move {
+            client.investments_for_login(&login_id).await.map(InvestmentsParts::from)
+        })?
+        .map_err(|e| self.error(py, e))?;
+        PyInvestments::new(py, parts)
+    }
+
+    /// Attributes of a saved connection. Runs the preparation of the service inside: a cached
+    /// session, account detail polled to 200, then the attributes call (itself polled).
+    ///
+    /// Either a use-case ``package`` (``"income"``, ``"credit_risk"``, ``"user_analysis"``,
+    /// ``"lending"``, ``"all"``), or custom ``attributes`` (``{group: [names]}``, names verbatim)
+    /// with optional ``filters`` (e.g. ``{"AccountCategory": ["Operations"]}``), ``detail`` (names
+    /// whose transactions to return) and ``account_filter`` (account ids)::
+    ///
+    ///     attrs = client.attributes(login_id, package="income")
+    ///     attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]}, detail=["count_nsf"])
+    #[pyo3(signature = (login_id, attributes=None, *, package=None, filters=None, detail=None, account_filter=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn attributes(
+        &self,
+        py: Python<'_>,
+        login_id: String,
+        attributes: Option<Bound<'_, PyAny>>,
+        package: Option<&str>,
+        filters: Option<Bound<'_, PyAny>>,
+        detail: Option<Vec<String>>,
+        account_filter: Option<Vec<String>>,
+    ) -> PyResult<PyAttributes> {
+        let query = convert::attributes_query(attributes.as_ref(), package, filters.as_ref(), detail, account_filter)
             .map_err(|e| self.error(py, e))?;
-        convert::raw_field(py, raw.bytes(), None)
+        let client = self.client.clone();
+        let parts = blocking::run_plain(py, async move {
+            client.attributes_for_login(&login_id, &query).await.map(AttributesParts::from)
+        })?
+        .map_err(|e| self.error(py, e))?;
+        PyAttributes::new(py, parts)
+    }
+
+    /// Deletes the retained data of a saved connection (DeleteCard). Returns the server's answer:
+    /// a dict, or ``{"Message": text}`` when it answered in plain text.
+    fn delete_login<'py>(&self, py: Python<'py>, login_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let client = self.client.clone();
+        let raw = blocking::run_plain(py, async move { client.delete_login(&login_id).await })?.map_err(|e| self.error(py, e))?;
+        match raw.to_value() {
+            Ok(value) => convert::to_python(py, &value),
+            Err(_) => {
+                let answer = pyo3::types::PyDict::new(py);
+                answer.set_item("Message", String::from_utf8_lossy(raw.bytes()).trim())?;
+                Ok(answer.into_any())
+            }
+        }
     }
 
     fn __repr__(&self) -> String {

@@ -6,6 +6,7 @@ use pyo3::types::{PyMapping, PyString};
 use serde_json::Value;
 
 use crate::authorize::Answers;
+use crate::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use crate::error::Error;
 
 pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -45,4 +46,48 @@ pub(crate) fn answers(mapping: &Bound<'_, PyAny>) -> Result<Answers, Error> {
         answers.push(key, values);
     }
     Ok(answers)
+}
+
+/// A Python value as JSON (for `Filters`, passed through as given).
+pub(crate) fn from_python(field: &'static str, value: &Bound<'_, PyAny>) -> Result<Value, Error> {
+    pythonize::depythonize(value).map_err(|e| Error::config(field, format!("must be JSON-like data ({e})")))
+}
+
+/// The arguments of `attributes(...)` as a query: a package, or a custom set.
+pub(crate) fn attributes_query(
+    attributes: Option<&Bound<'_, PyAny>>,
+    package: Option<&str>,
+    filters: Option<&Bound<'_, PyAny>>,
+    detail: Option<Vec<String>>,
+    account_filter: Option<Vec<String>>,
+) -> Result<AttributesQuery, Error> {
+    match (attributes, package) {
+        (Some(_), Some(_)) | (None, None) => Err(Error::config(
+            "attributes",
+            "pass either attributes={group: [names]} for a custom request or package=\"income\" (credit_risk, user_analysis, lending, all)",
+        )),
+        (None, Some(package)) => {
+            let custom_only = [("filters", filters.is_some()), ("detail", detail.is_some()), ("account_filter", account_filter.is_some())];
+            if let Some((field, _)) = custom_only.iter().find(|(_, given)| *given) {
+                return Err(Error::config(field, "applies to custom attributes only (attributes=...), not to a package"));
+            }
+            Package::parse(package).map(AttributesQuery::Package)
+        }
+        (Some(attributes), None) => {
+            let groups: Vec<(String, Vec<String>)> = attributes
+                .cast::<PyMapping>()
+                .ok()
+                .and_then(|m| m.items().ok())
+                .and_then(|items| items.extract().ok())
+                .ok_or_else(|| Error::config("attributes", "must map a group name to a list of attribute names, e.g. {\"Card\": [\"balance_min\"]}"))?;
+            let custom = CustomAttributes {
+                attributes: groups,
+                filters: filters.map(|f| from_python("filters", f)).transpose()?,
+                detail: detail.unwrap_or_default(),
+                account_filter: account_filter.unwrap_or_default(),
+            };
+            custom.validate()?;
+            Ok(AttributesQuery::Custom(custom))
+        }
+    }
 }

@@ -5,8 +5,10 @@ mod challenge;
 mod client;
 mod convert;
 mod errors;
+mod results;
 mod sandbox;
 mod session;
+mod table;
 
 use pyo3::prelude::*;
 
@@ -17,6 +19,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<challenge::PyChallenge>()?;
     m.add_class::<challenge::PySecurityChallenge>()?;
     m.add_class::<sandbox::PySandbox>()?;
+    m.add_class::<table::PyTable>()?;
+    m.add_class::<results::PyInvestments>()?;
+    m.add_class::<results::PyAttributes>()?;
+    m.add_class::<results::PyAccounts>()?;
+    m.add_class::<results::PyStatements>()?;
     m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -6,13 +6,18 @@ use super::blocking;
 use super::challenge::PyChallenge;
 use super::convert;
 use super::errors::to_py;
+use super::results::{
+    AccountsParts, AttributesParts, InvestmentsParts, PyAccounts, PyAttributes, PyInvestments, PyStatements, StatementsParts,
+};
 use crate::authorize::{Session, Step};
+use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::Client;
 
 /// An open session: its `request_id` serves the data operations.
 ///
 ///     session = client.authorize_cached(login_id)
-///     payload = session.investments()
+///     inv = session.investments()
+///     detail = session.accounts_detail(days="Days365")
 #[pyclass(name = "Session", module = "bankfeed", frozen)]
 pub(crate) struct PySession {
     client: Client,
@@ -57,12 +62,78 @@ impl PySession {
         convert::raw_field(py, &self.session.raw, None)
     }
 
-    /// The Investments payload of this session, 202 answers polled until 200.
-    fn investments<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    /// Investments of this session (202 answers polled until 200), as tables.
+    fn investments(&self, py: Python<'_>) -> PyResult<PyInvestments> {
         let (client, session) = (self.client.clone(), self.session.clone());
-        let raw = blocking::run_plain(py, async move { client.investments(&session).await })?
+        let parts = self.run(py, async move { client.investments(&session).await.map(InvestmentsParts::from) })?;
+        PyInvestments::new(py, parts)
+    }
+
+    /// GetAccountsDetail (202 polled): accounts and transactions as tables.
+    /// ``days`` is ``"Days90"`` (the service's default) or ``"Days365"``.
+    #[pyo3(signature = (*, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
+                        accounts_filter=None, with_details_and_banking_statements=None, number_of_banking_statements=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn accounts_detail(
+        &self,
+        py: Python<'_>,
+        with_transactions: Option<bool>,
+        days: Option<String>,
+        with_account_identity: Option<bool>,
+        with_kyc: Option<bool>,
+        accounts_filter: Option<Vec<String>>,
+        with_details_and_banking_statements: Option<bool>,
+        number_of_banking_statements: Option<String>,
+    ) -> PyResult<PyAccounts> {
+        let options = AccountsDetailOptions {
+            with_transactions,
+            days,
+            with_account_identity,
+            with_kyc,
+            accounts_filter: accounts_filter.unwrap_or_default(),
+            with_details_and_banking_statements,
+            number_of_banking_statements,
+        };
+        let (client, session) = (self.client.clone(), self.session.clone());
+        let parts = self.run(py, async move { client.accounts_detail(&session, &options).await.map(AccountsParts::from) })?;
+        PyAccounts::new(py, parts)
+    }
+
+    /// GetAccountsSummary (202 polled): accounts as a table.
+    #[pyo3(signature = (*, with_balance=None, with_account_identity=None))]
+    fn accounts_summary(&self, py: Python<'_>, with_balance: Option<bool>, with_account_identity: Option<bool>) -> PyResult<PyAccounts> {
+        let options = AccountsSummaryOptions { with_balance, with_account_identity };
+        let (client, session) = (self.client.clone(), self.session.clone());
+        let parts = self.run(py, async move { client.accounts_summary(&session, &options).await.map(AccountsParts::from) })?;
+        PyAccounts::new(py, parts)
+    }
+
+    /// GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or ``"Months12"``.
+    #[pyo3(signature = (*, number_of_statements=None, accounts_filter=None))]
+    fn statements(&self, py: Python<'_>, number_of_statements: Option<String>, accounts_filter: Option<Vec<String>>) -> PyResult<PyStatements> {
+        let options = StatementsOptions { number_of_statements, accounts_filter: accounts_filter.unwrap_or_default() };
+        let (client, session) = (self.client.clone(), self.session.clone());
+        let parts = self.run(py, async move { client.statements(&session, &options).await.map(StatementsParts::from) })?;
+        PyStatements::new(py, parts)
+    }
+
+    /// Attributes of this session: account detail polled first, then the attributes call
+    /// (see ``Client.attributes`` for the arguments).
+    #[pyo3(signature = (attributes=None, *, package=None, filters=None, detail=None, account_filter=None))]
+    fn attributes(
+        &self,
+        py: Python<'_>,
+        attributes: Option<Bound<'_, PyAny>>,
+        package: Option<&str>,
+        filters: Option<Bound<'_, PyAny>>,
+        detail: Option<Vec<String>>,
+        account_filter: Option<Vec<String>>,
+    ) -> PyResult<PyAttributes> {
+        let query = convert::attributes_query(attributes.as_ref(), package, filters.as_ref(), detail, account_filter)
             .map_err(|e| to_py(py, e, Some(&self.client)))?;
-        convert::raw_field(py, raw.bytes(), None)
+        let (client, session) = (self.client.clone(), self.session.clone());
+        let parts = self.run(py, async move { client.attributes(&session, &query).await.map(AttributesParts::from) })?;
+        PyAttributes::new(py, parts)
     }
 
     fn __repr__(&self) -> String {
@@ -71,6 +142,16 @@ impl PySession {
             self.session.request_id,
             self.session.login_id.as_deref().unwrap_or("None")
         )
+    }
+}
+
+impl PySession {
+    fn run<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        future: impl std::future::Future<Output = Result<T, crate::Error>> + Send + 'static,
+    ) -> PyResult<T> {
+        blocking::run_plain(py, future)?.map_err(|e| to_py(py, e, Some(&self.client)))
     }
 }
 

@@ -193,9 +193,13 @@ def investment_posts(sandbox: "bf.Sandbox") -> int:
     )
 
 
-def assert_investments(payload: Any) -> None:
-    """The shape of an Investments 200 payload (interface-v3.md 2.7)."""
+def assert_investments(result: Any) -> None:
+    """An Investments result whose raw payload has the shape of interface-v3.md 2.7."""
+    assert isinstance(result, bf.Investments)
+    payload = result.raw
     assert isinstance(payload, dict)
+    assert result.value == payload["Value"] and result.cash == payload["Cash"]
+    assert len(result.accounts) == len(payload["Accounts"])
     for key in ("Accounts", "Securities", "Value", "Cash", "RequestId"):
         assert key in payload, f"{key} missing from {sorted(payload)}"
     assert isinstance(payload["Accounts"], list)

@@ -61,6 +61,6 @@ def test_slow_users_poll_investments_to_200(client, sandbox, username, via):
     payload = session.investments() if via == "session" else client.investments(session.login_id)
     assert_investments(payload)
     if via == "session":
-        assert payload["RequestId"].lower() == session.request_id.lower()
+        assert payload.request_id.lower() == session.request_id.lower()
     assert investment_posts(sandbox) - posts_before >= SLOW_PENDING_POLLS + 1
     assert sandbox.request_count - requests_before >= SLOW_PENDING_POLLS + 1

@@ -24,7 +24,7 @@ def test_investments_returns_the_payload(client, sandbox, via):
     payload = session.investments() if via == "session" else client.investments(session.login_id)
     assert_investments(payload)
     if via == "session":
-        assert payload["RequestId"].lower() == session.request_id.lower()
+        assert payload.request_id.lower() == session.request_id.lower()
 
 
 def test_investments_polls_until_200():

@@ -44,7 +44,7 @@ def test_a_cached_session_reads_investments(client, saved_session):
     cached = client.authorize_cached(saved_session.login_id)
     payload = cached.investments()
     assert_investments(payload)
-    assert payload["RequestId"].lower() == cached.request_id.lower()
+    assert payload.request_id.lower() == cached.request_id.lower()
 
 
 def test_an_unsaved_login_cannot_be_read_cached(fresh_sandbox):

@@ -1,0 +1,277 @@
+//! Attributes: the request (a use-case package or a custom set) and the payload (interface-v3.md
+//! 2.8), whose groups are named by the caller and so are read dynamically.
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::de;
+use crate::authorize::Login;
+use crate::error::Error;
+
+/// The use-case operations of interface-v3.md 4.4 (and the business ones of service-notes.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Package {
+    Income,
+    CreditRisk,
+    UserAnalysis,
+    Lending,
+    All,
+    BusinessAnalysis,
+    AllBusiness,
+}
+
+impl Package {
+    const ALL: [(Package, &'static str, &'static str); 7] = [
+        (Package::Income, "income", "GetIncomeAttributes"),
+        (Package::CreditRisk, "credit_risk", "GetCreditRiskAttributes"),
+        (Package::UserAnalysis, "user_analysis", "GetUserAnalysisAttributes"),
+        (Package::Lending, "lending", "GetLendingAttributes"),
+        (Package::All, "all", "GetAllAttributes"),
+        (Package::BusinessAnalysis, "business_analysis", "GetBusinessAnalysisAttributes"),
+        (Package::AllBusiness, "all_business", "GetAllBusinessAttributes"),
+    ];
+
+    /// A short name (`income`, `credit_risk`, ...) or the operation's own name.
+    pub fn parse(name: &str) -> Result<Self, Error> {
+        let wanted = name.trim().to_ascii_lowercase().replace(['-', ' '], "_");
+        Self::ALL
+            .iter()
+            .find(|(_, short, operation)| *short == wanted || operation.eq_ignore_ascii_case(name.trim()))
+            .map(|(package, _, _)| *package)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|(_, short, _)| *short).collect();
+                Error::config("package", format!("must be one of {names:?}"))
+            })
+    }
+
+    pub fn operation(self) -> &'static str {
+        Self::ALL.iter().find(|(package, _, _)| *package == self).map(|(_, _, operation)| *operation).unwrap()
+    }
+}
+
+/// What an attributes call asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttributesQuery {
+    /// A use-case operation: its attributes cannot be customised.
+    Package(Package),
+    /// The custom operation of interface-v3.md 4.5.
+    Custom(CustomAttributes),
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CustomAttributes {
+    /// Group name to attribute names, both sent verbatim (attribute names are snake_case data).
+    pub attributes: Vec<(String, Vec<String>)>,
+    /// `Filters`, as given (e.g. `{"AccountCategory": ["Operations"]}`).
+    pub filters: Option<Value>,
+    /// `Options.AttributesDetail`.
+    pub detail: Vec<String>,
+    /// `Options.AccountFilter`.
+    pub account_filter: Vec<String>,
+}
+
+impl CustomAttributes {
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.attributes.is_empty() {
+            return Err(Error::config("attributes", "must name at least one group of attributes"));
+        }
+        for (group, names) in &self.attributes {
+            if group.trim().is_empty() {
+                return Err(Error::config("attributes", "group names must not be empty"));
+            }
+            if names.is_empty() || names.iter().any(|n| n.trim().is_empty()) {
+                return Err(Error::config("attributes", format!("group {group:?} must list one or more attribute names")));
+            }
+        }
+        if self.filters.as_ref().is_some_and(|f| !f.is_object()) {
+            return Err(Error::config("filters", "must be a mapping such as {\"AccountCategory\": [\"Operations\"]}"));
+        }
+        if self.detail.iter().any(|n| n.trim().is_empty()) {
+            return Err(Error::config("detail", "must list attribute names"));
+        }
+        for account in &self.account_filter {
+            crate::authorize::guid("account_filter", account)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn body(&self) -> Value {
+        let attributes: Map<String, Value> =
+            self.attributes.iter().map(|(group, names)| (group.clone(), json!(names))).collect();
+        let mut body = json!({"MostRecentCached": true, "Attributes": attributes});
+        if let Some(filters) = &self.filters {
+            body["Filters"] = filters.clone();
+        }
+        let mut options = Map::new();
+        if !self.detail.is_empty() {
+            options.insert("AttributesDetail".into(), json!(self.detail));
+        }
+        if !self.account_filter.is_empty() {
+            options.insert("AccountFilter".into(), json!(self.account_filter));
+        }
+        if !options.is_empty() {
+            body["Options"] = Value::Object(options);
+        }
+        body
+    }
+}
+
+/// The attributes payload.
+#[derive(Clone, Debug, Default)]
+pub struct Attributes {
+    pub groups: Vec<AttributeGroup>,
+    pub login: Option<Login>,
+    pub request_id: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AttributeGroup {
+    pub name: String,
+    pub id: Option<String>,
+    /// Attribute name (verbatim) to its value as sent: a number, or a string such as `NONE_DETECTED`.
+    pub values: Vec<(String, Value)>,
+    pub detail: Vec<AttributeDetail>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct AttributeDetail {
+    #[serde(deserialize_with = "de::text")]
+    pub attribute: Option<String>,
+    #[serde(deserialize_with = "de::list")]
+    pub transactions: Vec<AttributeTransaction>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct AttributeTransaction {
+    #[serde(deserialize_with = "de::text")]
+    pub transaction_id: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    pub account_id: Option<String>,
+    /// `YYYY/MM/DD`.
+    #[serde(deserialize_with = "de::text")]
+    pub date: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    pub description: Option<String>,
+    #[serde(deserialize_with = "de::number")]
+    pub debit: Option<f64>,
+    #[serde(deserialize_with = "de::number")]
+    pub credit: Option<f64>,
+}
+
+/// Top-level keys that are not attribute groups.
+const NOT_GROUPS: [&str; 11] = [
+    "Login", "RequestId", "HttpStatusCode", "Links", "Institution", "InstitutionName", "InstitutionId", "Message",
+    "FlinksCode", "ServiceCode", "Tag",
+];
+
+/// The detail list is spelled three ways in different places.
+const DETAIL_KEYS: [&str; 3] = ["AttributesDetail", "AttributesDetails", "AttributeDetails"];
+
+impl Attributes {
+    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
+        let body: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        let Value::Object(object) = body else { return Err("the body is not a JSON object".into()) };
+        let mut attributes = Attributes::default();
+        for (key, value) in object {
+            if key.eq_ignore_ascii_case("Login") {
+                attributes.login = serde_json::from_value(value).ok();
+            } else if key.eq_ignore_ascii_case("RequestId") {
+                attributes.request_id = value.as_str().map(str::to_owned);
+            } else if let (false, Value::Object(group)) = (NOT_GROUPS.iter().any(|n| n.eq_ignore_ascii_case(&key)), value) {
+                attributes.groups.push(AttributeGroup::parse(key, group));
+            }
+        }
+        Ok(attributes)
+    }
+}
+
+impl AttributeGroup {
+    fn parse(name: String, object: Map<String, Value>) -> Self {
+        let mut group = AttributeGroup { name, ..AttributeGroup::default() };
+        for (key, value) in object {
+            if key.eq_ignore_ascii_case("Id") {
+                group.id = value.as_str().map(str::to_owned);
+            } else if DETAIL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(&key)) {
+                group.detail.extend(serde_json::from_value::<Vec<AttributeDetail>>(value).unwrap_or_default());
+            } else {
+                group.values.push((key, value));
+            }
+        }
+        group
+    }
+}
+
+/// A value as a float: numbers as they are, numeric strings parsed, anything else
+/// (`NONE_DETECTED`) NaN.
+pub fn value_as_f64(value: &Value) -> f64 {
+    match value {
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        Value::String(s) => s.trim().parse().unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// A value as text: strings as they are, anything else as its JSON.
+pub fn value_as_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_values_and_all_three_detail_spellings_parse() {
+        let body = json!({
+            "Card": {"Id": "g1", "balance_min": -12.5, "count_nsf": 2, "sum_government_income": "NONE_DETECTED",
+                     "AttributesDetail": [{"Attribute": "count_nsf", "Transactions": [
+                        {"TransactionId": "t1", "AccountId": "a1", "Date": "2026/10/01", "Description": "NSF FEE", "Debit": 48.0, "Credit": null}]}]},
+            "Other": {"Id": "g2", "count_nsf": 1, "AttributeDetails": [{"Attribute": "count_nsf", "Transactions": []}]},
+            "Third": {"AttributesDetails": [{"Attribute": "x", "Transactions": null}]},
+            "Login": {"Id": "l"}, "RequestId": "r", "HttpStatusCode": 200});
+        let parsed = Attributes::parse(&serde_json::to_vec(&body).unwrap()).unwrap();
+        let names: Vec<&str> = parsed.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["Card", "Other", "Third"]);
+        let card = &parsed.groups[0];
+        assert_eq!(card.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["balance_min", "count_nsf", "sum_government_income"]);
+        assert_eq!(card.detail[0].transactions[0].debit, Some(48.0));
+        assert_eq!(parsed.groups[1].detail.len(), 1);
+        assert_eq!(parsed.groups[2].detail[0].attribute.as_deref(), Some("x"));
+        assert_eq!(parsed.request_id.as_deref(), Some("r"));
+        assert!(value_as_f64(&json!("NONE_DETECTED")).is_nan());
+        assert_eq!(value_as_f64(&json!("3.5")), 3.5);
+        assert_eq!(value_as_text(&json!(2)).as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn packages_parse_by_short_or_operation_name() {
+        assert_eq!(Package::parse("income").unwrap(), Package::Income);
+        assert_eq!(Package::parse("Credit-Risk").unwrap(), Package::CreditRisk);
+        assert_eq!(Package::parse("GetLendingAttributes").unwrap().operation(), "GetLendingAttributes");
+        assert!(matches!(Package::parse("gold"), Err(Error::Config { field: "package", .. })));
+    }
+
+    #[test]
+    fn the_custom_body_keeps_names_verbatim() {
+        let custom = CustomAttributes {
+            attributes: vec![("Card".into(), vec!["balance_min".into(), "count_nsf".into()])],
+            filters: Some(json!({"AccountCategory": ["Operations"]})),
+            detail: vec!["count_nsf".into()],
+            account_filter: vec![],
+        };
+        custom.validate().unwrap();
+        assert_eq!(
+            custom.body(),
+            json!({"MostRecentCached": true, "Attributes": {"Card": ["balance_min", "count_nsf"]},
+                   "Filters": {"AccountCategory": ["Operations"]}, "Options": {"AttributesDetail": ["count_nsf"]}})
+        );
+        let empty = CustomAttributes { attributes: vec![("Card".into(), vec![])], ..CustomAttributes::default() };
+        assert!(matches!(empty.validate(), Err(Error::Config { field: "attributes", .. })));
+    }
+}

@@ -1,0 +1,106 @@
+//! Attributes as tables: one row per group and attribute, and one per detail transaction.
+
+use super::{build, Read, Table};
+use crate::data::attributes::{value_as_f64, value_as_text, AttributeGroup, AttributeTransaction, Attributes};
+
+struct ValueRow<'a> {
+    group: &'a AttributeGroup,
+    login_id: Option<&'a str>,
+    name: &'a str,
+    value: f64,
+    raw: Option<String>,
+}
+
+/// `value` is a float, NaN where the service says `NONE_DETECTED`; `raw_value` keeps what it sent.
+pub fn attribute_values_table(attributes: &Attributes) -> Table {
+    let login_id = attributes.login.as_ref().and_then(|l| l.id.as_deref());
+    let rows: Vec<ValueRow> = attributes
+        .groups
+        .iter()
+        .flat_map(|group| {
+            group.values.iter().map(move |(name, value)| ValueRow {
+                group,
+                login_id,
+                name,
+                value: value_as_f64(value),
+                raw: value_as_text(value),
+            })
+        })
+        .collect();
+    build(
+        &rows,
+        &[
+            ("group", Read::Text(|r| Some(r.group.name.as_str()))),
+            ("group_id", Read::Text(|r| r.group.id.as_deref())),
+            ("login_id", Read::Text(|r| r.login_id)),
+            ("attribute", Read::Text(|r| Some(r.name))),
+            ("value", Read::Float(|r| Some(r.value))),
+            ("raw_value", Read::Text(|r| r.raw.as_deref())),
+        ],
+    )
+}
+
+struct DetailRow<'a> {
+    group: &'a str,
+    attribute: Option<&'a str>,
+    transaction: &'a AttributeTransaction,
+}
+
+pub fn attribute_detail_table(attributes: &Attributes) -> Table {
+    let rows: Vec<DetailRow> = attributes
+        .groups
+        .iter()
+        .flat_map(|group| {
+            group.detail.iter().flat_map(move |detail| {
+                detail.transactions.iter().map(move |transaction| DetailRow {
+                    group: &group.name,
+                    attribute: detail.attribute.as_deref(),
+                    transaction,
+                })
+            })
+        })
+        .collect();
+    build(
+        &rows,
+        &[
+            ("group", Read::Text(|r| Some(r.group))),
+            ("attribute", Read::Text(|r| r.attribute)),
+            ("transaction_id", Read::Text(|r| r.transaction.transaction_id.as_deref())),
+            ("account_id", Read::Text(|r| r.transaction.account_id.as_deref())),
+            ("date", Read::Date(|r| r.transaction.date.as_deref())),
+            ("description", Read::Text(|r| r.transaction.description.as_deref())),
+            ("debit", Read::Float(|r| r.transaction.debit)),
+            ("credit", Read::Float(|r| r.transaction.credit)),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::ColumnData;
+    use serde_json::json;
+
+    #[test]
+    fn none_detected_is_nan_and_kept_raw() {
+        let body = json!({"Card": {"Id": "g", "count_nsf": 2, "sum_government_income": "NONE_DETECTED",
+            "AttributesDetail": [{"Attribute": "count_nsf", "Transactions": [
+                {"TransactionId": "t", "AccountId": "a", "Date": "2026/11/01", "Description": "NSF FEE", "Debit": 48.0, "Credit": null}]}]},
+            "Login": {"Id": "l"}});
+        let attributes = Attributes::parse(&serde_json::to_vec(&body).unwrap()).unwrap();
+        let values = attribute_values_table(&attributes);
+        assert_eq!(values.rows, 2);
+        match values.column("value") {
+            Some(ColumnData::Float(v)) => {
+                assert_eq!(v[0], Some(2.0));
+                assert!(v[1].unwrap().is_nan());
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(values.column("raw_value"), Some(&ColumnData::Text(vec![Some("2".into()), Some("NONE_DETECTED".into())])));
+        assert_eq!(values.column("login_id"), Some(&ColumnData::Text(vec![Some("l".into()), Some("l".into())])));
+        let detail = attribute_detail_table(&attributes);
+        assert_eq!(detail.rows, 1);
+        assert_eq!(detail.column("date"), Some(&ColumnData::Date(vec![crate::data::dates::parse_date("2026-11-01")])));
+    }
+}

@@ -1,0 +1,188 @@
+//! Investments as tables: accounts, positions and transactions (each with its account and its
+//! security joined), and securities.
+
+use std::collections::HashMap;
+
+use super::{build, Read, Table};
+use crate::data::investments::{InvestmentAccount, InvestmentTransaction, Investments, Position, Security};
+
+/// Securities by Id, for the joins.
+fn securities_by_id(investments: &Investments) -> HashMap<&str, &Security> {
+    investments.securities.iter().filter_map(|s| Some((s.id.as_deref()?, s))).collect()
+}
+
+pub fn investment_accounts_table(investments: &Investments) -> Table {
+    let rows: Vec<&InvestmentAccount> = investments.accounts.iter().collect();
+    build(
+        &rows,
+        &[
+            ("account_id", Read::Text(|a| a.id.as_deref())),
+            ("full_account_id", Read::Text(|a| a.full_account_id.as_deref())),
+            ("account_number", Read::Text(|a| a.account_id.as_deref())),
+            ("account_name", Read::Text(|a| a.name.as_deref())),
+            ("type", Read::Text(|a| a.kind.as_deref())),
+            ("registered", Read::Bool(|a| a.registered)),
+            ("currency", Read::Text(|a| a.currency.as_deref())),
+            ("cash", Read::Float(|a| a.cash)),
+            ("account_value", Read::Float(|a| a.account_value)),
+            ("currency_value", Read::Float(|a| a.currency_value)),
+        ],
+    )
+}
+
+struct PositionRow<'a> {
+    account: &'a InvestmentAccount,
+    position: &'a Position,
+    security: Option<&'a Security>,
+}
+
+pub fn positions_table(investments: &Investments) -> Table {
+    let securities = securities_by_id(investments);
+    let rows: Vec<PositionRow> = investments
+        .accounts
+        .iter()
+        .flat_map(|account| {
+            let securities = &securities;
+            account.positions.iter().map(move |position| PositionRow {
+                account,
+                position,
+                security: position.security_id.as_deref().and_then(|id| securities.get(id).copied()),
+            })
+        })
+        .collect();
+    build(
+        &rows,
+        &[
+            ("account_id", Read::Text(|r| r.account.id.as_deref())),
+            ("account_number", Read::Text(|r| r.account.account_id.as_deref())),
+            ("account_name", Read::Text(|r| r.account.name.as_deref())),
+            ("account_type", Read::Text(|r| r.account.kind.as_deref())),
+            ("position_id", Read::Text(|r| r.position.id.as_deref())),
+            ("security_id", Read::Text(|r| r.position.security_id.as_deref())),
+            ("symbol", Read::Text(|r| r.security.and_then(|s| s.symbol.as_deref()))),
+            ("security_name", Read::Text(|r| r.security.and_then(|s| s.name.as_deref()))),
+            ("category", Read::Text(|r| r.position.category.as_deref())),
+            ("class", Read::Text(|r| r.position.class.as_deref())),
+            ("quantity", Read::Float(|r| r.position.quantity)),
+            ("price", Read::Float(|r| r.security.and_then(|s| s.price))),
+            ("book_value", Read::Float(|r| r.position.book_value)),
+            ("market_value", Read::Float(|r| r.position.market_value)),
+            ("gain_amount", Read::Float(|r| r.position.gain_amount)),
+            ("gain_currency_amount", Read::Float(|r| r.position.gain_currency_amount)),
+            ("gain_percent", Read::Float(|r| r.position.gain_percent)),
+            ("currency", Read::Text(|r| r.position.currency.as_deref())),
+        ],
+    )
+}
+
+struct TransactionRow<'a> {
+    account: &'a InvestmentAccount,
+    transaction: &'a InvestmentTransaction,
+    security: Option<&'a Security>,
+}
+
+pub fn investment_transactions_table(investments: &Investments) -> Table {
+    let securities = securities_by_id(investments);
+    let rows: Vec<TransactionRow> = investments
+        .accounts
+        .iter()
+        .flat_map(|account| {
+            let securities = &securities;
+            account.transactions.iter().map(move |transaction| TransactionRow {
+                account,
+                transaction,
+                security: transaction.security_id.as_deref().and_then(|id| securities.get(id).copied()),
+            })
+        })
+        .collect();
+    build(
+        &rows,
+        &[
+            ("account_id", Read::Text(|r| r.account.id.as_deref())),
+            ("account_number", Read::Text(|r| r.account.account_id.as_deref())),
+            ("account_name", Read::Text(|r| r.account.name.as_deref())),
+            ("account_type", Read::Text(|r| r.account.kind.as_deref())),
+            ("account_currency", Read::Text(|r| r.account.currency.as_deref())),
+            ("transaction_id", Read::Text(|r| r.transaction.id.as_deref())),
+            ("date", Read::Date(|r| r.transaction.date.as_deref())),
+            ("type", Read::Text(|r| r.transaction.kind.as_deref())),
+            ("description", Read::Text(|r| r.transaction.description.as_deref())),
+            ("security_id", Read::Text(|r| r.transaction.security_id.as_deref())),
+            ("symbol", Read::Text(|r| r.security.and_then(|s| s.symbol.as_deref()))),
+            ("security_name", Read::Text(|r| r.security.and_then(|s| s.name.as_deref()))),
+            ("quantity", Read::Float(|r| r.transaction.quantity)),
+            ("fee", Read::Float(|r| r.transaction.fee)),
+            ("amount", Read::Float(|r| r.transaction.amount)),
+        ],
+    )
+}
+
+pub fn securities_table(investments: &Investments) -> Table {
+    let rows: Vec<&Security> = investments.securities.iter().collect();
+    build(
+        &rows,
+        &[
+            ("security_id", Read::Text(|s| s.id.as_deref())),
+            ("symbol", Read::Text(|s| s.symbol.as_deref())),
+            ("name", Read::Text(|s| s.name.as_deref())),
+            ("type", Read::Text(|s| s.kind.as_deref())),
+            ("price", Read::Float(|s| s.price)),
+            ("date", Read::Timestamp(|s| s.date.as_deref())),
+            ("currency", Read::Text(|s| s.currency.as_deref())),
+            ("cusip", Read::Text(|s| s.cusip.as_deref())),
+            ("isin", Read::Text(|s| s.isin.as_deref())),
+            ("aliases", Read::TextList(|s| &s.aliases)),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::ColumnData;
+    use serde_json::json;
+
+    fn sample() -> Investments {
+        serde_json::from_value(json!({
+            "Accounts": [{"Id": "a1", "AccountId": "123", "Name": "TFSA", "Type": "tfsa", "Registered": true, "Currency": "CAD",
+                "Cash": 10.0, "AccountValue": 110.0,
+                "Positions": [{"Id": "p1", "SecurityId": "s1", "Quantity": 2, "MarketValue": 100.0, "BookValue": 90.0}],
+                "Transactions": [{"Id": "t1", "Date": "2026-01-02", "Type": "buy", "SecurityId": "s1", "Quantity": 2, "Fee": 1, "Amount": -91},
+                                 {"Id": "t2", "Date": "2026-01-03", "Type": "sell", "SecurityId": "missing", "Quantity": -1, "Fee": 0, "Amount": 45}]},
+                {"Id": "a2", "Positions": null, "Transactions": null}],
+            "Securities": [{"Id": "s1", "Symbol": "XYZ", "Name": "XYZ Corp", "Price": 50, "Date": "2026-11-20T21:00:00.0000000Z", "Aliases": ["XYZ.TO"]}],
+            "Value": 110.0, "Cash": 10.0
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn positions_join_their_account_and_security() {
+        let table = positions_table(&sample());
+        assert_eq!(table.rows, 1);
+        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ".into())])));
+        assert_eq!(table.column("account_number"), Some(&ColumnData::Text(vec![Some("123".into())])));
+        assert_eq!(table.column("price"), Some(&ColumnData::Float(vec![Some(50.0)])));
+    }
+
+    #[test]
+    fn transactions_keep_rows_whose_security_is_unknown() {
+        let table = investment_transactions_table(&sample());
+        assert_eq!(table.rows, 2);
+        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ".into()), None])));
+        assert_eq!(table.column("amount"), Some(&ColumnData::Float(vec![Some(-91.0), Some(45.0)])));
+        match table.column("date") {
+            Some(ColumnData::Date(days)) => assert_eq!(days[1].unwrap() - days[0].unwrap(), 1),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn null_lists_are_empty_accounts() {
+        let accounts = investment_accounts_table(&sample());
+        assert_eq!(accounts.rows, 2);
+        assert_eq!(accounts.column("account_id"), Some(&ColumnData::Text(vec![Some("a1".into()), Some("a2".into())])));
+        assert_eq!(positions_table(&sample()).rows, 1);
+        assert_eq!(securities_table(&sample()).column("aliases"), Some(&ColumnData::TextList(vec![Some(vec!["XYZ.TO".into()])])));
+    }
+}
