@@ -16,6 +16,28 @@ fn table(py: Python<'_>, table: Table) -> PyResult<Py<PyTable>> {
     Py::new(py, PyTable::new(table))
 }
 
+/// The bytes of a payload given as `bytes` or `str`.
+fn payload_bytes(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(text) = data.extract::<String>() {
+        return Ok(text.into_bytes());
+    }
+    data.extract::<Vec<u8>>()
+        .map_err(|_| pyo3::exceptions::PyTypeError::new_err("data must be the payload as bytes or str"))
+}
+
+/// Parses `bytes` as `operation`'s payload off the GIL, then builds its parts.
+fn parse_parts<T: serde::de::DeserializeOwned, P: From<Payload<T>> + Send>(
+    py: Python<'_>,
+    operation: &'static str,
+    bytes: Vec<u8>,
+) -> PyResult<P> {
+    py.detach(move || {
+        let data = crate::http::decode::<T>(operation, 200, &bytes)?;
+        Ok(P::from(Payload { data, raw: crate::data::Raw(bytes.into()) }))
+    })
+    .map_err(|e: crate::Error| super::errors::to_py(py, e, None))
+}
+
 /// Investments with its tables built (done before the GIL is taken).
 pub(crate) struct InvestmentsParts {
     payload: Payload<Investments>,
@@ -66,6 +88,13 @@ impl PyInvestments {
 
 #[pymethods]
 impl PyInvestments {
+    /// Reads an Investments payload from its JSON (``bytes`` or ``str``), e.g. a saved answer.
+    #[staticmethod]
+    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let parts: InvestmentsParts = parse_parts::<Investments, _>(py, "Investments", payload_bytes(data)?)?;
+        PyInvestments::new(py, parts)
+    }
+
     /// `Value`: the total value of the accounts.
     #[getter]
     fn value(&self) -> Option<f64> {
@@ -158,6 +187,20 @@ impl PyAttributes {
 
 #[pymethods]
 impl PyAttributes {
+    /// Reads an attributes payload from its JSON (``bytes`` or ``str``).
+    #[staticmethod]
+    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let bytes = payload_bytes(data)?;
+        let parsed = py.detach(move || {
+            let data = Attributes::parse(&bytes)?;
+            Ok::<_, String>(AttributesParts::from(Payload { data, raw: crate::data::Raw(bytes.into()) }))
+        });
+        let parts = parsed.map_err(|message| {
+            super::errors::to_py(py, crate::Error::Decode { operation: "Attributes".into(), status: 200, message, snippet: String::new() }, None)
+        })?;
+        PyAttributes::new(py, parts)
+    }
+
     /// One row per group and attribute.
     #[getter]
     fn values(&self, py: Python<'_>) -> Py<PyTable> {
@@ -253,6 +296,13 @@ impl PyAccounts {
 
 #[pymethods]
 impl PyAccounts {
+    /// Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON (``bytes`` or ``str``).
+    #[staticmethod]
+    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let parts: AccountsParts = parse_parts::<Accounts, _>(py, "GetAccountsDetail", payload_bytes(data)?)?;
+        PyAccounts::new(py, parts)
+    }
+
     /// One row per account.
     #[getter]
     fn accounts(&self, py: Python<'_>) -> Py<PyTable> {
