@@ -8,37 +8,7 @@ use pyo3::types::{PyDict, PyList};
 
 use super::blocking;
 use super::client::PyClient;
-use crate::sandbox::{users, Sandbox, SandboxConfig};
-
-#[allow(clippy::too_many_arguments)]
-fn config(
-    customer_id: Option<String>,
-    host: &str,
-    port: u16,
-    pending_polls: u32,
-    pending_seconds: f64,
-    slow_pending_polls: u32,
-    loading_polls: u32,
-    secret_key: Option<String>,
-    api_key: Option<String>,
-) -> PyResult<SandboxConfig> {
-    let mut config = SandboxConfig::default();
-    if let Some(customer_id) = customer_id {
-        config.customer_id = customer_id;
-    }
-    config.host = host.parse().map_err(|_| PyValueError::new_err(format!("host must be an IP address, not {host:?}")))?;
-    if !(pending_seconds.is_finite() && pending_seconds >= 0.0) {
-        return Err(PyValueError::new_err("pending_seconds must be a number of seconds >= 0"));
-    }
-    config.port = port;
-    config.pending_polls = pending_polls;
-    config.pending_seconds = pending_seconds;
-    config.slow_pending_polls = slow_pending_polls;
-    config.loading_polls = loading_polls;
-    config.secret_key = secret_key;
-    config.api_key = api_key;
-    Ok(config)
-}
+use crate::sandbox::{attribute_catalogue, attribute_packages, users, Sandbox, SandboxConfig};
 
 /// The embedded sandbox: a real HTTP server on loopback that speaks the same API, with the
 /// public test users and one user per challenge flow (see ``users``).
@@ -66,7 +36,8 @@ impl PySandbox {
 impl PySandbox {
     #[new]
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
-                        slow_pending_polls=5, loading_polls=0, secret_key=None, api_key=None))]
+                        slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
+                        banking_transactions=None, tier2=false, secret_key=None, api_key=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         customer_id: Option<String>,
@@ -76,13 +47,33 @@ impl PySandbox {
         pending_seconds: f64,
         slow_pending_polls: u32,
         loading_polls: u32,
+        seed: u64,
+        investment_transactions: Option<usize>,
+        banking_transactions: Option<usize>,
+        tier2: bool,
         secret_key: Option<String>,
         api_key: Option<String>,
     ) -> PyResult<Self> {
-        let config = config(
-            customer_id, host, port, pending_polls, pending_seconds, slow_pending_polls, loading_polls,
-            secret_key.clone(), api_key.clone(),
-        )?;
+        if !(pending_seconds.is_finite() && pending_seconds >= 0.0) {
+            return Err(PyValueError::new_err("pending_seconds must be a number of seconds >= 0"));
+        }
+        let defaults = SandboxConfig::default();
+        let config = SandboxConfig {
+            customer_id: customer_id.unwrap_or(defaults.customer_id),
+            host: host.parse().map_err(|_| PyValueError::new_err(format!("host must be an IP address, not {host:?}")))?,
+            port,
+            pending_polls,
+            pending_seconds,
+            slow_pending_polls,
+            loading_polls,
+            seed,
+            investment_transactions,
+            banking_transactions,
+            tier2,
+            secret_key: secret_key.clone(),
+            api_key: api_key.clone(),
+            ..defaults
+        };
         let server = Sandbox::start(config).map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
         Ok(PySandbox {
             url: server.url(),
@@ -109,6 +100,29 @@ impl PySandbox {
     #[getter]
     fn users<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         users_list(py)
+    }
+
+    /// The attributes the sandbox computes: dicts with ``name`` and ``description``.
+    #[staticmethod]
+    fn attribute_catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for (name, description) in attribute_catalogue() {
+            let item = PyDict::new(py);
+            item.set_item("name", name)?;
+            item.set_item("description", description)?;
+            list.append(item)?;
+        }
+        Ok(list)
+    }
+
+    /// The use-case operations and the attribute names each returns.
+    #[staticmethod]
+    fn attribute_packages<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let packages = PyDict::new(py);
+        for (operation, names) in attribute_packages() {
+            packages.set_item(operation, names)?;
+        }
+        Ok(packages)
     }
 
     /// How many HTTP requests the sandbox has received.
@@ -186,31 +200,20 @@ fn users_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
-/// Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``).
+/// Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);
+/// ``options`` are Sandbox's keyword arguments.
 #[pyfunction]
-#[pyo3(signature = (port, host="127.0.0.1", *, customer_id=None, pending_polls=1, pending_seconds=0.0,
-                    slow_pending_polls=5, loading_polls=0, secret_key=None, api_key=None))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn serve_sandbox(
-    py: Python<'_>,
-    port: u16,
-    host: &str,
-    customer_id: Option<String>,
-    pending_polls: u32,
-    pending_seconds: f64,
-    slow_pending_polls: u32,
-    loading_polls: u32,
-    secret_key: Option<String>,
-    api_key: Option<String>,
-) -> PyResult<()> {
-    let config = config(
-        customer_id, host, port, pending_polls, pending_seconds, slow_pending_polls, loading_polls, secret_key, api_key,
-    )?;
-    let server = Sandbox::start(config).map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
-    println!("bankfeed sandbox on {} (customer id {})", server.url(), server.customer_id());
-    // Wait until Ctrl-C: the server runs on its own thread; this only waits for a signal.
-    let waited: Result<(), crate::Error> = blocking::run_plain(py, std::future::pending())?;
-    let _ = waited;
-    server.stop();
-    Ok(())
+#[pyo3(signature = (port, host="127.0.0.1", **options))]
+pub(crate) fn serve_sandbox(py: Python<'_>, port: u16, host: &str, options: Option<Bound<'_, PyDict>>) -> PyResult<()> {
+    let kwargs = options.unwrap_or_else(|| PyDict::new(py));
+    kwargs.set_item("port", port)?;
+    kwargs.set_item("host", host)?;
+    let sandbox = py.get_type::<PySandbox>().call((), Some(&kwargs))?.cast_into::<PySandbox>()?;
+    let sandbox = sandbox.get();
+    println!("bankfeed sandbox on {} (customer id {})", sandbox.url, sandbox.customer_id);
+    // The server runs on its own thread; this only waits for Ctrl-C, which ends the wait with
+    // KeyboardInterrupt after the server is closed.
+    let waited: PyResult<Result<(), crate::Error>> = blocking::run_plain(py, std::future::pending());
+    sandbox.close(py);
+    waited.map(|_| ())
 }
