@@ -71,7 +71,7 @@ impl Table {
 mod tests {
     use super::*;
     use crate::tables::Column;
-    use arrow_array::ffi_stream::ArrowArrayStreamReader;
+    use arrow_array::ffi_stream::RecordBatchStreamReader;
     use arrow_array::Array;
 
     fn sample() -> Table {
@@ -92,7 +92,7 @@ mod tests {
     fn a_table_round_trips_through_the_c_stream() {
         let table = sample();
         let stream = table.to_c_stream().unwrap();
-        let reader = ArrowArrayStreamReader::try_new(stream).unwrap();
+        let reader = RecordBatchStreamReader::try_new(stream).unwrap();
         let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
         assert_eq!(batches.len(), 1);
         let batch = &batches[0];

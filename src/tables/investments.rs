@@ -30,26 +30,31 @@ pub fn investment_accounts_table(investments: &Investments) -> Table {
     )
 }
 
-struct PositionRow<'a> {
+/// An item of an account (a position or a transaction) with its account and its security.
+struct Joined<'a, T> {
     account: &'a InvestmentAccount,
-    position: &'a Position,
+    item: &'a T,
     security: Option<&'a Security>,
 }
 
-pub fn positions_table(investments: &Investments) -> Table {
+/// Every item of every account, in order, joined to its account and to its security by Id. An
+/// item whose security is not listed keeps its row, with no security.
+fn joined<'a, T>(
+    investments: &'a Investments,
+    items: fn(&InvestmentAccount) -> &[T],
+    security_id: fn(&T) -> Option<&str>,
+) -> Vec<Joined<'a, T>> {
     let securities = securities_by_id(investments);
-    let rows: Vec<PositionRow> = investments
+    investments
         .accounts
         .iter()
-        .flat_map(|account| {
-            let securities = &securities;
-            account.positions.iter().map(move |position| PositionRow {
-                account,
-                position,
-                security: position.security_id.as_deref().and_then(|id| securities.get(id).copied()),
-            })
-        })
-        .collect();
+        .flat_map(|account| items(account).iter().map(move |item| (account, item)))
+        .map(|(account, item)| Joined { account, item, security: security_id(item).and_then(|id| securities.get(id).copied()) })
+        .collect()
+}
+
+pub fn positions_table(investments: &Investments) -> Table {
+    let rows = joined(investments, |a| &a.positions, |p: &Position| p.security_id.as_deref());
     build(
         &rows,
         &[
@@ -57,44 +62,26 @@ pub fn positions_table(investments: &Investments) -> Table {
             ("account_number", Read::Text(|r| r.account.account_id.as_deref())),
             ("account_name", Read::Text(|r| r.account.name.as_deref())),
             ("account_type", Read::Text(|r| r.account.kind.as_deref())),
-            ("position_id", Read::Text(|r| r.position.id.as_deref())),
-            ("security_id", Read::Text(|r| r.position.security_id.as_deref())),
+            ("position_id", Read::Text(|r| r.item.id.as_deref())),
+            ("security_id", Read::Text(|r| r.item.security_id.as_deref())),
             ("symbol", Read::Text(|r| r.security.and_then(|s| s.symbol.as_deref()))),
             ("security_name", Read::Text(|r| r.security.and_then(|s| s.name.as_deref()))),
-            ("category", Read::Text(|r| r.position.category.as_deref())),
-            ("class", Read::Text(|r| r.position.class.as_deref())),
-            ("quantity", Read::Float(|r| r.position.quantity)),
+            ("category", Read::Text(|r| r.item.category.as_deref())),
+            ("class", Read::Text(|r| r.item.class.as_deref())),
+            ("quantity", Read::Float(|r| r.item.quantity)),
             ("price", Read::Float(|r| r.security.and_then(|s| s.price))),
-            ("book_value", Read::Float(|r| r.position.book_value)),
-            ("market_value", Read::Float(|r| r.position.market_value)),
-            ("gain_amount", Read::Float(|r| r.position.gain_amount)),
-            ("gain_currency_amount", Read::Float(|r| r.position.gain_currency_amount)),
-            ("gain_percent", Read::Float(|r| r.position.gain_percent)),
-            ("currency", Read::Text(|r| r.position.currency.as_deref())),
+            ("book_value", Read::Float(|r| r.item.book_value)),
+            ("market_value", Read::Float(|r| r.item.market_value)),
+            ("gain_amount", Read::Float(|r| r.item.gain_amount)),
+            ("gain_currency_amount", Read::Float(|r| r.item.gain_currency_amount)),
+            ("gain_percent", Read::Float(|r| r.item.gain_percent)),
+            ("currency", Read::Text(|r| r.item.currency.as_deref())),
         ],
     )
 }
 
-struct TransactionRow<'a> {
-    account: &'a InvestmentAccount,
-    transaction: &'a InvestmentTransaction,
-    security: Option<&'a Security>,
-}
-
 pub fn investment_transactions_table(investments: &Investments) -> Table {
-    let securities = securities_by_id(investments);
-    let rows: Vec<TransactionRow> = investments
-        .accounts
-        .iter()
-        .flat_map(|account| {
-            let securities = &securities;
-            account.transactions.iter().map(move |transaction| TransactionRow {
-                account,
-                transaction,
-                security: transaction.security_id.as_deref().and_then(|id| securities.get(id).copied()),
-            })
-        })
-        .collect();
+    let rows = joined(investments, |a| &a.transactions, |t: &InvestmentTransaction| t.security_id.as_deref());
     build(
         &rows,
         &[
@@ -103,16 +90,16 @@ pub fn investment_transactions_table(investments: &Investments) -> Table {
             ("account_name", Read::Text(|r| r.account.name.as_deref())),
             ("account_type", Read::Text(|r| r.account.kind.as_deref())),
             ("account_currency", Read::Text(|r| r.account.currency.as_deref())),
-            ("transaction_id", Read::Text(|r| r.transaction.id.as_deref())),
-            ("date", Read::Date(|r| r.transaction.date.as_deref())),
-            ("type", Read::Text(|r| r.transaction.kind.as_deref())),
-            ("description", Read::Text(|r| r.transaction.description.as_deref())),
-            ("security_id", Read::Text(|r| r.transaction.security_id.as_deref())),
+            ("transaction_id", Read::Text(|r| r.item.id.as_deref())),
+            ("date", Read::Date(|r| r.item.date.as_deref())),
+            ("type", Read::Text(|r| r.item.kind.as_deref())),
+            ("description", Read::Text(|r| r.item.description.as_deref())),
+            ("security_id", Read::Text(|r| r.item.security_id.as_deref())),
             ("symbol", Read::Text(|r| r.security.and_then(|s| s.symbol.as_deref()))),
             ("security_name", Read::Text(|r| r.security.and_then(|s| s.name.as_deref()))),
-            ("quantity", Read::Float(|r| r.transaction.quantity)),
-            ("fee", Read::Float(|r| r.transaction.fee)),
-            ("amount", Read::Float(|r| r.transaction.amount)),
+            ("quantity", Read::Float(|r| r.item.quantity)),
+            ("fee", Read::Float(|r| r.item.fee)),
+            ("amount", Read::Float(|r| r.item.amount)),
         ],
     )
 }
