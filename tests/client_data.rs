@@ -1,0 +1,138 @@
+//! The Rust client's data operations against the sandbox: polling on Async links, the attributes
+//! preparation sequence, tables against the payloads, and DeleteCard.
+
+use bankfeed::authorize::Credentials;
+use bankfeed::config::ClientOptions;
+use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
+use bankfeed::data::requests::{AccountsDetailOptions, StatementsOptions};
+use bankfeed::error::ApiErrorKind;
+use bankfeed::sandbox::{Sandbox, SandboxConfig};
+use bankfeed::tables::{self, ColumnData};
+use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Session};
+
+fn start(config: SandboxConfig) -> (Sandbox, Client) {
+    let sandbox = Sandbox::start(config).unwrap();
+    let options = ClientOptions {
+        base_url: Some(sandbox.url()),
+        customer_id: Some(sandbox.customer_id().to_owned()),
+        poll_interval: Some(0.01),
+        poll_timeout: Some(10.0),
+        ..ClientOptions::default()
+    };
+    (sandbox, Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap())
+}
+
+async fn saved_session(client: &Client) -> Session {
+    let mut credentials = Credentials::new("FlinksCapital", "greatday_nomfa", "Everyday".into());
+    credentials.save = true;
+    let mut no_challenge = |c: &Challenge| -> Result<Answers, Error> { Err(Error::ChallengeRequired(Box::new(c.clone()))) };
+    client.login(credentials, &mut no_challenge).await.unwrap()
+}
+
+fn floats(table: &tables::Table, name: &str) -> Vec<f64> {
+    match table.column(name) {
+        Some(ColumnData::Float(values)) => values.iter().map(|v| v.unwrap_or(0.0)).collect(),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn account_detail_is_polled_on_its_async_link() {
+    let (sandbox, client) = start(SandboxConfig { pending_polls: 2, ..SandboxConfig::default() });
+    let session = saved_session(&client).await;
+    let options = AccountsDetailOptions { with_transactions: Some(true), days: Some("Days365".into()), ..Default::default() };
+    let detail = client.accounts_detail(&session, &options).await.unwrap();
+    let paths: Vec<String> = sandbox.requests().iter().map(|r| format!("{} {} {}", r.method, r.path, r.status)).collect();
+    let polled = paths.iter().filter(|p| p.contains("GetAccountsDetail")).cloned().collect::<Vec<_>>();
+    assert!(polled[0].starts_with("POST ") && polled[0].ends_with(" 202"), "{polled:?}");
+    assert!(polled[1..].iter().all(|p| p.starts_with("GET ") && p.contains(&format!("GetAccountsDetailAsync/{}", session.request_id))), "{polled:?}");
+    assert!(polled.last().unwrap().ends_with(" 200"));
+    // The transactions table has one row per transaction of the payload, debits summing alike.
+    let table = tables::bank_transactions_table(&detail.data);
+    let count: usize = detail.data.accounts.iter().map(|a| a.transactions.len()).sum();
+    assert_eq!(table.rows, count);
+    assert!(count > 100, "365 days of activity");
+    let debits: f64 = detail.data.accounts.iter().flat_map(|a| &a.transactions).filter_map(|t| t.debit).sum();
+    assert!((floats(&table, "debit").iter().sum::<f64>() - debits).abs() < 1e-6);
+}
+
+#[tokio::test]
+async fn investments_tables_match_the_payload() {
+    let (_sandbox, client) = start(SandboxConfig { investment_transactions: Some(500), ..SandboxConfig::default() });
+    let session = saved_session(&client).await;
+    let investments = client.investments(&session).await.unwrap();
+    let data = &investments.data;
+    let transactions = tables::investment_transactions_table(data);
+    assert_eq!(transactions.rows, 500);
+    let amounts: f64 = data.accounts.iter().flat_map(|a| &a.transactions).filter_map(|t| t.amount).sum();
+    assert!((floats(&transactions, "amount").iter().sum::<f64>() - amounts).abs() < 1e-6);
+    let positions = tables::positions_table(data);
+    let symbols = match positions.column("symbol") {
+        Some(ColumnData::Text(values)) => values.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(symbols.iter().all(Option::is_some), "every position's security is listed");
+}
+
+#[tokio::test]
+async fn attributes_run_the_preparation_sequence() {
+    let (sandbox, client) = start(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() });
+    let session = saved_session(&client).await;
+    let login_id = session.login_id.clone().unwrap();
+    let attributes = client.attributes_for_login(&login_id, &AttributesQuery::Package(Package::Income)).await.unwrap();
+    let names: Vec<&str> = attributes.data.groups[0].values.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(names.contains(&"sum_employer_income"), "{names:?}");
+    // Order: cached Authorize, account detail to 200, then the attributes call.
+    let log: Vec<String> = sandbox.requests().iter().map(|r| r.path.clone()).collect();
+    let authorize = log.iter().rposition(|p| p.ends_with("/Authorize")).unwrap();
+    let detail = log.iter().position(|p| p.contains("GetAccountsDetail")).unwrap();
+    let insight = log.iter().position(|p| p.contains("/insight/")).unwrap();
+    assert!(authorize < detail && detail < insight, "{log:?}");
+}
+
+#[tokio::test]
+async fn unknown_attributes_and_tier_limits_are_service_errors() {
+    let (_sandbox, client) = start(SandboxConfig::default());
+    let session = saved_session(&client).await;
+    let custom = CustomAttributes { attributes: vec![("Card".into(), vec!["count_unicorns".into()])], ..Default::default() };
+    match client.attributes(&session, &AttributesQuery::Custom(custom)).await {
+        Err(Error::Api(api)) => {
+            assert_eq!(api.code.as_deref(), Some("INVALID_REQUEST"));
+            assert!(api.message.unwrap_or_default().contains("count_unicorns"));
+        }
+        other => panic!("{other:?}"),
+    }
+    match client.attributes(&session, &AttributesQuery::Package(Package::All)).await {
+        Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::Unauthorized),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn statements_are_pdfs() {
+    let (_sandbox, client) = start(SandboxConfig::default());
+    let session = saved_session(&client).await;
+    let options = StatementsOptions { number_of_statements: Some("Months3".into()), ..Default::default() };
+    let statements = client.statements(&session, &options).await.unwrap();
+    let table = tables::statements_table(&statements.data);
+    assert!(table.rows >= 3);
+    use base64::Engine;
+    for account in &statements.data.statements_by_account {
+        for statement in &account.statements {
+            let pdf = base64::engine::general_purpose::STANDARD.decode(statement.base64_bytes.as_deref().unwrap()).unwrap();
+            assert!(pdf.starts_with(b"%PDF-"));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_deleted_login_cannot_be_read_again() {
+    let (_sandbox, client) = start(SandboxConfig::default());
+    let session = saved_session(&client).await;
+    let login_id = session.login_id.unwrap();
+    client.delete_login(&login_id).await.unwrap();
+    match client.authorize_cached(&login_id).await {
+        Err(Error::Api(api)) => assert_eq!(api.code.as_deref(), Some("INVALID_LOGIN")),
+        other => panic!("{other:?}"),
+    }
+}
