@@ -231,9 +231,10 @@ async fn the_challenge_loop_is_bounded() {
 async fn investments_are_polled_to_200() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 3, ..SandboxConfig::default() });
     let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
-    let raw = client.investments(&session).await.unwrap();
-    let value = raw.to_value().unwrap();
-    assert!(value["Accounts"].as_array().is_some_and(|a| !a.is_empty()));
+    let investments = client.investments(&session).await.unwrap();
+    assert!(!investments.data.accounts.is_empty());
+    assert_eq!(investments.data.request_id.as_deref(), Some(session.request_id.as_str()));
+    let value = investments.raw.to_value().unwrap();
     assert_eq!(value["RequestId"], session.request_id.as_str());
     let polls = sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).count();
     assert_eq!(polls, 4);

@@ -72,6 +72,35 @@ impl Body {
         }
     }
 
+    /// An array of strings; absent, null and empty are all None (no restriction).
+    pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ApiError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(value) => string_list(key, value),
+        }
+    }
+
+    /// One of `allowed` (compared case-insensitively, returned as spelled in `allowed`).
+    pub fn choice(
+        &self,
+        key: &str,
+        allowed: &[&'static str],
+    ) -> Result<Option<&'static str>, ApiError> {
+        let Some(text) = self.string(key)? else {
+            return Ok(None);
+        };
+        allowed
+            .iter()
+            .find(|choice| choice.eq_ignore_ascii_case(text.trim()))
+            .map(|choice| Some(*choice))
+            .ok_or_else(|| {
+                ApiError::invalid_request(format!(
+                    "{key} must be one of {}, not {text:?}",
+                    allowed.join(", ")
+                ))
+            })
+    }
+
     /// `SecurityResponses`: prompt → array of strings, in the order sent.
     pub fn security_responses(&self) -> Result<Option<Responses<'_>>, ApiError> {
         const KEY: &str = "SecurityResponses";
@@ -98,4 +127,27 @@ impl Body {
         }
         Ok(Some(responses))
     }
+}
+
+/// `value` as an array of strings; an empty array is None (no restriction).
+pub(crate) fn string_list(key: &str, value: &Value) -> Result<Option<Vec<String>>, ApiError> {
+    let not_strings = || ApiError::invalid_request(format!("{key} must be an array of strings"));
+    let items = value.as_array().ok_or_else(not_strings)?;
+    let strings = items
+        .iter()
+        .map(|item| item.as_str().map(str::to_owned))
+        .collect::<Option<Vec<String>>>()
+        .ok_or_else(not_strings)?;
+    Ok((!strings.is_empty()).then_some(strings))
+}
+
+/// The value of `key` in a nested object, matched the way [`Body::get`] matches.
+pub(crate) fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    map.get(key)
+        .or_else(|| {
+            map.iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(key))
+                .map(|(_, value)| value)
+        })
+        .filter(|value| !value.is_null())
 }

@@ -11,15 +11,23 @@
 //! sandbox.stop();
 //! ```
 
+mod accounts;
+mod attributes;
 mod authorize;
 mod body;
+mod catalogue;
 mod challenge;
+mod delete;
+mod generator;
 mod images;
 mod investments;
 mod keys;
+mod operation;
+mod pdf;
 mod reply;
 mod routes;
 mod state;
+mod statements;
 mod users;
 
 use std::future::{Future, IntoFuture};
@@ -30,6 +38,7 @@ use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
 
+pub use catalogue::{attribute_catalogue, attribute_packages};
 use state::Shared;
 pub use users::{users, SandboxUser};
 
@@ -65,6 +74,17 @@ pub struct SandboxConfig {
     pub api_key: Option<String>,
     /// A RequestId dies after this long without activity (`SESSION_EXPIRED`).
     pub session_ttl: Duration,
+    /// Seeds LoginIds and all generated data: the same seed and username give the same LoginId,
+    /// and the same LoginId the same accounts, in every sandbox.
+    pub seed: u64,
+    /// Investment trades over all of a login's investment accounts: None for about 60, Some(n)
+    /// for exactly n (Some(0): accounts without positions or trades).
+    pub investment_transactions: Option<usize>,
+    /// Banking transactions over all of a login's accounts: None for a natural year of
+    /// activity, Some(n) for exactly n (a sample of that year, or it plus card purchases).
+    pub banking_transactions: Option<usize>,
+    /// Whether the customer has a Tier 2 package, which `GetAllAttributes` needs.
+    pub tier2: bool,
 }
 
 impl Default for SandboxConfig {
@@ -80,6 +100,10 @@ impl Default for SandboxConfig {
             secret_key: None,
             api_key: None,
             session_ttl: Duration::from_secs(8 * 60),
+            seed: 0,
+            investment_transactions: None,
+            banking_transactions: None,
+            tier2: false,
         }
     }
 }

@@ -101,6 +101,40 @@ pub(crate) fn pending(code: &str, request_id: &str) -> Response {
     json(StatusCode::ACCEPTED, &body)
 }
 
+#[derive(Serialize)]
+struct AsyncLink<'a> {
+    rel: &'a str,
+    href: String,
+    example: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct AsyncPendingBody<'a> {
+    flinks_code: &'a str,
+    links: [AsyncLink<'a>; 1],
+    http_status_code: u16,
+    message: &'a str,
+    request_id: &'a str,
+}
+
+/// 202 for a banking operation: the body names its `...Async` endpoint, which the real service
+/// is polled on (service-notes.md), e.g. `rel` `GetAccountsDetailAsync`.
+pub(crate) fn pending_async(code: &str, request_id: &str, rel: &str) -> Response {
+    let body = AsyncPendingBody {
+        flinks_code: code,
+        links: [AsyncLink {
+            rel,
+            href: format!("/{rel}"),
+            example: format!("/{rel}/{request_id}"),
+        }],
+        http_status_code: 202,
+        message: "Your operation is still processing",
+        request_id,
+    };
+    json(StatusCode::ACCEPTED, &body)
+}
+
 /// An element of `Links`.
 #[derive(Serialize)]
 pub(crate) struct Link {

@@ -6,12 +6,15 @@ use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{delete, get, post};
 use axum::Router;
 
 use super::reply::ApiError;
 use super::state::Shared;
-use super::{authorize, investments, keys, RecordedRequest};
+use super::{
+    accounts, attributes, authorize, delete as delete_card, investments, keys, statements,
+    RecordedRequest,
+};
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     // Every operation lives under /v3/{customerId}/; new ones are added here and get the
@@ -24,6 +27,42 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route(
             "/v3/{customer_id}/BankingServices/Authorize",
             post(authorize::authorize),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/GetAccountsDetail",
+            post(accounts::detail),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/GetAccountsDetailAsync/{request_id}",
+            get(accounts::detail_async),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/GetAccountsSummary",
+            post(accounts::summary),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/GetAccountsSummaryAsync/{request_id}",
+            get(accounts::summary_async),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/GetStatements",
+            post(statements::statements),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/GetStatementsAsync/{request_id}",
+            get(statements::statements_async),
+        )
+        .route(
+            "/v3/{customer_id}/BankingServices/DeleteCard/{login_id}",
+            delete(delete_card::delete_card),
+        )
+        .route(
+            "/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}",
+            post(attributes::custom),
+        )
+        .route(
+            "/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}/{operation}",
+            get(attributes::use_case),
         )
         .route(
             "/v3/{customer_id}/Investments",

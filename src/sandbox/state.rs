@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use axum::body::Bytes;
+
 use super::challenge::Round;
+use super::generator::{login_id_for, DataCache};
 use super::reply::{self, ApiError};
 use super::users::Scenario;
 use super::{RecordedRequest, SandboxConfig};
@@ -25,15 +28,21 @@ pub(crate) struct Shared {
     inner: Mutex<Inner>,
     count: AtomicU64,
     log: Mutex<VecDeque<RecordedRequest>>,
+    /// Outside `inner`, so generating a large data set does not hold up unrelated sessions.
+    pub data: DataCache,
 }
 
 impl Shared {
     pub fn new(config: SandboxConfig) -> Shared {
         Shared {
+            inner: Mutex::new(Inner {
+                seed: config.seed,
+                ..Inner::default()
+            }),
             config,
-            inner: Mutex::new(Inner::default()),
             count: AtomicU64::new(0),
             log: Mutex::new(VecDeque::new()),
+            data: DataCache::default(),
         }
     }
 
@@ -78,7 +87,8 @@ impl Shared {
 pub(crate) struct Inner {
     sessions: HashMap<String, Session>,
     logins: HashMap<String, Login>,
-    login_of_user: HashMap<&'static str, String>,
+    /// LoginIds are derived from it (see `login_id_for`).
+    seed: u64,
     tokens: HashSet<String>,
     sweep_at: usize,
 }
@@ -103,6 +113,10 @@ pub(crate) struct Session {
     last_seen: Instant,
     /// Per data operation: how far its simulated processing has come.
     pending: HashMap<&'static str, Pending>,
+    /// Per banking operation: the body of its last POST, which its `...Async` GET answers to.
+    remembered: HashMap<&'static str, Bytes>,
+    /// Whether account detail has answered 200 for this RequestId: attributes wait for it.
+    pub detail_ready: bool,
 }
 
 pub(crate) enum Stage {
@@ -120,18 +134,16 @@ struct Pending {
     first: Instant,
 }
 
-/// The same LoginId for every login of a user within one sandbox, as the real service keeps one
-/// connection per institution account. Once saved, a connection stays saved.
+/// The same LoginId for every login of a user, as the real service keeps one connection per
+/// institution account; derived rather than drawn, so it survives a restart of the sandbox
+/// and a deletion. Once saved, a connection stays saved.
 fn issue_login(
     logins: &mut HashMap<String, Login>,
-    login_of_user: &mut HashMap<&'static str, String>,
+    seed: u64,
     user: &'static Scenario,
     save: bool,
 ) -> String {
-    let login_id = login_of_user
-        .entry(user.username)
-        .or_insert_with(|| uuid::Uuid::new_v4().to_string())
-        .clone();
+    let login_id = login_id_for(seed, user.username);
     let login = logins
         .entry(login_id.clone())
         .or_insert(Login { user, saved: false });
@@ -160,6 +172,8 @@ impl Session {
             stage: Stage::Open,
             last_seen: Instant::now(),
             pending: HashMap::new(),
+            remembered: HashMap::new(),
+            detail_ready: false,
         }
     }
 
@@ -167,15 +181,17 @@ impl Session {
         matches!(self.stage, Stage::Open)
     }
 
-    /// Answers 202 while the data of `op` is still "processing" for this session, else
-    /// `ready()`. Every data operation goes through here, so the pending knobs apply to all.
-    pub fn pending_or(
+    /// The answer while the data of `op` is still "processing" for this session (a 400 while
+    /// loading, then 202s naming `async_rel`'s link when given), or None once it is done. Every
+    /// data operation goes through here, so the pending knobs apply to all; handlers build the
+    /// 200 after letting go of the lock.
+    pub fn pending(
         &mut self,
         op: &'static str,
         config: &SandboxConfig,
         request_id: &str,
-        ready: impl FnOnce(&Session) -> Response,
-    ) -> Response {
+        async_rel: Option<&'static str>,
+    ) -> Option<Response> {
         let (polls, code) = match self.user.slow_pending {
             Some(code) => (config.slow_pending_polls, code),
             None => (config.pending_polls, reply::OPERATION_PENDING),
@@ -189,19 +205,32 @@ impl Session {
         if pending.loading_calls < config.loading_polls {
             pending.loading_calls += 1;
             pending.first = now;
-            return ApiError::bad_request(
-                reply::SESSION_LOADING,
-                "The session is still loading; retry once loading ends",
-            )
-            .with_request_id(request_id)
-            .into_response();
+            return Some(
+                ApiError::bad_request(
+                    reply::SESSION_LOADING,
+                    "The session is still loading; retry once loading ends",
+                )
+                .with_request_id(request_id)
+                .into_response(),
+            );
         }
         let waited = now.duration_since(pending.first).as_secs_f64();
         if pending.calls < polls || waited < config.pending_seconds {
             pending.calls = pending.calls.saturating_add(1);
-            return reply::pending(code, request_id);
+            return Some(match async_rel {
+                Some(rel) => reply::pending_async(code, request_id, rel),
+                None => reply::pending(code, request_id),
+            });
         }
-        ready(self)
+        None
+    }
+
+    pub fn remember(&mut self, op: &'static str, body: Bytes) {
+        self.remembered.insert(op, body);
+    }
+
+    pub fn remembered(&self, op: &'static str) -> Option<Bytes> {
+        self.remembered.get(op).cloned()
     }
 }
 
@@ -245,17 +274,7 @@ impl Inner {
         login_id: &str,
         ttl: Duration,
     ) -> Result<&mut Session, ApiError> {
-        let session = match self.session(request_id, ttl) {
-            Ok(session) => session,
-            Err(missing) => return Err(missing_session(missing, request_id)),
-        };
-        if !session.is_open() {
-            return Err(ApiError::bad_request(
-                "SESSION_NONEXISTENT",
-                "The session is not authorized yet: answer its security challenges first",
-            )
-            .with_request_id(request_id));
-        }
+        let session = self.open_session(request_id, ttl)?;
         let owner = session.login_id.as_deref().unwrap_or_default();
         if !owner.eq_ignore_ascii_case(login_id.trim()) {
             return Err(ApiError::bad_request(
@@ -267,17 +286,43 @@ impl Inner {
         Ok(session)
     }
 
+    /// The open session of `request_id`, for operations that name no LoginId.
+    pub fn open_session(
+        &mut self,
+        request_id: &str,
+        ttl: Duration,
+    ) -> Result<&mut Session, ApiError> {
+        let session = match self.session(request_id, ttl) {
+            Ok(session) => session,
+            Err(missing) => return Err(missing_session(missing, request_id)),
+        };
+        if !session.is_open() {
+            return Err(ApiError::bad_request(
+                "SESSION_NONEXISTENT",
+                "The session is not authorized yet: answer its security challenges first",
+            )
+            .with_request_id(request_id));
+        }
+        Ok(session)
+    }
+
+    /// Forgets a connection and every session opened on it; false when the LoginId is unknown.
+    pub fn delete_login(&mut self, login_id: &str) -> bool {
+        let login_id = normalize_id(login_id);
+        if self.logins.remove(&login_id).is_none() {
+            return false;
+        }
+        self.sessions
+            .retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
+        true
+    }
+
     /// Marks the session open, issuing its LoginId (and saving the connection, if asked) when it
     /// was opened with credentials.
     pub fn open(&mut self, request_id: &str) -> Option<&Session> {
         let session = self.sessions.get_mut(&normalize_id(request_id))?;
         if session.login_id.is_none() {
-            let login_id = issue_login(
-                &mut self.logins,
-                &mut self.login_of_user,
-                session.user,
-                session.save,
-            );
+            let login_id = issue_login(&mut self.logins, self.seed, session.user, session.save);
             session.login_id = Some(login_id);
         }
         session.stage = Stage::Open;

@@ -1,0 +1,383 @@
+//! `GetAccountsDetail` and `GetAccountsSummary` (POST, and their `...Async/{requestId}` GETs):
+//! the generated banking accounts of the session's login.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::{Serialize, Serializer};
+
+use super::body::Body;
+use super::generator::{
+    dash_date, BankAccount, BankTransaction, Banking, Cents, Description, Guid,
+};
+use super::operation::{Operation, Step};
+use super::reply::{self, ApiError, Link, LoginBody};
+use super::state::{Session, Shared};
+use super::users::{INSTITUTION, INSTITUTION_ID};
+
+pub(crate) const DETAIL: Operation = Operation {
+    name: "GetAccountsDetail",
+    async_rel: "GetAccountsDetailAsync",
+};
+
+const SUMMARY: Operation = Operation {
+    name: "GetAccountsSummary",
+    async_rel: "GetAccountsSummaryAsync",
+};
+
+/// The statement counts `NumberOfBankingStatements` and `NumberOfStatements` take.
+pub(crate) const STATEMENT_COUNTS: [&str; 3] = ["MostRecent", "Months3", "Months12"];
+
+/// What a GetAccountsDetail request asks for.
+struct DetailOptions {
+    identity: bool,
+    transactions: bool,
+    /// The newest day offset not included: 90 for `Days90`, 365 for `Days365`.
+    days: u16,
+    filter: Option<Vec<String>>,
+}
+
+fn detail_options(body: &Body) -> Result<DetailOptions, ApiError> {
+    body.flag("WithKYC")?;
+    body.flag("WithDetailsAndBankingStatements")?;
+    body.choice("NumberOfBankingStatements", &STATEMENT_COUNTS)?;
+    let days = match body.choice("DaysOfTransactions", &["Days90", "Days365"])? {
+        Some("Days365") => 365,
+        _ => 90,
+    };
+    Ok(DetailOptions {
+        identity: body.flag("WithAccountIdentity")?.unwrap_or(false),
+        transactions: body.flag("WithTransactions")?.unwrap_or(true),
+        days,
+        filter: body.strings("AccountsFilter")?,
+    })
+}
+
+pub(crate) async fn detail(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let step = DETAIL.start(&shared, &headers, bytes, detail_options, mark_detail)?;
+    Ok(answer_detail(&shared, step))
+}
+
+pub(crate) async fn detail_async(
+    State(shared): State<Arc<Shared>>,
+    Path((_, request_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let step = DETAIL.resume(&shared, &headers, &request_id, detail_options, mark_detail)?;
+    Ok(answer_detail(&shared, step))
+}
+
+/// Attributes are computed from account detail, so they wait until it has been delivered.
+fn mark_detail(session: &mut Session) {
+    session.detail_ready = true;
+}
+
+fn answer_detail(shared: &Shared, step: Step<DetailOptions>) -> Response {
+    let (ready, options) = match step {
+        Step::Wait(response) => return response,
+        Step::Go(ready, options) => (ready, options),
+    };
+    let banking = shared.data.banking(&shared.config, &ready.login_id);
+    let accounts = selected(&banking, options.filter.as_deref())
+        .map(|account| DetailAccount {
+            transactions: options.transactions.then_some(Transactions {
+                list: &account.transactions,
+                days: options.days,
+            }),
+            transit_number: &account.transit_number,
+            institution_number: account.institution_number,
+            overdraft_limit: account.overdraft_limit,
+            title: account.title,
+            account_number: &account.account_number,
+            last_four_digits: account.last_four_digits(),
+            balance: balance(account),
+            category: account.category,
+            kind: account.kind,
+            currency: "CAD",
+            holder: options.identity.then(|| holder(&banking)),
+            account_type: "Personal",
+            id: account.id,
+        })
+        .collect();
+    let body = DetailBody {
+        http_status_code: 200,
+        accounts,
+        institution_name: INSTITUTION,
+        institution_id: INSTITUTION_ID,
+        institution: INSTITUTION,
+        login: ready.login(),
+        request_id: &ready.request_id,
+    };
+    reply::json(StatusCode::OK, &body)
+}
+
+/// The accounts `filter` names (by Id, any case), or all of them.
+pub(crate) fn selected<'a>(
+    banking: &'a Banking,
+    filter: Option<&'a [String]>,
+) -> impl Iterator<Item = &'a BankAccount> {
+    banking.accounts.iter().filter(move |account| match filter {
+        None => true,
+        Some(ids) => {
+            let id = account.id.to_string();
+            ids.iter()
+                .any(|wanted| wanted.trim().eq_ignore_ascii_case(&id))
+        }
+    })
+}
+
+struct SummaryOptions {
+    balance: bool,
+    identity: bool,
+}
+
+fn summary_options(body: &Body) -> Result<SummaryOptions, ApiError> {
+    Ok(SummaryOptions {
+        balance: body.flag("WithBalance")?.unwrap_or(true),
+        identity: body.flag("WithAccountIdentity")?.unwrap_or(true),
+    })
+}
+
+pub(crate) async fn summary(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let step = SUMMARY.start(&shared, &headers, bytes, summary_options, |_| ())?;
+    Ok(answer_summary(&shared, step))
+}
+
+pub(crate) async fn summary_async(
+    State(shared): State<Arc<Shared>>,
+    Path((_, request_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let step = SUMMARY.resume(&shared, &headers, &request_id, summary_options, |_| ())?;
+    Ok(answer_summary(&shared, step))
+}
+
+const SUMMARY_LINKS: [Link; 2] = [
+    Link::new("AccountsDetail", "/GetAccountsDetail"),
+    Link::new("Statements", "/GetStatements"),
+];
+
+fn answer_summary(shared: &Shared, step: Step<SummaryOptions>) -> Response {
+    let (ready, options) = match step {
+        Step::Wait(response) => return response,
+        Step::Go(ready, options) => (ready, options),
+    };
+    let banking = shared.data.banking(&shared.config, &ready.login_id);
+    let accounts = banking
+        .accounts
+        .iter()
+        .map(|account| SummaryAccount {
+            eft_eligible_ratio: account.eft_eligible_ratio,
+            e_transfer_eligible_ratio: account.etransfer_eligible_ratio,
+            title: account.title,
+            account_number: &account.account_number,
+            last_four_digits: account.last_four_digits(),
+            balance: options.balance.then(|| balance(account)),
+            category: account.category,
+            kind: account.kind,
+            currency: "CAD",
+            holder: options.identity.then_some(NameOnly {
+                name: &banking.holder.name,
+            }),
+            account_type: "Personal",
+            id: account.id,
+        })
+        .collect();
+    let body = SummaryBody {
+        http_status_code: 200,
+        accounts,
+        links: &SUMMARY_LINKS,
+        institution_name: INSTITUTION,
+        institution_id: INSTITUTION_ID,
+        institution: INSTITUTION,
+        login: ready.login(),
+        request_id: &ready.request_id,
+    };
+    reply::json(StatusCode::OK, &body)
+}
+
+fn balance(account: &BankAccount) -> BalanceBody {
+    BalanceBody {
+        available: account.available,
+        current: account.current,
+        limit: account.limit,
+    }
+}
+
+fn holder(banking: &Banking) -> HolderBody<'_> {
+    let holder = &banking.holder;
+    HolderBody {
+        name: &holder.name,
+        address: AddressBody {
+            civic_address: &holder.civic_address,
+            city: holder.city,
+            province: holder.province,
+            postal_code: &holder.postal_code,
+            po_box: None,
+            country: "CA",
+        },
+        email: &holder.email,
+        phone_number: &holder.phone_number,
+    }
+}
+
+// ---- the wire shapes -----------------------------------------------------------------------
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DetailBody<'a> {
+    http_status_code: u16,
+    accounts: Vec<DetailAccount<'a>>,
+    institution_name: &'static str,
+    institution_id: u32,
+    institution: &'static str,
+    login: LoginBody<'a>,
+    request_id: &'a str,
+}
+
+/// Fields in the order the service sends them.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DetailAccount<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transactions: Option<Transactions<'a>>,
+    transit_number: &'a str,
+    institution_number: &'static str,
+    overdraft_limit: Cents,
+    title: &'static str,
+    account_number: &'a str,
+    last_four_digits: &'a str,
+    balance: BalanceBody,
+    category: &'static str,
+    #[serde(rename = "Type")]
+    kind: &'static str,
+    currency: &'static str,
+    holder: Option<HolderBody<'a>>,
+    account_type: &'static str,
+    id: Guid,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct BalanceBody {
+    available: Option<Cents>,
+    current: Cents,
+    limit: Option<Cents>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct HolderBody<'a> {
+    name: &'a str,
+    address: AddressBody<'a>,
+    email: &'a str,
+    phone_number: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct AddressBody<'a> {
+    civic_address: &'a str,
+    city: &'a str,
+    province: &'a str,
+    postal_code: &'a str,
+    #[serde(rename = "POBox")]
+    po_box: Option<&'a str>,
+    country: &'a str,
+}
+
+/// An account's transactions newer than `days`, newest first, written straight from the
+/// generated list (no intermediate copies of 100,000 rows).
+struct Transactions<'a> {
+    /// Oldest first.
+    list: &'a [BankTransaction],
+    days: u16,
+}
+
+impl Serialize for Transactions<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let days = self.days;
+        serializer.collect_seq(
+            self.list
+                .iter()
+                .rev()
+                .take_while(|transaction| transaction.day < days)
+                .map(TransactionBody::from),
+        )
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct TransactionBody<'a> {
+    id: Guid,
+    date: &'static str,
+    code: Option<&'static str>,
+    description: Description<'a>,
+    debit: Option<Cents>,
+    credit: Option<Cents>,
+    balance: Cents,
+}
+
+impl<'a> From<&'a BankTransaction> for TransactionBody<'a> {
+    fn from(transaction: &'a BankTransaction) -> TransactionBody<'a> {
+        TransactionBody {
+            id: transaction.id,
+            date: dash_date(transaction.day),
+            code: transaction.code,
+            description: transaction.description(),
+            debit: transaction.debit(),
+            credit: transaction.credit(),
+            balance: transaction.balance,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct SummaryBody<'a> {
+    http_status_code: u16,
+    accounts: Vec<SummaryAccount<'a>>,
+    links: &'a [Link],
+    institution_name: &'static str,
+    institution_id: u32,
+    institution: &'static str,
+    login: LoginBody<'a>,
+    request_id: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct SummaryAccount<'a> {
+    eft_eligible_ratio: f64,
+    #[serde(rename = "ETransferEligibleRatio")]
+    e_transfer_eligible_ratio: f64,
+    title: &'static str,
+    account_number: &'a str,
+    last_four_digits: &'a str,
+    balance: Option<BalanceBody>,
+    category: &'static str,
+    #[serde(rename = "Type")]
+    kind: &'static str,
+    currency: &'static str,
+    holder: Option<NameOnly<'a>>,
+    account_type: &'static str,
+    id: Guid,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct NameOnly<'a> {
+    name: &'a str,
+}

@@ -1,0 +1,43 @@
+//! `DELETE BankingServices/DeleteCard/{loginId}`: forgets a connection and its sessions.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::Serialize;
+
+use super::keys;
+use super::reply::{self, ApiError};
+use super::state::Shared;
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct DeletedBody {
+    http_status_code: u16,
+    message: String,
+}
+
+/// The LoginId stays derivable from the username, so a later credentials login with `Save`
+/// brings the connection back under the same LoginId, as a reconnection would.
+pub(crate) async fn delete_card(
+    State(shared): State<Arc<Shared>>,
+    Path((_, login_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    keys::check_api_key(&shared, &headers)?;
+    if !shared.lock().delete_login(&login_id) {
+        return Err(ApiError::unauthorized(
+            "INVALID_LOGIN",
+            format!("No connection has LoginId {login_id}"),
+        ));
+    }
+    shared.data.forget(&login_id);
+    Ok(reply::json(
+        StatusCode::OK,
+        &DeletedBody {
+            http_status_code: 200,
+            message: format!("All of the information about LoginId {login_id} has been removed"),
+        },
+    ))
+}

@@ -1,0 +1,600 @@
+//! A login's banking accounts and a year of their activity.
+//!
+//! Activity is planned as signed amounts (credit positive) day by day, oldest first; balances
+//! are run afterwards, from an opening balance picked so the account behaves as its role says
+//! (the chequing account dips below zero for most logins, savings never does, a card and a loan
+//! are owed, i.e. negative). Planning first and running balances last is what lets a
+//! transaction-count knob cut or extend the plan and still give consistent running balances.
+
+use super::calendar::{civil, DAYS};
+use super::names::{
+    CITIES, CONTACTS, EMPLOYERS, FIRST_NAMES, HYDRO, INTERNET, LAST_NAMES, MERCHANTS, PHONE,
+    STREETS,
+};
+use super::{Cents, Guid, Rng};
+
+/// The institution number of `FlinksCapital` on every account.
+const INSTITUTION_NUMBER: &str = "777";
+
+/// The fee of every NSF event, in cents.
+pub(crate) const NSF_FEE: i64 = 4_800;
+
+pub(crate) struct Banking {
+    pub holder: Holder,
+    pub accounts: Vec<BankAccount>,
+}
+
+pub(crate) struct Holder {
+    pub name: String,
+    pub civic_address: String,
+    pub city: &'static str,
+    pub province: &'static str,
+    pub postal_code: String,
+    pub email: String,
+    pub phone_number: String,
+}
+
+pub(crate) struct BankAccount {
+    pub id: Guid,
+    pub title: &'static str,
+    pub account_number: String,
+    pub transit_number: String,
+    pub institution_number: &'static str,
+    pub overdraft_limit: Cents,
+    pub available: Option<Cents>,
+    pub current: Cents,
+    pub limit: Option<Cents>,
+    pub category: &'static str,
+    pub kind: &'static str,
+    /// Share of past EFT / e-transfer set-ups that found what they needed on this account.
+    pub eft_eligible_ratio: f64,
+    pub etransfer_eligible_ratio: f64,
+    /// Oldest first: the order the running balances were computed in.
+    pub transactions: Vec<BankTransaction>,
+}
+
+impl BankAccount {
+    pub fn last_four_digits(&self) -> &str {
+        &self.account_number[self.account_number.len().saturating_sub(4)..]
+    }
+}
+
+pub(crate) struct BankTransaction {
+    pub id: Guid,
+    /// Days before the as-of date.
+    pub day: u16,
+    pub code: Option<&'static str>,
+    /// The description is `head` followed by `tail`: both come from fixed lists, so a year of
+    /// 100,000 transactions allocates no text.
+    pub head: &'static str,
+    pub tail: &'static str,
+    /// Credit positive, debit negative; never zero.
+    pub amount: i64,
+    /// After this transaction.
+    pub balance: Cents,
+}
+
+impl BankTransaction {
+    pub fn debit(&self) -> Option<Cents> {
+        (self.amount < 0).then(|| Cents(-self.amount))
+    }
+
+    pub fn credit(&self) -> Option<Cents> {
+        (self.amount > 0).then_some(Cents(self.amount))
+    }
+
+    pub fn description(&self) -> Description<'_> {
+        Description(self)
+    }
+}
+
+/// The description as one text, written without building a String.
+pub(crate) struct Description<'a>(&'a BankTransaction);
+
+impl Description<'_> {
+    pub fn starts_with(&self, prefix: &str) -> bool {
+        let (head, tail) = (self.0.head, self.0.tail);
+        if prefix.len() <= head.len() {
+            head.starts_with(prefix)
+        } else {
+            prefix.starts_with(head) && tail.starts_with(&prefix[head.len()..])
+        }
+    }
+
+    pub fn to_text(&self) -> String {
+        format!("{}{}", self.0.head, self.0.tail)
+    }
+}
+
+impl std::fmt::Display for Description<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.head)?;
+        f.write_str(self.0.tail)
+    }
+}
+
+impl serde::Serialize for Description<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.tail.is_empty() {
+            serializer.serialize_str(self.0.head)
+        } else {
+            serializer.collect_str(self)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Chequing,
+    Savings,
+    Card,
+    Loan,
+}
+
+/// One planned transaction, before ids and balances.
+struct Planned {
+    account: usize,
+    day: u16,
+    code: Option<&'static str>,
+    head: &'static str,
+    tail: &'static str,
+    amount: i64,
+}
+
+impl Banking {
+    /// `transactions`: None for a natural year of activity, Some(n) for exactly n in total.
+    pub fn generate(login: &Rng, transactions: Option<usize>) -> Banking {
+        let mut profile = login.fork("banking-profile");
+        let holder = holder(&mut profile);
+        let roles = roles(&mut profile);
+        let transit = profile.digits(5);
+        let mut accounts: Vec<BankAccount> = roles
+            .iter()
+            .map(|role| account(*role, &transit, &mut profile))
+            .collect();
+
+        let mut plan = natural_plan(&roles, &mut login.fork("banking-activity"));
+        if let Some(count) = transactions {
+            resize(
+                &mut plan,
+                count,
+                card_index(&roles),
+                &mut login.fork("banking-extra"),
+            );
+        }
+
+        let mut ids = login.fork("banking-ids");
+        let mut opening = login.fork("banking-opening");
+        let mut by_account: Vec<Vec<Planned>> = roles.iter().map(|_| Vec::new()).collect();
+        for planned in plan {
+            by_account[planned.account].push(planned);
+        }
+        for ((account, role), planned) in accounts.iter_mut().zip(&roles).zip(by_account) {
+            let mut balance = opening_balance(*role, &planned, &mut opening);
+            account.transactions = planned
+                .into_iter()
+                .map(|planned| {
+                    balance += planned.amount;
+                    BankTransaction {
+                        id: Guid::draw(&mut ids),
+                        day: planned.day,
+                        code: planned.code,
+                        head: planned.head,
+                        tail: planned.tail,
+                        amount: planned.amount,
+                        balance: Cents(balance),
+                    }
+                })
+                .collect();
+            settle(account, *role, Cents(balance));
+        }
+        Banking { holder, accounts }
+    }
+}
+
+fn holder(rng: &mut Rng) -> Holder {
+    let first = *rng.pick(FIRST_NAMES);
+    let last = *rng.pick(LAST_NAMES);
+    let (city, province, letter, area) = *rng.pick(CITIES);
+    let letter_of = |rng: &mut Rng| char::from(b'A' + rng.index(26) as u8);
+    let digit_of = |rng: &mut Rng| char::from(b'0' + rng.index(10) as u8);
+    let postal_code = format!(
+        "{letter}{}{} {}{}{}",
+        digit_of(rng),
+        letter_of(rng),
+        digit_of(rng),
+        letter_of(rng),
+        digit_of(rng)
+    );
+    let ascii = |name: &str| -> String {
+        name.chars()
+            .map(|c| match c {
+                'é' | 'è' | 'ê' => 'e',
+                'ô' => 'o',
+                other => other.to_ascii_lowercase(),
+            })
+            .collect()
+    };
+    Holder {
+        name: format!("{first} {last}"),
+        civic_address: format!("{} {}", rng.range(1, 9_999), rng.pick(STREETS)),
+        city,
+        province,
+        postal_code,
+        email: format!("{}.{}@example.com", ascii(first), ascii(last)),
+        phone_number: format!("+1 {area}-555-{}", rng.digits(4)),
+    }
+}
+
+/// Chequing and a card always; often savings, sometimes a loan or a second savings account;
+/// three to five accounts in all.
+fn roles(rng: &mut Rng) -> Vec<Role> {
+    let mut roles = vec![Role::Chequing];
+    if rng.chance(75) {
+        roles.push(Role::Savings);
+    }
+    if rng.chance(25) {
+        roles.push(Role::Savings);
+    }
+    roles.push(Role::Card);
+    if rng.chance(40) {
+        roles.push(Role::Loan);
+    }
+    if roles.len() < 3 {
+        roles.insert(1, Role::Savings);
+    }
+    roles
+}
+
+fn card_index(roles: &[Role]) -> usize {
+    roles
+        .iter()
+        .position(|role| *role == Role::Card)
+        .expect("every login has a card")
+}
+
+fn account(role: Role, transit: &str, rng: &mut Rng) -> BankAccount {
+    let id = Guid::draw(rng);
+    let (title, category, kind, account_number) = match role {
+        Role::Chequing => (
+            *rng.pick(&["Chequing", "Everyday Chequing", "Primary Chequing Account"]),
+            "Operations",
+            "Chequing",
+            rng.digits(7),
+        ),
+        Role::Savings => (
+            *rng.pick(&["Savings", "High Interest Savings", "eSavings"]),
+            "Operations",
+            "Savings",
+            rng.digits(7),
+        ),
+        Role::Card => (
+            *rng.pick(&["Visa Infinite", "Visa Classic", "Visa Cash Back"]),
+            "Credits",
+            "CreditCard",
+            format!("4510{}", rng.digits(12)),
+        ),
+        Role::Loan => ("Personal Loan", "Products", "LoanPersonal", rng.digits(9)),
+    };
+    let overdraft_limit = match role {
+        Role::Chequing => *rng.pick(&[0, 25_000, 50_000, 100_000]),
+        _ => 0,
+    };
+    let limit = match role {
+        Role::Card => Some(Cents(*rng.pick(&[300_000, 500_000, 1_000_000, 1_500_000]))),
+        _ => None,
+    };
+    let (eft, etransfer) = match role {
+        Role::Chequing => (1.0, 1.0),
+        Role::Savings => (0.85, 0.5),
+        Role::Card | Role::Loan => (0.0, 0.0),
+    };
+    BankAccount {
+        id,
+        title,
+        account_number,
+        transit_number: transit.to_owned(),
+        institution_number: INSTITUTION_NUMBER,
+        overdraft_limit: Cents(overdraft_limit),
+        available: None,
+        current: Cents(0),
+        limit,
+        category,
+        kind,
+        eft_eligible_ratio: eft,
+        etransfer_eligible_ratio: etransfer,
+        transactions: Vec::new(),
+    }
+}
+
+/// The balance before the first transaction, chosen from the account's planned flows so the
+/// account's path has the shape of its role.
+fn opening_balance(role: Role, planned: &[Planned], rng: &mut Rng) -> i64 {
+    let lowest_prefix = planned
+        .iter()
+        .scan(0i64, |sum, planned| {
+            *sum += planned.amount;
+            Some(*sum)
+        })
+        .min();
+    match role {
+        Role::Chequing => {
+            // Most logins overdraw at some point: the lowest balance of the year is negative.
+            let lowest = if rng.chance(80) {
+                -rng.range(2_000, 40_000)
+            } else {
+                rng.range(15_000, 150_000)
+            };
+            match lowest_prefix {
+                Some(prefix) => lowest - prefix,
+                None => rng.range(50_000, 300_000),
+            }
+        }
+        Role::Savings => {
+            let open = rng.range(100_000, 1_500_000);
+            match lowest_prefix {
+                Some(prefix) if open + prefix < 0 => -prefix + rng.range(5_000, 50_000),
+                _ => open,
+            }
+        }
+        Role::Card => -rng.range(20_000, 200_000),
+        Role::Loan => -rng.range(500_000, 2_500_000),
+    }
+}
+
+fn settle(account: &mut BankAccount, role: Role, current: Cents) {
+    account.current = current;
+    account.available = match role {
+        Role::Chequing => Some(Cents(current.0 + account.overdraft_limit.0)),
+        Role::Savings => Some(current),
+        Role::Card => account.limit.map(|limit| Cents(limit.0 + current.0)),
+        Role::Loan => None,
+    };
+}
+
+/// A bill paid every month on its own day.
+struct Bill {
+    payee: &'static str,
+    low: i64,
+    high: i64,
+    day_of_month: u32,
+}
+
+/// A year of activity in date order (oldest first), several accounts interleaved.
+fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
+    let chequing = 0;
+    let card = card_index(roles);
+    let savings = roles.iter().position(|role| *role == Role::Savings);
+    let all_savings: Vec<usize> = (0..roles.len())
+        .filter(|index| roles[*index] == Role::Savings)
+        .collect();
+    let loan = roles.iter().position(|role| *role == Role::Loan);
+
+    let employer = *rng.pick(EMPLOYERS);
+    let salary = rng.range(120_000, 340_000);
+    let phase = rng.range(0, 13) as u16;
+    // A second, smaller job for some logins, paid on other weeks.
+    let second = rng.chance(30).then(|| {
+        let mut other = *rng.pick(EMPLOYERS);
+        if other == employer {
+            other = EMPLOYERS
+                [(EMPLOYERS.iter().position(|e| *e == other).unwrap() + 1) % EMPLOYERS.len()];
+        }
+        (other, rng.range(40_000, 120_000), (phase + 7) % 14)
+    });
+    let bills: Vec<Bill> = [HYDRO, PHONE, INTERNET]
+        .iter()
+        .map(|list| {
+            let (payee, low, high) = *rng.pick(list);
+            Bill {
+                payee,
+                low,
+                high,
+                day_of_month: rng.range(1, 28) as u32,
+            }
+        })
+        .collect();
+    let card_day = rng.range(3, 27) as u32;
+    let loan_day = rng.range(1, 28) as u32;
+    let loan_payment = rng.range(25_000, 65_000);
+    let savings_day = rng.range(1, 28) as u32;
+    let savings_amount = rng.range(5_000, 50_000);
+    let child_benefit = rng.chance(33).then(|| rng.range(15_000, 70_000));
+    // Housing takes about half of the pay, so the balance does not pile up over the year.
+    let housing = if rng.chance(50) {
+        "MORTGAGE PAYMENT"
+    } else {
+        "RENT PAYMENT"
+    };
+    let housing_amount = salary * 26 / 12 * rng.range(45, 60) / 100;
+    let mut nsf_days: Vec<u16> = (0..rng.range(2, 4))
+        .map(|_| rng.range(0, i64::from(DAYS) - 1) as u16)
+        .collect();
+    nsf_days.sort_unstable();
+
+    let mut plan = Vec::with_capacity(600);
+    let mut push = |account, day, code, head, tail, amount| {
+        plan.push(Planned {
+            account,
+            day,
+            code,
+            head,
+            tail,
+            amount,
+        })
+    };
+    let mut card_unpaid = 0i64;
+    for day in (0..DAYS).rev() {
+        let (_, _, day_of_month) = civil(day);
+        let age = DAYS - 1 - day;
+        if age % 14 == phase {
+            // Pay varies a little with overtime and deductions.
+            let pay = salary + rng.range(-2_500, 2_500);
+            push(
+                chequing,
+                day,
+                Some("PAY"),
+                "PAYROLL DEPOSIT ",
+                employer,
+                pay,
+            );
+        }
+        if let Some((other, pay, phase)) = second {
+            if age % 14 == phase {
+                push(chequing, day, Some("PAY"), "PAYROLL DEPOSIT ", other, pay);
+            }
+        }
+        if let Some(amount) = child_benefit {
+            if day_of_month == 20 {
+                push(chequing, day, Some("DEP"), "GOVT CANADA CCB", "", amount);
+            }
+        }
+        if day_of_month == 1 {
+            push(chequing, day, Some("HSG"), housing, "", -housing_amount);
+        }
+        for bill in &bills {
+            if day_of_month == bill.day_of_month {
+                let amount = rng.range(bill.low, bill.high);
+                push(
+                    chequing,
+                    day,
+                    Some("BP"),
+                    "BILL PAYMENT ",
+                    bill.payee,
+                    -amount,
+                );
+            }
+        }
+        if day_of_month == card_day && card_unpaid > 0 {
+            push(
+                chequing,
+                day,
+                Some("BP"),
+                "CREDIT CARD PAYMENT VISA",
+                "",
+                -card_unpaid,
+            );
+            push(card, day, None, "PAYMENT - THANK YOU", "", card_unpaid);
+            card_unpaid = 0;
+        }
+        if let Some(loan) = loan {
+            if day_of_month == loan_day {
+                push(chequing, day, Some("LP"), "LOAN PAYMENT", "", -loan_payment);
+                push(loan, day, None, "PAYMENT RECEIVED", "", loan_payment);
+            }
+            if day_of_month == 1 {
+                push(
+                    loan,
+                    day,
+                    None,
+                    "INTEREST CHARGE",
+                    "",
+                    -rng.range(4_000, 15_000),
+                );
+            }
+        }
+        if let Some(savings) = savings {
+            if day_of_month == savings_day {
+                push(
+                    chequing,
+                    day,
+                    Some("TF"),
+                    "TRANSFER TO SAVINGS",
+                    "",
+                    -savings_amount,
+                );
+                push(
+                    savings,
+                    day,
+                    Some("TF"),
+                    "TRANSFER FROM CHEQUING",
+                    "",
+                    savings_amount,
+                );
+            }
+        }
+        if day_of_month == 28 {
+            for savings in &all_savings {
+                push(*savings, day, None, "INTEREST", "", rng.range(50, 2_500));
+            }
+        }
+        if rng.chance(7) {
+            let contact = *rng.pick(CONTACTS);
+            if rng.chance(60) {
+                let amount = rng.range(2_000, 30_000);
+                push(
+                    chequing,
+                    day,
+                    Some("ET"),
+                    "E-TRANSFER SENT ",
+                    contact,
+                    -amount,
+                );
+            } else {
+                let amount = rng.range(2_000, 40_000);
+                push(
+                    chequing,
+                    day,
+                    Some("ET"),
+                    "E-TRANSFER RECEIVED ",
+                    contact,
+                    amount,
+                );
+            }
+        }
+        if rng.chance(6) {
+            let amount = rng.range(2, 20) * 1_000;
+            push(chequing, day, Some("ATM"), "ATM WITHDRAWAL", "", -amount);
+        }
+        for _ in 0..nsf_days.iter().filter(|nsf| **nsf == day).count() {
+            push(chequing, day, Some("NSF"), "NSF FEE", "", -NSF_FEE);
+        }
+        let mut purchases = 0;
+        while purchases < 3 && rng.chance(33) {
+            purchases += 1;
+            let amount = purchase(rng);
+            card_unpaid += amount.1;
+            push(card, day, Some("POS"), "POS PURCHASE ", amount.0, -amount.1);
+        }
+    }
+    plan
+}
+
+fn purchase(rng: &mut Rng) -> (&'static str, i64) {
+    let (merchant, low, high) = *rng.pick(MERCHANTS);
+    (merchant, rng.range(low, high))
+}
+
+/// Exactly `count` transactions: an even sample of the plan when it is longer (so every kind of
+/// activity keeps its share), else the plan plus card purchases on random days.
+fn resize(plan: &mut Vec<Planned>, count: usize, card: usize, rng: &mut Rng) {
+    let len = plan.len();
+    if count < len {
+        let mut index = 0;
+        let mut kept = 0;
+        plan.retain(|_| {
+            let keep = kept < count && index == kept * len / count;
+            index += 1;
+            if keep {
+                kept += 1;
+            }
+            keep
+        });
+        return;
+    }
+    plan.reserve(count - len);
+    for _ in len..count {
+        let day = rng.range(0, i64::from(DAYS) - 1) as u16;
+        let (merchant, amount) = purchase(rng);
+        plan.push(Planned {
+            account: card,
+            day,
+            code: Some("POS"),
+            head: "POS PURCHASE ",
+            tail: merchant,
+            amount: -amount,
+        });
+    }
+    // Stable, so the planned order within a day is kept and the extras come after it.
+    plan.sort_by_key(|planned| std::cmp::Reverse(planned.day));
+}
