@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 Answer = Union[str, Sequence[str]]
@@ -86,6 +87,8 @@ class Session:
     def login_id(self) -> Optional[str]: ...
     @property
     def login(self) -> Optional[dict[str, Any]]: ...
+    @property
+    def last_refresh(self) -> Optional[datetime.datetime]: ...
     @property
     def institution(self) -> Union[str, dict[str, Any], None]: ...
     @property

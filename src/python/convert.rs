@@ -2,12 +2,23 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyMapping, PyString};
+use pyo3::types::{PyDateTime, PyMapping, PyString, PyTzInfo};
 use serde_json::Value;
 
 use crate::authorize::Answers;
 use crate::data::attributes::{AttributesQuery, CustomAttributes, Package};
+use crate::data::dates::ymd;
 use crate::error::Error;
+
+/// Microseconds since the epoch as an aware `datetime` in UTC.
+pub(crate) fn utc_datetime(py: Python<'_>, micros: i64) -> PyResult<Bound<'_, PyDateTime>> {
+    let (y, m, d) = ymd(micros.div_euclid(86_400_000_000) as i32);
+    let rest = micros.rem_euclid(86_400_000_000);
+    let seconds = rest / 1_000_000;
+    let utc = PyTzInfo::utc(py)?.to_owned();
+    let (hour, minute, second) = ((seconds / 3600) as u8, (seconds / 60 % 60) as u8, (seconds % 60) as u8);
+    PyDateTime::new(py, y, m as u8, d as u8, hour, minute, second, (rest % 1_000_000) as u32, Some(&utc))
+}
 
 pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, value).map_err(|e| PyTypeError::new_err(e.to_string()))

@@ -44,6 +44,13 @@ impl PySession {
         convert::raw_field(py, &self.session.raw, Some("Login"))
     }
 
+    /// `Login.LastRefresh` as an aware UTC datetime (the service omits the zone: it is UTC), or None.
+    #[getter]
+    fn last_refresh<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, pyo3::types::PyDateTime>>> {
+        let text = self.session.login.as_ref().and_then(|l| l.last_refresh.as_deref());
+        text.and_then(crate::data::dates::parse_timestamp).map(|micros| convert::utc_datetime(py, micros)).transpose()
+    }
+
     /// `Institution` as sent: a name, or a dict with `Id` and `Name`.
     #[getter]
     fn institution<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDate, PyDateTime, PyDict, PyList, PyString, PyTzInfo};
+use pyo3::types::{PyCapsule, PyDate, PyDict, PyList, PyString};
+
+use super::convert;
 
 use crate::data::dates::ymd;
 use crate::tables::{ColumnData, Table};
@@ -47,18 +49,7 @@ fn cell<'py>(py: Python<'py>, data: &ColumnData, row: usize) -> PyResult<Bound<'
             let (y, m, d) = ymd(days);
             Ok(PyDate::new(py, y, m as u8, d as u8)?.into_any())
         }),
-        ColumnData::Timestamp(v) => v[row].map_or_else(none, |micros| {
-            let days = micros.div_euclid(86_400_000_000);
-            let rest = micros.rem_euclid(86_400_000_000);
-            let (y, m, d) = ymd(days as i32);
-            let seconds = rest / 1_000_000;
-            let utc = PyTzInfo::utc(py)?.to_owned();
-            let moment = PyDateTime::new(
-                py, y, m as u8, d as u8, (seconds / 3600) as u8, (seconds / 60 % 60) as u8, (seconds % 60) as u8,
-                (rest % 1_000_000) as u32, Some(&utc),
-            )?;
-            Ok(moment.into_any())
-        }),
+        ColumnData::Timestamp(v) => v[row].map_or_else(none, |micros| Ok(convert::utc_datetime(py, micros)?.into_any())),
         ColumnData::TextList(v) => v[row].as_ref().map_or_else(none, |items| Ok(PyList::new(py, items)?.into_any())),
     }
 }

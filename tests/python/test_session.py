@@ -86,3 +86,13 @@ def test_investments_of_a_session_the_server_does_not_know():
             session.investments()
     finally:
         reborn.close()
+
+
+def test_last_refresh_is_an_aware_utc_datetime(saved_session):
+    import datetime
+
+    # The service writes LastRefresh with 7 fractional digits and no zone: it is UTC.
+    assert saved_session.login["LastRefresh"] == "2026-11-20T08:15:42.1234567"
+    assert saved_session.last_refresh == datetime.datetime(
+        2026, 11, 20, 8, 15, 42, 123456, tzinfo=datetime.timezone.utc
+    )
