@@ -215,12 +215,7 @@ impl Client {
                 self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?
             }
         };
-        let data = Attributes::parse(raw.bytes()).map_err(|message| Error::Decode {
-            operation: "Attributes".to_owned(),
-            status: 200,
-            message,
-            snippet: crate::error::snippet(&String::from_utf8_lossy(raw.bytes()), 200),
-        })?;
+        let data = Attributes::parse(raw.bytes())?;
         Ok(Payload { data, raw })
     }
 

@@ -218,8 +218,14 @@ fn decode_error(status: u16, bytes: &[u8], message: String) -> Attempt {
 }
 
 /// Decodes a successful body into `T`, or a decode error that keeps a snippet of it.
-pub(crate) fn decode<T: serde::de::DeserializeOwned>(operation: &'static str, status: u16, bytes: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(bytes).map_err(|e| decode_error(status, bytes, e.to_string()).into_error(operation))
+pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(operation: &'static str, status: u16, bytes: &'a [u8]) -> Result<T, Error> {
+    // Checking UTF-8 once up front is faster than serde_json checking every string it reads;
+    // bytes that are not UTF-8 go the slow way, for an error that says where.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    };
+    parsed.map_err(|e| decode_error(status, bytes, e.to_string()).into_error(operation))
 }
 
 /// The first of `names` present in `value` as a string, keys matched case-insensitively

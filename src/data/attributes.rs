@@ -170,9 +170,17 @@ const NOT_GROUPS: [&str; 11] = [
 const DETAIL_KEYS: [&str; 3] = ["AttributesDetail", "AttributesDetails", "AttributeDetails"];
 
 impl Attributes {
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let body: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        let Value::Object(object) = body else { return Err("the body is not a JSON object".into()) };
+    /// Reads an attributes answer: groups are its keys, so it is read from a JSON object rather
+    /// than derived. A body that is not one is a decode error keeping the start of the body.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+        let failed = |message: String| Error::Decode {
+            operation: "Attributes".to_owned(),
+            status: 200,
+            message,
+            snippet: crate::error::snippet(&String::from_utf8_lossy(bytes), 200),
+        };
+        let body: Value = serde_json::from_slice(bytes).map_err(|e| failed(e.to_string()))?;
+        let Value::Object(object) = body else { return Err(failed("the body is not a JSON object".into())) };
         let mut attributes = Attributes::default();
         for (key, value) in object {
             if key.eq_ignore_ascii_case("Login") {

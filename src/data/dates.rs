@@ -2,19 +2,32 @@
 //! (attribute transactions) and timestamps with 6 or 7 fractional digits, with or without `Z`
 //! (a timestamp without a zone is UTC).
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Utc};
 
 /// Days since 1970-01-01 (Arrow's `date32`), or None when `text` is not a date.
+///
+/// Read by hand rather than with a chrono format string: a year of transactions has a date
+/// per row, and the format machinery cost more than everything else in building the table.
 pub fn parse_date(text: &str) -> Option<i32> {
-    let text = text.trim();
-    let day = text.get(..10)?;
-    let date = NaiveDate::parse_from_str(day, "%Y-%m-%d").or_else(|_| NaiveDate::parse_from_str(day, "%Y/%m/%d")).ok()?;
-    // A longer text must be a timestamp of that day, not a stray suffix.
-    if text.len() > 10 && !matches!(text.as_bytes()[10], b'T' | b' ') {
+    let bytes = text.trim().as_bytes();
+    let separator = *bytes.get(4)?;
+    if bytes.len() < 10 || !matches!(separator, b'-' | b'/') || bytes[7] != separator {
         return None;
     }
-    Some((date - NaiveDate::from_ymd_opt(1970, 1, 1)?).num_days() as i32)
+    // A longer text must be a timestamp of that day, not a stray suffix.
+    if bytes.len() > 10 && !matches!(bytes[10], b'T' | b' ') {
+        return None;
+    }
+    let number = |digits: &[u8]| -> Option<u32> {
+        digits.iter().try_fold(0u32, |n, &d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
+    };
+    let (year, month, day) = (number(&bytes[..4])?, number(&bytes[5..7])?, number(&bytes[8..10])?);
+    let date = NaiveDate::from_ymd_opt(year as i32, month, day)?;
+    Some(date.num_days_from_ce() - UNIX_EPOCH_DAYS_FROM_CE)
 }
+
+/// `NaiveDate::from_ymd(1970, 1, 1).num_days_from_ce()`.
+const UNIX_EPOCH_DAYS_FROM_CE: i32 = 719_163;
 
 /// Microseconds since the epoch, UTC (Arrow's `timestamp[us, UTC]`), or None.
 pub fn parse_timestamp(text: &str) -> Option<i64> {
@@ -32,7 +45,6 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
 
 /// (year, month, day) of a `date32` value.
 pub fn ymd(days: i32) -> (i32, u32, u32) {
-    use chrono::Datelike;
     let date = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap() + chrono::Duration::days(i64::from(days));
     (date.year(), date.month(), date.day())
 }
@@ -49,6 +61,12 @@ mod tests {
         assert_eq!(ymd(parse_date("2024-02-29").unwrap()), (2024, 2, 29));
         assert_eq!(parse_date("20/11/2026"), None);
         assert_eq!(parse_date("2026-11-20xyz"), None);
+        assert_eq!(parse_date("2026-02-30"), None);
+        assert_eq!(parse_date("2026-11/20"), None);
+        assert_eq!(parse_date("2026-1-200"), None);
+        assert_eq!(parse_date(" 1969-12-31 "), Some(-1));
+        assert_eq!(parse_date("2026"), None);
+        assert_eq!(NaiveDate::from_ymd_opt(1970, 1, 1).unwrap().num_days_from_ce(), UNIX_EPOCH_DAYS_FROM_CE);
     }
 
     #[test]

@@ -1,4 +1,8 @@
 //! The Investments payload (interface-v3.md 2.7).
+//!
+//! Each type is generic over its text, `String` by default. Reading a large payload only to
+//! flatten it into tables uses `Cow<str>`, which borrows every string that has no escape from
+//! the payload's bytes instead of allocating it.
 
 use serde::Deserialize;
 
@@ -6,12 +10,12 @@ use super::de;
 use crate::authorize::{Institution, Login};
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Investments {
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+pub struct Investments<S = String> {
     #[serde(deserialize_with = "de::list")]
-    pub accounts: Vec<InvestmentAccount>,
+    pub accounts: Vec<InvestmentAccount<S>>,
     #[serde(deserialize_with = "de::list")]
-    pub securities: Vec<Security>,
+    pub securities: Vec<Security<S>>,
     #[serde(deserialize_with = "de::number")]
     pub value: Option<f64>,
     #[serde(deserialize_with = "de::number")]
@@ -21,27 +25,27 @@ pub struct Investments {
     #[serde(deserialize_with = "de::lenient")]
     pub institution: Option<Institution>,
     #[serde(deserialize_with = "de::text")]
-    pub request_id: Option<String>,
+    pub request_id: Option<S>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct InvestmentAccount {
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+pub struct InvestmentAccount<S = String> {
     #[serde(deserialize_with = "de::text")]
-    pub id: Option<String>,
+    pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub full_account_id: Option<String>,
+    pub full_account_id: Option<S>,
     /// The account number.
     #[serde(deserialize_with = "de::text")]
-    pub account_id: Option<String>,
+    pub account_id: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub name: Option<String>,
+    pub name: Option<S>,
     #[serde(rename = "Type", deserialize_with = "de::text")]
-    pub kind: Option<String>,
+    pub kind: Option<S>,
     #[serde(deserialize_with = "de::boolean")]
     pub registered: Option<bool>,
     #[serde(deserialize_with = "de::text")]
-    pub currency: Option<String>,
+    pub currency: Option<S>,
     #[serde(deserialize_with = "de::number")]
     pub cash: Option<f64>,
     #[serde(deserialize_with = "de::number")]
@@ -49,20 +53,20 @@ pub struct InvestmentAccount {
     #[serde(deserialize_with = "de::number")]
     pub currency_value: Option<f64>,
     #[serde(deserialize_with = "de::list")]
-    pub positions: Vec<Position>,
+    pub positions: Vec<Position<S>>,
     #[serde(deserialize_with = "de::list")]
-    pub transactions: Vec<InvestmentTransaction>,
+    pub transactions: Vec<InvestmentTransaction<S>>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Position {
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+pub struct Position<S = String> {
     #[serde(deserialize_with = "de::text")]
-    pub id: Option<String>,
+    pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub category: Option<String>,
+    pub category: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub class: Option<String>,
+    pub class: Option<S>,
     #[serde(deserialize_with = "de::number")]
     pub book_value: Option<f64>,
     #[serde(deserialize_with = "de::number")]
@@ -77,22 +81,22 @@ pub struct Position {
     #[serde(deserialize_with = "de::number")]
     pub gain_percent: Option<f64>,
     #[serde(deserialize_with = "de::text")]
-    pub currency: Option<String>,
+    pub currency: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub security_id: Option<String>,
+    pub security_id: Option<S>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct InvestmentTransaction {
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+pub struct InvestmentTransaction<S = String> {
     #[serde(deserialize_with = "de::text")]
-    pub id: Option<String>,
+    pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub date: Option<String>,
+    pub date: Option<S>,
     #[serde(rename = "Type", deserialize_with = "de::text")]
-    pub kind: Option<String>,
+    pub kind: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub description: Option<String>,
+    pub description: Option<S>,
     #[serde(deserialize_with = "de::number")]
     pub quantity: Option<f64>,
     #[serde(deserialize_with = "de::number")]
@@ -100,30 +104,30 @@ pub struct InvestmentTransaction {
     #[serde(deserialize_with = "de::number")]
     pub amount: Option<f64>,
     #[serde(deserialize_with = "de::text")]
-    pub security_id: Option<String>,
+    pub security_id: Option<S>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Security {
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+pub struct Security<S = String> {
     #[serde(deserialize_with = "de::text")]
-    pub id: Option<String>,
+    pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub name: Option<String>,
+    pub name: Option<S>,
     #[serde(deserialize_with = "de::text")]
-    pub symbol: Option<String>,
+    pub symbol: Option<S>,
     #[serde(rename = "Type", deserialize_with = "de::text")]
-    pub kind: Option<String>,
+    pub kind: Option<S>,
     #[serde(deserialize_with = "de::number")]
     pub price: Option<f64>,
     #[serde(deserialize_with = "de::text")]
-    pub date: Option<String>,
+    pub date: Option<S>,
     #[serde(deserialize_with = "de::strings")]
-    pub aliases: Vec<String>,
+    pub aliases: Vec<S>,
     #[serde(deserialize_with = "de::text")]
-    pub currency: Option<String>,
+    pub currency: Option<S>,
     #[serde(rename = "CUSIP", alias = "Cusip", deserialize_with = "de::text")]
-    pub cusip: Option<String>,
+    pub cusip: Option<S>,
     #[serde(rename = "ISIN", alias = "Isin", deserialize_with = "de::text")]
-    pub isin: Option<String>,
+    pub isin: Option<S>,
 }

@@ -1,59 +1,90 @@
 //! Result objects of the data operations: typed tables plus the payload as sent (`.raw`).
 //! Tables are built in Rust, off the GIL, before the result crosses into Python.
 
+use std::borrow::Cow;
+use std::ops::Deref;
+
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
 use super::convert;
 use super::table::PyTable;
 use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::Attributes;
 use crate::data::investments::Investments;
-use crate::data::Payload;
+use crate::data::{Payload, Raw};
 use crate::tables::{self, Table};
 
 fn table(py: Python<'_>, table: Table) -> PyResult<Py<PyTable>> {
     Py::new(py, PyTable::new(table))
 }
 
-/// The bytes of a payload given as `bytes` or `str`.
-fn payload_bytes(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    if let Ok(text) = data.extract::<String>() {
-        return Ok(text.into_bytes());
-    }
-    data.extract::<Vec<u8>>()
-        .map_err(|_| pyo3::exceptions::PyTypeError::new_err("data must be the payload as bytes or str"))
+/// The bytes of a payload given as `bytes`, `bytearray` or `str`, copied once.
+///
+/// Not extracted as a `Vec<u8>`: that walks the payload as a Python sequence, one int object
+/// per byte, which costs more than parsing it.
+fn payload_raw(data: &Bound<'_, PyAny>) -> PyResult<Raw> {
+    let bytes: std::sync::Arc<[u8]> = if let Ok(bytes) = data.cast::<PyBytes>() {
+        bytes.as_bytes().into()
+    } else if let Ok(text) = data.cast::<PyString>() {
+        text.to_str()?.as_bytes().into()
+    } else if let Ok(array) = data.cast::<PyByteArray>() {
+        array.to_vec().into()
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "data must be the payload as bytes, bytearray or str, not {}",
+            data.get_type().name()?
+        )));
+    };
+    Ok(Raw(bytes))
 }
 
-/// Parses `bytes` as `operation`'s payload off the GIL, then builds its parts.
-fn parse_parts<T: serde::de::DeserializeOwned, P: From<Payload<T>> + Send>(
+/// Reads a saved payload into its parts off the GIL. `read` parses the model with its text
+/// borrowed from the bytes (it lives only while the tables are built), so a large payload
+/// costs one pass and no allocation per string.
+fn read_json<P: Send>(
     py: Python<'_>,
-    operation: &'static str,
-    bytes: Vec<u8>,
+    data: &Bound<'_, PyAny>,
+    read: fn(Raw) -> Result<P, crate::Error>,
 ) -> PyResult<P> {
-    py.detach(move || {
-        let data = crate::http::decode::<T>(operation, 200, &bytes)?;
-        Ok(P::from(Payload { data, raw: crate::data::Raw(bytes.into()) }))
-    })
-    .map_err(|e: crate::Error| super::errors::to_py(py, e, None))
+    let raw = payload_raw(data)?;
+    py.detach(move || read(raw)).map_err(|e| super::errors::to_py(py, e, None))
 }
 
 /// Investments with its tables built (done before the GIL is taken).
 pub(crate) struct InvestmentsParts {
-    payload: Payload<Investments>,
+    value: Option<f64>,
+    cash: Option<f64>,
+    request_id: Option<String>,
+    raw: Raw,
     tables: [Table; 4],
+}
+
+impl InvestmentsParts {
+    fn new<S: Deref<Target = str> + Sync>(data: &Investments<S>, raw: Raw) -> Self {
+        InvestmentsParts {
+            value: data.value,
+            cash: data.cash,
+            request_id: data.request_id.as_deref().map(str::to_owned),
+            raw,
+            tables: [
+                tables::investment_accounts_table(data),
+                tables::positions_table(data),
+                tables::investment_transactions_table(data),
+                tables::securities_table(data),
+            ],
+        }
+    }
+
+    fn read(raw: Raw) -> Result<Self, crate::Error> {
+        let data: Investments<Cow<str>> = crate::http::decode("Investments", 200, raw.bytes())?;
+        Ok(InvestmentsParts::new(&data, raw.clone()))
+    }
 }
 
 impl From<Payload<Investments>> for InvestmentsParts {
     fn from(payload: Payload<Investments>) -> Self {
-        let data = &payload.data;
-        let tables = [
-            tables::investment_accounts_table(data),
-            tables::positions_table(data),
-            tables::investment_transactions_table(data),
-            tables::securities_table(data),
-        ];
-        InvestmentsParts { payload, tables }
+        InvestmentsParts::new(&payload.data, payload.raw)
     }
 }
 
@@ -67,7 +98,7 @@ pub(crate) struct PyInvestments {
     value: Option<f64>,
     cash: Option<f64>,
     request_id: Option<String>,
-    raw: crate::data::Raw,
+    raw: Raw,
     /// accounts, positions, transactions, securities
     tables: [Py<PyTable>; 4],
 }
@@ -75,12 +106,11 @@ pub(crate) struct PyInvestments {
 impl PyInvestments {
     pub(crate) fn new(py: Python<'_>, parts: InvestmentsParts) -> PyResult<Self> {
         let [a, p, t, s] = parts.tables;
-        let data = parts.payload.data;
         Ok(PyInvestments {
-            value: data.value,
-            cash: data.cash,
-            request_id: data.request_id,
-            raw: parts.payload.raw,
+            value: parts.value,
+            cash: parts.cash,
+            request_id: parts.request_id,
+            raw: parts.raw,
             tables: [table(py, a)?, table(py, p)?, table(py, t)?, table(py, s)?],
         })
     }
@@ -88,10 +118,10 @@ impl PyInvestments {
 
 #[pymethods]
 impl PyInvestments {
-    /// Reads an Investments payload from its JSON (``bytes`` or ``str``), e.g. a saved answer.
+    /// Reads an Investments payload from its JSON (``bytes``, ``bytearray`` or ``str``), e.g. a saved answer.
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts: InvestmentsParts = parse_parts::<Investments, _>(py, "Investments", payload_bytes(data)?)?;
+        let parts = read_json(py, data, InvestmentsParts::read)?;
         PyInvestments::new(py, parts)
     }
 
@@ -187,17 +217,10 @@ impl PyAttributes {
 
 #[pymethods]
 impl PyAttributes {
-    /// Reads an attributes payload from its JSON (``bytes`` or ``str``).
+    /// Reads an attributes payload from its JSON (``bytes``, ``bytearray`` or ``str``).
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let bytes = payload_bytes(data)?;
-        let parsed = py.detach(move || {
-            let data = Attributes::parse(&bytes)?;
-            Ok::<_, String>(AttributesParts::from(Payload { data, raw: crate::data::Raw(bytes.into()) }))
-        });
-        let parts = parsed.map_err(|message| {
-            super::errors::to_py(py, crate::Error::Decode { operation: "Attributes".into(), status: 200, message, snippet: String::new() }, None)
-        })?;
+        let parts = read_json(py, data, |raw| Ok(AttributesParts::from(Payload { data: Attributes::parse(raw.bytes())?, raw })))?;
         PyAttributes::new(py, parts)
     }
 
@@ -260,16 +283,35 @@ impl PyAttributes {
 
 /// Accounts with their tables built.
 pub(crate) struct AccountsParts {
-    payload: Payload<Accounts>,
+    request_id: Option<String>,
+    eft_eligible_ratio: Option<f64>,
+    e_transfer_eligible_ratio: Option<f64>,
+    raw: Raw,
     accounts: Table,
     transactions: Table,
 }
 
+impl AccountsParts {
+    fn new<S: Deref<Target = str> + Sync>(data: &Accounts<S>, raw: Raw) -> Self {
+        AccountsParts {
+            request_id: data.request_id.as_deref().map(str::to_owned),
+            eft_eligible_ratio: data.eft_eligible_ratio,
+            e_transfer_eligible_ratio: data.e_transfer_eligible_ratio,
+            raw,
+            accounts: tables::accounts_table(data),
+            transactions: tables::bank_transactions_table(data),
+        }
+    }
+
+    fn read(raw: Raw) -> Result<Self, crate::Error> {
+        let data: Accounts<Cow<str>> = crate::http::decode("GetAccountsDetail", 200, raw.bytes())?;
+        Ok(AccountsParts::new(&data, raw.clone()))
+    }
+}
+
 impl From<Payload<Accounts>> for AccountsParts {
     fn from(payload: Payload<Accounts>) -> Self {
-        let accounts = tables::accounts_table(&payload.data);
-        let transactions = tables::bank_transactions_table(&payload.data);
-        AccountsParts { payload, accounts, transactions }
+        AccountsParts::new(&payload.data, payload.raw)
     }
 }
 
@@ -279,7 +321,10 @@ impl From<Payload<Accounts>> for AccountsParts {
 ///     detail.transactions.to_pandas()   # one row per transaction, its account joined
 #[pyclass(name = "Accounts", module = "bankfeed", frozen)]
 pub(crate) struct PyAccounts {
-    payload: Payload<Accounts>,
+    request_id: Option<String>,
+    eft_eligible_ratio: Option<f64>,
+    e_transfer_eligible_ratio: Option<f64>,
+    raw: Raw,
     accounts: Py<PyTable>,
     transactions: Py<PyTable>,
 }
@@ -287,19 +332,22 @@ pub(crate) struct PyAccounts {
 impl PyAccounts {
     pub(crate) fn new(py: Python<'_>, parts: AccountsParts) -> PyResult<Self> {
         Ok(PyAccounts {
+            request_id: parts.request_id,
+            eft_eligible_ratio: parts.eft_eligible_ratio,
+            e_transfer_eligible_ratio: parts.e_transfer_eligible_ratio,
+            raw: parts.raw,
             accounts: table(py, parts.accounts)?,
             transactions: table(py, parts.transactions)?,
-            payload: parts.payload,
         })
     }
 }
 
 #[pymethods]
 impl PyAccounts {
-    /// Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON (``bytes`` or ``str``).
+    /// Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON (``bytes``, ``bytearray`` or ``str``).
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts: AccountsParts = parse_parts::<Accounts, _>(py, "GetAccountsDetail", payload_bytes(data)?)?;
+        let parts = read_json(py, data, AccountsParts::read)?;
         PyAccounts::new(py, parts)
     }
 
@@ -317,30 +365,29 @@ impl PyAccounts {
 
     #[getter]
     fn request_id(&self) -> Option<&str> {
-        self.payload.data.request_id.as_deref()
+        self.request_id.as_deref()
     }
 
     /// Summary only: the share of EFT-eligible accounts (0..1), when sent at the top level.
     #[getter]
     fn eft_eligible_ratio(&self) -> Option<f64> {
-        self.payload.data.eft_eligible_ratio
+        self.eft_eligible_ratio
     }
 
     /// Summary only: the share of e-transfer-eligible accounts (0..1), when sent at the top level.
     #[getter]
     fn e_transfer_eligible_ratio(&self) -> Option<f64> {
-        self.payload.data.e_transfer_eligible_ratio
+        self.e_transfer_eligible_ratio
     }
 
     /// The payload exactly as the server sent it.
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, self.payload.raw.bytes(), None)
+        convert::raw_field(py, self.raw.bytes(), None)
     }
 
     fn __repr__(&self) -> String {
-        let transactions: usize = self.payload.data.accounts.iter().map(|a| a.transactions.len()).sum();
-        format!("Accounts(accounts={}, transactions={transactions})", self.payload.data.accounts.len())
+        format!("Accounts(accounts={}, transactions={})", self.accounts.get().len(), self.transactions.get().len())
     }
 }
 

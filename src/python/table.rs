@@ -8,6 +8,8 @@ use pyo3::types::{PyCapsule, PyDate, PyDict, PyList, PyString};
 
 use super::convert;
 
+use arrow_array::cast::AsArray;
+
 use crate::data::dates::ymd;
 use crate::tables::{ColumnData, Table};
 
@@ -40,18 +42,24 @@ fn frames(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 
 /// The value of row `row` of `data` as a Python object.
 fn cell<'py>(py: Python<'py>, data: &ColumnData, row: usize) -> PyResult<Bound<'py, PyAny>> {
-    let none = || Ok(py.None().into_bound(py));
-    match data {
-        ColumnData::Float(v) => v[row].map_or_else(none, |x| Ok(x.into_pyobject(py)?.into_any())),
-        ColumnData::Bool(v) => v[row].map_or_else(none, |x| Ok(x.into_pyobject(py)?.to_owned().into_any())),
-        ColumnData::Text(v) => v[row].as_deref().map_or_else(none, |x| Ok(x.into_pyobject(py)?.into_any())),
-        ColumnData::Date(v) => v[row].map_or_else(none, |days| {
-            let (y, m, d) = ymd(days);
-            Ok(PyDate::new(py, y, m as u8, d as u8)?.into_any())
-        }),
-        ColumnData::Timestamp(v) => v[row].map_or_else(none, |micros| Ok(convert::utc_datetime(py, micros)?.into_any())),
-        ColumnData::TextList(v) => v[row].as_ref().map_or_else(none, |items| Ok(PyList::new(py, items)?.into_any())),
+    if data.array().is_null(row) {
+        return Ok(py.None().into_bound(py));
     }
+    Ok(match data {
+        ColumnData::Float(v) => v.value(row).into_pyobject(py)?.into_any(),
+        ColumnData::Bool(v) => v.value(row).into_pyobject(py)?.to_owned().into_any(),
+        ColumnData::Text(v) => PyString::new(py, v.value(row)).into_any(),
+        ColumnData::Date(v) => {
+            let (y, m, d) = ymd(v.value(row));
+            PyDate::new(py, y, m as u8, d as u8)?.into_any()
+        }
+        ColumnData::Timestamp(v) => convert::utc_datetime(py, v.value(row))?.into_any(),
+        ColumnData::TextList(v) => {
+            let items = v.value(row);
+            let items = items.as_string::<i32>();
+            PyList::new(py, items.iter().map(|item| item.unwrap_or_default()))?.into_any()
+        }
+    })
 }
 
 #[pymethods]

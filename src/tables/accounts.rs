@@ -1,10 +1,12 @@
 //! Banking payloads as tables: accounts, transactions (account joined), statements.
 
+use std::ops::Deref;
+
 use super::{build, Read, Table};
 use crate::data::accounts::{AccountStatements, Accounts, BankAccount, BankTransaction, Statement, Statements};
 
-pub fn accounts_table(accounts: &Accounts) -> Table {
-    let rows: Vec<&BankAccount> = accounts.accounts.iter().collect();
+pub fn accounts_table<S: Deref<Target = str> + Sync>(accounts: &Accounts<S>) -> Table {
+    let rows: Vec<&BankAccount<S>> = accounts.accounts.iter().collect();
     build(
         &rows,
         &[
@@ -34,13 +36,13 @@ pub fn accounts_table(accounts: &Accounts) -> Table {
     )
 }
 
-struct TransactionRow<'a> {
-    account: &'a BankAccount,
-    transaction: &'a BankTransaction,
+struct TransactionRow<'a, S> {
+    account: &'a BankAccount<S>,
+    transaction: &'a BankTransaction<S>,
 }
 
-pub fn bank_transactions_table(accounts: &Accounts) -> Table {
-    let rows: Vec<TransactionRow> = accounts
+pub fn bank_transactions_table<S: Deref<Target = str> + Sync>(accounts: &Accounts<S>) -> Table {
+    let rows: Vec<TransactionRow<S>> = accounts
         .accounts
         .iter()
         .flat_map(|account| account.transactions.iter().map(move |transaction| TransactionRow { account, transaction }))
@@ -102,10 +104,10 @@ mod tests {
         .unwrap();
         let table = bank_transactions_table(&accounts);
         assert_eq!(table.rows, 1);
-        assert_eq!(table.column("account_number"), Some(&ColumnData::Text(vec![Some("1111".into())])));
-        assert_eq!(table.column("debit"), Some(&ColumnData::Float(vec![None])));
+        assert_eq!(table.column("account_number"), Some(&ColumnData::Text(vec![Some("1111")].into())));
+        assert_eq!(table.column("debit"), Some(&ColumnData::Float(vec![None].into())));
         let accounts_table = accounts_table(&accounts);
         assert_eq!(accounts_table.rows, 2);
-        assert_eq!(accounts_table.column("balance_current"), Some(&ColumnData::Float(vec![Some(5.5), None])));
+        assert_eq!(accounts_table.column("balance_current"), Some(&ColumnData::Float(vec![Some(5.5), None].into())));
     }
 }

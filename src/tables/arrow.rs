@@ -3,58 +3,22 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{
-    ArrayRef, BooleanArray, Date32Array, Float64Array, RecordBatch, RecordBatchIterator, StringArray,
-    TimestampMicrosecondArray,
-};
-use arrow_schema::{ArrowError, DataType, Field, Schema, TimeUnit};
+use arrow_array::{make_array, ArrayRef, RecordBatch, RecordBatchIterator};
+use arrow_schema::{ArrowError, Field, Schema};
 
-use super::{ColumnData, Table};
-
-fn array(data: &ColumnData) -> ArrayRef {
-    match data {
-        ColumnData::Float(values) => Arc::new(Float64Array::from(values.clone())),
-        ColumnData::Bool(values) => Arc::new(BooleanArray::from(values.clone())),
-        ColumnData::Text(values) => Arc::new(values.iter().map(Option::as_deref).collect::<StringArray>()),
-        ColumnData::Date(values) => Arc::new(Date32Array::from(values.clone())),
-        ColumnData::Timestamp(values) => Arc::new(TimestampMicrosecondArray::from(values.clone()).with_timezone("UTC")),
-        ColumnData::TextList(values) => {
-            let mut builder = ListBuilder::new(StringBuilder::new());
-            for item in values {
-                match item {
-                    Some(items) => {
-                        items.iter().for_each(|s| builder.values().append_value(s));
-                        builder.append(true);
-                    }
-                    None => builder.append(false),
-                }
-            }
-            Arc::new(builder.finish())
-        }
-    }
-}
-
-fn data_type(data: &ColumnData) -> DataType {
-    match data {
-        ColumnData::Float(_) => DataType::Float64,
-        ColumnData::Bool(_) => DataType::Boolean,
-        ColumnData::Text(_) => DataType::Utf8,
-        ColumnData::Date(_) => DataType::Date32,
-        ColumnData::Timestamp(_) => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-        ColumnData::TextList(_) => DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
-    }
-}
+use super::Table;
 
 impl Table {
     pub fn schema(&self) -> Arc<Schema> {
-        let fields: Vec<Field> = self.columns.iter().map(|c| Field::new(c.name, data_type(&c.data), true)).collect();
+        let fields: Vec<Field> =
+            self.columns.iter().map(|c| Field::new(c.name, c.data.array().data_type().clone(), true)).collect();
         Arc::new(Schema::new(fields))
     }
 
+    /// The table as one record batch; the columns' buffers are shared, not copied.
     pub fn to_record_batch(&self) -> Result<RecordBatch, ArrowError> {
-        let arrays: Vec<ArrayRef> = self.columns.iter().map(|c| array(&c.data)).collect();
+        let arrays: Vec<ArrayRef> = self.columns.iter().map(|c| make_array(c.data.array().to_data())).collect();
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(self.rows));
         RecordBatch::try_new_with_options(self.schema(), arrays, &options)
     }
@@ -70,27 +34,44 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tables::Column;
+    use crate::tables::{build, Read};
     use arrow_array::ffi_stream::RecordBatchStreamReader;
-    use arrow_array::Array;
+    use arrow_array::{Array, Date32Array, Float64Array, ListArray, TimestampMicrosecondArray};
+    use arrow_schema::{DataType, TimeUnit};
 
-    fn sample() -> Table {
-        Table {
-            columns: vec![
-                Column { name: "x", data: ColumnData::Float(vec![Some(1.5), None]) },
-                Column { name: "s", data: ColumnData::Text(vec![None, Some("b".into())]) },
-                Column { name: "d", data: ColumnData::Date(vec![Some(1), None]) },
-                Column { name: "t", data: ColumnData::Timestamp(vec![Some(0), Some(1)]) },
-                Column { name: "l", data: ColumnData::TextList(vec![Some(vec!["a".into()]), Some(vec![])]) },
-                Column { name: "b", data: ColumnData::Bool(vec![Some(true), None]) },
+    struct Row {
+        x: Option<f64>,
+        s: Option<&'static str>,
+        d: Option<&'static str>,
+        t: Option<&'static str>,
+        l: Vec<&'static str>,
+        b: Option<bool>,
+    }
+
+    fn sample(rows: &[Row]) -> Table {
+        build(
+            rows,
+            &[
+                ("x", Read::Float(|r| r.x)),
+                ("s", Read::Text(|r| r.s)),
+                ("d", Read::Date(|r| r.d)),
+                ("t", Read::Timestamp(|r| r.t)),
+                ("l", Read::TextList(|r| r.l.clone())),
+                ("b", Read::Bool(|r| r.b)),
             ],
-            rows: 2,
-        }
+        )
+    }
+
+    fn two_rows() -> Table {
+        sample(&[
+            Row { x: Some(1.5), s: None, d: Some("1970-01-02"), t: Some("1970-01-01T00:00:00Z"), l: vec!["a"], b: Some(true) },
+            Row { x: None, s: Some("b"), d: None, t: Some("1970-01-01T00:00:00.000001Z"), l: vec![], b: None },
+        ])
     }
 
     #[test]
     fn a_table_round_trips_through_the_c_stream() {
-        let table = sample();
+        let table = two_rows();
         let stream = table.to_c_stream().unwrap();
         let reader = RecordBatchStreamReader::try_new(stream).unwrap();
         let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
@@ -100,24 +81,19 @@ mod tests {
         assert_eq!(batch.schema().field(3).data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
         let x = batch.column(0).as_any().downcast_ref::<Float64Array>().unwrap();
         assert_eq!((x.value(0), x.is_null(1)), (1.5, true));
-        assert_eq!(batch.column(4).len(), 2);
+        let d = batch.column(2).as_any().downcast_ref::<Date32Array>().unwrap();
+        assert_eq!((d.value(0), d.is_null(1)), (1, true));
+        let t = batch.column(3).as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
+        assert_eq!((t.value(0), t.value(1)), (0, 1));
+        let l = batch.column(4).as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!((l.value_length(0), l.value_length(1)), (1, 0));
     }
 
     #[test]
     fn an_empty_table_keeps_its_schema() {
-        let mut table = sample();
-        for column in &mut table.columns {
-            column.data = match &column.data {
-                ColumnData::Float(_) => ColumnData::Float(vec![]),
-                ColumnData::Text(_) => ColumnData::Text(vec![]),
-                ColumnData::Date(_) => ColumnData::Date(vec![]),
-                ColumnData::Timestamp(_) => ColumnData::Timestamp(vec![]),
-                ColumnData::TextList(_) => ColumnData::TextList(vec![]),
-                ColumnData::Bool(_) => ColumnData::Bool(vec![]),
-            };
-        }
-        table.rows = 0;
+        let table = sample(&[]);
         let batch = table.to_record_batch().unwrap();
         assert_eq!((batch.num_rows(), batch.num_columns()), (0, 6));
+        assert_eq!(batch.schema(), two_rows().schema());
     }
 }

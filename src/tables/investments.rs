@@ -2,17 +2,18 @@
 //! security joined), and securities.
 
 use std::collections::HashMap;
+use std::ops::Deref;
 
 use super::{build, Read, Table};
 use crate::data::investments::{InvestmentAccount, InvestmentTransaction, Investments, Position, Security};
 
 /// Securities by Id, for the joins.
-fn securities_by_id(investments: &Investments) -> HashMap<&str, &Security> {
+fn securities_by_id<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> HashMap<&str, &Security<S>> {
     investments.securities.iter().filter_map(|s| Some((s.id.as_deref()?, s))).collect()
 }
 
-pub fn investment_accounts_table(investments: &Investments) -> Table {
-    let rows: Vec<&InvestmentAccount> = investments.accounts.iter().collect();
+pub fn investment_accounts_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+    let rows: Vec<&InvestmentAccount<S>> = investments.accounts.iter().collect();
     build(
         &rows,
         &[
@@ -31,19 +32,19 @@ pub fn investment_accounts_table(investments: &Investments) -> Table {
 }
 
 /// An item of an account (a position or a transaction) with its account and its security.
-struct Joined<'a, T> {
-    account: &'a InvestmentAccount,
+struct Joined<'a, S, T> {
+    account: &'a InvestmentAccount<S>,
     item: &'a T,
-    security: Option<&'a Security>,
+    security: Option<&'a Security<S>>,
 }
 
 /// Every item of every account, in order, joined to its account and to its security by Id. An
 /// item whose security is not listed keeps its row, with no security.
-fn joined<'a, T>(
-    investments: &'a Investments,
-    items: fn(&InvestmentAccount) -> &[T],
+fn joined<'a, S: Deref<Target = str> + Sync, T>(
+    investments: &'a Investments<S>,
+    items: fn(&InvestmentAccount<S>) -> &[T],
     security_id: fn(&T) -> Option<&str>,
-) -> Vec<Joined<'a, T>> {
+) -> Vec<Joined<'a, S, T>> {
     let securities = securities_by_id(investments);
     investments
         .accounts
@@ -53,8 +54,8 @@ fn joined<'a, T>(
         .collect()
 }
 
-pub fn positions_table(investments: &Investments) -> Table {
-    let rows = joined(investments, |a| &a.positions, |p: &Position| p.security_id.as_deref());
+pub fn positions_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+    let rows = joined(investments, |a| &a.positions, |p: &Position<S>| p.security_id.as_deref());
     build(
         &rows,
         &[
@@ -80,8 +81,8 @@ pub fn positions_table(investments: &Investments) -> Table {
     )
 }
 
-pub fn investment_transactions_table(investments: &Investments) -> Table {
-    let rows = joined(investments, |a| &a.transactions, |t: &InvestmentTransaction| t.security_id.as_deref());
+pub fn investment_transactions_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+    let rows = joined(investments, |a| &a.transactions, |t: &InvestmentTransaction<S>| t.security_id.as_deref());
     build(
         &rows,
         &[
@@ -104,8 +105,8 @@ pub fn investment_transactions_table(investments: &Investments) -> Table {
     )
 }
 
-pub fn securities_table(investments: &Investments) -> Table {
-    let rows: Vec<&Security> = investments.securities.iter().collect();
+pub fn securities_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+    let rows: Vec<&Security<S>> = investments.securities.iter().collect();
     build(
         &rows,
         &[
@@ -118,7 +119,7 @@ pub fn securities_table(investments: &Investments) -> Table {
             ("currency", Read::Text(|s| s.currency.as_deref())),
             ("cusip", Read::Text(|s| s.cusip.as_deref())),
             ("isin", Read::Text(|s| s.isin.as_deref())),
-            ("aliases", Read::TextList(|s| &s.aliases)),
+            ("aliases", Read::TextList(|s| s.aliases.iter().map(|alias| &**alias).collect())),
         ],
     )
 }
@@ -127,6 +128,7 @@ pub fn securities_table(investments: &Investments) -> Table {
 mod tests {
     use super::*;
     use crate::tables::ColumnData;
+    use arrow_array::cast::AsArray;
     use serde_json::json;
 
     fn sample() -> Investments {
@@ -147,19 +149,19 @@ mod tests {
     fn positions_join_their_account_and_security() {
         let table = positions_table(&sample());
         assert_eq!(table.rows, 1);
-        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ".into())])));
-        assert_eq!(table.column("account_number"), Some(&ColumnData::Text(vec![Some("123".into())])));
-        assert_eq!(table.column("price"), Some(&ColumnData::Float(vec![Some(50.0)])));
+        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ")].into())));
+        assert_eq!(table.column("account_number"), Some(&ColumnData::Text(vec![Some("123")].into())));
+        assert_eq!(table.column("price"), Some(&ColumnData::Float(vec![Some(50.0)].into())));
     }
 
     #[test]
     fn transactions_keep_rows_whose_security_is_unknown() {
         let table = investment_transactions_table(&sample());
         assert_eq!(table.rows, 2);
-        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ".into()), None])));
-        assert_eq!(table.column("amount"), Some(&ColumnData::Float(vec![Some(-91.0), Some(45.0)])));
+        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ"), None].into())));
+        assert_eq!(table.column("amount"), Some(&ColumnData::Float(vec![Some(-91.0), Some(45.0)].into())));
         match table.column("date") {
-            Some(ColumnData::Date(days)) => assert_eq!(days[1].unwrap() - days[0].unwrap(), 1),
+            Some(ColumnData::Date(days)) => assert_eq!(days.value(1) - days.value(0), 1),
             other => panic!("{other:?}"),
         }
     }
@@ -168,8 +170,25 @@ mod tests {
     fn null_lists_are_empty_accounts() {
         let accounts = investment_accounts_table(&sample());
         assert_eq!(accounts.rows, 2);
-        assert_eq!(accounts.column("account_id"), Some(&ColumnData::Text(vec![Some("a1".into()), Some("a2".into())])));
+        assert_eq!(accounts.column("account_id"), Some(&ColumnData::Text(vec![Some("a1"), Some("a2")].into())));
         assert_eq!(positions_table(&sample()).rows, 1);
-        assert_eq!(securities_table(&sample()).column("aliases"), Some(&ColumnData::TextList(vec![Some(vec!["XYZ.TO".into()])])));
+        match securities_table(&sample()).column("aliases") {
+            Some(ColumnData::TextList(aliases)) => assert_eq!(aliases.value(0).as_string::<i32>().value(0), "XYZ.TO"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn borrowed_and_owned_reads_give_the_same_tables() {
+        // Escaped strings cannot be borrowed; they are read into owned text instead.
+        let json = br#"{
+            "Accounts": [{"Id": "a1", "Name": "caf\u00e9", "Transactions": [{"Id": "t1", "Date": "2026-01-02", "Description": "x\"y"}]}],
+            "Securities": [{"Id": "s1", "Aliases": ["A", 1, "B"]}]
+        }"#;
+        let owned: Investments = serde_json::from_slice(json).unwrap();
+        let borrowed: Investments<std::borrow::Cow<str>> = serde_json::from_slice(json).unwrap();
+        assert_eq!(investment_transactions_table(&owned), investment_transactions_table(&borrowed));
+        assert_eq!(securities_table(&owned), securities_table(&borrowed));
+        assert_eq!(investment_accounts_table(&borrowed).column("account_name"), Some(&ColumnData::Text(vec![Some("café")].into())));
     }
 }

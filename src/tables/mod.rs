@@ -12,31 +12,42 @@ pub use accounts::{accounts_table, statements_table, bank_transactions_table};
 pub use attributes::{attribute_detail_table, attribute_values_table};
 pub use investments::{investment_accounts_table, positions_table, securities_table, investment_transactions_table};
 
+use std::sync::Arc;
+
+use arrow_array::builder::{BooleanBuilder, Date32Builder, Float64Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder};
+use arrow_array::{Array, BooleanArray, Date32Array, Float64Array, ListArray, StringArray, TimestampMicrosecondArray};
+
 use crate::data::dates::{parse_date, parse_timestamp};
 
-/// The values of one column; every cell may be missing.
+/// The values of one column, as Arrow arrays (so handing a table to pyarrow, polars or pandas
+/// copies nothing); every cell may be missing.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ColumnData {
-    Float(Vec<Option<f64>>),
-    Bool(Vec<Option<bool>>),
-    Text(Vec<Option<String>>),
+    Float(Float64Array),
+    Bool(BooleanArray),
+    Text(StringArray),
     /// Days since 1970-01-01.
-    Date(Vec<Option<i32>>),
+    Date(Date32Array),
     /// Microseconds since the epoch, UTC.
-    Timestamp(Vec<Option<i64>>),
-    TextList(Vec<Option<Vec<String>>>),
+    Timestamp(TimestampMicrosecondArray),
+    /// A list of strings per row.
+    TextList(ListArray),
 }
 
 impl ColumnData {
-    pub fn len(&self) -> usize {
+    pub fn array(&self) -> &dyn Array {
         match self {
-            ColumnData::Float(v) => v.len(),
-            ColumnData::Bool(v) => v.len(),
-            ColumnData::Text(v) => v.len(),
-            ColumnData::Date(v) => v.len(),
-            ColumnData::Timestamp(v) => v.len(),
-            ColumnData::TextList(v) => v.len(),
+            ColumnData::Float(a) => a,
+            ColumnData::Bool(a) => a,
+            ColumnData::Text(a) => a,
+            ColumnData::Date(a) => a,
+            ColumnData::Timestamp(a) => a,
+            ColumnData::TextList(a) => a,
         }
+    }
+
+    pub fn len(&self) -> usize {
+        self.array().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -77,24 +88,76 @@ pub(crate) enum Read<R> {
     Date(fn(&R) -> Option<&str>),
     /// Parsed leniently from the text; a timestamp without a zone is UTC.
     Timestamp(fn(&R) -> Option<&str>),
-    TextList(fn(&R) -> &[String]),
+    /// Every item of the list, in order.
+    TextList(fn(&R) -> Vec<&str>),
 }
 
+/// Rows from which a table's columns are built on two threads: each column is independent,
+/// and below this a thread costs more than it saves.
+const PARALLEL_ROWS: usize = 4096;
+
 /// Builds a table from `rows`, one column per spec.
-pub(crate) fn build<R>(rows: &[R], specs: &[(&'static str, Read<R>)]) -> Table {
-    let columns = specs
-        .iter()
-        .map(|(name, read)| {
-            let data = match read {
-                Read::Float(f) => ColumnData::Float(rows.iter().map(f).collect()),
-                Read::Bool(f) => ColumnData::Bool(rows.iter().map(f).collect()),
-                Read::Text(f) => ColumnData::Text(rows.iter().map(|r| f(r).map(str::to_owned)).collect()),
-                Read::Date(f) => ColumnData::Date(rows.iter().map(|r| f(r).and_then(parse_date)).collect()),
-                Read::Timestamp(f) => ColumnData::Timestamp(rows.iter().map(|r| f(r).and_then(parse_timestamp)).collect()),
-                Read::TextList(f) => ColumnData::TextList(rows.iter().map(|r| Some(f(r).to_vec())).collect()),
-            };
-            Column { name, data }
+pub(crate) fn build<R: Sync>(rows: &[R], specs: &[(&'static str, Read<R>)]) -> Table {
+    let column = |(name, read): &(&'static str, Read<R>)| Column { name, data: read.column(rows) };
+    let columns = if rows.len() < PARALLEL_ROWS || specs.len() < 2 {
+        specs.iter().map(column).collect()
+    } else {
+        // Alternate columns between the threads so that each gets its share of the text ones.
+        std::thread::scope(|scope| {
+            let odd = scope.spawn(|| specs.iter().skip(1).step_by(2).map(column).collect::<Vec<_>>());
+            let even: Vec<Column> = specs.iter().step_by(2).map(column).collect();
+            let odd = odd.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let mut columns = Vec::with_capacity(specs.len());
+            let mut odd = odd.into_iter();
+            for column in even {
+                columns.push(column);
+                columns.extend(odd.next());
+            }
+            columns
         })
-        .collect();
+    };
     Table { columns, rows: rows.len() }
+}
+
+impl<R> Read<R> {
+    /// This column of `rows`.
+    fn column(&self, rows: &[R]) -> ColumnData {
+        let n = rows.len();
+        match self {
+            Read::Float(f) => {
+                let mut b = Float64Builder::with_capacity(n);
+                rows.iter().for_each(|r| b.append_option(f(r)));
+                ColumnData::Float(b.finish())
+            }
+            Read::Bool(f) => {
+                let mut b = BooleanBuilder::with_capacity(n);
+                rows.iter().for_each(|r| b.append_option(f(r)));
+                ColumnData::Bool(b.finish())
+            }
+            Read::Text(f) => {
+                let bytes = rows.iter().map(|r| f(r).map_or(0, str::len)).sum();
+                let mut b = StringBuilder::with_capacity(n, bytes);
+                rows.iter().for_each(|r| b.append_option(f(r)));
+                ColumnData::Text(b.finish())
+            }
+            Read::Date(f) => {
+                let mut b = Date32Builder::with_capacity(n);
+                rows.iter().for_each(|r| b.append_option(f(r).and_then(parse_date)));
+                ColumnData::Date(b.finish())
+            }
+            Read::Timestamp(f) => {
+                let mut b = TimestampMicrosecondBuilder::with_capacity(n).with_timezone(Arc::from("UTC"));
+                rows.iter().for_each(|r| b.append_option(f(r).and_then(parse_timestamp)));
+                ColumnData::Timestamp(b.finish())
+            }
+            Read::TextList(f) => {
+                let mut b = ListBuilder::with_capacity(StringBuilder::new(), n);
+                for r in rows {
+                    f(r).into_iter().for_each(|item| b.values().append_value(item));
+                    b.append(true);
+                }
+                ColumnData::TextList(b.finish())
+            }
+        }
+    }
 }

@@ -1,0 +1,313 @@
+"""Attributes: every value of the catalogue recomputed independently from GetAccountsDetail
+(Days365) raw, for every package, custom requests with filters / account filters / detail, the
+NONE_DETECTED handling, the 202 path and every new error."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+import bankfeed as bf
+import datahelpers as dh
+
+#: (seed, banking_transactions): seed 0 has no government income and no loans; seed 2 has both,
+#: and a Products (loan) account; 0 and 1 transactions make the NONE_DETECTED cases.
+DATASETS = [(0, None), (2, None), (3, None), (0, 0), (0, 1)]
+
+
+GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def ids(value):
+    return f"seed{value[0]}-n{value[1]}"
+
+
+def values_by_name(attrs: "bf.Attributes", group: str) -> dict:
+    rows = [r for r in attrs.values.to_records() if r["group"] == group]
+    names = [r["attribute"] for r in rows]
+    assert len(names) == len(set(names)), f"duplicate attributes in {group}: {names}"
+    return {r["attribute"]: r for r in rows}
+
+
+def check_values(attrs, group: str, names: list, expected: dict, login_id: str, where: str) -> None:
+    rows = values_by_name(attrs, group)
+    assert sorted(rows) == sorted(names), f"{where}: {sorted(rows)} != {sorted(names)}"
+    for name in names:
+        row = rows[name]
+        assert row["login_id"] == login_id, row
+        assert GUID.match(row["group_id"] or ""), row
+        dh.assert_value(name, row["value"], row["raw_value"], expected[name], where=f"{where}: ")
+        sent = attrs.to_dict()[group][name]
+        if expected[name] == dh.NONE:
+            assert sent == dh.NONE
+        else:
+            assert math.isclose(float(sent), expected[name], abs_tol=1e-6)
+
+
+@pytest.mark.parametrize("dataset", DATASETS, ids=ids)
+def test_every_catalogue_value_recomputed(dataset):
+    seed, n = dataset
+    sb, client, login_id, raw = dh.attribute_sandbox(seed, banking_transactions=n)
+    attrs = client.attributes(login_id, {"Custom": dh.CATALOGUE})
+    expected = dh.recompute(raw)
+    check_values(attrs, "Custom", dh.CATALOGUE, expected, login_id, f"seed {seed} n {n}")
+    assert attrs.groups == ["Custom"]
+    for name in dh.CATALOGUE:
+        sent = attrs[name]
+        assert sent == dh.NONE if expected[name] == dh.NONE else math.isclose(float(sent), expected[name], abs_tol=1e-6)
+    with pytest.raises(KeyError):
+        attrs["no_such_attribute"]
+    if n == 0:
+        for name in ("account_age_days", "balance_max", "balance_min", "avg_employer_income",
+                     "days_since_last_employer_income", "sum_government_income"):
+            assert expected[name] == dh.NONE, name
+
+
+def test_none_detected_is_nan_with_raw_value_kept():
+    _, client, login_id, _ = dh.attribute_sandbox(0)
+    attrs = client.attributes(login_id, {"Card": ["sum_government_income", "count_nsf"]})
+    rows = values_by_name(attrs, "Card")
+    assert math.isnan(rows["sum_government_income"]["value"])
+    assert rows["sum_government_income"]["raw_value"] == "NONE_DETECTED"
+    assert attrs.raw["Card"]["sum_government_income"] == "NONE_DETECTED"
+    assert rows["count_nsf"]["raw_value"] == str(attrs.raw["Card"]["count_nsf"])
+    frame = attrs.values.to_pandas()
+    assert frame["value"].dtype == "float64"
+    assert frame["value"].isna().tolist() == [True, False]
+
+
+def test_large_data_values_recomputed():
+    sb, client, login_id, raw = dh.attribute_sandbox(0, banking_transactions=dh.LARGE_BANKING)
+    assert sum(len(a["Transactions"] or []) for a in raw["Accounts"]) == dh.LARGE_BANKING
+    attrs = client.attributes(login_id, {"Card": dh.CATALOGUE})
+    check_values(attrs, "Card", dh.CATALOGUE, dh.recompute(raw), login_id, "large")
+
+
+@pytest.mark.parametrize("package", list(dh.PACKAGES))
+@pytest.mark.parametrize("seed", [0, 2])
+def test_use_case_packages(package, seed):
+    _, client, login_id, raw = dh.attribute_sandbox(seed)
+    attrs = client.attributes(login_id, package=package)
+    assert attrs.groups == ["Card"]
+    check_values(attrs, "Card", dh.PACKAGES[package], dh.recompute(raw), login_id, package)
+    # Through an open session too, with the same answer.
+    session = client.authorize_cached(login_id)
+    session.accounts_detail(with_transactions=True, days="Days365")
+    again = session.attributes(package=package)
+    assert again.to_dict() == attrs.to_dict()
+
+
+def test_all_package_on_tier2():
+    _, client, login_id, raw = dh.attribute_sandbox(2, tier2=True)
+    attrs = client.attributes(login_id, package="all")
+    check_values(attrs, "Card", dh.CATALOGUE, dh.recompute(raw), login_id, "all")
+
+
+def test_all_package_without_tier2_is_access_denied():
+    _, client, login_id, _ = dh.attribute_sandbox(0)
+    with pytest.raises(bf.Unauthorized) as info:
+        client.attributes(login_id, package="all")
+    assert info.value.code == "ACCESS_DENIED"
+
+
+FILTERS = [["Operations"], ["Credits"], ["Operations", "Credits"], ["Products"], ["Operations", "Products"], ["Nothing"]]
+
+
+@pytest.mark.parametrize("categories", FILTERS, ids=lambda c: "+".join(c))
+def test_custom_with_account_category_filter(categories):
+    _, client, login_id, raw = dh.attribute_sandbox(2)
+    attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories})
+    expected = dh.recompute(raw, categories=categories)
+    check_values(attrs, "Card", dh.CATALOGUE, expected, login_id, f"filters {categories}")
+    want_accounts = sum(1 for a in raw["Accounts"] if a["Category"] in categories)
+    assert attrs["count_accounts"] == want_accounts
+
+
+def test_custom_with_account_filter_and_both_filters():
+    _, client, login_id, raw = dh.attribute_sandbox(2)
+    accounts = raw["Accounts"]
+    assert len(accounts) >= 3
+    chosen = [accounts[0]["Id"], accounts[-1]["Id"]]
+    attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, account_filter=chosen)
+    check_values(attrs, "Card", dh.CATALOGUE, dh.recompute(raw, account_ids=chosen), login_id, "account_filter")
+    assert attrs["count_accounts"] == 2
+    categories = [accounts[0]["Category"]]
+    both = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories}, account_filter=chosen)
+    expected = dh.recompute(raw, categories=categories, account_ids=chosen)
+    check_values(both, "Card", dh.CATALOGUE, expected, login_id, "filters+account_filter")
+
+
+def test_several_groups_in_one_request():
+    _, client, login_id, raw = dh.attribute_sandbox(2)
+    request = {"Income": dh.PACKAGES["income"], "Risk": ["count_nsf", "balance_min"]}
+    attrs = client.attributes(login_id, request)
+    assert sorted(attrs.groups) == ["Income", "Risk"]
+    expected = dh.recompute(raw)
+    for group, names in request.items():
+        check_values(attrs, group, names, expected, login_id, group)
+    assert len(attrs.values) == sum(len(v) for v in request.values())
+
+
+@pytest.mark.parametrize(
+    "filters, account_index",
+    [(None, None), ({"AccountCategory": ["Operations"]}, None), (None, 0)],
+    ids=["all", "operations", "one-account"],
+)
+def test_attributes_detail_rows_are_the_transactions_behind(filters, account_index):
+    _, client, login_id, raw = dh.attribute_sandbox(2)
+    account_filter = None if account_index is None else [raw["Accounts"][account_index]["Id"]]
+    categories = filters["AccountCategory"] if filters else None
+    attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters=filters, detail=dh.CATALOGUE,
+                              account_filter=account_filter)
+    expected = dh.recompute(raw, categories=categories, account_ids=account_filter)
+    check_values(attrs, "Card", dh.CATALOGUE, expected, login_id, "with detail")
+    accounts, T = dh.included(raw, categories, account_filter)
+    by_id = {t.id: t for t in T}
+
+    # The table is the raw AttributesDetail, flattened.
+    raw_detail = dh.field(attrs.raw["Card"], "AttributesDetail")
+    assert isinstance(raw_detail, list) and raw_detail
+    flat = [(d["Attribute"], t) for d in raw_detail for t in (d["Transactions"] or [])]
+    table = attrs.detail
+    assert table.columns == dh.ATTRIBUTE_DETAIL_COLUMNS
+    assert len(table) == len(flat)
+    records = table.to_records()
+    for row, (name, t) in zip(records, flat):
+        assert row["group"] == "Card" and row["attribute"] == name
+        assert row["transaction_id"] == t["TransactionId"] and row["account_id"] == t["AccountId"]
+        assert "/" in t["Date"] and row["date"] == dh.parse_date(t["Date"])
+        assert (row["description"], row["debit"], row["credit"]) == (t["Description"], t["Debit"], t["Credit"])
+    dh.assert_exports_agree(table, float_columns=["debit", "credit"], date_columns=["date"])
+
+    # Each row is a real transaction of an included account, with its own fields.
+    per_attribute: dict = {}
+    for row in records:
+        tx = by_id.get(row["transaction_id"])
+        assert tx is not None, f"{row['attribute']}: {row['transaction_id']} is not a transaction of the included accounts"
+        assert row["account_id"] == tx.account_id and row["date"] == tx.date and row["description"] == tx.description
+        assert row["debit"] == tx.raw_debit and row["credit"] == tx.raw_credit
+        per_attribute.setdefault(row["attribute"], []).append(tx)
+    assert set(per_attribute) <= set(dh.CATALOGUE)
+
+    # The well-defined sets are exactly what is behind the value.
+    for name, select in dh.BEHIND.items():
+        want = sorted(t.id for t in select(T))
+        got = sorted(t.id for t in per_attribute.get(name, []))
+        assert got == want, f"{name}: {len(got)} detail rows, {len(want)} transactions behind"
+    if T:
+        assert [t.balance for t in per_attribute["balance_min"]] == [min(t.balance for t in T)]
+        assert [t.balance for t in per_attribute["balance_max"]] == [max(t.balance for t in T)]
+        assert [t.date for t in per_attribute["account_age_days"]] == [min(t.date for t in T)]
+    payroll = [t for t in T if dh.is_payroll(t)]
+    if payroll:
+        latest = per_attribute["days_since_last_employer_income"]
+        assert len(latest) == 1 and dh.is_payroll(latest[0]) and latest[0].date == max(t.date for t in payroll)
+
+
+def test_detail_only_for_the_requested_attributes():
+    _, client, login_id, raw = dh.attribute_sandbox(2)
+    attrs = client.attributes(login_id, {"Card": ["count_nsf", "sum_loan_payments", "balance_min"]}, detail=["count_nsf"])
+    assert set(attrs.detail.column("attribute")) == {"count_nsf"}
+    _, T = dh.included(raw)
+    assert sorted(attrs.detail.column("transaction_id")) == sorted(t.id for t in T if dh.is_nsf(t))
+
+
+def test_attributes_from_json_gives_identical_tables():
+    _, client, login_id, _ = dh.attribute_sandbox(2)
+    attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, detail=["count_nsf", "sum_employer_income"])
+    again = bf.Attributes.from_json(json.dumps(attrs.raw))
+    assert again.raw == attrs.raw and again.groups == attrs.groups
+    assert again.to_dict() == attrs.to_dict()
+    assert again.detail.to_records() == attrs.detail.to_records()
+    a, b = attrs.values.to_records(), again.values.to_records()
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.keys() == y.keys()
+        for key in x:
+            assert dh._eq(x[key], y[key]), key
+    dh.assert_exports_agree(attrs.values, float_columns=["value"])
+
+
+# --- the 202 paths ------------------------------------------------------------------------
+
+
+def _parts(request: dict) -> tuple:
+    return request["method"], request["path"].split("/v3/", 1)[1].split("/", 1)[1], request["status"]
+
+
+@pytest.mark.parametrize(
+    "package, operation",
+    [("income", "GetIncomeAttributes"), ("credit_risk", "GetCreditRiskAttributes"),
+     ("user_analysis", "GetUserAnalysisAttributes"), ("lending", "GetLendingAttributes"), (None, None)],
+)
+def test_attributes_202_path(fresh_sandbox, package, operation):
+    """client.attributes runs the preparation sequence: cached authorize, account detail polled
+    on GetAccountsDetailAsync, then the attributes call repeated until 200."""
+    client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
+    login_id = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True).login_id
+    mark = len(fresh_sandbox.requests)
+    if package:
+        attrs = client.attributes(login_id, package=package)
+    else:
+        attrs = client.attributes(login_id, {"Card": ["count_nsf"]})
+    seen = [_parts(r) for r in dh.requests_since(fresh_sandbox, mark)]
+    request_id = attrs.raw["RequestId"]
+    prefix = f"insight/login/{login_id}/attributes/{request_id}"
+    tail = [("GET", f"{prefix}/{operation}")] * 3 if package else [("POST", prefix)] * 3
+    assert seen == [
+        ("POST", "BankingServices/Authorize", 200),
+        ("POST", "BankingServices/GetAccountsDetail", 202),
+        ("GET", f"BankingServices/GetAccountsDetailAsync/{request_id}", 202),
+        ("GET", f"BankingServices/GetAccountsDetailAsync/{request_id}", 200),
+    ] + [(m, p, s) for (m, p), s in zip(tail, [202, 202, 200])], seen
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, field",
+    [
+        ((), {}, "attributes"),
+        (({"Card": ["count_nsf"]},), {"package": "income"}, "attributes"),
+        ((), {"package": "income", "filters": {"AccountCategory": ["Operations"]}}, "filters"),
+        ((), {"package": "income", "detail": ["count_nsf"]}, "detail"),
+        ((), {"package": "income", "account_filter": ["5618b381-64a1-4729-9ed4-47698483351a"]}, "account_filter"),
+        ((), {"package": "gold"}, "package"),
+        (({},), {}, "attributes"),
+        (({"Card": []},), {}, "attributes"),
+    ],
+    ids=["neither", "both", "filters-with-package", "detail-with-package", "account-filter-with-package",
+         "unknown-package", "no-group", "empty-group"],
+)
+def test_config_errors_name_the_field(args, kwargs, field):
+    sb, client, login_id, _ = dh.attribute_sandbox(0)
+    mark = len(sb.requests)
+    with pytest.raises(bf.ConfigError) as info:
+        client.attributes(login_id, *args, **kwargs)
+    assert info.value.field == field
+    assert field in str(info.value)
+    assert len(sb.requests) == mark, "nothing is sent for a bad call"
+    session = client.authorize_cached(login_id)
+    with pytest.raises(bf.ConfigError) as info:
+        session.attributes(*args, **kwargs)
+    assert info.value.field == field
+
+
+@pytest.mark.parametrize(
+    "request_, detail",
+    [({"Card": ["count_nsf", "no_such_attribute"]}, None),
+     ({"Card": ["Count_NSF"]}, None),
+     ({"Card": ["count_nsf"]}, ["no_such_attribute"])],
+    ids=["unknown", "re-cased", "unknown-in-detail"],
+)
+def test_unknown_attribute_is_invalid_request_naming_it(request_, detail):
+    _, client, login_id, _ = dh.attribute_sandbox(0)
+    with pytest.raises(bf.InvalidRequest) as info:
+        client.attributes(login_id, request_, detail=detail)
+    assert info.value.code == "INVALID_REQUEST"
+    bad = "Count_NSF" if request_["Card"] == ["Count_NSF"] else "no_such_attribute"
+    assert bad in str(info.value)

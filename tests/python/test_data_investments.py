@@ -1,0 +1,209 @@
+"""Investments tables against the raw payload, on generated data of several sizes.
+
+Every expected row is re-flattened from ``.raw`` by datahelpers (stdlib only), so a table that
+drops, duplicates, mis-joins or mis-parses anything fails here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import sys
+
+import pytest
+
+import bankfeed as bf
+import datahelpers as dh
+
+SIZES = list(dh.SIZES)
+
+
+@pytest.fixture(scope="module", params=SIZES)
+def data(request):
+    inv_n, bank_n = dh.SIZES[request.param]
+    return request.param, dh.fetched(inv_n, bank_n)
+
+
+def raw_transaction_count(raw: dict) -> int:
+    return sum(len(a.get("Transactions") or []) for a in raw["Accounts"])
+
+
+def raw_position_count(raw: dict) -> int:
+    return sum(len(a.get("Positions") or []) for a in raw["Accounts"])
+
+
+def test_generated_sizes_are_exact(data):
+    size, fetched = data
+    raw = fetched.investments.raw
+    want = dh.SIZES[size][0]
+    count = raw_transaction_count(raw)
+    if want is None:
+        assert count > 1
+    else:
+        assert count == want
+    if want == 0:
+        assert raw_position_count(raw) == 0, "0 transactions means accounts with no positions"
+        for account in raw["Accounts"]:
+            assert not account.get("Positions") and not account.get("Transactions")
+
+
+def test_accounts_table_is_the_raw_accounts(data):
+    _, fetched = data
+    inv = fetched.investments
+    expected = dh.expected_investment_accounts(inv.raw)
+    dh.assert_rows_equal(inv.accounts, expected, dh.INVESTMENT_ACCOUNT_COLUMNS, "accounts")
+    dh.assert_sums_match(inv.accounts, expected, "account_id", ["cash", "account_value", "currency_value"], "accounts")
+    assert inv.value == inv.raw["Value"] and inv.cash == inv.raw["Cash"]
+    assert inv.request_id == inv.raw["RequestId"]
+
+
+def test_positions_table_is_the_raw_positions_joined(data):
+    _, fetched = data
+    inv = fetched.investments
+    raw = inv.raw
+    expected = dh.expected_positions(raw)
+    assert len(inv.positions) == raw_position_count(raw)
+    dh.assert_rows_equal(inv.positions, expected, dh.POSITION_COLUMNS, "positions")
+    numeric = ["quantity", "price", "book_value", "market_value", "gain_amount", "gain_currency_amount", "gain_percent"]
+    dh.assert_sums_match(inv.positions, expected, "account_id", numeric, "positions")
+    # The join, stated directly: each position's symbol, name and price are its security's.
+    securities = dh.securities_by_id(raw)
+    accounts = {a["Id"]: a for a in raw["Accounts"]}
+    for row in inv.positions.to_records():
+        security = securities[row["security_id"]]
+        assert (row["symbol"], row["security_name"], row["price"]) == (security["Symbol"], security["Name"], security["Price"])
+        account = accounts[row["account_id"]]
+        assert (row["account_number"], row["account_name"], row["account_type"]) == (
+            account["AccountId"], account["Name"], account["Type"])
+
+
+def test_transactions_table_is_the_raw_transactions_joined(data):
+    _, fetched = data
+    inv = fetched.investments
+    raw = inv.raw
+    expected = dh.expected_investment_transactions(raw)
+    assert len(inv.transactions) == raw_transaction_count(raw)
+    dh.assert_rows_equal(inv.transactions, expected, dh.INVESTMENT_TRANSACTION_COLUMNS, "transactions")
+    dh.assert_sums_match(inv.transactions, expected, "account_id", ["quantity", "fee", "amount"], "transactions")
+    securities = dh.securities_by_id(raw)
+    accounts = {a["Id"]: a for a in raw["Accounts"]}
+    dates = inv.transactions.column("date")
+    raw_dates = [t["Date"] for a in raw["Accounts"] for t in (a.get("Transactions") or [])]
+    assert [d.isoformat() if d else None for d in dates] == raw_dates
+    for row in inv.transactions.to_records():
+        security = securities[row["security_id"]]
+        assert (row["symbol"], row["security_name"]) == (security["Symbol"], security["Name"])
+        account = accounts[row["account_id"]]
+        assert (row["account_number"], row["account_name"], row["account_type"], row["account_currency"]) == (
+            account["AccountId"], account["Name"], account["Type"], account["Currency"])
+
+
+def test_securities_table_is_the_raw_securities(data):
+    _, fetched = data
+    inv = fetched.investments
+    expected = dh.expected_securities(inv.raw)
+    assert len(expected) > 0
+    dh.assert_rows_equal(inv.securities, expected, dh.SECURITY_COLUMNS, "securities")
+    for row in inv.securities.to_records():
+        assert row["date"].tzinfo is not None and row["date"].utcoffset() == dt.timedelta(0)
+        assert isinstance(row["aliases"], list)
+
+
+def test_exports_agree_with_records(data):
+    size, fetched = data
+    inv = fetched.investments
+    dh.assert_exports_agree(inv.accounts, float_columns=["cash", "account_value", "currency_value"])
+    dh.assert_exports_agree(
+        inv.positions,
+        float_columns=["quantity", "price", "book_value", "market_value", "gain_amount", "gain_currency_amount", "gain_percent"],
+    )
+    dh.assert_exports_agree(inv.transactions, float_columns=["quantity", "fee", "amount"], date_columns=["date"])
+    dh.assert_exports_agree(inv.securities, float_columns=["price"], date_columns=["date"])
+
+
+def test_from_json_of_the_raw_gives_identical_tables(data):
+    _, fetched = data
+    inv = fetched.investments
+    again = bf.Investments.from_json(json.dumps(inv.raw))
+    also = bf.Investments.from_json(json.dumps(inv.raw).encode())
+    for other in (again, also):
+        assert other.raw == inv.raw
+        assert (other.value, other.cash, other.request_id) == (inv.value, inv.cash, inv.request_id)
+        for name in ("accounts", "positions", "transactions", "securities"):
+            a, b = getattr(inv, name), getattr(other, name)
+            assert a.columns == b.columns
+            assert a.to_records() == b.to_records(), name
+
+
+def test_same_seed_same_data_other_seed_other_data():
+    a = dh.fetched(None, None).investments.raw
+    b = bf.Sandbox(pending_polls=0)
+    try:
+        client = b.client(poll_interval=0.01)
+        session = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True)
+        again = client.investments(session.login_id).raw
+    finally:
+        b.close()
+    strip = lambda raw: {k: v for k, v in raw.items() if k != "RequestId"}
+    assert strip(again) == strip(a)
+    other = dh.fetched(None, None, seed=1).investments.raw
+    assert strip(other) != strip(a)
+
+
+def test_every_table_stream_is_reusable():
+    """A table can be exported several times (each __arrow_c_stream__ is a fresh stream)."""
+    import pyarrow as pa
+
+    table = dh.fetched(None, None).investments.transactions
+    first = pa.table(table)
+    second = pa.RecordBatchReader.from_stream(table).read_all()
+    assert first.equals(second)
+    assert table.to_arrow().equals(first)
+
+
+@pytest.mark.parametrize(
+    "module, method, extra",
+    [
+        ("pandas", "to_pandas", "bankfeed[pandas]"),
+        ("pyarrow", "to_pandas", "bankfeed[pandas]"),
+        ("pyarrow", "to_arrow", "bankfeed[arrow]"),
+        ("polars", "to_polars", "bankfeed[polars]"),
+    ],
+)
+def test_missing_library_is_an_import_error_naming_the_extra(monkeypatch, module, method, extra):
+    table = dh.fetched(1, 1).investments.transactions
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError) as info:
+        getattr(table, method)()
+    assert extra in str(info.value), str(info.value)
+
+
+def test_records_still_work_without_any_dataframe_library(monkeypatch):
+    table = dh.fetched(1, 1).investments.transactions
+    for module in ("pandas", "pyarrow", "polars"):
+        monkeypatch.setitem(sys.modules, module, None)
+    records = table.to_records()
+    assert len(records) == 1 and type(records[0]["date"]) is dt.date
+    assert table.column("amount") == [records[0]["amount"]]
+
+
+def test_investments_202_path_is_polled_until_200(fresh_sandbox):
+    client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
+    session = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True)
+    mark = len(fresh_sandbox.requests)
+    inv = client.investments(session.login_id)
+    seen = [(r["method"], r["path"].rsplit("/", 1)[-1], r["status"]) for r in dh.requests_since(fresh_sandbox, mark)]
+    assert seen == [
+        ("POST", "Authorize", 200),
+        ("POST", "Investments", 202),
+        ("POST", "Investments", 202),
+        ("POST", "Investments", 200),
+    ], seen
+    assert len(inv.transactions) == raw_transaction_count(inv.raw) > 0
+    # And through an open session.
+    mark = len(fresh_sandbox.requests)
+    again = client.authorize_cached(session.login_id).investments()
+    statuses = [r["status"] for r in dh.requests_since(fresh_sandbox, mark) if r["path"].endswith("/Investments")]
+    assert statuses == [202, 202, 200]
+    assert again.transactions.to_records() == inv.transactions.to_records()

@@ -1,0 +1,388 @@
+"""Payloads shaped like the real service's published examples (interface-v3.md 2.7 / 2.8 and
+service-notes.md), read with from_json and served by a tiny stdlib HTTP server: Institution as an
+object, Login.Type null, CUSIP absent, ISIN null, LastRefresh without Z, the AttributeDetails
+spelling, NONE_DETECTED, numbers as strings, null lists, unknown fields."""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.server
+import json
+import math
+import threading
+
+import pytest
+
+import bankfeed as bf
+import datahelpers as dh
+
+CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
+LOGIN = "5e0c4f28-8a5c-4e5a-9d40-7c0b8f3f6a11"
+REQUEST = "b2a4d1c0-3f5e-4a6b-9c7d-1e2f3a4b5c6d"
+ACCOUNT_1 = "1f6b3c2a-9d8e-4f7a-b6c5-d4e3f2a1b0c9"
+ACCOUNT_2 = "2a7c4d3b-0e9f-4a8b-c7d6-e5f4a3b2c1d0"
+SEC_1 = "3b8d5e4c-1f0a-4b9c-d8e7-f6a5b4c3d2e1"
+SEC_2 = "4c9e6f5d-2a1b-4cad-e9f8-a7b6c5d4e3f2"
+
+INVESTMENTS = """{
+  "Accounts": [
+    {
+      "Id": "%(a1)s",
+      "FullAccountId": "NonRegistered:53XWK1-cash-CAD",
+      "AccountId": "53XWK1",
+      "Name": "Cash (CAD)",
+      "Type": "cash",
+      "Registered": false,
+      "Currency": "CAD",
+      "Cash": 1000.5,
+      "AccountValue": "5735.45",
+      "CurrencyValue": 5735.45,
+      "SomethingNew": {"Ignored": true},
+      "Positions": [
+        {
+          "Id": "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+          "Category": "Stocks",
+          "Class": "equity",
+          "BookValue": 5144.5,
+          "Quantity": "35",
+          "MarketValue": 4734.95,
+          "GainAmount": -409.55,
+          "GainCurrencyAmount": -409.55,
+          "GainPercent": -0.08,
+          "Currency": "CAD",
+          "SecurityId": "%(s1)s"
+        }
+      ],
+      "Transactions": [
+        {
+          "Id": "aa0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+          "Date": "2021-12-07",
+          "Type": "buy",
+          "Description": "BUY 35 BNS",
+          "Quantity": 35,
+          "Fee": "9.95",
+          "Amount": -5144.5,
+          "SecurityId": "%(s1)s"
+        },
+        {
+          "Id": "bb0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+          "Date": "2022-01-05",
+          "Type": "sell",
+          "Description": "SELL 10 SHOP",
+          "Quantity": -10,
+          "Fee": 9.95,
+          "Amount": "15210.05",
+          "SecurityId": "%(s2)s"
+        }
+      ]
+    },
+    {
+      "Id": "%(a2)s",
+      "FullAccountId": "Registered:53XWK2-tfsa-USD",
+      "AccountId": "53XWK2",
+      "Name": "TFSA (USD)",
+      "Type": "tfsa",
+      "Registered": true,
+      "Currency": "USD",
+      "Cash": 0,
+      "AccountValue": 0,
+      "CurrencyValue": 0,
+      "Positions": null,
+      "Transactions": null
+    }
+  ],
+  "Securities": [
+    {
+      "Id": "%(s1)s",
+      "Name": "Bank of Nova Scotia",
+      "Symbol": "BNS",
+      "Type": "equity",
+      "Price": 135.284,
+      "Date": "2022-01-05T21:00:00.0000000Z",
+      "Aliases": ["BNS.TO", "BNS"],
+      "Currency": "CAD",
+      "ISIN": null
+    },
+    {
+      "Id": "%(s2)s",
+      "Name": "Shopify Inc",
+      "Symbol": "SHOP",
+      "Type": "equity",
+      "Price": "1521.0",
+      "Date": "2022-01-05T21:00:00.1234567Z",
+      "Aliases": [],
+      "Currency": "CAD",
+      "CUSIP": "82509L107"
+    }
+  ],
+  "Value": 5735.45,
+  "Cash": 1000.5,
+  "HttpStatusCode": 200,
+  "Login": {
+    "Username": "Greatday",
+    "IsScheduledRefresh": false,
+    "LastRefresh": "2022-01-06T13:51:42.1234567",
+    "Type": null,
+    "Id": "%(login)s"
+  },
+  "Institution": {"Id": 14, "Name": "FlinksCapital"},
+  "RequestId": "%(request)s"
+}""" % {"a1": ACCOUNT_1, "a2": ACCOUNT_2, "s1": SEC_1, "s2": SEC_2, "login": LOGIN, "request": REQUEST}
+
+ATTRIBUTES = """{
+  "Card": {
+    "Id": "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+    "account_age_days": 365,
+    "balance_current": "1234.56",
+    "balance_min": -56.25,
+    "count_nsf": 2,
+    "sum_employer_income": "NONE_DETECTED",
+    "AttributeDetails": [
+      {
+        "Attribute": "count_nsf",
+        "Transactions": [
+          {"TransactionId": "d1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a", "AccountId": "%(a1)s",
+           "Date": "2021/12/24", "Description": "NSF FEE", "Debit": 48.0, "Credit": null},
+          {"TransactionId": "e2f3a4b5-c6d7-4e8f-9a0b-1c2d3e4f5a6b", "AccountId": "%(a1)s",
+           "Date": "2022/01/03", "Description": "NSF RETURNED ITEM", "Debit": "12.5", "Credit": null}
+        ]
+      }
+    ]
+  },
+  "Other": {
+    "Id": "f3a4b5c6-d7e8-4f9a-0b1c-2d3e4f5a6b7c",
+    "avg_monthly_deposit": 4512.33,
+    "AttributesDetails": [
+      {"Attribute": "avg_monthly_deposit", "Transactions": [
+        {"TransactionId": "a4b5c6d7-e8f9-4a0b-1c2d-3e4f5a6b7c8d", "AccountId": "%(a2)s",
+         "Date": "2022/01/01", "Description": "PAYROLL DEPOSIT ACME", "Debit": null, "Credit": 2500}]}
+    ]
+  },
+  "Login": {
+    "Username": "Greatday",
+    "IsScheduledRefresh": false,
+    "LastRefresh": "2022-01-06T13:51:42.123456",
+    "Type": "Personal",
+    "Id": "%(login)s"
+  },
+  "RequestId": "%(request)s",
+  "HttpStatusCode": 200
+}""" % {"a1": ACCOUNT_1, "a2": ACCOUNT_2, "login": LOGIN, "request": REQUEST}
+
+ACCOUNTS = """{
+  "HttpStatusCode": 200,
+  "Accounts": [
+    {
+      "Transactions": [
+        {"Date": "2022-01-05", "Code": null, "Description": "PAYROLL DEPOSIT ACME", "Debit": null,
+         "Credit": 2500.0, "Balance": "3120.45", "Id": "11111111-2222-4333-8444-555555555555"},
+        {"Date": "2022/01/03", "Code": "NSF", "Description": "NSF FEE", "Debit": "48", "Credit": null,
+         "Balance": -12.5, "Id": "21111111-2222-4333-8444-555555555555"}
+      ],
+      "TransitNumber": "77777",
+      "InstitutionNumber": "777",
+      "OverdraftLimit": 0,
+      "Title": "Chequing CAD",
+      "AccountNumber": "1111000",
+      "LastFourDigits": "1000",
+      "Balance": {"Available": null, "Current": 3120.45, "Limit": null},
+      "Category": "Operations",
+      "Type": "Chequing",
+      "Currency": "CAD",
+      "Holder": {"Name": "John Doe", "Address": {"CivicAddress": "1275 avenue des Canadiens-de-Montr\\u00e9al",
+                 "City": "Montr\\u00e9al", "Province": "QC", "PostalCode": "H3B 0G4", "POBox": null,
+                 "Country": "CA"}, "Email": "john@example.com", "PhoneNumber": "(514) 555-0000"},
+      "AccountType": "Personal",
+      "Id": "%(a1)s"
+    },
+    {"Id": "%(a2)s", "Title": "Card", "Category": "Credits", "Type": "CreditCard", "Currency": "CAD",
+     "Balance": {"Available": 4500, "Current": -500, "Limit": "5000"}, "Transactions": null, "Holder": null}
+  ],
+  "InstitutionName": "FlinksCapital",
+  "InstitutionId": 14,
+  "Institution": "FlinksCapital",
+  "Login": {"Username": "Greatday", "IsScheduledRefresh": false, "LastRefresh": "2022-01-06T13:51:42.1234567Z",
+            "Type": "Personal", "Id": "%(login)s"},
+  "RequestId": "%(request)s"
+}""" % {"a1": ACCOUNT_1, "a2": ACCOUNT_2, "login": LOGIN, "request": REQUEST}
+
+
+def check_investments(inv: "bf.Investments") -> None:
+    raw = json.loads(INVESTMENTS)
+    assert inv.raw == raw
+    assert (inv.value, inv.cash, inv.request_id) == (5735.45, 1000.5, REQUEST)
+    accounts = inv.accounts.to_records()
+    assert [a["account_id"] for a in accounts] == [ACCOUNT_1, ACCOUNT_2]
+    assert accounts[0]["account_value"] == 5735.45 and accounts[0]["registered"] is False
+    assert accounts[1]["registered"] is True and accounts[1]["cash"] == 0.0
+    positions = inv.positions.to_records()
+    assert len(positions) == 1
+    assert positions[0]["quantity"] == 35.0 and positions[0]["gain_percent"] == -0.08
+    assert (positions[0]["symbol"], positions[0]["security_name"], positions[0]["price"]) == ("BNS", "Bank of Nova Scotia", 135.284)
+    transactions = inv.transactions.to_records()
+    assert [t["date"] for t in transactions] == [dt.date(2021, 12, 7), dt.date(2022, 1, 5)]
+    assert [t["fee"] for t in transactions] == [9.95, 9.95]
+    assert [t["amount"] for t in transactions] == [-5144.5, 15210.05]
+    assert [t["symbol"] for t in transactions] == ["BNS", "SHOP"]
+    assert {t["account_currency"] for t in transactions} == {"CAD"}
+    securities = inv.securities.to_records()
+    assert securities[0]["cusip"] is None and securities[0]["isin"] is None
+    assert securities[1]["cusip"] == "82509L107" and securities[1]["isin"] is None
+    assert securities[1]["price"] == 1521.0
+    assert securities[0]["date"] == dt.datetime(2022, 1, 5, 21, 0, tzinfo=dt.timezone.utc)
+    assert securities[1]["date"] == dt.datetime(2022, 1, 5, 21, 0, 0, 123456, tzinfo=dt.timezone.utc)
+    assert securities[0]["aliases"] == ["BNS.TO", "BNS"] and securities[1]["aliases"] == []
+    # And the generic re-flattening agrees with it.
+    dh.assert_rows_equal(inv.positions, dh.expected_positions(raw), dh.POSITION_COLUMNS, "positions")
+    dh.assert_rows_equal(inv.transactions, dh.expected_investment_transactions(raw), dh.INVESTMENT_TRANSACTION_COLUMNS, "transactions")
+    dh.assert_rows_equal(inv.securities, dh.expected_securities(raw), dh.SECURITY_COLUMNS, "securities")
+    dh.assert_rows_equal(inv.accounts, dh.expected_investment_accounts(raw), dh.INVESTMENT_ACCOUNT_COLUMNS, "accounts")
+    dh.assert_exports_agree(inv.securities, float_columns=["price"], date_columns=["date"])
+    dh.assert_exports_agree(inv.transactions, float_columns=["fee", "amount"], date_columns=["date"])
+
+
+@pytest.mark.parametrize("kind", [str, bytes, bytearray])
+def test_investments_from_json_published_shape(kind):
+    data = INVESTMENTS if kind is str else kind(INVESTMENTS.encode())
+    check_investments(bf.Investments.from_json(data))
+
+
+@pytest.mark.parametrize("result", [bf.Investments, bf.Accounts, bf.Attributes])
+def test_from_json_of_something_else_is_a_type_error_naming_what_it_takes(result):
+    with pytest.raises(TypeError) as info:
+        result.from_json({"Accounts": []})
+    assert "bytes" in str(info.value) and "str" in str(info.value) and "dict" in str(info.value)
+
+
+@pytest.mark.parametrize("result", [bf.Investments, bf.Accounts, bf.Attributes])
+def test_from_json_of_broken_json_is_a_decode_error_keeping_a_snippet(result):
+    with pytest.raises(bf.DecodeError) as info:
+        result.from_json(b'{"Accounts": [{"Id": "a1", ')
+    assert '"Id": "a1"' in info.value.snippet
+
+
+def test_attributes_from_json_published_shape():
+    attrs = bf.Attributes.from_json(ATTRIBUTES)
+    assert attrs.raw == json.loads(ATTRIBUTES)
+    assert attrs.request_id == REQUEST
+    assert sorted(attrs.groups) == ["Card", "Other"]
+    rows = {(r["group"], r["attribute"]): r for r in attrs.values.to_records()}
+    assert sorted(rows) == sorted(
+        [("Card", "account_age_days"), ("Card", "balance_current"), ("Card", "balance_min"),
+         ("Card", "count_nsf"), ("Card", "sum_employer_income"), ("Other", "avg_monthly_deposit")]
+    ), "Id and the detail list are not attributes"
+    assert rows[("Card", "balance_current")]["value"] == 1234.56
+    assert rows[("Card", "balance_current")]["raw_value"] == "1234.56"
+    assert rows[("Card", "count_nsf")]["value"] == 2.0 and rows[("Card", "count_nsf")]["raw_value"] == "2"
+    assert rows[("Card", "balance_min")]["value"] == -56.25
+    none = rows[("Card", "sum_employer_income")]
+    assert math.isnan(none["value"]) and none["raw_value"] == "NONE_DETECTED"
+    assert attrs["sum_employer_income"] == "NONE_DETECTED"
+    assert all(r["login_id"] == LOGIN for r in rows.values())
+    assert rows[("Card", "count_nsf")]["group_id"] == "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f"
+    detail = attrs.detail.to_records()
+    assert [(d["group"], d["attribute"]) for d in detail] == [
+        ("Card", "count_nsf"), ("Card", "count_nsf"), ("Other", "avg_monthly_deposit")], "all spellings of the detail list"
+    assert [d["date"] for d in detail] == [dt.date(2021, 12, 24), dt.date(2022, 1, 3), dt.date(2022, 1, 1)]
+    assert [d["debit"] for d in detail] == [48.0, 12.5, None]
+    assert [d["credit"] for d in detail] == [None, None, 2500.0]
+    assert detail[0]["account_id"] == ACCOUNT_1 and detail[2]["account_id"] == ACCOUNT_2
+    dh.assert_exports_agree(attrs.values, float_columns=["value"])
+    dh.assert_exports_agree(attrs.detail, float_columns=["debit", "credit"], date_columns=["date"])
+
+
+def test_accounts_from_json_published_shape():
+    accounts = bf.Accounts.from_json(ACCOUNTS)
+    raw = json.loads(ACCOUNTS)
+    assert accounts.raw == raw and accounts.request_id == REQUEST
+    dh.assert_rows_equal(accounts.accounts, dh.expected_bank_accounts(raw), dh.BANK_ACCOUNT_COLUMNS, "accounts")
+    dh.assert_rows_equal(accounts.transactions, dh.expected_bank_transactions(raw), dh.BANK_TRANSACTION_COLUMNS, "transactions")
+    rows = accounts.accounts.to_records()
+    assert rows[0]["holder_city"] == "Montréal" and rows[0]["balance_available"] is None
+    assert rows[1]["balance_limit"] == 5000.0 and rows[1]["holder_name"] is None
+    tx = accounts.transactions.to_records()
+    assert [t["date"] for t in tx] == [dt.date(2022, 1, 5), dt.date(2022, 1, 3)]
+    assert [t["debit"] for t in tx] == [None, 48.0] and [t["balance"] for t in tx] == [3120.45, -12.5]
+    assert tx[0]["code"] is None
+
+
+# --- a stub server answering with the literal payloads --------------------------------------
+
+
+class _Stub(http.server.BaseHTTPRequestHandler):
+    pending_code = "FlinksCode"
+    log: list  # (method, path, body) of every request, set per server
+    pending_left: list
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _send(self, status: int, body: str) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null")
+        self.server.log.append(("POST", self.path, body))
+        prefix = f"/v3/{CUSTOMER}"
+        if self.path == f"{prefix}/BankingServices/Authorize":
+            self._send(200, json.dumps({
+                "Links": [{"rel": "InvestmentsDetail", "href": "/Investments", "example": None}],
+                "HttpStatusCode": 200,
+                "Login": {"Username": "Greatday", "IsScheduledRefresh": False,
+                          "LastRefresh": "2022-01-06T13:51:42.1234567", "Type": None, "Id": LOGIN},
+                "Institution": {"Id": 14, "Name": "FlinksCapital"},
+                "RequestId": REQUEST,
+            }))
+        elif self.path == f"{prefix}/Investments":
+            if self.server.pending_left[0] > 0:
+                self.server.pending_left[0] -= 1
+                self._send(202, json.dumps({
+                    self.server.pending_code: "OPERATION_PENDING", "Links": [], "HttpStatusCode": 202,
+                    "Message": "Your operation is still processing", "RequestId": REQUEST,
+                }))
+            else:
+                self._send(200, INVESTMENTS)
+        else:
+            self._send(404, json.dumps({"HttpStatusCode": 404, "Message": "no", "FlinksCode": "INVALID_REQUEST"}))
+
+    def do_GET(self):
+        self.server.log.append(("GET", self.path, None))
+        self._send(404, json.dumps({"HttpStatusCode": 404, "Message": "no", "FlinksCode": "INVALID_REQUEST"}))
+
+
+@pytest.fixture(params=["FlinksCode", "ServiceCode"])
+def stub(request):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    server.log = []
+    server.pending_left = [1]
+    server.pending_code = request.param
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def test_client_against_a_stub_server_with_published_payloads(stub):
+    port = stub.server_address[1]
+    client = bf.Client(base_url=f"http://127.0.0.1:{port}", customer_id=CUSTOMER, poll_interval=0.01, poll_timeout=10)
+    inv = client.investments(LOGIN)
+    check_investments(inv)
+    methods_paths = [(m, p) for m, p, _ in stub.log]
+    assert methods_paths == [
+        ("POST", f"/v3/{CUSTOMER}/BankingServices/Authorize"),
+        ("POST", f"/v3/{CUSTOMER}/Investments"),
+        ("POST", f"/v3/{CUSTOMER}/Investments"),
+    ], "cached authorize, then Investments repeated after the 202"
+    authorize_body = stub.log[0][2]
+    assert authorize_body["LoginId"] == LOGIN and authorize_body["MostRecentCached"] is True
+    first, second = stub.log[1][2], stub.log[2][2]
+    assert first == second, "the same request is repeated"
+    assert first["LoginId"] == LOGIN and first["RequestId"] == REQUEST and first["MostRecentCached"] is True
