@@ -1,9 +1,6 @@
 //! Result objects of the data operations: typed tables plus the payload as sent (`.raw`).
 //! Tables are built in Rust, off the GIL, before the result crosses into Python.
 
-use std::borrow::Cow;
-use std::ops::Deref;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
@@ -13,7 +10,7 @@ use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::Attributes;
 use crate::data::investments::Investments;
 use crate::data::{Payload, Raw};
-use crate::tables::{self, Table};
+use crate::tables::{self, AccountsTables, InvestmentsTables, Table};
 
 fn table(py: Python<'_>, table: Table) -> PyResult<Py<PyTable>> {
     Py::new(py, PyTable::new(table))
@@ -39,9 +36,7 @@ fn payload_raw(data: &Bound<'_, PyAny>) -> PyResult<Raw> {
     Ok(Raw(bytes))
 }
 
-/// Reads a saved payload into its parts off the GIL. `read` parses the model with its text
-/// borrowed from the bytes (it lives only while the tables are built), so a large payload
-/// costs one pass and no allocation per string.
+/// Reads a saved payload into its parts off the GIL.
 fn read_json<P: Send>(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
@@ -53,38 +48,19 @@ fn read_json<P: Send>(
 
 /// Investments with its tables built (done before the GIL is taken).
 pub(crate) struct InvestmentsParts {
-    value: Option<f64>,
-    cash: Option<f64>,
-    request_id: Option<String>,
+    tables: InvestmentsTables,
     raw: Raw,
-    tables: [Table; 4],
 }
 
 impl InvestmentsParts {
-    fn new<S: Deref<Target = str> + Sync>(data: &Investments<S>, raw: Raw) -> Self {
-        InvestmentsParts {
-            value: data.value,
-            cash: data.cash,
-            request_id: data.request_id.as_deref().map(str::to_owned),
-            raw,
-            tables: [
-                tables::investment_accounts_table(data),
-                tables::positions_table(data),
-                tables::investment_transactions_table(data),
-                tables::securities_table(data),
-            ],
-        }
-    }
-
     fn read(raw: Raw) -> Result<Self, crate::Error> {
-        let data: Investments<Cow<str>> = crate::http::decode("Investments", 200, raw.bytes())?;
-        Ok(InvestmentsParts::new(&data, raw.clone()))
+        Ok(InvestmentsParts { tables: InvestmentsTables::from_json(raw.bytes())?, raw })
     }
 }
 
 impl From<Payload<Investments>> for InvestmentsParts {
     fn from(payload: Payload<Investments>) -> Self {
-        InvestmentsParts::new(&payload.data, payload.raw)
+        InvestmentsParts { tables: InvestmentsTables::new(&payload.data), raw: payload.raw }
     }
 }
 
@@ -105,13 +81,13 @@ pub(crate) struct PyInvestments {
 
 impl PyInvestments {
     pub(crate) fn new(py: Python<'_>, parts: InvestmentsParts) -> PyResult<Self> {
-        let [a, p, t, s] = parts.tables;
+        let t = parts.tables;
         Ok(PyInvestments {
-            value: parts.value,
-            cash: parts.cash,
-            request_id: parts.request_id,
+            value: t.value,
+            cash: t.cash,
+            request_id: t.request_id,
             raw: parts.raw,
-            tables: [table(py, a)?, table(py, p)?, table(py, t)?, table(py, s)?],
+            tables: [table(py, t.accounts)?, table(py, t.positions)?, table(py, t.transactions)?, table(py, t.securities)?],
         })
     }
 }
@@ -283,35 +259,19 @@ impl PyAttributes {
 
 /// Accounts with their tables built.
 pub(crate) struct AccountsParts {
-    request_id: Option<String>,
-    eft_eligible_ratio: Option<f64>,
-    e_transfer_eligible_ratio: Option<f64>,
+    tables: AccountsTables,
     raw: Raw,
-    accounts: Table,
-    transactions: Table,
 }
 
 impl AccountsParts {
-    fn new<S: Deref<Target = str> + Sync>(data: &Accounts<S>, raw: Raw) -> Self {
-        AccountsParts {
-            request_id: data.request_id.as_deref().map(str::to_owned),
-            eft_eligible_ratio: data.eft_eligible_ratio,
-            e_transfer_eligible_ratio: data.e_transfer_eligible_ratio,
-            raw,
-            accounts: tables::accounts_table(data),
-            transactions: tables::bank_transactions_table(data),
-        }
-    }
-
     fn read(raw: Raw) -> Result<Self, crate::Error> {
-        let data: Accounts<Cow<str>> = crate::http::decode("GetAccountsDetail", 200, raw.bytes())?;
-        Ok(AccountsParts::new(&data, raw.clone()))
+        Ok(AccountsParts { tables: AccountsTables::from_json(raw.bytes())?, raw })
     }
 }
 
 impl From<Payload<Accounts>> for AccountsParts {
     fn from(payload: Payload<Accounts>) -> Self {
-        AccountsParts::new(&payload.data, payload.raw)
+        AccountsParts { tables: AccountsTables::new(&payload.data), raw: payload.raw }
     }
 }
 
@@ -331,13 +291,14 @@ pub(crate) struct PyAccounts {
 
 impl PyAccounts {
     pub(crate) fn new(py: Python<'_>, parts: AccountsParts) -> PyResult<Self> {
+        let t = parts.tables;
         Ok(PyAccounts {
-            request_id: parts.request_id,
-            eft_eligible_ratio: parts.eft_eligible_ratio,
-            e_transfer_eligible_ratio: parts.e_transfer_eligible_ratio,
+            request_id: t.request_id,
+            eft_eligible_ratio: t.eft_eligible_ratio,
+            e_transfer_eligible_ratio: t.e_transfer_eligible_ratio,
             raw: parts.raw,
-            accounts: table(py, parts.accounts)?,
-            transactions: table(py, parts.transactions)?,
+            accounts: table(py, t.accounts)?,
+            transactions: table(py, t.transactions)?,
         })
     }
 }

@@ -1,11 +1,10 @@
 //! Banking payloads as tables: accounts, transactions (account joined), statements.
 
-use std::ops::Deref;
 
-use super::{build, Read, Table};
+use super::{build, Read, Table, Text};
 use crate::data::accounts::{AccountStatements, Accounts, BankAccount, BankTransaction, Statement, Statements};
 
-pub fn accounts_table<S: Deref<Target = str> + Sync>(accounts: &Accounts<S>) -> Table {
+pub fn accounts_table<S: Text>(accounts: &Accounts<S>) -> Table {
     let rows: Vec<&BankAccount<S>> = accounts.accounts.iter().collect();
     build(
         &rows,
@@ -41,7 +40,7 @@ struct TransactionRow<'a, S> {
     transaction: &'a BankTransaction<S>,
 }
 
-pub fn bank_transactions_table<S: Deref<Target = str> + Sync>(accounts: &Accounts<S>) -> Table {
+pub fn bank_transactions_table<S: Text>(accounts: &Accounts<S>) -> Table {
     let rows: Vec<TransactionRow<S>> = accounts
         .accounts
         .iter()
@@ -65,6 +64,37 @@ pub fn bank_transactions_table<S: Deref<Target = str> + Sync>(accounts: &Account
             ("balance", Read::Float(|r| r.transaction.balance)),
         ],
     )
+}
+
+/// The tables of a GetAccountsDetail or GetAccountsSummary payload.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AccountsTables {
+    pub request_id: Option<String>,
+    /// Summary only, when sent at the top level: the share of EFT-eligible accounts (0..1).
+    pub eft_eligible_ratio: Option<f64>,
+    /// Summary only, when sent at the top level: the share of e-transfer-eligible accounts.
+    pub e_transfer_eligible_ratio: Option<f64>,
+    pub accounts: Table,
+    pub transactions: Table,
+}
+
+impl AccountsTables {
+    pub fn new<S: Text>(accounts: &Accounts<S>) -> Self {
+        AccountsTables {
+            request_id: accounts.request_id.as_deref().map(str::to_owned),
+            eft_eligible_ratio: accounts.eft_eligible_ratio,
+            e_transfer_eligible_ratio: accounts.e_transfer_eligible_ratio,
+            accounts: accounts_table(accounts),
+            transactions: bank_transactions_table(accounts),
+        }
+    }
+
+    /// Reads a payload straight into its tables, its text borrowed from `json` while they are
+    /// built (as [`super::InvestmentsTables::from_json`]).
+    pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
+        let accounts: Accounts<std::borrow::Cow<str>> = crate::http::decode("GetAccountsDetail", 200, json)?;
+        Ok(AccountsTables::new(&accounts))
+    }
 }
 
 struct StatementRow<'a> {
@@ -109,5 +139,7 @@ mod tests {
         let accounts_table = accounts_table(&accounts);
         assert_eq!(accounts_table.rows, 2);
         assert_eq!(accounts_table.column("balance_current"), Some(&ColumnData::Float(vec![Some(5.5), None].into())));
+        let read = AccountsTables::from_json(&serde_json::to_vec(&json!({"Accounts": [{"Id": "a1", "Transactions": null}], "RequestId": "r"})).unwrap()).unwrap();
+        assert_eq!((read.accounts.rows, read.transactions.rows, read.request_id.as_deref()), (1, 0, Some("r")));
     }
 }

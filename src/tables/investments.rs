@@ -2,17 +2,16 @@
 //! security joined), and securities.
 
 use std::collections::HashMap;
-use std::ops::Deref;
 
-use super::{build, Read, Table};
+use super::{build, Read, Table, Text};
 use crate::data::investments::{InvestmentAccount, InvestmentTransaction, Investments, Position, Security};
 
 /// Securities by Id, for the joins.
-fn securities_by_id<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> HashMap<&str, &Security<S>> {
+fn securities_by_id<S: Text>(investments: &Investments<S>) -> HashMap<&str, &Security<S>> {
     investments.securities.iter().filter_map(|s| Some((s.id.as_deref()?, s))).collect()
 }
 
-pub fn investment_accounts_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+pub fn investment_accounts_table<S: Text>(investments: &Investments<S>) -> Table {
     let rows: Vec<&InvestmentAccount<S>> = investments.accounts.iter().collect();
     build(
         &rows,
@@ -40,7 +39,7 @@ struct Joined<'a, S, T> {
 
 /// Every item of every account, in order, joined to its account and to its security by Id. An
 /// item whose security is not listed keeps its row, with no security.
-fn joined<'a, S: Deref<Target = str> + Sync, T>(
+fn joined<'a, S: Text, T>(
     investments: &'a Investments<S>,
     items: fn(&InvestmentAccount<S>) -> &[T],
     security_id: fn(&T) -> Option<&str>,
@@ -54,7 +53,7 @@ fn joined<'a, S: Deref<Target = str> + Sync, T>(
         .collect()
 }
 
-pub fn positions_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+pub fn positions_table<S: Text>(investments: &Investments<S>) -> Table {
     let rows = joined(investments, |a| &a.positions, |p: &Position<S>| p.security_id.as_deref());
     build(
         &rows,
@@ -81,7 +80,7 @@ pub fn positions_table<S: Deref<Target = str> + Sync>(investments: &Investments<
     )
 }
 
-pub fn investment_transactions_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+pub fn investment_transactions_table<S: Text>(investments: &Investments<S>) -> Table {
     let rows = joined(investments, |a| &a.transactions, |t: &InvestmentTransaction<S>| t.security_id.as_deref());
     build(
         &rows,
@@ -105,7 +104,7 @@ pub fn investment_transactions_table<S: Deref<Target = str> + Sync>(investments:
     )
 }
 
-pub fn securities_table<S: Deref<Target = str> + Sync>(investments: &Investments<S>) -> Table {
+pub fn securities_table<S: Text>(investments: &Investments<S>) -> Table {
     let rows: Vec<&Security<S>> = investments.securities.iter().collect();
     build(
         &rows,
@@ -122,6 +121,41 @@ pub fn securities_table<S: Deref<Target = str> + Sync>(investments: &Investments
             ("aliases", Read::TextList(|s| s.aliases.iter().map(|alias| &**alias).collect())),
         ],
     )
+}
+
+/// Every table of an Investments payload, with its totals.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InvestmentsTables {
+    /// `Value`: the total value of the accounts.
+    pub value: Option<f64>,
+    /// `Cash`: the total cash of the accounts.
+    pub cash: Option<f64>,
+    pub request_id: Option<String>,
+    pub accounts: Table,
+    pub positions: Table,
+    pub transactions: Table,
+    pub securities: Table,
+}
+
+impl InvestmentsTables {
+    pub fn new<S: Text>(investments: &Investments<S>) -> Self {
+        InvestmentsTables {
+            value: investments.value,
+            cash: investments.cash,
+            request_id: investments.request_id.as_deref().map(str::to_owned),
+            accounts: investment_accounts_table(investments),
+            positions: positions_table(investments),
+            transactions: investment_transactions_table(investments),
+            securities: securities_table(investments),
+        }
+    }
+
+    /// Reads a payload straight into its tables. The model borrows its text from `json` and
+    /// lives only while the tables are built: one pass, and no allocation per string.
+    pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
+        let investments: Investments<std::borrow::Cow<str>> = crate::http::decode("Investments", 200, json)?;
+        Ok(InvestmentsTables::new(&investments))
+    }
 }
 
 #[cfg(test)]
@@ -186,9 +220,10 @@ mod tests {
             "Securities": [{"Id": "s1", "Aliases": ["A", 1, "B"]}]
         }"#;
         let owned: Investments = serde_json::from_slice(json).unwrap();
-        let borrowed: Investments<std::borrow::Cow<str>> = serde_json::from_slice(json).unwrap();
-        assert_eq!(investment_transactions_table(&owned), investment_transactions_table(&borrowed));
-        assert_eq!(securities_table(&owned), securities_table(&borrowed));
-        assert_eq!(investment_accounts_table(&borrowed).column("account_name"), Some(&ColumnData::Text(vec![Some("café")].into())));
+        let borrowed = InvestmentsTables::from_json(json).unwrap();
+        assert_eq!(InvestmentsTables::new(&owned), borrowed);
+        assert_eq!(borrowed.transactions.column("description"), Some(&ColumnData::Text(vec![Some("x\"y")].into())));
+        assert_eq!(borrowed.accounts.column("account_name"), Some(&ColumnData::Text(vec![Some("café")].into())));
+        assert!(matches!(InvestmentsTables::from_json(b"[1, 2"), Err(crate::Error::Decode { .. })));
     }
 }

@@ -8,9 +8,9 @@ pub mod arrow;
 mod attributes;
 mod investments;
 
-pub use accounts::{accounts_table, statements_table, bank_transactions_table};
+pub use accounts::{accounts_table, bank_transactions_table, statements_table, AccountsTables};
 pub use attributes::{attribute_detail_table, attribute_values_table};
-pub use investments::{investment_accounts_table, positions_table, securities_table, investment_transactions_table};
+pub use investments::{investment_accounts_table, investment_transactions_table, positions_table, securities_table, InvestmentsTables};
 
 use std::sync::Arc;
 
@@ -18,6 +18,12 @@ use arrow_array::builder::{BooleanBuilder, Date32Builder, Float64Builder, ListBu
 use arrow_array::{Array, BooleanArray, Date32Array, Float64Array, ListArray, StringArray, TimestampMicrosecondArray};
 
 use crate::data::dates::{parse_date, parse_timestamp};
+
+/// The text of a model tables are built from: `String` (an owned model), or `Cow<str>`
+/// borrowing from the payload's bytes (see [`InvestmentsTables::from_json`]).
+pub trait Text: std::ops::Deref<Target = str> + Sync {}
+
+impl<T: std::ops::Deref<Target = str> + Sync> Text for T {}
 
 /// The values of one column, as Arrow arrays (so handing a table to pyarrow, polars or pandas
 /// copies nothing); every cell may be missing.

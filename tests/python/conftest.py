@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import bankfeed as bf
+import datahelpers as dh
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +34,9 @@ def fresh_sandbox():
     sb = bf.Sandbox(pending_polls=2)
     yield sb
     sb.close()
+
+
+@pytest.fixture(scope="module", params=list(dh.SIZES))
+def sized(request):
+    """(size name, data fetched once from a sandbox of that size): empty, one, natural, large."""
+    return request.param, dh.fetched(*dh.SIZES[request.param])

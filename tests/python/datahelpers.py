@@ -84,6 +84,11 @@ def attribute_sandbox(seed: int, tier2: bool = False, banking_transactions: Opti
     return sb, client, session.login_id, detail.raw
 
 
+def item_count(raw: dict, key: str) -> int:
+    """How many ``key`` items (``"Transactions"``, ``"Positions"``) the accounts of ``raw`` hold."""
+    return sum(len(a.get(key) or []) for a in raw["Accounts"])
+
+
 def requests_since(sandbox: "bf.Sandbox", mark: int) -> list[dict]:
     return list(sandbox.requests)[mark:]
 

@@ -18,21 +18,11 @@ BALANCE_COLUMNS = [
 ]
 
 
-@pytest.fixture(scope="module", params=list(dh.SIZES))
-def data(request):
-    inv_n, bank_n = dh.SIZES[request.param]
-    return request.param, dh.fetched(inv_n, bank_n)
-
-
-def raw_transaction_count(raw: dict) -> int:
-    return sum(len(a.get("Transactions") or []) for a in raw["Accounts"])
-
-
-def test_generated_sizes_are_exact(data):
-    size, fetched = data
+def test_generated_sizes_are_exact(sized):
+    size, fetched = sized
     raw = fetched.detail.raw
     want = dh.SIZES[size][1]
-    count = raw_transaction_count(raw)
+    count = dh.item_count(raw, "Transactions")
     if want is None:
         assert count > 1
     else:
@@ -40,8 +30,8 @@ def test_generated_sizes_are_exact(data):
     assert len(raw["Accounts"]) >= 1
 
 
-def test_detail_accounts_table_is_the_raw_accounts(data):
-    _, fetched = data
+def test_detail_accounts_table_is_the_raw_accounts(sized):
+    _, fetched = sized
     detail = fetched.detail
     expected = dh.expected_bank_accounts(detail.raw)
     dh.assert_rows_equal(detail.accounts, expected, dh.BANK_ACCOUNT_COLUMNS, "detail accounts")
@@ -49,12 +39,12 @@ def test_detail_accounts_table_is_the_raw_accounts(data):
     assert detail.request_id == detail.raw["RequestId"]
 
 
-def test_detail_transactions_table_is_the_raw_transactions_joined(data):
-    _, fetched = data
+def test_detail_transactions_table_is_the_raw_transactions_joined(sized):
+    _, fetched = sized
     detail = fetched.detail
     raw = detail.raw
     expected = dh.expected_bank_transactions(raw)
-    assert len(detail.transactions) == raw_transaction_count(raw)
+    assert len(detail.transactions) == dh.item_count(raw, "Transactions")
     dh.assert_rows_equal(detail.transactions, expected, dh.BANK_TRANSACTION_COLUMNS, "detail transactions")
     dh.assert_sums_match(detail.transactions, expected, "account_id", ["debit", "credit", "balance"], "detail transactions")
     accounts = {a["Id"]: a for a in raw["Accounts"]}
@@ -68,8 +58,8 @@ def test_detail_transactions_table_is_the_raw_transactions_joined(data):
     assert [d.isoformat() for d in detail.transactions.column("date")] == raw_dates
 
 
-def test_days365_covers_a_year_and_days90_the_last_90_days(data):
-    _, fetched = data
+def test_days365_covers_a_year_and_days90_the_last_90_days(sized):
+    _, fetched = sized
     dates = fetched.detail.transactions.column("date")
     assert all(0 <= (dh.AS_OF - d).days <= 365 for d in dates)
     session = fetched.client.authorize_cached(fetched.login_id)
@@ -84,14 +74,14 @@ def test_days365_covers_a_year_and_days90_the_last_90_days(data):
     dh.assert_rows_equal(recent.transactions, dh.expected_bank_transactions(recent.raw), dh.BANK_TRANSACTION_COLUMNS, "Days90")
 
 
-def test_summary_tables_are_the_raw_summary(data):
-    _, fetched = data
+def test_summary_tables_are_the_raw_summary(sized):
+    _, fetched = sized
     summary = fetched.summary
     raw = summary.raw
     expected = dh.expected_bank_accounts(raw)
     dh.assert_rows_equal(summary.accounts, expected, dh.BANK_ACCOUNT_COLUMNS, "summary accounts")
     dh.assert_sums_match(summary.accounts, expected, "account_id", BALANCE_COLUMNS, "summary accounts")
-    assert len(summary.transactions) == raw_transaction_count(raw) == 0
+    assert len(summary.transactions) == dh.item_count(raw, "Transactions") == 0
     assert summary.transactions.columns == dh.BANK_TRANSACTION_COLUMNS
     # Summary carries the eligibility ratios; the ids are the detail's.
     assert [r["account_id"] for r in summary.accounts.to_records()] == [a["Id"] for a in fetched.detail.raw["Accounts"]]
@@ -100,8 +90,8 @@ def test_summary_tables_are_the_raw_summary(data):
         assert 0.0 <= row["e_transfer_eligible_ratio"] <= 1.0
 
 
-def test_statements_table_and_files_are_the_raw_statements(data):
-    _, fetched = data
+def test_statements_table_and_files_are_the_raw_statements(sized):
+    _, fetched = sized
     statements = fetched.statements
     raw = statements.raw
     expected = dh.expected_statements(raw)
@@ -118,16 +108,16 @@ def test_statements_table_and_files_are_the_raw_statements(data):
             assert file["content"].startswith(b"%PDF")
 
 
-def test_banking_exports_agree_with_records(data):
-    _, fetched = data
+def test_banking_exports_agree_with_records(sized):
+    _, fetched = sized
     dh.assert_exports_agree(fetched.detail.accounts, float_columns=["balance_current"])
     dh.assert_exports_agree(fetched.detail.transactions, float_columns=["debit", "credit", "balance"], date_columns=["date"])
     dh.assert_exports_agree(fetched.summary.accounts, float_columns=["eft_eligible_ratio", "balance_current"])
     dh.assert_exports_agree(fetched.statements.statements)
 
 
-def test_accounts_from_json_gives_identical_tables(data):
-    _, fetched = data
+def test_accounts_from_json_gives_identical_tables(sized):
+    _, fetched = sized
     for result in (fetched.detail, fetched.summary):
         again = bf.Accounts.from_json(json.dumps(result.raw).encode())
         assert again.raw == result.raw

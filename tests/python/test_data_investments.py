@@ -16,40 +16,24 @@ import pytest
 import bankfeed as bf
 import datahelpers as dh
 
-SIZES = list(dh.SIZES)
 
-
-@pytest.fixture(scope="module", params=SIZES)
-def data(request):
-    inv_n, bank_n = dh.SIZES[request.param]
-    return request.param, dh.fetched(inv_n, bank_n)
-
-
-def raw_transaction_count(raw: dict) -> int:
-    return sum(len(a.get("Transactions") or []) for a in raw["Accounts"])
-
-
-def raw_position_count(raw: dict) -> int:
-    return sum(len(a.get("Positions") or []) for a in raw["Accounts"])
-
-
-def test_generated_sizes_are_exact(data):
-    size, fetched = data
+def test_generated_sizes_are_exact(sized):
+    size, fetched = sized
     raw = fetched.investments.raw
     want = dh.SIZES[size][0]
-    count = raw_transaction_count(raw)
+    count = dh.item_count(raw, "Transactions")
     if want is None:
         assert count > 1
     else:
         assert count == want
     if want == 0:
-        assert raw_position_count(raw) == 0, "0 transactions means accounts with no positions"
+        assert dh.item_count(raw, "Positions") == 0, "0 transactions means accounts with no positions"
         for account in raw["Accounts"]:
             assert not account.get("Positions") and not account.get("Transactions")
 
 
-def test_accounts_table_is_the_raw_accounts(data):
-    _, fetched = data
+def test_accounts_table_is_the_raw_accounts(sized):
+    _, fetched = sized
     inv = fetched.investments
     expected = dh.expected_investment_accounts(inv.raw)
     dh.assert_rows_equal(inv.accounts, expected, dh.INVESTMENT_ACCOUNT_COLUMNS, "accounts")
@@ -58,12 +42,12 @@ def test_accounts_table_is_the_raw_accounts(data):
     assert inv.request_id == inv.raw["RequestId"]
 
 
-def test_positions_table_is_the_raw_positions_joined(data):
-    _, fetched = data
+def test_positions_table_is_the_raw_positions_joined(sized):
+    _, fetched = sized
     inv = fetched.investments
     raw = inv.raw
     expected = dh.expected_positions(raw)
-    assert len(inv.positions) == raw_position_count(raw)
+    assert len(inv.positions) == dh.item_count(raw, "Positions")
     dh.assert_rows_equal(inv.positions, expected, dh.POSITION_COLUMNS, "positions")
     numeric = ["quantity", "price", "book_value", "market_value", "gain_amount", "gain_currency_amount", "gain_percent"]
     dh.assert_sums_match(inv.positions, expected, "account_id", numeric, "positions")
@@ -78,12 +62,12 @@ def test_positions_table_is_the_raw_positions_joined(data):
             account["AccountId"], account["Name"], account["Type"])
 
 
-def test_transactions_table_is_the_raw_transactions_joined(data):
-    _, fetched = data
+def test_transactions_table_is_the_raw_transactions_joined(sized):
+    _, fetched = sized
     inv = fetched.investments
     raw = inv.raw
     expected = dh.expected_investment_transactions(raw)
-    assert len(inv.transactions) == raw_transaction_count(raw)
+    assert len(inv.transactions) == dh.item_count(raw, "Transactions")
     dh.assert_rows_equal(inv.transactions, expected, dh.INVESTMENT_TRANSACTION_COLUMNS, "transactions")
     dh.assert_sums_match(inv.transactions, expected, "account_id", ["quantity", "fee", "amount"], "transactions")
     securities = dh.securities_by_id(raw)
@@ -99,8 +83,8 @@ def test_transactions_table_is_the_raw_transactions_joined(data):
             account["AccountId"], account["Name"], account["Type"], account["Currency"])
 
 
-def test_securities_table_is_the_raw_securities(data):
-    _, fetched = data
+def test_securities_table_is_the_raw_securities(sized):
+    _, fetched = sized
     inv = fetched.investments
     expected = dh.expected_securities(inv.raw)
     assert len(expected) > 0
@@ -110,8 +94,8 @@ def test_securities_table_is_the_raw_securities(data):
         assert isinstance(row["aliases"], list)
 
 
-def test_exports_agree_with_records(data):
-    size, fetched = data
+def test_exports_agree_with_records(sized):
+    size, fetched = sized
     inv = fetched.investments
     dh.assert_exports_agree(inv.accounts, float_columns=["cash", "account_value", "currency_value"])
     dh.assert_exports_agree(
@@ -122,8 +106,8 @@ def test_exports_agree_with_records(data):
     dh.assert_exports_agree(inv.securities, float_columns=["price"], date_columns=["date"])
 
 
-def test_from_json_of_the_raw_gives_identical_tables(data):
-    _, fetched = data
+def test_from_json_of_the_raw_gives_identical_tables(sized):
+    _, fetched = sized
     inv = fetched.investments
     again = bf.Investments.from_json(json.dumps(inv.raw))
     also = bf.Investments.from_json(json.dumps(inv.raw).encode())
@@ -200,7 +184,7 @@ def test_investments_202_path_is_polled_until_200(fresh_sandbox):
         ("POST", "Investments", 202),
         ("POST", "Investments", 200),
     ], seen
-    assert len(inv.transactions) == raw_transaction_count(inv.raw) > 0
+    assert len(inv.transactions) == dh.item_count(inv.raw, "Transactions") > 0
     # And through an open session.
     mark = len(fresh_sandbox.requests)
     again = client.authorize_cached(session.login_id).investments()
