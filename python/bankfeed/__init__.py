@@ -27,6 +27,7 @@ from bankfeed._native import (
     Table,
     __version__,
 )
+from bankfeed import errors
 from bankfeed.errors import (
     AggregationError,
     ApiError,
@@ -63,24 +64,6 @@ __all__ = [
     "Statements",
     "answers",
     "__version__",
-    "BankfeedError",
-    "ConfigError",
-    "InvalidAnswer",
-    "ChallengeRequired",
-    "TooManyChallenges",
-    "PendingTimeout",
-    "TransportError",
-    "DecodeError",
-    "ApiError",
-    "Unauthorized",
-    "InvalidLogin",
-    "LoginDisabled",
-    "InvalidSecurityResponse",
-    "SessionError",
-    "ConcurrentSession",
-    "RetryLater",
-    "RateLimited",
-    "InvalidRequest",
-    "InstitutionUnavailable",
-    "AggregationError",
 ]
+# Every exception, as errors.py lists them (the form type checkers read).
+__all__ += errors.__all__

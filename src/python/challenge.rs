@@ -81,10 +81,20 @@ impl PyChallenge {
         step_to_py(py, &self.client, step)
     }
 
+    /// The notebook view: each challenge, the images of an ImageSelection as a numbered grid.
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        display(slf.as_any(), "challenge_html")
+    }
+
     fn __repr__(&self) -> String {
         let items: Vec<String> = self.challenge.challenges.iter().map(describe).collect();
         format!("Challenge(request_id={:?}, challenges=[{}])", self.challenge.request_id, items.join(", "))
     }
+}
+
+/// HTML for a notebook, written by `bankfeed._display`.
+fn display(object: &Bound<'_, PyAny>, view: &str) -> PyResult<String> {
+    object.py().import("bankfeed._display")?.call_method1(view, (object,))?.extract()
 }
 
 fn describe(challenge: &SecurityChallenge) -> String {
@@ -146,6 +156,11 @@ impl PySecurityChallenge {
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         convert::to_python(py, &self.inner.raw)
+    }
+
+    /// The notebook view: the prompt, then the images as a numbered grid, or the choices.
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        display(slf.as_any(), "security_challenge_html")
     }
 
     fn __repr__(&self) -> String {

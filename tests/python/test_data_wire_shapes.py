@@ -309,10 +309,32 @@ def test_accounts_from_json_published_shape():
 # --- a stub server answering with the literal payloads --------------------------------------
 
 
+PREFIX = f"/v3/{CUSTOMER}"
+AUTHORIZED = json.dumps({
+    "Links": [{"rel": "InvestmentsDetail", "href": "/Investments", "example": None}],
+    "HttpStatusCode": 200,
+    "Login": {"Username": "Greatday", "IsScheduledRefresh": False,
+              "LastRefresh": "2022-01-06T13:51:42.1234567", "Type": None, "Id": LOGIN},
+    "Institution": {"Id": 14, "Name": "FlinksCapital"},
+    "RequestId": REQUEST,
+})
+#: (method, path) -> the payload the stub answers with, after one 202.
+ROUTES = {
+    ("POST", f"{PREFIX}/BankingServices/Authorize"): AUTHORIZED,
+    ("POST", f"{PREFIX}/Investments"): INVESTMENTS,
+    ("POST", f"{PREFIX}/BankingServices/GetAccountsDetail"): ACCOUNTS,
+    ("POST", f"{PREFIX}/insight/login/{LOGIN}/attributes/{REQUEST}"): ATTRIBUTES,
+    ("GET", f"{PREFIX}/insight/login/{LOGIN}/attributes/{REQUEST}/GetIncomeAttributes"): ATTRIBUTES,
+}
+
+
 class _Stub(http.server.BaseHTTPRequestHandler):
+    """Answers every data operation with 202 once (its pending code under ``FlinksCode`` or
+    ``ServiceCode``, no Async link, so the client repeats the request), then the literal payload."""
+
     pending_code = "FlinksCode"
     log: list  # (method, path, body) of every request, set per server
-    pending_left: list
+    pending_left: dict  # path -> 202s still to answer
 
     def log_message(self, *args):  # quiet
         pass
@@ -325,42 +347,33 @@ class _Stub(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _answer(self, method: str, body) -> None:
+        self.server.log.append((method, self.path, body))
+        payload = ROUTES.get((method, self.path))
+        if payload is None:
+            self._send(404, json.dumps({"HttpStatusCode": 404, "Message": "no", "FlinksCode": "INVALID_REQUEST"}))
+        elif self.path.endswith("/Authorize") or self.server.pending_left.setdefault(self.path, 1) == 0:
+            self._send(200, payload)
+        else:
+            self.server.pending_left[self.path] -= 1
+            self._send(202, json.dumps({
+                self.server.pending_code: "OPERATION_PENDING", "Links": [], "HttpStatusCode": 202,
+                "Message": "Your operation is still processing", "RequestId": REQUEST,
+            }))
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"null")
-        self.server.log.append(("POST", self.path, body))
-        prefix = f"/v3/{CUSTOMER}"
-        if self.path == f"{prefix}/BankingServices/Authorize":
-            self._send(200, json.dumps({
-                "Links": [{"rel": "InvestmentsDetail", "href": "/Investments", "example": None}],
-                "HttpStatusCode": 200,
-                "Login": {"Username": "Greatday", "IsScheduledRefresh": False,
-                          "LastRefresh": "2022-01-06T13:51:42.1234567", "Type": None, "Id": LOGIN},
-                "Institution": {"Id": 14, "Name": "FlinksCapital"},
-                "RequestId": REQUEST,
-            }))
-        elif self.path == f"{prefix}/Investments":
-            if self.server.pending_left[0] > 0:
-                self.server.pending_left[0] -= 1
-                self._send(202, json.dumps({
-                    self.server.pending_code: "OPERATION_PENDING", "Links": [], "HttpStatusCode": 202,
-                    "Message": "Your operation is still processing", "RequestId": REQUEST,
-                }))
-            else:
-                self._send(200, INVESTMENTS)
-        else:
-            self._send(404, json.dumps({"HttpStatusCode": 404, "Message": "no", "FlinksCode": "INVALID_REQUEST"}))
+        self._answer("POST", json.loads(self.rfile.read(length) or b"null"))
 
     def do_GET(self):
-        self.server.log.append(("GET", self.path, None))
-        self._send(404, json.dumps({"HttpStatusCode": 404, "Message": "no", "FlinksCode": "INVALID_REQUEST"}))
+        self._answer("GET", None)
 
 
 @pytest.fixture(params=["FlinksCode", "ServiceCode"])
 def stub(request):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
     server.log = []
-    server.pending_left = [1]
+    server.pending_left = {}
     server.pending_code = request.param
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -370,19 +383,58 @@ def stub(request):
     thread.join(5)
 
 
-def test_client_against_a_stub_server_with_published_payloads(stub):
+def stub_client(stub) -> "bf.Client":
     port = stub.server_address[1]
-    client = bf.Client(base_url=f"http://127.0.0.1:{port}", customer_id=CUSTOMER, poll_interval=0.01, poll_timeout=10)
-    inv = client.investments(LOGIN)
+    return bf.Client(base_url=f"http://127.0.0.1:{port}", customer_id=CUSTOMER, poll_interval=0.01, poll_timeout=10)
+
+
+def test_client_against_a_stub_server_with_published_payloads(stub):
+    inv = stub_client(stub).investments(LOGIN)
     check_investments(inv)
     methods_paths = [(m, p) for m, p, _ in stub.log]
     assert methods_paths == [
-        ("POST", f"/v3/{CUSTOMER}/BankingServices/Authorize"),
-        ("POST", f"/v3/{CUSTOMER}/Investments"),
-        ("POST", f"/v3/{CUSTOMER}/Investments"),
+        ("POST", f"{PREFIX}/BankingServices/Authorize"),
+        ("POST", f"{PREFIX}/Investments"),
+        ("POST", f"{PREFIX}/Investments"),
     ], "cached authorize, then Investments repeated after the 202"
     authorize_body = stub.log[0][2]
     assert authorize_body["LoginId"] == LOGIN and authorize_body["MostRecentCached"] is True
     first, second = stub.log[1][2], stub.log[2][2]
     assert first == second, "the same request is repeated"
     assert first["LoginId"] == LOGIN and first["RequestId"] == REQUEST and first["MostRecentCached"] is True
+
+
+def test_accounts_detail_against_a_stub_server(stub):
+    session = stub_client(stub).authorize_cached(LOGIN)
+    detail = session.accounts_detail(with_transactions=True, days="Days365")
+    raw = json.loads(ACCOUNTS)
+    assert detail.raw == raw
+    dh.assert_rows_equal(detail.transactions, dh.expected_bank_transactions(raw), dh.BANK_TRANSACTION_COLUMNS, "transactions")
+    posts = [(m, p) for m, p, _ in stub.log[1:]]
+    assert posts == [("POST", f"{PREFIX}/BankingServices/GetAccountsDetail")] * 2
+    assert stub.log[1][2]["RequestId"] == REQUEST and stub.log[1][2] == stub.log[2][2]
+
+
+@pytest.mark.parametrize("package", [None, "income"])
+def test_attributes_against_a_stub_server_run_the_preparation_sequence(stub, package):
+    client = stub_client(stub)
+    if package:
+        attrs = client.attributes(LOGIN, package=package)
+        last = ("GET", f"{PREFIX}/insight/login/{LOGIN}/attributes/{REQUEST}/GetIncomeAttributes")
+    else:
+        attrs = client.attributes(LOGIN, {"Card": ["count_nsf", "sum_employer_income"]}, detail=["count_nsf"])
+        last = ("POST", f"{PREFIX}/insight/login/{LOGIN}/attributes/{REQUEST}")
+    assert [(m, p) for m, p, _ in stub.log] == [
+        ("POST", f"{PREFIX}/BankingServices/Authorize"),
+        ("POST", f"{PREFIX}/BankingServices/GetAccountsDetail"),
+        ("POST", f"{PREFIX}/BankingServices/GetAccountsDetail"),
+        last,
+        last,
+    ], "cached authorize, account detail until 200, then the attributes call until 200"
+    assert attrs.raw == json.loads(ATTRIBUTES)
+    assert attrs["count_nsf"] == 2 and math.isnan(attrs.values.to_pandas().set_index("attribute").loc["sum_employer_income", "value"])
+    if not package:
+        body = stub.log[-1][2]
+        assert body["MostRecentCached"] is True
+        assert body["Attributes"] == {"Card": ["count_nsf", "sum_employer_income"]}
+        assert body["Options"]["AttributesDetail"] == ["count_nsf"]

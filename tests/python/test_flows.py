@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 import bankfeed as bf
@@ -125,3 +127,30 @@ def test_image_selection_gives_16_png_images(client, users):
     assert all(c.images is None for c in step.challenges if c.type != "ImageSelection")
     session = step.answer(answers_for(step, answers))
     assert isinstance(session, bf.Session)
+
+
+def test_notebook_view_shows_the_images_as_a_numbered_grid(client, users):
+    step = client.authorize(INSTITUTION, "mfa_image", PASSWORD)
+    first = step._repr_html_()
+    assert "What city were you born in?" in first and "<img" not in first
+    step = step.answer(answers_for(step, answer_map(users["mfa_image"])))
+    item = next(c for c in step.challenges if c.type == "ImageSelection")
+    html = item._repr_html_()
+    assert html.count('<img src="data:image/png;base64,') == 16
+    assert "choices[0]" in html and "choices[15]" in html
+    # Each image is shown as the bytes it decodes to, in the order of choices.
+    assert base64.b64encode(item.images[7]).decode() in html.split("choices[7]")[0].rsplit("<img", 1)[1]
+    whole = step._repr_html_()
+    assert item.prompt in whole and whole.count("<img") == 16 and step.request_id in whole
+
+
+def test_notebook_view_escapes_what_the_server_sent():
+    import bankfeed._display as display
+
+    class Fake:
+        type, prompt, images = "MultipleChoice", "<script>alert(1)</script>", None
+        choices = ["a & b", "<i>"]
+
+    html = display.security_challenge_html(Fake())
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "a &amp; b" in html and "&lt;i&gt;" in html
