@@ -117,11 +117,7 @@ fn government(row: &Row) -> bool {
 /// Words are split at anything not a letter or digit: `NSF FEE`, `nsf-charge` and `(NSF)`
 /// count, `E-TRANSFER` does not.
 fn nsf(row: &Row) -> bool {
-    row.transaction
-        .description()
-        .to_text()
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|word| word.eq_ignore_ascii_case("NSF"))
+    row.transaction.description().has_word("NSF")
 }
 
 fn loan_payment(row: &Row) -> bool {

@@ -643,7 +643,7 @@ def is_government(t: Tx) -> bool:
 
 def is_nsf(t: Tx) -> bool:
     """The word NSF in any case, words split at anything not a letter or digit."""
-    return any(word.upper() == "NSF" for word in re.split(r"[^0-9A-Za-z]+", t.description))
+    return any(word.upper() == "NSF" for word in re.split(r"[\W_]+", t.description))
 
 
 def is_loan(t: Tx) -> bool:

@@ -104,6 +104,25 @@ impl Description<'_> {
     pub fn to_text(&self) -> String {
         format!("{}{}", self.0.head, self.0.tail)
     }
+
+    /// Whether `word` (ASCII) is one of the description's words, in any case. Words are split
+    /// at anything not a letter or digit, across the head and the tail, without building the
+    /// text: attributes ask this of every transaction.
+    pub fn has_word(&self, word: &str) -> bool {
+        // How many bytes of `word` the current word has matched; None once it differs.
+        let mut matched = Some(0);
+        let text = self.0.head.chars().chain(self.0.tail.chars());
+        for c in text.chain(std::iter::once(' ')) {
+            if c.is_alphanumeric() {
+                matched = matched.filter(|&n: &usize| word[n..].starts_with(|w: char| w.eq_ignore_ascii_case(&c))).map(|n| n + 1);
+            } else if matched == Some(word.len()) {
+                return true;
+            } else {
+                matched = Some(0);
+            }
+        }
+        false
+    }
 }
 
 impl std::fmt::Display for Description<'_> {
@@ -597,4 +616,23 @@ fn resize(plan: &mut Vec<Planned>, count: usize, card: usize, rng: &mut Rng) {
     }
     // Stable, so the planned order within a day is kept and the extras come after it.
     plan.sort_by_key(|planned| std::cmp::Reverse(planned.day));
+}
+
+#[cfg(test)]
+mod description_tests {
+    use super::*;
+
+    fn described(head: &'static str, tail: &'static str) -> BankTransaction {
+        BankTransaction { id: Guid(0), day: 0, code: None, head, tail, amount: 1, balance: Cents(0) }
+    }
+
+    #[test]
+    fn words_are_found_in_any_case_across_head_and_tail() {
+        for (head, tail) in [("NSF FEE", ""), ("nsf-charge", ""), ("RETURNED (", "NSF)"), ("RETURNED N", "SF"), ("", "Nsf")] {
+            assert!(described(head, tail).description().has_word("NSF"), "{head:?} {tail:?}");
+        }
+        for (head, tail) in [("E-TRANSFER SENT ", "ACME"), ("NSFX", ""), ("XNSF", ""), ("NS", "F2"), ("", ""), ("éNSF", "")] {
+            assert!(!described(head, tail).description().has_word("NSF"), "{head:?} {tail:?}");
+        }
+    }
 }
