@@ -8,7 +8,9 @@ use serde_json::json;
 
 use serde_json::Value;
 
-use crate::authorize::{guid, parse_step, AuthorizeRequest, Answers, Challenge, ChallengeHandler, Credentials, Session, Step};
+use crate::authorize::{
+    guid, parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
+};
 use crate::config::ClientConfig;
 use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::{Attributes, AttributesQuery};
@@ -57,7 +59,8 @@ impl Client {
     /// One Authorize call, in any of its four shapes.
     pub async fn authorize(&self, request: AuthorizeRequest) -> Result<Step, Error> {
         request.validate()?;
-        let mut http_request = ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body());
+        let mut http_request =
+            ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body());
         if !request.idempotent() {
             http_request = http_request.not_idempotent();
         }
@@ -76,8 +79,9 @@ impl Client {
             #[serde(rename = "Token")]
             token: String,
         }
-        let request = ApiRequest::new("GenerateAuthorizeToken", Method::POST, self.banking_url("GenerateAuthorizeToken"))
-            .header("flinks-auth-key", secret.clone());
+        let request =
+            ApiRequest::new("GenerateAuthorizeToken", Method::POST, self.banking_url("GenerateAuthorizeToken"))
+                .header("flinks-auth-key", secret.clone());
         match self.inner.http.send(&request).await? {
             Reply::Data(bytes) => {
                 let body: TokenBody = http::decode("GenerateAuthorizeToken", 200, &bytes)?;
@@ -144,7 +148,14 @@ impl Client {
     }
 
     /// Sends a data operation with the api key, polling 202 answers until 200.
-    async fn fetch(&self, operation: &'static str, method: Method, url: String, body: Option<Value>, request_id: &str) -> Result<Raw, Error> {
+    async fn fetch(
+        &self,
+        operation: &'static str,
+        method: Method,
+        url: String,
+        body: Option<Value>,
+        request_id: &str,
+    ) -> Result<Raw, Error> {
         let mut request = self.with_api_key(ApiRequest::new(operation, method, url));
         if let Some(body) = body {
             request = request.json(&body);
@@ -170,25 +181,55 @@ impl Client {
     }
 
     /// GetAccountsDetail, 202 polled (on its `...Async` link when the 202 names one).
-    pub async fn accounts_detail(&self, session: &Session, options: &AccountsDetailOptions) -> Result<Payload<Accounts>, Error> {
+    pub async fn accounts_detail(
+        &self,
+        session: &Session,
+        options: &AccountsDetailOptions,
+    ) -> Result<Payload<Accounts>, Error> {
         options.validate()?;
         let body = options.body(&session.request_id);
-        let raw = self.fetch("GetAccountsDetail", Method::POST, self.banking_url("GetAccountsDetail"), Some(body), &session.request_id).await?;
+        let raw = self
+            .fetch(
+                "GetAccountsDetail",
+                Method::POST,
+                self.banking_url("GetAccountsDetail"),
+                Some(body),
+                &session.request_id,
+            )
+            .await?;
         typed("GetAccountsDetail", raw)
     }
 
     /// GetAccountsSummary, 202 polled.
-    pub async fn accounts_summary(&self, session: &Session, options: &AccountsSummaryOptions) -> Result<Payload<Accounts>, Error> {
+    pub async fn accounts_summary(
+        &self,
+        session: &Session,
+        options: &AccountsSummaryOptions,
+    ) -> Result<Payload<Accounts>, Error> {
         let body = options.body(&session.request_id);
-        let raw = self.fetch("GetAccountsSummary", Method::POST, self.banking_url("GetAccountsSummary"), Some(body), &session.request_id).await?;
+        let raw = self
+            .fetch(
+                "GetAccountsSummary",
+                Method::POST,
+                self.banking_url("GetAccountsSummary"),
+                Some(body),
+                &session.request_id,
+            )
+            .await?;
         typed("GetAccountsSummary", raw)
     }
 
     /// GetStatements, 202 polled.
-    pub async fn statements(&self, session: &Session, options: &StatementsOptions) -> Result<Payload<Statements>, Error> {
+    pub async fn statements(
+        &self,
+        session: &Session,
+        options: &StatementsOptions,
+    ) -> Result<Payload<Statements>, Error> {
         options.validate()?;
         let body = options.body(&session.request_id);
-        let raw = self.fetch("GetStatements", Method::POST, self.banking_url("GetStatements"), Some(body), &session.request_id).await?;
+        let raw = self
+            .fetch("GetStatements", Method::POST, self.banking_url("GetStatements"), Some(body), &session.request_id)
+            .await?;
         typed("GetStatements", raw)
     }
 
@@ -220,7 +261,11 @@ impl Client {
     }
 
     /// Cached Authorize of `login_id`, then [`Client::attributes`].
-    pub async fn attributes_for_login(&self, login_id: &str, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
+    pub async fn attributes_for_login(
+        &self,
+        login_id: &str,
+        query: &AttributesQuery,
+    ) -> Result<Payload<Attributes>, Error> {
         if let AttributesQuery::Custom(custom) = query {
             custom.validate()?;
         }

@@ -31,11 +31,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy {
-            max_retries: 2,
-            backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(30),
-        }
+        RetryPolicy { max_retries: 2, backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(30) }
     }
 }
 
@@ -106,12 +102,9 @@ impl ClientConfig {
             Some(url) => checked_url("investments_base_url", &url)?,
             None => base_url.clone(),
         };
-        let customer_id = options
-            .customer_id
-            .or_else(|| env(ENV_CUSTOMER_ID))
-            .ok_or_else(|| {
-                Error::config("customer_id", format!("is required: pass customer_id= or set {ENV_CUSTOMER_ID}"))
-            })?;
+        let customer_id = options.customer_id.or_else(|| env(ENV_CUSTOMER_ID)).ok_or_else(|| {
+            Error::config("customer_id", format!("is required: pass customer_id= or set {ENV_CUSTOMER_ID}"))
+        })?;
         let customer_id = customer_id.trim().to_owned();
         if customer_id.is_empty() || customer_id.contains(['/', '?', '#']) {
             return Err(Error::config("customer_id", "must be a non-empty identifier without '/', '?' or '#'"));

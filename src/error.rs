@@ -257,7 +257,10 @@ mod tests {
         error.message = Some("No session".into());
         error.request_id = Some("r-1".into());
         let text = error.to_string();
-        assert!(text.contains("SESSION_NONEXISTENT") && text.contains("r-1") && text.contains("authorize again"), "{text}");
+        assert!(
+            text.contains("SESSION_NONEXISTENT") && text.contains("r-1") && text.contains("authorize again"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -218,7 +218,11 @@ fn decode_error(status: u16, bytes: &[u8], message: String) -> Attempt {
 }
 
 /// Decodes a successful body into `T`, or a decode error that keeps a snippet of it.
-pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(operation: &'static str, status: u16, bytes: &'a [u8]) -> Result<T, Error> {
+pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(
+    operation: &'static str,
+    status: u16,
+    bytes: &'a [u8],
+) -> Result<T, Error> {
     // Checking UTF-8 once up front is faster than serde_json checking every string it reads;
     // bytes that are not UTF-8 go the slow way, for an error that says where.
     let parsed = match std::str::from_utf8(bytes) {
@@ -233,10 +237,7 @@ pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(operation: &'static str, sta
 pub(crate) fn text_field(value: &Value, names: &[&str]) -> Option<String> {
     let object = value.as_object()?;
     names.iter().find_map(|name| {
-        object
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .and_then(|(_, v)| v.as_str().map(str::to_owned))
+        object.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).and_then(|(_, v)| v.as_str().map(str::to_owned))
     })
 }
 
@@ -285,7 +286,8 @@ mod tests {
 
     #[test]
     fn errors_keep_code_message_request_id_and_body() {
-        let body = json!({"HttpStatusCode": 400, "Message": "gone", "FlinksCode": "SESSION_NONEXISTENT", "RequestId": "r"});
+        let body =
+            json!({"HttpStatusCode": 400, "Message": "gone", "FlinksCode": "SESSION_NONEXISTENT", "RequestId": "r"});
         match classify(400, bytes(body.clone()), Some(Duration::from_secs(3))) {
             Err(Attempt::Api(api)) => {
                 assert_eq!(api.code.as_deref(), Some("SESSION_NONEXISTENT"));

@@ -7,10 +7,10 @@ pub mod client;
 pub mod config;
 pub mod data;
 pub mod error;
-pub mod tables;
 mod http;
 mod poll;
 mod secret;
+pub mod tables;
 
 #[cfg(feature = "sandbox")]
 pub mod sandbox;

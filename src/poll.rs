@@ -15,7 +15,12 @@ use crate::http::{ApiRequest, Http, Pending, Reply};
 /// 202, or GETting the `...Async/{requestId}` link when a 202 names one. A "session still loading"
 /// error is waited out the same way, inside the same deadline. `request_id` names the session in
 /// a `PendingTimeout` when the 202 bodies do not.
-pub(crate) async fn poll(http: &Http, request: &ApiRequest, policy: &PollPolicy, request_id: Option<&str>) -> Result<Vec<u8>, Error> {
+pub(crate) async fn poll(
+    http: &Http,
+    request: &ApiRequest,
+    policy: &PollPolicy,
+    request_id: Option<&str>,
+) -> Result<Vec<u8>, Error> {
     let started = Instant::now();
     let mut current = request.clone();
     let mut last_request_id = request_id.map(str::to_owned);
@@ -70,8 +75,10 @@ mod tests {
 
     #[test]
     fn async_links_sit_beside_the_operation() {
-        let original = ApiRequest::new("AccountsDetail", Method::POST, "http://h/v3/c/BankingServices/GetAccountsDetail".into());
-        let pending = Pending { code: None, request_id: Some("r".into()), async_href: Some("/GetAccountsDetailAsync".into()) };
+        let original =
+            ApiRequest::new("AccountsDetail", Method::POST, "http://h/v3/c/BankingServices/GetAccountsDetail".into());
+        let pending =
+            Pending { code: None, request_id: Some("r".into()), async_href: Some("/GetAccountsDetailAsync".into()) };
         let next = async_request(&original, &pending, Some("r")).unwrap();
         assert_eq!(next.method, Method::GET);
         assert_eq!(next.url, "http://h/v3/c/BankingServices/GetAccountsDetailAsync/r");

@@ -44,10 +44,10 @@ fn credentials(username: &str, save: bool) -> AuthorizeRequest {
 fn answers_for(user: &SandboxUser, challenge: &Challenge) -> Answers {
     let mut answers = Answers::new();
     for (key, values) in &user.answers {
-        let asked = challenge
-            .challenges
-            .iter()
-            .any(|c| &c.prompt == key || c.choices.iter().flatten().any(|choice| choice == key) && c.kind.as_str() == "TextOrCall");
+        let asked = challenge.challenges.iter().any(|c| {
+            &c.prompt == key
+                || c.choices.iter().flatten().any(|choice| choice == key) && c.kind.as_str() == "TextOrCall"
+        });
         if asked {
             answers.push(key.clone(), values.clone());
         }
@@ -73,7 +73,10 @@ fn api_error(result: Result<impl std::fmt::Debug, Error>) -> Box<bankfeed::ApiEr
 async fn open_step_by_step(client: &Client, user: &SandboxUser) -> (Session, Vec<String>) {
     let mut seen = Vec::new();
     let mut step = if user.username == "mfa_trusted_device" {
-        let session = client.login(Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+        let session = client
+            .login(Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(), &mut no_challenge)
+            .await
+            .unwrap();
         client.authorize(AuthorizeRequest::SavedLive { login_id: session.login_id.unwrap(), save: true }).await.unwrap()
     } else {
         client.authorize(credentials(user.username, true)).await.unwrap()
@@ -142,11 +145,19 @@ async fn every_user_opens_a_session_through_a_handler() {
 async fn the_trusted_device_flow_runs_on_the_saved_connection() {
     let (_sandbox, client) = sandbox();
     let user = user("mfa_trusted_device");
-    let session = client.login(Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(), &mut no_challenge)
+        .await
+        .unwrap();
     let login_id = session.login_id.unwrap();
-    let challenge = challenge_of(client.authorize(AuthorizeRequest::SavedLive { login_id: login_id.clone(), save: false }).await.unwrap());
+    let challenge = challenge_of(
+        client.authorize(AuthorizeRequest::SavedLive { login_id: login_id.clone(), save: false }).await.unwrap(),
+    );
     assert_eq!(challenge.challenges[0].kind.as_str(), "WaitUntilEUAccept");
-    let step = client.answer(&challenge, Answers::from_pairs([(challenge.challenges[0].prompt.clone(), vec!["VERIFIED"])])).await.unwrap();
+    let step = client
+        .answer(&challenge, Answers::from_pairs([(challenge.challenges[0].prompt.clone(), vec!["VERIFIED"])]))
+        .await
+        .unwrap();
     match step {
         Step::Session(session) => assert_eq!(session.login_id.as_deref(), Some(login_id.as_str())),
         other => panic!("{other:?}"),
@@ -170,7 +181,8 @@ async fn a_broken_answer_rule_sends_nothing() {
     let challenge = challenge_of(client.authorize(credentials("mfa_multiple_choice", false)).await.unwrap());
     let before = sandbox.request_count();
     let prompt = challenge.challenges[0].prompt.clone();
-    let result = client.answer(&challenge, Answers::from_pairs([(prompt.clone(), vec!["Maple Avenue", "Elm Street"])])).await;
+    let result =
+        client.answer(&challenge, Answers::from_pairs([(prompt.clone(), vec!["Maple Avenue", "Elm Street"])])).await;
     match result {
         Err(Error::InvalidAnswer { prompt: p, .. }) => assert_eq!(p, prompt),
         other => panic!("{other:?}"),
@@ -204,7 +216,10 @@ async fn an_unknown_request_id_is_session_nonexistent() {
 #[tokio::test]
 async fn an_unsaved_or_unknown_login_is_invalid_login() {
     let (_sandbox, client) = sandbox();
-    let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()), &mut no_challenge).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()), &mut no_challenge)
+        .await
+        .unwrap();
     let unsaved = api_error(client.authorize_cached(&session.login_id.unwrap()).await);
     assert_eq!(unsaved.code.as_deref(), Some("INVALID_LOGIN"));
     let unknown = api_error(client.authorize_cached("00000000-0000-4000-8000-000000000000").await);
@@ -230,7 +245,10 @@ async fn the_challenge_loop_is_bounded() {
 #[tokio::test]
 async fn investments_are_polled_to_200() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 3, ..SandboxConfig::default() });
-    let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
+        .await
+        .unwrap();
     let investments = client.investments(&session).await.unwrap();
     assert!(!investments.data.accounts.is_empty());
     assert_eq!(investments.data.request_id.as_deref(), Some(session.request_id.as_str()));
@@ -243,9 +261,13 @@ async fn investments_are_polled_to_200() {
 #[tokio::test]
 async fn a_session_still_loading_is_waited_out_like_a_202() {
     let (sandbox, client) = start(SandboxConfig { loading_polls: 2, pending_polls: 1, ..SandboxConfig::default() });
-    let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
+        .await
+        .unwrap();
     assert!(client.investments(&session).await.is_ok());
-    let statuses: Vec<u16> = sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).map(|r| r.status).collect();
+    let statuses: Vec<u16> =
+        sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).map(|r| r.status).collect();
     assert_eq!(statuses, [400, 400, 202, 200]);
 }
 
@@ -254,7 +276,10 @@ async fn the_dispatched_user_is_polled_too() {
     let (_sandbox, client) = sandbox();
     let dispatched = user("test_dispatched");
     let mut handler = |challenge: &Challenge| Ok(answers_for(&dispatched, challenge));
-    let session = client.login(Credentials::new(INSTITUTION, "test_dispatched", "Everyday".into()).saved(), &mut handler).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, "test_dispatched", "Everyday".into()).saved(), &mut handler)
+        .await
+        .unwrap();
     assert!(client.investments(&session).await.is_ok());
 }
 
@@ -269,7 +294,10 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
         ..ClientOptions::default()
     };
     let client = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
-    let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
+        .await
+        .unwrap();
     let started = Instant::now();
     match client.investments(&session).await {
         Err(Error::PendingTimeout { request_id, waited, .. }) => {
@@ -284,7 +312,10 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
 #[tokio::test]
 async fn dropping_a_poll_stops_it() {
     let (sandbox, client) = start(SandboxConfig { pending_seconds: 30.0, ..SandboxConfig::default() });
-    let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
+        .await
+        .unwrap();
     let cancelled = tokio::time::timeout(Duration::from_millis(200), client.investments(&session)).await;
     assert!(cancelled.is_err());
     let after_cancel = sandbox.request_count();
@@ -294,7 +325,11 @@ async fn dropping_a_poll_stops_it() {
 
 #[tokio::test]
 async fn keys_are_sent_where_the_service_expects_them() {
-    let config = SandboxConfig { secret_key: Some("sk-test".into()), api_key: Some("ak-test".into()), ..SandboxConfig::default() };
+    let config = SandboxConfig {
+        secret_key: Some("sk-test".into()),
+        api_key: Some("ak-test".into()),
+        ..SandboxConfig::default()
+    };
     let sandbox = Sandbox::start(config).unwrap();
     let make = |api_key: &str| {
         let options = ClientOptions {
@@ -308,12 +343,19 @@ async fn keys_are_sent_where_the_service_expects_them() {
         Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap()
     };
     let client = make("ak-test");
-    let session = client.login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge).await.unwrap();
+    let session = client
+        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
+        .await
+        .unwrap();
     assert!(client.investments(&session).await.is_ok());
     let wrong = api_error(make("ak-wrong").investments(&session).await);
     assert_eq!(wrong.kind(), ApiErrorKind::Unauthorized);
     // Without the secret key there is no token, and Authorize is refused.
-    let options = ClientOptions { base_url: Some(sandbox.url()), customer_id: Some(sandbox.customer_id().to_owned()), ..ClientOptions::default() };
+    let options = ClientOptions {
+        base_url: Some(sandbox.url()),
+        customer_id: Some(sandbox.customer_id().to_owned()),
+        ..ClientOptions::default()
+    };
     let keyless = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
     let refused = api_error(keyless.authorize(credentials("greatday_nomfa", false)).await);
     assert_eq!(refused.code.as_deref(), Some("UNAUTHORIZED"));

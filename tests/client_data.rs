@@ -1,13 +1,13 @@
 //! The Rust client's data operations against the sandbox: polling on Async links, the attributes
 //! preparation sequence, tables against the payloads, and DeleteCard.
 
+use arrow_array::Array;
 use bankfeed::authorize::Credentials;
 use bankfeed::config::ClientOptions;
 use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use bankfeed::data::requests::{AccountsDetailOptions, StatementsOptions};
 use bankfeed::error::ApiErrorKind;
 use bankfeed::sandbox::{Sandbox, SandboxConfig};
-use arrow_array::Array;
 use bankfeed::tables::{self, ColumnData};
 use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Session};
 
@@ -26,7 +26,8 @@ fn start(config: SandboxConfig) -> (Sandbox, Client) {
 async fn saved_session(client: &Client) -> Session {
     let mut credentials = Credentials::new("FlinksCapital", "greatday_nomfa", "Everyday".into());
     credentials.save = true;
-    let mut no_challenge = |c: &Challenge| -> Result<Answers, Error> { Err(Error::ChallengeRequired(Box::new(c.clone()))) };
+    let mut no_challenge =
+        |c: &Challenge| -> Result<Answers, Error> { Err(Error::ChallengeRequired(Box::new(c.clone()))) };
     client.login(credentials, &mut no_challenge).await.unwrap()
 }
 
@@ -41,12 +42,19 @@ fn floats(table: &tables::Table, name: &str) -> Vec<f64> {
 async fn account_detail_is_polled_on_its_async_link() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 2, ..SandboxConfig::default() });
     let session = saved_session(&client).await;
-    let options = AccountsDetailOptions { with_transactions: Some(true), days: Some("Days365".into()), ..Default::default() };
+    let options =
+        AccountsDetailOptions { with_transactions: Some(true), days: Some("Days365".into()), ..Default::default() };
     let detail = client.accounts_detail(&session, &options).await.unwrap();
-    let paths: Vec<String> = sandbox.requests().iter().map(|r| format!("{} {} {}", r.method, r.path, r.status)).collect();
+    let paths: Vec<String> =
+        sandbox.requests().iter().map(|r| format!("{} {} {}", r.method, r.path, r.status)).collect();
     let polled = paths.iter().filter(|p| p.contains("GetAccountsDetail")).cloned().collect::<Vec<_>>();
     assert!(polled[0].starts_with("POST ") && polled[0].ends_with(" 202"), "{polled:?}");
-    assert!(polled[1..].iter().all(|p| p.starts_with("GET ") && p.contains(&format!("GetAccountsDetailAsync/{}", session.request_id))), "{polled:?}");
+    assert!(
+        polled[1..]
+            .iter()
+            .all(|p| p.starts_with("GET ") && p.contains(&format!("GetAccountsDetailAsync/{}", session.request_id))),
+        "{polled:?}"
+    );
     assert!(polled.last().unwrap().ends_with(" 200"));
     // The transactions table has one row per transaction of the payload, debits summing alike.
     let table = tables::bank_transactions_table(&detail.data);
@@ -94,7 +102,8 @@ async fn attributes_run_the_preparation_sequence() {
 async fn unknown_attributes_and_tier_limits_are_service_errors() {
     let (_sandbox, client) = start(SandboxConfig::default());
     let session = saved_session(&client).await;
-    let custom = CustomAttributes { attributes: vec![("Card".into(), vec!["count_unicorns".into()])], ..Default::default() };
+    let custom =
+        CustomAttributes { attributes: vec![("Card".into(), vec!["count_unicorns".into()])], ..Default::default() };
     match client.attributes(&session, &AttributesQuery::Custom(custom)).await {
         Err(Error::Api(api)) => {
             assert_eq!(api.code.as_deref(), Some("INVALID_REQUEST"));
@@ -119,7 +128,8 @@ async fn statements_are_pdfs() {
     use base64::Engine;
     for account in &statements.data.statements_by_account {
         for statement in &account.statements {
-            let pdf = base64::engine::general_purpose::STANDARD.decode(statement.base64_bytes.as_deref().unwrap()).unwrap();
+            let pdf =
+                base64::engine::general_purpose::STANDARD.decode(statement.base64_bytes.as_deref().unwrap()).unwrap();
             assert!(pdf.starts_with(b"%PDF-"));
         }
     }

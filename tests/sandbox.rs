@@ -27,19 +27,11 @@ impl Api {
     fn with(config: SandboxConfig) -> Api {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder().build().expect("reqwest client");
-        Api {
-            sandbox: Sandbox::start(config).expect("sandbox starts"),
-            http,
-        }
+        Api { sandbox: Sandbox::start(config).expect("sandbox starts"), http }
     }
 
     fn url(&self, operation: &str) -> String {
-        format!(
-            "{}/v3/{}/{}",
-            self.sandbox.url(),
-            self.sandbox.customer_id(),
-            operation
-        )
+        format!("{}/v3/{}/{}", self.sandbox.url(), self.sandbox.customer_id(), operation)
     }
 
     async fn send(
@@ -54,30 +46,19 @@ impl Api {
             request = request.header(*name, *value);
         }
         if let Some(body) = body {
-            request = request
-                .header("content-type", "application/json")
-                .body(body);
+            request = request.header("content-type", "application/json").body(body);
         }
         let response = request.send().await.expect("request sent");
         let status = response.status().as_u16();
         let bytes = response.bytes().await.expect("body read");
         let body = serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-            panic!(
-                "status {status}: body is not JSON ({error}): {:?}",
-                String::from_utf8_lossy(&bytes)
-            )
+            panic!("status {status}: body is not JSON ({error}): {:?}", String::from_utf8_lossy(&bytes))
         });
         (status, body)
     }
 
     async fn post_with(&self, operation: &str, headers: &[(&str, &str)], body: Value) -> Reply {
-        self.send(
-            reqwest::Method::POST,
-            self.url(operation),
-            headers,
-            Some(serde_json::to_vec(&body).unwrap()),
-        )
-        .await
+        self.send(reqwest::Method::POST, self.url(operation), headers, Some(serde_json::to_vec(&body).unwrap())).await
     }
 
     async fn post(&self, operation: &str, body: Value) -> Reply {
@@ -100,8 +81,7 @@ impl Api {
     }
 
     async fn answer(&self, request_id: &str, responses: Value) -> Reply {
-        self.authorize(json!({"RequestId": request_id, "SecurityResponses": responses}))
-            .await
+        self.authorize(json!({"RequestId": request_id, "SecurityResponses": responses})).await
     }
 
     /// Answers 203s from the user's documented answers until the 200, which it returns.
@@ -114,11 +94,7 @@ impl Api {
             let request_id = reply.1["RequestId"].as_str().unwrap().to_owned();
             reply = self.answer(&request_id, answers_for(&user, &reply.1)).await;
             if reply.0 == 200 {
-                assert_eq!(
-                    reply.1["RequestId"],
-                    request_id.as_str(),
-                    "the RequestId carries on through the rounds"
-                );
+                assert_eq!(reply.1["RequestId"], request_id.as_str(), "the RequestId carries on through the rounds");
             }
         }
         assert_eq!(reply.0, 200, "{username}: {}", reply.1);
@@ -131,11 +107,7 @@ impl Api {
     }
 
     async fn investments(&self, login_id: &str, request_id: &str) -> Reply {
-        self.post(
-            INVESTMENTS,
-            json!({"LoginId": login_id, "RequestId": request_id, "MostRecentCached": true}),
-        )
-        .await
+        self.post(INVESTMENTS, json!({"LoginId": login_id, "RequestId": request_id, "MostRecentCached": true})).await
     }
 
     /// Polls Investments until it stops answering 202; returns the 202 codes seen and the last reply.
@@ -157,10 +129,7 @@ impl Api {
 }
 
 fn user(username: &str) -> SandboxUser {
-    users()
-        .into_iter()
-        .find(|user| user.username == username)
-        .expect("a sandbox user")
+    users().into_iter().find(|user| user.username == username).expect("a sandbox user")
 }
 
 /// The `SecurityResponses` for a 203, from the user's documented answers.
@@ -179,35 +148,22 @@ fn answers_for(user: &SandboxUser, reply: &Value) -> Value {
 }
 
 fn challenges(reply: &Value) -> &Vec<Value> {
-    reply["SecurityChallenges"]
-        .as_array()
-        .expect("SecurityChallenges")
+    reply["SecurityChallenges"].as_array().expect("SecurityChallenges")
 }
 
 fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .map(|item| item.as_str().unwrap().to_owned())
-                .collect()
-        })
+        .map(|items| items.iter().map(|item| item.as_str().unwrap().to_owned()).collect())
         .unwrap_or_default()
 }
 
 fn prompts(reply: &Value) -> Vec<&str> {
-    challenges(reply)
-        .iter()
-        .map(|challenge| challenge["Prompt"].as_str().unwrap())
-        .collect()
+    challenges(reply).iter().map(|challenge| challenge["Prompt"].as_str().unwrap()).collect()
 }
 
 fn request_id(reply: &Reply) -> String {
-    reply.1["RequestId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no RequestId in {}", reply.1))
-        .to_owned()
+    reply.1["RequestId"].as_str().unwrap_or_else(|| panic!("no RequestId in {}", reply.1)).to_owned()
 }
 
 fn login_id(body: &Value) -> String {
@@ -219,11 +175,7 @@ fn assert_error(reply: &Reply, status: u16, code: &str) {
     assert_eq!(reply.0, status, "{}", reply.1);
     assert_eq!(reply.1["HttpStatusCode"], status, "{}", reply.1);
     assert_eq!(reply.1["FlinksCode"], code, "{}", reply.1);
-    assert!(
-        !reply.1["Message"].as_str().unwrap().is_empty(),
-        "{}",
-        reply.1
-    );
+    assert!(!reply.1["Message"].as_str().unwrap().is_empty(), "{}", reply.1);
 }
 
 #[track_caller]
@@ -241,10 +193,7 @@ fn sandbox_is_send_and_sync_and_defaults_match_the_public_instance() {
     let config = SandboxConfig::default();
     assert_eq!(config.customer_id, "43387ca6-0391-4c82-857d-70d95f087ecb");
     assert_eq!(config.host.to_string(), "127.0.0.1");
-    assert_eq!(
-        (config.port, config.pending_polls, config.slow_pending_polls),
-        (0, 1, 5)
-    );
+    assert_eq!((config.port, config.pending_polls, config.slow_pending_polls), (0, 1, 5));
     assert_eq!(config.pending_seconds, 0.0);
     assert_eq!(config.session_ttl, Duration::from_secs(480));
     assert!(config.secret_key.is_none() && config.api_key.is_none());
@@ -275,35 +224,15 @@ fn users_are_listed_documented_ones_first() {
     for user in users() {
         assert_eq!(user.password, "Everyday");
         assert!(!user.description.is_empty());
-        assert_eq!(
-            user.answers.len(),
-            user.challenge_types.len(),
-            "{}",
-            user.username
-        );
+        assert_eq!(user.answers.len(), user.challenge_types.len(), "{}", user.username);
     }
     assert_eq!(user("Greatday").challenge_types, ["QuestionAndAnswer"; 3]);
-    assert_eq!(
-        user("mfa_trusted_device").challenge_types,
-        ["WaitUntilEUAccept"]
-    );
-    assert!(user("mfa_trusted_device")
-        .description
-        .contains("MostRecentCached false"));
-    assert_eq!(
-        user("mfa_text_or_call").answers[0],
-        ("(514) 555-0101".to_owned(), vec!["Text".to_owned()])
-    );
+    assert_eq!(user("mfa_trusted_device").challenge_types, ["WaitUntilEUAccept"]);
+    assert!(user("mfa_trusted_device").description.contains("MostRecentCached false"));
+    assert_eq!(user("mfa_text_or_call").answers[0], ("(514) 555-0101".to_owned(), vec!["Text".to_owned()]));
     let reset = user("mfa_reset_questions");
-    let questions: HashSet<&str> = reset.answers[2..]
-        .iter()
-        .map(|(_, answer)| answer[0].as_str())
-        .collect();
-    assert_eq!(
-        questions.len(),
-        3,
-        "the sample reset answers pick different questions"
-    );
+    let questions: HashSet<&str> = reset.answers[2..].iter().map(|(_, answer)| answer[0].as_str()).collect();
+    assert_eq!(questions.len(), 3, "the sample reset answers pick different questions");
     assert!(user("greatday_nomfa").challenge_types.is_empty());
 }
 
@@ -311,25 +240,14 @@ fn users_are_listed_documented_ones_first() {
 async fn url_addr_and_stop() {
     let api = Api::new();
     let url = api.sandbox.url();
-    assert_eq!(
-        url,
-        format!("http://127.0.0.1:{}", api.sandbox.addr().port())
-    );
+    assert_eq!(url, format!("http://127.0.0.1:{}", api.sandbox.addr().port()));
     assert!(!url.ends_with('/'));
     assert_ne!(api.sandbox.addr().port(), 0);
     assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
     let started = Instant::now();
     api.sandbox.stop();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "stop took {:?}",
-        started.elapsed()
-    );
-    let after = api
-        .http
-        .post(format!("{url}/v3/x/Investments"))
-        .send()
-        .await;
+    assert!(started.elapsed() < Duration::from_secs(3), "stop took {:?}", started.elapsed());
+    let after = api.http.post(format!("{url}/v3/x/Investments")).send().await;
     assert!(after.is_err(), "the server still answers after stop");
 }
 
@@ -337,10 +255,7 @@ async fn url_addr_and_stop() {
 async fn serve_runs_on_a_given_listener_until_shutdown() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = SandboxConfig {
-        customer_id: "my-customer".into(),
-        ..SandboxConfig::default()
-    };
+    let config = SandboxConfig { customer_id: "my-customer".into(), ..SandboxConfig::default() };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(bankfeed::sandbox::serve(listener, config, async {
         let _ = stopped.await;
@@ -356,11 +271,7 @@ async fn serve_runs_on_a_given_listener_until_shutdown() {
     assert_eq!(reply.status().as_u16(), 200);
     drop(http);
     stop.send(()).unwrap();
-    tokio::time::timeout(Duration::from_secs(10), server)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
 }
 
 // ---- every user ----------------------------------------------------------------------------
@@ -379,14 +290,8 @@ async fn every_user_behaves_as_its_table_entry_says() {
                 let mut seen = Vec::new();
                 let mut reply = reply;
                 while reply.0 == 203 {
-                    seen.extend(
-                        challenges(&reply.1)
-                            .iter()
-                            .map(|c| c["Type"].as_str().unwrap().to_owned()),
-                    );
-                    reply = api
-                        .answer(&request_id(&reply), answers_for(&user, &reply.1))
-                        .await;
+                    seen.extend(challenges(&reply.1).iter().map(|c| c["Type"].as_str().unwrap().to_owned()));
+                    reply = api.answer(&request_id(&reply), answers_for(&user, &reply.1)).await;
                 }
                 assert_eq!(reply.0, 200, "{}: {}", user.username, reply.1);
                 assert_eq!(seen, user.challenge_types, "{}", user.username);
@@ -413,24 +318,12 @@ async fn greatday_asks_one_question_per_round_and_opens_the_session() {
         })
     );
     // Answers are trimmed and compared without case.
-    let second = api
-        .answer(&id, json!({"What city were you born in?": ["  montreal "]}))
-        .await;
+    let second = api.answer(&id, json!({"What city were you born in?": ["  montreal "]})).await;
     assert_eq!((second.0, request_id(&second)), (203, id.clone()));
     assert_eq!(prompts(&second.1), ["What is the best country on earth?"]);
-    let third = api
-        .answer(
-            &id,
-            json!({"What is the best country on earth?": ["CANADA"]}),
-        )
-        .await;
+    let third = api.answer(&id, json!({"What is the best country on earth?": ["CANADA"]})).await;
     assert_eq!(prompts(&third.1), ["What shape do people like most?"]);
-    let done = api
-        .answer(
-            &id,
-            json!({"What shape do people like most?": ["Triangle"]}),
-        )
-        .await;
+    let done = api.answer(&id, json!({"What shape do people like most?": ["Triangle"]})).await;
     assert_eq!(done.0, 200);
     let login = login_id(&done.1);
     assert_eq!(
@@ -473,16 +366,8 @@ async fn nomfa_opens_at_once_keeps_its_login_id_and_echoes_the_tag() {
         .await;
     assert_eq!(second.0, 200);
     assert_eq!(second.1["Tag"], "customer-42");
-    assert_eq!(
-        login_id(&first.1),
-        login_id(&second.1),
-        "one LoginId per username"
-    );
-    assert_ne!(
-        request_id(&first),
-        request_id(&second),
-        "a new RequestId per session"
-    );
+    assert_eq!(login_id(&first.1), login_id(&second.1), "one LoginId per username");
+    assert_ne!(request_id(&first), request_id(&second), "a new RequestId per session");
     let other = api.login("Greatday", false).await;
     assert_ne!(login_id(&other), login_id(&first.1));
 
@@ -520,11 +405,7 @@ async fn credential_errors() {
 
     let mut body = base.clone();
     body["Institution"] = json!("flinkscapital");
-    assert_eq!(
-        api.authorize(body).await.0,
-        203,
-        "the institution is matched without case"
-    );
+    assert_eq!(api.authorize(body).await.0, 203, "the institution is matched without case");
 
     let mut body = base.clone();
     body["Username"] = json!("nobody");
@@ -552,23 +433,9 @@ async fn credential_errors() {
 async fn bodies_that_are_not_json_objects_are_rejected() {
     let api = Api::new();
     for body in [&b"[1,2]"[..], b"\"text\"", b"{not json", b"", b"null"] {
-        let reply = api
-            .send(
-                reqwest::Method::POST,
-                api.url(AUTHORIZE),
-                &[],
-                Some(body.to_vec()),
-            )
-            .await;
+        let reply = api.send(reqwest::Method::POST, api.url(AUTHORIZE), &[], Some(body.to_vec())).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
-        let reply = api
-            .send(
-                reqwest::Method::POST,
-                api.url(INVESTMENTS),
-                &[],
-                Some(body.to_vec()),
-            )
-            .await;
+        let reply = api.send(reqwest::Method::POST, api.url(INVESTMENTS), &[], Some(body.to_vec())).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
     }
 }
@@ -585,9 +452,7 @@ async fn keys_are_case_insensitive_and_true_may_be_a_string() {
     assert_eq!(reply.0, 200, "{}", reply.1);
     let login = login_id(&reply.1);
     // Saved, since "TRUE" counted as true: a cached read works.
-    let cached = api
-        .authorize(json!({"loginid": login, "MOSTRECENTCACHED": "true"}))
-        .await;
+    let cached = api.authorize(json!({"loginid": login, "MOSTRECENTCACHED": "true"})).await;
     assert_eq!(cached.0, 200, "{}", cached.1);
     assert_eq!(login_id(&cached.1), login);
 
@@ -599,12 +464,10 @@ async fn keys_are_case_insensitive_and_true_may_be_a_string() {
 
     let session = api.login("greatday_nomfa", false).await;
     let (codes, done) = {
-        let body = json!({"loginId": login_id(&session), "REQUESTID": session["RequestId"], "mostRecentCached": "TRUE"});
+        let body =
+            json!({"loginId": login_id(&session), "REQUESTID": session["RequestId"], "mostRecentCached": "TRUE"});
         let first = api.post(INVESTMENTS, body.clone()).await;
-        (
-            first.1["FlinksCode"].clone(),
-            api.post(INVESTMENTS, body).await,
-        )
+        (first.1["FlinksCode"].clone(), api.post(INVESTMENTS, body).await)
     };
     assert_eq!(codes, "OPERATION_PENDING");
     assert_eq!(done.0, 200);
@@ -617,49 +480,25 @@ async fn cached_reads_need_a_saved_connection() {
     let api = Api::new();
     let unsaved = api.login("Greatday", false).await;
     let login = login_id(&unsaved);
-    assert_error(
-        &api.authorize(json!({"LoginId": login, "MostRecentCached": true}))
-            .await,
-        401,
-        "INVALID_LOGIN",
-    );
+    assert_error(&api.authorize(json!({"LoginId": login, "MostRecentCached": true})).await, 401, "INVALID_LOGIN");
 
     let saved = api.login("Greatday", true).await;
     assert_eq!(login_id(&saved), login, "same user, same LoginId");
-    let cached = api
-        .authorize(json!({"LoginId": login, "MostRecentCached": true}))
-        .await;
+    let cached = api.authorize(json!({"LoginId": login, "MostRecentCached": true})).await;
     assert_eq!(cached.0, 200);
     assert_eq!(cached.1["Login"]["Id"], login.as_str());
     assert_eq!(cached.1["Login"]["Username"], "Greatday");
     assert_ne!(request_id(&cached), saved["RequestId"].as_str().unwrap());
     // LoginIds are GUIDs: the case they come in does not matter.
-    let upper = api
-        .authorize(json!({"LoginId": login.to_uppercase(), "MostRecentCached": true}))
-        .await;
+    let upper = api.authorize(json!({"LoginId": login.to_uppercase(), "MostRecentCached": true})).await;
     assert_eq!(upper.0, 200);
     // A later unsaved login does not forget the saved connection.
     api.login("Greatday", false).await;
-    assert_eq!(
-        api.authorize(json!({"LoginId": login, "MostRecentCached": true}))
-            .await
-            .0,
-        200
-    );
+    assert_eq!(api.authorize(json!({"LoginId": login, "MostRecentCached": true})).await.0, 200);
 
     let unknown = uuid::Uuid::new_v4().to_string();
-    assert_error(
-        &api.authorize(json!({"LoginId": unknown, "MostRecentCached": true}))
-            .await,
-        401,
-        "INVALID_LOGIN",
-    );
-    assert_error(
-        &api.authorize(json!({"LoginId": unknown, "MostRecentCached": false}))
-            .await,
-        401,
-        "INVALID_LOGIN",
-    );
+    assert_error(&api.authorize(json!({"LoginId": unknown, "MostRecentCached": true})).await, 401, "INVALID_LOGIN");
+    assert_error(&api.authorize(json!({"LoginId": unknown, "MostRecentCached": false})).await, 401, "INVALID_LOGIN");
 }
 
 #[tokio::test]
@@ -667,18 +506,14 @@ async fn live_login_by_saved_connection_runs_the_users_own_flow() {
     let api = Api::new();
     let saved = api.login("Greatday", true).await;
     let login = login_id(&saved);
-    let live = api
-        .authorize(json!({"LoginId": login, "MostRecentCached": false, "Save": true}))
-        .await;
+    let live = api.authorize(json!({"LoginId": login, "MostRecentCached": false, "Save": true})).await;
     assert_eq!(live.0, 203);
     assert_eq!(prompts(&live.1), ["What city were you born in?"]);
     let done = api.complete("Greatday", live).await;
     assert_eq!(login_id(&done), login);
 
     let nomfa = api.login("greatday_nomfa", true).await;
-    let live = api
-        .authorize(json!({"LoginId": login_id(&nomfa), "MostRecentCached": false}))
-        .await;
+    let live = api.authorize(json!({"LoginId": login_id(&nomfa), "MostRecentCached": false})).await;
     assert_eq!(live.0, 200);
     assert_eq!(login_id(&live.1), login_id(&nomfa));
 }
@@ -689,9 +524,7 @@ async fn trusted_device_confirms_on_the_saved_connection_call() {
     let first = api.credentials("mfa_trusted_device", true).await;
     assert_eq!(first.0, 200, "no challenge with credentials");
     let login = login_id(&first.1);
-    let live = api
-        .authorize(json!({"LoginId": login, "MostRecentCached": false}))
-        .await;
+    let live = api.authorize(json!({"LoginId": login, "MostRecentCached": false})).await;
     assert_eq!(live.0, 203);
     let id = request_id(&live);
     assert_eq!(
@@ -699,11 +532,7 @@ async fn trusted_device_confirms_on_the_saved_connection_call() {
         json!([{"Type": "WaitUntilEUAccept", "Prompt": "Confirm this sign-in on your trusted device, then continue"}])
     );
     let prompt = "Confirm this sign-in on your trusted device, then continue";
-    assert_error(
-        &api.answer(&id, json!({prompt: ["NOT YET"]})).await,
-        401,
-        "INVALID_SECURITY_RESPONSE",
-    );
+    assert_error(&api.answer(&id, json!({prompt: ["NOT YET"]})).await, 401, "INVALID_SECURITY_RESPONSE");
     let done = api.answer(&id, json!({prompt: ["VERIFIED"]})).await;
     assert_eq!(done.0, 200);
     assert_eq!(login_id(&done.1), login);
@@ -716,17 +545,9 @@ async fn trusted_device_confirms_on_the_saved_connection_call() {
 async fn answer_errors() {
     let api = Api::new();
     let unknown = uuid::Uuid::new_v4().to_string();
-    let reply = api
-        .answer(
-            &unknown,
-            json!({"What city were you born in?": ["Montreal"]}),
-        )
-        .await;
+    let reply = api.answer(&unknown, json!({"What city were you born in?": ["Montreal"]})).await;
     assert_error(&reply, 400, "SESSION_NONEXISTENT");
-    assert!(
-        reply.1.get("RequestId").is_none(),
-        "an unknown RequestId is not echoed"
-    );
+    assert!(reply.1.get("RequestId").is_none(), "an unknown RequestId is not echoed");
 
     let reply = api.authorize(json!({"RequestId": unknown})).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
@@ -734,12 +555,8 @@ async fn answer_errors() {
 
     let challenge = api.credentials("mfa_three_questions", false).await;
     let id = request_id(&challenge);
-    let reply = api
-        .answer(
-            &id,
-            json!({"What city were you born in?": ["Montreal"], "What is your name?": ["Bob"]}),
-        )
-        .await;
+    let reply =
+        api.answer(&id, json!({"What city were you born in?": ["Montreal"], "What is your name?": ["Bob"]})).await;
     assert_error(&reply, 401, "UNKNOWN_CHALLENGE_KEY");
     assert_message_names(&reply, "What is your name?");
     assert_eq!(reply.1["RequestId"], id.as_str());
@@ -750,7 +567,12 @@ async fn answer_errors() {
         .await;
     assert_error(&reply, 401, "UNKNOWN_CHALLENGE_KEY");
 
-    let reply = api.answer(&id, json!({"What city were you born in?": ["Montreal"], "What is the best country on earth?": ["Canada"]})).await;
+    let reply = api
+        .answer(
+            &id,
+            json!({"What city were you born in?": ["Montreal"], "What is the best country on earth?": ["Canada"]}),
+        )
+        .await;
     assert_error(&reply, 401, "SECURITYRESPONSES_INCOMPLETE");
     assert_message_names(&reply, "What shape do people like most?");
     assert_eq!(reply.1["RequestId"], id.as_str());
@@ -765,15 +587,9 @@ async fn answer_errors() {
     let done = api.answer(&id, all("triangle")).await;
     assert_eq!(done.0, 200, "{}", done.1);
 
-    assert_error(
-        &api.answer(&id, all("Triangle")).await,
-        400,
-        "ALREADY_AUTHORIZED",
-    );
+    assert_error(&api.answer(&id, all("Triangle")).await, 400, "ALREADY_AUTHORIZED");
     let cached = api.login("greatday_nomfa", false).await;
-    let reply = api
-        .answer(cached["RequestId"].as_str().unwrap(), json!({"x": ["y"]}))
-        .await;
+    let reply = api.answer(cached["RequestId"].as_str().unwrap(), json!({"x": ["y"]})).await;
     assert_error(&reply, 400, "ALREADY_AUTHORIZED");
     assert_eq!(reply.1["RequestId"], cached["RequestId"]);
 }
@@ -785,15 +601,9 @@ async fn three_questions_come_in_one_round() {
     assert_eq!(reply.0, 203);
     assert_eq!(
         prompts(&reply.1),
-        [
-            "What city were you born in?",
-            "What is the best country on earth?",
-            "What shape do people like most?"
-        ]
+        ["What city were you born in?", "What is the best country on earth?", "What shape do people like most?"]
     );
-    assert!(challenges(&reply.1)
-        .iter()
-        .all(|c| c["Type"] == "QuestionAndAnswer" && c.get("Iterables").is_none()));
+    assert!(challenges(&reply.1).iter().all(|c| c["Type"] == "QuestionAndAnswer" && c.get("Iterables").is_none()));
     let done = api.complete("mfa_three_questions", reply).await;
     assert_eq!(done["HttpStatusCode"], 200);
 }
@@ -803,24 +613,12 @@ async fn securid_code_comes_before_the_question() {
     let api = Api::new();
     let first = api.credentials("mfa_securid", false).await;
     let id = request_id(&first);
-    assert_eq!(
-        prompts(&first.1),
-        ["Enter the 6-digit security code from your SecurID token"]
-    );
+    assert_eq!(prompts(&first.1), ["Enter the 6-digit security code from your SecurID token"]);
     let code = "Enter the 6-digit security code from your SecurID token";
-    assert_error(
-        &api.answer(&id, json!({code: ["654321"]})).await,
-        401,
-        "INVALID_SECURITY_RESPONSE",
-    );
+    assert_error(&api.answer(&id, json!({code: ["654321"]})).await, 401, "INVALID_SECURITY_RESPONSE");
     let second = api.answer(&id, json!({code: ["123456"]})).await;
     assert_eq!(prompts(&second.1), ["What city were you born in?"]);
-    assert_eq!(
-        api.answer(&id, json!({"What city were you born in?": ["Montreal"]}))
-            .await
-            .0,
-        200
-    );
+    assert_eq!(api.answer(&id, json!({"What city were you born in?": ["Montreal"]})).await.0, 200);
 }
 
 #[tokio::test]
@@ -834,22 +632,10 @@ async fn multiple_choice_takes_exactly_the_right_choice() {
         json!([{"Type": "MultipleChoice", "Prompt": prompt,
                 "Iterables": ["Rue Sherbrooke", "Maple Avenue", "Elm Street", "None of the above"]}])
     );
-    for wrong in [
-        json!(["Elm Street"]),
-        json!(["Maple Avenue", "Elm Street"]),
-        json!(["Main Street"]),
-        json!([]),
-    ] {
-        assert_error(
-            &api.answer(&id, json!({prompt: wrong})).await,
-            401,
-            "INVALID_SECURITY_RESPONSE",
-        );
+    for wrong in [json!(["Elm Street"]), json!(["Maple Avenue", "Elm Street"]), json!(["Main Street"]), json!([])] {
+        assert_error(&api.answer(&id, json!({prompt: wrong})).await, 401, "INVALID_SECURITY_RESPONSE");
     }
-    assert_eq!(
-        api.answer(&id, json!({prompt: ["Maple Avenue"]})).await.0,
-        200
-    );
+    assert_eq!(api.answer(&id, json!({prompt: ["Maple Avenue"]})).await.0, 200);
 }
 
 #[tokio::test]
@@ -860,43 +646,22 @@ async fn multiple_answers_must_match_as_a_set() {
     let prompt = "Which of these cards do you hold?";
     let challenge = &challenges(&first.1)[0];
     assert_eq!(challenge["Type"], "MultipleChoiceMultipleAnswers");
-    assert_eq!(
-        strings(&challenge["Iterables"]),
-        [
-            "Visa Infinite",
-            "Mastercard World",
-            "Amex Gold",
-            "Visa Classic"
-        ]
-    );
+    assert_eq!(strings(&challenge["Iterables"]), ["Visa Infinite", "Mastercard World", "Amex Gold", "Visa Classic"]);
     for wrong in [
         json!(["Visa Infinite"]),
         json!(["Visa Infinite", "Amex Gold", "Visa Classic"]),
         json!(["Amex Gold", "Visa Classic"]),
     ] {
-        assert_error(
-            &api.answer(&id, json!({prompt: wrong})).await,
-            401,
-            "INVALID_SECURITY_RESPONSE",
-        );
+        assert_error(&api.answer(&id, json!({prompt: wrong})).await, 401, "INVALID_SECURITY_RESPONSE");
     }
-    assert_eq!(
-        api.answer(&id, json!({prompt: ["Amex Gold", "Visa Infinite"]}))
-            .await
-            .0,
-        200
-    );
+    assert_eq!(api.answer(&id, json!({prompt: ["Amex Gold", "Visa Infinite"]})).await.0, 200);
 }
 
 #[tokio::test]
 async fn text_or_call_is_keyed_by_the_chosen_number() {
     let api = Api::new();
     let prompt = "How would you like to receive your security code?";
-    for (choice, how) in [
-        ("(514) 555-0101", "Text"),
-        ("(438) 555-0199", "Call"),
-        ("(438) 555-0199", "text"),
-    ] {
+    for (choice, how) in [("(514) 555-0101", "Text"), ("(438) 555-0199", "Call"), ("(438) 555-0199", "text")] {
         let first = api.credentials("mfa_text_or_call", false).await;
         let id = request_id(&first);
         assert_eq!(
@@ -906,17 +671,9 @@ async fn text_or_call_is_keyed_by_the_chosen_number() {
         let reply = api.answer(&id, json!({prompt: ["Text"]})).await;
         assert_error(&reply, 401, "UNKNOWN_CHALLENGE_KEY");
         assert_message_names(&reply, prompt);
+        assert_error(&api.answer(&id, json!({choice: ["Email"]})).await, 401, "INVALID_SECURITY_RESPONSE");
         assert_error(
-            &api.answer(&id, json!({choice: ["Email"]})).await,
-            401,
-            "INVALID_SECURITY_RESPONSE",
-        );
-        assert_error(
-            &api.answer(
-                &id,
-                json!({"(514) 555-0101": ["Text"], "(438) 555-0199": ["Call"]}),
-            )
-            .await,
+            &api.answer(&id, json!({"(514) 555-0101": ["Text"], "(438) 555-0199": ["Call"]})).await,
             401,
             "INVALID_SECURITY_RESPONSE",
         );
@@ -925,23 +682,11 @@ async fn text_or_call_is_keyed_by_the_chosen_number() {
         assert_eq!(prompts(&second.1), ["Enter the security code we sent you"]);
         assert_eq!(challenges(&second.1)[0]["Type"], "QuestionAndAnswer");
         assert_error(
-            &api.answer(
-                &id,
-                json!({"Enter the security code we sent you": ["123456"]}),
-            )
-            .await,
+            &api.answer(&id, json!({"Enter the security code we sent you": ["123456"]})).await,
             401,
             "INVALID_SECURITY_RESPONSE",
         );
-        assert_eq!(
-            api.answer(
-                &id,
-                json!({"Enter the security code we sent you": ["654321"]})
-            )
-            .await
-            .0,
-            200
-        );
+        assert_eq!(api.answer(&id, json!({"Enter the security code we sent you": ["654321"]})).await.0, 200);
     }
 }
 
@@ -952,35 +697,20 @@ async fn reset_questions_take_a_question_and_an_answer_each() {
     let id = request_id(&first);
     let round1 = challenges(&first.1);
     assert_eq!(round1.len(), 2);
-    assert!(round1
-        .iter()
-        .all(|c| c["Type"] == "MultipleChoice" && strings(&c["Iterables"]).len() == 4));
-    assert_eq!(
-        strings(&round1[1]["Iterables"]),
-        ["1998", "2003", "2010", "2015"]
-    );
+    assert!(round1.iter().all(|c| c["Type"] == "MultipleChoice" && strings(&c["Iterables"]).len() == 4));
+    assert_eq!(strings(&round1[1]["Iterables"]), ["1998", "2003", "2010", "2015"]);
     let branch = "Which bank branch did you open your first account at?";
     let year = "What year did you open your first account?";
     assert_eq!(prompts(&first.1), [branch, year]);
     let right_branch = user("mfa_reset_questions").answers[0].1.clone();
     assert_error(
-        &api.answer(&id, json!({branch: right_branch, year: ["1998"]}))
-            .await,
+        &api.answer(&id, json!({branch: right_branch, year: ["1998"]})).await,
         401,
         "INVALID_SECURITY_RESPONSE",
     );
-    let second = api
-        .answer(&id, json!({branch: right_branch, year: ["2003"]}))
-        .await;
+    let second = api.answer(&id, json!({branch: right_branch, year: ["2003"]})).await;
     assert_eq!(second.0, 203, "{}", second.1);
-    assert_eq!(
-        prompts(&second.1),
-        [
-            "New security question 1",
-            "New security question 2",
-            "New security question 3"
-        ]
-    );
+    assert_eq!(prompts(&second.1), ["New security question 1", "New security question 2", "New security question 3"]);
     let questions = strings(&challenges(&second.1)[0]["Iterables"]);
     assert_eq!(questions.len(), 5);
     for challenge in challenges(&second.1) {
@@ -994,23 +724,11 @@ async fn reset_questions_take_a_question_and_an_answer_each() {
             "New security question 3": third,
         })
     };
-    for wrong in [
-        json!(["What is your favourite colour?", "Blue"]),
-        json!([questions[2], "  "]),
-        json!([questions[2]]),
-    ] {
-        assert_error(
-            &api.answer(&id, with(wrong)).await,
-            401,
-            "INVALID_SECURITY_RESPONSE",
-        );
+    for wrong in [json!(["What is your favourite colour?", "Blue"]), json!([questions[2], "  "]), json!([questions[2]])]
+    {
+        assert_error(&api.answer(&id, with(wrong)).await, 401, "INVALID_SECURITY_RESPONSE");
     }
-    assert_eq!(
-        api.answer(&id, with(json!([questions[3], "Sainte-Anne"])))
-            .await
-            .0,
-        200
-    );
+    assert_eq!(api.answer(&id, with(json!([questions[3], "Sainte-Anne"]))).await.0, 200);
 }
 
 #[tokio::test]
@@ -1019,9 +737,7 @@ async fn image_selection_sends_16_real_png_images() {
     let first = api.credentials("mfa_image", false).await;
     let id = request_id(&first);
     assert_eq!(prompts(&first.1), ["What city were you born in?"]);
-    let second = api
-        .answer(&id, json!({"What city were you born in?": ["Montreal"]}))
-        .await;
+    let second = api.answer(&id, json!({"What city were you born in?": ["Montreal"]})).await;
     assert_eq!(second.0, 203);
     let challenge = &challenges(&second.1)[0];
     assert_eq!(challenge["Type"], "ImageSelection");
@@ -1030,38 +746,20 @@ async fn image_selection_sends_16_real_png_images() {
     assert_eq!(images.len(), 16);
     let mut pixels = HashSet::new();
     for image in &images {
-        assert!(
-            (3_500..=4_500).contains(&image.len()),
-            "about 4,000 characters, got {}",
-            image.len()
-        );
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(image)
-            .expect("base64");
+        assert!((3_500..=4_500).contains(&image.len()), "about 4,000 characters, got {}", image.len());
+        let bytes = base64::engine::general_purpose::STANDARD.decode(image).expect("base64");
         let decoded = decode_png(&bytes);
-        assert!(
-            decoded.iter().collect::<HashSet<_>>().len() >= 2,
-            "an image with a pattern, not a flat colour"
-        );
+        assert!(decoded.iter().collect::<HashSet<_>>().len() >= 2, "an image with a pattern, not a flat colour");
         assert!(pixels.insert(decoded), "every image looks different");
     }
     // The same images every time.
     let again = api.credentials("mfa_image", false).await;
-    let again = api
-        .answer(
-            &request_id(&again),
-            json!({"What city were you born in?": ["Montreal"]}),
-        )
-        .await;
+    let again = api.answer(&request_id(&again), json!({"What city were you born in?": ["Montreal"]})).await;
     assert_eq!(strings(&challenges(&again.1)[0]["Iterables"]), images);
     assert_eq!(user("mfa_image").answers[1].1, [images[7].clone()]);
 
     let prompt = "Select your personal image";
-    assert_error(
-        &api.answer(&id, json!({prompt: [images[6]]})).await,
-        401,
-        "INVALID_SECURITY_RESPONSE",
-    );
+    assert_error(&api.answer(&id, json!({prompt: [images[6]]})).await, 401, "INVALID_SECURITY_RESPONSE");
     let done = api.answer(&id, json!({prompt: [images[7]]})).await;
     assert_eq!(done.0, 200);
 }
@@ -1074,11 +772,7 @@ fn decode_png(bytes: &[u8]) -> Vec<[u8; 3]> {
         for &byte in data {
             crc ^= u32::from(byte);
             for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
+                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
             }
         }
         !crc
@@ -1090,12 +784,7 @@ fn decode_png(bytes: &[u8]) -> Vec<[u8; 3]> {
         let len = be(&bytes[at..]) as usize;
         let kind = &bytes[at + 4..at + 8];
         let data = &bytes[at + 8..at + 8 + len];
-        assert_eq!(
-            be(&bytes[at + 8 + len..]),
-            crc32(&bytes[at + 4..at + 8 + len]),
-            "CRC of {:?}",
-            kind
-        );
+        assert_eq!(be(&bytes[at + 8 + len..]), crc32(&bytes[at + 4..at + 8 + len]), "CRC of {:?}", kind);
         match kind {
             b"IHDR" => {
                 width = be(data) as usize;
@@ -1109,11 +798,7 @@ fn decode_png(bytes: &[u8]) -> Vec<[u8; 3]> {
         at += 12 + len;
     }
     assert!(ended && width > 0 && height > 0);
-    assert_eq!(
-        (u16::from(idat[0]) << 8 | u16::from(idat[1])) % 31,
-        0,
-        "zlib header check"
-    );
+    assert_eq!((u16::from(idat[0]) << 8 | u16::from(idat[1])) % 31, 0, "zlib header check");
     let mut raw = Vec::new();
     let mut at = 2;
     loop {
@@ -1138,10 +823,7 @@ fn decode_png(bytes: &[u8]) -> Vec<[u8; 3]> {
     raw.chunks(1 + 3 * width)
         .flat_map(|row| {
             assert_eq!(row[0], 0, "filter None");
-            row[1..]
-                .chunks(3)
-                .map(|p| [p[0], p[1], p[2]])
-                .collect::<Vec<_>>()
+            row[1..].chunks(3).map(|p| [p[0], p[1], p[2]]).collect::<Vec<_>>()
         })
         .collect()
 }
@@ -1152,20 +834,14 @@ fn decode_png(bytes: &[u8]) -> Vec<[u8; 3]> {
 async fn investments_answer_202_once_then_a_consistent_portfolio() {
     let api = Api::new();
     let session = api.login("Greatday", true).await;
-    let (login, id) = (
-        login_id(&session),
-        session["RequestId"].as_str().unwrap().to_owned(),
-    );
+    let (login, id) = (login_id(&session), session["RequestId"].as_str().unwrap().to_owned());
     let (codes, reply) = api.poll_investments(&login, &id).await;
     assert_eq!(codes, ["OPERATION_PENDING"]);
     assert_eq!(reply.0, 200, "{}", reply.1);
     let body = &reply.1;
     assert_eq!(body["HttpStatusCode"], 200);
     assert_eq!(body["RequestId"], id.as_str());
-    assert_eq!(
-        body["Institution"],
-        json!({"Id": 14, "Name": "FlinksCapital"})
-    );
+    assert_eq!(body["Institution"], json!({"Id": 14, "Name": "FlinksCapital"}));
     assert_eq!(body["Login"]["Type"], Value::Null);
     assert_eq!(body["Login"]["Id"], login.as_str());
     assert_eq!(body["Login"]["Username"], "Greatday");
@@ -1174,30 +850,16 @@ async fn investments_answer_202_once_then_a_consistent_portfolio() {
     let securities = body["Securities"].as_array().unwrap();
     assert!((2..=4).contains(&accounts.len()));
     assert!(!securities.is_empty());
-    let security_ids: HashSet<&str> = securities
-        .iter()
-        .map(|s| s["Id"].as_str().unwrap())
-        .collect();
-    assert!(
-        securities.iter().any(|s| s.get("CUSIP").is_none()),
-        "one Security without CUSIP"
-    );
-    assert!(
-        securities
-            .iter()
-            .any(|s| s.get("ISIN") == Some(&Value::Null)),
-        "one Security with ISIN null"
-    );
+    let security_ids: HashSet<&str> = securities.iter().map(|s| s["Id"].as_str().unwrap()).collect();
+    assert!(securities.iter().any(|s| s.get("CUSIP").is_none()), "one Security without CUSIP");
+    assert!(securities.iter().any(|s| s.get("ISIN") == Some(&Value::Null)), "one Security with ISIN null");
     for security in securities {
         for field in ["Name", "Symbol", "Type", "Currency"] {
             assert!(security[field].is_string(), "{field}");
         }
         assert!(security["Price"].is_number() && security["Aliases"].is_array());
         let date = security["Date"].as_str().unwrap();
-        assert!(
-            date.ends_with('Z') && date.split('.').nth(1).unwrap().len() == 8,
-            "7 fractional digits: {date}"
-        );
+        assert!(date.ends_with('Z') && date.split('.').nth(1).unwrap().len() == 8, "7 fractional digits: {date}");
     }
 
     let cents = |value: &Value| (value.as_f64().unwrap() * 100.0).round() as i64;
@@ -1208,17 +870,10 @@ async fn investments_answer_202_once_then_a_consistent_portfolio() {
         assert!(["cash", "margin", "tfsa", "rrsp"].contains(&kind), "{kind}");
         assert_eq!(account["Registered"], kind == "tfsa" || kind == "rrsp");
         let full = account["FullAccountId"].as_str().unwrap();
-        assert!(
-            full.contains(':')
-                && full.contains('-')
-                && full.contains(account["AccountId"].as_str().unwrap())
-        );
+        assert!(full.contains(':') && full.contains('-') && full.contains(account["AccountId"].as_str().unwrap()));
         let positions = account["Positions"].as_array().unwrap();
         let market: i64 = positions.iter().map(|p| cents(&p["MarketValue"])).sum();
-        assert_eq!(
-            cents(&account["AccountValue"]),
-            cents(&account["Cash"]) + market
-        );
+        assert_eq!(cents(&account["AccountValue"]), cents(&account["Cash"]) + market);
         assert_eq!(account["CurrencyValue"], account["AccountValue"]);
         for position in positions {
             assert!(security_ids.contains(position["SecurityId"].as_str().unwrap()));
@@ -1254,28 +909,18 @@ async fn investments_answer_202_once_then_a_consistent_portfolio() {
 
     // Once done, it stays done; a new session (RequestId) has its own pending phase.
     assert_eq!(api.investments(&login, &id).await.0, 200);
-    let cached = api
-        .authorize(json!({"LoginId": login, "MostRecentCached": true}))
-        .await;
+    let cached = api.authorize(json!({"LoginId": login, "MostRecentCached": true})).await;
     let (codes, reply) = api.poll_investments(&login, &request_id(&cached)).await;
     assert_eq!((codes.len(), reply.0), (1, 200));
-    assert_eq!(
-        reply.1["Accounts"], body["Accounts"],
-        "the same portfolio every time"
-    );
+    assert_eq!(reply.1["Accounts"], body["Accounts"], "the same portfolio every time");
 }
 
 #[tokio::test]
 async fn pending_polls_is_configurable() {
     for polls in [0, 3] {
-        let api = Api::with(SandboxConfig {
-            pending_polls: polls,
-            ..SandboxConfig::default()
-        });
+        let api = Api::with(SandboxConfig { pending_polls: polls, ..SandboxConfig::default() });
         let session = api.login("greatday_nomfa", false).await;
-        let (codes, reply) = api
-            .poll_investments(&login_id(&session), session["RequestId"].as_str().unwrap())
-            .await;
+        let (codes, reply) = api.poll_investments(&login_id(&session), session["RequestId"].as_str().unwrap()).await;
         assert_eq!(codes.len(), polls as usize);
         assert_eq!(reply.0, 200);
     }
@@ -1283,16 +928,9 @@ async fn pending_polls_is_configurable() {
 
 #[tokio::test]
 async fn pending_seconds_keep_answering_202_until_they_pass() {
-    let api = Api::with(SandboxConfig {
-        pending_polls: 0,
-        pending_seconds: 0.3,
-        ..SandboxConfig::default()
-    });
+    let api = Api::with(SandboxConfig { pending_polls: 0, pending_seconds: 0.3, ..SandboxConfig::default() });
     let session = api.login("greatday_nomfa", false).await;
-    let (login, id) = (
-        login_id(&session),
-        session["RequestId"].as_str().unwrap().to_owned(),
-    );
+    let (login, id) = (login_id(&session), session["RequestId"].as_str().unwrap().to_owned());
     let started = Instant::now();
     assert_eq!(api.investments(&login, &id).await.0, 202);
     assert_eq!(api.investments(&login, &id).await.0, 202);
@@ -1303,18 +941,10 @@ async fn pending_seconds_keep_answering_202_until_they_pass() {
 
 #[tokio::test]
 async fn slow_users_stay_pending_longer_with_their_own_code() {
-    let api = Api::with(SandboxConfig {
-        slow_pending_polls: 4,
-        ..SandboxConfig::default()
-    });
-    for (username, code) in [
-        ("test_pending", "OPERATION_PENDING"),
-        ("test_dispatched", "OPERATION_DISPATCHED"),
-    ] {
+    let api = Api::with(SandboxConfig { slow_pending_polls: 4, ..SandboxConfig::default() });
+    for (username, code) in [("test_pending", "OPERATION_PENDING"), ("test_dispatched", "OPERATION_DISPATCHED")] {
         let session = api.login(username, false).await;
-        let (codes, reply) = api
-            .poll_investments(&login_id(&session), session["RequestId"].as_str().unwrap())
-            .await;
+        let (codes, reply) = api.poll_investments(&login_id(&session), session["RequestId"].as_str().unwrap()).await;
         assert_eq!(codes, [code; 4], "{username}");
         assert_eq!(reply.0, 200);
     }
@@ -1324,14 +954,9 @@ async fn slow_users_stay_pending_longer_with_their_own_code() {
 async fn investments_errors() {
     let api = Api::new();
     let session = api.login("greatday_nomfa", false).await;
-    let (login, id) = (
-        login_id(&session),
-        session["RequestId"].as_str().unwrap().to_owned(),
-    );
+    let (login, id) = (login_id(&session), session["RequestId"].as_str().unwrap().to_owned());
 
-    let reply = api
-        .investments(&login, &uuid::Uuid::new_v4().to_string())
-        .await;
+    let reply = api.investments(&login, &uuid::Uuid::new_v4().to_string()).await;
     assert_error(&reply, 400, "SESSION_NONEXISTENT");
 
     let challenged = api.credentials("Greatday", false).await;
@@ -1339,16 +964,11 @@ async fn investments_errors() {
     assert_error(&reply, 400, "SESSION_NONEXISTENT");
     assert_eq!(reply.1["RequestId"], request_id(&challenged).as_str());
 
-    let reply = api
-        .investments(&uuid::Uuid::new_v4().to_string(), &id)
-        .await;
+    let reply = api.investments(&uuid::Uuid::new_v4().to_string(), &id).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
     assert_eq!(reply.1["RequestId"], id.as_str());
 
-    for (field, body) in [
-        ("RequestId", json!({"LoginId": login})),
-        ("LoginId", json!({"RequestId": id})),
-    ] {
+    for (field, body) in [("RequestId", json!({"LoginId": login})), ("LoginId", json!({"RequestId": id}))] {
         let reply = api.post(INVESTMENTS, body).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
         assert_message_names(&reply, field);
@@ -1360,108 +980,51 @@ async fn investments_errors() {
 
 #[tokio::test]
 async fn investments_need_the_api_key_when_configured() {
-    let api = Api::with(SandboxConfig {
-        api_key: Some("k-123".into()),
-        pending_polls: 0,
-        ..SandboxConfig::default()
-    });
+    let api = Api::with(SandboxConfig { api_key: Some("k-123".into()), pending_polls: 0, ..SandboxConfig::default() });
     let session = api.login("greatday_nomfa", false).await;
     let body = json!({"LoginId": login_id(&session), "RequestId": session["RequestId"], "MostRecentCached": true});
-    assert_error(
-        &api.post(INVESTMENTS, body.clone()).await,
-        401,
-        "UNAUTHORIZED",
-    );
-    assert_error(
-        &api.post_with(INVESTMENTS, &[("x-api-key", "wrong")], body.clone())
-            .await,
-        401,
-        "UNAUTHORIZED",
-    );
-    assert_eq!(
-        api.post_with(INVESTMENTS, &[("X-API-Key", "k-123")], body)
-            .await
-            .0,
-        200
-    );
+    assert_error(&api.post(INVESTMENTS, body.clone()).await, 401, "UNAUTHORIZED");
+    assert_error(&api.post_with(INVESTMENTS, &[("x-api-key", "wrong")], body.clone()).await, 401, "UNAUTHORIZED");
+    assert_eq!(api.post_with(INVESTMENTS, &[("X-API-Key", "k-123")], body).await.0, 200);
 }
 
 // ---- tokens --------------------------------------------------------------------------------
 
 #[tokio::test]
 async fn authorize_tokens_are_needed_with_a_secret_key_and_single_use() {
-    let api = Api::with(SandboxConfig {
-        secret_key: Some("s3cret".into()),
-        ..SandboxConfig::default()
-    });
+    let api = Api::with(SandboxConfig { secret_key: Some("s3cret".into()), ..SandboxConfig::default() });
     let nomfa = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
     assert_error(&api.authorize(nomfa.clone()).await, 401, "UNAUTHORIZED");
-    assert_error(
-        &api.post_with(TOKEN, &[("flinks-auth-key", "wrong")], json!({}))
-            .await,
-        401,
-        "UNAUTHORIZED",
-    );
+    assert_error(&api.post_with(TOKEN, &[("flinks-auth-key", "wrong")], json!({})).await, 401, "UNAUTHORIZED");
     assert_error(&api.post(TOKEN, json!({})).await, 401, "UNAUTHORIZED");
 
-    let token = api
-        .post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({}))
-        .await;
+    let token = api.post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({})).await;
     assert_eq!(token.0, 200);
     assert_eq!(token.1["HttpStatusCode"], 200);
     let token = token.1["Token"].as_str().unwrap().to_owned();
     uuid::Uuid::parse_str(&token).unwrap();
-    assert_error(
-        &api.post_with(AUTHORIZE, &[("flinks-auth-key", "s3cret")], nomfa.clone())
-            .await,
-        401,
-        "UNAUTHORIZED",
-    );
-    assert_eq!(
-        api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa.clone())
-            .await
-            .0,
-        200
-    );
-    assert_error(
-        &api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa.clone())
-            .await,
-        401,
-        "UNAUTHORIZED",
-    );
+    assert_error(&api.post_with(AUTHORIZE, &[("flinks-auth-key", "s3cret")], nomfa.clone()).await, 401, "UNAUTHORIZED");
+    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa.clone()).await.0, 200);
+    assert_error(&api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa.clone()).await, 401, "UNAUTHORIZED");
 
     // Each call of a challenge flow needs its own token.
     let fresh = || async {
-        let reply = api
-            .post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({}))
-            .await;
+        let reply = api.post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({})).await;
         reply.1["Token"].as_str().unwrap().to_owned()
     };
     let greatday = json!({"Institution": "FlinksCapital", "Username": "Greatday", "Password": "Everyday", "MostRecentCached": false});
-    let first = api
-        .post_with(AUTHORIZE, &[("flinks-auth-key", &fresh().await)], greatday)
-        .await;
+    let first = api.post_with(AUTHORIZE, &[("flinks-auth-key", &fresh().await)], greatday).await;
     assert_eq!(first.0, 203);
-    let answer = json!({"RequestId": request_id(&first), "SecurityResponses": {"What city were you born in?": ["Montreal"]}});
-    assert_error(
-        &api.post(AUTHORIZE, answer.clone()).await,
-        401,
-        "UNAUTHORIZED",
-    );
-    assert_eq!(
-        api.post_with(AUTHORIZE, &[("flinks-auth-key", &fresh().await)], answer)
-            .await
-            .0,
-        203
-    );
+    let answer =
+        json!({"RequestId": request_id(&first), "SecurityResponses": {"What city were you born in?": ["Montreal"]}});
+    assert_error(&api.post(AUTHORIZE, answer.clone()).await, 401, "UNAUTHORIZED");
+    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &fresh().await)], answer).await.0, 203);
 }
 
 #[tokio::test]
 async fn without_a_secret_key_tokens_are_optional() {
     let api = Api::new();
-    let token = api
-        .send(reqwest::Method::POST, api.url(TOKEN), &[], None)
-        .await;
+    let token = api.send(reqwest::Method::POST, api.url(TOKEN), &[], None).await;
     assert_eq!(token.0, 200);
     assert!(token.1["Token"].is_string());
     assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
@@ -1491,12 +1054,7 @@ async fn idle_sessions_expire() {
         assert_eq!(api.investments(&login_id(&open), &open_id).await.0, 200);
     }
     tokio::time::sleep(Duration::from_millis(400)).await;
-    let reply = api
-        .answer(
-            &request_id(&challenged),
-            json!({"What city were you born in?": ["Montreal"]}),
-        )
-        .await;
+    let reply = api.answer(&request_id(&challenged), json!({"What city were you born in?": ["Montreal"]})).await;
     assert_error(&reply, 400, "SESSION_EXPIRED");
     assert_eq!(reply.1["RequestId"], request_id(&challenged).as_str());
     let reply = api.investments(&login_id(&open), &open_id).await;
@@ -1510,56 +1068,27 @@ async fn idle_sessions_expire() {
 async fn unknown_customers_and_paths_get_404_and_everything_is_logged() {
     let api = Api::new();
     assert_eq!(api.sandbox.request_count(), 0);
-    let other = format!(
-        "{}/v3/00000000-0000-0000-0000-000000000000/BankingServices/Authorize",
-        api.sandbox.url()
-    );
-    let reply = api
-        .send(reqwest::Method::POST, other, &[], Some(b"{}".to_vec()))
-        .await;
+    let other = format!("{}/v3/00000000-0000-0000-0000-000000000000/BankingServices/Authorize", api.sandbox.url());
+    let reply = api.send(reqwest::Method::POST, other, &[], Some(b"{}".to_vec())).await;
     assert_error(&reply, 404, "INVALID_REQUEST");
     assert_message_names(&reply, "00000000-0000-0000-0000-000000000000");
 
-    let reply = api
-        .send(
-            reqwest::Method::GET,
-            format!("{}/nowhere?password=x", api.sandbox.url()),
-            &[],
-            None,
-        )
-        .await;
+    let reply = api.send(reqwest::Method::GET, format!("{}/nowhere?password=x", api.sandbox.url()), &[], None).await;
     assert_error(&reply, 404, "INVALID_REQUEST");
-    let reply = api
-        .send(
-            reqwest::Method::POST,
-            api.url("BankingServices/GetNothing"),
-            &[],
-            Some(b"{}".to_vec()),
-        )
-        .await;
+    let reply = api.send(reqwest::Method::POST, api.url("BankingServices/GetNothing"), &[], Some(b"{}".to_vec())).await;
     assert_error(&reply, 404, "INVALID_REQUEST");
-    let reply = api
-        .send(reqwest::Method::GET, api.url(AUTHORIZE), &[], None)
-        .await;
+    let reply = api.send(reqwest::Method::GET, api.url(AUTHORIZE), &[], None).await;
     assert_error(&reply, 405, "INVALID_REQUEST");
     let reply = api.credentials("greatday_nomfa", false).await;
     assert_eq!(reply.0, 200);
 
     assert_eq!(api.sandbox.request_count(), 5);
     let cid = api.sandbox.customer_id().to_owned();
-    let record = |method: &str, path: String, status: u16| RecordedRequest {
-        method: method.into(),
-        path,
-        status,
-    };
+    let record = |method: &str, path: String, status: u16| RecordedRequest { method: method.into(), path, status };
     assert_eq!(
         api.sandbox.requests(),
         [
-            record(
-                "POST",
-                "/v3/00000000-0000-0000-0000-000000000000/BankingServices/Authorize".into(),
-                404
-            ),
+            record("POST", "/v3/00000000-0000-0000-0000-000000000000/BankingServices/Authorize".into(), 404),
             record("GET", "/nowhere".into(), 404),
             record("POST", format!("/v3/{cid}/BankingServices/GetNothing"), 404),
             record("GET", format!("/v3/{cid}/BankingServices/Authorize"), 405),
@@ -1570,21 +1099,10 @@ async fn unknown_customers_and_paths_get_404_and_everything_is_logged() {
 
 #[tokio::test]
 async fn a_configured_customer_id_replaces_the_default() {
-    let api = Api::with(SandboxConfig {
-        customer_id: "acme".into(),
-        ..SandboxConfig::default()
-    });
+    let api = Api::with(SandboxConfig { customer_id: "acme".into(), ..SandboxConfig::default() });
     assert_eq!(api.sandbox.customer_id(), "acme");
     assert!(api.url(AUTHORIZE).contains("/v3/acme/"));
     assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
-    let default = format!(
-        "{}/v3/43387ca6-0391-4c82-857d-70d95f087ecb/{AUTHORIZE}",
-        api.sandbox.url()
-    );
-    assert_error(
-        &api.send(reqwest::Method::POST, default, &[], Some(b"{}".to_vec()))
-            .await,
-        404,
-        "INVALID_REQUEST",
-    );
+    let default = format!("{}/v3/43387ca6-0391-4c82-857d-70d95f087ecb/{AUTHORIZE}", api.sandbox.url());
+    assert_error(&api.send(reqwest::Method::POST, default, &[], Some(b"{}".to_vec())).await, 404, "INVALID_REQUEST");
 }

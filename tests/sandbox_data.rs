@@ -34,10 +34,7 @@ struct Login {
 }
 
 fn config() -> SandboxConfig {
-    SandboxConfig {
-        pending_polls: 0,
-        ..SandboxConfig::default()
-    }
+    SandboxConfig { pending_polls: 0, ..SandboxConfig::default() }
 }
 
 impl Api {
@@ -54,12 +51,7 @@ impl Api {
     }
 
     fn url(&self, operation: &str) -> String {
-        format!(
-            "{}/v3/{}/{}",
-            self.sandbox.url(),
-            self.sandbox.customer_id(),
-            operation
-        )
+        format!("{}/v3/{}/{}", self.sandbox.url(), self.sandbox.customer_id(), operation)
     }
 
     async fn send(&self, method: reqwest::Method, operation: &str, body: Option<Value>) -> Reply {
@@ -78,25 +70,19 @@ impl Api {
             request = request.header(*name, *value);
         }
         if let Some(body) = body {
-            request = request
-                .header("content-type", "application/json")
-                .body(serde_json::to_vec(&body).unwrap());
+            request = request.header("content-type", "application/json").body(serde_json::to_vec(&body).unwrap());
         }
         let response = request.send().await.expect("request sent");
         let status = response.status().as_u16();
         let bytes = response.bytes().await.expect("body read");
         let body = serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-            panic!(
-                "status {status}: not JSON ({error}): {:?}",
-                String::from_utf8_lossy(&bytes[..bytes.len().min(500)])
-            )
+            panic!("status {status}: not JSON ({error}): {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(500)]))
         });
         (status, body)
     }
 
     async fn post(&self, operation: &str, body: Value) -> Reply {
-        self.send(reqwest::Method::POST, operation, Some(body))
-            .await
+        self.send(reqwest::Method::POST, operation, Some(body)).await
     }
 
     async fn get(&self, operation: &str) -> Reply {
@@ -106,10 +92,8 @@ impl Api {
     /// Logs `username` in with credentials and `Save`, answering any challenges; None for the
     /// users the institution refuses.
     async fn try_login(&self, username: &str) -> Option<Login> {
-        let user = users()
-            .into_iter()
-            .find(|user| user.username.eq_ignore_ascii_case(username))
-            .expect("a sandbox user");
+        let user =
+            users().into_iter().find(|user| user.username.eq_ignore_ascii_case(username)).expect("a sandbox user");
         let mut reply = self
             .post(
                 AUTHORIZE,
@@ -132,12 +116,7 @@ impl Api {
                 responses.insert(key.clone(), json!(answer));
             }
             let request_id = reply.1["RequestId"].clone();
-            reply = self
-                .post(
-                    AUTHORIZE,
-                    json!({"RequestId": request_id, "SecurityResponses": responses}),
-                )
-                .await;
+            reply = self.post(AUTHORIZE, json!({"RequestId": request_id, "SecurityResponses": responses})).await;
         }
         (reply.0 == 200).then(|| Login {
             login_id: reply.1["Login"]["Id"].as_str().unwrap().to_owned(),
@@ -146,18 +125,12 @@ impl Api {
     }
 
     async fn login(&self, username: &str) -> Login {
-        self.try_login(username)
-            .await
-            .unwrap_or_else(|| panic!("{username} logs in"))
+        self.try_login(username).await.unwrap_or_else(|| panic!("{username} logs in"))
     }
 
     /// A new RequestId on a saved connection.
     async fn cached(&self, login_id: &str) -> Reply {
-        self.post(
-            AUTHORIZE,
-            json!({"LoginId": login_id, "MostRecentCached": true}),
-        )
-        .await
+        self.post(AUTHORIZE, json!({"LoginId": login_id, "MostRecentCached": true})).await
     }
 
     /// POSTs a banking operation, then follows the `...Async` link of its 202s with GET until
@@ -176,29 +149,21 @@ impl Api {
                 json!([{"rel": rel, "href": format!("/{rel}"), "example": format!("/{rel}/{request_id}")}]),
                 "the 202 names the Async link"
             );
-            reply = self
-                .get(&format!("BankingServices/{rel}/{request_id}"))
-                .await;
+            reply = self.get(&format!("BankingServices/{rel}/{request_id}")).await;
         }
         (pending, reply)
     }
 
     async fn detail(&self, login: &Login, options: Value) -> Value {
         let mut body = json!({"RequestId": login.request_id});
-        body.as_object_mut()
-            .unwrap()
-            .extend(options.as_object().unwrap().clone());
+        body.as_object_mut().unwrap().extend(options.as_object().unwrap().clone());
         let (_, reply) = self.banking(DETAIL, body).await;
         assert_eq!(reply.0, 200, "{}", reply.1);
         reply.1
     }
 
     async fn all_transactions(&self, login: &Login) -> Value {
-        self.detail(
-            login,
-            json!({"DaysOfTransactions": "Days365", "WithAccountIdentity": true}),
-        )
-        .await
+        self.detail(login, json!({"DaysOfTransactions": "Days365", "WithAccountIdentity": true})).await
     }
 
     async fn investments(&self, login: &Login) -> Value {
@@ -214,15 +179,11 @@ impl Api {
     }
 
     fn attributes_path(login: &Login) -> String {
-        format!(
-            "insight/login/{}/attributes/{}",
-            login.login_id, login.request_id
-        )
+        format!("insight/login/{}/attributes/{}", login.login_id, login.request_id)
     }
 
     async fn use_case(&self, login: &Login, operation: &str) -> Reply {
-        self.get(&format!("{}/{operation}", Api::attributes_path(login)))
-            .await
+        self.get(&format!("{}/{operation}", Api::attributes_path(login))).await
     }
 
     async fn custom(&self, login: &Login, body: Value) -> Reply {
@@ -256,14 +217,9 @@ fn assert_message_names(reply: &Reply, text: &str) {
 }
 
 fn cents(value: &Value) -> i64 {
-    let amount = value
-        .as_f64()
-        .unwrap_or_else(|| panic!("not a number: {value}"));
+    let amount = value.as_f64().unwrap_or_else(|| panic!("not a number: {value}"));
     let cents = (amount * 100.0).round();
-    assert!(
-        (amount * 100.0 - cents).abs() < 1e-6,
-        "more than 2 decimals: {value}"
-    );
+    assert!((amount * 100.0 - cents).abs() < 1e-6, "more than 2 decimals: {value}");
     cents as i64
 }
 
@@ -272,9 +228,7 @@ fn cents_or_none(value: &Value) -> Option<i64> {
 }
 
 fn text(value: &Value) -> &str {
-    value
-        .as_str()
-        .unwrap_or_else(|| panic!("not a string: {value}"))
+    value.as_str().unwrap_or_else(|| panic!("not a string: {value}"))
 }
 
 fn is_guid(value: &Value) -> bool {
@@ -284,10 +238,7 @@ fn is_guid(value: &Value) -> bool {
 /// Days since 1970-01-01 of `YYYY-MM-DD` or `YYYY/MM/DD`, by counting, not by formula, so it
 /// does not share the sandbox's algorithm.
 fn day_number(date: &str) -> i64 {
-    let parts: Vec<i64> = date
-        .split(['-', '/'])
-        .map(|part| part.parse().unwrap())
-        .collect();
+    let parts: Vec<i64> = date.split(['-', '/']).map(|part| part.parse().unwrap()).collect();
     let (year, month, day) = (parts[0], parts[1], parts[2]);
     let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let month_days = |y: i64, m: i64| match m {
@@ -321,10 +272,7 @@ async fn login_ids_come_from_the_seed_and_the_username() {
     assert!(uuid::Uuid::parse_str(&a.login_id).is_ok());
     assert_eq!(first.login("greatday_nomfa").await.login_id, a.login_id);
     assert_ne!(first.login("Greatday").await.login_id, a.login_id);
-    let seeded = Api::with(SandboxConfig {
-        seed: 7,
-        ..config()
-    });
+    let seeded = Api::with(SandboxConfig { seed: 7, ..config() });
     assert_ne!(seeded.login("greatday_nomfa").await.login_id, a.login_id);
 }
 
@@ -334,10 +282,7 @@ async fn the_same_login_has_the_same_data_in_every_sandbox_and_users_differ() {
     let mut seen = HashSet::new();
     for username in ["greatday_nomfa", "Greatday", "mfa_multiple_choice"] {
         let (a, b) = (first.login(username).await, second.login(username).await);
-        let (mut x, mut y) = (
-            first.all_transactions(&a).await,
-            second.all_transactions(&b).await,
-        );
+        let (mut x, mut y) = (first.all_transactions(&a).await, second.all_transactions(&b).await);
         assert_ne!(x["RequestId"], y["RequestId"]);
         x["RequestId"] = Value::Null;
         y["RequestId"] = Value::Null;
@@ -349,32 +294,18 @@ async fn the_same_login_has_the_same_data_in_every_sandbox_and_users_differ() {
         for kind in ["GetAccountsSummary", "GetStatements"] {
             let op = format!("BankingServices/{kind}");
             let (_, mut p) = first.banking(&op, json!({"RequestId": a.request_id})).await;
-            let (_, mut q) = second
-                .banking(&op, json!({"RequestId": b.request_id}))
-                .await;
+            let (_, mut q) = second.banking(&op, json!({"RequestId": b.request_id})).await;
             p.1["RequestId"] = Value::Null;
             q.1["RequestId"] = Value::Null;
             assert_eq!(p, q, "{username}: {kind}");
         }
-        assert!(
-            seen.insert(x["Accounts"].to_string()),
-            "{username}: own accounts"
-        );
-        assert!(
-            seen.insert(x_inv["Accounts"].to_string()),
-            "{username}: own portfolio"
-        );
+        assert!(seen.insert(x["Accounts"].to_string()), "{username}: own accounts");
+        assert!(seen.insert(x_inv["Accounts"].to_string()), "{username}: own portfolio");
     }
-    let seeded = Api::with(SandboxConfig {
-        seed: 99,
-        ..config()
-    });
+    let seeded = Api::with(SandboxConfig { seed: 99, ..config() });
     let login = seeded.login("greatday_nomfa").await;
     let other = seeded.all_transactions(&login).await;
-    assert!(
-        !seen.contains(&other["Accounts"].to_string()),
-        "another seed, other data"
-    );
+    assert!(!seen.contains(&other["Accounts"].to_string()), "another seed, other data");
 }
 
 // ---- investments ---------------------------------------------------------------------------
@@ -382,21 +313,14 @@ async fn the_same_login_has_the_same_data_in_every_sandbox_and_users_differ() {
 /// Every rule of the investments payload; returns the number of trades.
 fn check_portfolio(body: &Value, login: &Login, username: &str) -> usize {
     assert_eq!(body["HttpStatusCode"], 200);
-    assert_eq!(
-        body["Institution"],
-        json!({"Id": 14, "Name": "FlinksCapital"})
-    );
+    assert_eq!(body["Institution"], json!({"Id": 14, "Name": "FlinksCapital"}));
     assert_eq!(body["Login"]["Type"], Value::Null);
     assert_eq!(body["Login"]["Id"], login.login_id.as_str());
     assert_eq!(body["Login"]["Username"], username);
     assert_eq!(body["RequestId"], login.request_id.as_str());
 
-    let securities: HashMap<&str, &Value> = body["Securities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|security| (text(&security["Id"]), security))
-        .collect();
+    let securities: HashMap<&str, &Value> =
+        body["Securities"].as_array().unwrap().iter().map(|security| (text(&security["Id"]), security)).collect();
     for security in securities.values() {
         assert!(is_guid(&security["Id"]));
         assert_eq!(security["Type"], "equity");
@@ -411,26 +335,13 @@ fn check_portfolio(body: &Value, login: &Login, username: &str) -> usize {
         assert!(date[..10] <= *AS_OF);
     }
     let all = securities.values();
-    assert!(
-        all.clone().any(|s| s.get("CUSIP").is_none()),
-        "a CUSIP absent"
-    );
-    assert!(
-        all.clone().any(|s| s.get("ISIN") == Some(&Value::Null)),
-        "an ISIN null"
-    );
-    assert!(
-        all.clone().any(|s| s.get("ISIN").is_none()),
-        "an ISIN absent"
-    );
+    assert!(all.clone().any(|s| s.get("CUSIP").is_none()), "a CUSIP absent");
+    assert!(all.clone().any(|s| s.get("ISIN") == Some(&Value::Null)), "an ISIN null");
+    assert!(all.clone().any(|s| s.get("ISIN").is_none()), "an ISIN absent");
     assert!(all.clone().any(|s| s["ISIN"].is_string()), "an ISIN given");
 
     let accounts = body["Accounts"].as_array().unwrap();
-    assert!(
-        (2..=4).contains(&accounts.len()),
-        "{} accounts",
-        accounts.len()
-    );
+    assert!((2..=4).contains(&accounts.len()), "{} accounts", accounts.len());
     let currencies: HashSet<&str> = accounts.iter().map(|a| text(&a["Currency"])).collect();
     assert_eq!(currencies, HashSet::from(["CAD", "USD"]));
     let (mut value, mut cash, mut trades) = (0, 0, 0);
@@ -441,17 +352,10 @@ fn check_portfolio(body: &Value, login: &Login, username: &str) -> usize {
         let registered = kind == "tfsa" || kind == "rrsp";
         assert_eq!(account["Registered"], registered);
         let currency = text(&account["Currency"]);
-        let registration = if registered {
-            "Registered"
-        } else {
-            "NonRegistered"
-        };
+        let registration = if registered { "Registered" } else { "NonRegistered" };
         assert_eq!(
             text(&account["FullAccountId"]),
-            format!(
-                "{registration}:{}-{kind}-{currency}",
-                text(&account["AccountId"])
-            )
+            format!("{registration}:{}-{kind}-{currency}", text(&account["AccountId"]))
         );
         assert!(!text(&account["Name"]).is_empty());
 
@@ -463,21 +367,13 @@ fn check_portfolio(body: &Value, login: &Login, username: &str) -> usize {
             let security = securities[text(&trade["SecurityId"])];
             assert_eq!(security["Currency"], currency);
             let date = text(&trade["Date"]);
-            assert!(
-                date.len() == 10 && (OLDEST..=AS_OF).contains(&date),
-                "{date}"
-            );
+            assert!(date.len() == 10 && (OLDEST..=AS_OF).contains(&date), "{date}");
             let quantity = trade["Quantity"].as_f64().unwrap();
             let fee = cents(&trade["Fee"]);
             assert!(fee >= 0);
             // The trade price is in the description: "Bought 10 RY @ 131.25".
             let description = text(&trade["Description"]);
-            let price = cents(&json!(description
-                .rsplit("@ ")
-                .next()
-                .unwrap()
-                .parse::<f64>()
-                .unwrap()));
+            let price = cents(&json!(description.rsplit("@ ").next().unwrap().parse::<f64>().unwrap()));
             let gross = (quantity.abs() as i64) * price;
             let amount = cents(&trade["Amount"]);
             match text(&trade["Type"]) {
@@ -503,10 +399,7 @@ fn check_portfolio(body: &Value, login: &Login, username: &str) -> usize {
             let quantity = position["Quantity"].as_f64().unwrap();
             assert_eq!(net[text(&position["SecurityId"])], quantity as i64);
             let market = cents(&position["MarketValue"]);
-            assert_eq!(
-                market,
-                (quantity * security["Price"].as_f64().unwrap() * 100.0).round() as i64
-            );
+            assert_eq!(market, (quantity * security["Price"].as_f64().unwrap() * 100.0).round() as i64);
             let book = cents(&position["BookValue"]);
             assert_eq!(cents(&position["GainAmount"]), market - book);
             assert_eq!(position["GainCurrencyAmount"], position["GainAmount"]);
@@ -516,10 +409,7 @@ fn check_portfolio(body: &Value, login: &Login, username: &str) -> usize {
         }
         let held = net.values().filter(|quantity| **quantity > 0).count();
         assert_eq!(positions.len(), held, "a position per security still held");
-        assert_eq!(
-            cents(&account["AccountValue"]),
-            cents(&account["Cash"]) + market_total
-        );
+        assert_eq!(cents(&account["AccountValue"]), cents(&account["Cash"]) + market_total);
         assert_eq!(account["CurrencyValue"], account["AccountValue"]);
         value += cents(&account["AccountValue"]);
         cash += cents(&account["Cash"]);
@@ -560,10 +450,7 @@ fn check_accounts(body: &Value, days: i64) {
     assert_eq!(body["Login"]["Type"], "Personal");
     let accounts = body["Accounts"].as_array().unwrap();
     assert!((3..=5).contains(&accounts.len()));
-    let kinds: Vec<(&str, &str)> = accounts
-        .iter()
-        .map(|a| (text(&a["Category"]), text(&a["Type"])))
-        .collect();
+    let kinds: Vec<(&str, &str)> = accounts.iter().map(|a| (text(&a["Category"]), text(&a["Type"]))).collect();
     assert!(kinds.contains(&("Operations", "Chequing")));
     assert!(kinds.contains(&("Credits", "CreditCard")));
     for kind in &kinds {
@@ -580,13 +467,7 @@ fn check_accounts(body: &Value, days: i64) {
     }
     for account in accounts {
         assert!(is_guid(&account["Id"]));
-        for field in [
-            "Title",
-            "AccountNumber",
-            "TransitNumber",
-            "InstitutionNumber",
-            "AccountType",
-        ] {
+        for field in ["Title", "AccountNumber", "TransitNumber", "InstitutionNumber", "AccountType"] {
             assert!(!text(&account[field]).is_empty(), "{field}");
         }
         assert!(text(&account["AccountNumber"]).ends_with(text(&account["LastFourDigits"])));
@@ -609,10 +490,7 @@ fn check_accounts(body: &Value, days: i64) {
             assert!((0..days).contains(&age), "{date} outside {days} days");
             assert!(transaction["Code"].is_null() || transaction["Code"].is_string());
             assert!(!text(&transaction["Description"]).is_empty());
-            let (debit, credit) = (
-                cents_or_none(&transaction["Debit"]),
-                cents_or_none(&transaction["Credit"]),
-            );
+            let (debit, credit) = (cents_or_none(&transaction["Debit"]), cents_or_none(&transaction["Credit"]));
             let delta = match (debit, credit) {
                 (Some(debit), None) if debit > 0 => -debit,
                 (None, Some(credit)) if credit > 0 => credit,
@@ -627,10 +505,7 @@ fn check_accounts(body: &Value, days: i64) {
         }
         if let Some((_, last)) = previous {
             if days == 365 {
-                assert_eq!(
-                    current, last,
-                    "Current is the balance after the last transaction"
-                );
+                assert_eq!(current, last, "Current is the balance after the last transaction");
             }
         }
     }
@@ -644,39 +519,19 @@ async fn banking_accounts_follow_the_rules_for_every_user() {
         logins += 1;
         let body = api.all_transactions(&login).await;
         check_accounts(&body, 365);
-        let chequing = body["Accounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["Type"] == "Chequing")
-            .unwrap();
+        let chequing = body["Accounts"].as_array().unwrap().iter().find(|a| a["Type"] == "Chequing").unwrap();
         let transactions = chequing["Transactions"].as_array().unwrap();
-        let described = |prefix: &str| {
-            transactions
-                .iter()
-                .filter(|t| text(&t["Description"]).starts_with(prefix))
-                .count()
-        };
-        assert!(
-            described("PAYROLL DEPOSIT ") >= 26,
-            "{username}: bi-weekly payroll"
-        );
-        assert!(
-            described("BILL PAYMENT ") >= 33,
-            "{username}: three bills a month"
-        );
+        let described =
+            |prefix: &str| transactions.iter().filter(|t| text(&t["Description"]).starts_with(prefix)).count();
+        assert!(described("PAYROLL DEPOSIT ") >= 26, "{username}: bi-weekly payroll");
+        assert!(described("BILL PAYMENT ") >= 33, "{username}: three bills a month");
         assert!(described("CREDIT CARD PAYMENT VISA") >= 11, "{username}");
         assert!(described("E-TRANSFER") >= 1, "{username}");
-        let fees: Vec<&Value> = transactions
-            .iter()
-            .filter(|t| t["Description"] == "NSF FEE")
-            .collect();
+        let fees: Vec<&Value> = transactions.iter().filter(|t| t["Description"] == "NSF FEE").collect();
         assert!((2..=4).contains(&fees.len()), "{username}: a few NSF fees");
         assert!(fees.iter().all(|fee| cents(&fee["Debit"]) == 4800));
-        let employers: HashSet<&str> = transactions
-            .iter()
-            .filter_map(|t| text(&t["Description"]).strip_prefix("PAYROLL DEPOSIT "))
-            .collect();
+        let employers: HashSet<&str> =
+            transactions.iter().filter_map(|t| text(&t["Description"]).strip_prefix("PAYROLL DEPOSIT ")).collect();
         two_employers += usize::from(employers.len() == 2);
         if transactions.iter().any(|t| cents(&t["Balance"]) < 0) {
             dipped += 1;
@@ -685,18 +540,9 @@ async fn banking_accounts_follow_the_rules_for_every_user() {
             assert!(described("GOVT CANADA CCB") >= 12);
             with_benefit += 1;
         }
-        let has_loan = body["Accounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|a| a["Type"] == "LoanPersonal");
+        let has_loan = body["Accounts"].as_array().unwrap().iter().any(|a| a["Type"] == "LoanPersonal");
         assert_eq!(described("LOAN PAYMENT") >= 12, has_loan, "{username}");
-        let card = body["Accounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["Type"] == "CreditCard")
-            .unwrap();
+        let card = body["Accounts"].as_array().unwrap().iter().find(|a| a["Type"] == "CreditCard").unwrap();
         assert!(card["Transactions"]
             .as_array()
             .unwrap()
@@ -704,14 +550,8 @@ async fn banking_accounts_follow_the_rules_for_every_user() {
             .any(|t| text(&t["Description"]).starts_with("POS PURCHASE ")));
         assert!(body["Accounts"][0]["Holder"]["Address"]["City"].is_string());
     }
-    assert!(
-        dipped * 2 > logins,
-        "most chequing accounts dip below 0: {dipped}/{logins}"
-    );
-    assert!(
-        with_benefit > 0 && with_benefit < logins,
-        "CCB for some: {with_benefit}/{logins}"
-    );
+    assert!(dipped * 2 > logins, "most chequing accounts dip below 0: {dipped}/{logins}");
+    assert!(with_benefit > 0 && with_benefit < logins, "CCB for some: {with_benefit}/{logins}");
     println!("{two_employers}/{logins} logins have two employers");
 }
 
@@ -723,27 +563,16 @@ async fn account_detail_options() {
     // Days90 is the default.
     let recent = api.detail(&login, json!({})).await;
     check_accounts(&recent, 90);
-    for (long, short) in year["Accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .zip(recent["Accounts"].as_array().unwrap())
-    {
-        let expected: Vec<&Value> = long["Transactions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|t| text(&t["Date"]) >= DAY_89)
-            .collect();
+    for (long, short) in year["Accounts"].as_array().unwrap().iter().zip(recent["Accounts"].as_array().unwrap()) {
+        let expected: Vec<&Value> =
+            long["Transactions"].as_array().unwrap().iter().filter(|t| text(&t["Date"]) >= DAY_89).collect();
         let got: Vec<&Value> = short["Transactions"].as_array().unwrap().iter().collect();
         assert_eq!(got, expected, "Days90 is the last 90 days of Days365");
         assert_eq!(short["Holder"], Value::Null, "no identity unless asked");
         assert!(long["Holder"]["Name"].is_string());
         assert_eq!(long["Balance"], short["Balance"]);
     }
-    let explicit = api
-        .detail(&login, json!({"DaysOfTransactions": "Days90"}))
-        .await;
+    let explicit = api.detail(&login, json!({"DaysOfTransactions": "Days90"})).await;
     assert_eq!(explicit["Accounts"], recent["Accounts"]);
 
     let without = api.detail(&login, json!({"WithTransactions": false})).await;
@@ -751,12 +580,7 @@ async fn account_detail_options() {
         assert!(account.get("Transactions").is_none());
     }
 
-    let card = year["Accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["Type"] == "CreditCard")
-        .unwrap();
+    let card = year["Accounts"].as_array().unwrap().iter().find(|a| a["Type"] == "CreditCard").unwrap();
     let filtered = api
         .detail(
             &login,
@@ -766,21 +590,11 @@ async fn account_detail_options() {
     assert_eq!(filtered["Accounts"], json!([card]));
 
     for bad in [json!("Days30"), json!(90)] {
-        let reply = api
-            .post(
-                DETAIL,
-                json!({"RequestId": login.request_id, "DaysOfTransactions": bad}),
-            )
-            .await;
+        let reply = api.post(DETAIL, json!({"RequestId": login.request_id, "DaysOfTransactions": bad})).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
         assert_message_names(&reply, "DaysOfTransactions");
     }
-    let reply = api
-        .post(
-            DETAIL,
-            json!({"RequestId": login.request_id, "AccountsFilter": "x"}),
-        )
-        .await;
+    let reply = api.post(DETAIL, json!({"RequestId": login.request_id, "AccountsFilter": "x"})).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
     assert_message_names(&reply, "AccountsFilter");
     let reply = api.post(DETAIL, json!({"WithTransactions": true})).await;
@@ -791,21 +605,11 @@ async fn account_detail_options() {
 // ---- sizes ---------------------------------------------------------------------------------
 
 fn banking_count(body: &Value) -> usize {
-    body["Accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["Transactions"].as_array().unwrap().len())
-        .sum()
+    body["Accounts"].as_array().unwrap().iter().map(|a| a["Transactions"].as_array().unwrap().len()).sum()
 }
 
 fn trade_count(body: &Value) -> usize {
-    body["Accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["Transactions"].as_array().unwrap().len())
-        .sum()
+    body["Accounts"].as_array().unwrap().iter().map(|a| a["Transactions"].as_array().unwrap().len()).sum()
 }
 
 #[tokio::test]
@@ -847,12 +651,8 @@ async fn transaction_counts_are_exact() {
             assert_eq!(positions, 1, "one buy, one position");
         }
         // Attributes run over the same transactions.
-        let reply = api
-            .custom(
-                &login,
-                json!({"MostRecentCached": true, "Attributes": {"Card": ["count_transactions"]}}),
-            )
-            .await;
+        let reply =
+            api.custom(&login, json!({"MostRecentCached": true, "Attributes": {"Card": ["count_transactions"]}})).await;
         assert_eq!(reply.1["Card"]["count_transactions"], count);
     }
 }
@@ -867,21 +667,12 @@ async fn generating_100000_transactions_is_fast() {
     });
     let login = api.login("Greatday").await;
     let started = Instant::now();
-    let (_, reply) = api
-        .banking(SUMMARY, json!({"RequestId": login.request_id}))
-        .await;
+    let (_, reply) = api.banking(SUMMARY, json!({"RequestId": login.request_id})).await;
     assert_eq!(reply.0, 200);
-    println!(
-        "100,000 banking transactions generated (+ summary) in {:?}",
-        started.elapsed()
-    );
+    println!("100,000 banking transactions generated (+ summary) in {:?}", started.elapsed());
     let started = Instant::now();
-    let reply = api
-        .custom(
-            &login,
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["count_transactions"]}}),
-        )
-        .await;
+    let reply =
+        api.custom(&login, json!({"MostRecentCached": true, "Attributes": {"Card": ["count_transactions"]}})).await;
     assert_eq!(reply.0, 202, "before detail");
     println!("(202 in {:?})", started.elapsed());
 }
@@ -890,17 +681,12 @@ async fn generating_100000_transactions_is_fast() {
 
 #[tokio::test]
 async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post() {
-    let api = Api::with(SandboxConfig {
-        pending_polls: 2,
-        ..SandboxConfig::default()
-    });
+    let api = Api::with(SandboxConfig { pending_polls: 2, ..SandboxConfig::default() });
     let login = api.login("greatday_nomfa").await;
     for operation in [DETAIL, SUMMARY, STATEMENTS] {
         let body = json!({"RequestId": login.request_id});
         let name = operation.rsplit('/').next().unwrap();
-        let early = api
-            .get(&format!("BankingServices/{name}Async/{}", login.request_id))
-            .await;
+        let early = api.get(&format!("BankingServices/{name}Async/{}", login.request_id)).await;
         assert_error(&early, 400, "INVALID_REQUEST");
         let (pending, reply) = api.banking(operation, body.clone()).await;
         assert_eq!((pending, reply.0), (2, 200), "{operation}: {}", reply.1);
@@ -908,32 +694,20 @@ async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post(
         assert_eq!(reply.1["Login"]["Id"], login.login_id.as_str());
         // Done stays done, on the POST and on the GET.
         assert_eq!(api.post(operation, body).await.0, 200);
-        assert_eq!(
-            api.get(&format!("BankingServices/{name}Async/{}", login.request_id))
-                .await
-                .0,
-            200
-        );
+        assert_eq!(api.get(&format!("BankingServices/{name}Async/{}", login.request_id)).await.0, 200);
     }
 
     // The Async GET answers with the options of the POST.
     let cached = api.cached(&login.login_id).await;
-    let again = Login {
-        login_id: login.login_id.clone(),
-        request_id: cached.1["RequestId"].as_str().unwrap().to_owned(),
-    };
+    let again =
+        Login { login_id: login.login_id.clone(), request_id: cached.1["RequestId"].as_str().unwrap().to_owned() };
     let first = api
         .post(DETAIL, json!({"RequestId": again.request_id, "WithTransactions": false, "WithAccountIdentity": true}))
         .await;
     assert_eq!(first.0, 202);
     let mut reply = first;
     while reply.0 == 202 {
-        reply = api
-            .get(&format!(
-                "BankingServices/GetAccountsDetailAsync/{}",
-                again.request_id
-            ))
-            .await;
+        reply = api.get(&format!("BankingServices/GetAccountsDetailAsync/{}", again.request_id)).await;
     }
     assert_eq!(reply.0, 200);
     for account in reply.1["Accounts"].as_array().unwrap() {
@@ -942,20 +716,10 @@ async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post(
     }
 
     // Investments keep their own pending phase and no Async link.
-    let reply = api
-        .post(
-            INVESTMENTS,
-            json!({"LoginId": login.login_id, "RequestId": login.request_id}),
-        )
-        .await;
+    let reply = api.post(INVESTMENTS, json!({"LoginId": login.login_id, "RequestId": login.request_id})).await;
     assert_eq!((reply.0, &reply.1["Links"]), (202, &json!([])));
 
-    let unknown = api
-        .get(&format!(
-            "BankingServices/GetStatementsAsync/{}",
-            uuid::Uuid::new_v4()
-        ))
-        .await;
+    let unknown = api.get(&format!("BankingServices/GetStatementsAsync/{}", uuid::Uuid::new_v4())).await;
     assert_error(&unknown, 400, "SESSION_NONEXISTENT");
 }
 
@@ -964,9 +728,7 @@ async fn summary_shape() {
     let api = Api::new();
     let login = api.login("greatday_nomfa").await;
     let detail = api.all_transactions(&login).await;
-    let (_, reply) = api
-        .banking(SUMMARY, json!({"RequestId": login.request_id}))
-        .await;
+    let (_, reply) = api.banking(SUMMARY, json!({"RequestId": login.request_id})).await;
     assert_eq!(reply.0, 200);
     let accounts = reply.1["Accounts"].as_array().unwrap();
     assert_eq!(accounts.len(), detail["Accounts"].as_array().unwrap().len());
@@ -989,69 +751,31 @@ async fn summary_shape() {
 
 #[tokio::test]
 async fn every_data_operation_needs_the_api_key_when_configured() {
-    let api = Api::with(SandboxConfig {
-        api_key: Some("k-1".into()),
-        tier2: true,
-        ..config()
-    });
+    let api = Api::with(SandboxConfig { api_key: Some("k-1".into()), tier2: true, ..config() });
     let login = api.login("greatday_nomfa").await;
     let id = &login.request_id;
     let attributes = Api::attributes_path(&login);
     let calls = [
-        (
-            reqwest::Method::POST,
-            DETAIL.to_owned(),
-            Some(json!({"RequestId": id})),
-        ),
-        (
-            reqwest::Method::GET,
-            format!("BankingServices/GetAccountsDetailAsync/{id}"),
-            None,
-        ),
-        (
-            reqwest::Method::POST,
-            SUMMARY.to_owned(),
-            Some(json!({"RequestId": id})),
-        ),
-        (
-            reqwest::Method::GET,
-            format!("BankingServices/GetAccountsSummaryAsync/{id}"),
-            None,
-        ),
-        (
-            reqwest::Method::POST,
-            STATEMENTS.to_owned(),
-            Some(json!({"RequestId": id})),
-        ),
-        (
-            reqwest::Method::GET,
-            format!("BankingServices/GetStatementsAsync/{id}"),
-            None,
-        ),
-        (
-            reqwest::Method::GET,
-            format!("{attributes}/GetAllAttributes"),
-            None,
-        ),
+        (reqwest::Method::POST, DETAIL.to_owned(), Some(json!({"RequestId": id}))),
+        (reqwest::Method::GET, format!("BankingServices/GetAccountsDetailAsync/{id}"), None),
+        (reqwest::Method::POST, SUMMARY.to_owned(), Some(json!({"RequestId": id}))),
+        (reqwest::Method::GET, format!("BankingServices/GetAccountsSummaryAsync/{id}"), None),
+        (reqwest::Method::POST, STATEMENTS.to_owned(), Some(json!({"RequestId": id}))),
+        (reqwest::Method::GET, format!("BankingServices/GetStatementsAsync/{id}"), None),
+        (reqwest::Method::GET, format!("{attributes}/GetAllAttributes"), None),
         (
             reqwest::Method::POST,
             attributes.clone(),
             Some(json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}})),
         ),
-        (
-            reqwest::Method::DELETE,
-            format!("BankingServices/DeleteCard/{}", login.login_id),
-            None,
-        ),
+        (reqwest::Method::DELETE, format!("BankingServices/DeleteCard/{}", login.login_id), None),
     ];
     for (method, path, body) in &calls {
         let reply = api.send(method.clone(), path, body.clone()).await;
         assert_error(&reply, 401, "UNAUTHORIZED");
     }
     for (method, path, body) in calls {
-        let reply = api
-            .send_with(method.clone(), &path, &[("x-api-key", "k-1")], body)
-            .await;
+        let reply = api.send_with(method.clone(), &path, &[("x-api-key", "k-1")], body).await;
         assert_eq!(reply.0, 200, "{method} {path}: {}", reply.1);
     }
 }
@@ -1064,24 +788,12 @@ fn check_pdf(pdf: &[u8]) -> String {
     assert!(pdf.starts_with(b"%PDF-"));
     assert!(pdf.ends_with(b"%%EOF"));
     let text = String::from_utf8_lossy(pdf).into_owned();
-    let start: usize = text
-        .rsplit("startxref")
-        .next()
-        .unwrap()
-        .trim()
-        .trim_end_matches("%%EOF")
-        .trim()
-        .parse()
-        .unwrap();
+    let start: usize =
+        text.rsplit("startxref").next().unwrap().trim().trim_end_matches("%%EOF").trim().parse().unwrap();
     let xref = std::str::from_utf8(&pdf[start..]).unwrap();
     let mut lines = xref.lines();
     assert_eq!(lines.next(), Some("xref"));
-    let header: Vec<usize> = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .map(|n| n.parse().unwrap())
-        .collect();
+    let header: Vec<usize> = lines.next().unwrap().split(' ').map(|n| n.parse().unwrap()).collect();
     assert_eq!(header[0], 0);
     let table = &pdf[start + "xref\n".len() + lines_len(xref)..];
     for object in 0..header[1] {
@@ -1092,10 +804,7 @@ fn check_pdf(pdf: &[u8]) -> String {
             continue;
         }
         assert!(entry[10..].starts_with(" 00000 n"), "{entry:?}");
-        assert!(
-            pdf[offset..].starts_with(format!("{object} 0 obj").as_bytes()),
-            "object {object} at {offset}"
-        );
+        assert!(pdf[offset..].starts_with(format!("{object} 0 obj").as_bytes()), "object {object} at {offset}");
     }
     assert!(text.contains("/Type /Catalog") && text.contains("/Type /Page "));
     text
@@ -1111,18 +820,9 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
     let api = Api::new();
     let login = api.login("Greatday").await;
     let detail = api.all_transactions(&login).await;
-    let operations: Vec<&Value> = detail["Accounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["Category"] == "Operations")
-        .collect();
-    for (option, months) in [
-        (None, 1),
-        (Some("MostRecent"), 1),
-        (Some("Months3"), 3),
-        (Some("Months12"), 12),
-    ] {
+    let operations: Vec<&Value> =
+        detail["Accounts"].as_array().unwrap().iter().filter(|a| a["Category"] == "Operations").collect();
+    for (option, months) in [(None, 1), (Some("MostRecent"), 1), (Some("Months3"), 3), (Some("Months12"), 12)] {
         let mut body = json!({"RequestId": login.request_id});
         if let Some(option) = option {
             body["NumberOfStatements"] = json!(option);
@@ -1140,34 +840,20 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
                 assert!(is_guid(&statement["UniqueId"]));
                 assert!(unique.insert(statement["UniqueId"].clone()));
                 assert_eq!(statement["FileType"], "pdf");
-                let pdf = base64::engine::general_purpose::STANDARD
-                    .decode(text(&statement["Base64Bytes"]))
-                    .unwrap();
+                let pdf = base64::engine::general_purpose::STANDARD.decode(text(&statement["Base64Bytes"])).unwrap();
                 let content = check_pdf(&pdf);
                 assert!(content.contains(text(&account["AccountNumber"])));
                 if index == 0 {
-                    assert!(
-                        content.contains("October 2026"),
-                        "the most recent month first"
-                    );
+                    assert!(content.contains("October 2026"), "the most recent month first");
                 }
             }
         }
     }
     let chequing = operations[0]["Id"].clone();
-    let (_, reply) = api
-        .banking(
-            STATEMENTS,
-            json!({"RequestId": login.request_id, "AccountsFilter": [chequing]}),
-        )
-        .await;
+    let (_, reply) =
+        api.banking(STATEMENTS, json!({"RequestId": login.request_id, "AccountsFilter": [chequing]})).await;
     assert_eq!(reply.1["StatementsByAccount"].as_array().unwrap().len(), 1);
-    let reply = api
-        .post(
-            STATEMENTS,
-            json!({"RequestId": login.request_id, "NumberOfStatements": "Months6"}),
-        )
-        .await;
+    let reply = api.post(STATEMENTS, json!({"RequestId": login.request_id, "NumberOfStatements": "Months6"})).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
     assert_message_names(&reply, "NumberOfStatements");
 }
@@ -1177,41 +863,24 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
 #[tokio::test]
 async fn delete_card_forgets_the_connection_until_it_is_saved_again() {
     let api = Api::new();
-    let unknown = api
-        .send(
-            reqwest::Method::DELETE,
-            &format!("BankingServices/DeleteCard/{}", uuid::Uuid::new_v4()),
-            None,
-        )
-        .await;
+    let unknown =
+        api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", uuid::Uuid::new_v4()), None).await;
     assert_error(&unknown, 401, "INVALID_LOGIN");
 
     let login = api.login("greatday_nomfa").await;
     let before = api.all_transactions(&login).await;
-    let reply = api
-        .send(
-            reqwest::Method::DELETE,
-            &format!("BankingServices/DeleteCard/{}", login.login_id),
-            None,
-        )
-        .await;
+    let reply =
+        api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", login.login_id), None).await;
     assert_eq!(reply.0, 200, "{}", reply.1);
     assert_eq!(
         reply.1,
         json!({"HttpStatusCode": 200, "Message": format!("All of the information about LoginId {} has been removed", login.login_id)})
     );
     assert_error(&api.cached(&login.login_id).await, 401, "INVALID_LOGIN");
-    let gone = api
-        .post(DETAIL, json!({"RequestId": login.request_id}))
-        .await;
+    let gone = api.post(DETAIL, json!({"RequestId": login.request_id})).await;
     assert_error(&gone, 400, "SESSION_NONEXISTENT");
-    let again = api
-        .send(
-            reqwest::Method::DELETE,
-            &format!("BankingServices/DeleteCard/{}", login.login_id),
-            None,
-        )
-        .await;
+    let again =
+        api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", login.login_id), None).await;
     assert_error(&again, 401, "INVALID_LOGIN");
 
     let back = api.login("greatday_nomfa").await;
@@ -1283,10 +952,7 @@ const PACKAGES: [(&str, &[&str]); 4] = [
 ];
 
 fn all_names() -> Vec<&'static str> {
-    attribute_catalogue()
-        .iter()
-        .map(|(name, _)| *name)
-        .collect()
+    attribute_catalogue().iter().map(|(name, _)| *name).collect()
 }
 
 /// Logs in, fetches account detail once (so attributes are available) and returns the detail.
@@ -1297,19 +963,10 @@ async fn prepared(api: &Api, username: &str) -> (Login, Value) {
 }
 
 /// Repeats an attributes call until it stops answering 202.
-async fn settle(
-    api: &Api,
-    login: &Login,
-    method: reqwest::Method,
-    op: &str,
-    body: Option<Value>,
-) -> Reply {
+async fn settle(api: &Api, login: &Login, method: reqwest::Method, op: &str, body: Option<Value>) -> Reply {
     for _ in 0..50 {
-        let path = if op.is_empty() {
-            Api::attributes_path(login)
-        } else {
-            format!("{}/{op}", Api::attributes_path(login))
-        };
+        let path =
+            if op.is_empty() { Api::attributes_path(login) } else { format!("{}/{op}", Api::attributes_path(login)) };
         let reply = api.send(method.clone(), &path, body.clone()).await;
         if reply.0 != 202 {
             return reply;
@@ -1322,9 +979,7 @@ async fn settle(
 fn the_catalogue_and_packages_are_exposed() {
     let catalogue = attribute_catalogue();
     assert_eq!(catalogue.len(), 24);
-    assert!(catalogue
-        .iter()
-        .all(|(_, description)| !description.is_empty()));
+    assert!(catalogue.iter().all(|(_, description)| !description.is_empty()));
     let packages = attribute_packages();
     assert_eq!(packages.len(), 5);
     for ((operation, names), (expected_operation, expected)) in packages.iter().zip(PACKAGES) {
@@ -1336,41 +991,21 @@ fn the_catalogue_and_packages_are_exposed() {
 
 #[tokio::test]
 async fn attributes_wait_for_account_detail_then_have_their_own_pending_phase() {
-    let api = Api::with(SandboxConfig {
-        pending_polls: 1,
-        ..SandboxConfig::default()
-    });
+    let api = Api::with(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() });
     let login = api.login("greatday_nomfa").await;
     let custom = json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}});
     for _ in 0..3 {
-        for reply in [
-            api.use_case(&login, "GetIncomeAttributes").await,
-            api.custom(&login, custom.clone()).await,
-        ] {
+        for reply in [api.use_case(&login, "GetIncomeAttributes").await, api.custom(&login, custom.clone()).await] {
             assert_eq!(reply.0, 202);
             assert_eq!(reply.1["FlinksCode"], "OPERATION_PENDING");
-            assert_eq!(
-                reply.1["Links"],
-                json!([]),
-                "no Async link: repeat the request"
-            );
+            assert_eq!(reply.1["Links"], json!([]), "no Async link: repeat the request");
             assert_eq!(reply.1["RequestId"], login.request_id.as_str());
         }
     }
     // A detail call still pending does not count.
-    assert_eq!(
-        api.post(DETAIL, json!({"RequestId": login.request_id}))
-            .await
-            .0,
-        202
-    );
+    assert_eq!(api.post(DETAIL, json!({"RequestId": login.request_id})).await.0, 202);
     assert_eq!(api.use_case(&login, "GetIncomeAttributes").await.0, 202);
-    assert_eq!(
-        api.post(DETAIL, json!({"RequestId": login.request_id}))
-            .await
-            .0,
-        200
-    );
+    assert_eq!(api.post(DETAIL, json!({"RequestId": login.request_id})).await.0, 200);
     // Now each attributes operation goes through its own pending phase.
     assert_eq!(api.use_case(&login, "GetIncomeAttributes").await.0, 202);
     assert_eq!(api.use_case(&login, "GetIncomeAttributes").await.0, 200);
@@ -1378,14 +1013,10 @@ async fn attributes_wait_for_account_detail_then_have_their_own_pending_phase() 
     assert_eq!(api.custom(&login, custom.clone()).await.0, 200);
     // Another RequestId of the same login waits for its own account detail.
     let cached = api.cached(&login.login_id).await;
-    let other = Login {
-        login_id: login.login_id.clone(),
-        request_id: cached.1["RequestId"].as_str().unwrap().to_owned(),
-    };
+    let other =
+        Login { login_id: login.login_id.clone(), request_id: cached.1["RequestId"].as_str().unwrap().to_owned() };
     assert_eq!(api.use_case(&other, "GetIncomeAttributes").await.0, 202);
-    let (_, done) = api
-        .banking(DETAIL, json!({"RequestId": other.request_id}))
-        .await;
+    let (_, done) = api.banking(DETAIL, json!({"RequestId": other.request_id})).await;
     assert_eq!(done.0, 200);
     assert_eq!(api.use_case(&other, "GetIncomeAttributes").await.0, 202);
     assert_eq!(api.use_case(&other, "GetIncomeAttributes").await.0, 200);
@@ -1401,17 +1032,11 @@ async fn use_case_operations_answer_exactly_their_package() {
             assert_eq!(reply.0, 200, "{operation}: {}", reply.1);
             let body = reply.1.as_object().unwrap();
             let keys: BTreeSet<&str> = body.keys().map(String::as_str).collect();
-            assert_eq!(
-                keys,
-                BTreeSet::from(["Card", "Login", "RequestId", "HttpStatusCode"])
-            );
+            assert_eq!(keys, BTreeSet::from(["Card", "Login", "RequestId", "HttpStatusCode"]));
             let card = body["Card"].as_object().unwrap();
             let mut expected: BTreeSet<&str> = names.iter().copied().collect();
             expected.insert("Id");
-            assert_eq!(
-                card.keys().map(String::as_str).collect::<BTreeSet<_>>(),
-                expected
-            );
+            assert_eq!(card.keys().map(String::as_str).collect::<BTreeSet<_>>(), expected);
             assert!(is_guid(&card["Id"]));
             assert_eq!(body["HttpStatusCode"], 200);
             assert_eq!(body["Login"]["Id"], login.login_id.as_str());
@@ -1419,48 +1044,21 @@ async fn use_case_operations_answer_exactly_their_package() {
         let all = api.use_case(&login, "GetAllAttributes").await;
         if tier2 {
             assert_eq!(all.0, 200);
-            let names: BTreeSet<&str> = all.1["Card"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .map(String::as_str)
-                .filter(|key| *key != "Id")
-                .collect();
+            let names: BTreeSet<&str> =
+                all.1["Card"].as_object().unwrap().keys().map(String::as_str).filter(|key| *key != "Id").collect();
             assert_eq!(names, all_names().into_iter().collect());
         } else {
             assert_error(&all, 401, "ACCESS_DENIED");
             assert_message_names(&all, "Tier 2");
         }
         for business in ["GetBusinessAnalysisAttributes", "GetAllBusinessAttributes"] {
-            assert_error(
-                &api.use_case(&login, business).await,
-                405,
-                "METHOD_NOT_AVAILABLE",
-            );
+            assert_error(&api.use_case(&login, business).await, 405, "METHOD_NOT_AVAILABLE");
         }
-        assert_error(
-            &api.use_case(&login, "GetEverything").await,
-            404,
-            "INVALID_REQUEST",
-        );
-        let stranger = Login {
-            login_id: uuid::Uuid::new_v4().to_string(),
-            request_id: login.request_id.clone(),
-        };
-        assert_error(
-            &api.use_case(&stranger, "GetIncomeAttributes").await,
-            400,
-            "INVALID_REQUEST",
-        );
-        let nowhere = Login {
-            login_id: login.login_id.clone(),
-            request_id: uuid::Uuid::new_v4().to_string(),
-        };
-        assert_error(
-            &api.use_case(&nowhere, "GetIncomeAttributes").await,
-            400,
-            "SESSION_NONEXISTENT",
-        );
+        assert_error(&api.use_case(&login, "GetEverything").await, 404, "INVALID_REQUEST");
+        let stranger = Login { login_id: uuid::Uuid::new_v4().to_string(), request_id: login.request_id.clone() };
+        assert_error(&api.use_case(&stranger, "GetIncomeAttributes").await, 400, "INVALID_REQUEST");
+        let nowhere = Login { login_id: login.login_id.clone(), request_id: uuid::Uuid::new_v4().to_string() };
+        assert_error(&api.use_case(&nowhere, "GetIncomeAttributes").await, 400, "SESSION_NONEXISTENT");
     }
 }
 
@@ -1469,23 +1067,11 @@ async fn custom_attribute_requests_are_validated() {
     let api = Api::new();
     let (login, _) = prepared(&api, "greatday_nomfa").await;
     let cases = [
-        (
-            json!({"Attributes": {"Card": ["count_nsf"]}}),
-            "MostRecentCached",
-        ),
+        (json!({"Attributes": {"Card": ["count_nsf"]}}), "MostRecentCached"),
         (json!({"MostRecentCached": true}), "Attributes"),
-        (
-            json!({"MostRecentCached": true, "Attributes": ["count_nsf"]}),
-            "Attributes",
-        ),
-        (
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf", "Count_NSF"]}}),
-            "Count_NSF",
-        ),
-        (
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["no_such_thing"]}}),
-            "no_such_thing",
-        ),
+        (json!({"MostRecentCached": true, "Attributes": ["count_nsf"]}), "Attributes"),
+        (json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf", "Count_NSF"]}}), "Count_NSF"),
+        (json!({"MostRecentCached": true, "Attributes": {"Card": ["no_such_thing"]}}), "no_such_thing"),
         (
             json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}, "Options": {"AttributesDetail": ["bogus_detail"]}}),
             "bogus_detail",
@@ -1500,16 +1086,8 @@ async fn custom_attribute_requests_are_validated() {
         assert_error(&reply, 400, "INVALID_REQUEST");
         assert_message_names(&reply, named);
     }
-    let stranger = Login {
-        login_id: uuid::Uuid::new_v4().to_string(),
-        request_id: login.request_id.clone(),
-    };
-    let reply = api
-        .custom(
-            &stranger,
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}}),
-        )
-        .await;
+    let stranger = Login { login_id: uuid::Uuid::new_v4().to_string(), request_id: login.request_id.clone() };
+    let reply = api.custom(&stranger, json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}})).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
 }
 
@@ -1532,11 +1110,7 @@ impl Tx {
 }
 
 /// The included accounts (their Balance.Current) and T, from account detail with Days365.
-fn scope(
-    detail: &Value,
-    categories: Option<&[&str]>,
-    ids: Option<&[String]>,
-) -> (Vec<i64>, Vec<Tx>) {
+fn scope(detail: &Value, categories: Option<&[&str]>, ids: Option<&[String]>) -> (Vec<i64>, Vec<Tx>) {
     let mut currents = Vec::new();
     let mut all = Vec::new();
     for account in detail["Accounts"].as_array().unwrap() {
@@ -1565,8 +1139,7 @@ fn scope(
 
 /// "First" is by date, then Id.
 fn first(rows: Vec<&Tx>) -> Option<&Tx> {
-    rows.into_iter()
-        .min_by(|a, b| (&a.date, &a.id).cmp(&(&b.date, &b.id)))
+    rows.into_iter().min_by(|a, b| (&a.date, &a.id).cmp(&(&b.date, &b.id)))
 }
 
 /// The expected value (as JSON) and the Ids behind it, of one attribute, from its definition.
@@ -1578,16 +1151,9 @@ fn expected(name: &str, currents: &[i64], t: &[Tx]) -> (Value, BTreeSet<String>)
     let payroll = |tx: &Tx| tx.credit.is_some() && tx.description.starts_with("PAYROLL DEPOSIT ");
     let government = |tx: &Tx| tx.credit.is_some() && tx.description.starts_with("GOVT ");
     // The word NSF, not the letters: E-TRANSFER is not an NSF event.
-    let nsf = |tx: &Tx| {
-        tx.description
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|word| word == "nsf")
-    };
+    let nsf = |tx: &Tx| tx.description.to_lowercase().split(|c: char| !c.is_alphanumeric()).any(|word| word == "nsf");
     let recent = |tx: &Tx| tx.age() <= 89;
-    let debit_starting = |prefix: &'static str| {
-        move |tx: &Tx| tx.debit.is_some() && tx.description.starts_with(prefix)
-    };
+    let debit_starting = |prefix: &'static str| move |tx: &Tx| tx.debit.is_some() && tx.description.starts_with(prefix);
     let credits = |rows: &[&Tx]| rows.iter().filter_map(|tx| tx.credit).sum::<i64>();
     let debits = |rows: &[&Tx]| rows.iter().filter_map(|tx| tx.debit).sum::<i64>();
     let none = || json!("NONE_DETECTED");
@@ -1606,10 +1172,7 @@ fn expected(name: &str, currents: &[i64], t: &[Tx]) -> (Value, BTreeSet<String>)
                 t.iter().map(|tx| tx.balance).min()
             };
             match extreme {
-                Some(value) => (
-                    money(value),
-                    ids(first(rows(&|tx| tx.balance == value)).into_iter().collect()),
-                ),
+                Some(value) => (money(value), ids(first(rows(&|tx| tx.balance == value)).into_iter().collect())),
                 None => (none(), BTreeSet::new()),
             }
         }
@@ -1629,14 +1192,8 @@ fn expected(name: &str, currents: &[i64], t: &[Tx]) -> (Value, BTreeSet<String>)
             let r = rows(&nsf);
             (money(debits(&r)), ids(r))
         }
-        "avg_monthly_deposit" => (
-            average(credits(&rows(&|_| true)), 12),
-            ids(rows(&|tx| tx.credit.is_some())),
-        ),
-        "avg_monthly_withdrawal" => (
-            average(debits(&rows(&|_| true)), 12),
-            ids(rows(&|tx| tx.debit.is_some())),
-        ),
+        "avg_monthly_deposit" => (average(credits(&rows(&|_| true)), 12), ids(rows(&|tx| tx.credit.is_some()))),
+        "avg_monthly_withdrawal" => (average(debits(&rows(&|_| true)), 12), ids(rows(&|tx| tx.debit.is_some()))),
         "sum_deposits_90_days" => {
             let r = rows(&|tx| recent(tx) && tx.credit.is_some());
             (money(credits(&r)), ids(r))
@@ -1663,10 +1220,7 @@ fn expected(name: &str, currents: &[i64], t: &[Tx]) -> (Value, BTreeSet<String>)
         }
         "count_employers" => {
             let r = rows(&payroll);
-            let employers: HashSet<&str> = r
-                .iter()
-                .map(|tx| &tx.description["PAYROLL DEPOSIT ".len()..])
-                .collect();
+            let employers: HashSet<&str> = r.iter().map(|tx| &tx.description["PAYROLL DEPOSIT ".len()..]).collect();
             (json!(employers.len()), ids(r))
         }
         "days_since_last_employer_income" => {
@@ -1674,8 +1228,7 @@ fn expected(name: &str, currents: &[i64], t: &[Tx]) -> (Value, BTreeSet<String>)
             let latest = r.iter().map(|tx| tx.date.clone()).max();
             match latest {
                 Some(date) => {
-                    let on_day =
-                        first(r.into_iter().filter(|tx| tx.date == date).collect()).unwrap();
+                    let on_day = first(r.into_iter().filter(|tx| tx.date == date).collect()).unwrap();
                     (json!(days_before_as_of(&date)), ids(vec![on_day]))
                 }
                 None => (none(), BTreeSet::new()),
@@ -1711,14 +1264,7 @@ fn expected(name: &str, currents: &[i64], t: &[Tx]) -> (Value, BTreeSet<String>)
 
 /// Compares one group of an attributes answer with the definitions, and its AttributesDetail
 /// (when `detailed`) with the transactions behind each value.
-fn check_group(
-    group: &Value,
-    names: &[&str],
-    currents: &[i64],
-    t: &[Tx],
-    detailed: bool,
-    label: &str,
-) {
+fn check_group(group: &Value, names: &[&str], currents: &[i64], t: &[Tx], detailed: bool, label: &str) {
     let by_id: HashMap<&str, &Tx> = t.iter().map(|tx| (tx.id.as_str(), tx)).collect();
     for name in names {
         let (value, behind) = expected(name, currents, t);
@@ -1726,10 +1272,7 @@ fn check_group(
         if value.is_string() {
             assert_eq!(got, &value, "{label}: {name}");
         } else if value.is_u64() || value.is_i64() {
-            assert!(
-                got.is_u64() || got.is_i64(),
-                "{label}: {name} is an integer: {got}"
-            );
+            assert!(got.is_u64() || got.is_i64(), "{label}: {name} is an integer: {got}");
             assert_eq!(got, &value, "{label}: {name}");
         } else {
             assert_eq!(cents(got), cents(&value), "{label}: {name}");
@@ -1744,10 +1287,7 @@ fn check_group(
             .find(|d| d["Attribute"] == *name)
             .unwrap_or_else(|| panic!("{label}: no AttributesDetail for {name}"));
         let listed = detail["Transactions"].as_array().unwrap();
-        let ids: BTreeSet<String> = listed
-            .iter()
-            .map(|tx| text(&tx["TransactionId"]).to_owned())
-            .collect();
+        let ids: BTreeSet<String> = listed.iter().map(|tx| text(&tx["TransactionId"]).to_owned()).collect();
         assert_eq!(ids.len(), listed.len(), "{label}: {name} lists each once");
         assert_eq!(ids, behind, "{label}: what is behind {name}");
         for item in listed {
@@ -1766,10 +1306,7 @@ type Restriction<'a> = (Option<&'a [&'a str]>, Option<&'a [String]>);
 
 #[tokio::test]
 async fn every_attribute_matches_its_definition() {
-    let api = Api::with(SandboxConfig {
-        tier2: true,
-        ..config()
-    });
+    let api = Api::with(SandboxConfig { tier2: true, ..config() });
     let names = all_names();
     let mut none_detected = HashSet::new();
     for (username, login) in open_users(&api).await {
@@ -1785,10 +1322,7 @@ async fn every_attribute_matches_its_definition() {
         }
         let all = settle(&api, &login, reqwest::Method::GET, "GetAllAttributes", None).await;
         let fees = t.iter().filter(|tx| tx.description == "NSF FEE").count();
-        assert_eq!(
-            all.1["Card"]["count_nsf"], fees,
-            "{label}: NSF events are the NSF fees"
-        );
+        assert_eq!(all.1["Card"]["count_nsf"], fees, "{label}: NSF events are the NSF fees");
         check_group(&all.1["Card"], &names, &currents, &t, false, label);
         for name in &names {
             if all.1["Card"][*name] == "NONE_DETECTED" {
@@ -1826,14 +1360,7 @@ async fn every_attribute_matches_its_definition() {
             let (currents, t) = scope(&detail, categories, ids);
             let label = format!("{username} {categories:?} {ids:?}");
             check_group(&reply.1["Card"], &names, &currents, &t, true, &label);
-            check_group(
-                &reply.1["Risk"],
-                &["count_nsf", "balance_min"],
-                &currents,
-                &t,
-                true,
-                &label,
-            );
+            check_group(&reply.1["Risk"], &["count_nsf", "balance_min"], &currents, &t, true, &label);
             assert_ne!(reply.1["Card"]["Id"], reply.1["Risk"]["Id"]);
             assert_eq!(reply.1["HttpStatusCode"], 200);
             assert_eq!(reply.1["RequestId"], login.request_id.as_str());
@@ -1843,41 +1370,23 @@ async fn every_attribute_matches_its_definition() {
         let body = json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf", "balance_min"], "Other": ["count_accounts"]},
                           "Options": {"AttributesDetail": ["count_nsf"]}});
         let reply = settle(&api, &login, reqwest::Method::POST, "", Some(body)).await;
-        let detail_names: Vec<&Value> = reply.1["Card"]["AttributesDetail"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| &d["Attribute"])
-            .collect();
+        let detail_names: Vec<&Value> =
+            reply.1["Card"]["AttributesDetail"].as_array().unwrap().iter().map(|d| &d["Attribute"]).collect();
         assert_eq!(detail_names, [&json!("count_nsf")]);
         assert!(reply.1["Other"].get("AttributesDetail").is_none());
     }
     println!("NONE_DETECTED seen for: {none_detected:?}");
-    assert!(
-        none_detected.contains("sum_government_income"),
-        "government income is sometimes absent"
-    );
+    assert!(none_detected.contains("sum_government_income"), "government income is sometimes absent");
 }
 
 #[tokio::test]
 async fn attributes_of_an_empty_login_are_none_detected() {
-    let api = Api::with(SandboxConfig {
-        banking_transactions: Some(0),
-        tier2: true,
-        ..config()
-    });
+    let api = Api::with(SandboxConfig { banking_transactions: Some(0), tier2: true, ..config() });
     let (login, detail) = prepared(&api, "greatday_nomfa").await;
     let reply = api.use_case(&login, "GetAllAttributes").await;
     let (currents, t) = scope(&detail, None, None);
     assert!(t.is_empty());
-    check_group(
-        &reply.1["Card"],
-        &all_names(),
-        &currents,
-        &t,
-        false,
-        "empty",
-    );
+    check_group(&reply.1["Card"], &all_names(), &currents, &t, false, "empty");
     for name in [
         "account_age_days",
         "balance_min",

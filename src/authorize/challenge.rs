@@ -163,10 +163,7 @@ impl Challenge {
 
 impl fmt::Debug for Challenge {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Challenge")
-            .field("request_id", &self.request_id)
-            .field("challenges", &self.challenges)
-            .finish()
+        f.debug_struct("Challenge").field("request_id", &self.request_id).field("challenges", &self.challenges).finish()
     }
 }
 
@@ -190,7 +187,14 @@ mod tests {
         assert_eq!(challenge.request_id, "r");
         assert_eq!(challenge.institution, Some(Institution::Name("FlinksCapital".into())));
         let kinds: Vec<_> = challenge.challenges.iter().map(|c| c.kind.clone()).collect();
-        assert_eq!(kinds, [ChallengeType::QuestionAndAnswer, ChallengeType::MultipleChoice, ChallengeType::Other("SomethingNew".into())]);
+        assert_eq!(
+            kinds,
+            [
+                ChallengeType::QuestionAndAnswer,
+                ChallengeType::MultipleChoice,
+                ChallengeType::Other("SomethingNew".into())
+            ]
+        );
         assert_eq!(challenge.challenges[1].choices.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
         assert_eq!(challenge.challenges[2].raw, json!({"Type": "SomethingNew", "Prompt": "?"}));
     }
@@ -213,7 +217,9 @@ mod tests {
 
     #[test]
     fn security_code_prompts_are_recognised() {
-        let make = |prompt: &str| SecurityChallenge::from_value(json!({"Type": "QuestionAndAnswer", "Prompt": prompt})).unwrap();
+        let make = |prompt: &str| {
+            SecurityChallenge::from_value(json!({"Type": "QuestionAndAnswer", "Prompt": prompt})).unwrap()
+        };
         assert!(make("Enter the 6-digit security code from your SecurID token").is_security_code());
         assert!(make("Enter the security code we sent you").is_security_code());
         assert!(!make("What city were you born in?").is_security_code());

@@ -11,14 +11,20 @@ use crate::error::Error;
 /// `FnMut(&Challenge) -> Result<Answers, Error>` is a handler; implement the trait for one that
 /// waits (a person at a prompt, a trusted device).
 pub trait ChallengeHandler: Send {
-    fn answer<'a>(&'a mut self, challenge: &'a Challenge) -> Pin<Box<dyn Future<Output = Result<Answers, Error>> + Send + 'a>>;
+    fn answer<'a>(
+        &'a mut self,
+        challenge: &'a Challenge,
+    ) -> Pin<Box<dyn Future<Output = Result<Answers, Error>> + Send + 'a>>;
 }
 
 impl<F> ChallengeHandler for F
 where
     F: FnMut(&Challenge) -> Result<Answers, Error> + Send,
 {
-    fn answer<'a>(&'a mut self, challenge: &'a Challenge) -> Pin<Box<dyn Future<Output = Result<Answers, Error>> + Send + 'a>> {
+    fn answer<'a>(
+        &'a mut self,
+        challenge: &'a Challenge,
+    ) -> Pin<Box<dyn Future<Output = Result<Answers, Error>> + Send + 'a>> {
         let answers = self(challenge);
         Box::pin(async move { answers })
     }

@@ -174,7 +174,10 @@ mod tests {
     fn answers_are_sent_with_prompts_verbatim() {
         let responses = Answers::from_pairs([("What city were you born in?", vec!["Montreal"])]);
         let body = AuthorizeRequest::Answer { request_id: LOGIN.into(), responses }.body();
-        assert_eq!(body, json!({"RequestId": LOGIN, "SecurityResponses": {"What city were you born in?": ["Montreal"]}}));
+        assert_eq!(
+            body,
+            json!({"RequestId": LOGIN, "SecurityResponses": {"What city were you born in?": ["Montreal"]}})
+        );
     }
 
     #[test]

@@ -37,8 +37,7 @@ impl Answers {
 
     /// `SecurityResponses` as the service expects it: keys verbatim, never re-cased.
     pub(crate) fn to_wire(&self) -> Value {
-        let map: Map<String, Value> =
-            self.0.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect();
+        let map: Map<String, Value> = self.0.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect();
         Value::Object(map)
     }
 }
@@ -77,7 +76,9 @@ fn accepts_key(challenge: &SecurityChallenge, key: &str) -> bool {
 fn unknown_key(challenge: &Challenge, key: &str) -> Error {
     let near = challenge.prompts().find(|p| p.trim().eq_ignore_ascii_case(key.trim()));
     let rule = match near {
-        Some(prompt) => format!("is not a prompt of this challenge: keys must be the prompt exactly as asked, {prompt:?}"),
+        Some(prompt) => {
+            format!("is not a prompt of this challenge: keys must be the prompt exactly as asked, {prompt:?}")
+        }
         None => "is not a prompt of this challenge (nor a choice of a TextOrCall challenge)".to_owned(),
     };
     Error::invalid_answer(key, rule)
@@ -190,7 +191,9 @@ mod tests {
 
     #[test]
     fn every_prompt_must_be_answered_in_one_call() {
-        let c = challenge(json!([{"Type": "QuestionAndAnswer", "Prompt": "A?"}, {"Type": "QuestionAndAnswer", "Prompt": "B?"}]));
+        let c = challenge(
+            json!([{"Type": "QuestionAndAnswer", "Prompt": "A?"}, {"Type": "QuestionAndAnswer", "Prompt": "B?"}]),
+        );
         assert!(c.validate(&answers(&[("A?", &["a"]), ("B?", &["b"])])).is_ok());
         broken(&c, answers(&[("A?", &["a"])]), "B?", "every prompt");
     }
@@ -198,7 +201,12 @@ mod tests {
     #[test]
     fn keys_must_be_prompts_verbatim() {
         let c = one("QuestionAndAnswer", "What city were you born in?", None);
-        broken(&c, answers(&[("what city were you born in?", &["Montreal"])]), "what city were you born in?", "exactly as asked");
+        broken(
+            &c,
+            answers(&[("what city were you born in?", &["Montreal"])]),
+            "what city were you born in?",
+            "exactly as asked",
+        );
         broken(&c, answers(&[("Favourite colour?", &["blue"])]), "Favourite colour?", "not a prompt");
     }
 
@@ -250,7 +258,12 @@ mod tests {
         assert!(c.validate(&answers(&[("(438) 555-0199", &["Call"])])).is_ok());
         broken(&c, answers(&[("(514) 555-0101", &["Email"])]), "How?", "\"Text\"");
         broken(&c, answers(&[("How?", &["Text"])]), "How?", "not a prompt");
-        broken(&c, answers(&[("(514) 555-0101", &["Text"]), ("(438) 555-0199", &["Call"])]), "How?", "exactly one choice");
+        broken(
+            &c,
+            answers(&[("(514) 555-0101", &["Text"]), ("(438) 555-0199", &["Call"])]),
+            "How?",
+            "exactly one choice",
+        );
     }
 
     #[test]
@@ -264,7 +277,12 @@ mod tests {
     fn new_question_challenges_take_a_listed_question_and_an_answer() {
         let c = one("QuestionAndAnswer", "New security question 1", Some(&["Pet?", "School?"]));
         assert!(c.validate(&answers(&[("New security question 1", &["Pet?", "Rex"])])).is_ok());
-        broken(&c, answers(&[("New security question 1", &["Car?", "Rex"])]), "New security question 1", "from the choices");
+        broken(
+            &c,
+            answers(&[("New security question 1", &["Car?", "Rex"])]),
+            "New security question 1",
+            "from the choices",
+        );
         broken(&c, answers(&[("New security question 1", &["Rex"])]), "New security question 1", "from the choices");
     }
 

@@ -98,14 +98,14 @@ pub enum Step {
 pub(crate) fn parse_step(reply: Reply, login_id: Option<&str>) -> Result<Step, Error> {
     match reply {
         Reply::Data(bytes) => Session::parse(bytes, login_id).map(Step::Session),
-        Reply::Challenge(bytes) => Challenge::parse(bytes.clone(), login_id).map(Step::Challenge).map_err(|message| {
-            Error::Decode {
+        Reply::Challenge(bytes) => {
+            Challenge::parse(bytes.clone(), login_id).map(Step::Challenge).map_err(|message| Error::Decode {
                 operation: "Authorize".to_owned(),
                 status: 203,
                 message,
                 snippet: crate::error::snippet(&String::from_utf8_lossy(&bytes), 200),
-            }
-        }),
+            })
+        }
         Reply::Pending(pending) => Err(Error::Decode {
             operation: "Authorize".to_owned(),
             status: 202,
@@ -144,7 +144,10 @@ mod tests {
         match parse_step(Reply::Data(serde_json::to_vec(&body).unwrap()), Some("l")).unwrap() {
             Step::Session(session) => {
                 assert_eq!(session.login_id.as_deref(), Some("l"));
-                assert_eq!(session.institution, Some(Institution::Object { id: Some(14), name: Some("FlinksCapital".into()) }));
+                assert_eq!(
+                    session.institution,
+                    Some(Institution::Object { id: Some(14), name: Some("FlinksCapital".into()) })
+                );
             }
             other => panic!("{other:?}"),
         }

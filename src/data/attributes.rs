@@ -80,7 +80,10 @@ impl CustomAttributes {
                 return Err(Error::config("attributes", "group names must not be empty"));
             }
             if names.is_empty() || names.iter().any(|n| n.trim().is_empty()) {
-                return Err(Error::config("attributes", format!("group {group:?} must list one or more attribute names")));
+                return Err(Error::config(
+                    "attributes",
+                    format!("group {group:?} must list one or more attribute names"),
+                ));
             }
         }
         if self.filters.as_ref().is_some_and(|f| !f.is_object()) {
@@ -162,8 +165,17 @@ pub struct AttributeTransaction {
 
 /// Top-level keys that are not attribute groups.
 const NOT_GROUPS: [&str; 11] = [
-    "Login", "RequestId", "HttpStatusCode", "Links", "Institution", "InstitutionName", "InstitutionId", "Message",
-    "FlinksCode", "ServiceCode", "Tag",
+    "Login",
+    "RequestId",
+    "HttpStatusCode",
+    "Links",
+    "Institution",
+    "InstitutionName",
+    "InstitutionId",
+    "Message",
+    "FlinksCode",
+    "ServiceCode",
+    "Tag",
 ];
 
 /// The detail list is spelled three ways in different places.
@@ -187,7 +199,9 @@ impl Attributes {
                 attributes.login = serde_json::from_value(value).ok();
             } else if key.eq_ignore_ascii_case("RequestId") {
                 attributes.request_id = value.as_str().map(str::to_owned);
-            } else if let (false, Value::Object(group)) = (NOT_GROUPS.iter().any(|n| n.eq_ignore_ascii_case(&key)), value) {
+            } else if let (false, Value::Object(group)) =
+                (NOT_GROUPS.iter().any(|n| n.eq_ignore_ascii_case(&key)), value)
+            {
                 attributes.groups.push(AttributeGroup::parse(key, group));
             }
         }
@@ -247,7 +261,10 @@ mod tests {
         let names: Vec<&str> = parsed.groups.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(names, ["Card", "Other", "Third"]);
         let card = &parsed.groups[0];
-        assert_eq!(card.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["balance_min", "count_nsf", "sum_government_income"]);
+        assert_eq!(
+            card.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["balance_min", "count_nsf", "sum_government_income"]
+        );
         assert_eq!(card.detail[0].transactions[0].debit, Some(48.0));
         assert_eq!(parsed.groups[1].detail.len(), 1);
         assert_eq!(parsed.groups[2].detail[0].attribute.as_deref(), Some("x"));

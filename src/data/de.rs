@@ -263,7 +263,9 @@ mod tests {
         assert_eq!(row(r#"{"n": 1.5}"#).n, Some(1.5));
         assert_eq!(row(r#"{"n": -3}"#).n, Some(-3.0));
         assert_eq!(row(r#"{"n": " 12.25 "}"#).n, Some(12.25));
-        for missing in [r#"{"n": null}"#, r#"{"n": "abc"}"#, r#"{"n": true}"#, r#"{"n": [1]}"#, r#"{"n": {"a": 1}}"#, "{}"] {
+        for missing in
+            [r#"{"n": null}"#, r#"{"n": "abc"}"#, r#"{"n": true}"#, r#"{"n": [1]}"#, r#"{"n": {"a": 1}}"#, "{}"]
+        {
             assert_eq!(row(missing).n, None, "{missing}");
         }
     }

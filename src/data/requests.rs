@@ -103,9 +103,13 @@ mod tests {
 
     #[test]
     fn only_given_options_are_sent() {
-        let options = AccountsDetailOptions { with_transactions: Some(true), days: Some("Days365".into()), ..Default::default() };
+        let options =
+            AccountsDetailOptions { with_transactions: Some(true), days: Some("Days365".into()), ..Default::default() };
         options.validate().unwrap();
-        assert_eq!(options.body("r"), json!({"RequestId": "r", "WithTransactions": true, "DaysOfTransactions": "Days365"}));
+        assert_eq!(
+            options.body("r"),
+            json!({"RequestId": "r", "WithTransactions": true, "DaysOfTransactions": "Days365"})
+        );
         assert_eq!(AccountsSummaryOptions::default().body("r"), json!({"RequestId": "r"}));
     }
 

@@ -102,7 +102,12 @@ fn describe(challenge: &SecurityChallenge) -> String {
 }
 
 /// Calls the caller's `on_challenge` with a `Challenge` and reads the answers it returns.
-pub(crate) fn call_handler(py: Python<'_>, handler: &Bound<'_, PyAny>, client: &Client, challenge: Challenge) -> Result<Answers, Error> {
+pub(crate) fn call_handler(
+    py: Python<'_>,
+    handler: &Bound<'_, PyAny>,
+    client: &Client,
+    challenge: Challenge,
+) -> Result<Answers, Error> {
     let handler_error = |err: PyErr| Error::Handler(Arc::new(err));
     let challenge = Bound::new(py, PyChallenge::new(client.clone(), challenge)).map_err(handler_error)?;
     let answers = handler.call1((challenge,)).map_err(handler_error)?;

@@ -44,7 +44,12 @@ impl PyClient {
     }
 
     /// Runs the challenge loop from `request`, calling `on_challenge` for each challenge.
-    fn sequence(&self, py: Python<'_>, request: AuthorizeRequest, on_challenge: Option<Bound<'_, PyAny>>) -> PyResult<Py<PySession>> {
+    fn sequence(
+        &self,
+        py: Python<'_>,
+        request: AuthorizeRequest,
+        on_challenge: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PySession>> {
         let client = self.client.clone();
         let session = blocking::run(
             py,
@@ -63,7 +68,8 @@ impl PyClient {
 
     fn step(&self, py: Python<'_>, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let step = blocking::run_plain(py, async move { client.authorize(request).await })?.map_err(|e| self.error(py, e))?;
+        let step =
+            blocking::run_plain(py, async move { client.authorize(request).await })?.map_err(|e| self.error(py, e))?;
         step_to_py(py, &self.client, step)
     }
 }
@@ -225,7 +231,13 @@ impl PyClient {
 
     /// ``authorize_saved`` with its challenges answered by ``on_challenge``.
     #[pyo3(signature = (login_id, *, on_challenge=None, save=false))]
-    fn login_saved(&self, py: Python<'_>, login_id: String, on_challenge: Option<Bound<'_, PyAny>>, save: bool) -> PyResult<Py<PySession>> {
+    fn login_saved(
+        &self,
+        py: Python<'_>,
+        login_id: String,
+        on_challenge: Option<Bound<'_, PyAny>>,
+        save: bool,
+    ) -> PyResult<Py<PySession>> {
         self.sequence(py, AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
     }
 
@@ -275,7 +287,8 @@ impl PyClient {
     /// a dict, or ``{"Message": text}`` when it answered in plain text.
     fn delete_login<'py>(&self, py: Python<'py>, login_id: String) -> PyResult<Bound<'py, PyAny>> {
         let client = self.client.clone();
-        let raw = blocking::run_plain(py, async move { client.delete_login(&login_id).await })?.map_err(|e| self.error(py, e))?;
+        let raw = blocking::run_plain(py, async move { client.delete_login(&login_id).await })?
+            .map_err(|e| self.error(py, e))?;
         match raw.to_value() {
             Ok(value) => convert::to_python(py, &value),
             Err(_) => {

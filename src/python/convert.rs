@@ -43,12 +43,14 @@ pub(crate) fn answers(mapping: &Bound<'_, PyAny>) -> Result<Answers, Error> {
     let mapping = mapping
         .cast::<PyMapping>()
         .map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
-    let items = mapping.items().map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
+    let items =
+        mapping.items().map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
     let mut answers = Answers::new();
     for item in items.iter() {
         let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
             item.extract().map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
-        let key: String = key.extract().map_err(|_| Error::invalid_answer("answers", "keys must be strings (the prompts)"))?;
+        let key: String =
+            key.extract().map_err(|_| Error::invalid_answer("answers", "keys must be strings (the prompts)"))?;
         let values = if let Ok(text) = value.cast::<PyString>() {
             vec![text.to_string()]
         } else {

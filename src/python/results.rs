@@ -87,7 +87,12 @@ impl PyInvestments {
             cash: t.cash,
             request_id: t.request_id,
             raw: parts.raw,
-            tables: [table(py, t.accounts)?, table(py, t.positions)?, table(py, t.transactions)?, table(py, t.securities)?],
+            tables: [
+                table(py, t.accounts)?,
+                table(py, t.positions)?,
+                table(py, t.transactions)?,
+                table(py, t.securities)?,
+            ],
         })
     }
 }
@@ -153,7 +158,12 @@ impl PyInvestments {
         let number = |x: Option<f64>| x.map_or("None".to_owned(), |x| x.to_string());
         format!(
             "Investments(value={}, cash={}, accounts={}, positions={}, transactions={}, securities={})",
-            number(self.value), number(self.cash), rows(0), rows(1), rows(2), rows(3)
+            number(self.value),
+            number(self.cash),
+            rows(0),
+            rows(1),
+            rows(2),
+            rows(3)
         )
     }
 }
@@ -196,7 +206,9 @@ impl PyAttributes {
     /// Reads an attributes payload from its JSON (``bytes``, ``bytearray`` or ``str``).
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, |raw| Ok(AttributesParts::from(Payload { data: Attributes::parse(raw.bytes())?, raw })))?;
+        let parts = read_json(py, data, |raw| {
+            Ok(AttributesParts::from(Payload { data: Attributes::parse(raw.bytes())?, raw }))
+        })?;
         PyAttributes::new(py, parts)
     }
 

@@ -60,7 +60,9 @@ impl PySandbox {
         let defaults = SandboxConfig::default();
         let config = SandboxConfig {
             customer_id: customer_id.unwrap_or(defaults.customer_id),
-            host: host.parse().map_err(|_| PyValueError::new_err(format!("host must be an IP address, not {host:?}")))?,
+            host: host
+                .parse()
+                .map_err(|_| PyValueError::new_err(format!("host must be an IP address, not {host:?}")))?,
             port,
             pending_polls,
             pending_seconds,
@@ -74,7 +76,8 @@ impl PySandbox {
             api_key: api_key.clone(),
             ..defaults
         };
-        let server = Sandbox::start(config).map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
+        let server =
+            Sandbox::start(config).map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
         Ok(PySandbox {
             url: server.url(),
             customer_id: server.customer_id().to_owned(),
@@ -150,8 +153,12 @@ impl PySandbox {
     #[pyo3(signature = (**options))]
     fn client(&self, py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
         let kwargs = options.unwrap_or_else(|| PyDict::new(py));
-        for (name, value) in [("base_url", Some(&self.url)), ("customer_id", Some(&self.customer_id)),
-                              ("api_key", self.api_key.as_ref()), ("secret_key", self.secret_key.as_ref())] {
+        for (name, value) in [
+            ("base_url", Some(&self.url)),
+            ("customer_id", Some(&self.customer_id)),
+            ("api_key", self.api_key.as_ref()),
+            ("secret_key", self.secret_key.as_ref()),
+        ] {
             if !kwargs.contains(name)? {
                 kwargs.set_item(name, value)?;
             }

@@ -7,7 +7,8 @@ use super::challenge::PyChallenge;
 use super::convert;
 use super::errors::to_py;
 use super::results::{
-    AccountsParts, AttributesParts, InvestmentsParts, PyAccounts, PyAttributes, PyInvestments, PyStatements, StatementsParts,
+    AccountsParts, AttributesParts, InvestmentsParts, PyAccounts, PyAttributes, PyInvestments, PyStatements,
+    StatementsParts,
 };
 use crate::authorize::{Session, Step};
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
@@ -102,25 +103,38 @@ impl PySession {
             number_of_banking_statements,
         };
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts = self.run(py, async move { client.accounts_detail(&session, &options).await.map(AccountsParts::from) })?;
+        let parts =
+            self.run(py, async move { client.accounts_detail(&session, &options).await.map(AccountsParts::from) })?;
         PyAccounts::new(py, parts)
     }
 
     /// GetAccountsSummary (202 polled): accounts as a table.
     #[pyo3(signature = (*, with_balance=None, with_account_identity=None))]
-    fn accounts_summary(&self, py: Python<'_>, with_balance: Option<bool>, with_account_identity: Option<bool>) -> PyResult<PyAccounts> {
+    fn accounts_summary(
+        &self,
+        py: Python<'_>,
+        with_balance: Option<bool>,
+        with_account_identity: Option<bool>,
+    ) -> PyResult<PyAccounts> {
         let options = AccountsSummaryOptions { with_balance, with_account_identity };
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts = self.run(py, async move { client.accounts_summary(&session, &options).await.map(AccountsParts::from) })?;
+        let parts =
+            self.run(py, async move { client.accounts_summary(&session, &options).await.map(AccountsParts::from) })?;
         PyAccounts::new(py, parts)
     }
 
     /// GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or ``"Months12"``.
     #[pyo3(signature = (*, number_of_statements=None, accounts_filter=None))]
-    fn statements(&self, py: Python<'_>, number_of_statements: Option<String>, accounts_filter: Option<Vec<String>>) -> PyResult<PyStatements> {
+    fn statements(
+        &self,
+        py: Python<'_>,
+        number_of_statements: Option<String>,
+        accounts_filter: Option<Vec<String>>,
+    ) -> PyResult<PyStatements> {
         let options = StatementsOptions { number_of_statements, accounts_filter: accounts_filter.unwrap_or_default() };
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts = self.run(py, async move { client.statements(&session, &options).await.map(StatementsParts::from) })?;
+        let parts =
+            self.run(py, async move { client.statements(&session, &options).await.map(StatementsParts::from) })?;
         PyStatements::new(py, parts)
     }
 
@@ -139,7 +153,8 @@ impl PySession {
         let query = convert::attributes_query(attributes.as_ref(), package, filters.as_ref(), detail, account_filter)
             .map_err(|e| to_py(py, e, Some(&self.client)))?;
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts = self.run(py, async move { client.attributes(&session, &query).await.map(AttributesParts::from) })?;
+        let parts =
+            self.run(py, async move { client.attributes(&session, &query).await.map(AttributesParts::from) })?;
         PyAttributes::new(py, parts)
     }
 

@@ -91,8 +91,12 @@ impl PyTable {
 
     /// One column as a list (values as in ``to_records``).
     fn column<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
-        let data = self.table.column(name).ok_or_else(|| PyKeyError::new_err(format!("no column {name:?}; columns: {:?}", self.table.names())))?;
-        let values: Vec<Bound<'py, PyAny>> = (0..self.table.rows).map(|row| cell(py, data, row)).collect::<PyResult<_>>()?;
+        let data = self
+            .table
+            .column(name)
+            .ok_or_else(|| PyKeyError::new_err(format!("no column {name:?}; columns: {:?}", self.table.names())))?;
+        let values: Vec<Bound<'py, PyAny>> =
+            (0..self.table.rows).map(|row| cell(py, data, row)).collect::<PyResult<_>>()?;
         PyList::new(py, values)
     }
 
@@ -114,7 +118,11 @@ impl PyTable {
     /// The Arrow PyCapsule stream interface. The requested schema is not honoured: the table
     /// always comes in its own types.
     #[pyo3(signature = (requested_schema=None))]
-    fn __arrow_c_stream__<'py>(&self, py: Python<'py>, requested_schema: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyCapsule>> {
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
         let table = Arc::clone(&self.table);
         let stream = py

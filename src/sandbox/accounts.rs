@@ -10,23 +10,15 @@ use axum::response::Response;
 use serde::{Serialize, Serializer};
 
 use super::body::Body;
-use super::generator::{
-    dash_date, BankAccount, BankTransaction, Banking, Cents, Description, Guid,
-};
+use super::generator::{dash_date, BankAccount, BankTransaction, Banking, Cents, Description, Guid};
 use super::operation::{Operation, Step};
 use super::reply::{self, ApiError, Link, LoginBody};
 use super::state::{Session, Shared};
 use super::users::{INSTITUTION, INSTITUTION_ID};
 
-pub(crate) const DETAIL: Operation = Operation {
-    name: "GetAccountsDetail",
-    async_rel: "GetAccountsDetailAsync",
-};
+pub(crate) const DETAIL: Operation = Operation { name: "GetAccountsDetail", async_rel: "GetAccountsDetailAsync" };
 
-const SUMMARY: Operation = Operation {
-    name: "GetAccountsSummary",
-    async_rel: "GetAccountsSummaryAsync",
-};
+const SUMMARY: Operation = Operation { name: "GetAccountsSummary", async_rel: "GetAccountsSummaryAsync" };
 
 /// The statement counts `NumberOfBankingStatements` and `NumberOfStatements` take.
 pub(crate) const STATEMENT_COUNTS: [&str; 3] = ["MostRecent", "Months3", "Months12"];
@@ -87,10 +79,9 @@ fn answer_detail(shared: &Shared, step: Step<DetailOptions>) -> Response {
     let banking = shared.data.banking(&shared.config, &ready.login_id);
     let accounts = selected(&banking, options.filter.as_deref())
         .map(|account| DetailAccount {
-            transactions: options.transactions.then_some(Transactions {
-                list: &account.transactions,
-                days: options.days,
-            }),
+            transactions: options
+                .transactions
+                .then_some(Transactions { list: &account.transactions, days: options.days }),
             transit_number: &account.transit_number,
             institution_number: account.institution_number,
             overdraft_limit: account.overdraft_limit,
@@ -127,8 +118,7 @@ pub(crate) fn selected<'a>(
         None => true,
         Some(ids) => {
             let id = account.id.to_string();
-            ids.iter()
-                .any(|wanted| wanted.trim().eq_ignore_ascii_case(&id))
+            ids.iter().any(|wanted| wanted.trim().eq_ignore_ascii_case(&id))
         }
     })
 }
@@ -163,10 +153,8 @@ pub(crate) async fn summary_async(
     Ok(answer_summary(&shared, step))
 }
 
-const SUMMARY_LINKS: [Link; 2] = [
-    Link::new("AccountsDetail", "/GetAccountsDetail"),
-    Link::new("Statements", "/GetStatements"),
-];
+const SUMMARY_LINKS: [Link; 2] =
+    [Link::new("AccountsDetail", "/GetAccountsDetail"), Link::new("Statements", "/GetStatements")];
 
 fn answer_summary(shared: &Shared, step: Step<SummaryOptions>) -> Response {
     let (ready, options) = match step {
@@ -187,9 +175,7 @@ fn answer_summary(shared: &Shared, step: Step<SummaryOptions>) -> Response {
             category: account.category,
             kind: account.kind,
             currency: "CAD",
-            holder: options.identity.then_some(NameOnly {
-                name: &banking.holder.name,
-            }),
+            holder: options.identity.then_some(NameOnly { name: &banking.holder.name }),
             account_type: "Personal",
             id: account.id,
         })
@@ -208,11 +194,7 @@ fn answer_summary(shared: &Shared, step: Step<SummaryOptions>) -> Response {
 }
 
 fn balance(account: &BankAccount) -> BalanceBody {
-    BalanceBody {
-        available: account.available,
-        current: account.current,
-        limit: account.limit,
-    }
+    BalanceBody { available: account.available, current: account.current, limit: account.limit }
 }
 
 fn holder(banking: &Banking) -> HolderBody<'_> {
@@ -309,11 +291,7 @@ impl Serialize for Transactions<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let days = self.days;
         serializer.collect_seq(
-            self.list
-                .iter()
-                .rev()
-                .take_while(|transaction| transaction.day < days)
-                .map(TransactionBody::from),
+            self.list.iter().rev().take_while(|transaction| transaction.day < days).map(TransactionBody::from),
         )
     }
 }

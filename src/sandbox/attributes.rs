@@ -16,9 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
 use super::body::{field, string_list, Body};
-use super::catalogue::{
-    self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES,
-};
+use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
 use super::generator::{slash_date, Banking, Cents, Description, Guid};
 use super::keys;
 use super::reply::{self, ApiError, LoginBody, LAST_REFRESH, OPERATION_PENDING};
@@ -46,10 +44,7 @@ pub(crate) async fn use_case(
     keys::check_api_key(&shared, &headers)?;
     let (key, names) = package(&shared, &operation)?;
     let request = Request {
-        groups: vec![(
-            USE_CASE_GROUP.to_owned(),
-            names.into_iter().filter_map(catalogue::find).collect(),
-        )],
+        groups: vec![(USE_CASE_GROUP.to_owned(), names.into_iter().filter_map(catalogue::find).collect())],
         categories: None,
         accounts: None,
         detail: Vec::new(),
@@ -69,14 +64,8 @@ pub(crate) async fn custom(
 }
 
 /// The operation's pending key and attribute names, or why the customer cannot call it.
-fn package(
-    shared: &Shared,
-    operation: &str,
-) -> Result<(&'static str, Vec<&'static str>), ApiError> {
-    if let Some((name, names)) = PACKAGES
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(operation))
-    {
+fn package(shared: &Shared, operation: &str) -> Result<(&'static str, Vec<&'static str>), ApiError> {
+    if let Some((name, names)) = PACKAGES.iter().find(|(name, _)| name.eq_ignore_ascii_case(operation)) {
         return Ok((name, names.to_vec()));
     }
     if ALL_ATTRIBUTES.eq_ignore_ascii_case(operation) {
@@ -88,10 +77,7 @@ fn package(
         }
         return Ok((ALL_ATTRIBUTES, CATALOGUE.iter().map(|a| a.name).collect()));
     }
-    if let Some(name) = BUSINESS_OPERATIONS
-        .iter()
-        .find(|name| name.eq_ignore_ascii_case(operation))
-    {
+    if let Some(name) = BUSINESS_OPERATIONS.iter().find(|name| name.eq_ignore_ascii_case(operation)) {
         return Err(ApiError::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "METHOD_NOT_AVAILABLE",
@@ -128,9 +114,7 @@ fn parse(body: &Body) -> Result<Request, ApiError> {
         .collect::<Result<Vec<_>, ApiError>>()?;
     let filters = object(body, "Filters")?;
     let options = object(body, "Options")?;
-    let list = |map: Option<&Map<String, Json>>, key: &str, name: &str| match map
-        .and_then(|map| field(map, key))
-    {
+    let list = |map: Option<&Map<String, Json>>, key: &str, name: &str| match map.and_then(|map| field(map, key)) {
         Some(value) => string_list(name, value),
         None => Ok(None),
     };
@@ -148,9 +132,7 @@ fn attributes(names: &[String]) -> Result<Vec<&'static Attribute>, ApiError> {
     names
         .iter()
         .map(|name| {
-            catalogue::find(name).ok_or_else(|| {
-                ApiError::invalid_request(format!("Unknown attribute name {name:?}"))
-            })
+            catalogue::find(name).ok_or_else(|| ApiError::invalid_request(format!("Unknown attribute name {name:?}")))
         })
         .collect()
 }
@@ -159,9 +141,7 @@ fn object<'a>(body: &'a Body, key: &str) -> Result<Option<&'a Map<String, Json>>
     match body.get(key) {
         None => Ok(None),
         Some(Json::Object(map)) => Ok(Some(map)),
-        Some(_) => Err(ApiError::invalid_request(format!(
-            "{key} must be an object"
-        ))),
+        Some(_) => Err(ApiError::invalid_request(format!("{key} must be an object"))),
     }
 }
 
@@ -182,10 +162,7 @@ fn answer(
         if let Some(wait) = session.pending(key, &shared.config, request_id, None) {
             return Ok(wait);
         }
-        (
-            session.login_id.clone().unwrap_or_default(),
-            session.user.username,
-        )
+        (session.login_id.clone().unwrap_or_default(), session.user.username)
     };
     let banking = shared.data.banking(&shared.config, &login_id);
     let scope = Scope::new(included(&banking, &request));
@@ -198,10 +175,7 @@ fn answer(
                 .filter(|attribute| request.detail.contains(&attribute.name))
                 .map(|attribute| DetailBody {
                     attribute: attribute.name,
-                    transactions: (attribute.behind)(&scope)
-                        .iter()
-                        .map(DetailTransaction::from)
-                        .collect(),
+                    transactions: (attribute.behind)(&scope).iter().map(DetailTransaction::from).collect(),
                 })
                 .collect();
             GroupBody {
@@ -212,10 +186,7 @@ fn answer(
                     login_id.as_bytes(),
                     name.as_bytes(),
                 ]),
-                values: attributes
-                    .iter()
-                    .map(|attribute| (attribute.name, (attribute.value)(&scope)))
-                    .collect(),
+                values: attributes.iter().map(|attribute| (attribute.name, (attribute.value)(&scope))).collect(),
                 detail: (!detail.is_empty()).then_some(detail),
             }
         })
@@ -239,16 +210,13 @@ fn answer(
 fn included<'a>(banking: &'a Banking, request: &Request) -> Vec<&'a super::generator::BankAccount> {
     let named = |list: &Option<Vec<String>>, value: &str| match list {
         None => true,
-        Some(list) => list
-            .iter()
-            .any(|item| item.trim().eq_ignore_ascii_case(value)),
+        Some(list) => list.iter().any(|item| item.trim().eq_ignore_ascii_case(value)),
     };
     banking
         .accounts
         .iter()
         .filter(|account| {
-            named(&request.categories, account.category)
-                && named(&request.accounts, &account.id.to_string())
+            named(&request.categories, account.category) && named(&request.accounts, &account.id.to_string())
         })
         .collect()
 }

@@ -59,24 +59,14 @@ fn credentials(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
         )));
     }
     let user = users::find(username).ok_or_else(|| {
-        ApiError::unauthorized(
-            "INVALID_USERNAME",
-            format!("The username {username:?} is not known at {INSTITUTION}"),
-        )
+        ApiError::unauthorized("INVALID_USERNAME", format!("The username {username:?} is not known at {INSTITUTION}"))
     })?;
     if password != PASSWORD {
-        return Err(ApiError::unauthorized(
-            "INVALID_PASSWORD",
-            "The password is not correct",
-        ));
+        return Err(ApiError::unauthorized("INVALID_PASSWORD", "The password is not correct"));
     }
     match &user.outcome {
         Outcome::Refused { code, message } => Err(ApiError::unauthorized(code, *message)),
-        Outcome::Flow(rounds) => Ok(begin(
-            shared,
-            Session::new(user, None, save, tag(body)),
-            rounds,
-        )),
+        Outcome::Flow(rounds) => Ok(begin(shared, Session::new(user, None, save, tag(body)), rounds)),
     }
 }
 
@@ -88,45 +78,31 @@ fn by_login_id(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
     body.flag("ScheduleRefresh")?;
     let saved = shared.lock().saved_login(login_id);
     let (user, login_id) = saved.ok_or_else(|| {
-        ApiError::unauthorized(
-            "INVALID_LOGIN",
-            format!("No saved connection has LoginId {login_id}"),
-        )
+        ApiError::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
     let flow: &'static [Round] = if cached { &[] } else { user.saved_flow() };
-    Ok(begin(
-        shared,
-        Session::new(user, Some(login_id), true, tag(body)),
-        flow,
-    ))
+    Ok(begin(shared, Session::new(user, Some(login_id), true, tag(body)), flow))
 }
 
 fn answer(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
     let request_id = body.required("RequestId")?;
-    let responses = body.security_responses()?.ok_or_else(|| {
-        ApiError::invalid_request("SecurityResponses is required with a RequestId")
-    })?;
+    let responses = body
+        .security_responses()?
+        .ok_or_else(|| ApiError::invalid_request("SecurityResponses is required with a RequestId"))?;
     let mut inner = shared.lock();
-    let session = inner
-        .session(request_id, shared.config.session_ttl)
-        .map_err(|missing| missing_session(missing, request_id))?;
+    let session =
+        inner.session(request_id, shared.config.session_ttl).map_err(|missing| missing_session(missing, request_id))?;
     let (flow, round) = match session.stage {
         Stage::Challenged { flow, round } => (flow, round),
         Stage::Open => {
-            return Err(ApiError::bad_request(
-                "ALREADY_AUTHORIZED",
-                "This RequestId is already authorized",
-            )
-            .with_request_id(request_id))
+            return Err(ApiError::bad_request("ALREADY_AUTHORIZED", "This RequestId is already authorized")
+                .with_request_id(request_id))
         }
     };
     judge(&flow[round], &responses).map_err(|error| error.with_request_id(request_id))?;
     // The same RequestId carries on through every round, as in the flows the service shows.
     if let Some(next) = flow.get(round + 1) {
-        session.stage = Stage::Challenged {
-            flow,
-            round: round + 1,
-        };
+        session.stage = Stage::Challenged { flow, round: round + 1 };
         return Ok(challenged(request_id, next, session.tag.as_ref()));
     }
     let session = inner.open(request_id).expect("the session was found above");
@@ -138,23 +114,15 @@ fn answer(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
 fn judge(challenges: &[Challenge], responses: &[(&str, Vec<String>)]) -> Result<(), ApiError> {
     let mut given: Vec<Vec<&[String]>> = vec![Vec::new(); challenges.len()];
     for (key, answer) in responses {
-        let index =
-            challenges
-                .iter()
-                .position(|challenge| challenge.is_keyed_by(key))
-                .ok_or_else(|| {
-                    ApiError::unauthorized(
+        let index = challenges.iter().position(|challenge| challenge.is_keyed_by(key)).ok_or_else(|| {
+            ApiError::unauthorized(
                 "UNKNOWN_CHALLENGE_KEY",
                 format!("{key:?} is not the prompt (or TextOrCall choice) of a pending challenge"),
             )
-                })?;
+        })?;
         given[index].push(answer);
     }
-    if let Some((challenge, _)) = challenges
-        .iter()
-        .zip(&given)
-        .find(|(_, answers)| answers.is_empty())
-    {
+    if let Some((challenge, _)) = challenges.iter().zip(&given).find(|(_, answers)| answers.is_empty()) {
         return Err(ApiError::unauthorized(
             "SECURITYRESPONSES_INCOMPLETE",
             format!("No answer was given to {:?}", challenge.prompt),

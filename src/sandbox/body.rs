@@ -15,12 +15,8 @@ impl Body {
     pub fn parse(bytes: &[u8]) -> Result<Body, ApiError> {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(map)) => Ok(Body(map)),
-            Ok(_) => Err(ApiError::invalid_request(
-                "The request body must be a JSON object",
-            )),
-            Err(error) => Err(ApiError::invalid_request(format!(
-                "The request body is not valid JSON: {error}"
-            ))),
+            Ok(_) => Err(ApiError::invalid_request("The request body must be a JSON object")),
+            Err(error) => Err(ApiError::invalid_request(format!("The request body is not valid JSON: {error}"))),
         }
     }
 
@@ -28,11 +24,7 @@ impl Body {
     pub fn get(&self, key: &str) -> Option<&Value> {
         let value = match self.0.get(key) {
             Some(value) => Some(value),
-            None => self
-                .0
-                .iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case(key))
-                .map(|(_, value)| value),
+            None => self.0.iter().find(|(name, _)| name.eq_ignore_ascii_case(key)).map(|(_, value)| value),
         };
         value.filter(|value| !value.is_null())
     }
@@ -53,8 +45,7 @@ impl Body {
 
     /// A required string field.
     pub fn required(&self, key: &str) -> Result<&str, ApiError> {
-        self.string(key)?
-            .ok_or_else(|| ApiError::invalid_request(format!("{key} is required")))
+        self.string(key)?.ok_or_else(|| ApiError::invalid_request(format!("{key} is required")))
     }
 
     /// A boolean field: `true`/`false`, or those words as strings in any case.
@@ -63,12 +54,8 @@ impl Body {
             None => Ok(None),
             Some(Value::Bool(flag)) => Ok(Some(*flag)),
             Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("true") => Ok(Some(true)),
-            Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("false") => {
-                Ok(Some(false))
-            }
-            Some(_) => Err(ApiError::invalid_request(format!(
-                "{key} must be true or false"
-            ))),
+            Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("false") => Ok(Some(false)),
+            Some(_) => Err(ApiError::invalid_request(format!("{key} must be true or false"))),
         }
     }
 
@@ -81,24 +68,13 @@ impl Body {
     }
 
     /// One of `allowed` (compared case-insensitively, returned as spelled in `allowed`).
-    pub fn choice(
-        &self,
-        key: &str,
-        allowed: &[&'static str],
-    ) -> Result<Option<&'static str>, ApiError> {
+    pub fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, ApiError> {
         let Some(text) = self.string(key)? else {
             return Ok(None);
         };
-        allowed
-            .iter()
-            .find(|choice| choice.eq_ignore_ascii_case(text.trim()))
-            .map(|choice| Some(*choice))
-            .ok_or_else(|| {
-                ApiError::invalid_request(format!(
-                    "{key} must be one of {}, not {text:?}",
-                    allowed.join(", ")
-                ))
-            })
+        allowed.iter().find(|choice| choice.eq_ignore_ascii_case(text.trim())).map(|choice| Some(*choice)).ok_or_else(
+            || ApiError::invalid_request(format!("{key} must be one of {}, not {text:?}", allowed.join(", "))),
+        )
     }
 
     /// `SecurityResponses`: prompt → array of strings, in the order sent.
@@ -107,16 +83,11 @@ impl Body {
         let map = match self.get(KEY) {
             None => return Ok(None),
             Some(Value::Object(map)) => map,
-            Some(_) => {
-                return Err(ApiError::invalid_request(format!(
-                    "{KEY} must be an object"
-                )))
-            }
+            Some(_) => return Err(ApiError::invalid_request(format!("{KEY} must be an object"))),
         };
         let mut responses = Vec::with_capacity(map.len());
         for (key, value) in map {
-            let not_strings =
-                || ApiError::invalid_request(format!("{KEY}[{key:?}] must be an array of strings"));
+            let not_strings = || ApiError::invalid_request(format!("{KEY}[{key:?}] must be an array of strings"));
             let items = value.as_array().ok_or_else(not_strings)?;
             let answer = items
                 .iter()
@@ -144,10 +115,6 @@ pub(crate) fn string_list(key: &str, value: &Value) -> Result<Option<Vec<String>
 /// The value of `key` in a nested object, matched the way [`Body::get`] matches.
 pub(crate) fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     map.get(key)
-        .or_else(|| {
-            map.iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case(key))
-                .map(|(_, value)| value)
-        })
+        .or_else(|| map.iter().find(|(name, _)| name.eq_ignore_ascii_case(key)).map(|(_, value)| value))
         .filter(|value| !value.is_null())
 }

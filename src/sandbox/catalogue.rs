@@ -62,12 +62,7 @@ impl<'a> Scope<'a> {
     pub fn new(accounts: Vec<&'a BankAccount>) -> Scope<'a> {
         let mut rows: Vec<Row<'a>> = accounts
             .iter()
-            .flat_map(|account| {
-                account.transactions.iter().map(move |transaction| Row {
-                    account,
-                    transaction,
-                })
-            })
+            .flat_map(|account| account.transactions.iter().map(move |transaction| Row { account, transaction }))
             .collect();
         rows.sort_by_key(Row::order);
         Scope { accounts, rows }
@@ -168,9 +163,7 @@ fn balance_holder<'a>(scope: &Scope<'a>, pick: fn(i64, i64) -> bool) -> Vec<Row<
 fn latest_payroll<'a>(scope: &Scope<'a>) -> Option<Row<'a>> {
     let payrolls = scope.matching(payroll);
     let newest = payrolls.iter().map(|row| row.transaction.day).min()?;
-    payrolls
-        .into_iter()
-        .find(|row| row.transaction.day == newest)
+    payrolls.into_iter().find(|row| row.transaction.day == newest)
 }
 
 /// The catalogue, in the order `GetAllAttributes` answers with.
@@ -285,9 +278,7 @@ pub(crate) const CATALOGUE: &[Attribute] = &[
         description: "Mean payroll deposit",
         value: |scope| {
             let rows = scope.matching(payroll);
-            none_if_empty(&rows, || {
-                Value::Money(divide_rounded(sum(&rows, Row::credit), rows.len() as i64))
-            })
+            none_if_empty(&rows, || Value::Money(divide_rounded(sum(&rows, Row::credit), rows.len() as i64)))
         },
         behind: |scope| scope.matching(payroll),
     },
@@ -410,8 +401,7 @@ pub(crate) const PACKAGES: &[(&str, &[&str])] = &[
 pub(crate) const ALL_ATTRIBUTES: &str = "GetAllAttributes";
 
 /// Business use-case operations: named by the service, not offered by the sandbox.
-pub(crate) const BUSINESS_OPERATIONS: &[&str] =
-    &["GetBusinessAnalysisAttributes", "GetAllBusinessAttributes"];
+pub(crate) const BUSINESS_OPERATIONS: &[&str] = &["GetBusinessAnalysisAttributes", "GetAllBusinessAttributes"];
 
 pub(crate) fn find(name: &str) -> Option<&'static Attribute> {
     CATALOGUE.iter().find(|attribute| attribute.name == name)
@@ -419,10 +409,7 @@ pub(crate) fn find(name: &str) -> Option<&'static Attribute> {
 
 /// Every attribute the sandbox computes: (name, one-line description), in catalogue order.
 pub fn attribute_catalogue() -> Vec<(&'static str, &'static str)> {
-    CATALOGUE
-        .iter()
-        .map(|attribute| (attribute.name, attribute.description))
-        .collect()
+    CATALOGUE.iter().map(|attribute| (attribute.name, attribute.description)).collect()
 }
 
 /// Every attribute operation of the sandbox and the names it answers with (group `Card`), the
@@ -431,10 +418,7 @@ pub fn attribute_packages() -> Vec<(&'static str, Vec<&'static str>)> {
     PACKAGES
         .iter()
         .map(|(operation, names)| (*operation, names.to_vec()))
-        .chain(std::iter::once((
-            ALL_ATTRIBUTES,
-            CATALOGUE.iter().map(|attribute| attribute.name).collect(),
-        )))
+        .chain(std::iter::once((ALL_ATTRIBUTES, CATALOGUE.iter().map(|attribute| attribute.name).collect())))
         .collect()
 }
 

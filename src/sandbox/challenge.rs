@@ -38,28 +38,17 @@ pub(crate) enum Check {
     TextOrCall,
     /// A question picked from `Iterables` and a non-empty answer to it. `sample` is the index of
     /// the question used in the documented answer, so the sample answers pick distinct ones.
-    PickQuestion {
-        sample: usize,
-        sample_answer: &'static str,
-    },
+    PickQuestion { sample: usize, sample_answer: &'static str },
     /// The end user confirmed on the trusted device.
     Verified,
 }
 
 impl Challenge {
     pub fn new(kind: &'static str, prompt: &'static str, check: Check) -> Challenge {
-        Challenge {
-            kind,
-            prompt,
-            iterables: Vec::new(),
-            check,
-        }
+        Challenge { kind, prompt, iterables: Vec::new(), check }
     }
 
-    pub fn with_choices<S: Into<String>>(
-        mut self,
-        choices: impl IntoIterator<Item = S>,
-    ) -> Challenge {
+    pub fn with_choices<S: Into<String>>(mut self, choices: impl IntoIterator<Item = S>) -> Challenge {
         self.iterables = choices.into_iter().map(Into::into).collect();
         self
     }
@@ -85,10 +74,7 @@ impl Challenge {
                 let mut given: Vec<&str> = answer.iter().map(|choice| choice.trim()).collect();
                 given.sort_unstable();
                 given.dedup();
-                let mut wanted: Vec<&str> = indexes
-                    .iter()
-                    .map(|&i| self.iterables[i].as_str())
-                    .collect();
+                let mut wanted: Vec<&str> = indexes.iter().map(|&i| self.iterables[i].as_str()).collect();
                 wanted.sort_unstable();
                 given.len() == answer.len() && given == wanted
             }
@@ -108,18 +94,11 @@ impl Challenge {
         match &self.check {
             Check::Text(expected) => (prompt, vec![(*expected).to_owned()]),
             Check::Choice(index) => (prompt, vec![self.iterables[*index].clone()]),
-            Check::Choices(indexes) => (
-                prompt,
-                indexes.iter().map(|&i| self.iterables[i].clone()).collect(),
-            ),
+            Check::Choices(indexes) => (prompt, indexes.iter().map(|&i| self.iterables[i].clone()).collect()),
             Check::TextOrCall => (self.iterables[0].clone(), vec!["Text".to_owned()]),
-            Check::PickQuestion {
-                sample,
-                sample_answer,
-            } => (
-                prompt,
-                vec![self.iterables[*sample].clone(), (*sample_answer).to_owned()],
-            ),
+            Check::PickQuestion { sample, sample_answer } => {
+                (prompt, vec![self.iterables[*sample].clone(), (*sample_answer).to_owned()])
+            }
             Check::Verified => (prompt, vec!["VERIFIED".to_owned()]),
         }
     }
@@ -135,12 +114,8 @@ mod tests {
 
     #[test]
     fn choices_must_match_as_a_set() {
-        let challenge = Challenge::new(
-            MULTIPLE_CHOICE_MULTIPLE_ANSWERS,
-            "p",
-            Check::Choices(vec![0, 2]),
-        )
-        .with_choices(["a", "b", "c"]);
+        let challenge = Challenge::new(MULTIPLE_CHOICE_MULTIPLE_ANSWERS, "p", Check::Choices(vec![0, 2]))
+            .with_choices(["a", "b", "c"]);
         assert!(challenge.accepts(&strings(&["c", "a"])));
         assert!(!challenge.accepts(&strings(&["a"])));
         assert!(!challenge.accepts(&strings(&["a", "c", "c"])));

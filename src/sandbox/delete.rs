@@ -27,10 +27,7 @@ pub(crate) async fn delete_card(
 ) -> Result<Response, ApiError> {
     keys::check_api_key(&shared, &headers)?;
     if !shared.lock().delete_login(&login_id) {
-        return Err(ApiError::unauthorized(
-            "INVALID_LOGIN",
-            format!("No connection has LoginId {login_id}"),
-        ));
+        return Err(ApiError::unauthorized("INVALID_LOGIN", format!("No connection has LoginId {login_id}")));
     }
     shared.data.forget(&login_id);
     Ok(reply::json(

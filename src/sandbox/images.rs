@@ -20,9 +20,7 @@ const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
 pub(crate) fn images_base64() -> &'static [String] {
     static IMAGES: OnceLock<Vec<String>> = OnceLock::new();
     IMAGES.get_or_init(|| {
-        (0..IMAGE_COUNT)
-            .map(|index| base64::engine::general_purpose::STANDARD.encode(png(index)))
-            .collect()
+        (0..IMAGE_COUNT).map(|index| base64::engine::general_purpose::STANDARD.encode(png(index))).collect()
     })
 }
 
@@ -71,11 +69,7 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
 fn zlib_stored(data: &[u8]) -> Vec<u8> {
     // CMF 0x78 (deflate, 32K window), FLG 0x01: 0x7801 is a multiple of 31, as zlib requires.
     let mut out = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = if data.is_empty() {
-        vec![data]
-    } else {
-        data.chunks(0xffff).collect()
-    };
+    let blocks: Vec<&[u8]> = if data.is_empty() { vec![data] } else { data.chunks(0xffff).collect() };
     for (i, block) in blocks.iter().enumerate() {
         let last = i + 1 == blocks.len();
         out.push(u8::from(last)); // BFINAL, then BTYPE 00 (stored)
@@ -97,11 +91,7 @@ const fn crc_table() -> [u32; 256] {
         let mut c = n as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 {
-                0xedb8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
+            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
             k += 1;
         }
         table[n] = c;
@@ -150,10 +140,7 @@ mod tests {
     #[test]
     fn checksums_match_known_values() {
         // Reference values of the standard check string.
-        assert_eq!(
-            crc32_update(0xffff_ffff, b"123456789") ^ 0xffff_ffff,
-            0xcbf4_3926
-        );
+        assert_eq!(crc32_update(0xffff_ffff, b"123456789") ^ 0xffff_ffff, 0xcbf4_3926);
         assert_eq!(adler32(b"Wikipedia"), 0x11e6_0398);
     }
 

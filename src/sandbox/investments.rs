@@ -41,18 +41,11 @@ pub(crate) async fn investments(
         if let Some(wait) = session.pending(OPERATION, &shared.config, request_id, None) {
             return Ok(wait);
         }
-        (
-            session.login_id.clone().unwrap_or_default(),
-            session.user.username,
-        )
+        (session.login_id.clone().unwrap_or_default(), session.user.username)
     };
     let portfolio = shared.data.portfolio(&shared.config, &login_id);
     let body = InvestmentsBody {
-        accounts: portfolio
-            .accounts
-            .iter()
-            .map(|account| AccountBody::new(account, &portfolio))
-            .collect(),
+        accounts: portfolio.accounts.iter().map(|account| AccountBody::new(account, &portfolio)).collect(),
         securities: Securities(&portfolio.securities),
         value: portfolio.value(),
         cash: portfolio.cash(),
@@ -64,10 +57,7 @@ pub(crate) async fn investments(
             kind: None,
             id: &login_id,
         },
-        institution: InstitutionBody {
-            id: INSTITUTION_ID,
-            name: INSTITUTION,
-        },
+        institution: InstitutionBody { id: INSTITUTION_ID, name: INSTITUTION },
         request_id,
     };
     Ok(reply::json(StatusCode::OK, &body))
@@ -226,15 +216,7 @@ struct TradeDescription {
 
 impl std::fmt::Display for TradeDescription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} {} @ {}.{:02}",
-            self.verb,
-            self.quantity,
-            self.symbol,
-            self.price.0 / 100,
-            self.price.0 % 100
-        )
+        write!(f, "{} {} {} @ {}.{:02}", self.verb, self.quantity, self.symbol, self.price.0 / 100, self.price.0 % 100)
     }
 }
 

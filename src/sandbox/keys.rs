@@ -37,13 +37,7 @@ pub(crate) async fn generate_token(
     }
     let token = uuid::Uuid::new_v4().to_string();
     shared.lock().add_token(token.clone());
-    Ok(reply::json(
-        StatusCode::OK,
-        &TokenBody {
-            http_status_code: 200,
-            token,
-        },
-    ))
+    Ok(reply::json(StatusCode::OK, &TokenBody { http_status_code: 200, token }))
 }
 
 /// Authorize needs a fresh token when a secret key is configured; presenting one uses it up,
@@ -52,9 +46,7 @@ pub(crate) fn take_authorize_token(shared: &Shared, headers: &HeaderMap) -> Resu
     if shared.config.secret_key.is_none() {
         return Ok(());
     }
-    let token = header(headers, AUTH_HEADER)
-        .map(str::trim)
-        .unwrap_or_default();
+    let token = header(headers, AUTH_HEADER).map(str::trim).unwrap_or_default();
     if !token.is_empty() && shared.lock().take_token(&token.to_ascii_lowercase()) {
         return Ok(());
     }
@@ -68,10 +60,7 @@ pub(crate) fn take_authorize_token(shared: &Shared, headers: &HeaderMap) -> Resu
 pub(crate) fn check_api_key(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
     match &shared.config.api_key {
         Some(key) if header(headers, API_KEY_HEADER) != Some(key.as_str()) => {
-            Err(ApiError::unauthorized(
-                "UNAUTHORIZED",
-                format!("The {API_KEY_HEADER} header must carry the API key"),
-            ))
+            Err(ApiError::unauthorized("UNAUTHORIZED", format!("The {API_KEY_HEADER} header must carry the API key")))
         }
         _ => Ok(()),
     }

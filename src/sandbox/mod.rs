@@ -137,15 +137,12 @@ impl Sandbox {
         let listener = std::net::TcpListener::bind((config.host, config.port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let shared = Arc::new(Shared::new(config));
         let (stop, stopped) = oneshot::channel::<()>();
         let served = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name(format!("bankfeed-sandbox-{}", addr.port()))
-            .spawn(move || {
+        let thread =
+            std::thread::Builder::new().name(format!("bankfeed-sandbox-{}", addr.port())).spawn(move || {
                 runtime.block_on(async move {
                     // from_std needs a runtime context, hence inside block_on.
                     let listener = tokio::net::TcpListener::from_std(listener)?;
@@ -156,12 +153,7 @@ impl Sandbox {
                     serve_shared(listener, served, shutdown).await
                 })
             })?;
-        Ok(Sandbox {
-            addr,
-            shared,
-            stop: Some(stop),
-            thread: Some(thread),
-        })
+        Ok(Sandbox { addr, shared, stop: Some(stop), thread: Some(thread) })
     }
 
     /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
@@ -215,10 +207,7 @@ impl Drop for Sandbox {
 
 impl std::fmt::Debug for Sandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sandbox")
-            .field("url", &self.url())
-            .field("customer_id", &self.customer_id())
-            .finish()
+        f.debug_struct("Sandbox").field("url", &self.url()).field("customer_id", &self.customer_id()).finish()
     }
 }
 

@@ -107,9 +107,7 @@ impl Operation {
         options: T,
         on_ready: impl FnOnce(&mut Session),
     ) -> Step<T> {
-        if let Some(wait) =
-            session.pending(self.name, &shared.config, request_id, Some(self.async_rel))
-        {
+        if let Some(wait) = session.pending(self.name, &shared.config, request_id, Some(self.async_rel)) {
             return Step::Wait(wait);
         }
         on_ready(session);

@@ -15,8 +15,7 @@ pub(crate) fn one_page(lines: &[String]) -> Vec<u8> {
         "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
          /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>"
             .to_owned(),
-        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
-            .to_owned(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_owned(),
         format!("<< /Length {} >>\nstream\n{text}\nendstream", text.len()),
     ];
     // The binary comment line tells transfer tools the file is not plain text.
@@ -34,11 +33,7 @@ pub(crate) fn one_page(lines: &[String]) -> Vec<u8> {
         pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
     }
     pdf.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF",
-            objects.len() + 1
-        )
-        .as_bytes(),
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF", objects.len() + 1).as_bytes(),
     );
     pdf
 }
@@ -69,15 +64,7 @@ mod tests {
         let pdf = one_page(&["Account (1234)".to_owned()]);
         let text = String::from_utf8_lossy(&pdf);
         assert!(pdf.starts_with(b"%PDF-1.4") && pdf.ends_with(b"%%EOF"));
-        let start: usize = text
-            .rsplit("startxref\n")
-            .next()
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let start: usize = text.rsplit("startxref\n").next().unwrap().lines().next().unwrap().parse().unwrap();
         assert!(pdf[start..].starts_with(b"xref\n0 6\n"));
         let entries = &pdf[start + 9..start + 9 + 6 * 20];
         for (index, entry) in entries.chunks(20).enumerate().skip(1) {

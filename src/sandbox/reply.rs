@@ -26,12 +26,7 @@ pub(crate) struct ApiError {
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
-            request_id: None,
-        }
+        ApiError { status, code, message: message.into(), request_id: None }
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
@@ -123,11 +118,7 @@ struct AsyncPendingBody<'a> {
 pub(crate) fn pending_async(code: &str, request_id: &str, rel: &str) -> Response {
     let body = AsyncPendingBody {
         flinks_code: code,
-        links: [AsyncLink {
-            rel,
-            href: format!("/{rel}"),
-            example: format!("/{rel}/{request_id}"),
-        }],
+        links: [AsyncLink { rel, href: format!("/{rel}"), example: format!("/{rel}/{request_id}") }],
         http_status_code: 202,
         message: "Your operation is still processing",
         request_id,
@@ -145,11 +136,7 @@ pub(crate) struct Link {
 
 impl Link {
     pub const fn new(rel: &'static str, href: &'static str) -> Link {
-        Link {
-            rel,
-            href,
-            example: None,
-        }
+        Link { rel, href, example: None }
     }
 }
 

@@ -11,67 +11,28 @@ use axum::Router;
 
 use super::reply::ApiError;
 use super::state::Shared;
-use super::{
-    accounts, attributes, authorize, delete as delete_card, investments, keys, statements,
-    RecordedRequest,
-};
+use super::{accounts, attributes, authorize, delete as delete_card, investments, keys, statements, RecordedRequest};
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     // Every operation lives under /v3/{customerId}/; new ones are added here and get the
     // customer check for free.
     let operations = Router::new()
-        .route(
-            "/v3/{customer_id}/BankingServices/GenerateAuthorizeToken",
-            post(keys::generate_token),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/Authorize",
-            post(authorize::authorize),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/GetAccountsDetail",
-            post(accounts::detail),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/GetAccountsDetailAsync/{request_id}",
-            get(accounts::detail_async),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/GetAccountsSummary",
-            post(accounts::summary),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/GetAccountsSummaryAsync/{request_id}",
-            get(accounts::summary_async),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/GetStatements",
-            post(statements::statements),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/GetStatementsAsync/{request_id}",
-            get(statements::statements_async),
-        )
-        .route(
-            "/v3/{customer_id}/BankingServices/DeleteCard/{login_id}",
-            delete(delete_card::delete_card),
-        )
-        .route(
-            "/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}",
-            post(attributes::custom),
-        )
+        .route("/v3/{customer_id}/BankingServices/GenerateAuthorizeToken", post(keys::generate_token))
+        .route("/v3/{customer_id}/BankingServices/Authorize", post(authorize::authorize))
+        .route("/v3/{customer_id}/BankingServices/GetAccountsDetail", post(accounts::detail))
+        .route("/v3/{customer_id}/BankingServices/GetAccountsDetailAsync/{request_id}", get(accounts::detail_async))
+        .route("/v3/{customer_id}/BankingServices/GetAccountsSummary", post(accounts::summary))
+        .route("/v3/{customer_id}/BankingServices/GetAccountsSummaryAsync/{request_id}", get(accounts::summary_async))
+        .route("/v3/{customer_id}/BankingServices/GetStatements", post(statements::statements))
+        .route("/v3/{customer_id}/BankingServices/GetStatementsAsync/{request_id}", get(statements::statements_async))
+        .route("/v3/{customer_id}/BankingServices/DeleteCard/{login_id}", delete(delete_card::delete_card))
+        .route("/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}", post(attributes::custom))
         .route(
             "/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}/{operation}",
             get(attributes::use_case),
         )
-        .route(
-            "/v3/{customer_id}/Investments",
-            post(investments::investments),
-        )
-        .route_layer(middleware::from_fn_with_state(
-            Arc::clone(&shared),
-            check_customer,
-        ));
+        .route("/v3/{customer_id}/Investments", post(investments::investments))
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
     operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -86,32 +47,16 @@ async fn record(State(shared): State<Arc<Shared>>, request: Request, next: Next)
     let method = request.method().to_string();
     let path = request.uri().path().to_owned();
     let response = next.run(request).await;
-    shared.record(RecordedRequest {
-        method,
-        path,
-        status: response.status().as_u16(),
-    });
+    shared.record(RecordedRequest { method, path, status: response.status().as_u16() });
     response
 }
 
-async fn check_customer(
-    State(shared): State<Arc<Shared>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let customer_id = request
-        .uri()
-        .path()
-        .strip_prefix("/v3/")
-        .and_then(|rest| rest.split('/').next())
-        .unwrap_or_default();
+async fn check_customer(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let customer_id =
+        request.uri().path().strip_prefix("/v3/").and_then(|rest| rest.split('/').next()).unwrap_or_default();
     if customer_id != shared.config.customer_id {
-        return ApiError::new(
-            StatusCode::NOT_FOUND,
-            "INVALID_REQUEST",
-            format!("unknown customer id {customer_id:?}"),
-        )
-        .into_response();
+        return ApiError::new(StatusCode::NOT_FOUND, "INVALID_REQUEST", format!("unknown customer id {customer_id:?}"))
+            .into_response();
     }
     next.run(request).await
 }

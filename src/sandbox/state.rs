@@ -35,10 +35,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(config: SandboxConfig) -> Shared {
         Shared {
-            inner: Mutex::new(Inner {
-                seed: config.seed,
-                ..Inner::default()
-            }),
+            inner: Mutex::new(Inner { seed: config.seed, ..Inner::default() }),
             config,
             count: AtomicU64::new(0),
             log: Mutex::new(VecDeque::new()),
@@ -49,9 +46,7 @@ impl Shared {
     /// Handlers never hold the lock across an await, so a panic in one handler is the only way
     /// to poison it; the data is still consistent enough for a test server, so carry on.
     pub fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn count_request(&self) {
@@ -63,10 +58,7 @@ impl Shared {
     }
 
     pub fn record(&self, request: RecordedRequest) {
-        let mut log = self
-            .log
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut log = self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if log.len() == MAX_LOGGED {
             log.pop_front();
         }
@@ -74,10 +66,7 @@ impl Shared {
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        let log = self
-            .log
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let log = self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         log.iter().cloned().collect()
     }
 }
@@ -137,16 +126,9 @@ struct Pending {
 /// The same LoginId for every login of a user, as the real service keeps one connection per
 /// institution account; derived rather than drawn, so it survives a restart of the sandbox
 /// and a deletion. Once saved, a connection stays saved.
-fn issue_login(
-    logins: &mut HashMap<String, Login>,
-    seed: u64,
-    user: &'static Scenario,
-    save: bool,
-) -> String {
+fn issue_login(logins: &mut HashMap<String, Login>, seed: u64, user: &'static Scenario, save: bool) -> String {
     let login_id = login_id_for(seed, user.username);
-    let login = logins
-        .entry(login_id.clone())
-        .or_insert(Login { user, saved: false });
+    let login = logins.entry(login_id.clone()).or_insert(Login { user, saved: false });
     login.saved |= save;
     login_id
 }
@@ -158,12 +140,7 @@ pub(crate) enum Missing {
 }
 
 impl Session {
-    pub fn new(
-        user: &'static Scenario,
-        login_id: Option<String>,
-        save: bool,
-        tag: Option<Value>,
-    ) -> Session {
+    pub fn new(user: &'static Scenario, login_id: Option<String>, save: bool, tag: Option<Value>) -> Session {
         Session {
             user,
             login_id,
@@ -197,21 +174,14 @@ impl Session {
             None => (config.pending_polls, reply::OPERATION_PENDING),
         };
         let now = Instant::now();
-        let pending = self.pending.entry(op).or_insert(Pending {
-            loading_calls: 0,
-            calls: 0,
-            first: now,
-        });
+        let pending = self.pending.entry(op).or_insert(Pending { loading_calls: 0, calls: 0, first: now });
         if pending.loading_calls < config.loading_polls {
             pending.loading_calls += 1;
             pending.first = now;
             return Some(
-                ApiError::bad_request(
-                    reply::SESSION_LOADING,
-                    "The session is still loading; retry once loading ends",
-                )
-                .with_request_id(request_id)
-                .into_response(),
+                ApiError::bad_request(reply::SESSION_LOADING, "The session is still loading; retry once loading ends")
+                    .with_request_id(request_id)
+                    .into_response(),
             );
         }
         let waited = now.duration_since(pending.first).as_secs_f64();
@@ -255,10 +225,7 @@ impl Inner {
     /// The session of `request_id`, its inactivity clock restarted. Expiry is checked here,
     /// lazily, so no timer task is needed.
     pub fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
-        let session = self
-            .sessions
-            .get_mut(&normalize_id(request_id))
-            .ok_or(Missing::Unknown)?;
+        let session = self.sessions.get_mut(&normalize_id(request_id)).ok_or(Missing::Unknown)?;
         let now = Instant::now();
         if now.duration_since(session.last_seen) > ttl {
             return Err(Missing::Expired);
@@ -268,12 +235,7 @@ impl Inner {
     }
 
     /// The open session a data operation names, after the checks every data operation shares.
-    pub fn data_session(
-        &mut self,
-        request_id: &str,
-        login_id: &str,
-        ttl: Duration,
-    ) -> Result<&mut Session, ApiError> {
+    pub fn data_session(&mut self, request_id: &str, login_id: &str, ttl: Duration) -> Result<&mut Session, ApiError> {
         let session = self.open_session(request_id, ttl)?;
         let owner = session.login_id.as_deref().unwrap_or_default();
         if !owner.eq_ignore_ascii_case(login_id.trim()) {
@@ -287,11 +249,7 @@ impl Inner {
     }
 
     /// The open session of `request_id`, for operations that name no LoginId.
-    pub fn open_session(
-        &mut self,
-        request_id: &str,
-        ttl: Duration,
-    ) -> Result<&mut Session, ApiError> {
+    pub fn open_session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, ApiError> {
         let session = match self.session(request_id, ttl) {
             Ok(session) => session,
             Err(missing) => return Err(missing_session(missing, request_id)),
@@ -312,8 +270,7 @@ impl Inner {
         if self.logins.remove(&login_id).is_none() {
             return false;
         }
-        self.sessions
-            .retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
+        self.sessions.retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
         true
     }
 
@@ -344,8 +301,7 @@ impl Inner {
         // Twice the TTL, so a caller who comes back just late still hears SESSION_EXPIRED.
         let keep = ttl.saturating_mul(2);
         let now = Instant::now();
-        self.sessions
-            .retain(|_, session| now.duration_since(session.last_seen) <= keep);
+        self.sessions.retain(|_, session| now.duration_since(session.last_seen) <= keep);
         self.sweep_at = self.sessions.len().saturating_mul(2);
     }
 }
@@ -353,10 +309,9 @@ impl Inner {
 /// The error for a RequestId that leads nowhere.
 pub(crate) fn missing_session(missing: Missing, request_id: &str) -> ApiError {
     match missing {
-        Missing::Unknown => ApiError::bad_request(
-            "SESSION_NONEXISTENT",
-            format!("No session exists for RequestId {request_id}"),
-        ),
+        Missing::Unknown => {
+            ApiError::bad_request("SESSION_NONEXISTENT", format!("No session exists for RequestId {request_id}"))
+        }
         Missing::Expired => ApiError::bad_request(
             "SESSION_EXPIRED",
             "The session expired after a period of inactivity: authorize again",

@@ -19,10 +19,7 @@ use super::reply::{self, ApiError, LoginBody};
 use super::state::Shared;
 use super::users::{INSTITUTION, INSTITUTION_ID};
 
-const STATEMENTS: Operation = Operation {
-    name: "GetStatements",
-    async_rel: "GetStatementsAsync",
-};
+const STATEMENTS: Operation = Operation { name: "GetStatements", async_rel: "GetStatementsAsync" };
 
 struct StatementOptions {
     months: usize,
@@ -35,10 +32,7 @@ fn options(body: &Body) -> Result<StatementOptions, ApiError> {
         Some("Months3") => 3,
         _ => 1,
     };
-    Ok(StatementOptions {
-        months,
-        filter: body.strings("AccountsFilter")?,
-    })
+    Ok(StatementOptions { months, filter: body.strings("AccountsFilter")? })
 }
 
 pub(crate) async fn statements(

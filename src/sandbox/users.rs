@@ -3,8 +3,8 @@
 use std::sync::OnceLock;
 
 use super::challenge::{
-    Challenge, Check, Round, IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS,
-    QUESTION_AND_ANSWER, TEXT_OR_CALL, WAIT_UNTIL_EU_ACCEPT,
+    Challenge, Check, Round, IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER,
+    TEXT_OR_CALL, WAIT_UNTIL_EU_ACCEPT,
 };
 use super::images;
 use super::reply::OPERATION_DISPATCHED;
@@ -45,10 +45,7 @@ pub fn users() -> Vec<SandboxUser> {
 /// How a user behaves on Authorize with credentials.
 pub(crate) enum Outcome {
     /// 401 with this code, whatever is sent.
-    Refused {
-        code: &'static str,
-        message: &'static str,
-    },
+    Refused { code: &'static str, message: &'static str },
     /// These rounds of challenges (none: 200 at once).
     Flow(Vec<Round>),
 }
@@ -80,11 +77,7 @@ impl Scenario {
 
     fn describe(&self) -> SandboxUser {
         // The trusted-device user meets its challenge only on the saved-connection call.
-        let rounds = if self.saved_flow.is_some() {
-            self.saved_flow()
-        } else {
-            self.flow()
-        };
+        let rounds = if self.saved_flow.is_some() { self.saved_flow() } else { self.flow() };
         let challenges = rounds.iter().flatten();
         SandboxUser {
             username: self.username,
@@ -99,9 +92,7 @@ impl Scenario {
 /// The user named `username`, matched case-insensitively like the institution's login form.
 pub(crate) fn find(username: &str) -> Option<&'static Scenario> {
     let username = username.trim();
-    scenarios()
-        .iter()
-        .find(|user| user.username.eq_ignore_ascii_case(username))
+    scenarios().iter().find(|user| user.username.eq_ignore_ascii_case(username))
 }
 
 pub(crate) fn scenarios() -> &'static [Scenario] {
@@ -114,29 +105,14 @@ fn question(prompt: &'static str, answer: &'static str) -> Challenge {
 }
 
 fn greatday_rounds() -> Vec<Round> {
-    vec![
-        vec![question(CITY, "Montreal")],
-        vec![question(COUNTRY, "Canada")],
-        vec![question(SHAPE, "Triangle")],
-    ]
+    vec![vec![question(CITY, "Montreal")], vec![question(COUNTRY, "Canada")], vec![question(SHAPE, "Triangle")]]
 }
 
 fn flow(username: &'static str, description: &'static str, rounds: Vec<Round>) -> Scenario {
-    Scenario {
-        username,
-        description,
-        outcome: Outcome::Flow(rounds),
-        saved_flow: None,
-        slow_pending: None,
-    }
+    Scenario { username, description, outcome: Outcome::Flow(rounds), saved_flow: None, slow_pending: None }
 }
 
-fn refused(
-    username: &'static str,
-    description: &'static str,
-    code: &'static str,
-    message: &'static str,
-) -> Scenario {
+fn refused(username: &'static str, description: &'static str, code: &'static str, message: &'static str) -> Scenario {
     Scenario {
         username,
         description,
@@ -155,23 +131,12 @@ fn table() -> Vec<Scenario> {
         "In what city did your parents meet?",
     ];
     let new_question = |prompt: &'static str, sample: usize, sample_answer: &'static str| {
-        Challenge::new(
-            QUESTION_AND_ANSWER,
-            prompt,
-            Check::PickQuestion {
-                sample,
-                sample_answer,
-            },
-        )
-        .with_choices(NEW_QUESTIONS)
+        Challenge::new(QUESTION_AND_ANSWER, prompt, Check::PickQuestion { sample, sample_answer })
+            .with_choices(NEW_QUESTIONS)
     };
 
     vec![
-        flow(
-            "Greatday",
-            "Three security questions, one per 203: city, country, shape.",
-            greatday_rounds(),
-        ),
+        flow("Greatday", "Three security questions, one per 203: city, country, shape.", greatday_rounds()),
         flow("greatday_nomfa", "No challenge: 200 at once.", Vec::new()),
         refused(
             "test_disabled_account",
@@ -211,8 +176,12 @@ fn table() -> Vec<Scenario> {
             "A security question, then an ImageSelection of 16 PNG images (the right one is at index 7).",
             vec![
                 vec![question(CITY, "Montreal")],
-                vec![Challenge::new(IMAGE_SELECTION, "Select your personal image", Check::Choice(images::ANSWER_INDEX))
-                    .with_choices(images::images_base64().iter().cloned())],
+                vec![Challenge::new(
+                    IMAGE_SELECTION,
+                    "Select your personal image",
+                    Check::Choice(images::ANSWER_INDEX),
+                )
+                .with_choices(images::images_base64().iter().cloned())],
             ],
         ),
         flow(
@@ -226,12 +195,8 @@ fn table() -> Vec<Scenario> {
         flow(
             "mfa_multiple_choice",
             "One MultipleChoice question: exactly one choice.",
-            vec![vec![Challenge::new(
-                MULTIPLE_CHOICE,
-                "Which of these streets have you lived on?",
-                Check::Choice(1),
-            )
-            .with_choices(["Rue Sherbrooke", "Maple Avenue", "Elm Street", "None of the above"])]],
+            vec![vec![Challenge::new(MULTIPLE_CHOICE, "Which of these streets have you lived on?", Check::Choice(1))
+                .with_choices(["Rue Sherbrooke", "Maple Avenue", "Elm Street", "None of the above"])]],
         ),
         flow(
             "mfa_multiple_answers",
@@ -247,8 +212,12 @@ fn table() -> Vec<Scenario> {
             "mfa_text_or_call",
             "TextOrCall (answer keyed by a phone number, Text or Call), then the code sent (654321).",
             vec![
-                vec![Challenge::new(TEXT_OR_CALL, "How would you like to receive your security code?", Check::TextOrCall)
-                    .with_choices(["(514) 555-0101", "(438) 555-0199"])],
+                vec![Challenge::new(
+                    TEXT_OR_CALL,
+                    "How would you like to receive your security code?",
+                    Check::TextOrCall,
+                )
+                .with_choices(["(514) 555-0101", "(438) 555-0199"])],
                 vec![question("Enter the security code we sent you", "654321")],
             ],
         ),
@@ -276,7 +245,12 @@ fn table() -> Vec<Scenario> {
                         "Which bank branch did you open your first account at?",
                         Check::Choice(1),
                     )
-                    .with_choices(["Downtown Montreal", "Laval Centre", "Quebec City", "Ottawa Rideau"]),
+                    .with_choices([
+                        "Downtown Montreal",
+                        "Laval Centre",
+                        "Quebec City",
+                        "Ottawa Rideau",
+                    ]),
                     Challenge::new(MULTIPLE_CHOICE, "What year did you open your first account?", Check::Choice(1))
                         .with_choices(["1998", "2003", "2010", "2015"]),
                 ],

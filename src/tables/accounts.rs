@@ -1,6 +1,5 @@
 //! Banking payloads as tables: accounts, transactions (account joined), statements.
 
-
 use super::{build, Read, Table, Text};
 use crate::data::accounts::{AccountStatements, Accounts, BankAccount, BankTransaction, Statement, Statements};
 
@@ -29,8 +28,14 @@ pub fn accounts_table<S: Text>(accounts: &Accounts<S>) -> Table {
             ("holder_email", Read::Text(|a| a.holder.as_ref().and_then(|h| h.email.as_deref()))),
             ("holder_phone_number", Read::Text(|a| a.holder.as_ref().and_then(|h| h.phone_number.as_deref()))),
             ("holder_city", Read::Text(|a| a.holder.as_ref().and_then(|h| h.address.as_ref()?.city.as_deref()))),
-            ("holder_province", Read::Text(|a| a.holder.as_ref().and_then(|h| h.address.as_ref()?.province.as_deref()))),
-            ("holder_postal_code", Read::Text(|a| a.holder.as_ref().and_then(|h| h.address.as_ref()?.postal_code.as_deref()))),
+            (
+                "holder_province",
+                Read::Text(|a| a.holder.as_ref().and_then(|h| h.address.as_ref()?.province.as_deref())),
+            ),
+            (
+                "holder_postal_code",
+                Read::Text(|a| a.holder.as_ref().and_then(|h| h.address.as_ref()?.postal_code.as_deref())),
+            ),
         ],
     )
 }
@@ -139,7 +144,10 @@ mod tests {
         let accounts_table = accounts_table(&accounts);
         assert_eq!(accounts_table.rows, 2);
         assert_eq!(accounts_table.column("balance_current"), Some(&ColumnData::Float(vec![Some(5.5), None].into())));
-        let read = AccountsTables::from_json(&serde_json::to_vec(&json!({"Accounts": [{"Id": "a1", "Transactions": null}], "RequestId": "r"})).unwrap()).unwrap();
+        let read = AccountsTables::from_json(
+            &serde_json::to_vec(&json!({"Accounts": [{"Id": "a1", "Transactions": null}], "RequestId": "r"})).unwrap(),
+        )
+        .unwrap();
         assert_eq!((read.accounts.rows, read.transactions.rows, read.request_id.as_deref()), (1, 0, Some("r")));
     }
 }

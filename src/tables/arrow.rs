@@ -64,7 +64,14 @@ mod tests {
 
     fn two_rows() -> Table {
         sample(&[
-            Row { x: Some(1.5), s: None, d: Some("1970-01-02"), t: Some("1970-01-01T00:00:00Z"), l: vec!["a"], b: Some(true) },
+            Row {
+                x: Some(1.5),
+                s: None,
+                d: Some("1970-01-02"),
+                t: Some("1970-01-01T00:00:00Z"),
+                l: vec!["a"],
+                b: Some(true),
+            },
             Row { x: None, s: Some("b"), d: None, t: Some("1970-01-01T00:00:00.000001Z"), l: vec![], b: None },
         ])
     }
@@ -78,7 +85,10 @@ mod tests {
         assert_eq!(batches.len(), 1);
         let batch = &batches[0];
         assert_eq!(batch.num_rows(), 2);
-        assert_eq!(batch.schema().field(3).data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
+        assert_eq!(
+            batch.schema().field(3).data_type(),
+            &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+        );
         let x = batch.column(0).as_any().downcast_ref::<Float64Array>().unwrap();
         assert_eq!((x.value(0), x.is_null(1)), (1.5, true));
         let d = batch.column(2).as_any().downcast_ref::<Date32Array>().unwrap();

@@ -102,6 +102,9 @@ mod tests {
         assert_eq!(values.column("login_id"), Some(&ColumnData::Text(vec![Some("l"), Some("l")].into())));
         let detail = attribute_detail_table(&attributes);
         assert_eq!(detail.rows, 1);
-        assert_eq!(detail.column("date"), Some(&ColumnData::Date(vec![crate::data::dates::parse_date("2026-11-01")].into())));
+        assert_eq!(
+            detail.column("date"),
+            Some(&ColumnData::Date(vec![crate::data::dates::parse_date("2026-11-01")].into()))
+        );
     }
 }

@@ -49,7 +49,11 @@ fn joined<'a, S: Text, T>(
         .accounts
         .iter()
         .flat_map(|account| items(account).iter().map(move |item| (account, item)))
-        .map(|(account, item)| Joined { account, item, security: security_id(item).and_then(|id| securities.get(id).copied()) })
+        .map(|(account, item)| Joined {
+            account,
+            item,
+            security: security_id(item).and_then(|id| securities.get(id).copied()),
+        })
         .collect()
 }
 

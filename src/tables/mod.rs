@@ -10,11 +10,15 @@ mod investments;
 
 pub use accounts::{accounts_table, bank_transactions_table, statements_table, AccountsTables};
 pub use attributes::{attribute_detail_table, attribute_values_table};
-pub use investments::{investment_accounts_table, investment_transactions_table, positions_table, securities_table, InvestmentsTables};
+pub use investments::{
+    investment_accounts_table, investment_transactions_table, positions_table, securities_table, InvestmentsTables,
+};
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBuilder, Date32Builder, Float64Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder};
+use arrow_array::builder::{
+    BooleanBuilder, Date32Builder, Float64Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder,
+};
 use arrow_array::{Array, BooleanArray, Date32Array, Float64Array, ListArray, StringArray, TimestampMicrosecondArray};
 
 use crate::data::dates::{parse_date, parse_timestamp};

@@ -7,10 +7,7 @@
 //! transaction-count knob cut or extend the plan and still give consistent running balances.
 
 use super::calendar::{civil, DAYS};
-use super::names::{
-    CITIES, CONTACTS, EMPLOYERS, FIRST_NAMES, HYDRO, INTERNET, LAST_NAMES, MERCHANTS, PHONE,
-    STREETS,
-};
+use super::names::{CITIES, CONTACTS, EMPLOYERS, FIRST_NAMES, HYDRO, INTERNET, LAST_NAMES, MERCHANTS, PHONE, STREETS};
 use super::{Cents, Guid, Rng};
 
 /// The institution number of `FlinksCapital` on every account.
@@ -114,7 +111,9 @@ impl Description<'_> {
         let text = self.0.head.chars().chain(self.0.tail.chars());
         for c in text.chain(std::iter::once(' ')) {
             if c.is_alphanumeric() {
-                matched = matched.filter(|&n: &usize| word[n..].starts_with(|w: char| w.eq_ignore_ascii_case(&c))).map(|n| n + 1);
+                matched = matched
+                    .filter(|&n: &usize| word[n..].starts_with(|w: char| w.eq_ignore_ascii_case(&c)))
+                    .map(|n| n + 1);
             } else if matched == Some(word.len()) {
                 return true;
             } else {
@@ -167,19 +166,11 @@ impl Banking {
         let holder = holder(&mut profile);
         let roles = roles(&mut profile);
         let transit = profile.digits(5);
-        let mut accounts: Vec<BankAccount> = roles
-            .iter()
-            .map(|role| account(*role, &transit, &mut profile))
-            .collect();
+        let mut accounts: Vec<BankAccount> = roles.iter().map(|role| account(*role, &transit, &mut profile)).collect();
 
         let mut plan = natural_plan(&roles, &mut login.fork("banking-activity"));
         if let Some(count) = transactions {
-            resize(
-                &mut plan,
-                count,
-                card_index(&roles),
-                &mut login.fork("banking-extra"),
-            );
+            resize(&mut plan, count, card_index(&roles), &mut login.fork("banking-extra"));
         }
 
         let mut ids = login.fork("banking-ids");
@@ -217,14 +208,8 @@ fn holder(rng: &mut Rng) -> Holder {
     let (city, province, letter, area) = *rng.pick(CITIES);
     let letter_of = |rng: &mut Rng| char::from(b'A' + rng.index(26) as u8);
     let digit_of = |rng: &mut Rng| char::from(b'0' + rng.index(10) as u8);
-    let postal_code = format!(
-        "{letter}{}{} {}{}{}",
-        digit_of(rng),
-        letter_of(rng),
-        digit_of(rng),
-        letter_of(rng),
-        digit_of(rng)
-    );
+    let postal_code =
+        format!("{letter}{}{} {}{}{}", digit_of(rng), letter_of(rng), digit_of(rng), letter_of(rng), digit_of(rng));
     let ascii = |name: &str| -> String {
         name.chars()
             .map(|c| match c {
@@ -266,10 +251,7 @@ fn roles(rng: &mut Rng) -> Vec<Role> {
 }
 
 fn card_index(roles: &[Role]) -> usize {
-    roles
-        .iter()
-        .position(|role| *role == Role::Card)
-        .expect("every login has a card")
+    roles.iter().position(|role| *role == Role::Card).expect("every login has a card")
 }
 
 fn account(role: Role, transit: &str, rng: &mut Rng) -> BankAccount {
@@ -281,12 +263,9 @@ fn account(role: Role, transit: &str, rng: &mut Rng) -> BankAccount {
             "Chequing",
             rng.digits(7),
         ),
-        Role::Savings => (
-            *rng.pick(&["Savings", "High Interest Savings", "eSavings"]),
-            "Operations",
-            "Savings",
-            rng.digits(7),
-        ),
+        Role::Savings => {
+            (*rng.pick(&["Savings", "High Interest Savings", "eSavings"]), "Operations", "Savings", rng.digits(7))
+        }
         Role::Card => (
             *rng.pick(&["Visa Infinite", "Visa Classic", "Visa Cash Back"]),
             "Credits",
@@ -339,11 +318,7 @@ fn opening_balance(role: Role, planned: &[Planned], rng: &mut Rng) -> i64 {
     match role {
         Role::Chequing => {
             // Most logins overdraw at some point: the lowest balance of the year is negative.
-            let lowest = if rng.chance(80) {
-                -rng.range(2_000, 40_000)
-            } else {
-                rng.range(15_000, 150_000)
-            };
+            let lowest = if rng.chance(80) { -rng.range(2_000, 40_000) } else { rng.range(15_000, 150_000) };
             match lowest_prefix {
                 Some(prefix) => lowest - prefix,
                 None => rng.range(50_000, 300_000),
@@ -384,9 +359,7 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
     let chequing = 0;
     let card = card_index(roles);
     let savings = roles.iter().position(|role| *role == Role::Savings);
-    let all_savings: Vec<usize> = (0..roles.len())
-        .filter(|index| roles[*index] == Role::Savings)
-        .collect();
+    let all_savings: Vec<usize> = (0..roles.len()).filter(|index| roles[*index] == Role::Savings).collect();
     let loan = roles.iter().position(|role| *role == Role::Loan);
 
     let employer = *rng.pick(EMPLOYERS);
@@ -396,8 +369,7 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
     let second = rng.chance(30).then(|| {
         let mut other = *rng.pick(EMPLOYERS);
         if other == employer {
-            other = EMPLOYERS
-                [(EMPLOYERS.iter().position(|e| *e == other).unwrap() + 1) % EMPLOYERS.len()];
+            other = EMPLOYERS[(EMPLOYERS.iter().position(|e| *e == other).unwrap() + 1) % EMPLOYERS.len()];
         }
         (other, rng.range(40_000, 120_000), (phase + 7) % 14)
     });
@@ -405,12 +377,7 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
         .iter()
         .map(|list| {
             let (payee, low, high) = *rng.pick(list);
-            Bill {
-                payee,
-                low,
-                high,
-                day_of_month: rng.range(1, 28) as u32,
-            }
+            Bill { payee, low, high, day_of_month: rng.range(1, 28) as u32 }
         })
         .collect();
     let card_day = rng.range(3, 27) as u32;
@@ -420,28 +387,14 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
     let savings_amount = rng.range(5_000, 50_000);
     let child_benefit = rng.chance(33).then(|| rng.range(15_000, 70_000));
     // Housing takes about half of the pay, so the balance does not pile up over the year.
-    let housing = if rng.chance(50) {
-        "MORTGAGE PAYMENT"
-    } else {
-        "RENT PAYMENT"
-    };
+    let housing = if rng.chance(50) { "MORTGAGE PAYMENT" } else { "RENT PAYMENT" };
     let housing_amount = salary * 26 / 12 * rng.range(45, 60) / 100;
-    let mut nsf_days: Vec<u16> = (0..rng.range(2, 4))
-        .map(|_| rng.range(0, i64::from(DAYS) - 1) as u16)
-        .collect();
+    let mut nsf_days: Vec<u16> = (0..rng.range(2, 4)).map(|_| rng.range(0, i64::from(DAYS) - 1) as u16).collect();
     nsf_days.sort_unstable();
 
     let mut plan = Vec::with_capacity(600);
-    let mut push = |account, day, code, head, tail, amount| {
-        plan.push(Planned {
-            account,
-            day,
-            code,
-            head,
-            tail,
-            amount,
-        })
-    };
+    let mut push =
+        |account, day, code, head, tail, amount| plan.push(Planned { account, day, code, head, tail, amount });
     let mut card_unpaid = 0i64;
     for day in (0..DAYS).rev() {
         let (_, _, day_of_month) = civil(day);
@@ -449,14 +402,7 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
         if age % 14 == phase {
             // Pay varies a little with overtime and deductions.
             let pay = salary + rng.range(-2_500, 2_500);
-            push(
-                chequing,
-                day,
-                Some("PAY"),
-                "PAYROLL DEPOSIT ",
-                employer,
-                pay,
-            );
+            push(chequing, day, Some("PAY"), "PAYROLL DEPOSIT ", employer, pay);
         }
         if let Some((other, pay, phase)) = second {
             if age % 14 == phase {
@@ -474,25 +420,11 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
         for bill in &bills {
             if day_of_month == bill.day_of_month {
                 let amount = rng.range(bill.low, bill.high);
-                push(
-                    chequing,
-                    day,
-                    Some("BP"),
-                    "BILL PAYMENT ",
-                    bill.payee,
-                    -amount,
-                );
+                push(chequing, day, Some("BP"), "BILL PAYMENT ", bill.payee, -amount);
             }
         }
         if day_of_month == card_day && card_unpaid > 0 {
-            push(
-                chequing,
-                day,
-                Some("BP"),
-                "CREDIT CARD PAYMENT VISA",
-                "",
-                -card_unpaid,
-            );
+            push(chequing, day, Some("BP"), "CREDIT CARD PAYMENT VISA", "", -card_unpaid);
             push(card, day, None, "PAYMENT - THANK YOU", "", card_unpaid);
             card_unpaid = 0;
         }
@@ -502,34 +434,13 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
                 push(loan, day, None, "PAYMENT RECEIVED", "", loan_payment);
             }
             if day_of_month == 1 {
-                push(
-                    loan,
-                    day,
-                    None,
-                    "INTEREST CHARGE",
-                    "",
-                    -rng.range(4_000, 15_000),
-                );
+                push(loan, day, None, "INTEREST CHARGE", "", -rng.range(4_000, 15_000));
             }
         }
         if let Some(savings) = savings {
             if day_of_month == savings_day {
-                push(
-                    chequing,
-                    day,
-                    Some("TF"),
-                    "TRANSFER TO SAVINGS",
-                    "",
-                    -savings_amount,
-                );
-                push(
-                    savings,
-                    day,
-                    Some("TF"),
-                    "TRANSFER FROM CHEQUING",
-                    "",
-                    savings_amount,
-                );
+                push(chequing, day, Some("TF"), "TRANSFER TO SAVINGS", "", -savings_amount);
+                push(savings, day, Some("TF"), "TRANSFER FROM CHEQUING", "", savings_amount);
             }
         }
         if day_of_month == 28 {
@@ -541,24 +452,10 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
             let contact = *rng.pick(CONTACTS);
             if rng.chance(60) {
                 let amount = rng.range(2_000, 30_000);
-                push(
-                    chequing,
-                    day,
-                    Some("ET"),
-                    "E-TRANSFER SENT ",
-                    contact,
-                    -amount,
-                );
+                push(chequing, day, Some("ET"), "E-TRANSFER SENT ", contact, -amount);
             } else {
                 let amount = rng.range(2_000, 40_000);
-                push(
-                    chequing,
-                    day,
-                    Some("ET"),
-                    "E-TRANSFER RECEIVED ",
-                    contact,
-                    amount,
-                );
+                push(chequing, day, Some("ET"), "E-TRANSFER RECEIVED ", contact, amount);
             }
         }
         if rng.chance(6) {
@@ -628,10 +525,14 @@ mod description_tests {
 
     #[test]
     fn words_are_found_in_any_case_across_head_and_tail() {
-        for (head, tail) in [("NSF FEE", ""), ("nsf-charge", ""), ("RETURNED (", "NSF)"), ("RETURNED N", "SF"), ("", "Nsf")] {
+        for (head, tail) in
+            [("NSF FEE", ""), ("nsf-charge", ""), ("RETURNED (", "NSF)"), ("RETURNED N", "SF"), ("", "Nsf")]
+        {
             assert!(described(head, tail).description().has_word("NSF"), "{head:?} {tail:?}");
         }
-        for (head, tail) in [("E-TRANSFER SENT ", "ACME"), ("NSFX", ""), ("XNSF", ""), ("NS", "F2"), ("", ""), ("éNSF", "")] {
+        for (head, tail) in
+            [("E-TRANSFER SENT ", "ACME"), ("NSFX", ""), ("XNSF", ""), ("NS", "F2"), ("", ""), ("éNSF", "")]
+        {
             assert!(!described(head, tail).description().has_word("NSF"), "{head:?} {tail:?}");
         }
     }

@@ -25,8 +25,7 @@ fn civil_from_days(days: i64) -> (i32, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let mp = (5 * day_of_year + 2) / 153;
     let day = (day_of_year - (153 * mp + 2) / 5 + 1) as u32;
@@ -51,14 +50,8 @@ fn table() -> &'static Table {
     TABLE.get_or_init(|| {
         let dates: Vec<_> = (0..DAYS).map(civil).collect();
         Table {
-            dash: dates
-                .iter()
-                .map(|(y, m, d)| format!("{y:04}-{m:02}-{d:02}"))
-                .collect(),
-            slash: dates
-                .iter()
-                .map(|(y, m, d)| format!("{y:04}/{m:02}/{d:02}"))
-                .collect(),
+            dash: dates.iter().map(|(y, m, d)| format!("{y:04}-{m:02}-{d:02}")).collect(),
+            slash: dates.iter().map(|(y, m, d)| format!("{y:04}/{m:02}/{d:02}")).collect(),
         }
     })
 }

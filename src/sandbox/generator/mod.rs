@@ -24,21 +24,12 @@ use super::SandboxConfig;
 /// The LoginId of a user: a GUID derived from the seed and the lower-cased username, so a user
 /// has the same LoginId in every sandbox with the same seed.
 pub(crate) fn login_id_for(seed: u64, username: &str) -> String {
-    Guid::derive(&[
-        &seed.to_le_bytes(),
-        b"login",
-        username.trim().to_lowercase().as_bytes(),
-    ])
-    .to_text()
+    Guid::derive(&[&seed.to_le_bytes(), b"login", username.trim().to_lowercase().as_bytes()]).to_text()
 }
 
 /// The stream every piece of a login's data is forked from.
 fn login_rng(seed: u64, login_id: &str) -> Rng {
-    Rng::new(hash(&[
-        &seed.to_le_bytes(),
-        b"data",
-        login_id.trim().to_ascii_lowercase().as_bytes(),
-    ]))
+    Rng::new(hash(&[&seed.to_le_bytes(), b"data", login_id.trim().to_ascii_lowercase().as_bytes()]))
 }
 
 /// Generated data, per LoginId, made on first use and kept: a poll loop asks for the same data
@@ -54,10 +45,7 @@ impl DataCache {
         let mut cache = lock(&self.banking);
         let key = login_id.trim().to_ascii_lowercase();
         Arc::clone(cache.entry(key).or_insert_with(|| {
-            Arc::new(Banking::generate(
-                &login_rng(config.seed, login_id),
-                config.banking_transactions,
-            ))
+            Arc::new(Banking::generate(&login_rng(config.seed, login_id), config.banking_transactions))
         }))
     }
 
@@ -83,9 +71,7 @@ impl DataCache {
 
 /// A panic while generating leaves nothing half-inserted in the map, so poisoning is harmless.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A GUID kept as a number, so 100,000 of them cost no allocation until they are written.
@@ -96,11 +82,7 @@ impl Guid {
     /// A version-4 GUID from the stream, so clients that validate the version accept it.
     pub fn draw(rng: &mut Rng) -> Guid {
         let bytes = ((u128::from(rng.next()) << 64) | u128::from(rng.next())).to_be_bytes();
-        Guid(
-            uuid::Builder::from_random_bytes(bytes)
-                .into_uuid()
-                .as_u128(),
-        )
+        Guid(uuid::Builder::from_random_bytes(bytes).into_uuid().as_u128())
     }
 
     /// A GUID that depends only on `parts`: the same inputs give the same GUID in every sandbox.
@@ -116,22 +98,14 @@ impl Guid {
 impl std::fmt::Display for Guid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut buffer = uuid::Uuid::encode_buffer();
-        f.write_str(
-            uuid::Uuid::from_u128(self.0)
-                .hyphenated()
-                .encode_lower(&mut buffer),
-        )
+        f.write_str(uuid::Uuid::from_u128(self.0).hyphenated().encode_lower(&mut buffer))
     }
 }
 
 impl Serialize for Guid {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut buffer = uuid::Uuid::encode_buffer();
-        serializer.serialize_str(
-            uuid::Uuid::from_u128(self.0)
-                .hyphenated()
-                .encode_lower(&mut buffer),
-        )
+        serializer.serialize_str(uuid::Uuid::from_u128(self.0).hyphenated().encode_lower(&mut buffer))
     }
 }
 
@@ -154,8 +128,7 @@ impl Serialize for Cents {
 
 /// `numerator / denominator`, rounded half away from zero, as every average of the service is.
 pub(crate) fn divide_rounded(numerator: i64, denominator: i64) -> i64 {
-    let magnitude = (numerator.unsigned_abs() * 2 + denominator.unsigned_abs())
-        / (denominator.unsigned_abs() * 2);
+    let magnitude = (numerator.unsigned_abs() * 2 + denominator.unsigned_abs()) / (denominator.unsigned_abs() * 2);
     let magnitude = magnitude as i64;
     if (numerator < 0) != (denominator < 0) {
         -magnitude
@@ -170,11 +143,7 @@ mod tests {
     use std::time::Instant;
 
     fn config(count: Option<usize>) -> SandboxConfig {
-        SandboxConfig {
-            banking_transactions: count,
-            investment_transactions: count,
-            ..SandboxConfig::default()
-        }
+        SandboxConfig { banking_transactions: count, investment_transactions: count, ..SandboxConfig::default() }
     }
 
     #[test]
@@ -186,17 +155,10 @@ mod tests {
         let config = config(None);
         let (x, y) = (a.banking(&config, &login), b.banking(&config, &login));
         let ids = |banking: &Banking| -> Vec<Guid> {
-            banking
-                .accounts
-                .iter()
-                .flat_map(|account| account.transactions.iter().map(|t| t.id))
-                .collect()
+            banking.accounts.iter().flat_map(|account| account.transactions.iter().map(|t| t.id)).collect()
         };
         assert_eq!(ids(&x), ids(&y));
-        assert_eq!(
-            a.portfolio(&config, &login).value(),
-            b.portfolio(&config, &login).value()
-        );
+        assert_eq!(a.portfolio(&config, &login).value(), b.portfolio(&config, &login).value());
     }
 
     #[test]
@@ -208,17 +170,12 @@ mod tests {
         let banking = Banking::generate(&login_rng(0, &login), config.banking_transactions);
         let banking_time = started.elapsed();
         let started = Instant::now();
-        let portfolio =
-            Portfolio::generate(0, &login_rng(0, &login), config.investment_transactions);
+        let portfolio = Portfolio::generate(0, &login_rng(0, &login), config.investment_transactions);
         let portfolio_time = started.elapsed();
         println!("100,000 banking transactions in {banking_time:?}, 100,000 trades in {portfolio_time:?}");
         let count: usize = banking.accounts.iter().map(|a| a.transactions.len()).sum();
         assert_eq!(count, 100_000);
-        let trades: usize = portfolio
-            .accounts
-            .iter()
-            .map(|a| a.transactions.len())
-            .sum();
+        let trades: usize = portfolio.accounts.iter().map(|a| a.transactions.len()).sum();
         assert_eq!(trades, 100_000);
     }
 }

@@ -2,8 +2,8 @@
 //! and securities are real names, as a statement or a brokerage account would show them.
 
 pub(super) const FIRST_NAMES: &[&str] = &[
-    "Alex", "Camille", "Jordan", "Gabriel", "Sophie", "Olivier", "Maya", "Nathan", "Chloé",
-    "Samuel", "Léa", "William", "Emma", "Thomas", "Amira", "Noah", "Isabelle", "Marc",
+    "Alex", "Camille", "Jordan", "Gabriel", "Sophie", "Olivier", "Maya", "Nathan", "Chloé", "Samuel", "Léa", "William",
+    "Emma", "Thomas", "Amira", "Noah", "Isabelle", "Marc",
 ];
 
 pub(super) const LAST_NAMES: &[&str] = &[
@@ -65,22 +65,16 @@ pub(super) const EMPLOYERS: &[&str] = &[
 ];
 
 /// (payee, lowest and highest monthly amount in cents).
-pub(super) const HYDRO: &[(&str, i64, i64)] = &[
-    ("HYDRO-QUEBEC", 6_000, 18_000),
-    ("TORONTO HYDRO", 7_000, 16_000),
-    ("BC HYDRO", 5_000, 14_000),
-];
+pub(super) const HYDRO: &[(&str, i64, i64)] =
+    &[("HYDRO-QUEBEC", 6_000, 18_000), ("TORONTO HYDRO", 7_000, 16_000), ("BC HYDRO", 5_000, 14_000)];
 pub(super) const PHONE: &[(&str, i64, i64)] = &[
     ("BELL CANADA", 5_500, 9_500),
     ("ROGERS WIRELESS", 6_000, 11_000),
     ("TELUS MOBILITY", 5_000, 9_000),
     ("FIDO", 4_000, 7_500),
 ];
-pub(super) const INTERNET: &[(&str, i64, i64)] = &[
-    ("VIDEOTRON", 6_000, 9_000),
-    ("COGECO", 5_500, 8_500),
-    ("SHAW", 7_000, 10_000),
-];
+pub(super) const INTERNET: &[(&str, i64, i64)] =
+    &[("VIDEOTRON", 6_000, 9_000), ("COGECO", 5_500, 8_500), ("SHAW", 7_000, 10_000)];
 
 /// (merchant, lowest and highest purchase in cents).
 pub(super) const MERCHANTS: &[(&str, i64, i64)] = &[
@@ -102,16 +96,8 @@ pub(super) const MERCHANTS: &[(&str, i64, i64)] = &[
     ("DOLLARAMA", 300, 4_000),
 ];
 
-pub(super) const CONTACTS: &[&str] = &[
-    "J TREMBLAY",
-    "M GAGNON",
-    "S ROY",
-    "A PATEL",
-    "K NGUYEN",
-    "L FORTIN",
-    "R SINGH",
-    "C MORIN",
-];
+pub(super) const CONTACTS: &[&str] =
+    &["J TREMBLAY", "M GAGNON", "S ROY", "A PATEL", "K NGUYEN", "L FORTIN", "R SINGH", "C MORIN"];
 
 /// A security: (name, symbol, currency, price range in cents, aliases, CUSIP, ISIN).
 /// `None` CUSIP is absent on the wire; the ISIN is `Absent`, `Null` or a value, the three

@@ -67,26 +67,12 @@ impl Trade {
 
 impl InvestmentAccount {
     pub fn value(&self, securities: &[Security]) -> Cents {
-        Cents(
-            self.cash.0
-                + self
-                    .positions
-                    .iter()
-                    .map(|position| position.market_value(securities).0)
-                    .sum::<i64>(),
-        )
+        Cents(self.cash.0 + self.positions.iter().map(|position| position.market_value(securities).0).sum::<i64>())
     }
 
     pub fn full_account_id(&self) -> String {
-        let registration = if self.registered {
-            "Registered"
-        } else {
-            "NonRegistered"
-        };
-        format!(
-            "{registration}:{}-{}-{}",
-            self.number, self.kind, self.currency
-        )
+        let registration = if self.registered { "Registered" } else { "NonRegistered" };
+        format!("{registration}:{}-{}-{}", self.number, self.kind, self.currency)
     }
 }
 
@@ -109,10 +95,8 @@ impl Portfolio {
     /// every login.
     pub fn generate(seed: u64, login: &Rng, trades: Option<usize>) -> Portfolio {
         let mut rng = login.fork("portfolio");
-        let mut combos: Vec<(&str, &str)> = KINDS
-            .iter()
-            .flat_map(|kind| CURRENCIES.iter().map(move |currency| (*kind, *currency)))
-            .collect();
+        let mut combos: Vec<(&str, &str)> =
+            KINDS.iter().flat_map(|kind| CURRENCIES.iter().map(move |currency| (*kind, *currency))).collect();
         rng.shuffle(&mut combos);
         combos.truncate(rng.range(2, 4) as usize);
         // Both currencies appear; flipping one account cannot collide with another when all
@@ -140,19 +124,11 @@ impl Portfolio {
             .collect();
 
         let securities = SECURITIES.iter().map(|name| security(seed, name)).collect();
-        Portfolio {
-            accounts,
-            securities,
-        }
+        Portfolio { accounts, securities }
     }
 
     pub fn value(&self) -> Cents {
-        Cents(
-            self.accounts
-                .iter()
-                .map(|account| account.value(&self.securities).0)
-                .sum(),
-        )
+        Cents(self.accounts.iter().map(|account| account.value(&self.securities).0).sum())
     }
 
     pub fn cash(&self) -> Cents {
@@ -161,11 +137,7 @@ impl Portfolio {
 }
 
 fn security_rng(seed: u64, name: &SecurityName) -> Rng {
-    Rng::new(hash(&[
-        &seed.to_le_bytes(),
-        b"security",
-        name.symbol.as_bytes(),
-    ]))
+    Rng::new(hash(&[&seed.to_le_bytes(), b"security", name.symbol.as_bytes()]))
 }
 
 fn price_of(seed: u64, name: &SecurityName) -> i64 {
@@ -187,17 +159,10 @@ fn security(seed: u64, name: &'static SecurityName) -> Security {
     }
 }
 
-fn account(
-    seed: u64,
-    kind: &'static str,
-    currency: &'static str,
-    count: usize,
-    rng: &mut Rng,
-) -> InvestmentAccount {
+fn account(seed: u64, kind: &'static str, currency: &'static str, count: usize, rng: &mut Rng) -> InvestmentAccount {
     let id = Guid::draw(rng);
-    let number: String = (0..rng.range(6, 7))
-        .map(|_| *rng.pick(b"0123456789ABCDEFGHJKLMNPQRSTUVWXYZ") as char)
-        .collect();
+    let number: String =
+        (0..rng.range(6, 7)).map(|_| *rng.pick(b"0123456789ABCDEFGHJKLMNPQRSTUVWXYZ") as char).collect();
     let registered = matches!(kind, "tfsa" | "rrsp");
     let label = match kind {
         "tfsa" => "TFSA",
@@ -206,22 +171,13 @@ fn account(
         _ => "Cash",
     };
     // Each account trades a few securities of its own currency, so its value needs no FX.
-    let mut universe: Vec<usize> = SECURITIES
-        .iter()
-        .enumerate()
-        .filter(|(_, name)| name.currency == currency)
-        .map(|(index, _)| index)
-        .collect();
+    let mut universe: Vec<usize> =
+        SECURITIES.iter().enumerate().filter(|(_, name)| name.currency == currency).map(|(index, _)| index).collect();
     rng.shuffle(&mut universe);
     universe.truncate(rng.range(2, 4) as usize);
-    let prices: Vec<i64> = universe
-        .iter()
-        .map(|index| price_of(seed, &SECURITIES[*index]))
-        .collect();
+    let prices: Vec<i64> = universe.iter().map(|index| price_of(seed, &SECURITIES[*index])).collect();
 
-    let mut days: Vec<u16> = (0..count)
-        .map(|_| rng.range(0, i64::from(DAYS) - 1) as u16)
-        .collect();
+    let mut days: Vec<u16> = (0..count).map(|_| rng.range(0, i64::from(DAYS) - 1) as u16).collect();
     days.sort_unstable_by(|a, b| b.cmp(a));
 
     // (quantity, book value in cents) per security of the universe.
@@ -229,9 +185,7 @@ fn account(
     let mut transactions = Vec::with_capacity(count);
     for day in days {
         let start = rng.index(universe.len());
-        let held = (0..universe.len())
-            .map(|step| (start + step) % universe.len())
-            .find(|slot| holdings[*slot].0 > 0);
+        let held = (0..universe.len()).map(|step| (start + step) % universe.len()).find(|slot| holdings[*slot].0 > 0);
         let selling = held.filter(|_| rng.chance(30));
         let slot = selling.unwrap_or_else(|| rng.index(universe.len()));
         // Traded within about 20% of today's price.
@@ -246,11 +200,7 @@ fn account(
                 -sold
             }
             None => {
-                let bought = if price > 30_000 {
-                    rng.range(1, 20)
-                } else {
-                    rng.range(1, 100)
-                };
+                let bought = if price > 30_000 { rng.range(1, 20) } else { rng.range(1, 100) };
                 let (quantity, book) = holdings[slot];
                 holdings[slot] = (quantity + bought, book + bought * price + fee);
                 bought

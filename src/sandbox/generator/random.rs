@@ -66,8 +66,6 @@ impl Rng {
 
     /// `count` decimal digits.
     pub fn digits(&mut self, count: usize) -> String {
-        (0..count)
-            .map(|_| char::from(b'0' + self.index(10) as u8))
-            .collect()
+        (0..count).map(|_| char::from(b'0' + self.index(10) as u8)).collect()
     }
 }
