@@ -140,6 +140,10 @@ pub enum Error {
     PendingTimeout { operation: String, request_id: Option<String>, waited: Duration },
     /// No HTTP answer: connection refused or reset, or the request timed out.
     Transport { operation: String, message: String, timed_out: bool },
+    /// The server answered with a status or a shape the operation does not expect (a data call
+    /// answering 203, a token call without a token, DeleteCard answering 202): `status` is the
+    /// status that really came, `snippet` the start of the body.
+    Protocol { operation: String, status: u16, message: String, request_id: Option<String>, snippet: String },
     /// An answer that could not be decoded.
     Decode { operation: String, status: u16, message: String, snippet: String },
     /// The caller's challenge handler failed; its own error is kept to be raised as it was.
@@ -162,6 +166,7 @@ impl Error {
             Error::ChallengeRequired(challenge) => Some(&challenge.request_id),
             Error::TooManyChallenges { request_id, .. } => Some(request_id),
             Error::PendingTimeout { request_id, .. } => request_id.as_deref(),
+            Error::Protocol { request_id, .. } => request_id.as_deref(),
             _ => None,
         }
     }
@@ -195,6 +200,13 @@ impl fmt::Display for Error {
             Error::Transport { operation, message, timed_out } => {
                 let what = if *timed_out { "timed out" } else { "failed" };
                 write!(f, "{operation} {what}: {message}")
+            }
+            Error::Protocol { operation, status, message, request_id, snippet } => {
+                write!(f, "{operation}: unexpected HTTP {status} answer ({message})")?;
+                if let Some(request_id) = request_id {
+                    write!(f, " (RequestId {request_id})")?;
+                }
+                write!(f, "; body starts {snippet:?}")
             }
             Error::Decode { operation, status, message, snippet } => {
                 write!(f, "{operation}: could not decode the HTTP {status} answer ({message}); body starts {snippet:?}")

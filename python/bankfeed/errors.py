@@ -25,6 +25,7 @@ __all__ = [
     "PendingTimeout",
     "TransportError",
     "DecodeError",
+    "ProtocolError",
     "ApiError",
     "Unauthorized",
     "InvalidLogin",
@@ -101,6 +102,12 @@ class TransportError(BankfeedError):
 
 class DecodeError(BankfeedError):
     """The server's answer could not be decoded; ``snippet`` holds the start of the body."""
+
+
+class ProtocolError(BankfeedError):
+    """The server answered with a status or shape the operation does not expect (a data call
+    answering 203, a token call without a token, DeleteCard answering 202). ``status`` is the
+    status that really came; ``request_id`` and the start of the body (``snippet``) are kept."""
 
 
 class ApiError(BankfeedError):

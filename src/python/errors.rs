@@ -81,6 +81,13 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
             fields.set_item("timed_out", timed_out)?;
             "TransportError"
         }
+        Error::Protocol { operation, status, request_id, snippet, .. } => {
+            fields.set_item("operation", operation)?;
+            fields.set_item("status", status)?;
+            fields.set_item("request_id", request_id)?;
+            fields.set_item("snippet", snippet)?;
+            "ProtocolError"
+        }
         Error::Decode { operation, status, snippet, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("status", status)?;
