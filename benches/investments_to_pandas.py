@@ -29,6 +29,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 try:
     import orjson
@@ -62,17 +63,23 @@ NUMERIC = ["quantity", "fee", "amount"]
 
 
 def with_bankfeed(data: bytes) -> pd.DataFrame:
-    return bf.Investments.from_json(data).transactions.to_pandas()
+    frame: pd.DataFrame = bf.Investments.from_json(data).transactions.to_pandas()
+    return frame
 
 
 def with_json_normalize(data: bytes) -> pd.DataFrame:
     payload = json.loads(data)
-    meta = list(ACCOUNT_FIELDS.values())
-    frame = pd.json_normalize(payload["Accounts"], record_path="Transactions", meta=meta, meta_prefix="account.")
+    meta: list[str | list[str]] = list(ACCOUNT_FIELDS.values())
+    frame: pd.DataFrame = pd.json_normalize(
+        payload["Accounts"], record_path="Transactions", meta=meta, meta_prefix="account."
+    )
     frame = frame.rename(columns={f"account.{v}": k for k, v in ACCOUNT_FIELDS.items()})
     frame = frame.rename(columns={v: k for k, v in TRANSACTION_FIELDS.items()})
     securities = pd.DataFrame(
-        {"security_id": [s["Id"] for s in payload["Securities"]], "symbol": [s["Symbol"] for s in payload["Securities"]]}
+        {
+            "security_id": [s["Id"] for s in payload["Securities"]],
+            "symbol": [s["Symbol"] for s in payload["Securities"]],
+        }
     )
     frame = frame.merge(securities, on="security_id", how="left")
     frame["date"] = pd.to_datetime(frame["date"], format="%Y-%m-%d")
@@ -84,7 +91,7 @@ def with_json_normalize(data: bytes) -> pd.DataFrame:
 def with_orjson_loop(data: bytes) -> pd.DataFrame:
     payload = orjson.loads(data)
     symbols = {s["Id"]: s.get("Symbol") for s in payload["Securities"]}
-    columns: dict[str, list] = {name: [] for name in [*ACCOUNT_FIELDS, *TRANSACTION_FIELDS, "symbol"]}
+    columns: dict[str, list[object]] = {name: [] for name in [*ACCOUNT_FIELDS, *TRANSACTION_FIELDS, "symbol"]}
     account_columns = [(columns[k], v) for k, v in ACCOUNT_FIELDS.items()]
     transaction_columns = [(columns[k], v) for k, v in TRANSACTION_FIELDS.items()]
     symbol_column = columns["symbol"]
@@ -97,19 +104,20 @@ def with_orjson_loop(data: bytes) -> pd.DataFrame:
             for column, key in transaction_columns:
                 column.append(t.get(key))
             symbol_column.append(symbols.get(t.get("SecurityId")))
-    frame = pd.DataFrame(columns)
+    frame: pd.DataFrame = pd.DataFrame(columns)
     frame["date"] = pd.to_datetime(frame["date"], format="%Y-%m-%d")
     for name in NUMERIC:
         frame[name] = frame[name].astype("float64")
     return frame
 
 
-def best_of(function, data: bytes, repeats: int) -> tuple[float, pd.DataFrame]:
+def best_of(function: Callable[[bytes], pd.DataFrame], data: bytes, repeats: int) -> tuple[float, pd.DataFrame]:
     best, result = math.inf, None
     for _ in range(repeats):
         start = time.perf_counter()
         result = function(data)
         best = min(best, time.perf_counter() - start)
+    assert result is not None, "--repeats must be at least 1"
     return best, result
 
 
@@ -124,7 +132,8 @@ def check_same(frames: dict[str, pd.DataFrame], expected_rows: int) -> None:
         assert frame["transaction_id"].tolist() == reference["transaction_id"].tolist(), f"{name}: rows differ"
         for column in ("account_number", "symbol"):
             assert frame[column].tolist() == reference[column].tolist(), f"{name}: {column} differs"
-        assert (frame["date"].dt.strftime("%Y-%m-%d") == reference["date"].dt.strftime("%Y-%m-%d")).all(), f"{name}: dates"
+        same_dates = frame["date"].dt.strftime("%Y-%m-%d") == reference["date"].dt.strftime("%Y-%m-%d")
+        assert same_dates.all(), f"{name}: dates"
         for column in NUMERIC:
             a, b = float(frame[column].sum()), float(reference[column].sum())
             assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6), f"{name}: sum of {column} {a} != {b}"
@@ -139,6 +148,8 @@ def main() -> None:
     with bf.Sandbox(investment_transactions=args.transactions, pending_polls=0) as sandbox:
         client = sandbox.client(poll_interval=0.01)
         session = client.authorize("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
+        # greatday_nomfa is asked nothing: authorize opens its saved session at once.
+        assert isinstance(session, bf.Session) and session.login_id is not None
         data = json.dumps(client.investments(session.login_id).raw).encode()
     payload = json.loads(data)
     rows = sum(len(a.get("Transactions") or []) for a in payload["Accounts"])
@@ -164,8 +175,10 @@ def main() -> None:
         print(f"  {name:<15} {seconds * 1000:9.2f} ms")
     normalize_ratio = times["json_normalize"] / times["bankfeed"]
     orjson_ratio = times["orjson_loop"] / times["bankfeed"]
-    print(f"  json_normalize / bankfeed = {normalize_ratio:5.1f}x  (target >= 10x: {'met' if normalize_ratio >= 10 else 'NOT met'})")
-    print(f"  orjson_loop / bankfeed    = {orjson_ratio:5.1f}x  (target >= 3x: {'met' if orjson_ratio >= 3 else 'NOT met'})")
+    normalize_verdict = "met" if normalize_ratio >= 10 else "NOT met"
+    orjson_verdict = "met" if orjson_ratio >= 3 else "NOT met"
+    print(f"  json_normalize / bankfeed = {normalize_ratio:5.1f}x  (target >= 10x: {normalize_verdict})")
+    print(f"  orjson_loop / bankfeed    = {orjson_ratio:5.1f}x  (target >= 3x: {orjson_verdict})")
 
 
 if __name__ == "__main__":

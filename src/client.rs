@@ -3,22 +3,21 @@
 use std::sync::Arc;
 
 use reqwest::Method;
-use serde::Deserialize;
-use serde_json::json;
-
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::authorize::{
-    guid, parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
+    parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
 };
 use crate::config::ClientConfig;
 use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::{Attributes, AttributesQuery};
 use crate::data::investments::Investments;
+use crate::data::json;
+use crate::data::login::guid;
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::data::{Payload, Raw};
 use crate::error::Error;
-use crate::http::{self, ApiRequest, Http, Reply};
+use crate::http::{ApiRequest, Http, Reply};
 use crate::poll::poll;
 use crate::secret::Secret;
 
@@ -60,7 +59,7 @@ impl Client {
     pub async fn authorize(&self, request: AuthorizeRequest) -> Result<Step, Error> {
         request.validate()?;
         let mut http_request =
-            ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body());
+            ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body())?;
         if !request.idempotent() {
             http_request = http_request.not_idempotent();
         }
@@ -74,26 +73,9 @@ impl Client {
     /// With a secret key, every Authorize needs a fresh single-use token.
     async fn authorize_token(&self) -> Result<Option<Secret>, Error> {
         let Some(secret) = &self.inner.config.secret_key else { return Ok(None) };
-        #[derive(Deserialize)]
-        struct TokenBody {
-            #[serde(rename = "Token")]
-            token: String,
-        }
         let request =
-            ApiRequest::new("GenerateAuthorizeToken", Method::POST, self.banking_url("GenerateAuthorizeToken"))
-                .header("flinks-auth-key", secret.clone());
-        match self.inner.http.send(&request).await? {
-            Reply::Data(bytes) => {
-                let body: TokenBody = http::decode("GenerateAuthorizeToken", 200, &bytes)?;
-                Ok(Some(Secret::new(body.token)))
-            }
-            _ => Err(Error::Decode {
-                operation: "GenerateAuthorizeToken".to_owned(),
-                status: 0,
-                message: "expected a 200 with a Token".to_owned(),
-                snippet: String::new(),
-            }),
-        }
+            ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN)).header("flinks-auth-key", secret.clone());
+        parse_token(self.inner.http.send(&request).await?).map(Some)
     }
 
     /// Answers the challenges of `challenge`, after checking every answer rule.
@@ -158,7 +140,7 @@ impl Client {
     ) -> Result<Raw, Error> {
         let mut request = self.with_api_key(ApiRequest::new(operation, method, url));
         if let Some(body) = body {
-            request = request.json(&body);
+            request = request.json(&body)?;
         }
         let bytes = poll(&self.inner.http, &request, &self.inner.config.poll, Some(request_id)).await?;
         Ok(Raw(bytes.into()))
@@ -233,9 +215,9 @@ impl Client {
         typed("GetStatements", raw)
     }
 
-    /// Attributes of an open session, with the preparation of interface-v3.md 4.5: account detail
-    /// polled to 200 first, then the attributes call, itself polled (attributes answer 202 while
-    /// account detail is still being processed).
+    /// Attributes of an open session, with the preparation of docs/protocol.md#attributes: account
+    /// detail polled to 200 first, then the attributes call, itself polled (attributes answer 202
+    /// while account detail is still being processed).
     pub async fn attributes(&self, session: &Session, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
         if let AttributesQuery::Custom(custom) = query {
             custom.validate()?;
@@ -273,22 +255,53 @@ impl Client {
         self.attributes(&session, query).await
     }
 
-    /// DeleteCard: removes the retained data of a saved connection. The success body is not
-    /// documented (it has been plain text), so it is returned as received.
-    pub async fn delete_login(&self, login_id: &str) -> Result<Raw, Error> {
+    /// DeleteCard: removes the retained data of a saved connection. Returns the answer: a JSON body
+    /// as it came, a plain-text one as `{"Message": text}` (docs/protocol.md#deletecard).
+    pub async fn delete_login(&self, login_id: &str) -> Result<Value, Error> {
         guid("login_id", login_id)?;
         let url = self.banking_url(&format!("DeleteCard/{login_id}"));
         let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
         match self.inner.http.send(&request).await? {
-            Reply::Data(bytes) => Ok(Raw(bytes.into())),
-            _ => Err(Error::Decode {
-                operation: "DeleteCard".to_owned(),
-                status: 202,
-                message: "DeleteCard did not answer with a final status".to_owned(),
-                snippet: String::new(),
-            }),
+            Reply::Data { bytes, .. } => Ok(delete_answer(&bytes)),
+            reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),
         }
     }
+}
+
+const TOKEN: &str = "GenerateAuthorizeToken";
+
+/// The token of a GenerateAuthorizeToken answer. Any answer but a JSON object holding a non-empty
+/// `Token` is a protocol surprise; the body is left out of the error whenever it might hold a
+/// token (secrets never reach an error message).
+fn parse_token(reply: Reply) -> Result<Secret, Error> {
+    let (status, bytes) = match reply {
+        Reply::Data { status, bytes } => (status, bytes),
+        reply => return Err(reply.unexpected(TOKEN, "expected a 200 with a Token")),
+    };
+    // serde_json's syntax errors name a position, never the text, so the message is safe.
+    let body: Value = serde_json::from_slice(&bytes).map_err(|e| Error::Decode {
+        operation: TOKEN.to_owned(),
+        status,
+        message: format!("{e} (body withheld: it may hold a token)"),
+        snippet: String::new(),
+    })?;
+    match json::field(&body, "Token") {
+        Some(Value::String(token)) if !token.trim().is_empty() => Ok(Secret::new(token.clone())),
+        None => Err(Error::protocol(TOKEN, status, "the answer holds no Token", &bytes)),
+        Some(_) => Err(Error::Protocol {
+            operation: TOKEN.to_owned(),
+            status,
+            message: "the Token is not a non-empty string (body withheld: it may hold a token)".to_owned(),
+            request_id: json::text_field(&body, &["RequestId"]),
+            snippet: String::new(),
+        }),
+    }
+}
+
+/// DeleteCard's success body is not documented and has been plain text: a JSON body is kept as
+/// it came, any other as `{"Message": trimmed text}`, so that callers always get a JSON value.
+fn delete_answer(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|_| json!({"Message": String::from_utf8_lossy(bytes).trim()}))
 }
 
 fn session_login_id(session: &Session) -> Result<&str, Error> {
@@ -299,6 +312,132 @@ fn session_login_id(session: &Session) -> Result<&str, Error> {
 }
 
 fn typed<T: serde::de::DeserializeOwned>(operation: &'static str, raw: Raw) -> Result<Payload<T>, Error> {
-    let data = http::decode(operation, 200, raw.bytes())?;
+    let data = json::decode(operation, 200, raw.bytes())?;
     Ok(Payload { data, raw })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::http::stub;
+
+    const LOGIN: &str = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
+
+    fn client(base: &str, secret_key: bool) -> Client {
+        let mut config = ClientConfig::new(base, "cust").unwrap();
+        config.retry.max_retries = 0;
+        config.poll.interval = Duration::from_millis(10);
+        config.poll.timeout = Duration::from_secs(5);
+        if secret_key {
+            config.secret_key = Some(Secret::new("sk"));
+        }
+        Client::new(config).unwrap()
+    }
+
+    fn session() -> Session {
+        Session {
+            request_id: "11111111-2222-3333-4444-555555555555".into(),
+            login_id: Some(LOGIN.into()),
+            login: None,
+            institution: None,
+            links: Vec::new(),
+            raw: Arc::from(&b"{}"[..]),
+        }
+    }
+
+    fn protocol(result: Result<impl std::fmt::Debug, Error>) -> (String, u16, Option<String>, String) {
+        match result {
+            Err(Error::Protocol { operation, status, request_id, snippet, .. }) => {
+                (operation, status, request_id, snippet)
+            }
+            other => panic!("expected a protocol error, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_data_call_answering_203_is_a_protocol_surprise_keeping_the_body() {
+        let base = stub::serve(vec![(
+            203,
+            r#"{"RequestId": "r-203", "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#,
+        )]);
+        let result = client(&base, false).accounts_summary(&session(), &AccountsSummaryOptions::default()).await;
+        let (operation, status, request_id, snippet) = protocol(result);
+        assert_eq!((operation.as_str(), status, request_id.as_deref()), ("GetAccountsSummary", 203, Some("r-203")));
+        assert!(snippet.contains("City?"), "{snippet}");
+    }
+
+    #[tokio::test]
+    async fn a_token_call_without_a_token_is_a_protocol_surprise() {
+        let base = stub::serve(vec![(200, r#"{"HttpStatusCode": 200, "RequestId": "r-t"}"#)]);
+        let (operation, status, request_id, snippet) = protocol(client(&base, true).authorize_cached(LOGIN).await);
+        assert_eq!((operation.as_str(), status, request_id.as_deref()), (TOKEN, 200, Some("r-t")));
+        assert!(snippet.contains("HttpStatusCode"), "{snippet}");
+    }
+
+    #[tokio::test]
+    async fn a_token_call_answering_202_or_203_is_a_protocol_surprise() {
+        let base = stub::serve(vec![
+            (202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-2"}"#),
+            (203, r#"{"RequestId": "r-3", "SecurityChallenges": []}"#),
+        ]);
+        let client = client(&base, true);
+        let (_, status, request_id, _) = protocol(client.authorize_cached(LOGIN).await);
+        assert_eq!((status, request_id.as_deref()), (202, Some("r-2")));
+        let (_, status, request_id, _) = protocol(client.authorize_cached(LOGIN).await);
+        assert_eq!((status, request_id.as_deref()), (203, Some("r-3")));
+    }
+
+    #[tokio::test]
+    async fn a_token_is_sent_with_authorize() {
+        let base = stub::serve(vec![
+            (200, r#"{"Token": "t-1"}"#),
+            (200, r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "Login": {"Id": "l"}}"#),
+        ]);
+        let session = client(&base, true).authorize_cached(LOGIN).await.unwrap();
+        assert_eq!(session.login_id.as_deref(), Some("l"));
+    }
+
+    #[test]
+    fn a_token_body_that_may_hold_a_token_stays_out_of_the_error() {
+        let data = |bytes: &[u8]| Reply::Data { status: 200, bytes: bytes.to_vec() };
+        match parse_token(data(br#"{"Token": "tok-secret"#)) {
+            Err(error @ Error::Decode { .. }) => assert!(!format!("{error} {error:?}").contains("tok-secret")),
+            other => panic!("{other:?}"),
+        }
+        match parse_token(data(br#"{"Token": ["tok-secret"], "RequestId": "r"}"#)) {
+            Err(error @ Error::Protocol { .. }) => {
+                assert!(!format!("{error} {error:?}").contains("tok-secret"));
+                assert_eq!(error.request_id(), Some("r"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse_token(data(br#"{"token": " "}"#)), Err(Error::Protocol { .. })));
+        assert_eq!(parse_token(data(br#"{"token": "t"}"#)).unwrap().expose(), "t");
+    }
+
+    #[tokio::test]
+    async fn delete_card_answering_202_is_a_protocol_surprise() {
+        let base = stub::serve(vec![(202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-d"}"#)]);
+        let (operation, status, request_id, snippet) = protocol(client(&base, false).delete_login(LOGIN).await);
+        assert_eq!((operation.as_str(), status, request_id.as_deref()), ("DeleteCard", 202, Some("r-d")));
+        assert!(snippet.contains("OPERATION_PENDING"), "{snippet}");
+    }
+
+    #[tokio::test]
+    async fn delete_card_answers_json_as_is_and_text_as_a_message() {
+        let base = stub::serve(vec![(200, "  Card deleted.\n"), (200, r#"{"Message": "ok", "Extra": 1}"#)]);
+        let client = client(&base, false);
+        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({"Message": "Card deleted."}));
+        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({"Message": "ok", "Extra": 1}));
+        assert_eq!(delete_answer(b""), json!({"Message": ""}));
+    }
+
+    #[tokio::test]
+    async fn authorize_answering_202_is_a_protocol_surprise() {
+        let base = stub::serve(vec![(202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-a"}"#)]);
+        let (operation, status, request_id, _) = protocol(client(&base, false).authorize_cached(LOGIN).await);
+        assert_eq!((operation.as_str(), status, request_id.as_deref()), ("Authorize", 202, Some("r-a")));
+    }
 }

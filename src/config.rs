@@ -6,7 +6,8 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::secret::Secret;
 
-/// How 202 "still processing" answers are polled (interface-v3.md section 8).
+/// How 202 "still processing" answers are polled (docs/protocol.md#polling; the defaults are those
+/// of docs/protocol.md#timing-and-limits).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PollPolicy {
     pub interval: Duration,

@@ -77,7 +77,7 @@ impl ApiError {
         })
     }
 
-    /// Whether the service says the session is still loading (interface-v3.md 7, rule 2): such a
+    /// Whether the service says the session is still loading (docs/protocol.md#polling): such a
     /// data call is retried within the poll deadline.
     pub fn is_session_loading(&self) -> bool {
         if self.code.as_deref().is_some_and(|c| c.eq_ignore_ascii_case("SESSION_LOADING")) {
@@ -128,7 +128,7 @@ impl fmt::Display for ApiError {
 pub enum Error {
     /// A client option is missing or invalid.
     Config { field: &'static str, rule: String },
-    /// An answer breaks a rule of interface-v3.md 4.2; nothing was sent.
+    /// An answer breaks a rule of docs/protocol.md#challenges-and-answer-rules; nothing was sent.
     InvalidAnswer { prompt: String, rule: String },
     /// The service answered with an error.
     Api(Box<ApiError>),
@@ -157,6 +157,19 @@ impl Error {
 
     pub fn invalid_answer(prompt: &str, rule: impl Into<String>) -> Self {
         Error::InvalidAnswer { prompt: prompt.to_owned(), rule: rule.into() }
+    }
+
+    /// A protocol surprise of `operation` (docs/errors.md#protocol-surprises): `status` as it came,
+    /// `message` what the operation expected, the RequestId when `body` is a JSON object naming one,
+    /// and the start of `body`.
+    pub(crate) fn protocol(operation: &str, status: u16, message: impl Into<String>, body: &[u8]) -> Self {
+        Error::Protocol {
+            operation: operation.to_owned(),
+            status,
+            message: message.into(),
+            request_id: crate::data::json::request_id_of(body),
+            snippet: crate::data::json::body_snippet(body),
+        }
     }
 
     /// The RequestId this error belongs to, when one is known.

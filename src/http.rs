@@ -8,7 +8,8 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::config::{ClientConfig, RetryPolicy};
-use crate::error::{snippet, ApiError, Body, Error};
+use crate::data::json::{body_snippet, field, text_field};
+use crate::error::{ApiError, Body, Error};
 use crate::secret::Secret;
 
 /// One request, kept whole so that the poll engine and the retry loop can send it again.
@@ -31,9 +32,14 @@ impl ApiRequest {
         ApiRequest { operation, method, url, body: None, headers: Vec::new(), idempotent: true }
     }
 
-    pub fn json(mut self, body: &impl serde::Serialize) -> Self {
-        self.body = Some(serde_json::to_vec(body).expect("request bodies always serialise"));
-        self
+    /// Sets the JSON body. Serialising the request bodies the client builds (maps of strings,
+    /// numbers and the caller's JSON values) cannot fail, but an error is returned, not a panic.
+    pub fn json(mut self, body: &impl serde::Serialize) -> Result<Self, Error> {
+        let bytes = serde_json::to_vec(body).map_err(|e| {
+            Error::config("request body", format!("of {} could not be serialised: {e}", self.operation))
+        })?;
+        self.body = Some(bytes);
+        Ok(self)
     }
 
     pub fn header(mut self, name: &'static str, value: Secret) -> Self {
@@ -55,14 +61,33 @@ pub(crate) struct Pending {
     pub request_id: Option<String>,
     /// The `href` of an `...Async` link, when the body names one: poll it with GET.
     pub async_href: Option<String>,
+    /// The body as sent, for the error of an operation that does not expect a 202.
+    pub body: Vec<u8>,
 }
 
 /// A classified answer.
 #[derive(Debug)]
 pub(crate) enum Reply {
-    Data(Vec<u8>),
+    /// A 2xx other than 202 and 203, with its status.
+    Data { status: u16, bytes: Vec<u8> },
+    /// A 202.
     Pending(Pending),
+    /// A 203, with its body.
     Challenge(Vec<u8>),
+}
+
+impl Reply {
+    /// This answer as a protocol surprise of `operation` (docs/errors.md#protocol-surprises): the
+    /// status that came, the RequestId its body carried, the start of the body, and `message`
+    /// saying what the operation expected instead.
+    pub fn unexpected(self, operation: &str, message: impl Into<String>) -> Error {
+        let (status, bytes) = match self {
+            Reply::Data { status, bytes } => (status, bytes),
+            Reply::Pending(pending) => (202, pending.body),
+            Reply::Challenge(bytes) => (203, bytes),
+        };
+        Error::protocol(operation, status, message, &bytes)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -179,10 +204,11 @@ fn classify(status: u16, bytes: Vec<u8>, retry_after: Option<Duration>) -> Resul
                 code: text_field(&body, &["FlinksCode", "ServiceCode"]),
                 request_id: text_field(&body, &["RequestId"]),
                 async_href: async_href(&body),
+                body: bytes,
             }))
         }
         203 => Ok(Reply::Challenge(bytes)),
-        200..=299 => Ok(Reply::Data(bytes)),
+        200..=299 => Ok(Reply::Data { status, bytes }),
         _ => {
             let body = match serde_json::from_slice::<Value>(&bytes) {
                 Ok(value) => Body::Json(value),
@@ -214,40 +240,65 @@ fn parse_object(status: u16, bytes: &[u8]) -> Result<Value, Attempt> {
 }
 
 fn decode_error(status: u16, bytes: &[u8], message: String) -> Attempt {
-    Attempt::Decode { status, message, snippet: snippet(&String::from_utf8_lossy(bytes), 200) }
-}
-
-/// Decodes a successful body into `T`, or a decode error that keeps a snippet of it.
-pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(
-    operation: &'static str,
-    status: u16,
-    bytes: &'a [u8],
-) -> Result<T, Error> {
-    // Checking UTF-8 once up front is faster than serde_json checking every string it reads;
-    // bytes that are not UTF-8 go the slow way, for an error that says where.
-    let parsed = match std::str::from_utf8(bytes) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(bytes),
-    };
-    parsed.map_err(|e| decode_error(status, bytes, e.to_string()).into_error(operation))
-}
-
-/// The first of `names` present in `value` as a string, keys matched case-insensitively
-/// (the service binds keys case-insensitively, and its answers vary in casing too).
-pub(crate) fn text_field(value: &Value, names: &[&str]) -> Option<String> {
-    let object = value.as_object()?;
-    names.iter().find_map(|name| {
-        object.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).and_then(|(_, v)| v.as_str().map(str::to_owned))
-    })
+    Attempt::Decode { status, message, snippet: body_snippet(bytes) }
 }
 
 fn async_href(body: &Value) -> Option<String> {
-    let links = body.as_object()?.iter().find(|(k, _)| k.eq_ignore_ascii_case("Links"))?.1.as_array()?;
+    let links = field(body, "Links")?.as_array()?;
     links.iter().find_map(|link| {
         let rel = text_field(link, &["rel"]).unwrap_or_default();
         let href = text_field(link, &["href"])?;
         (rel.ends_with("Async") || href.trim_end_matches('/').ends_with("Async")).then_some(href)
     })
+}
+
+/// A loopback HTTP server for the core's unit tests: it answers each request, in order, with the
+/// next of its canned answers, then stops listening.
+#[cfg(test)]
+pub(crate) mod stub {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    /// Serves `answers` (status, body) one request each; returns the base URL.
+    pub(crate) fn serve(answers: Vec<(u16, &'static str)>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for (status, body) in answers {
+                let (mut socket, _) = listener.accept().unwrap();
+                read_request(&mut socket);
+                let kind = if body.starts_with(['{', '[']) { "application/json" } else { "text/plain" };
+                let answer = format!(
+                    "HTTP/1.1 {status} Stub\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                socket.write_all(answer.as_bytes()).unwrap();
+            }
+        });
+        base
+    }
+
+    fn read_request(socket: &mut impl Read) {
+        let mut request = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let read = socket.read(&mut chunk).unwrap();
+            if read == 0 {
+                return;
+            }
+            request.extend_from_slice(&chunk[..read]);
+            if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length:"))
+                    .map_or(0, |value| value.trim().parse().unwrap());
+                if request.len() >= end + 4 + length {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -312,6 +363,38 @@ mod tests {
     }
 
     #[test]
+    fn an_unexpected_answer_keeps_its_status_request_id_and_body() {
+        let pending = classify(202, br#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-2"}"#.to_vec(), None);
+        match pending.unwrap().unexpected("DeleteCard", "not polled") {
+            Error::Protocol { operation, status, message, request_id, snippet } => {
+                assert_eq!((operation.as_str(), status, message.as_str()), ("DeleteCard", 202, "not polled"));
+                assert_eq!(request_id.as_deref(), Some("r-2"));
+                assert!(snippet.contains("OPERATION_PENDING"), "{snippet}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let challenge = classify(203, br#"{"RequestId": "r-3", "SecurityChallenges": []}"#.to_vec(), None);
+        match challenge.unwrap().unexpected("Investments", "no challenge expected") {
+            Error::Protocol { status, request_id, snippet, .. } => {
+                assert_eq!((status, request_id.as_deref()), (203, Some("r-3")));
+                assert!(snippet.contains("SecurityChallenges"), "{snippet}");
+            }
+            other => panic!("{other:?}"),
+        }
+        match classify(204, Vec::new(), None).unwrap().unexpected("GenerateAuthorizeToken", "no Token") {
+            Error::Protocol { status, request_id, snippet, .. } => {
+                assert_eq!((status, request_id, snippet.as_str()), (204, None, ""));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_2xx_keeps_its_status() {
+        assert!(matches!(classify(201, b"{}".to_vec(), None), Ok(Reply::Data { status: 201, .. })));
+    }
+
+    #[test]
     fn a_202_that_is_not_json_is_a_decode_error_with_a_snippet() {
         match classify(202, b"<html>busy".to_vec(), None) {
             Err(Attempt::Decode { snippet, status, .. }) => {
@@ -320,10 +403,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn field_lookup_ignores_case() {
-        assert_eq!(text_field(&json!({"flinkscode": "X"}), &["FlinksCode"]).as_deref(), Some("X"));
     }
 }

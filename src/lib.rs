@@ -10,6 +10,9 @@ pub mod error;
 mod http;
 mod poll;
 mod secret;
+// Only the sandbox and the Python layer (which needs the sandbox) hold locks today.
+#[cfg(feature = "sandbox")]
+mod sync;
 pub mod tables;
 
 #[cfg(feature = "sandbox")]

@@ -26,7 +26,7 @@ pub(crate) async fn poll(
     let mut last_request_id = request_id.map(str::to_owned);
     loop {
         match http.send(&current).await {
-            Ok(Reply::Data(bytes)) => return Ok(bytes),
+            Ok(Reply::Data { bytes, .. }) => return Ok(bytes),
             Ok(Reply::Pending(pending)) => {
                 if let Some(id) = &pending.request_id {
                     last_request_id = Some(id.clone());
@@ -35,13 +35,10 @@ pub(crate) async fn poll(
                     current = next;
                 }
             }
-            Ok(Reply::Challenge(_)) => {
-                return Err(Error::Decode {
-                    operation: request.operation.to_owned(),
-                    status: 203,
-                    message: "a data operation answered with a security challenge".to_owned(),
-                    snippet: String::new(),
-                })
+            Ok(reply @ Reply::Challenge(_)) => {
+                return Err(
+                    reply.unexpected(request.operation, "a data operation expects data, not a security challenge")
+                )
             }
             Err(Error::Api(api)) if api.is_session_loading() => {}
             Err(error) => return Err(error),
@@ -54,7 +51,7 @@ pub(crate) async fn poll(
                 waited,
             });
         }
-        tokio::time::sleep(policy.interval.min(policy.timeout - waited)).await;
+        tokio::time::sleep(policy.interval.min(policy.timeout.saturating_sub(waited))).await;
     }
 }
 
@@ -77,8 +74,12 @@ mod tests {
     fn async_links_sit_beside_the_operation() {
         let original =
             ApiRequest::new("AccountsDetail", Method::POST, "http://h/v3/c/BankingServices/GetAccountsDetail".into());
-        let pending =
-            Pending { code: None, request_id: Some("r".into()), async_href: Some("/GetAccountsDetailAsync".into()) };
+        let pending = Pending {
+            code: None,
+            request_id: Some("r".into()),
+            async_href: Some("/GetAccountsDetailAsync".into()),
+            body: Vec::new(),
+        };
         let next = async_request(&original, &pending, Some("r")).unwrap();
         assert_eq!(next.method, Method::GET);
         assert_eq!(next.url, "http://h/v3/c/BankingServices/GetAccountsDetailAsync/r");
@@ -88,7 +89,7 @@ mod tests {
     #[test]
     fn without_a_link_the_same_request_is_repeated() {
         let original = ApiRequest::new("Investments", Method::POST, "http://h/v3/c/Investments".into());
-        let pending = Pending { code: None, request_id: Some("r".into()), async_href: None };
+        let pending = Pending { code: None, request_id: Some("r".into()), async_href: None, body: Vec::new() };
         assert!(async_request(&original, &pending, Some("r")).is_none());
     }
 }

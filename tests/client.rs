@@ -1,6 +1,16 @@
 //! The Rust client against the embedded sandbox: every user's flow, the answer rules, errors,
 //! polling and its timeout, cancellation and the keys.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
+)]
+
+mod common;
+
 use std::time::{Duration, Instant};
 
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
@@ -8,30 +18,10 @@ use bankfeed::config::ClientOptions;
 use bankfeed::error::ApiErrorKind;
 use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
 use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Secret, Session, Step};
-
-const INSTITUTION: &str = "FlinksCapital";
-
-fn start(config: SandboxConfig) -> (Sandbox, Client) {
-    let sandbox = Sandbox::start(config).unwrap();
-    let options = ClientOptions {
-        base_url: Some(sandbox.url()),
-        customer_id: Some(sandbox.customer_id().to_owned()),
-        api_key: None,
-        secret_key: None,
-        poll_interval: Some(0.01),
-        poll_timeout: Some(10.0),
-        ..ClientOptions::default()
-    };
-    let client = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
-    (sandbox, client)
-}
+use common::{client_of as start, no_challenge, user, INSTITUTION};
 
 fn sandbox() -> (Sandbox, Client) {
     start(SandboxConfig::default())
-}
-
-fn user(name: &str) -> SandboxUser {
-    users().into_iter().find(|u| u.username == name).unwrap()
 }
 
 fn credentials(username: &str, save: bool) -> AuthorizeRequest {
@@ -91,10 +81,6 @@ async fn open_step_by_step(client: &Client, user: &SandboxUser) -> (Session, Vec
             }
         }
     }
-}
-
-fn no_challenge(challenge: &Challenge) -> Result<Answers, Error> {
-    Err(Error::ChallengeRequired(Box::new(challenge.clone())))
 }
 
 trait Saved {

@@ -1,35 +1,24 @@
 //! The Rust client's data operations against the sandbox: polling on Async links, the attributes
 //! preparation sequence, tables against the payloads, and DeleteCard.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
+)]
+
+mod common;
+
 use arrow_array::Array;
-use bankfeed::authorize::Credentials;
-use bankfeed::config::ClientOptions;
 use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use bankfeed::data::requests::{AccountsDetailOptions, StatementsOptions};
 use bankfeed::error::ApiErrorKind;
-use bankfeed::sandbox::{Sandbox, SandboxConfig};
+use bankfeed::sandbox::SandboxConfig;
 use bankfeed::tables::{self, ColumnData};
-use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Session};
-
-fn start(config: SandboxConfig) -> (Sandbox, Client) {
-    let sandbox = Sandbox::start(config).unwrap();
-    let options = ClientOptions {
-        base_url: Some(sandbox.url()),
-        customer_id: Some(sandbox.customer_id().to_owned()),
-        poll_interval: Some(0.01),
-        poll_timeout: Some(10.0),
-        ..ClientOptions::default()
-    };
-    (sandbox, Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap())
-}
-
-async fn saved_session(client: &Client) -> Session {
-    let mut credentials = Credentials::new("FlinksCapital", "greatday_nomfa", "Everyday".into());
-    credentials.save = true;
-    let mut no_challenge =
-        |c: &Challenge| -> Result<Answers, Error> { Err(Error::ChallengeRequired(Box::new(c.clone()))) };
-    client.login(credentials, &mut no_challenge).await.unwrap()
-}
+use bankfeed::Error;
+use common::{client_of as start, saved_session};
 
 fn floats(table: &tables::Table, name: &str) -> Vec<f64> {
     match table.column(name) {

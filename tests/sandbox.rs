@@ -1,68 +1,27 @@
 //! The sandbox server, driven over real HTTP the way a client sees it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
+)]
+
+mod common;
+
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use bankfeed::sandbox::{users, RecordedRequest, Sandbox, SandboxConfig, SandboxUser};
+use bankfeed::sandbox::{users, RecordedRequest, Sandbox, SandboxConfig};
 use base64::Engine as _;
+use common::{answers_for, assert_error, assert_message_names, challenges, strings, user, Api, Reply};
+use common::{AUTHORIZE, INVESTMENTS, TOKEN};
 use serde_json::{json, Value};
-
-const AUTHORIZE: &str = "BankingServices/Authorize";
-const TOKEN: &str = "BankingServices/GenerateAuthorizeToken";
-const INVESTMENTS: &str = "Investments";
-
-struct Api {
-    sandbox: Sandbox,
-    http: reqwest::Client,
-}
-
-/// A status and a parsed JSON body.
-type Reply = (u16, Value);
 
 impl Api {
     fn new() -> Api {
         Api::with(SandboxConfig::default())
-    }
-
-    fn with(config: SandboxConfig) -> Api {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder().build().expect("reqwest client");
-        Api { sandbox: Sandbox::start(config).expect("sandbox starts"), http }
-    }
-
-    fn url(&self, operation: &str) -> String {
-        format!("{}/v3/{}/{}", self.sandbox.url(), self.sandbox.customer_id(), operation)
-    }
-
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        url: String,
-        headers: &[(&str, &str)],
-        body: Option<Vec<u8>>,
-    ) -> Reply {
-        let mut request = self.http.request(method, url);
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        if let Some(body) = body {
-            request = request.header("content-type", "application/json").body(body);
-        }
-        let response = request.send().await.expect("request sent");
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.expect("body read");
-        let body = serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-            panic!("status {status}: body is not JSON ({error}): {:?}", String::from_utf8_lossy(&bytes))
-        });
-        (status, body)
-    }
-
-    async fn post_with(&self, operation: &str, headers: &[(&str, &str)], body: Value) -> Reply {
-        self.send(reqwest::Method::POST, self.url(operation), headers, Some(serde_json::to_vec(&body).unwrap())).await
-    }
-
-    async fn post(&self, operation: &str, body: Value) -> Reply {
-        self.post_with(operation, &[], body).await
     }
 
     async fn authorize(&self, body: Value) -> Reply {
@@ -128,36 +87,6 @@ impl Api {
     }
 }
 
-fn user(username: &str) -> SandboxUser {
-    users().into_iter().find(|user| user.username == username).expect("a sandbox user")
-}
-
-/// The `SecurityResponses` for a 203, from the user's documented answers.
-fn answers_for(user: &SandboxUser, reply: &Value) -> Value {
-    let mut responses = serde_json::Map::new();
-    for challenge in challenges(reply) {
-        let choices = strings(&challenge["Iterables"]);
-        let (key, answer) = user
-            .answers
-            .iter()
-            .find(|(key, _)| *key == challenge["Prompt"] || choices.contains(key))
-            .unwrap_or_else(|| panic!("{}: no documented answer for {challenge}", user.username));
-        responses.insert(key.clone(), json!(answer));
-    }
-    Value::Object(responses)
-}
-
-fn challenges(reply: &Value) -> &Vec<Value> {
-    reply["SecurityChallenges"].as_array().expect("SecurityChallenges")
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|items| items.iter().map(|item| item.as_str().unwrap().to_owned()).collect())
-        .unwrap_or_default()
-}
-
 fn prompts(reply: &Value) -> Vec<&str> {
     challenges(reply).iter().map(|challenge| challenge["Prompt"].as_str().unwrap()).collect()
 }
@@ -168,20 +97,6 @@ fn request_id(reply: &Reply) -> String {
 
 fn login_id(body: &Value) -> String {
     body["Login"]["Id"].as_str().unwrap().to_owned()
-}
-
-#[track_caller]
-fn assert_error(reply: &Reply, status: u16, code: &str) {
-    assert_eq!(reply.0, status, "{}", reply.1);
-    assert_eq!(reply.1["HttpStatusCode"], status, "{}", reply.1);
-    assert_eq!(reply.1["FlinksCode"], code, "{}", reply.1);
-    assert!(!reply.1["Message"].as_str().unwrap().is_empty(), "{}", reply.1);
-}
-
-#[track_caller]
-fn assert_message_names(reply: &Reply, text: &str) {
-    let message = reply.1["Message"].as_str().unwrap();
-    assert!(message.contains(text), "{message:?} should name {text:?}");
 }
 
 // ---- the public surface --------------------------------------------------------------------
@@ -433,9 +348,9 @@ async fn credential_errors() {
 async fn bodies_that_are_not_json_objects_are_rejected() {
     let api = Api::new();
     for body in [&b"[1,2]"[..], b"\"text\"", b"{not json", b"", b"null"] {
-        let reply = api.send(reqwest::Method::POST, api.url(AUTHORIZE), &[], Some(body.to_vec())).await;
+        let reply = api.raw(reqwest::Method::POST, AUTHORIZE, &[], Some(body.to_vec())).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
-        let reply = api.send(reqwest::Method::POST, api.url(INVESTMENTS), &[], Some(body.to_vec())).await;
+        let reply = api.raw(reqwest::Method::POST, INVESTMENTS, &[], Some(body.to_vec())).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
     }
 }
@@ -1024,7 +939,7 @@ async fn authorize_tokens_are_needed_with_a_secret_key_and_single_use() {
 #[tokio::test]
 async fn without_a_secret_key_tokens_are_optional() {
     let api = Api::new();
-    let token = api.send(reqwest::Method::POST, api.url(TOKEN), &[], None).await;
+    let token = api.send_url(reqwest::Method::POST, api.url(TOKEN), &[], None).await;
     assert_eq!(token.0, 200);
     assert!(token.1["Token"].is_string());
     assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
@@ -1069,15 +984,17 @@ async fn unknown_customers_and_paths_get_404_and_everything_is_logged() {
     let api = Api::new();
     assert_eq!(api.sandbox.request_count(), 0);
     let other = format!("{}/v3/00000000-0000-0000-0000-000000000000/BankingServices/Authorize", api.sandbox.url());
-    let reply = api.send(reqwest::Method::POST, other, &[], Some(b"{}".to_vec())).await;
+    let reply = api.send_url(reqwest::Method::POST, other, &[], Some(b"{}".to_vec())).await;
     assert_error(&reply, 404, "INVALID_REQUEST");
     assert_message_names(&reply, "00000000-0000-0000-0000-000000000000");
 
-    let reply = api.send(reqwest::Method::GET, format!("{}/nowhere?password=x", api.sandbox.url()), &[], None).await;
+    let reply =
+        api.send_url(reqwest::Method::GET, format!("{}/nowhere?password=x", api.sandbox.url()), &[], None).await;
     assert_error(&reply, 404, "INVALID_REQUEST");
-    let reply = api.send(reqwest::Method::POST, api.url("BankingServices/GetNothing"), &[], Some(b"{}".to_vec())).await;
+    let reply =
+        api.send_url(reqwest::Method::POST, api.url("BankingServices/GetNothing"), &[], Some(b"{}".to_vec())).await;
     assert_error(&reply, 404, "INVALID_REQUEST");
-    let reply = api.send(reqwest::Method::GET, api.url(AUTHORIZE), &[], None).await;
+    let reply = api.send_url(reqwest::Method::GET, api.url(AUTHORIZE), &[], None).await;
     assert_error(&reply, 405, "INVALID_REQUEST");
     let reply = api.credentials("greatday_nomfa", false).await;
     assert_eq!(reply.0, 200);
@@ -1104,5 +1021,9 @@ async fn a_configured_customer_id_replaces_the_default() {
     assert!(api.url(AUTHORIZE).contains("/v3/acme/"));
     assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
     let default = format!("{}/v3/43387ca6-0391-4c82-857d-70d95f087ecb/{AUTHORIZE}", api.sandbox.url());
-    assert_error(&api.send(reqwest::Method::POST, default, &[], Some(b"{}".to_vec())).await, 404, "INVALID_REQUEST");
+    assert_error(
+        &api.send_url(reqwest::Method::POST, default, &[], Some(b"{}".to_vec())).await,
+        404,
+        "INVALID_REQUEST",
+    );
 }

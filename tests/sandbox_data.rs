@@ -2,30 +2,28 @@
 //! statements, investments, attributes, DeleteCard), driven over real HTTP. Every attribute is
 //! recomputed here, independently, from the account detail payload.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
+)]
+
+mod common;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::time::Instant;
 
-use bankfeed::sandbox::{attribute_catalogue, attribute_packages, users, Sandbox, SandboxConfig};
+use bankfeed::sandbox::{attribute_catalogue, attribute_packages, users, SandboxConfig};
 use base64::Engine as _;
+use common::{answers_for, assert_error, assert_message_names, user, Api, Reply};
+use common::{AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY};
 use serde_json::{json, Value};
-
-const AUTHORIZE: &str = "BankingServices/Authorize";
-const DETAIL: &str = "BankingServices/GetAccountsDetail";
-const SUMMARY: &str = "BankingServices/GetAccountsSummary";
-const STATEMENTS: &str = "BankingServices/GetStatements";
-const INVESTMENTS: &str = "Investments";
 
 /// The as-of date of all data, and the oldest and the 90-day boundary dates it implies.
 const AS_OF: &str = "2026-11-20";
 const OLDEST: &str = "2025-11-21";
 const DAY_89: &str = "2026-08-23";
-
-type Reply = (u16, Value);
-
-struct Api {
-    sandbox: Sandbox,
-    http: reqwest::Client,
-}
 
 /// A logged-in user: LoginId and RequestId.
 struct Login {
@@ -42,79 +40,19 @@ impl Api {
         Api::with(config())
     }
 
-    fn with(config: SandboxConfig) -> Api {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        Api {
-            sandbox: Sandbox::start(config).expect("sandbox starts"),
-            http: reqwest::Client::builder().build().expect("reqwest client"),
-        }
-    }
-
-    fn url(&self, operation: &str) -> String {
-        format!("{}/v3/{}/{}", self.sandbox.url(), self.sandbox.customer_id(), operation)
-    }
-
-    async fn send(&self, method: reqwest::Method, operation: &str, body: Option<Value>) -> Reply {
-        self.send_with(method, operation, &[], body).await
-    }
-
-    async fn send_with(
-        &self,
-        method: reqwest::Method,
-        operation: &str,
-        headers: &[(&str, &str)],
-        body: Option<Value>,
-    ) -> Reply {
-        let mut request = self.http.request(method, self.url(operation));
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        if let Some(body) = body {
-            request = request.header("content-type", "application/json").body(serde_json::to_vec(&body).unwrap());
-        }
-        let response = request.send().await.expect("request sent");
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.expect("body read");
-        let body = serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-            panic!("status {status}: not JSON ({error}): {:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(500)]))
-        });
-        (status, body)
-    }
-
-    async fn post(&self, operation: &str, body: Value) -> Reply {
-        self.send(reqwest::Method::POST, operation, Some(body)).await
-    }
-
-    async fn get(&self, operation: &str) -> Reply {
-        self.send(reqwest::Method::GET, operation, None).await
-    }
-
     /// Logs `username` in with credentials and `Save`, answering any challenges; None for the
     /// users the institution refuses.
     async fn try_login(&self, username: &str) -> Option<Login> {
-        let user =
-            users().into_iter().find(|user| user.username.eq_ignore_ascii_case(username)).expect("a sandbox user");
+        let user = user(username);
         let mut reply = self
             .post(
                 AUTHORIZE,
-                json!({"Institution": "FlinksCapital", "Username": username, "Password": "Everyday",
+                json!({"Institution": INSTITUTION, "Username": username, "Password": "Everyday",
                        "MostRecentCached": false, "Save": true}),
             )
             .await;
         while reply.0 == 203 {
-            let mut responses = serde_json::Map::new();
-            for challenge in reply.1["SecurityChallenges"].as_array().unwrap() {
-                let choices: Vec<&str> = challenge["Iterables"]
-                    .as_array()
-                    .map(|items| items.iter().map(|item| item.as_str().unwrap()).collect())
-                    .unwrap_or_default();
-                let (key, answer) = user
-                    .answers
-                    .iter()
-                    .find(|(key, _)| *key == challenge["Prompt"] || choices.contains(&key.as_str()))
-                    .expect("a documented answer");
-                responses.insert(key.clone(), json!(answer));
-            }
+            let responses = answers_for(&user, &reply.1);
             let request_id = reply.1["RequestId"].clone();
             reply = self.post(AUTHORIZE, json!({"RequestId": request_id, "SecurityResponses": responses})).await;
         }
@@ -201,19 +139,6 @@ async fn open_users(api: &Api) -> Vec<(String, Login)> {
     }
     assert!(open.len() >= 10, "most users log in");
     open
-}
-
-#[track_caller]
-fn assert_error(reply: &Reply, status: u16, code: &str) {
-    assert_eq!(reply.0, status, "{}", reply.1);
-    assert_eq!(reply.1["HttpStatusCode"], status, "{}", reply.1);
-    assert_eq!(reply.1["FlinksCode"], code, "{}", reply.1);
-}
-
-#[track_caller]
-fn assert_message_names(reply: &Reply, text: &str) {
-    let message = reply.1["Message"].as_str().unwrap_or_default();
-    assert!(message.contains(text), "{message:?} should name {text:?}");
 }
 
 fn cents(value: &Value) -> i64 {
@@ -620,17 +545,10 @@ async fn transaction_counts_are_exact() {
             banking_transactions: Some(count),
             ..config()
         });
+        // Timing is for benchmarks; this checks sizes and consistency only.
         let login = api.login("greatday_nomfa").await;
-        let started = Instant::now();
         let banking = api.all_transactions(&login).await;
-        let banking_time = started.elapsed();
-        let started = Instant::now();
         let portfolio = api.investments(&login).await;
-        let portfolio_time = started.elapsed();
-        println!(
-            "{count} transactions: account detail in {banking_time:?}, investments in {portfolio_time:?} \
-             (generation, serialisation, HTTP and parsing in the test)"
-        );
         assert_eq!(banking_count(&banking), count);
         check_accounts(&banking, 365);
         assert_eq!(trade_count(&portfolio), count);
@@ -658,23 +576,20 @@ async fn transaction_counts_are_exact() {
 }
 
 #[tokio::test]
-async fn generating_100000_transactions_is_fast() {
-    // Timing only: printed, not asserted, since machines differ.
+async fn with_100000_transactions_the_summary_answers_and_attributes_still_wait_for_detail() {
+    // How fast is for benchmarks; this checks that a large login is served at all.
     let api = Api::with(SandboxConfig {
         investment_transactions: Some(100_000),
         banking_transactions: Some(100_000),
         ..config()
     });
     let login = api.login("Greatday").await;
-    let started = Instant::now();
     let (_, reply) = api.banking(SUMMARY, json!({"RequestId": login.request_id})).await;
     assert_eq!(reply.0, 200);
-    println!("100,000 banking transactions generated (+ summary) in {:?}", started.elapsed());
-    let started = Instant::now();
+    assert!(!reply.1["Accounts"].as_array().unwrap().is_empty());
     let reply =
         api.custom(&login, json!({"MostRecentCached": true, "Attributes": {"Card": ["count_transactions"]}})).await;
     assert_eq!(reply.0, 202, "before detail");
-    println!("(202 in {:?})", started.elapsed());
 }
 
 // ---- the pending path of every operation ---------------------------------------------------
@@ -1399,4 +1314,85 @@ async fn attributes_of_an_empty_login_are_none_detected() {
     }
     assert_eq!(reply.1["Card"]["count_transactions"], 0);
     assert_eq!(reply.1["Card"]["sum_nsf_fees"], 0.0);
+}
+
+/// The value of `name` folded from the transactions its `AttributesDetail` lists, and nothing
+/// else; None for the attributes of the accounts themselves, which list no transaction.
+fn from_detail(name: &str, listed: &[&Tx]) -> Option<Value> {
+    let money = |cents: i64| json!(cents as f64 / 100.0);
+    let average = |sum: i64, count: usize| money((sum as f64 / count as f64).round() as i64);
+    let credits = listed.iter().filter_map(|tx| tx.credit).sum::<i64>();
+    let debits = listed.iter().filter_map(|tx| tx.debit).sum::<i64>();
+    let none = json!("NONE_DETECTED");
+    let only = || {
+        assert!(listed.len() <= 1, "{name} lists the one transaction behind it");
+        listed.first()
+    };
+    Some(match name {
+        "count_accounts" | "balance_current" => return None,
+        "count_transactions"
+        | "count_negative_balance"
+        | "count_nsf"
+        | "count_nsf_90_days"
+        | "count_employer_income"
+        | "count_loan_payments" => json!(listed.len()),
+        "account_age_days" | "days_since_last_employer_income" => only().map_or(none, |tx| json!(tx.age())),
+        "balance_max" | "balance_min" => only().map_or(none, |tx| money(tx.balance)),
+        "sum_nsf_fees"
+        | "sum_withdrawals_90_days"
+        | "sum_loan_payments"
+        | "sum_credit_card_payments"
+        | "sum_bill_payments" => money(debits),
+        "sum_deposits_90_days" | "sum_employer_income" => money(credits),
+        "sum_government_income" if listed.is_empty() => none,
+        "sum_government_income" => money(credits),
+        "avg_monthly_deposit" => average(credits, 12),
+        "avg_monthly_withdrawal" => average(debits, 12),
+        "avg_employer_income" if listed.is_empty() => none,
+        "avg_employer_income" => average(credits, listed.len()),
+        "count_employers" => {
+            let employers: HashSet<&str> =
+                listed.iter().map(|tx| tx.description.trim_start_matches("PAYROLL DEPOSIT ")).collect();
+            json!(employers.len())
+        }
+        other => panic!("{other}: say how its detail makes its value"),
+    })
+}
+
+#[tokio::test]
+async fn every_attribute_value_is_recomputed_from_its_own_detail() {
+    let api = Api::new();
+    let names = all_names();
+    for (username, login) in open_users(&api).await {
+        let detail = api.all_transactions(&login).await;
+        let (_, t) = scope(&detail, None, None);
+        let by_id: HashMap<&str, &Tx> = t.iter().map(|tx| (tx.id.as_str(), tx)).collect();
+        let body =
+            json!({"MostRecentCached": true, "Attributes": {"Card": names}, "Options": {"AttributesDetail": names}});
+        let reply = settle(&api, &login, reqwest::Method::POST, "", Some(body)).await;
+        assert_eq!(reply.0, 200, "{}", reply.1);
+        let card = &reply.1["Card"];
+        for name in &names {
+            let label = format!("{username}: {name}");
+            let entry = card["AttributesDetail"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|entry| entry["Attribute"] == *name)
+                .unwrap_or_else(|| panic!("{label}: no AttributesDetail"));
+            let listed: Vec<&Tx> = entry["Transactions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|item| by_id[text(&item["TransactionId"])])
+                .collect();
+            let got = &card[*name];
+            match from_detail(name, &listed) {
+                None => assert!(listed.is_empty(), "{label}: an account-level value lists no transaction"),
+                Some(value) if value.is_number() && !value.is_f64() => assert_eq!(got, &value, "{label}"),
+                Some(value) if value.is_number() => assert_eq!(cents(got), cents(&value), "{label}"),
+                Some(value) => assert_eq!(got, &value, "{label}"),
+            }
+        }
+    }
 }

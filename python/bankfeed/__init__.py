@@ -27,7 +27,7 @@ from bankfeed._native import (
     Table,
     __version__,
 )
-from bankfeed import errors
+from bankfeed._types import Answer, Answers, ChallengeHandler, Step
 from bankfeed.errors import (
     AggregationError,
     ApiError,
@@ -43,6 +43,7 @@ from bankfeed.errors import (
     InvalidSecurityResponse,
     LoginDisabled,
     PendingTimeout,
+    ProtocolError,
     RateLimited,
     RetryLater,
     SessionError,
@@ -51,19 +52,43 @@ from bankfeed.errors import (
     Unauthorized,
 )
 
+# A literal list: type checkers read it as the export list (an `__all__ +=` they do not follow).
 __all__ = [
-    "Client",
-    "Session",
-    "Challenge",
-    "SecurityChallenge",
-    "Sandbox",
-    "Table",
-    "Investments",
-    "Attributes",
     "Accounts",
+    "AggregationError",
+    "Answer",
+    "Answers",
+    "ApiError",
+    "Attributes",
+    "BankfeedError",
+    "Challenge",
+    "ChallengeHandler",
+    "ChallengeRequired",
+    "Client",
+    "ConcurrentSession",
+    "ConfigError",
+    "DecodeError",
+    "InstitutionUnavailable",
+    "InvalidAnswer",
+    "InvalidLogin",
+    "InvalidRequest",
+    "InvalidSecurityResponse",
+    "Investments",
+    "LoginDisabled",
+    "PendingTimeout",
+    "ProtocolError",
+    "RateLimited",
+    "RetryLater",
+    "Sandbox",
+    "SecurityChallenge",
+    "Session",
+    "SessionError",
     "Statements",
-    "answers",
+    "Step",
+    "Table",
+    "TooManyChallenges",
+    "TransportError",
+    "Unauthorized",
     "__version__",
+    "answers",
 ]
-# Every exception, as errors.py lists them (the form type checkers read).
-__all__ += errors.__all__

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
 
 import bankfeed as bf
+from bankfeed._answers import CannedAnswers
 
 INSTITUTION = "FlinksCapital"
 PASSWORD = "Everyday"
 
 
-def describe_challenge(item: Any) -> str:
+def describe_challenge(item: bf.SecurityChallenge) -> str:
     """One line for a security challenge: its type and prompt, then its choices (images counted)."""
     line = f"  [{item.type}] {item.prompt}"
     choices = item.choices
@@ -29,7 +30,7 @@ def describe_challenge(item: Any) -> str:
     return line
 
 
-def _walk(step: Any, handler: Any) -> tuple[Any, int]:
+def _walk(step: bf.Session | bf.Challenge, handler: CannedAnswers) -> tuple[bf.Session, int]:
     """Answers every 203 of ``step`` from ``handler``, printing the challenges (never the answers).
 
     Returns the session and the number of 203 answers met.
@@ -58,14 +59,19 @@ def demo(user: str) -> int:
         print(f"sandbox on {sb.url}; live login of {user!r} at {INSTITUTION}")
         session, rounds = _walk(client.authorize(INSTITUTION, user, PASSWORD, save=True), handler)
         print(f"session open: request_id={session.request_id} login_id={session.login_id}")
+        login_id = session.login_id
+        if login_id is None:
+            # A saved login always has one; without it there is nothing to read back.
+            print("error: the sandbox opened a session without a LoginId", file=sys.stderr)
+            return 1
         if rounds == 0 and known[user]["challenge_types"]:
             # A trusted-device user meets its challenge on a live login by saved connection.
             print("live login by saved connection")
-            session, _ = _walk(client.authorize_saved(session.login_id), handler)
+            session, _ = _walk(client.authorize_saved(login_id), handler)
             print(f"session open: request_id={session.request_id} login_id={session.login_id}")
-        cached = client.authorize_cached(session.login_id)
+        cached = client.authorize_cached(login_id)
         print(f"cached session: request_id={cached.request_id} login_id={cached.login_id}")
-        investments = client.investments(session.login_id)
+        investments = client.investments(login_id)
         print(
             f"investments: {len(investments.accounts)} account(s), {len(investments.positions)} position(s), "
             f"{len(investments.transactions)} transaction(s), Value {investments.value}, Cash {investments.cash}"
@@ -73,12 +79,12 @@ def demo(user: str) -> int:
     return 0
 
 
-def sandbox(port: int, host: str, pending_polls: Optional[int], customer_id: Optional[str]) -> int:
+def sandbox(port: int, host: str, pending_polls: int | None, customer_id: str | None) -> int:
     """Serves a sandbox on ``host:port`` until Ctrl-C."""
     from bankfeed import _native
 
     # serve_sandbox prints the address it bound (the real port, when asked for port 0).
-    options: dict[str, Any] = {}
+    options: dict[str, int | str] = {}
     if pending_polls is not None:
         options["pending_polls"] = pending_polls
     if customer_id is not None:
@@ -93,7 +99,7 @@ def sandbox(port: int, host: str, pending_polls: Optional[int], customer_id: Opt
 def users() -> int:
     """Prints the sandbox's test users: username, challenge types, description."""
     with bf.Sandbox() as sb:
-        rows = [
+        rows: list[tuple[str, str, str]] = [
             (u["username"], ", ".join(u["challenge_types"]) or "-", u["description"]) for u in sb.users
         ]
     header = ("username", "challenges", "description")
@@ -104,9 +110,10 @@ def users() -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m bankfeed`` and of the ``bankfeed`` script."""
-    parser = argparse.ArgumentParser(prog="bankfeed", description=__doc__.splitlines()[0])
+    # Not __doc__: it is None under python -OO.
+    parser = argparse.ArgumentParser(prog="bankfeed", description="bankfeed's embedded sandbox: demo, sandbox, users.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run_demo = commands.add_parser("demo", help="a live login with challenges against a sandbox")

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Union
+from typing import TYPE_CHECKING, TypeAlias
 
-__all__ = ["answers", "CannedAnswers"]
+if TYPE_CHECKING:
+    # Annotations only: the handler reads a Challenge's attributes and needs no import at run time.
+    from bankfeed._native import Challenge
 
-Answer = Union[str, Iterable[str]]
+__all__ = ["CannedAnswers", "answers"]
+
+#: One canned answer: a string, or several strings (the choices of a multiple-answers challenge).
+Answer: TypeAlias = str | Iterable[str]
 
 _TEXT_OR_CALL = "TextOrCall"
 
 
-def _as_list(key: str, value: Any) -> tuple[str, ...]:
-    """One answer as a tuple of strings; the error names the key, never the value."""
+def _as_list(key: str, value: object) -> tuple[str, ...]:
+    """One answer as a tuple of strings; the error names the key, never the value.
+
+    ``value`` is checked at run time whatever its annotation says: untyped callers pass anything.
+    """
     if isinstance(value, str):
         return (value,)
     if isinstance(value, (bytes, bytearray)) or not isinstance(value, Iterable):
@@ -33,8 +41,9 @@ class CannedAnswers:
 
     __slots__ = ("_answers", "_folded")
 
-    def __init__(self, mapping: Union[Mapping[str, Answer], Iterable[tuple[str, Answer]]]) -> None:
-        pairs = mapping.items() if isinstance(mapping, Mapping) else mapping
+    def __init__(self, mapping: Mapping[str, Answer] | Iterable[tuple[str, Answer]]) -> None:
+        # Read as objects: the types are checked below, for callers without a type checker.
+        pairs: Iterable[tuple[object, object]] = mapping.items() if isinstance(mapping, Mapping) else mapping
         table: dict[str, tuple[str, ...]] = {}
         for pair in pairs:
             key, value = pair
@@ -53,13 +62,13 @@ class CannedAnswers:
         """The keys this handler knows (prompts, or TextOrCall choices), in the given order."""
         return list(self._answers)
 
-    def _lookup(self, prompt: str) -> Union[tuple[str, ...], None]:
+    def _lookup(self, prompt: str) -> tuple[str, ...] | None:
         if prompt in self._answers:
             return self._answers[prompt]
         key = self._folded.get(prompt.strip().casefold())
         return None if key is None else self._answers[key]
 
-    def __call__(self, challenge: Any) -> dict[str, list[str]]:
+    def __call__(self, challenge: Challenge) -> dict[str, list[str]]:
         """The answers to the challenges of ``challenge`` this handler knows, keyed as the server wants."""
         result: dict[str, list[str]] = {}
         for item in challenge.challenges:
@@ -83,7 +92,7 @@ class CannedAnswers:
         return len(self._answers)
 
 
-def answers(mapping: Union[Mapping[str, Answer], Iterable[tuple[str, Answer]]]) -> CannedAnswers:
+def answers(mapping: Mapping[str, Answer] | Iterable[tuple[str, Answer]]) -> CannedAnswers:
     """A challenge handler built from canned answers, for ``client.login(..., on_challenge=...)``.
 
     ``mapping`` maps a prompt to its answer: a string, or a list of strings (several choices of a

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import base64
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Annotations only: the core imports this module lazily, when a notebook asks for a view.
+    from bankfeed._native import Challenge, SecurityChallenge
 
 __all__ = ["challenge_html", "security_challenge_html"]
 
@@ -32,7 +36,7 @@ def _mime(image: bytes) -> str:
 
 
 def _image_grid(images: list[bytes]) -> str:
-    cells = []
+    cells: list[str] = []
     for index, image in enumerate(images):
         uri = f"data:{_mime(image)};base64,{base64.b64encode(image).decode('ascii')}"
         cells.append(
@@ -47,7 +51,7 @@ def _image_grid(images: list[bytes]) -> str:
     )
 
 
-def security_challenge_html(challenge: Any) -> str:
+def security_challenge_html(challenge: SecurityChallenge) -> str:
     """One security challenge: its type and prompt, then its images or its choices."""
     head = f"<b>{escape(challenge.type)}</b>: {escape(challenge.prompt)}"
     images = challenge.images
@@ -61,7 +65,7 @@ def security_challenge_html(challenge: Any) -> str:
     return f"<div>{head}</div>"
 
 
-def challenge_html(step: Any) -> str:
+def challenge_html(step: Challenge) -> str:
     """Every challenge of a step, in the order to answer them."""
     parts = "".join(f"<li>{security_challenge_html(c)}</li>" for c in step.challenges)
     return (

@@ -5,34 +5,48 @@ Each library is optional; a missing one raises ImportError naming the extra that
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Annotations only: each library is imported at run time by the conversion that needs it.
+    import pandas
+    import polars
+    import pyarrow
+
+    from bankfeed._native import Table
 
 __all__ = ["to_arrow", "to_pandas", "to_polars"]
 
 
-def _require(module: str, extra: str) -> Any:
+def _require(module: str, extra: str) -> None:
+    """Imports ``module``, or raises ImportError naming the extra of bankfeed that installs it."""
     try:
-        return __import__(module)
+        importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(
-            f"this needs {module}: pip install 'bankfeed[{extra}]'"
-        ) from exc
+        raise ImportError(f"this needs {module}: pip install 'bankfeed[{extra}]'") from exc
 
 
-def to_arrow(table: Any) -> Any:
+def to_arrow(table: Table) -> pyarrow.Table:
     """The table as a ``pyarrow.Table``, through the Arrow C stream (no copy of the data)."""
-    pa = _require("pyarrow", "arrow")
-    return pa.RecordBatchReader.from_stream(table).read_all()
+    _require("pyarrow", "arrow")
+    import pyarrow
+
+    return pyarrow.RecordBatchReader.from_stream(table).read_all()
 
 
-def to_pandas(table: Any) -> Any:
+def to_pandas(table: Table) -> pandas.DataFrame:
     """The table as a ``pandas.DataFrame``: dates as datetime64, numbers as float64."""
     _require("pandas", "pandas")
     _require("pyarrow", "pandas")
-    return to_arrow(table).to_pandas(date_as_object=False)
+    # pyarrow has no type information: name the type its to_pandas gives.
+    frame: pandas.DataFrame = to_arrow(table).to_pandas(date_as_object=False)
+    return frame
 
 
-def to_polars(table: Any) -> Any:
+def to_polars(table: Table) -> polars.DataFrame:
     """The table as a ``polars.DataFrame``, through the Arrow C stream."""
-    pl = _require("polars", "polars")
-    return pl.DataFrame(table)
+    _require("polars", "polars")
+    import polars
+
+    return polars.DataFrame(table)

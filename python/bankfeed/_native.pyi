@@ -1,44 +1,104 @@
-"""Type stubs of the compiled core (``bankfeed._native``). Import the names from ``bankfeed``."""
+"""The compiled core of bankfeed. Import the names from ``bankfeed``, not from here.
 
-from __future__ import annotations
+IDEs and type checkers read this stub rather than the binary, so it carries the documentation;
+``python -m mypy.stubtest bankfeed._native --allowlist stubtest-allowlist.txt`` checks it against
+the binary.
+"""
 
 import datetime
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import Any, final
 
-Answer = Union[str, Sequence[str]]
-Answers = Mapping[str, Answer]
-Step = Union["Session", "Challenge"]
-ChallengeHandler = Callable[["Challenge"], Answers]
+from bankfeed._types import Answers, ChallengeHandler, Step
 
+__all__ = [
+    "Accounts",
+    "Attributes",
+    "Challenge",
+    "Client",
+    "Investments",
+    "Sandbox",
+    "SecurityChallenge",
+    "Session",
+    "Statements",
+    "Table",
+    "__version__",
+    "serve_sandbox",
+]
+
+#: The version of the package, e.g. ``"0.1.0"``.
+__version__: str
+
+@final
 class Client:
-    def __init__(
-        self,
-        base_url: Optional[str] = None,
-        customer_id: Optional[str] = None,
+    """A client of the bank-data aggregation API.
+
+    Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
+    ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``. Every call blocks with the GIL released;
+    Ctrl-C stops a wait at once. A wrong argument type raises ``TypeError`` naming the argument;
+    an invalid value raises :class:`bankfeed.ConfigError`::
+
+        client = bf.Client(base_url="https://toolbox-api.private.fin.ag",
+                           customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
+        session = client.login("FlinksCapital", "Greatday", "Everyday",
+                               on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
+    """
+
+    def __new__(
+        cls,
+        base_url: str | None = None,
+        customer_id: str | None = None,
         *,
-        api_key: Optional[str] = None,
-        secret_key: Optional[str] = None,
-        investments_base_url: Optional[str] = None,
+        api_key: str | None = None,
+        secret_key: str | None = None,
+        investments_base_url: str | None = None,
         timeout: float = 240.0,
         poll_interval: float = 10.0,
         poll_timeout: float = 1800.0,
         max_retries: int = 2,
         max_challenge_rounds: int = 10,
-    ) -> None: ...
+    ) -> Client:
+        """Checks the options and builds the client; nothing is sent yet.
+
+        ``timeout`` is per request, ``poll_interval`` the seconds between two polls of a 202
+        answer, ``poll_timeout`` how long an operation may stay pending before
+        :class:`bankfeed.PendingTimeout`; ``max_retries`` bounds the retries of a transient
+        failure, ``max_challenge_rounds`` the challenge rounds of one login.
+        """
+
     @property
-    def base_url(self) -> str: ...
+    def base_url(self) -> str:
+        """The service's base URL (``/v3/...`` is added per operation)."""
+
     @property
-    def investments_base_url(self) -> str: ...
+    def investments_base_url(self) -> str:
+        """The base URL of the Investments operation (the real service has a separate host)."""
+
     @property
-    def customer_id(self) -> str: ...
+    def customer_id(self) -> str:
+        """The customer id the calls are made for."""
+
     @property
-    def timeout(self) -> float: ...
+    def timeout(self) -> float:
+        """Per-request timeout, in seconds."""
+
     @property
-    def poll_interval(self) -> float: ...
+    def poll_interval(self) -> float:
+        """Seconds between two polls of a 202 answer."""
+
     @property
-    def poll_timeout(self) -> float: ...
+    def poll_timeout(self) -> float:
+        """Seconds an operation may stay pending before :class:`bankfeed.PendingTimeout`."""
+
     @property
-    def max_retries(self) -> int: ...
+    def max_retries(self) -> int:
+        """How many times a request safe to repeat is retried after a failed connection or a 429,
+        502, 503 or 504 answer (0 to 10)."""
+
+    @property
+    def max_challenge_rounds(self) -> int:
+        """How many challenge rounds a login answers before :class:`bankfeed.TooManyChallenges`."""
+
     def authorize(
         self,
         institution: str,
@@ -46,211 +106,514 @@ class Client:
         password: str,
         *,
         save: bool = False,
-        language: Optional[str] = None,
-        tag: Optional[str] = None,
-        schedule_refresh: Optional[bool] = None,
-    ) -> Step: ...
+        language: str | None = None,
+        tag: str | None = None,
+        schedule_refresh: bool | None = None,
+    ) -> Step:
+        """A live login with credentials (``MostRecentCached`` false).
+
+        Returns a :class:`Session`, or a :class:`Challenge` to answer with
+        ``challenge.answer(...)``::
+
+            step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
+            while isinstance(step, bf.Challenge):
+                step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+        """
+
     def login(
         self,
         institution: str,
         username: str,
         password: str,
         *,
-        on_challenge: Optional[ChallengeHandler] = None,
+        on_challenge: ChallengeHandler | None = None,
         save: bool = False,
-        language: Optional[str] = None,
-        tag: Optional[str] = None,
-        schedule_refresh: Optional[bool] = None,
-    ) -> Session: ...
-    def authorize_cached(self, login_id: str) -> Session: ...
-    def authorize_saved(self, login_id: str, *, save: bool = False) -> Step: ...
+        language: str | None = None,
+        tag: str | None = None,
+        schedule_refresh: bool | None = None,
+    ) -> Session:
+        """A live login whose challenges are answered by ``on_challenge(challenge) -> answers``.
+
+        See :func:`bankfeed.answers` for a handler from a fixed mapping. Without a handler, a
+        challenge raises :class:`bankfeed.ChallengeRequired` (whose ``challenge`` can be answered).
+        """
+
+    def authorize_cached(self, login_id: str) -> Session:
+        """A cached read of a saved connection (``MostRecentCached`` true): a new session on the
+        already processed data."""
+
+    def authorize_saved(self, login_id: str, *, save: bool = False) -> Step:
+        """A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
+        flow. Returns a :class:`Session` or a :class:`Challenge`."""
+
     def login_saved(
-        self, login_id: str, *, on_challenge: Optional[ChallengeHandler] = None, save: bool = False
-    ) -> Session: ...
-    def investments(self, login_id: str) -> Investments: ...
+        self, login_id: str, *, on_challenge: ChallengeHandler | None = None, save: bool = False
+    ) -> Session:
+        """:meth:`authorize_saved` with its challenges answered by ``on_challenge``."""
+
+    def investments(self, login_id: str) -> Investments:
+        """A cached session of ``login_id``, then its Investments (202 answers polled), as tables::
+
+        inv = client.investments(login_id)
+        inv.positions.to_pandas()
+        """
+
     def attributes(
         self,
         login_id: str,
-        attributes: Optional[Mapping[str, Sequence[str]]] = None,
+        attributes: Mapping[str, Sequence[str]] | None = None,
         *,
-        package: Optional[str] = None,
-        filters: Optional[Mapping[str, Any]] = None,
-        detail: Optional[Sequence[str]] = None,
-        account_filter: Optional[Sequence[str]] = None,
-    ) -> Attributes: ...
-    def delete_login(self, login_id: str) -> dict[str, Any]: ...
+        package: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        detail: Sequence[str] | None = None,
+        account_filter: Sequence[str] | None = None,
+    ) -> Attributes:
+        """Attributes of a saved connection: a cached session, account detail polled to 200, then
+        the attributes call (itself polled).
 
+        Either a use-case ``package`` (``"income"``, ``"credit_risk"``, ``"user_analysis"``,
+        ``"lending"``, ``"all"``), or custom ``attributes`` (``{group: [names]}``, names verbatim)
+        with optional ``filters`` (e.g. ``{"AccountCategory": ["Operations"]}``), ``detail`` (names
+        whose transactions to return) and ``account_filter`` (account ids)::
+
+            attrs = client.attributes(login_id, package="income")
+            attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]}, detail=["count_nsf"])
+        """
+
+    def delete_login(self, login_id: str) -> dict[str, Any]:
+        """Deletes the retained data of a saved connection (DeleteCard). Returns the server's
+        answer: a dict, or ``{"Message": text}`` when it answered in plain text."""
+
+@final
 class Session:
+    """An open session: its ``request_id`` serves the data operations::
+
+    session = client.authorize_cached(login_id)
+    inv = session.investments()
+    detail = session.accounts_detail(days="Days365")
+    """
+
     @property
-    def request_id(self) -> str: ...
+    def request_id(self) -> str:
+        """The RequestId of the session."""
+
     @property
-    def login_id(self) -> Optional[str]: ...
+    def login_id(self) -> str | None:
+        """The LoginId of the saved connection, when the answer had one."""
+
     @property
-    def login(self) -> Optional[dict[str, Any]]: ...
+    def login(self) -> dict[str, Any] | None:
+        """``Login`` as sent (``Id``, ``Username``, ``IsScheduledRefresh``, ``LastRefresh``,
+        ``Type``), or None. Part of :attr:`raw`: the same object on every access."""
+
     @property
-    def last_refresh(self) -> Optional[datetime.datetime]: ...
+    def last_refresh(self) -> datetime.datetime | None:
+        """``Login.LastRefresh`` as an aware UTC datetime (the service omits the zone: it is UTC),
+        or None."""
+
     @property
-    def institution(self) -> Union[str, dict[str, Any], None]: ...
+    def institution(self) -> str | dict[str, Any] | None:
+        """``Institution`` as sent: a name, or a dict with ``Id`` and ``Name``."""
+
     @property
-    def links(self) -> list[dict[str, Any]]: ...
+    def links(self) -> list[dict[str, Any]]:
+        """``Links`` as sent: dicts with ``rel``, ``href`` and ``example`` (empty when none came)."""
+
     @property
-    def raw(self) -> dict[str, Any]: ...
-    def investments(self) -> Investments: ...
+    def raw(self) -> dict[str, Any]:
+        """The 200 body exactly as the server sent it (parsed on first access, then kept)."""
+
+    def investments(self) -> Investments:
+        """Investments of this session (202 answers polled until 200), as tables."""
+
     def accounts_detail(
         self,
         *,
-        with_transactions: Optional[bool] = None,
-        days: Optional[str] = None,
-        with_account_identity: Optional[bool] = None,
-        with_kyc: Optional[bool] = None,
-        accounts_filter: Optional[Sequence[str]] = None,
-        with_details_and_banking_statements: Optional[bool] = None,
-        number_of_banking_statements: Optional[str] = None,
-    ) -> Accounts: ...
+        with_transactions: bool | None = None,
+        days: str | None = None,
+        with_account_identity: bool | None = None,
+        with_kyc: bool | None = None,
+        accounts_filter: Sequence[str] | None = None,
+        with_details_and_banking_statements: bool | None = None,
+        number_of_banking_statements: str | None = None,
+    ) -> Accounts:
+        """GetAccountsDetail (202 polled): accounts and transactions as tables.
+
+        ``days`` is ``"Days90"`` (the service's default) or ``"Days365"``; ``accounts_filter``
+        lists account ids::
+
+            detail = session.accounts_detail(with_transactions=True, days="Days365")
+            detail.transactions.to_pandas()
+        """
+
     def accounts_summary(
-        self, *, with_balance: Optional[bool] = None, with_account_identity: Optional[bool] = None
-    ) -> Accounts: ...
+        self, *, with_balance: bool | None = None, with_account_identity: bool | None = None
+    ) -> Accounts:
+        """GetAccountsSummary (202 polled): accounts as a table."""
+
     def statements(
-        self, *, number_of_statements: Optional[str] = None, accounts_filter: Optional[Sequence[str]] = None
-    ) -> Statements: ...
+        self, *, number_of_statements: str | None = None, accounts_filter: Sequence[str] | None = None
+    ) -> Statements:
+        """GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or
+        ``"Months12"``."""
+
     def attributes(
         self,
-        attributes: Optional[Mapping[str, Sequence[str]]] = None,
+        attributes: Mapping[str, Sequence[str]] | None = None,
         *,
-        package: Optional[str] = None,
-        filters: Optional[Mapping[str, Any]] = None,
-        detail: Optional[Sequence[str]] = None,
-        account_filter: Optional[Sequence[str]] = None,
-    ) -> Attributes: ...
+        package: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        detail: Sequence[str] | None = None,
+        account_filter: Sequence[str] | None = None,
+    ) -> Attributes:
+        """Attributes of this session: account detail polled first, then the attributes call
+        (see :meth:`Client.attributes` for the arguments)."""
 
+@final
 class SecurityChallenge:
-    @property
-    def type(self) -> str: ...
-    @property
-    def prompt(self) -> str: ...
-    @property
-    def choices(self) -> Optional[list[str]]: ...
-    @property
-    def images(self) -> Optional[list[bytes]]: ...
-    @property
-    def raw(self) -> dict[str, Any]: ...
+    """One element of :attr:`Challenge.challenges`."""
 
+    @property
+    def type(self) -> str:
+        """``QuestionAndAnswer``, ``ImageSelection``, ``MultipleChoice``,
+        ``MultipleChoiceMultipleAnswers``, ``TextOrCall``, ``WaitUntilEUAccept``, or an unknown
+        type as sent."""
+
+    @property
+    def prompt(self) -> str:
+        """The question, verbatim: also the key of its answer."""
+
+    @property
+    def choices(self) -> list[str] | None:
+        """``Iterables``: the choices, or None."""
+
+    @property
+    def images(self) -> list[bytes] | None:
+        """For an ImageSelection challenge, the decoded images (in the order of ``choices``); else
+        None."""
+
+    @property
+    def is_security_code(self) -> bool:
+        """Whether the prompt asks for a six-digit security code."""
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The element as sent (converted on first access, then kept)."""
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the prompt, then the images as a numbered grid, or the choices."""
+
+@final
 class Challenge:
-    @property
-    def request_id(self) -> str: ...
-    @property
-    def challenges(self) -> list[SecurityChallenge]: ...
-    @property
-    def prompts(self) -> list[str]: ...
-    @property
-    def institution(self) -> Union[str, dict[str, Any], None]: ...
-    @property
-    def raw(self) -> dict[str, Any]: ...
-    def validate(self, answers: Answers) -> None: ...
-    def answer(self, answers: Answers) -> Step: ...
+    """Security challenges to answer before the session opens (a 203 answer).
 
+    Answer them all in one call::
+
+        step = client.authorize("FlinksCapital", "Greatday", "Everyday")
+        while isinstance(step, bf.Challenge):
+            step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+    """
+
+    @property
+    def request_id(self) -> str:
+        """The RequestId the answers go to."""
+
+    @property
+    def challenges(self) -> list[SecurityChallenge]:
+        """The challenges of this step, in the order the server sent them."""
+
+    @property
+    def prompts(self) -> list[str]:
+        """The prompts, verbatim: the keys of the answers."""
+
+    @property
+    def institution(self) -> str | dict[str, Any] | None:
+        """``Institution`` as sent: a name, or a dict."""
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The 203 body exactly as the server sent it (parsed on first access, then kept)."""
+
+    def validate(self, answers: Answers) -> None:
+        """Checks ``answers`` against the answer rules without sending anything; raises
+        :class:`bankfeed.InvalidAnswer` naming the prompt and the rule (never the answer)."""
+
+    def answer(self, answers: Answers) -> Step:
+        """Sends the answers (prompt to a string or a list of strings; a TextOrCall challenge is
+        keyed by the chosen choice) after checking them. Returns the next step: a
+        :class:`Session`, or a :class:`Challenge`."""
+
+    def _repr_html_(self) -> str:
+        """The notebook view: each challenge, the images of an ImageSelection as a numbered grid."""
+
+@final
 class Sandbox:
-    def __init__(
-        self,
+    """The embedded sandbox: a real HTTP server on loopback that speaks the same API, with the
+    public test users and one user per challenge flow (see :attr:`users`)::
+
+        with bf.Sandbox() as sb:
+            client = sb.client(poll_interval=0.05)
+            session = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
+    """
+
+    def __new__(
+        cls,
         *,
-        customer_id: Optional[str] = None,
+        customer_id: str | None = None,
+        host: str = "127.0.0.1",
         port: int = 0,
         pending_polls: int = 1,
         pending_seconds: float = 0.0,
         slow_pending_polls: int = 5,
         loading_polls: int = 0,
         seed: int = 0,
-        investment_transactions: Optional[int] = None,
-        banking_transactions: Optional[int] = None,
+        investment_transactions: int | None = None,
+        banking_transactions: int | None = None,
         tier2: bool = False,
-        secret_key: Optional[str] = None,
-        api_key: Optional[str] = None,
-    ) -> None: ...
+        secret_key: str | None = None,
+        api_key: str | None = None,
+    ) -> Sandbox:
+        """Starts the server on ``host:port`` (an IP address; port 0 picks a free one).
+
+        - ``customer_id``: the id expected in every path (others get 404).
+        - ``pending_polls``: how many times every data call answers 202 before 200;
+          ``pending_seconds``: additionally answer 202 until this long after the first call;
+          ``slow_pending_polls``: the count used instead for ``test_pending`` and ``test_dispatched``.
+        - ``loading_polls``: before that, how many times a data call answers 400 ``SESSION_LOADING``.
+        - ``seed``: seeds LoginIds and all generated data (same seed and username, same data).
+        - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
+          trades / transactions per login (None: a natural amount).
+        - ``tier2``: whether the customer has the Tier 2 package ``GetAllAttributes`` needs.
+        - ``secret_key``: Authorize then needs a token from ``GenerateAuthorizeToken``, which needs
+          this key; ``api_key``: data operations then need this ``x-api-key`` header.
+        """
+
     @property
-    def url(self) -> str: ...
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:51234``."""
+
     @property
-    def customer_id(self) -> str: ...
+    def customer_id(self) -> str:
+        """The customer id the server accepts."""
+
     @property
-    def users(self) -> list[dict[str, Any]]: ...
+    def users(self) -> list[dict[str, Any]]:
+        """Every test user: ``username``, ``password``, ``description``, ``challenge_types`` (in
+        the order they come) and ``answers`` (prompt, or chosen choice, to the answer list that
+        passes)."""
+
+    @staticmethod
+    def attribute_catalogue() -> list[dict[str, str]]:
+        """The attributes the sandbox computes: dicts with ``name`` and ``description``."""
+
+    @staticmethod
+    def attribute_packages() -> dict[str, list[str]]:
+        """The use-case operations and the attribute names each returns."""
+
     @property
-    def request_count(self) -> int: ...
+    def request_count(self) -> int:
+        """How many HTTP requests the sandbox has received."""
+
     @property
-    def requests(self) -> list[dict[str, Any]]: ...
-    def client(self, **options: Any) -> Client: ...
-    def close(self) -> None: ...
+    def requests(self) -> list[dict[str, Any]]:
+        """The requests received, oldest first: dicts with ``method``, ``path`` and ``status``."""
+
+    def client(self, **options: Any) -> Client:
+        """A :class:`Client` of this sandbox; ``options`` are Client's keyword arguments."""
+
+    def close(self) -> None:
+        """Stops the server. Closing twice is harmless."""
+
     def __enter__(self) -> Sandbox: ...
-    def __exit__(self, *exc: object) -> None: ...
+    def __exit__(self, *_exc: object) -> None: ...
 
-def serve_sandbox(port: int, host: str = "127.0.0.1", **options: Any) -> None: ...
+def serve_sandbox(port: int, host: str = "127.0.0.1", **options: Any) -> None:
+    """Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);
+    ``options`` are :class:`Sandbox`'s keyword arguments."""
 
+def _panic_in_background(message: str) -> None:
+    """A test hook: panics with ``message`` on the IO threads (an empty message does not panic);
+    the panic arrives as a :class:`bankfeed.BankfeedError` carrying the message."""
+
+@final
 class Table:
-    """A flat table built in Rust; implements ``__arrow_c_stream__``."""
-    @property
-    def columns(self) -> list[str]: ...
-    def __len__(self) -> int: ...
-    def to_records(self) -> list[dict[str, Any]]: ...
-    def column(self, name: str) -> list[Any]: ...
-    def to_arrow(self) -> Any: ...
-    def to_pandas(self) -> Any: ...
-    def to_polars(self) -> Any: ...
-    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object: ...
+    """A table of results, built in Rust as columns.
 
+    ``to_pandas()``, ``to_polars()`` and ``to_arrow()`` hand it over without copying the numbers
+    (it implements ``__arrow_c_stream__``, so ``pyarrow.table(t)`` and ``polars.DataFrame(t)``
+    take it directly); ``to_records()`` gives plain dicts::
+
+        df = inv.transactions.to_pandas()
+        rows = inv.positions.to_records()   # [{"account_id": ..., "symbol": ..., ...}, ...]
+    """
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, snake_case."""
+
+    def __len__(self) -> int:
+        """The number of rows."""
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """The rows as flat dicts: dates as ``datetime.date``, timestamps as aware ``datetime``,
+        missing values as None."""
+
+    def column(self, name: str) -> list[Any]:
+        """One column as a list (values as in :meth:`to_records`); KeyError names the columns."""
+
+    def to_arrow(self) -> Any:
+        """A ``pyarrow.Table`` (needs ``pip install 'bankfeed[arrow]'``)."""
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame``: dates as datetime64, numbers as float64 (needs
+        ``bankfeed[pandas]``)."""
+
+    def to_polars(self) -> Any:
+        """A ``polars.DataFrame`` (needs ``pip install 'bankfeed[polars]'``)."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """The Arrow PyCapsule stream interface. The requested schema is not honoured: the table
+        always comes in its own types."""
+
+@final
 class Investments:
-    @staticmethod
-    def from_json(data: Union[bytes, bytearray, str]) -> Investments: ...
-    @property
-    def value(self) -> Optional[float]: ...
-    @property
-    def cash(self) -> Optional[float]: ...
-    @property
-    def request_id(self) -> Optional[str]: ...
-    @property
-    def accounts(self) -> Table: ...
-    @property
-    def positions(self) -> Table: ...
-    @property
-    def transactions(self) -> Table: ...
-    @property
-    def securities(self) -> Table: ...
-    @property
-    def raw(self) -> dict[str, Any]: ...
+    """The Investments payload as tables::
 
+    inv = client.investments(login_id)
+    inv.value, inv.cash
+    inv.positions.to_pandas()      # account and security joined
+    """
+
+    @staticmethod
+    def from_json(data: bytes | bytearray | str) -> Investments:
+        """Reads an Investments payload from its JSON, e.g. a saved answer."""
+
+    @property
+    def value(self) -> float | None:
+        """``Value``: the total value of the accounts."""
+
+    @property
+    def cash(self) -> float | None:
+        """``Cash``: the total cash of the accounts."""
+
+    @property
+    def request_id(self) -> str | None:
+        """The RequestId of the answer, when it had one."""
+
+    @property
+    def accounts(self) -> Table:
+        """One row per account."""
+
+    @property
+    def positions(self) -> Table:
+        """One row per position, with its account and its security joined."""
+
+    @property
+    def transactions(self) -> Table:
+        """One row per transaction, with its account and its security joined."""
+
+    @property
+    def securities(self) -> Table:
+        """One row per security."""
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The payload exactly as the server sent it (parsed on first access, then kept)."""
+
+@final
 class Attributes:
-    @staticmethod
-    def from_json(data: Union[bytes, bytearray, str]) -> Attributes: ...
-    @property
-    def values(self) -> Table: ...
-    @property
-    def detail(self) -> Table: ...
-    @property
-    def groups(self) -> list[str]: ...
-    @property
-    def request_id(self) -> Optional[str]: ...
-    def to_dict(self) -> dict[str, dict[str, Any]]: ...
-    def __getitem__(self, name: str) -> Any: ...
-    @property
-    def raw(self) -> dict[str, Any]: ...
+    """Attributes as tables::
 
+    attrs = client.attributes(login_id, package="income")
+    attrs.values.to_pandas()   # group, login_id, attribute, value (NaN for NONE_DETECTED), raw_value
+    attrs["count_nsf"]         # the value of an attribute (first group that has it)
+    """
+
+    @staticmethod
+    def from_json(data: bytes | bytearray | str) -> Attributes:
+        """Reads an attributes payload from its JSON."""
+
+    @property
+    def values(self) -> Table:
+        """One row per group and attribute."""
+
+    @property
+    def detail(self) -> Table:
+        """One row per transaction behind an attribute (when ``detail=`` asked for it)."""
+
+    @property
+    def groups(self) -> list[str]:
+        """The group names, as the server sent them."""
+
+    @property
+    def request_id(self) -> str | None:
+        """The RequestId of the answer, when it had one."""
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{group: {attribute: value}}`` with values as sent (numbers, or strings such as
+        ``NONE_DETECTED``)."""
+
+    def __getitem__(self, name: str, /) -> Any:
+        """The value of ``name`` as sent, from the first group that has it; KeyError if none."""
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The payload exactly as the server sent it (parsed on first access, then kept)."""
+
+@final
 class Accounts:
-    @staticmethod
-    def from_json(data: Union[bytes, bytearray, str]) -> Accounts: ...
-    @property
-    def accounts(self) -> Table: ...
-    @property
-    def transactions(self) -> Table: ...
-    @property
-    def request_id(self) -> Optional[str]: ...
-    @property
-    def eft_eligible_ratio(self) -> Optional[float]: ...
-    @property
-    def e_transfer_eligible_ratio(self) -> Optional[float]: ...
-    @property
-    def raw(self) -> dict[str, Any]: ...
+    """GetAccountsDetail or GetAccountsSummary as tables::
 
+    detail = session.accounts_detail(with_transactions=True, days="Days365")
+    detail.transactions.to_pandas()   # one row per transaction, its account joined
+    """
+
+    @staticmethod
+    def from_json(data: bytes | bytearray | str) -> Accounts:
+        """Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON."""
+
+    @property
+    def accounts(self) -> Table:
+        """One row per account."""
+
+    @property
+    def transactions(self) -> Table:
+        """One row per transaction, with its account joined (empty for a summary)."""
+
+    @property
+    def request_id(self) -> str | None:
+        """The RequestId of the answer, when it had one."""
+
+    @property
+    def eft_eligible_ratio(self) -> float | None:
+        """Summary only: the share of EFT-eligible accounts (0..1), when sent at the top level."""
+
+    @property
+    def e_transfer_eligible_ratio(self) -> float | None:
+        """Summary only: the share of e-transfer-eligible accounts (0..1), when sent at the top
+        level."""
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The payload exactly as the server sent it (parsed on first access, then kept)."""
+
+@final
 class Statements:
+    """GetStatements: a table of statements, and the PDF files::
+
+    for file in session.statements(number_of_statements="MostRecent").files:
+        Path(f"{file['unique_id']}.pdf").write_bytes(file["content"])
+    """
+
     @property
-    def statements(self) -> Table: ...
+    def statements(self) -> Table:
+        """One row per statement: ``account_number``, ``unique_id``, ``file_type``."""
+
     @property
-    def files(self) -> list[dict[str, Any]]: ...
+    def files(self) -> list[dict[str, Any]]:
+        """Every statement as a dict with ``account_number``, ``unique_id``, ``file_type`` and the
+        decoded ``content`` (bytes)."""
+
     @property
-    def raw(self) -> dict[str, Any]: ...
+    def raw(self) -> dict[str, Any]:
+        """The payload exactly as the server sent it (parsed on first access, then kept)."""

@@ -14,105 +14,203 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bankfeed._native import Challenge
 
 __all__ = [
-    "BankfeedError",
-    "ConfigError",
-    "InvalidAnswer",
-    "ChallengeRequired",
-    "TooManyChallenges",
-    "PendingTimeout",
-    "TransportError",
-    "DecodeError",
-    "ProtocolError",
-    "ApiError",
-    "Unauthorized",
-    "InvalidLogin",
-    "LoginDisabled",
-    "InvalidSecurityResponse",
-    "SessionError",
-    "ConcurrentSession",
-    "RetryLater",
-    "RateLimited",
-    "InvalidRequest",
-    "InstitutionUnavailable",
     "AggregationError",
+    "ApiError",
+    "BankfeedError",
+    "ChallengeRequired",
+    "ConcurrentSession",
+    "ConfigError",
+    "DecodeError",
+    "InstitutionUnavailable",
+    "InvalidAnswer",
+    "InvalidLogin",
+    "InvalidRequest",
+    "InvalidSecurityResponse",
+    "LoginDisabled",
+    "PendingTimeout",
+    "ProtocolError",
+    "RateLimited",
+    "RetryLater",
+    "SessionError",
+    "TooManyChallenges",
+    "TransportError",
+    "Unauthorized",
 ]
 
 
 class BankfeedError(Exception):
-    """Base class of every error bankfeed raises."""
+    """Base class of every error bankfeed raises.
+
+    Raised as itself only when something fails inside bankfeed rather than at the service (a
+    background task that panicked, a runtime that could not start, or a rich exception that could
+    not be built: then the text is the original error's and ``__cause__`` the bridge's failure).
+
+    Every exception is built as ``cls(text, **fields)``; the fields become attributes and survive
+    ``pickle``.
+    """
+
+    #: The text of the error; for an :class:`ApiError`, the service's ``Message`` (``None`` when it
+    #: sent none). Every class but ``ApiError`` narrows it to ``str``.
+    message: str | None
+    _text: str
+    _fields: dict[str, Any]
 
     def __init__(self, text: str, **fields: Any) -> None:
         super().__init__(text)
         self._text = text
         self._fields = fields
-        # ApiError's ``message`` is the server's own Message; elsewhere it is the whole text.
         self.message = text
         for name, value in fields.items():
             setattr(self, name, value)
 
-    def __reduce__(self):
-        # Rebuild from the text and the keyword fields, so attributes survive pickling.
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from the text and the keyword fields, so that the attributes survive pickling.
         return (_rebuild, (type(self), self._text, self._fields))
 
     def __str__(self) -> str:
         return self._text
 
 
-def _rebuild(cls, text, fields):
+def _rebuild(cls: type[BankfeedError], text: str, fields: dict[str, Any]) -> BankfeedError:
     return cls(text, **fields)
 
 
 class ConfigError(BankfeedError, ValueError):
-    """A client option is missing or invalid (``field`` names it, ``rule`` says what it must be)."""
+    """A client option or an argument is missing or invalid; nothing was sent.
+
+    Example: ``bf.Client(timeout=-1)`` raises ``ConfigError`` with ``field == "timeout"``.
+    """
+
+    message: str
+    #: The option or argument, e.g. ``"base_url"``.
+    field: str
+    #: What it must be.
+    rule: str
 
 
 class InvalidAnswer(BankfeedError, ValueError):
-    """A challenge answer breaks an answer rule; nothing was sent.
+    """A challenge answer breaks an answer rule; nothing was sent. Never carries the answer."""
 
-    ``prompt`` is the challenge's prompt (or the offending key), ``rule`` the rule it breaks.
-    """
+    message: str
+    #: The challenge's prompt (or the offending key of the answers).
+    prompt: str
+    #: The rule the answer breaks.
+    rule: str
 
 
 class ChallengeRequired(BankfeedError):
-    """The server asked a security challenge where a session was expected.
+    """The server asked a security challenge where a session was expected (no ``on_challenge``).
 
-    ``challenge`` is the :class:`bankfeed.Challenge` to answer (``None`` after unpickling, since a
-    challenge is bound to its client); ``request_id`` and ``prompts`` survive pickling.
+    Answer it where it was raised::
+
+        try:
+            session = client.login(institution, username, password)
+        except bf.ChallengeRequired as exc:
+            assert exc.challenge is not None
+            step = exc.challenge.answer({prompt: ask(prompt) for prompt in exc.prompts})
     """
 
-    def __reduce__(self):
+    message: str
+    #: The challenge to answer; ``None`` after unpickling, since a challenge belongs to its client.
+    challenge: Challenge | None
+    #: The RequestId the answers go to.
+    request_id: str
+    #: The prompts of the challenge, verbatim.
+    prompts: list[str]
+
+    def __reduce__(self) -> tuple[Any, ...]:
         fields = dict(self._fields, challenge=None)
         return (_rebuild, (type(self), self._text, fields))
 
 
 class TooManyChallenges(BankfeedError):
-    """The challenge loop reached its bound of rounds (``rounds``) without opening a session."""
+    """The challenge loop reached its bound (``max_challenge_rounds``) without opening a session."""
+
+    message: str
+    #: The rounds answered.
+    rounds: int
+    #: The RequestId of the sequence.
+    request_id: str
 
 
 class PendingTimeout(BankfeedError):
-    """The server still answered 202 when the poll timeout ran out (``request_id``, ``waited`` in s)."""
+    """The server still answered 202 when the poll timeout ran out; call again later."""
+
+    message: str
+    #: The operation that stayed pending, e.g. ``"GetAccountsDetail"``.
+    operation: str
+    #: The RequestId to call again with, when one is known.
+    request_id: str | None
+    #: Seconds waited.
+    waited: float
 
 
 class TransportError(BankfeedError):
-    """The request did not get an HTTP answer (connection refused, reset, timed out)."""
+    """The request got no HTTP answer (connection refused or reset, or timed out)."""
+
+    message: str
+    #: The operation whose request failed.
+    operation: str
+    #: Whether the request timed out (rather than failed).
+    timed_out: bool
 
 
 class DecodeError(BankfeedError):
-    """The server's answer could not be decoded; ``snippet`` holds the start of the body."""
+    """The server's answer could not be decoded."""
+
+    message: str
+    #: The operation whose answer it was.
+    operation: str
+    #: The HTTP status of the answer.
+    status: int
+    #: The start of the body.
+    snippet: str
 
 
 class ProtocolError(BankfeedError):
     """The server answered with a status or shape the operation does not expect (a data call
-    answering 203, a token call without a token, DeleteCard answering 202). ``status`` is the
-    status that really came; ``request_id`` and the start of the body (``snippet``) are kept."""
+    answering 203, a token call without a token, DeleteCard answering 202)."""
+
+    message: str
+    #: The operation whose answer it was.
+    operation: str
+    #: The status that really came.
+    status: int
+    #: The RequestId of the answer, when one is known.
+    request_id: str | None
+    #: The start of the body.
+    snippet: str
 
 
 class ApiError(BankfeedError):
-    """The service answered with an error: ``code`` (e.g. ``"SESSION_NONEXISTENT"``), ``status``,
-    ``message``, ``request_id`` and the whole ``body`` (a dict, or the text when it was not JSON)."""
+    """The service answered with an error. Its subclass is chosen by ``code`` first, ``status`` second.
+
+    Example::
+
+        try:
+            session = client.authorize_cached(login_id)
+        except bf.SessionError as exc:
+            print(exc.code, exc.status, exc.request_id)
+    """
+
+    #: The service's code (``FlinksCode`` or ``ServiceCode``), e.g. ``"SESSION_NONEXISTENT"``.
+    code: str | None
+    #: The HTTP status.
+    status: int
+    #: The service's ``Message``, when it sent one.
+    message: str | None
+    #: The ``RequestId`` of the body, when it sent one.
+    request_id: str | None
+    #: Seconds, from a ``Retry-After`` header.
+    retry_after: float | None
+    #: The whole body: the parsed JSON, or the text when it was not JSON.
+    body: Any
 
 
 class Unauthorized(ApiError):
@@ -137,7 +235,7 @@ class SessionError(ApiError):
 
 
 class ConcurrentSession(ApiError):
-    """``CARD_IN_USE``, ``CONCURRENT_SESSION`` or ``ALREADY_AUTHORIZED``."""
+    """``CARD_IN_USE``, ``CONCURRENT_SESSION`` or ``ALREADY_AUTHORIZED``: another session uses this login."""
 
 
 class RetryLater(ApiError):
@@ -145,7 +243,7 @@ class RetryLater(ApiError):
 
 
 class RateLimited(ApiError):
-    """``TOO_MANY_REQUESTS``: slow down."""
+    """``TOO_MANY_REQUESTS``: slow down (see ``retry_after``)."""
 
 
 class InvalidRequest(ApiError):
@@ -153,7 +251,7 @@ class InvalidRequest(ApiError):
 
 
 class InstitutionUnavailable(ApiError):
-    """``DISABLED_INSTITUTION`` or ``METHOD_NOT_AVAILABLE``."""
+    """``DISABLED_INSTITUTION`` or ``METHOD_NOT_AVAILABLE``: not available to this customer."""
 
 
 class AggregationError(ApiError):

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use base64::Engine;
 use serde_json::Value;
 
-use super::session::Institution;
+use crate::data::json::{self, field};
+use crate::data::login::Institution;
 use crate::error::Error;
 
-/// The type of a security challenge (interface-v3.md 2.4); an unknown type is kept as sent and
-/// answered as free text.
+/// The type of a security challenge (docs/protocol.md#challenges-and-answer-rules); an unknown
+/// type is kept as sent and answered as free text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChallengeType {
     QuestionAndAnswer,
@@ -63,8 +64,10 @@ pub struct SecurityChallenge {
 
 impl SecurityChallenge {
     fn from_value(raw: Value) -> Result<Self, String> {
-        let object = raw.as_object().ok_or("a security challenge is not an object")?;
-        let get = |name: &str| object.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v);
+        if !raw.is_object() {
+            return Err("a security challenge is not an object".into());
+        }
+        let get = |name: &str| field(&raw, name);
         let kind = get("Type").and_then(Value::as_str).ok_or("a security challenge has no Type")?;
         let prompt = get("Prompt").and_then(Value::as_str).ok_or("a security challenge has no Prompt")?;
         let choices = match get("Iterables") {
@@ -136,24 +139,28 @@ pub struct Challenge {
 }
 
 impl Challenge {
-    pub(crate) fn parse(bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, String> {
-        let body: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
-        let object = body.as_object().ok_or("the body is not a JSON object")?;
-        let get = |name: &str| object.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v);
-        let request_id = get("RequestId").and_then(Value::as_str).ok_or("the 203 has no RequestId")?;
-        let items = get("SecurityChallenges").and_then(Value::as_array).ok_or("the 203 has no SecurityChallenges")?;
-        if items.is_empty() {
-            return Err("the 203 has an empty SecurityChallenges list".into());
-        }
-        let challenges = items.iter().cloned().map(SecurityChallenge::from_value).collect::<Result<_, _>>()?;
-        let institution = get("Institution").cloned().and_then(|v| serde_json::from_value(v).ok());
-        Ok(Challenge {
-            request_id: request_id.to_owned(),
-            challenges,
-            institution,
-            login_id: login_id.map(str::to_owned),
-            raw: bytes.into(),
-        })
+    /// Reads a 203 of Authorize. A body that is not JSON is a decode error; JSON that is not a
+    /// challenge (no RequestId, no SecurityChallenges) is a protocol surprise.
+    pub(crate) fn parse(bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {
+        let body: Value = json::decode("Authorize", 203, &bytes)?;
+        let read = || -> Result<(String, Vec<SecurityChallenge>, Option<Institution>), String> {
+            if !body.is_object() {
+                return Err("the 203 body is not a JSON object".into());
+            }
+            let get = |name: &str| field(&body, name);
+            let request_id = get("RequestId").and_then(Value::as_str).ok_or("the 203 has no RequestId")?;
+            let items =
+                get("SecurityChallenges").and_then(Value::as_array).ok_or("the 203 has no SecurityChallenges")?;
+            if items.is_empty() {
+                return Err("the 203 has an empty SecurityChallenges list".into());
+            }
+            let challenges = items.iter().cloned().map(SecurityChallenge::from_value).collect::<Result<_, _>>()?;
+            let institution = get("Institution").cloned().and_then(|v| serde_json::from_value(v).ok());
+            Ok((request_id.to_owned(), challenges, institution))
+        };
+        let (request_id, challenges, institution) =
+            read().map_err(|message| Error::protocol("Authorize", 203, message, &bytes))?;
+        Ok(Challenge { request_id, challenges, institution, login_id: login_id.map(str::to_owned), raw: bytes.into() })
     }
 
     pub fn prompts(&self) -> impl Iterator<Item = &str> {
@@ -172,7 +179,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(body: Value) -> Result<Challenge, String> {
+    fn parse(body: Value) -> Result<Challenge, Error> {
         Challenge::parse(serde_json::to_vec(&body).unwrap(), None)
     }
 

@@ -7,11 +7,11 @@ mod request;
 mod rules;
 mod session;
 
+pub use crate::data::login::{Institution, Login};
 pub use challenge::{Challenge, ChallengeType, SecurityChallenge};
 pub use flow::ChallengeHandler;
 pub use request::{AuthorizeRequest, Credentials};
 pub use rules::Answers;
-pub use session::{Institution, Link, Login, Session, Step};
+pub use session::{Link, Session, Step};
 
-pub(crate) use request::guid;
 pub(crate) use session::parse_step;

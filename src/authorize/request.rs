@@ -1,10 +1,11 @@
-//! The four request shapes of interface-v3.md 4.1, each its own variant, so that credentials
-//! always go with `MostRecentCached` false and a cached read with true: no default can turn one
-//! into the other.
+//! The four request shapes of Authorize (docs/protocol.md#authorize), each its own variant, so
+//! that credentials always go with `MostRecentCached` false and a cached read with true: no
+//! default can turn one into the other.
 
 use serde_json::{json, Map, Value};
 
 use super::rules::Answers;
+use crate::data::login::guid;
 use crate::error::Error;
 use crate::secret::Secret;
 
@@ -125,22 +126,6 @@ fn non_empty(field: &'static str, value: &str) -> Result<(), Error> {
         return Err(Error::config(field, "must not be empty"));
     }
     Ok(())
-}
-
-/// Identifiers of the service are GUIDs: a typo (or a RequestId passed as a LoginId by mistake
-/// of shape) is caught before the call.
-pub(crate) fn guid(field: &'static str, value: &str) -> Result<(), Error> {
-    let bytes = value.as_bytes();
-    let ok = bytes.len() == 36
-        && bytes.iter().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => *b == b'-',
-            _ => b.is_ascii_hexdigit(),
-        });
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::config(field, "must be a GUID such as 5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21"))
-    }
 }
 
 #[cfg(test)]

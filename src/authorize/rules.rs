@@ -1,5 +1,6 @@
-//! The answer rules of interface-v3.md 4.2, checked before anything is sent. A violation names the
-//! prompt and the rule, and never repeats the answer (answers are secrets).
+//! The answer rules of docs/protocol.md#challenges-and-answer-rules, checked before anything is
+//! sent. A violation names the prompt and the rule, and never repeats the answer (answers are
+//! secrets).
 
 use std::collections::HashSet;
 use std::fmt;

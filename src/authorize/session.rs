@@ -6,38 +6,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::challenge::Challenge;
+use crate::data::json;
+use crate::data::login::{Institution, Login};
 use crate::error::Error;
-use crate::http::{self, Reply};
-
-/// `Institution`: a name in banking answers, an object in investment answers (interface-v3.md 2.3).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub enum Institution {
-    Name(String),
-    Object {
-        #[serde(rename = "Id", default)]
-        id: Option<i64>,
-        #[serde(rename = "Name", default)]
-        name: Option<String>,
-    },
-}
-
-/// A saved connection (interface-v3.md 2.2).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct Login {
-    /// The LoginId.
-    #[serde(default)]
-    pub id: Option<String>,
-    #[serde(default, alias = "username")]
-    pub username: Option<String>,
-    #[serde(default)]
-    pub is_scheduled_refresh: Option<bool>,
-    #[serde(default)]
-    pub last_refresh: Option<String>,
-    #[serde(default, rename = "Type")]
-    pub kind: Option<String>,
-}
+use crate::http::Reply;
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct Link {
@@ -63,7 +35,8 @@ pub struct Session {
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct SessionBody {
-    request_id: String,
+    #[serde(default)]
+    request_id: Option<String>,
     #[serde(default, deserialize_with = "crate::data::de::lenient")]
     login: Option<Login>,
     #[serde(default, deserialize_with = "crate::data::de::lenient")]
@@ -73,11 +46,15 @@ struct SessionBody {
 }
 
 impl Session {
-    fn parse(bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {
-        let body: SessionBody = http::decode("Authorize", 200, &bytes)?;
+    fn parse(status: u16, bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {
+        let body: SessionBody = json::decode("Authorize", status, &bytes)?;
+        // Valid JSON without the RequestId is not a session: a shape Authorize does not expect.
+        let Some(request_id) = body.request_id else {
+            return Err(Error::protocol("Authorize", status, "the session answer has no RequestId", &bytes));
+        };
         let login_id = body.login.as_ref().and_then(|l| l.id.clone()).or_else(|| login_id.map(str::to_owned));
         Ok(Session {
-            request_id: body.request_id,
+            request_id,
             login_id,
             login: body.login,
             institution: body.institution,
@@ -97,27 +74,20 @@ pub enum Step {
 /// Turns an Authorize answer into a step. `login_id` is the LoginId the request named, if any.
 pub(crate) fn parse_step(reply: Reply, login_id: Option<&str>) -> Result<Step, Error> {
     match reply {
-        Reply::Data(bytes) => Session::parse(bytes, login_id).map(Step::Session),
-        Reply::Challenge(bytes) => {
-            Challenge::parse(bytes.clone(), login_id).map(Step::Challenge).map_err(|message| Error::Decode {
-                operation: "Authorize".to_owned(),
-                status: 203,
-                message,
-                snippet: crate::error::snippet(&String::from_utf8_lossy(&bytes), 200),
-            })
+        Reply::Data { status, bytes } => Session::parse(status, bytes, login_id).map(Step::Session),
+        Reply::Challenge(bytes) => Challenge::parse(bytes, login_id).map(Step::Challenge),
+        Reply::Pending(pending) => {
+            let code = pending.code.clone().unwrap_or_else(|| "without a code".to_owned());
+            let message = format!("expected a session (200) or challenges (203), got a 202 {code}");
+            Err(Reply::Pending(pending).unexpected("Authorize", message))
         }
-        Reply::Pending(pending) => Err(Error::Decode {
-            operation: "Authorize".to_owned(),
-            status: 202,
-            message: format!("Authorize answered 202 {}", pending.code.unwrap_or_default()),
-            snippet: String::new(),
-        }),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::Pending;
     use serde_json::json;
 
     #[test]
@@ -126,7 +96,7 @@ mod tests {
             "Links": [{"rel": "AccountsDetail", "href": "/GetAccountsDetail", "example": null}],
             "Login": {"Id": "l", "Username": "Greatday", "IsScheduledRefresh": false,
                       "LastRefresh": "2026-11-20T08:15:42.123456", "Type": "Personal", "Extra": 1}});
-        match parse_step(Reply::Data(serde_json::to_vec(&body).unwrap()), None).unwrap() {
+        match parse_step(Reply::Data { status: 200, bytes: serde_json::to_vec(&body).unwrap() }, None).unwrap() {
             Step::Session(session) => {
                 assert_eq!(session.request_id, "r");
                 assert_eq!(session.login_id.as_deref(), Some("l"));
@@ -141,7 +111,7 @@ mod tests {
     #[test]
     fn the_institution_can_be_an_object_and_the_login_id_comes_from_the_request() {
         let body = json!({"RequestId": "r", "Institution": {"Id": 14, "Name": "FlinksCapital"}});
-        match parse_step(Reply::Data(serde_json::to_vec(&body).unwrap()), Some("l")).unwrap() {
+        match parse_step(Reply::Data { status: 200, bytes: serde_json::to_vec(&body).unwrap() }, Some("l")).unwrap() {
             Step::Session(session) => {
                 assert_eq!(session.login_id.as_deref(), Some("l"));
                 assert_eq!(
@@ -154,7 +124,54 @@ mod tests {
     }
 
     #[test]
-    fn a_200_without_request_id_is_a_decode_error() {
-        assert!(matches!(parse_step(Reply::Data(b"{}".to_vec()), None), Err(Error::Decode { .. })));
+    fn a_200_without_request_id_is_a_protocol_surprise() {
+        match parse_step(Reply::Data { status: 200, bytes: br#"{"Login": {"Id": "l"}}"#.to_vec() }, None) {
+            Err(Error::Protocol { operation, status, request_id, snippet, .. }) => {
+                assert_eq!((operation.as_str(), status, request_id), ("Authorize", 200, None));
+                assert!(snippet.contains(r#""Id": "l""#), "{snippet}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_200_that_is_not_json_stays_a_decode_error() {
+        match parse_step(Reply::Data { status: 200, bytes: b"<html>oops".to_vec() }, None) {
+            Err(Error::Decode { status, snippet, .. }) => assert_eq!((status, snippet.as_str()), (200, "<html>oops")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_202_is_a_protocol_surprise_keeping_its_request_id() {
+        let body = br#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-202", "HttpStatusCode": 202}"#.to_vec();
+        let pending = Pending {
+            code: Some("OPERATION_PENDING".into()),
+            request_id: Some("r-202".into()),
+            async_href: None,
+            body,
+        };
+        match parse_step(Reply::Pending(pending), None) {
+            Err(Error::Protocol { operation, status, message, request_id, snippet }) => {
+                assert_eq!((operation.as_str(), status), ("Authorize", 202));
+                assert_eq!(request_id.as_deref(), Some("r-202"));
+                assert!(message.contains("OPERATION_PENDING"), "{message}");
+                assert!(snippet.contains("OPERATION_PENDING"), "{snippet}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_203_without_challenges_is_a_protocol_surprise_and_broken_json_a_decode_error() {
+        let body = br#"{"RequestId": "r-203", "SecurityChallenges": []}"#.to_vec();
+        match parse_step(Reply::Challenge(body), None) {
+            Err(Error::Protocol { status, request_id, .. }) => {
+                assert_eq!((status, request_id.as_deref()), (203, Some("r-203")));
+            }
+            other => panic!("{other:?}"),
+        }
+        let broken = br#"{"RequestId": "r-203", "SecurityChall"#.to_vec();
+        assert!(matches!(parse_step(Reply::Challenge(broken), None), Err(Error::Decode { status: 203, .. })));
     }
 }

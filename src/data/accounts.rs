@@ -1,12 +1,15 @@
-//! Banking payloads: GetAccountsDetail, GetAccountsSummary and GetStatements (service-notes.md).
+//! Banking payloads: GetAccountsDetail, GetAccountsSummary and GetStatements
+//! (docs/protocol.md#account-detail-summary-and-statements).
 //!
 //! The account types are generic over their text, `String` by default, as the Investments ones
 //! are (see there): a year of transactions is read into tables borrowing from the bytes.
 
+use base64::Engine;
 use serde::Deserialize;
 
 use super::de;
-use crate::authorize::{Institution, Login};
+use super::login::{Institution, Login};
+use crate::error::{snippet, Error};
 
 /// GetAccountsDetail and GetAccountsSummary share their account shape.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -153,4 +156,95 @@ pub struct Statement {
     pub file_type: Option<String>,
     #[serde(deserialize_with = "de::text")]
     pub base64_bytes: Option<String>,
+}
+
+/// A statement's file, decoded from its `Base64Bytes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatementFile {
+    pub account_number: Option<String>,
+    pub unique_id: Option<String>,
+    /// As sent, e.g. `PDF`.
+    pub file_type: Option<String>,
+    pub content: Vec<u8>,
+}
+
+impl Statements {
+    /// Every statement's file, in the order of the payload. A statement whose `Base64Bytes` is not
+    /// base64 fails the whole call with a decode error naming its `UniqueId`.
+    pub fn files(&self) -> Result<Vec<StatementFile>, Error> {
+        let mut files = Vec::new();
+        for account in &self.statements_by_account {
+            for statement in &account.statements {
+                files.push(StatementFile {
+                    account_number: account.account_number.clone(),
+                    unique_id: statement.unique_id.clone(),
+                    file_type: statement.file_type.clone(),
+                    content: statement.content()?,
+                });
+            }
+        }
+        Ok(files)
+    }
+}
+
+impl Statement {
+    /// The decoded `Base64Bytes`; empty when the statement carries none.
+    pub fn content(&self) -> Result<Vec<u8>, Error> {
+        let encoded = self.base64_bytes.as_deref().unwrap_or_default().trim();
+        base64::engine::general_purpose::STANDARD.decode(encoded).map_err(|e| Error::Decode {
+            operation: "GetStatements".to_owned(),
+            status: 200,
+            message: format!("statement {:?} is not valid base64: {e}", self.unique_id.as_deref().unwrap_or("?")),
+            snippet: snippet(encoded, 40),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn statements(encoded: &[&str]) -> Statements {
+        let statements = encoded
+            .iter()
+            .enumerate()
+            .map(|(index, bytes)| Statement {
+                unique_id: Some(format!("s{index}")),
+                file_type: Some("PDF".into()),
+                base64_bytes: Some((*bytes).to_owned()),
+            })
+            .collect();
+        Statements {
+            statements_by_account: vec![AccountStatements { account_number: Some("1111".into()), statements }],
+            request_id: None,
+        }
+    }
+
+    #[test]
+    fn statement_files_are_decoded_in_order() {
+        let files = statements(&["JVBERi0=", " JVBERi0xLjQ=\n"]).files().unwrap();
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].content, b"%PDF-");
+        assert_eq!(files[1].content, b"%PDF-1.4");
+        assert_eq!(files[1].unique_id.as_deref(), Some("s1"));
+        assert_eq!(files[1].account_number.as_deref(), Some("1111"));
+        assert_eq!(files[1].file_type.as_deref(), Some("PDF"));
+    }
+
+    #[test]
+    fn a_statement_that_is_not_base64_is_named_in_the_error() {
+        match statements(&["JVBERi0=", "not base64!"]).files() {
+            Err(Error::Decode { operation, message, .. }) => {
+                assert_eq!(operation, "GetStatements");
+                assert!(message.contains("\"s1\""), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_statement_without_bytes_is_empty() {
+        let statement = Statement { unique_id: None, file_type: None, base64_bytes: None };
+        assert_eq!(statement.content().unwrap(), Vec::<u8>::new());
+    }
 }

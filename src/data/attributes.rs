@@ -1,14 +1,14 @@
-//! Attributes: the request (a use-case package or a custom set) and the payload (interface-v3.md
-//! 2.8), whose groups are named by the caller and so are read dynamically.
+//! Attributes: the request (a use-case package or a custom set) and the payload
+//! (docs/protocol.md#attributes), whose groups are named by the caller and so are read dynamically.
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::de;
-use crate::authorize::Login;
+use super::login::{guid, Login};
 use crate::error::Error;
 
-/// The use-case operations of interface-v3.md 4.4 (and the business ones of service-notes.md).
+/// The use-case operations of docs/protocol.md#attributes, business ones included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Package {
     Income,
@@ -21,14 +21,14 @@ pub enum Package {
 }
 
 impl Package {
-    const ALL: [(Package, &'static str, &'static str); 7] = [
-        (Package::Income, "income", "GetIncomeAttributes"),
-        (Package::CreditRisk, "credit_risk", "GetCreditRiskAttributes"),
-        (Package::UserAnalysis, "user_analysis", "GetUserAnalysisAttributes"),
-        (Package::Lending, "lending", "GetLendingAttributes"),
-        (Package::All, "all", "GetAllAttributes"),
-        (Package::BusinessAnalysis, "business_analysis", "GetBusinessAnalysisAttributes"),
-        (Package::AllBusiness, "all_business", "GetAllBusinessAttributes"),
+    const ALL: [(Package, &'static str); 7] = [
+        (Package::Income, "income"),
+        (Package::CreditRisk, "credit_risk"),
+        (Package::UserAnalysis, "user_analysis"),
+        (Package::Lending, "lending"),
+        (Package::All, "all"),
+        (Package::BusinessAnalysis, "business_analysis"),
+        (Package::AllBusiness, "all_business"),
     ];
 
     /// A short name (`income`, `credit_risk`, ...) or the operation's own name.
@@ -36,16 +36,24 @@ impl Package {
         let wanted = name.trim().to_ascii_lowercase().replace(['-', ' '], "_");
         Self::ALL
             .iter()
-            .find(|(_, short, operation)| *short == wanted || operation.eq_ignore_ascii_case(name.trim()))
-            .map(|(package, _, _)| *package)
+            .find(|(package, short)| *short == wanted || package.operation().eq_ignore_ascii_case(name.trim()))
+            .map(|(package, _)| *package)
             .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|(_, short, _)| *short).collect();
+                let names: Vec<&str> = Self::ALL.iter().map(|(_, short)| *short).collect();
                 Error::config("package", format!("must be one of {names:?}"))
             })
     }
 
     pub fn operation(self) -> &'static str {
-        Self::ALL.iter().find(|(package, _, _)| *package == self).map(|(_, _, operation)| *operation).unwrap()
+        match self {
+            Package::Income => "GetIncomeAttributes",
+            Package::CreditRisk => "GetCreditRiskAttributes",
+            Package::UserAnalysis => "GetUserAnalysisAttributes",
+            Package::Lending => "GetLendingAttributes",
+            Package::All => "GetAllAttributes",
+            Package::BusinessAnalysis => "GetBusinessAnalysisAttributes",
+            Package::AllBusiness => "GetAllBusinessAttributes",
+        }
     }
 }
 
@@ -54,7 +62,7 @@ impl Package {
 pub enum AttributesQuery {
     /// A use-case operation: its attributes cannot be customised.
     Package(Package),
-    /// The custom operation of interface-v3.md 4.5.
+    /// The custom operation of docs/protocol.md#attributes.
     Custom(CustomAttributes),
 }
 
@@ -93,7 +101,7 @@ impl CustomAttributes {
             return Err(Error::config("detail", "must list attribute names"));
         }
         for account in &self.account_filter {
-            crate::authorize::guid("account_filter", account)?;
+            guid("account_filter", account)?;
         }
         Ok(())
     }
@@ -101,9 +109,11 @@ impl CustomAttributes {
     pub(crate) fn body(&self) -> Value {
         let attributes: Map<String, Value> =
             self.attributes.iter().map(|(group, names)| (group.clone(), json!(names))).collect();
-        let mut body = json!({"MostRecentCached": true, "Attributes": attributes});
+        let mut body = Map::new();
+        body.insert("MostRecentCached".into(), json!(true));
+        body.insert("Attributes".into(), Value::Object(attributes));
         if let Some(filters) = &self.filters {
-            body["Filters"] = filters.clone();
+            body.insert("Filters".into(), filters.clone());
         }
         let mut options = Map::new();
         if !self.detail.is_empty() {
@@ -113,9 +123,9 @@ impl CustomAttributes {
             options.insert("AccountFilter".into(), json!(self.account_filter));
         }
         if !options.is_empty() {
-            body["Options"] = Value::Object(options);
+            body.insert("Options".into(), Value::Object(options));
         }
-        body
+        Value::Object(body)
     }
 }
 
@@ -189,7 +199,7 @@ impl Attributes {
             operation: "Attributes".to_owned(),
             status: 200,
             message,
-            snippet: crate::error::snippet(&String::from_utf8_lossy(bytes), 200),
+            snippet: super::json::body_snippet(bytes),
         };
         let body: Value = serde_json::from_slice(bytes).map_err(|e| failed(e.to_string()))?;
         let Value::Object(object) = body else { return Err(failed("the body is not a JSON object".into())) };

@@ -9,19 +9,19 @@ use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, Utc};
 /// Read by hand rather than with a chrono format string: a year of transactions has a date
 /// per row, and the format machinery cost more than everything else in building the table.
 pub fn parse_date(text: &str) -> Option<i32> {
-    let bytes = text.trim().as_bytes();
-    let separator = *bytes.get(4)?;
-    if bytes.len() < 10 || !matches!(separator, b'-' | b'/') || bytes[7] != separator {
+    let (head, rest) = text.trim().as_bytes().split_first_chunk::<10>()?;
+    let [y0, y1, y2, y3, separator, m0, m1, separator2, d0, d1] = *head;
+    if !matches!(separator, b'-' | b'/') || separator2 != separator {
         return None;
     }
     // A longer text must be a timestamp of that day, not a stray suffix.
-    if bytes.len() > 10 && !matches!(bytes[10], b'T' | b' ') {
+    if rest.first().is_some_and(|b| !matches!(b, b'T' | b' ')) {
         return None;
     }
     let number = |digits: &[u8]| -> Option<u32> {
         digits.iter().try_fold(0u32, |n, &d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
     };
-    let (year, month, day) = (number(&bytes[..4])?, number(&bytes[5..7])?, number(&bytes[8..10])?);
+    let (year, month, day) = (number(&[y0, y1, y2, y3])?, number(&[m0, m1])?, number(&[d0, d1])?);
     let date = NaiveDate::from_ymd_opt(year as i32, month, day)?;
     Some(date.num_days_from_ce() - UNIX_EPOCH_DAYS_FROM_CE)
 }
@@ -43,9 +43,13 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
         .or_else(|| parse_date(text).map(|days| i64::from(days) * 86_400_000_000))
 }
 
-/// (year, month, day) of a `date32` value.
+/// (year, month, day) of a `date32` value. Days beyond chrono's range (about 262,000 years either
+/// way, which `parse_date` never produces) saturate to its first or last day rather than panic.
 pub fn ymd(days: i32) -> (i32, u32, u32) {
-    let date = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap() + chrono::Duration::days(i64::from(days));
+    let date = days
+        .checked_add(UNIX_EPOCH_DAYS_FROM_CE)
+        .and_then(NaiveDate::from_num_days_from_ce_opt)
+        .unwrap_or(if days < 0 { NaiveDate::MIN } else { NaiveDate::MAX });
     (date.year(), date.month(), date.day())
 }
 
@@ -59,6 +63,9 @@ mod tests {
         assert_eq!(parse_date("2026/11/20"), parse_date("2026-11-20"));
         assert_eq!(parse_date("2026-11-20T08:15:42.1234567"), parse_date("2026-11-20"));
         assert_eq!(ymd(parse_date("2024-02-29").unwrap()), (2024, 2, 29));
+        assert_eq!(ymd(0), (1970, 1, 1));
+        assert_eq!(ymd(-1), (1969, 12, 31));
+        assert_eq!(ymd(i32::MAX), ymd(i32::MAX - 1), "saturates instead of panicking");
         assert_eq!(parse_date("20/11/2026"), None);
         assert_eq!(parse_date("2026-11-20xyz"), None);
         assert_eq!(parse_date("2026-02-30"), None);

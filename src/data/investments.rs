@@ -1,4 +1,4 @@
-//! The Investments payload (interface-v3.md 2.7).
+//! The Investments payload (docs/protocol.md#investments).
 //!
 //! Each type is generic over its text, `String` by default. Reading a large payload only to
 //! flatten it into tables uses `Cow<str>`, which borrows every string that has no escape from
@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::de;
-use crate::authorize::{Institution, Login};
+use super::login::{Institution, Login};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]

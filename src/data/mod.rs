@@ -6,7 +6,11 @@ pub mod attributes;
 pub mod dates;
 pub(crate) mod de;
 pub mod investments;
+pub(crate) mod json;
+pub mod login;
 pub mod requests;
+
+pub use login::{Institution, Login};
 
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
-//! Options of the banking data operations (service-notes.md), checked before they are sent.
+//! Options of the banking data operations (docs/protocol.md#account-detail-summary-and-statements),
+//! checked before they are sent.
 
 use serde_json::{json, Map, Value};
 

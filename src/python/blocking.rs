@@ -1,30 +1,39 @@
 //! Runs core futures for the synchronous API: on a shared runtime, with the GIL released, waking
-//! every few milliseconds to let Python deliver signals, so Ctrl-C stops a wait at once.
+//! every few milliseconds to let Python deliver signals, so Ctrl-C stops a wait at once
+//! (docs/architecture.md#where-the-gil-is-released).
 
+use std::any::Any;
 use std::future::Future;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
+use super::errors::PyBankfeedError;
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
 use crate::error::Error;
+use crate::Client;
 
 /// How often a waiting call looks for Ctrl-C: well inside the half second a user tolerates.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
-pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .thread_name("bankfeed-io")
-            .build()
-            .expect("the bankfeed runtime starts")
-    })
+/// The runtime every call of the process shares, started on the first call.
+fn runtime() -> Result<&'static Runtime, PyBankfeedError> {
+    static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_name("bankfeed-io")
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| PyBankfeedError::internal(format!("bankfeed's runtime could not start: {e}")))
 }
 
 enum Message<T> {
@@ -57,24 +66,26 @@ fn cancelled() -> Error {
 }
 
 /// Runs `make(asker)` to completion. `on_challenge` is called (with the GIL, on this thread) for
-/// each challenge the future's handler receives. Returns the core's error as is; the caller maps it.
+/// each challenge the future's handler receives. A core error leaves as the bridge type, carrying
+/// `client` so that a `ChallengeRequired` can be answered.
 pub(crate) fn run<T, F, Fut>(
     py: Python<'_>,
+    client: Option<&Client>,
     make: F,
     mut on_challenge: impl FnMut(Python<'_>, Challenge) -> Result<Answers, Error>,
-) -> PyResult<Result<T, Error>>
+) -> Result<T, PyBankfeedError>
 where
     T: Send + 'static,
     F: FnOnce(Asker<T>) -> Fut,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
+    let runtime = runtime()?;
     let (sender, mut receiver) = mpsc::channel();
     let future = make(Asker { sender: sender.clone() });
-    let task = runtime().spawn(async move {
-        let _ = sender.send(Message::Done(future.await));
-    });
     // Aborting drops the future: the request in flight and any sleep end with it.
-    let abort = AbortOnDrop(task);
+    let mut task = AbortOnDrop(Some(runtime.spawn(async move {
+        let _ = sender.send(Message::Done(future.await));
+    })));
     loop {
         let (back, message) = py.detach(move || {
             let message = receiver.recv_timeout(SIGNAL_CHECK);
@@ -82,32 +93,89 @@ where
         });
         receiver = back;
         match message {
-            Ok(Message::Done(result)) => return Ok(result),
+            Ok(Message::Done(result)) => {
+                return result.map_err(|error| match client {
+                    Some(client) => PyBankfeedError::with_client(error, client),
+                    None => error.into(),
+                })
+            }
             Ok(Message::Ask(challenge, reply)) => {
                 let _ = reply.send(on_challenge(py, challenge));
             }
             Err(RecvTimeoutError::Timeout) => py.check_signals()?,
-            Err(RecvTimeoutError::Disconnected) => {
-                drop(abort);
-                return Err(PyRuntimeError::new_err("bankfeed's background task ended without an answer"));
-            }
+            Err(RecvTimeoutError::Disconnected) => return Err(ended(py, runtime, task.0.take())),
         }
     }
 }
 
+/// Why the task dropped its sender without an answer: its panic, with the panic's message.
+fn ended(py: Python<'_>, runtime: &Runtime, task: Option<JoinHandle<()>>) -> PyBankfeedError {
+    // Both senders are gone, so the task has finished or is unwinding: this wait is short.
+    let outcome = task.map(|task| py.detach(move || runtime.block_on(task)));
+    match outcome {
+        Some(Err(error)) if error.is_panic() => PyBankfeedError::internal(format!(
+            "bankfeed's background task panicked: {}",
+            panic_message(error.into_panic().as_ref())
+        )),
+        _ => PyBankfeedError::internal("bankfeed's background task ended without an answer"),
+    }
+}
+
+/// The text a panic was raised with (`panic!("...")` gives a `&str` or a `String`).
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    if let Some(text) = payload.downcast_ref::<&'static str>() {
+        text
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text
+    } else {
+        "a panic without a message"
+    }
+}
+
 /// Runs a future that needs no challenge answers.
-pub(crate) fn run_plain<T, Fut>(py: Python<'_>, future: Fut) -> PyResult<Result<T, Error>>
+pub(crate) fn run_plain<T, Fut>(py: Python<'_>, client: Option<&Client>, future: Fut) -> Result<T, PyBankfeedError>
 where
     T: Send + 'static,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
-    run(py, move |_asker: Asker<T>| future, |_, challenge| Err(Error::ChallengeRequired(Box::new(challenge))))
+    run(py, client, move |_asker: Asker<T>| future, |_, challenge| Err(Error::ChallengeRequired(Box::new(challenge))))
 }
 
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+struct AbortOnDrop(Option<JoinHandle<()>>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        self.0.abort();
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// Panics on the IO threads with `message`: lets the test suite check that the panic's message
+/// reaches Python as a `BankfeedError` (tests/python/test_arguments.py).
+#[pyfunction]
+#[allow(clippy::panic, reason = "a test hook: the panic is what it tests")]
+pub(crate) fn _panic_in_background(py: Python<'_>, message: String) -> PyResult<()> {
+    let future = async move {
+        if !message.is_empty() {
+            std::panic::panic_any(message);
+        }
+        Ok(())
+    };
+    Ok(run_plain(py, None, future)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::panic_message;
+
+    #[test]
+    fn the_panic_message_is_kept() {
+        let text = std::panic::catch_unwind(|| panic!("static text")).unwrap_err();
+        assert_eq!(panic_message(text.as_ref()), "static text");
+        let formatted = std::panic::catch_unwind(|| panic!("formatted {}", 42)).unwrap_err();
+        assert_eq!(panic_message(formatted.as_ref()), "formatted 42");
+        let other = std::panic::catch_unwind(|| std::panic::panic_any(7_u8)).unwrap_err();
+        assert_eq!(panic_message(other.as_ref()), "a panic without a message");
     }
 }

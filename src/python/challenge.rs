@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
 use super::blocking;
-use super::convert;
-use super::errors::to_py;
+use super::convert::{self, Parsed};
 use super::session::step_to_py;
 use crate::authorize::{Answers, Challenge, SecurityChallenge};
 use crate::error::Error;
@@ -24,11 +24,14 @@ use crate::Client;
 pub(crate) struct PyChallenge {
     client: Client,
     challenge: Challenge,
+    raw: Parsed,
+    /// Built on first access, then the same objects every time (each keeps its parsed `.raw`).
+    challenges: PyOnceLock<Vec<Py<PySecurityChallenge>>>,
 }
 
 impl PyChallenge {
     pub(crate) fn new(client: Client, challenge: Challenge) -> Self {
-        PyChallenge { client, challenge }
+        PyChallenge { client, challenge, raw: Parsed::default(), challenges: PyOnceLock::new() }
     }
 }
 
@@ -42,8 +45,12 @@ impl PyChallenge {
 
     /// The challenges of this step, in the order the server sent them.
     #[getter]
-    fn challenges(&self) -> Vec<PySecurityChallenge> {
-        self.challenge.challenges.iter().cloned().map(|inner| PySecurityChallenge { inner }).collect()
+    fn challenges(&self, py: Python<'_>) -> PyResult<Vec<Py<PySecurityChallenge>>> {
+        let challenges = self.challenges.get_or_try_init(py, || {
+            let each = self.challenge.challenges.iter().cloned();
+            each.map(|inner| Py::new(py, PySecurityChallenge { inner, raw: Parsed::default() })).collect()
+        })?;
+        Ok(challenges.iter().map(|challenge| challenge.clone_ref(py)).collect())
     }
 
     /// The prompts, verbatim: the keys of the answers.
@@ -55,29 +62,27 @@ impl PyChallenge {
     /// `Institution` as sent: a name, or a dict.
     #[getter]
     fn institution<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, &self.challenge.raw, Some("Institution"))
+        self.raw.field(py, &self.challenge.raw, "Institution")
     }
 
     /// The 203 body exactly as the server sent it.
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, &self.challenge.raw, None)
+        self.raw.json(py, &self.challenge.raw)
     }
 
     /// Checks `answers` against the answer rules without sending anything; raises InvalidAnswer.
-    fn validate(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<()> {
-        convert::answers(answers)
-            .and_then(|answers| self.challenge.validate(&answers))
-            .map_err(|e| to_py(py, e, Some(&self.client)))
+    fn validate(&self, answers: &Bound<'_, PyAny>) -> PyResult<()> {
+        Ok(self.challenge.validate(&convert::answers(answers)?)?)
     }
 
     /// Sends the answers (prompt → string or list of strings; a TextOrCall challenge is keyed by
     /// the chosen choice) after checking them. Returns the next step: a Session, or a Challenge.
     fn answer(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let answers = convert::answers(answers).map_err(|e| to_py(py, e, Some(&self.client)))?;
+        let answers = convert::answers(answers)?;
         let (client, challenge) = (self.client.clone(), self.challenge.clone());
         let future = async move { client.answer(&challenge, answers).await };
-        let step = blocking::run_plain(py, future)?.map_err(|e| to_py(py, e, Some(&self.client)))?;
+        let step = blocking::run_plain(py, Some(&self.client), future)?;
         step_to_py(py, &self.client, step)
     }
 
@@ -118,6 +123,7 @@ pub(crate) fn call_handler(
 #[pyclass(name = "SecurityChallenge", module = "bankfeed", frozen)]
 pub(crate) struct PySecurityChallenge {
     inner: SecurityChallenge,
+    raw: Parsed,
 }
 
 #[pymethods]
@@ -147,7 +153,7 @@ impl PySecurityChallenge {
         match self.inner.images() {
             None => Ok(None),
             Some(Ok(images)) => Ok(Some(images.iter().map(|image| PyBytes::new(py, image)).collect())),
-            Some(Err(error)) => Err(to_py(py, error, None)),
+            Some(Err(error)) => Err(error.into()),
         }
     }
 
@@ -160,7 +166,7 @@ impl PySecurityChallenge {
     /// The element as sent.
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_python(py, &self.inner.raw)
+        self.raw.value(py, &self.inner.raw)
     }
 
     /// The notebook view: the prompt, then the images as a numbered grid, or the choices.

@@ -2,10 +2,10 @@
 
 use pyo3::prelude::*;
 
+use super::args;
 use super::blocking;
 use super::challenge::call_handler;
 use super::convert;
-use super::errors::to_py;
 use super::results::{AttributesParts, InvestmentsParts, PyAttributes, PyInvestments};
 use super::session::{session_to_py, step_to_py, PySession};
 use crate::authorize::{AuthorizeRequest, Credentials};
@@ -28,19 +28,13 @@ pub(crate) struct PyClient {
 }
 
 fn count(field: &'static str, value: i64) -> Result<u32, Error> {
-    u32::try_from(value).map_err(|_| Error::config(field, "must be a whole number >= 0"))
+    u32::try_from(value).map_err(|_| Error::config(field, format!("must be a whole number >= 0, got {value}")))
 }
 
 impl PyClient {
-    pub(crate) fn from_options(py: Python<'_>, options: ClientOptions) -> PyResult<Self> {
-        ClientConfig::from_options(options)
-            .and_then(Client::new)
-            .map(|client| PyClient { client })
-            .map_err(|e| to_py(py, e, None))
-    }
-
-    fn error(&self, py: Python<'_>, error: Error) -> PyErr {
-        to_py(py, error, Some(&self.client))
+    pub(crate) fn from_options(options: ClientOptions) -> PyResult<Self> {
+        let client = ClientConfig::from_options(options).and_then(Client::new)?;
+        Ok(PyClient { client })
     }
 
     /// Runs the challenge loop from `request`, calling `on_challenge` for each challenge.
@@ -53,6 +47,7 @@ impl PyClient {
         let client = self.client.clone();
         let session = blocking::run(
             py,
+            Some(&self.client),
             move |mut asker| async move {
                 let step = client.authorize(request).await?;
                 client.complete(step, &mut asker).await
@@ -61,15 +56,13 @@ impl PyClient {
                 Some(handler) => call_handler(py, handler, &self.client, challenge),
                 None => Err(Error::ChallengeRequired(Box::new(challenge))),
             },
-        )?
-        .map_err(|e| self.error(py, e))?;
+        )?;
         session_to_py(py, &self.client, session)
     }
 
     fn step(&self, py: Python<'_>, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let step =
-            blocking::run_plain(py, async move { client.authorize(request).await })?.map_err(|e| self.error(py, e))?;
+        let step = blocking::run_plain(py, Some(&self.client), async move { client.authorize(request).await })?;
         step_to_py(py, &self.client, step)
     }
 }
@@ -100,21 +93,19 @@ impl PyClient {
                         poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        py: Python<'_>,
-        base_url: Option<String>,
-        customer_id: Option<String>,
-        api_key: Option<String>,
-        secret_key: Option<String>,
-        investments_base_url: Option<String>,
-        timeout: f64,
-        poll_interval: f64,
-        poll_timeout: f64,
-        max_retries: i64,
-        max_challenge_rounds: i64,
+        #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
+        #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
+        #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
+        #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
+        #[pyo3(from_py_with = args::investments_base_url)] investments_base_url: Option<String>,
+        #[pyo3(from_py_with = args::timeout)] timeout: f64,
+        #[pyo3(from_py_with = args::poll_interval)] poll_interval: f64,
+        #[pyo3(from_py_with = args::poll_timeout)] poll_timeout: f64,
+        #[pyo3(from_py_with = args::max_retries)] max_retries: i64,
+        #[pyo3(from_py_with = args::max_challenge_rounds)] max_challenge_rounds: i64,
     ) -> PyResult<Self> {
-        let counts = count("max_retries", max_retries)
-            .and_then(|retries| Ok((retries, count("max_challenge_rounds", max_challenge_rounds)?)));
-        let (max_retries, max_challenge_rounds) = counts.map_err(|e| to_py(py, e, None))?;
+        let max_retries = count("max_retries", max_retries)?;
+        let max_challenge_rounds = count("max_challenge_rounds", max_challenge_rounds)?;
         let options = ClientOptions {
             base_url,
             investments_base_url,
@@ -127,7 +118,7 @@ impl PyClient {
             max_retries: Some(max_retries),
             max_challenge_rounds: Some(max_challenge_rounds),
         };
-        Self::from_options(py, options)
+        Self::from_options(options)
     }
 
     /// The service's base URL (``/v3/...`` is added per operation).
@@ -142,6 +133,7 @@ impl PyClient {
         &self.client.config().investments_base_url
     }
 
+    /// The customer id the calls are made for.
     #[getter]
     fn customer_id(&self) -> &str {
         &self.client.config().customer_id
@@ -165,11 +157,14 @@ impl PyClient {
         self.client.config().poll.timeout.as_secs_f64()
     }
 
+    /// How many times a request safe to repeat is retried after a failed connection or a 429,
+    /// 502, 503 or 504 answer.
     #[getter]
     fn max_retries(&self) -> u32 {
         self.client.config().retry.max_retries
     }
 
+    /// How many challenge rounds a login answers before TooManyChallenges.
     #[getter]
     fn max_challenge_rounds(&self) -> u32 {
         self.client.config().max_challenge_rounds
@@ -177,55 +172,66 @@ impl PyClient {
 
     /// A live login with credentials (``MostRecentCached`` false). Returns a Session, or a
     /// Challenge to answer with ``challenge.answer(...)``.
-    #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None, schedule_refresh=None))]
+    #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None,
+                        schedule_refresh=None))]
     #[allow(clippy::too_many_arguments)]
     fn authorize(
         &self,
         py: Python<'_>,
-        institution: &str,
-        username: &str,
-        password: String,
-        save: bool,
-        language: Option<String>,
-        tag: Option<String>,
-        schedule_refresh: Option<bool>,
+        #[pyo3(from_py_with = args::institution)] institution: String,
+        #[pyo3(from_py_with = args::username)] username: String,
+        #[pyo3(from_py_with = args::password)] password: String,
+        #[pyo3(from_py_with = args::save)] save: bool,
+        #[pyo3(from_py_with = args::language)] language: Option<String>,
+        #[pyo3(from_py_with = args::tag)] tag: Option<String>,
+        #[pyo3(from_py_with = args::schedule_refresh)] schedule_refresh: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        self.step(py, credentials(institution, username, password, save, language, tag, schedule_refresh))
+        self.step(py, credentials(&institution, &username, password, save, language, tag, schedule_refresh))
     }
 
     /// A live login whose challenges are answered by ``on_challenge(challenge) -> answers``
     /// (see ``bf.answers``). Without a handler, a challenge raises ChallengeRequired.
-    #[pyo3(signature = (institution, username, password, *, on_challenge=None, save=false, language=None, tag=None, schedule_refresh=None))]
+    #[pyo3(signature = (institution, username, password, *, on_challenge=None, save=false, language=None,
+                        tag=None, schedule_refresh=None))]
     #[allow(clippy::too_many_arguments)]
     fn login(
         &self,
         py: Python<'_>,
-        institution: &str,
-        username: &str,
-        password: String,
-        on_challenge: Option<Bound<'_, PyAny>>,
-        save: bool,
-        language: Option<String>,
-        tag: Option<String>,
-        schedule_refresh: Option<bool>,
+        #[pyo3(from_py_with = args::institution)] institution: String,
+        #[pyo3(from_py_with = args::username)] username: String,
+        #[pyo3(from_py_with = args::password)] password: String,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::save)] save: bool,
+        #[pyo3(from_py_with = args::language)] language: Option<String>,
+        #[pyo3(from_py_with = args::tag)] tag: Option<String>,
+        #[pyo3(from_py_with = args::schedule_refresh)] schedule_refresh: Option<bool>,
     ) -> PyResult<Py<PySession>> {
-        let request = credentials(institution, username, password, save, language, tag, schedule_refresh);
+        let request = credentials(&institution, &username, password, save, language, tag, schedule_refresh);
         self.sequence(py, request, on_challenge)
     }
 
     /// A cached read of a saved connection (``MostRecentCached`` true): a new session on the
     /// already processed data.
-    fn authorize_cached(&self, py: Python<'_>, login_id: String) -> PyResult<Py<PySession>> {
+    fn authorize_cached(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+    ) -> PyResult<Py<PySession>> {
         let client = self.client.clone();
-        let session = blocking::run_plain(py, async move { client.authorize_cached(&login_id).await })?
-            .map_err(|e| self.error(py, e))?;
+        let session =
+            blocking::run_plain(py, Some(&self.client), async move { client.authorize_cached(&login_id).await })?;
         session_to_py(py, &self.client, session)
     }
 
     /// A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
     /// flow. Returns a Session or a Challenge.
     #[pyo3(signature = (login_id, *, save=false))]
-    fn authorize_saved(&self, py: Python<'_>, login_id: String, save: bool) -> PyResult<Py<PyAny>> {
+    fn authorize_saved(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::save)] save: bool,
+    ) -> PyResult<Py<PyAny>> {
         self.step(py, AuthorizeRequest::SavedLive { login_id, save })
     }
 
@@ -234,20 +240,23 @@ impl PyClient {
     fn login_saved(
         &self,
         py: Python<'_>,
-        login_id: String,
-        on_challenge: Option<Bound<'_, PyAny>>,
-        save: bool,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::save)] save: bool,
     ) -> PyResult<Py<PySession>> {
         self.sequence(py, AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
     }
 
     /// A cached session of ``login_id``, then its Investments (202 polled), as tables.
-    fn investments(&self, py: Python<'_>, login_id: String) -> PyResult<PyInvestments> {
+    fn investments(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+    ) -> PyResult<PyInvestments> {
         let client = self.client.clone();
-        let parts = blocking::run_plain(py, async move {
+        let parts = blocking::run_plain(py, Some(&self.client), async move {
             client.investments_for_login(&login_id).await.map(InvestmentsParts::from)
-        })?
-        .map_err(|e| self.error(py, e))?;
+        })?;
         PyInvestments::new(py, parts)
     }
 
@@ -266,44 +275,39 @@ impl PyClient {
     fn attributes(
         &self,
         py: Python<'_>,
-        login_id: String,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
         attributes: Option<Bound<'_, PyAny>>,
-        package: Option<&str>,
+        #[pyo3(from_py_with = args::package)] package: Option<String>,
         filters: Option<Bound<'_, PyAny>>,
-        detail: Option<Vec<String>>,
-        account_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::detail)] detail: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
     ) -> PyResult<PyAttributes> {
-        let query = convert::attributes_query(attributes.as_ref(), package, filters.as_ref(), detail, account_filter)
-            .map_err(|e| self.error(py, e))?;
+        let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let client = self.client.clone();
-        let parts = blocking::run_plain(py, async move {
+        let parts = blocking::run_plain(py, Some(&self.client), async move {
             client.attributes_for_login(&login_id, &query).await.map(AttributesParts::from)
-        })?
-        .map_err(|e| self.error(py, e))?;
+        })?;
         PyAttributes::new(py, parts)
     }
 
     /// Deletes the retained data of a saved connection (DeleteCard). Returns the server's answer:
     /// a dict, or ``{"Message": text}`` when it answered in plain text.
-    fn delete_login<'py>(&self, py: Python<'py>, login_id: String) -> PyResult<Bound<'py, PyAny>> {
+    fn delete_login<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let client = self.client.clone();
-        let raw = blocking::run_plain(py, async move { client.delete_login(&login_id).await })?
-            .map_err(|e| self.error(py, e))?;
-        match raw.to_value() {
-            Ok(value) => convert::to_python(py, &value),
-            Err(_) => {
-                let answer = pyo3::types::PyDict::new(py);
-                answer.set_item("Message", String::from_utf8_lossy(raw.bytes()).trim())?;
-                Ok(answer.into_any())
-            }
-        }
+        let answer = blocking::run_plain(py, Some(&self.client), async move { client.delete_login(&login_id).await })?;
+        convert::to_python(py, &answer)
     }
 
     fn __repr__(&self) -> String {
         let config = self.client.config();
         let set = |key: &Option<Secret>| if key.is_some() { "'***'" } else { "None" };
         format!(
-            "Client(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, poll_interval={}, poll_timeout={})",
+            "Client(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
+             poll_interval={}, poll_timeout={})",
             config.base_url,
             config.customer_id,
             set(&config.api_key),

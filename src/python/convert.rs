@@ -1,8 +1,9 @@
 //! Conversions between JSON and Python values.
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDateTime, PyMapping, PyString, PyTzInfo};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDateTime, PyDict, PyMapping, PyString, PyTzInfo};
 use serde_json::Value;
 
 use crate::authorize::Answers;
@@ -24,15 +25,54 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
     pythonize::pythonize(py, value).map_err(|e| PyTypeError::new_err(e.to_string()))
 }
 
-/// The whole body, or a top-level field of it (keys matched case-insensitively), as Python.
-pub(crate) fn raw_field<'py>(py: Python<'py>, raw: &[u8], field: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
-    let value: Value = serde_json::from_slice(raw).map_err(|e| PyTypeError::new_err(e.to_string()))?;
-    match field {
-        None => to_python(py, &value),
-        Some(name) => {
-            let found = value.as_object().and_then(|o| o.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)));
-            to_python(py, found.map_or(&Value::Null, |(_, v)| v))
+/// A JSON body as Python, built on first access and then handed out as that one object, so that
+/// `.raw` and the fields read from it are not parsed again on every access.
+pub(crate) struct Parsed {
+    value: PyOnceLock<Py<PyAny>>,
+}
+
+impl Default for Parsed {
+    fn default() -> Self {
+        Parsed { value: PyOnceLock::new() }
+    }
+}
+
+impl Parsed {
+    /// The body `raw` as Python (a JSON text parsed once).
+    pub(crate) fn json<'py>(&self, py: Python<'py>, raw: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+        self.get(py, || {
+            let value: Value = serde_json::from_slice(raw).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            to_python(py, &value)
+        })
+    }
+
+    /// An already parsed `value` as Python (converted once).
+    pub(crate) fn value<'py>(&self, py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+        self.get(py, || to_python(py, value))
+    }
+
+    /// A top-level field of the body (keys matched case-insensitively, as the service's casing
+    /// varies), taken from the one parsed object; None when absent.
+    pub(crate) fn field<'py>(&self, py: Python<'py>, raw: &[u8], name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let whole = self.json(py, raw)?;
+        if let Ok(object) = whole.cast::<PyDict>() {
+            for (key, value) in object.iter() {
+                if key.cast::<PyString>().is_ok_and(|key| key.to_str().is_ok_and(|key| key.eq_ignore_ascii_case(name)))
+                {
+                    return Ok(value);
+                }
+            }
         }
+        Ok(py.None().into_bound(py))
+    }
+
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        make: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let value = self.value.get_or_try_init(py, || make().map(Bound::unbind))?;
+        Ok(value.bind(py).clone())
     }
 }
 
@@ -68,21 +108,26 @@ pub(crate) fn from_python(field: &'static str, value: &Bound<'_, PyAny>) -> Resu
 
 /// The arguments of `attributes(...)` as a query: a package, or a custom set.
 pub(crate) fn attributes_query(
-    attributes: Option<&Bound<'_, PyAny>>,
-    package: Option<&str>,
-    filters: Option<&Bound<'_, PyAny>>,
+    attributes: Option<Bound<'_, PyAny>>,
+    package: Option<String>,
+    filters: Option<Bound<'_, PyAny>>,
     detail: Option<Vec<String>>,
     account_filter: Option<Vec<String>>,
 ) -> Result<AttributesQuery, Error> {
-    match (attributes, package) {
-        (Some(_), Some(_)) | (None, None) => Err(Error::config(
-            "attributes",
-            "pass either attributes={group: [names]} for a custom request or package=\"income\" (credit_risk, user_analysis, lending, all)",
-        )),
+    const EITHER: &str = "pass either attributes={group: [names]} for a custom request \
+                          or package=\"income\" (credit_risk, user_analysis, lending, all)";
+    const GROUPS: &str = "must map a group name to a list of attribute names, e.g. {\"Card\": [\"balance_min\"]}";
+    const CUSTOM_ONLY: &str = "applies to custom attributes only (attributes=...), not to a package";
+    match (attributes, package.as_deref()) {
+        (Some(_), Some(_)) | (None, None) => Err(Error::config("attributes", EITHER)),
         (None, Some(package)) => {
-            let custom_only = [("filters", filters.is_some()), ("detail", detail.is_some()), ("account_filter", account_filter.is_some())];
-            if let Some((field, _)) = custom_only.iter().find(|(_, given)| *given) {
-                return Err(Error::config(field, "applies to custom attributes only (attributes=...), not to a package"));
+            let given = [
+                ("filters", filters.is_some()),
+                ("detail", detail.is_some()),
+                ("account_filter", account_filter.is_some()),
+            ];
+            if let Some((field, _)) = given.into_iter().find(|(_, given)| *given) {
+                return Err(Error::config(field, CUSTOM_ONLY));
             }
             Package::parse(package).map(AttributesQuery::Package)
         }
@@ -92,10 +137,10 @@ pub(crate) fn attributes_query(
                 .ok()
                 .and_then(|m| m.items().ok())
                 .and_then(|items| items.extract().ok())
-                .ok_or_else(|| Error::config("attributes", "must map a group name to a list of attribute names, e.g. {\"Card\": [\"balance_min\"]}"))?;
+                .ok_or_else(|| Error::config("attributes", GROUPS))?;
             let custom = CustomAttributes {
                 attributes: groups,
-                filters: filters.map(|f| from_python("filters", f)).transpose()?,
+                filters: filters.map(|f| from_python("filters", &f)).transpose()?,
                 detail: detail.unwrap_or_default(),
                 account_filter: account_filter.unwrap_or_default(),
             };

@@ -1,37 +1,204 @@
-//! The one place where core errors become Python exceptions (the classes of `bankfeed.errors`).
+//! The one bridge from core errors to Python exceptions (docs/architecture.md#how-errors-reach-python).
+//!
+//! Every failure that leaves a pymethod goes through [`PyBankfeedError`]: core errors convert with
+//! `?` (`From<Error> for PyErr`), the run helpers attach the client that makes a challenge
+//! answerable, and the classes of `bankfeed.errors` are imported once and kept.
 
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyType};
 
 use super::challenge::PyChallenge;
 use super::convert;
 use crate::error::{ApiErrorKind, Body, Error};
 use crate::Client;
 
-fn api_class(kind: ApiErrorKind) -> &'static str {
-    match kind {
-        ApiErrorKind::Unauthorized => "Unauthorized",
-        ApiErrorKind::InvalidLogin => "InvalidLogin",
-        ApiErrorKind::LoginDisabled => "LoginDisabled",
-        ApiErrorKind::InvalidSecurityResponse => "InvalidSecurityResponse",
-        ApiErrorKind::Session => "SessionError",
-        ApiErrorKind::ConcurrentSession => "ConcurrentSession",
-        ApiErrorKind::RetryLater => "RetryLater",
-        ApiErrorKind::RateLimited => "RateLimited",
-        ApiErrorKind::InvalidRequest => "InvalidRequest",
-        ApiErrorKind::InstitutionUnavailable => "InstitutionUnavailable",
-        ApiErrorKind::Aggregation => "AggregationError",
-        ApiErrorKind::Other => "ApiError",
+/// A failure on its way to Python. Build it with `?` or `From`; raise it by converting to `PyErr`.
+pub(crate) struct PyBankfeedError(Failure);
+
+enum Failure {
+    /// A core error; `client` makes a `ChallengeRequired`'s challenge answerable.
+    Core { error: Error, client: Option<Client> },
+    /// A Python exception (Ctrl-C while waiting, a failed conversion): raised as it is.
+    Python(PyErr),
+    /// bankfeed's own failure outside the core (a panicked background task, a runtime that did
+    /// not start): a plain `BankfeedError` with this text.
+    Internal(String),
+}
+
+impl PyBankfeedError {
+    /// `error`, with the client whose call failed (a `ChallengeRequired` then carries a challenge
+    /// that can be answered).
+    pub(crate) fn with_client(error: Error, client: &Client) -> Self {
+        PyBankfeedError(Failure::Core { error, client: Some(client.clone()) })
+    }
+
+    pub(crate) fn internal(text: impl Into<String>) -> Self {
+        PyBankfeedError(Failure::Internal(text.into()))
+    }
+
+    /// The exception to raise. Never fails: when the rich exception cannot be built, the
+    /// original text still arrives as a `BankfeedError`, with the bridge's failure as its cause.
+    fn into_pyerr(self, py: Python<'_>) -> PyErr {
+        let (error, client) = match self.0 {
+            Failure::Python(err) => return err,
+            Failure::Internal(text) => return fallback(py, &text, None),
+            Failure::Core { error, client } => (error, client),
+        };
+        let text = error.to_string();
+        match build(py, error, client.as_ref()) {
+            Ok(err) => err,
+            Err(failure) => fallback(py, &text, Some(failure)),
+        }
     }
 }
 
-/// Maps `error` to its exception. `client` makes a `ChallengeRequired`'s challenge answerable.
-pub(crate) fn to_py(py: Python<'_>, error: Error, client: Option<&Client>) -> PyErr {
-    match build(py, error, client) {
-        Ok(err) | Err(err) => err,
+impl From<Error> for PyBankfeedError {
+    fn from(error: Error) -> Self {
+        PyBankfeedError(Failure::Core { error, client: None })
     }
 }
 
+impl From<PyErr> for PyBankfeedError {
+    fn from(err: PyErr) -> Self {
+        PyBankfeedError(Failure::Python(err))
+    }
+}
+
+impl From<PyBankfeedError> for PyErr {
+    fn from(error: PyBankfeedError) -> Self {
+        Python::attach(|py| error.into_pyerr(py))
+    }
+}
+
+impl From<Error> for PyErr {
+    fn from(error: Error) -> Self {
+        PyBankfeedError::from(error).into()
+    }
+}
+
+/// The classes of `bankfeed.errors` the bridge raises. The order is that of [`Class::ALL`].
+#[derive(Clone, Copy)]
+enum Class {
+    BankfeedError,
+    ConfigError,
+    InvalidAnswer,
+    ChallengeRequired,
+    TooManyChallenges,
+    PendingTimeout,
+    TransportError,
+    DecodeError,
+    ProtocolError,
+    ApiError,
+    Unauthorized,
+    InvalidLogin,
+    LoginDisabled,
+    InvalidSecurityResponse,
+    SessionError,
+    ConcurrentSession,
+    RetryLater,
+    RateLimited,
+    InvalidRequest,
+    InstitutionUnavailable,
+    AggregationError,
+}
+
+impl Class {
+    const ALL: [Class; 21] = [
+        Class::BankfeedError,
+        Class::ConfigError,
+        Class::InvalidAnswer,
+        Class::ChallengeRequired,
+        Class::TooManyChallenges,
+        Class::PendingTimeout,
+        Class::TransportError,
+        Class::DecodeError,
+        Class::ProtocolError,
+        Class::ApiError,
+        Class::Unauthorized,
+        Class::InvalidLogin,
+        Class::LoginDisabled,
+        Class::InvalidSecurityResponse,
+        Class::SessionError,
+        Class::ConcurrentSession,
+        Class::RetryLater,
+        Class::RateLimited,
+        Class::InvalidRequest,
+        Class::InstitutionUnavailable,
+        Class::AggregationError,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Class::BankfeedError => "BankfeedError",
+            Class::ConfigError => "ConfigError",
+            Class::InvalidAnswer => "InvalidAnswer",
+            Class::ChallengeRequired => "ChallengeRequired",
+            Class::TooManyChallenges => "TooManyChallenges",
+            Class::PendingTimeout => "PendingTimeout",
+            Class::TransportError => "TransportError",
+            Class::DecodeError => "DecodeError",
+            Class::ProtocolError => "ProtocolError",
+            Class::ApiError => "ApiError",
+            Class::Unauthorized => "Unauthorized",
+            Class::InvalidLogin => "InvalidLogin",
+            Class::LoginDisabled => "LoginDisabled",
+            Class::InvalidSecurityResponse => "InvalidSecurityResponse",
+            Class::SessionError => "SessionError",
+            Class::ConcurrentSession => "ConcurrentSession",
+            Class::RetryLater => "RetryLater",
+            Class::RateLimited => "RateLimited",
+            Class::InvalidRequest => "InvalidRequest",
+            Class::InstitutionUnavailable => "InstitutionUnavailable",
+            Class::AggregationError => "AggregationError",
+        }
+    }
+
+    fn of_api(kind: ApiErrorKind) -> Class {
+        match kind {
+            ApiErrorKind::Unauthorized => Class::Unauthorized,
+            ApiErrorKind::InvalidLogin => Class::InvalidLogin,
+            ApiErrorKind::LoginDisabled => Class::LoginDisabled,
+            ApiErrorKind::InvalidSecurityResponse => Class::InvalidSecurityResponse,
+            ApiErrorKind::Session => Class::SessionError,
+            ApiErrorKind::ConcurrentSession => Class::ConcurrentSession,
+            ApiErrorKind::RetryLater => Class::RetryLater,
+            ApiErrorKind::RateLimited => Class::RateLimited,
+            ApiErrorKind::InvalidRequest => Class::InvalidRequest,
+            ApiErrorKind::InstitutionUnavailable => Class::InstitutionUnavailable,
+            ApiErrorKind::Aggregation => Class::AggregationError,
+            ApiErrorKind::Other => Class::ApiError,
+        }
+    }
+
+    /// The class object, imported from `bankfeed.errors` on the first error and kept.
+    fn get(self, py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+        static CLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
+        let classes = CLASSES.get_or_try_init(py, || {
+            let module = py.import("bankfeed.errors")?;
+            Class::ALL
+                .iter()
+                .map(|class| Ok(module.getattr(class.name())?.cast_into::<PyType>()?.unbind()))
+                .collect::<PyResult<Vec<_>>>()
+        })?;
+        let class = classes.get(self as usize).ok_or_else(|| PyRuntimeError::new_err(self.name()))?;
+        Ok(class.bind(py).clone())
+    }
+}
+
+/// `BankfeedError(text)`, caused by the bridge's own `failure` when there was one; a
+/// `RuntimeError(text)` only if `bankfeed.errors` itself cannot be imported.
+fn fallback(py: Python<'_>, text: &str, failure: Option<PyErr>) -> PyErr {
+    let err = match Class::BankfeedError.get(py).and_then(|class| class.call1((text,))) {
+        Ok(value) => PyErr::from_value(value),
+        Err(_) => PyRuntimeError::new_err(text.to_owned()),
+    };
+    err.set_cause(py, failure);
+    err
+}
+
+/// The exception of `error`: `cls(text, **fields)`, its fields kept as attributes.
 fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyErr> {
     let text = error.to_string();
     let fields = PyDict::new(py);
@@ -39,12 +206,12 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
         Error::Config { field, rule } => {
             fields.set_item("field", field)?;
             fields.set_item("rule", rule)?;
-            "ConfigError"
+            Class::ConfigError
         }
         Error::InvalidAnswer { prompt, rule } => {
             fields.set_item("prompt", prompt)?;
             fields.set_item("rule", rule)?;
-            "InvalidAnswer"
+            Class::InvalidAnswer
         }
         Error::Api(api) => {
             fields.set_item("code", &api.code)?;
@@ -56,52 +223,52 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
                 Body::Json(value) => fields.set_item("body", convert::to_python(py, value)?)?,
                 Body::Text(text) => fields.set_item("body", text)?,
             }
-            api_class(api.kind())
+            Class::of_api(api.kind())
         }
         Error::ChallengeRequired(challenge) => {
             fields.set_item("request_id", &challenge.request_id)?;
             fields.set_item("prompts", challenge.prompts().collect::<Vec<_>>())?;
             let challenge = client.map(|client| PyChallenge::new(client.clone(), *challenge));
             fields.set_item("challenge", challenge)?;
-            "ChallengeRequired"
+            Class::ChallengeRequired
         }
         Error::TooManyChallenges { rounds, request_id } => {
             fields.set_item("rounds", rounds)?;
             fields.set_item("request_id", request_id)?;
-            "TooManyChallenges"
+            Class::TooManyChallenges
         }
         Error::PendingTimeout { operation, request_id, waited } => {
             fields.set_item("operation", operation)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("waited", waited.as_secs_f64())?;
-            "PendingTimeout"
+            Class::PendingTimeout
         }
         Error::Transport { operation, timed_out, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("timed_out", timed_out)?;
-            "TransportError"
+            Class::TransportError
         }
+        // docs/errors.md#protocol-surprises
         Error::Protocol { operation, status, request_id, snippet, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("status", status)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("snippet", snippet)?;
-            "ProtocolError"
+            Class::ProtocolError
         }
         Error::Decode { operation, status, snippet, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("status", status)?;
             fields.set_item("snippet", snippet)?;
-            "DecodeError"
+            Class::DecodeError
         }
         Error::Handler(inner) => {
             // The caller's own exception, raised as it was.
             if let Some(err) = inner.downcast_ref::<PyErr>() {
                 return Ok(err.clone_ref(py));
             }
-            "BankfeedError"
+            Class::BankfeedError
         }
     };
-    let class = py.import("bankfeed.errors")?.getattr(class)?;
-    Ok(PyErr::from_value(class.call((text,), Some(&fields))?))
+    Ok(PyErr::from_value(class.get(py)?.call((text,), Some(&fields))?))
 }

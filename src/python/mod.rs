@@ -1,5 +1,7 @@
-//! The pyo3 layer: classes, exception mapping and conversions over the Rust core; nothing else.
+//! The pyo3 layer: classes, exception mapping and conversions over the Rust core; nothing else
+//! (docs/architecture.md#how-a-call-travels).
 
+mod args;
 mod blocking;
 mod challenge;
 mod client;
@@ -25,6 +27,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PyAccounts>()?;
     m.add_class::<results::PyStatements>()?;
     m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
+    // Private and left out of `__all__`: a test hook, not API.
+    m.setattr("_panic_in_background", wrap_pyfunction!(blocking::_panic_in_background, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

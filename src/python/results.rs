@@ -4,7 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
-use super::convert;
+use super::args;
+use super::convert::{self, Parsed};
 use super::table::PyTable;
 use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::Attributes;
@@ -43,7 +44,7 @@ fn read_json<P: Send>(
     read: fn(Raw) -> Result<P, crate::Error>,
 ) -> PyResult<P> {
     let raw = payload_raw(data)?;
-    py.detach(move || read(raw)).map_err(|e| super::errors::to_py(py, e, None))
+    Ok(py.detach(move || read(raw))?)
 }
 
 /// Investments with its tables built (done before the GIL is taken).
@@ -64,7 +65,7 @@ impl From<Payload<Investments>> for InvestmentsParts {
     }
 }
 
-/// The Investments payload (interface-v3.md 2.7) as tables.
+/// The Investments payload (docs/protocol.md#investments) as tables.
 ///
 ///     inv = client.investments(login_id)
 ///     inv.value, inv.cash
@@ -75,8 +76,11 @@ pub(crate) struct PyInvestments {
     cash: Option<f64>,
     request_id: Option<String>,
     raw: Raw,
-    /// accounts, positions, transactions, securities
-    tables: [Py<PyTable>; 4],
+    parsed: Parsed,
+    accounts: Py<PyTable>,
+    positions: Py<PyTable>,
+    transactions: Py<PyTable>,
+    securities: Py<PyTable>,
 }
 
 impl PyInvestments {
@@ -87,12 +91,11 @@ impl PyInvestments {
             cash: t.cash,
             request_id: t.request_id,
             raw: parts.raw,
-            tables: [
-                table(py, t.accounts)?,
-                table(py, t.positions)?,
-                table(py, t.transactions)?,
-                table(py, t.securities)?,
-            ],
+            parsed: Parsed::default(),
+            accounts: table(py, t.accounts)?,
+            positions: table(py, t.positions)?,
+            transactions: table(py, t.transactions)?,
+            securities: table(py, t.securities)?,
         })
     }
 }
@@ -118,6 +121,7 @@ impl PyInvestments {
         self.cash
     }
 
+    /// The RequestId of the answer, when it had one.
     #[getter]
     fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
@@ -126,44 +130,44 @@ impl PyInvestments {
     /// One row per account.
     #[getter]
     fn accounts(&self, py: Python<'_>) -> Py<PyTable> {
-        self.tables[0].clone_ref(py)
+        self.accounts.clone_ref(py)
     }
 
     /// One row per position, with its account and its security joined.
     #[getter]
     fn positions(&self, py: Python<'_>) -> Py<PyTable> {
-        self.tables[1].clone_ref(py)
+        self.positions.clone_ref(py)
     }
 
     /// One row per transaction, with its account and its security joined.
     #[getter]
     fn transactions(&self, py: Python<'_>) -> Py<PyTable> {
-        self.tables[2].clone_ref(py)
+        self.transactions.clone_ref(py)
     }
 
     /// One row per security.
     #[getter]
     fn securities(&self, py: Python<'_>) -> Py<PyTable> {
-        self.tables[3].clone_ref(py)
+        self.securities.clone_ref(py)
     }
 
-    /// The payload exactly as the server sent it (built when asked for).
+    /// The payload exactly as the server sent it (built on first access, then kept).
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, self.raw.bytes(), None)
+        self.parsed.json(py, self.raw.bytes())
     }
 
     fn __repr__(&self) -> String {
-        let rows = |i: usize| self.tables[i].get().len();
+        let rows = |table: &Py<PyTable>| table.get().len();
         let number = |x: Option<f64>| x.map_or("None".to_owned(), |x| x.to_string());
         format!(
             "Investments(value={}, cash={}, accounts={}, positions={}, transactions={}, securities={})",
             number(self.value),
             number(self.cash),
-            rows(0),
-            rows(1),
-            rows(2),
-            rows(3)
+            rows(&self.accounts),
+            rows(&self.positions),
+            rows(&self.transactions),
+            rows(&self.securities)
         )
     }
 }
@@ -183,7 +187,7 @@ impl From<Payload<Attributes>> for AttributesParts {
     }
 }
 
-/// Attributes (interface-v3.md 2.8) as tables.
+/// Attributes (docs/protocol.md#attributes) as tables.
 ///
 ///     attrs = client.attributes(login_id, package="income")
 ///     attrs.values.to_pandas()   # group, login_id, attribute, value (NaN for NONE_DETECTED), raw_value
@@ -191,13 +195,19 @@ impl From<Payload<Attributes>> for AttributesParts {
 #[pyclass(name = "Attributes", module = "bankfeed", frozen)]
 pub(crate) struct PyAttributes {
     payload: Payload<Attributes>,
+    parsed: Parsed,
     values: Py<PyTable>,
     detail: Py<PyTable>,
 }
 
 impl PyAttributes {
     pub(crate) fn new(py: Python<'_>, parts: AttributesParts) -> PyResult<Self> {
-        Ok(PyAttributes { values: table(py, parts.values)?, detail: table(py, parts.detail)?, payload: parts.payload })
+        Ok(PyAttributes {
+            values: table(py, parts.values)?,
+            detail: table(py, parts.detail)?,
+            payload: parts.payload,
+            parsed: Parsed::default(),
+        })
     }
 }
 
@@ -230,6 +240,7 @@ impl PyAttributes {
         self.payload.data.groups.iter().map(|g| g.name.clone()).collect()
     }
 
+    /// The RequestId of the answer, when it had one.
     #[getter]
     fn request_id(&self) -> Option<&str> {
         self.payload.data.request_id.as_deref()
@@ -249,18 +260,22 @@ impl PyAttributes {
     }
 
     /// The value of `name` as sent, from the first group that has it.
-    fn __getitem__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let found = self.payload.data.groups.iter().flat_map(|g| &g.values).find(|(n, _)| n == name);
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::name)] name: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let found = self.payload.data.groups.iter().flat_map(|g| &g.values).find(|(n, _)| *n == name);
         match found {
             Some((_, value)) => convert::to_python(py, value),
-            None => Err(pyo3::exceptions::PyKeyError::new_err(name.to_owned())),
+            None => Err(pyo3::exceptions::PyKeyError::new_err(name)),
         }
     }
 
     /// The payload exactly as the server sent it.
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, self.payload.raw.bytes(), None)
+        self.parsed.json(py, self.payload.raw.bytes())
     }
 
     fn __repr__(&self) -> String {
@@ -297,6 +312,7 @@ pub(crate) struct PyAccounts {
     eft_eligible_ratio: Option<f64>,
     e_transfer_eligible_ratio: Option<f64>,
     raw: Raw,
+    parsed: Parsed,
     accounts: Py<PyTable>,
     transactions: Py<PyTable>,
 }
@@ -309,6 +325,7 @@ impl PyAccounts {
             eft_eligible_ratio: t.eft_eligible_ratio,
             e_transfer_eligible_ratio: t.e_transfer_eligible_ratio,
             raw: parts.raw,
+            parsed: Parsed::default(),
             accounts: table(py, t.accounts)?,
             transactions: table(py, t.transactions)?,
         })
@@ -336,6 +353,7 @@ impl PyAccounts {
         self.transactions.clone_ref(py)
     }
 
+    /// The RequestId of the answer, when it had one.
     #[getter]
     fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
@@ -356,7 +374,7 @@ impl PyAccounts {
     /// The payload exactly as the server sent it.
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, self.raw.bytes(), None)
+        self.parsed.json(py, self.raw.bytes())
     }
 
     fn __repr__(&self) -> String {
@@ -368,6 +386,7 @@ impl PyAccounts {
 #[pyclass(name = "Statements", module = "bankfeed", frozen)]
 pub(crate) struct PyStatements {
     payload: Payload<Statements>,
+    parsed: Parsed,
     statements: Py<PyTable>,
 }
 
@@ -385,7 +404,7 @@ impl From<Payload<Statements>> for StatementsParts {
 
 impl PyStatements {
     pub(crate) fn new(py: Python<'_>, parts: StatementsParts) -> PyResult<Self> {
-        Ok(PyStatements { statements: table(py, parts.statements)?, payload: parts.payload })
+        Ok(PyStatements { statements: table(py, parts.statements)?, payload: parts.payload, parsed: Parsed::default() })
     }
 }
 
@@ -401,24 +420,14 @@ impl PyStatements {
     /// `content` (bytes).
     #[getter]
     fn files<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        use base64::Engine;
         let files = PyList::empty(py);
-        for account in &self.payload.data.statements_by_account {
-            for statement in &account.statements {
-                let encoded = statement.base64_bytes.as_deref().unwrap_or_default();
-                let content = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).map_err(|e| {
-                    pyo3::exceptions::PyValueError::new_err(format!(
-                        "statement {:?} is not valid base64: {e}",
-                        statement.unique_id.as_deref().unwrap_or("?")
-                    ))
-                })?;
-                let file = PyDict::new(py);
-                file.set_item("account_number", &account.account_number)?;
-                file.set_item("unique_id", &statement.unique_id)?;
-                file.set_item("file_type", &statement.file_type)?;
-                file.set_item("content", PyBytes::new(py, &content))?;
-                files.append(file)?;
-            }
+        for statement in self.payload.data.files()? {
+            let file = PyDict::new(py);
+            file.set_item("account_number", statement.account_number)?;
+            file.set_item("unique_id", statement.unique_id)?;
+            file.set_item("file_type", statement.file_type)?;
+            file.set_item("content", PyBytes::new(py, &statement.content))?;
+            files.append(file)?;
         }
         Ok(files)
     }
@@ -426,7 +435,7 @@ impl PyStatements {
     /// The payload exactly as the server sent it.
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, self.payload.raw.bytes(), None)
+        self.parsed.json(py, self.payload.raw.bytes())
     }
 
     fn __repr__(&self) -> String {

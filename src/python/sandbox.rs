@@ -6,9 +6,12 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+use super::args;
 use super::blocking;
 use super::client::PyClient;
+use crate::error::Error;
 use crate::sandbox::{attribute_catalogue, attribute_packages, users, Sandbox, SandboxConfig};
+use crate::sync::lock;
 
 /// The embedded sandbox: a real HTTP server on loopback that speaks the same API, with the
 /// public test users and one user per challenge flow (see ``users``).
@@ -27,7 +30,7 @@ pub(crate) struct PySandbox {
 
 impl PySandbox {
     fn with_server<T>(&self, f: impl FnOnce(&Sandbox) -> T) -> PyResult<T> {
-        let server = self.server.lock().unwrap_or_else(|e| e.into_inner());
+        let server = lock(&self.server);
         server.as_ref().map(f).ok_or_else(|| PyValueError::new_err("the sandbox is closed"))
     }
 }
@@ -40,29 +43,28 @@ impl PySandbox {
                         banking_transactions=None, tier2=false, secret_key=None, api_key=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        customer_id: Option<String>,
-        host: &str,
-        port: u16,
-        pending_polls: u32,
-        pending_seconds: f64,
-        slow_pending_polls: u32,
-        loading_polls: u32,
-        seed: u64,
-        investment_transactions: Option<usize>,
-        banking_transactions: Option<usize>,
-        tier2: bool,
-        secret_key: Option<String>,
-        api_key: Option<String>,
+        #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
+        #[pyo3(from_py_with = args::host)] host: &str,
+        #[pyo3(from_py_with = args::port)] port: u16,
+        #[pyo3(from_py_with = args::pending_polls)] pending_polls: u32,
+        #[pyo3(from_py_with = args::pending_seconds)] pending_seconds: f64,
+        #[pyo3(from_py_with = args::slow_pending_polls)] slow_pending_polls: u32,
+        #[pyo3(from_py_with = args::loading_polls)] loading_polls: u32,
+        #[pyo3(from_py_with = args::seed)] seed: u64,
+        #[pyo3(from_py_with = args::investment_transactions)] investment_transactions: Option<usize>,
+        #[pyo3(from_py_with = args::banking_transactions)] banking_transactions: Option<usize>,
+        #[pyo3(from_py_with = args::tier2)] tier2: bool,
+        #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
+        #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
     ) -> PyResult<Self> {
         if !(pending_seconds.is_finite() && pending_seconds >= 0.0) {
-            return Err(PyValueError::new_err("pending_seconds must be a number of seconds >= 0"));
+            let rule = format!("must be a number of seconds >= 0, got {pending_seconds}");
+            return Err(Error::config("pending_seconds", rule).into());
         }
         let defaults = SandboxConfig::default();
         let config = SandboxConfig {
             customer_id: customer_id.unwrap_or(defaults.customer_id),
-            host: host
-                .parse()
-                .map_err(|_| PyValueError::new_err(format!("host must be an IP address, not {host:?}")))?,
+            host: host.parse().map_err(|_| Error::config("host", format!("must be an IP address, not {host:?}")))?,
             port,
             pending_polls,
             pending_seconds,
@@ -93,6 +95,7 @@ impl PySandbox {
         &self.url
     }
 
+    /// The customer id the server accepts.
     #[getter]
     fn customer_id(&self) -> &str {
         &self.customer_id
@@ -168,7 +171,7 @@ impl PySandbox {
 
     /// Stops the server. Closing twice is harmless.
     fn close(&self, py: Python<'_>) {
-        let server = self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let server = lock(&self.server).take();
         if let Some(server) = server {
             py.detach(move || server.stop());
         }
@@ -184,7 +187,7 @@ impl PySandbox {
     }
 
     fn __repr__(&self) -> String {
-        let state = if self.server.lock().map(|s| s.is_some()).unwrap_or(false) { "running" } else { "closed" };
+        let state = if lock(&self.server).is_some() { "running" } else { "closed" };
         format!("Sandbox(url={:?}, customer_id={:?}, {state})", self.url, self.customer_id)
     }
 }
@@ -211,7 +214,12 @@ fn users_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// ``options`` are Sandbox's keyword arguments.
 #[pyfunction]
 #[pyo3(signature = (port, host="127.0.0.1", **options))]
-pub(crate) fn serve_sandbox(py: Python<'_>, port: u16, host: &str, options: Option<Bound<'_, PyDict>>) -> PyResult<()> {
+pub(crate) fn serve_sandbox(
+    py: Python<'_>,
+    #[pyo3(from_py_with = args::port)] port: u16,
+    #[pyo3(from_py_with = args::host)] host: &str,
+    options: Option<Bound<'_, PyDict>>,
+) -> PyResult<()> {
     let kwargs = options.unwrap_or_else(|| PyDict::new(py));
     kwargs.set_item("port", port)?;
     kwargs.set_item("host", host)?;
@@ -220,7 +228,7 @@ pub(crate) fn serve_sandbox(py: Python<'_>, port: u16, host: &str, options: Opti
     println!("bankfeed sandbox on {} (customer id {})", sandbox.url, sandbox.customer_id);
     // The server runs on its own thread; this only waits for Ctrl-C, which ends the wait with
     // KeyboardInterrupt after the server is closed.
-    let waited: PyResult<Result<(), crate::Error>> = blocking::run_plain(py, std::future::pending());
+    let waited: Result<(), _> = blocking::run_plain(py, None, std::future::pending());
     sandbox.close(py);
-    waited.map(|_| ())
+    Ok(waited?)
 }

@@ -2,10 +2,11 @@
 
 use pyo3::prelude::*;
 
+use super::args;
 use super::blocking;
 use super::challenge::PyChallenge;
-use super::convert;
-use super::errors::to_py;
+use super::convert::{self, Parsed};
+use super::errors::PyBankfeedError;
 use super::results::{
     AccountsParts, AttributesParts, InvestmentsParts, PyAccounts, PyAttributes, PyInvestments, PyStatements,
     StatementsParts,
@@ -23,6 +24,7 @@ use crate::Client;
 pub(crate) struct PySession {
     client: Client,
     session: Session,
+    raw: Parsed,
 }
 
 #[pymethods]
@@ -42,7 +44,7 @@ impl PySession {
     /// `Login` as sent (`Id`, `Username`, `IsScheduledRefresh`, `LastRefresh`, `Type`), or None.
     #[getter]
     fn login<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, &self.session.raw, Some("Login"))
+        self.raw.field(py, &self.session.raw, "Login")
     }
 
     /// `Login.LastRefresh` as an aware UTC datetime (the service omits the zone: it is UTC), or None.
@@ -55,19 +57,23 @@ impl PySession {
     /// `Institution` as sent: a name, or a dict with `Id` and `Name`.
     #[getter]
     fn institution<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, &self.session.raw, Some("Institution"))
+        self.raw.field(py, &self.session.raw, "Institution")
     }
 
-    /// `Links` as sent: dicts with `rel`, `href` and `example`.
+    /// `Links` as sent: dicts with `rel`, `href` and `example` (empty when none came).
     #[getter]
     fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, &self.session.raw, Some("Links"))
+        let links = self.raw.field(py, &self.session.raw, "Links")?;
+        if links.is_none() {
+            return Ok(pyo3::types::PyList::empty(py).into_any());
+        }
+        Ok(links)
     }
 
     /// The 200 body exactly as the server sent it.
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::raw_field(py, &self.session.raw, None)
+        self.raw.json(py, &self.session.raw)
     }
 
     /// Investments of this session (202 answers polled until 200), as tables.
@@ -80,18 +86,21 @@ impl PySession {
     /// GetAccountsDetail (202 polled): accounts and transactions as tables.
     /// ``days`` is ``"Days90"`` (the service's default) or ``"Days365"``.
     #[pyo3(signature = (*, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
-                        accounts_filter=None, with_details_and_banking_statements=None, number_of_banking_statements=None))]
+                        accounts_filter=None, with_details_and_banking_statements=None,
+                        number_of_banking_statements=None))]
     #[allow(clippy::too_many_arguments)]
     fn accounts_detail(
         &self,
         py: Python<'_>,
-        with_transactions: Option<bool>,
-        days: Option<String>,
-        with_account_identity: Option<bool>,
-        with_kyc: Option<bool>,
-        accounts_filter: Option<Vec<String>>,
-        with_details_and_banking_statements: Option<bool>,
-        number_of_banking_statements: Option<String>,
+        #[pyo3(from_py_with = args::with_transactions)] with_transactions: Option<bool>,
+        #[pyo3(from_py_with = args::days)] days: Option<String>,
+        #[pyo3(from_py_with = args::with_account_identity)] with_account_identity: Option<bool>,
+        #[pyo3(from_py_with = args::with_kyc)] with_kyc: Option<bool>,
+        #[pyo3(from_py_with = args::accounts_filter)] accounts_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::with_details_and_banking_statements)] with_details_and_banking_statements: Option<
+            bool,
+        >,
+        #[pyo3(from_py_with = args::number_of_banking_statements)] number_of_banking_statements: Option<String>,
     ) -> PyResult<PyAccounts> {
         let options = AccountsDetailOptions {
             with_transactions,
@@ -113,8 +122,8 @@ impl PySession {
     fn accounts_summary(
         &self,
         py: Python<'_>,
-        with_balance: Option<bool>,
-        with_account_identity: Option<bool>,
+        #[pyo3(from_py_with = args::with_balance)] with_balance: Option<bool>,
+        #[pyo3(from_py_with = args::with_account_identity)] with_account_identity: Option<bool>,
     ) -> PyResult<PyAccounts> {
         let options = AccountsSummaryOptions { with_balance, with_account_identity };
         let (client, session) = (self.client.clone(), self.session.clone());
@@ -128,8 +137,8 @@ impl PySession {
     fn statements(
         &self,
         py: Python<'_>,
-        number_of_statements: Option<String>,
-        accounts_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::number_of_statements)] number_of_statements: Option<String>,
+        #[pyo3(from_py_with = args::accounts_filter)] accounts_filter: Option<Vec<String>>,
     ) -> PyResult<PyStatements> {
         let options = StatementsOptions { number_of_statements, accounts_filter: accounts_filter.unwrap_or_default() };
         let (client, session) = (self.client.clone(), self.session.clone());
@@ -145,13 +154,12 @@ impl PySession {
         &self,
         py: Python<'_>,
         attributes: Option<Bound<'_, PyAny>>,
-        package: Option<&str>,
+        #[pyo3(from_py_with = args::package)] package: Option<String>,
         filters: Option<Bound<'_, PyAny>>,
-        detail: Option<Vec<String>>,
-        account_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::detail)] detail: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
     ) -> PyResult<PyAttributes> {
-        let query = convert::attributes_query(attributes.as_ref(), package, filters.as_ref(), detail, account_filter)
-            .map_err(|e| to_py(py, e, Some(&self.client)))?;
+        let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let (client, session) = (self.client.clone(), self.session.clone());
         let parts =
             self.run(py, async move { client.attributes(&session, &query).await.map(AttributesParts::from) })?;
@@ -172,19 +180,19 @@ impl PySession {
         &self,
         py: Python<'_>,
         future: impl std::future::Future<Output = Result<T, crate::Error>> + Send + 'static,
-    ) -> PyResult<T> {
-        blocking::run_plain(py, future)?.map_err(|e| to_py(py, e, Some(&self.client)))
+    ) -> Result<T, PyBankfeedError> {
+        blocking::run_plain(py, Some(&self.client), future)
     }
 }
 
 /// A step as Python sees it: a `Session` or a `Challenge`.
 pub(crate) fn step_to_py(py: Python<'_>, client: &Client, step: Step) -> PyResult<Py<PyAny>> {
     Ok(match step {
-        Step::Session(session) => Py::new(py, PySession { client: client.clone(), session })?.into_any(),
+        Step::Session(session) => session_to_py(py, client, session)?.into_any(),
         Step::Challenge(challenge) => Py::new(py, PyChallenge::new(client.clone(), challenge))?.into_any(),
     })
 }
 
 pub(crate) fn session_to_py(py: Python<'_>, client: &Client, session: Session) -> PyResult<Py<PySession>> {
-    Py::new(py, PySession { client: client.clone(), session })
+    Py::new(py, PySession { client: client.clone(), session, raw: Parsed::default() })
 }

@@ -6,6 +6,7 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDate, PyDict, PyList, PyString};
 
+use super::args;
 use super::convert;
 
 use arrow_array::cast::AsArray;
@@ -90,10 +91,14 @@ impl PyTable {
     }
 
     /// One column as a list (values as in ``to_records``).
-    fn column<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
+    fn column<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = args::name)] name: String,
+    ) -> PyResult<Bound<'py, PyList>> {
         let data = self
             .table
-            .column(name)
+            .column(&name)
             .ok_or_else(|| PyKeyError::new_err(format!("no column {name:?}; columns: {:?}", self.table.names())))?;
         let values: Vec<Bound<'py, PyAny>> =
             (0..self.table.rows).map(|row| cell(py, data, row)).collect::<PyResult<_>>()?;

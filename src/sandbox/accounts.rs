@@ -1,30 +1,20 @@
 //! `GetAccountsDetail` and `GetAccountsSummary` (POST, and their `...Async/{requestId}` GETs):
 //! the generated banking accounts of the session's login.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::{Serialize, Serializer};
 
 use super::body::Body;
 use super::generator::{dash_date, BankAccount, BankTransaction, Banking, Cents, Description, Guid};
-use super::operation::{Operation, Step};
-use super::reply::{self, ApiError, Link, LoginBody};
+use super::operation::{DataOperation, Operation, Ready};
+use super::reply::{Envelope, ErrorReply, InstitutionFields, Link};
 use super::state::{Session, Shared};
-use super::users::{INSTITUTION, INSTITUTION_ID};
-
-pub(crate) const DETAIL: Operation = Operation { name: "GetAccountsDetail", async_rel: "GetAccountsDetailAsync" };
-
-const SUMMARY: Operation = Operation { name: "GetAccountsSummary", async_rel: "GetAccountsSummaryAsync" };
 
 /// The statement counts `NumberOfBankingStatements` and `NumberOfStatements` take.
 pub(crate) const STATEMENT_COUNTS: [&str; 3] = ["MostRecent", "Months3", "Months12"];
 
 /// What a GetAccountsDetail request asks for.
-struct DetailOptions {
+pub(crate) struct DetailOptions {
     identity: bool,
     transactions: bool,
     /// The newest day offset not included: 90 for `Days90`, 365 for `Days365`.
@@ -32,7 +22,7 @@ struct DetailOptions {
     filter: Option<Vec<String>>,
 }
 
-fn detail_options(body: &Body) -> Result<DetailOptions, ApiError> {
+fn detail_options(body: &Body) -> Result<DetailOptions, ErrorReply> {
     body.flag("WithKYC")?;
     body.flag("WithDetailsAndBankingStatements")?;
     body.choice("NumberOfBankingStatements", &STATEMENT_COUNTS)?;
@@ -48,65 +38,58 @@ fn detail_options(body: &Body) -> Result<DetailOptions, ApiError> {
     })
 }
 
-pub(crate) async fn detail(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    let step = DETAIL.start(&shared, &headers, bytes, detail_options, mark_detail)?;
-    Ok(answer_detail(&shared, step))
-}
+/// `GetAccountsDetail`.
+pub(crate) struct Detail;
 
-pub(crate) async fn detail_async(
-    State(shared): State<Arc<Shared>>,
-    Path((_, request_id)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let step = DETAIL.resume(&shared, &headers, &request_id, detail_options, mark_detail)?;
-    Ok(answer_detail(&shared, step))
-}
-
-/// Attributes are computed from account detail, so they wait until it has been delivered.
-fn mark_detail(session: &mut Session) {
-    session.detail_ready = true;
-}
-
-fn answer_detail(shared: &Shared, step: Step<DetailOptions>) -> Response {
-    let (ready, options) = match step {
-        Step::Wait(response) => return response,
-        Step::Go(ready, options) => (ready, options),
+impl DataOperation for Detail {
+    const OPERATION: Operation = Operation {
+        name: "GetAccountsDetail",
+        path: "BankingServices/GetAccountsDetail",
+        async_rel: Some("GetAccountsDetailAsync"),
+        names_login: false,
+        after_detail: false,
     };
-    let banking = shared.data.banking(&shared.config, &ready.login_id);
-    let accounts = selected(&banking, options.filter.as_deref())
-        .map(|account| DetailAccount {
-            transactions: options
-                .transactions
-                .then_some(Transactions { list: &account.transactions, days: options.days }),
-            transit_number: &account.transit_number,
-            institution_number: account.institution_number,
-            overdraft_limit: account.overdraft_limit,
-            title: account.title,
-            account_number: &account.account_number,
-            last_four_digits: account.last_four_digits(),
-            balance: balance(account),
-            category: account.category,
-            kind: account.kind,
-            currency: "CAD",
-            holder: options.identity.then(|| holder(&banking)),
-            account_type: "Personal",
-            id: account.id,
-        })
-        .collect();
-    let body = DetailBody {
-        http_status_code: 200,
-        accounts,
-        institution_name: INSTITUTION,
-        institution_id: INSTITUTION_ID,
-        institution: INSTITUTION,
-        login: ready.login(),
-        request_id: &ready.request_id,
-    };
-    reply::json(StatusCode::OK, &body)
+    type Options = DetailOptions;
+
+    fn options(body: &Body) -> Result<DetailOptions, ErrorReply> {
+        detail_options(body)
+    }
+
+    /// Attributes are computed from account detail, so they wait until it has been delivered.
+    fn on_ready(session: &mut Session) {
+        session.detail_ready = true;
+    }
+
+    fn answer(shared: &Shared, ready: &Ready, options: DetailOptions) -> Response {
+        let banking = shared.data.banking(&shared.config, &ready.login_id);
+        let accounts: Vec<DetailAccount> = selected(&banking, options.filter.as_deref())
+            .map(|account| DetailAccount {
+                transactions: options
+                    .transactions
+                    .then_some(Transactions { list: &account.transactions, days: options.days }),
+                transit_number: &account.transit_number,
+                institution_number: account.institution_number,
+                overdraft_limit: account.overdraft_limit,
+                title: account.title,
+                account_number: &account.account_number,
+                last_four_digits: account.last_four_digits(),
+                balance: balance(account),
+                category: account.category,
+                kind: account.kind,
+                currency: "CAD",
+                holder: options.identity.then(|| holder(&banking)),
+                account_type: "Personal",
+                id: account.id,
+            })
+            .collect();
+        Envelope::new(
+            AccountsBody { accounts, links: None },
+            Some(InstitutionFields::BANKING),
+            ready.login(Some("Personal")),
+            &ready.request_id,
+        )
+        .ok()
+    }
 }
 
 /// The accounts `filter` names (by Id, any case), or all of them.
@@ -123,74 +106,62 @@ pub(crate) fn selected<'a>(
     })
 }
 
-struct SummaryOptions {
+pub(crate) struct SummaryOptions {
     balance: bool,
     identity: bool,
-}
-
-fn summary_options(body: &Body) -> Result<SummaryOptions, ApiError> {
-    Ok(SummaryOptions {
-        balance: body.flag("WithBalance")?.unwrap_or(true),
-        identity: body.flag("WithAccountIdentity")?.unwrap_or(true),
-    })
-}
-
-pub(crate) async fn summary(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    let step = SUMMARY.start(&shared, &headers, bytes, summary_options, |_| ())?;
-    Ok(answer_summary(&shared, step))
-}
-
-pub(crate) async fn summary_async(
-    State(shared): State<Arc<Shared>>,
-    Path((_, request_id)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let step = SUMMARY.resume(&shared, &headers, &request_id, summary_options, |_| ())?;
-    Ok(answer_summary(&shared, step))
 }
 
 const SUMMARY_LINKS: [Link; 2] =
     [Link::new("AccountsDetail", "/GetAccountsDetail"), Link::new("Statements", "/GetStatements")];
 
-fn answer_summary(shared: &Shared, step: Step<SummaryOptions>) -> Response {
-    let (ready, options) = match step {
-        Step::Wait(response) => return response,
-        Step::Go(ready, options) => (ready, options),
+/// `GetAccountsSummary`.
+pub(crate) struct Summary;
+
+impl DataOperation for Summary {
+    const OPERATION: Operation = Operation {
+        name: "GetAccountsSummary",
+        path: "BankingServices/GetAccountsSummary",
+        async_rel: Some("GetAccountsSummaryAsync"),
+        names_login: false,
+        after_detail: false,
     };
-    let banking = shared.data.banking(&shared.config, &ready.login_id);
-    let accounts = banking
-        .accounts
-        .iter()
-        .map(|account| SummaryAccount {
-            eft_eligible_ratio: account.eft_eligible_ratio,
-            e_transfer_eligible_ratio: account.etransfer_eligible_ratio,
-            title: account.title,
-            account_number: &account.account_number,
-            last_four_digits: account.last_four_digits(),
-            balance: options.balance.then(|| balance(account)),
-            category: account.category,
-            kind: account.kind,
-            currency: "CAD",
-            holder: options.identity.then_some(NameOnly { name: &banking.holder.name }),
-            account_type: "Personal",
-            id: account.id,
+    type Options = SummaryOptions;
+
+    fn options(body: &Body) -> Result<SummaryOptions, ErrorReply> {
+        Ok(SummaryOptions {
+            balance: body.flag("WithBalance")?.unwrap_or(true),
+            identity: body.flag("WithAccountIdentity")?.unwrap_or(true),
         })
-        .collect();
-    let body = SummaryBody {
-        http_status_code: 200,
-        accounts,
-        links: &SUMMARY_LINKS,
-        institution_name: INSTITUTION,
-        institution_id: INSTITUTION_ID,
-        institution: INSTITUTION,
-        login: ready.login(),
-        request_id: &ready.request_id,
-    };
-    reply::json(StatusCode::OK, &body)
+    }
+
+    fn answer(shared: &Shared, ready: &Ready, options: SummaryOptions) -> Response {
+        let banking = shared.data.banking(&shared.config, &ready.login_id);
+        let accounts: Vec<SummaryAccount> = banking
+            .accounts
+            .iter()
+            .map(|account| SummaryAccount {
+                eft_eligible_ratio: account.eft_eligible_ratio,
+                e_transfer_eligible_ratio: account.etransfer_eligible_ratio,
+                title: account.title,
+                account_number: &account.account_number,
+                last_four_digits: account.last_four_digits(),
+                balance: options.balance.then(|| balance(account)),
+                category: account.category,
+                kind: account.kind,
+                currency: "CAD",
+                holder: options.identity.then_some(NameOnly { name: &banking.holder.name }),
+                account_type: "Personal",
+                id: account.id,
+            })
+            .collect();
+        Envelope::new(
+            AccountsBody { accounts, links: Some(&SUMMARY_LINKS) },
+            Some(InstitutionFields::BANKING),
+            ready.login(Some("Personal")),
+            &ready.request_id,
+        )
+        .ok()
+    }
 }
 
 fn balance(account: &BankAccount) -> BalanceBody {
@@ -216,16 +187,13 @@ fn holder(banking: &Banking) -> HolderBody<'_> {
 
 // ---- the wire shapes -----------------------------------------------------------------------
 
+/// `Accounts` (and the summary's `Links`), inside the [`Envelope`].
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct DetailBody<'a> {
-    http_status_code: u16,
-    accounts: Vec<DetailAccount<'a>>,
-    institution_name: &'static str,
-    institution_id: u32,
-    institution: &'static str,
-    login: LoginBody<'a>,
-    request_id: &'a str,
+struct AccountsBody<'a, A> {
+    accounts: Vec<A>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    links: Option<&'a [Link]>,
 }
 
 /// Fields in the order the service sends them.
@@ -320,19 +288,6 @@ impl<'a> From<&'a BankTransaction> for TransactionBody<'a> {
             balance: transaction.balance,
         }
     }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct SummaryBody<'a> {
-    http_status_code: u16,
-    accounts: Vec<SummaryAccount<'a>>,
-    links: &'a [Link],
-    institution_name: &'static str,
-    institution_id: u32,
-    institution: &'static str,
-    login: LoginBody<'a>,
-    request_id: &'a str,
 }
 
 #[derive(Serialize)]

@@ -1,9 +1,11 @@
-//! Attributes (interface-v3.md 4.4 and 4.5): the use-case GETs and the custom POST, computed
+//! Attributes (docs/protocol.md#attributes): the use-case GETs and the custom POST, computed
 //! from the login's generated accounts with the catalogue of [`super::catalogue`].
 //!
 //! As on the real service they come after account detail: until GetAccountsDetail has
 //! answered 200 for the RequestId, every attributes call answers 202 `OPERATION_PENDING`
-//! (the caller repeats it); after that an attributes call has a pending phase of its own.
+//! (the caller repeats it); after that an attributes call has a pending phase of its own. Both
+//! are the pending machinery of every data operation ([`Operation`]); the paths name the
+//! RequestId and LoginId, so the handlers here are written out rather than generated.
 
 use std::sync::Arc;
 
@@ -19,7 +21,8 @@ use super::body::{field, string_list, Body};
 use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
 use super::generator::{slash_date, Banking, Cents, Description, Guid};
 use super::keys;
-use super::reply::{self, ApiError, LoginBody, LAST_REFRESH, OPERATION_PENDING};
+use super::operation::{Operation, Step};
+use super::reply::{Envelope, ErrorReply};
 use super::state::Shared;
 
 /// The pending-map key of the custom POST; the GETs use their operation name.
@@ -40,7 +43,7 @@ pub(crate) async fn use_case(
     State(shared): State<Arc<Shared>>,
     Path((_, login_id, request_id, operation)): Path<(String, String, String, String)>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
     let (key, names) = package(&shared, &operation)?;
     let request = Request {
@@ -57,20 +60,20 @@ pub(crate) async fn custom(
     Path((_, login_id, request_id)): Path<(String, String, String)>,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
     let request = parse(&Body::parse(&bytes)?)?;
     answer(&shared, &login_id, &request_id, CUSTOM, request)
 }
 
 /// The operation's pending key and attribute names, or why the customer cannot call it.
-fn package(shared: &Shared, operation: &str) -> Result<(&'static str, Vec<&'static str>), ApiError> {
+fn package(shared: &Shared, operation: &str) -> Result<(&'static str, Vec<&'static str>), ErrorReply> {
     if let Some((name, names)) = PACKAGES.iter().find(|(name, _)| name.eq_ignore_ascii_case(operation)) {
         return Ok((name, names.to_vec()));
     }
     if ALL_ATTRIBUTES.eq_ignore_ascii_case(operation) {
         if !shared.config.tier2 {
-            return Err(ApiError::unauthorized(
+            return Err(ErrorReply::unauthorized(
                 "ACCESS_DENIED",
                 "GetAllAttributes needs a Tier 2 package (or above); this customer has use-case packages only",
             ));
@@ -78,31 +81,31 @@ fn package(shared: &Shared, operation: &str) -> Result<(&'static str, Vec<&'stat
         return Ok((ALL_ATTRIBUTES, CATALOGUE.iter().map(|a| a.name).collect()));
     }
     if let Some(name) = BUSINESS_OPERATIONS.iter().find(|name| name.eq_ignore_ascii_case(operation)) {
-        return Err(ApiError::new(
+        return Err(ErrorReply::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "METHOD_NOT_AVAILABLE",
             format!("{name} needs a business attributes package, which the sandbox does not offer"),
         ));
     }
-    Err(ApiError::new(
+    Err(ErrorReply::new(
         StatusCode::NOT_FOUND,
         "INVALID_REQUEST",
         format!("{operation:?} is not an attributes operation"),
     ))
 }
 
-fn parse(body: &Body) -> Result<Request, ApiError> {
+fn parse(body: &Body) -> Result<Request, ErrorReply> {
     if body.flag("MostRecentCached")?.is_none() {
-        return Err(ApiError::invalid_request("MostRecentCached is required"));
+        return Err(ErrorReply::invalid_request("MostRecentCached is required"));
     }
     let groups = match body.get("Attributes") {
         Some(Json::Object(map)) if !map.is_empty() => map,
         Some(_) => {
-            return Err(ApiError::invalid_request(
+            return Err(ErrorReply::invalid_request(
                 "Attributes must be an object of group name to an array of attribute names",
             ))
         }
-        None => return Err(ApiError::invalid_request("Attributes is required")),
+        None => return Err(ErrorReply::invalid_request("Attributes is required")),
     };
     let groups = groups
         .iter()
@@ -111,7 +114,7 @@ fn parse(body: &Body) -> Result<Request, ApiError> {
             let names = string_list(&key, names)?.unwrap_or_default();
             Ok((group.clone(), attributes(&names)?))
         })
-        .collect::<Result<Vec<_>, ApiError>>()?;
+        .collect::<Result<Vec<_>, ErrorReply>>()?;
     let filters = object(body, "Filters")?;
     let options = object(body, "Options")?;
     let list = |map: Option<&Map<String, Json>>, key: &str, name: &str| match map.and_then(|map| field(map, key)) {
@@ -128,43 +131,40 @@ fn parse(body: &Body) -> Result<Request, ApiError> {
 }
 
 /// Names are data, matched exactly (never re-cased); the first unknown one is named.
-fn attributes(names: &[String]) -> Result<Vec<&'static Attribute>, ApiError> {
+fn attributes(names: &[String]) -> Result<Vec<&'static Attribute>, ErrorReply> {
     names
         .iter()
         .map(|name| {
-            catalogue::find(name).ok_or_else(|| ApiError::invalid_request(format!("Unknown attribute name {name:?}")))
+            catalogue::find(name).ok_or_else(|| ErrorReply::invalid_request(format!("Unknown attribute name {name:?}")))
         })
         .collect()
 }
 
-fn object<'a>(body: &'a Body, key: &str) -> Result<Option<&'a Map<String, Json>>, ApiError> {
+fn object<'a>(body: &'a Body, key: &str) -> Result<Option<&'a Map<String, Json>>, ErrorReply> {
     match body.get(key) {
         None => Ok(None),
         Some(Json::Object(map)) => Ok(Some(map)),
-        Some(_) => Err(ApiError::invalid_request(format!("{key} must be an object"))),
+        Some(_) => Err(ErrorReply::invalid_request(format!("{key} must be an object"))),
     }
+}
+
+/// The pending machinery of an attributes operation; `name` keys its own pending phase.
+fn operation(name: &'static str) -> Operation {
+    Operation { name, path: "", async_rel: None, names_login: true, after_detail: true }
 }
 
 fn answer(
     shared: &Shared,
     login_id: &str,
     request_id: &str,
-    key: &'static str,
+    name: &'static str,
     request: Request,
-) -> Result<Response, ApiError> {
-    let (login_id, username) = {
-        let mut inner = shared.lock();
-        let session = inner.data_session(request_id, login_id, shared.config.session_ttl)?;
-        // Not counted as a poll of this operation: its own processing starts after detail.
-        if !session.detail_ready {
-            return Ok(reply::pending(OPERATION_PENDING, request_id));
-        }
-        if let Some(wait) = session.pending(key, &shared.config, request_id, None) {
-            return Ok(wait);
-        }
-        (session.login_id.clone().unwrap_or_default(), session.user.username)
+) -> Result<Response, ErrorReply> {
+    let ready = match operation(name).enter(shared, request_id, Some(login_id), None, |_| ())? {
+        Step::Wait(response) => return Ok(response),
+        Step::Go(ready) => ready,
     };
-    let banking = shared.data.banking(&shared.config, &login_id);
+    let banking = shared.data.banking(&shared.config, &ready.login_id);
     let scope = Scope::new(included(&banking, &request));
     let groups = request
         .groups
@@ -175,7 +175,7 @@ fn answer(
                 .filter(|attribute| request.detail.contains(&attribute.name))
                 .map(|attribute| DetailBody {
                     attribute: attribute.name,
-                    transactions: (attribute.behind)(&scope).iter().map(DetailTransaction::from).collect(),
+                    transactions: attribute.behind(&scope).iter().map(DetailTransaction::from).collect(),
                 })
                 .collect();
             GroupBody {
@@ -183,26 +183,15 @@ fn answer(
                 id: Guid::derive(&[
                     &shared.config.seed.to_le_bytes(),
                     b"attributes",
-                    login_id.as_bytes(),
+                    ready.login_id.as_bytes(),
                     name.as_bytes(),
                 ]),
-                values: attributes.iter().map(|attribute| (attribute.name, (attribute.value)(&scope))).collect(),
+                values: attributes.iter().map(|attribute| (attribute.name, attribute.value(&scope))).collect(),
                 detail: (!detail.is_empty()).then_some(detail),
             }
         })
         .collect();
-    let body = AttributesBody {
-        groups,
-        login: LoginBody {
-            username,
-            is_scheduled_refresh: false,
-            last_refresh: LAST_REFRESH,
-            kind: Some("Personal"),
-            id: &login_id,
-        },
-        request_id,
-    };
-    Ok(reply::json(StatusCode::OK, &body))
+    Ok(Envelope::new(Groups(groups), None, ready.login(Some("Personal")), &ready.request_id).ok())
 }
 
 /// The accounts whose category `Filters.AccountCategory` names and whose Id
@@ -223,22 +212,15 @@ fn included<'a>(banking: &'a Banking, request: &Request) -> Vec<&'a super::gener
 
 // ---- the wire shapes -----------------------------------------------------------------------
 
-/// One object per group, named by the group, then `Login`, `RequestId`, `HttpStatusCode`.
-struct AttributesBody<'a> {
-    groups: Vec<GroupBody<'a>>,
-    login: LoginBody<'a>,
-    request_id: &'a str,
-}
+/// One object per group, named by the group, inside the [`Envelope`].
+struct Groups<'a>(Vec<GroupBody<'a>>);
 
-impl Serialize for AttributesBody<'_> {
+impl Serialize for Groups<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.groups.len() + 3))?;
-        for group in &self.groups {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for group in &self.0 {
             map.serialize_entry(group.name, group)?;
         }
-        map.serialize_entry("Login", &self.login)?;
-        map.serialize_entry("RequestId", self.request_id)?;
-        map.serialize_entry("HttpStatusCode", &200)?;
         map.end()
     }
 }

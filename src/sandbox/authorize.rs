@@ -1,21 +1,21 @@
 //! `POST BankingServices/Authorize`: opening sessions, and the challenge state machine
-//! (interface-v3.md section 3).
+//! (docs/protocol.md#authorize and docs/protocol.md#challenges-and-answer-rules).
 
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::body::Body;
 use super::challenge::{Challenge, Round};
 use super::keys;
-use super::reply::{self, ApiError, Link, LoginBody, LAST_REFRESH};
-use super::state::{missing_session, Session, Shared, Stage};
-use super::users::{self, Outcome, INSTITUTION, INSTITUTION_ID, PASSWORD};
+use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, LAST_REFRESH};
+use super::state::{missing_session, Missing, Session, Shared, Stage};
+use super::users::{self, Outcome, INSTITUTION, PASSWORD};
 
 const CHALLENGE_LINKS: [Link; 1] = [Link::new("Authorization", "/Authorize")];
 const OPEN_LINKS: [Link; 3] = [
@@ -30,7 +30,7 @@ pub(crate) async fn authorize(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ErrorReply> {
     keys::take_authorize_token(&shared, &headers)?;
     let body = Body::parse(&bytes)?;
     if body.has("RequestId") || body.has("SecurityResponses") {
@@ -42,9 +42,9 @@ pub(crate) async fn authorize(
     }
 }
 
-fn credentials(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
+fn credentials(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
     if body.flag("MostRecentCached")? == Some(true) {
-        return Err(ApiError::invalid_request(
+        return Err(ErrorReply::invalid_request(
             "MostRecentCached true needs a LoginId: a credentials login must send MostRecentCached false",
         ));
     }
@@ -54,76 +54,80 @@ fn credentials(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
     let username = body.required("Username")?;
     let password = body.required("Password")?;
     if !institution.trim().eq_ignore_ascii_case(INSTITUTION) {
-        return Err(ApiError::invalid_request(format!(
+        return Err(ErrorReply::invalid_request(format!(
             "unknown institution {institution:?}: the sandbox knows only {INSTITUTION}"
         )));
     }
     let user = users::find(username).ok_or_else(|| {
-        ApiError::unauthorized("INVALID_USERNAME", format!("The username {username:?} is not known at {INSTITUTION}"))
+        ErrorReply::unauthorized("INVALID_USERNAME", format!("The username {username:?} is not known at {INSTITUTION}"))
     })?;
     if password != PASSWORD {
-        return Err(ApiError::unauthorized("INVALID_PASSWORD", "The password is not correct"));
+        return Err(ErrorReply::unauthorized("INVALID_PASSWORD", "The password is not correct"));
     }
     match &user.outcome {
-        Outcome::Refused { code, message } => Err(ApiError::unauthorized(code, *message)),
+        Outcome::Refused { code, message } => Err(ErrorReply::unauthorized(code, *message)),
         Outcome::Flow(rounds) => Ok(begin(shared, Session::new(user, None, save, tag(body)), rounds)),
     }
 }
 
 /// Cached read (`MostRecentCached` true) or live login by saved connection (false).
-fn by_login_id(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
+fn by_login_id(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
     let login_id = body.required("LoginId")?;
     let cached = body.flag("MostRecentCached")?.unwrap_or(false);
     body.flag("Save")?;
     body.flag("ScheduleRefresh")?;
     let saved = shared.lock().saved_login(login_id);
     let (user, login_id) = saved.ok_or_else(|| {
-        ApiError::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
+        ErrorReply::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
     let flow: &'static [Round] = if cached { &[] } else { user.saved_flow() };
     Ok(begin(shared, Session::new(user, Some(login_id), true, tag(body)), flow))
 }
 
-fn answer(shared: &Shared, body: &Body) -> Result<Response, ApiError> {
+fn answer(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
     let request_id = body.required("RequestId")?;
     let responses = body
         .security_responses()?
-        .ok_or_else(|| ApiError::invalid_request("SecurityResponses is required with a RequestId"))?;
+        .ok_or_else(|| ErrorReply::invalid_request("SecurityResponses is required with a RequestId"))?;
     let mut inner = shared.lock();
     let session =
         inner.session(request_id, shared.config.session_ttl).map_err(|missing| missing_session(missing, request_id))?;
     let (flow, round) = match session.stage {
         Stage::Challenged { flow, round } => (flow, round),
         Stage::Open => {
-            return Err(ApiError::bad_request("ALREADY_AUTHORIZED", "This RequestId is already authorized")
+            return Err(ErrorReply::bad_request("ALREADY_AUTHORIZED", "This RequestId is already authorized")
                 .with_request_id(request_id))
         }
     };
-    judge(&flow[round], &responses).map_err(|error| error.with_request_id(request_id))?;
+    // A stage only ever names a round of its own flow; an unknown one would be a lost session.
+    let current = flow.get(round).ok_or_else(|| missing_session(Missing::Unknown, request_id))?;
+    judge(current, &responses).map_err(|error| error.with_request_id(request_id))?;
     // The same RequestId carries on through every round, as in the flows the service shows.
     if let Some(next) = flow.get(round + 1) {
         session.stage = Stage::Challenged { flow, round: round + 1 };
         return Ok(challenged(request_id, next, session.tag.as_ref()));
     }
-    let session = inner.open(request_id).expect("the session was found above");
+    let session = inner.open(request_id).ok_or_else(|| missing_session(Missing::Unknown, request_id))?;
     Ok(opened(request_id, session))
 }
 
 /// Checks answers in the order the service reports problems: keys it does not know, then
 /// prompts left unanswered, then wrong answers. A wrong answer leaves the round pending.
-fn judge(challenges: &[Challenge], responses: &[(&str, Vec<String>)]) -> Result<(), ApiError> {
+fn judge(challenges: &[Challenge], responses: &[(&str, Vec<String>)]) -> Result<(), ErrorReply> {
     let mut given: Vec<Vec<&[String]>> = vec![Vec::new(); challenges.len()];
     for (key, answer) in responses {
         let index = challenges.iter().position(|challenge| challenge.is_keyed_by(key)).ok_or_else(|| {
-            ApiError::unauthorized(
+            ErrorReply::unauthorized(
                 "UNKNOWN_CHALLENGE_KEY",
                 format!("{key:?} is not the prompt (or TextOrCall choice) of a pending challenge"),
             )
         })?;
-        given[index].push(answer);
+        if let Some(answers) = given.get_mut(index) {
+            answers.push(answer);
+        }
     }
     if let Some((challenge, _)) = challenges.iter().zip(&given).find(|(_, answers)| answers.is_empty()) {
-        return Err(ApiError::unauthorized(
+        return Err(ErrorReply::unauthorized(
             "SECURITYRESPONSES_INCOMPLETE",
             format!("No answer was given to {:?}", challenge.prompt),
         ));
@@ -131,7 +135,7 @@ fn judge(challenges: &[Challenge], responses: &[(&str, Vec<String>)]) -> Result<
     for (challenge, answers) in challenges.iter().zip(&given) {
         // Two keys for one challenge (both TextOrCall numbers) is as wrong as a wrong answer.
         if !matches!(answers.as_slice(), [answer] if challenge.accepts(answer)) {
-            return Err(ApiError::unauthorized(
+            return Err(ErrorReply::unauthorized(
                 "INVALID_SECURITY_RESPONSE",
                 format!("The answer to {:?} is not correct", challenge.prompt),
             ));
@@ -152,8 +156,11 @@ fn begin(shared: &Shared, mut session: Session, flow: &'static [Round]) -> Respo
         }
         None => {
             let request_id = inner.add_session(session, shared.config.session_ttl);
-            let session = inner.open(&request_id).expect("the session was just added");
-            opened(&request_id, session)
+            match inner.open(&request_id) {
+                Some(session) => opened(&request_id, session),
+                // Just added under the lock still held: always found.
+                None => missing_session(Missing::Unknown, &request_id).into_response(),
+            }
         }
     }
 }
@@ -187,37 +194,24 @@ fn challenged(request_id: &str, round: &[Challenge], tag: Option<&Value>) -> Res
     reply::json(StatusCode::NON_AUTHORITATIVE_INFORMATION, &body)
 }
 
+/// What the 200 of Authorize says besides the [`Envelope`].
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct OpenedBody<'a> {
     links: &'a [Link],
-    http_status_code: u16,
-    login: LoginBody<'a>,
-    institution_name: &'a str,
-    institution_id: u32,
-    institution: &'a str,
-    request_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     tag: Option<&'a Value>,
 }
 
 /// 200: the session is open.
 fn opened(request_id: &str, session: &Session) -> Response {
-    let body = OpenedBody {
-        links: &OPEN_LINKS,
-        http_status_code: 200,
-        login: LoginBody {
-            username: session.user.username,
-            is_scheduled_refresh: false,
-            last_refresh: LAST_REFRESH,
-            kind: Some("Personal"),
-            id: session.login_id.as_deref().unwrap_or_default(),
-        },
-        institution_name: INSTITUTION,
-        institution_id: INSTITUTION_ID,
-        institution: INSTITUTION,
-        request_id,
-        tag: session.tag.as_ref(),
+    let login = LoginBody {
+        username: session.user.username,
+        is_scheduled_refresh: false,
+        last_refresh: LAST_REFRESH,
+        kind: Some("Personal"),
+        id: session.login_id.as_deref().unwrap_or_default(),
     };
-    reply::json(StatusCode::OK, &body)
+    let body = OpenedBody { links: &OPEN_LINKS, tag: session.tag.as_ref() };
+    Envelope::new(body, Some(InstitutionFields::BANKING), login, request_id).ok()
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::reply::ApiError;
+use super::reply::ErrorReply;
 
 /// `SecurityResponses` as sent: (key, answers), in the order of the request.
 pub(crate) type Responses<'a> = Vec<(&'a str, Vec<String>)>;
@@ -12,11 +12,11 @@ pub(crate) type Responses<'a> = Vec<(&'a str, Vec<String>)>;
 pub(crate) struct Body(Map<String, Value>);
 
 impl Body {
-    pub fn parse(bytes: &[u8]) -> Result<Body, ApiError> {
+    pub fn parse(bytes: &[u8]) -> Result<Body, ErrorReply> {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(map)) => Ok(Body(map)),
-            Ok(_) => Err(ApiError::invalid_request("The request body must be a JSON object")),
-            Err(error) => Err(ApiError::invalid_request(format!("The request body is not valid JSON: {error}"))),
+            Ok(_) => Err(ErrorReply::invalid_request("The request body must be a JSON object")),
+            Err(error) => Err(ErrorReply::invalid_request(format!("The request body is not valid JSON: {error}"))),
         }
     }
 
@@ -34,33 +34,33 @@ impl Body {
     }
 
     /// A string field; absent and empty are both None.
-    pub fn string(&self, key: &str) -> Result<Option<&str>, ApiError> {
+    pub fn string(&self, key: &str) -> Result<Option<&str>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
             Some(Value::String(text)) => Ok(Some(text)),
-            Some(_) => Err(ApiError::invalid_request(format!("{key} must be a string"))),
+            Some(_) => Err(ErrorReply::invalid_request(format!("{key} must be a string"))),
         }
     }
 
     /// A required string field.
-    pub fn required(&self, key: &str) -> Result<&str, ApiError> {
-        self.string(key)?.ok_or_else(|| ApiError::invalid_request(format!("{key} is required")))
+    pub fn required(&self, key: &str) -> Result<&str, ErrorReply> {
+        self.string(key)?.ok_or_else(|| ErrorReply::invalid_request(format!("{key} is required")))
     }
 
     /// A boolean field: `true`/`false`, or those words as strings in any case.
-    pub fn flag(&self, key: &str) -> Result<Option<bool>, ApiError> {
+    pub fn flag(&self, key: &str) -> Result<Option<bool>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Bool(flag)) => Ok(Some(*flag)),
             Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("true") => Ok(Some(true)),
             Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("false") => Ok(Some(false)),
-            Some(_) => Err(ApiError::invalid_request(format!("{key} must be true or false"))),
+            Some(_) => Err(ErrorReply::invalid_request(format!("{key} must be true or false"))),
         }
     }
 
     /// An array of strings; absent, null and empty are all None (no restriction).
-    pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ApiError> {
+    pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(value) => string_list(key, value),
@@ -68,26 +68,26 @@ impl Body {
     }
 
     /// One of `allowed` (compared case-insensitively, returned as spelled in `allowed`).
-    pub fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, ApiError> {
+    pub fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, ErrorReply> {
         let Some(text) = self.string(key)? else {
             return Ok(None);
         };
         allowed.iter().find(|choice| choice.eq_ignore_ascii_case(text.trim())).map(|choice| Some(*choice)).ok_or_else(
-            || ApiError::invalid_request(format!("{key} must be one of {}, not {text:?}", allowed.join(", "))),
+            || ErrorReply::invalid_request(format!("{key} must be one of {}, not {text:?}", allowed.join(", "))),
         )
     }
 
     /// `SecurityResponses`: prompt → array of strings, in the order sent.
-    pub fn security_responses(&self) -> Result<Option<Responses<'_>>, ApiError> {
+    pub fn security_responses(&self) -> Result<Option<Responses<'_>>, ErrorReply> {
         const KEY: &str = "SecurityResponses";
         let map = match self.get(KEY) {
             None => return Ok(None),
             Some(Value::Object(map)) => map,
-            Some(_) => return Err(ApiError::invalid_request(format!("{KEY} must be an object"))),
+            Some(_) => return Err(ErrorReply::invalid_request(format!("{KEY} must be an object"))),
         };
         let mut responses = Vec::with_capacity(map.len());
         for (key, value) in map {
-            let not_strings = || ApiError::invalid_request(format!("{KEY}[{key:?}] must be an array of strings"));
+            let not_strings = || ErrorReply::invalid_request(format!("{KEY}[{key:?}] must be an array of strings"));
             let items = value.as_array().ok_or_else(not_strings)?;
             let answer = items
                 .iter()
@@ -101,8 +101,8 @@ impl Body {
 }
 
 /// `value` as an array of strings; an empty array is None (no restriction).
-pub(crate) fn string_list(key: &str, value: &Value) -> Result<Option<Vec<String>>, ApiError> {
-    let not_strings = || ApiError::invalid_request(format!("{key} must be an array of strings"));
+pub(crate) fn string_list(key: &str, value: &Value) -> Result<Option<Vec<String>>, ErrorReply> {
+    let not_strings = || ErrorReply::invalid_request(format!("{key} must be an array of strings"));
     let items = value.as_array().ok_or_else(not_strings)?;
     let strings = items
         .iter()

@@ -1,7 +1,9 @@
 //! The attribute catalogue: every attribute the sandbox computes, as one table of name,
 //! description, value and the transactions behind the value, plus the use-case packages.
 //!
-//! Definitions are exact so a test can recompute every value from GetAccountsDetail
+//! Each value is folded from exactly the transactions its `AttributesDetail` lists (or, for the
+//! two account-level attributes, from the accounts, with an empty detail), so value and detail
+//! cannot disagree. Definitions are exact so a test can recompute every value from GetAccountsDetail
 //! (`Days365`): T is every transaction of the included accounts; "the last 90 days" is
 //! A − Date ≤ 89 days with A = 2026-11-20; money is rounded to cents half away from zero after
 //! computing; payroll is a credit whose description starts `PAYROLL DEPOSIT ` (the employer is
@@ -94,11 +96,37 @@ impl serde::Serialize for Value {
     }
 }
 
+/// An attribute: its value is always computed from the transactions its detail lists, so the
+/// two cannot disagree.
 pub(crate) struct Attribute {
     pub name: &'static str,
     pub description: &'static str,
-    pub value: for<'a> fn(&Scope<'a>) -> Value,
-    pub behind: for<'a> fn(&Scope<'a>) -> Vec<Row<'a>>,
+    source: Source,
+}
+
+/// What an attribute is computed from.
+enum Source {
+    /// The transactions `select` picks (what `AttributesDetail` lists), folded by `reduce`.
+    Rows { select: for<'a> fn(&Scope<'a>) -> Vec<Row<'a>>, reduce: fn(&[Row<'_>]) -> Value },
+    /// The included accounts themselves: no transaction lies behind the value.
+    Accounts(fn(&[&BankAccount]) -> Value),
+}
+
+impl Attribute {
+    pub fn value(&self, scope: &Scope<'_>) -> Value {
+        match self.source {
+            Source::Rows { select, reduce } => reduce(&select(scope)),
+            Source::Accounts(compute) => compute(&scope.accounts),
+        }
+    }
+
+    /// The transactions behind the value, in [`Row::order`]: its `AttributesDetail`.
+    pub fn behind<'a>(&self, scope: &Scope<'a>) -> Vec<Row<'a>> {
+        match self.source {
+            Source::Rows { select, .. } => select(scope),
+            Source::Accounts(_) => Vec::new(),
+        }
+    }
 }
 
 fn payroll(row: &Row) -> bool {
@@ -129,15 +157,43 @@ fn bill(row: &Row) -> bool {
 
 const PAYROLL: &str = "PAYROLL DEPOSIT ";
 
-fn sum<'a>(rows: &[Row<'a>], amount: impl Fn(&Row<'a>) -> i64) -> i64 {
-    rows.iter().map(amount).sum()
-}
-
-fn count(rows: Vec<Row>) -> Value {
+fn count(rows: &[Row]) -> Value {
     Value::Count(rows.len() as i64)
 }
 
-fn none_if_empty<T>(rows: &[T], value: impl FnOnce() -> Value) -> Value {
+fn credits(rows: &[Row]) -> i64 {
+    rows.iter().map(Row::credit).sum()
+}
+
+fn debits(rows: &[Row]) -> i64 {
+    rows.iter().map(Row::debit).sum()
+}
+
+fn sum_credits(rows: &[Row]) -> Value {
+    Value::Money(credits(rows))
+}
+
+fn sum_debits(rows: &[Row]) -> Value {
+    Value::Money(debits(rows))
+}
+
+/// The day offset of the one row behind a "days since" value.
+fn age_of_first(rows: &[Row]) -> Value {
+    match rows.first() {
+        Some(row) => Value::Count(i64::from(row.transaction.day)),
+        None => Value::NoneDetected,
+    }
+}
+
+/// The balance of the one row behind a balance extreme.
+fn balance_of_first(rows: &[Row]) -> Value {
+    match rows.first() {
+        Some(row) => Value::Money(row.transaction.balance.0),
+        None => Value::NoneDetected,
+    }
+}
+
+fn none_if_empty(rows: &[Row], value: impl FnOnce() -> Value) -> Value {
     if rows.is_empty() {
         Value::NoneDetected
     } else {
@@ -160,10 +216,13 @@ fn balance_holder<'a>(scope: &Scope<'a>, pick: fn(i64, i64) -> bool) -> Vec<Row<
     best.into_iter().collect()
 }
 
-fn latest_payroll<'a>(scope: &Scope<'a>) -> Option<Row<'a>> {
+/// The first (by Id) payroll deposit of the newest day with one.
+fn latest_payroll<'a>(scope: &Scope<'a>) -> Vec<Row<'a>> {
     let payrolls = scope.matching(payroll);
-    let newest = payrolls.iter().map(|row| row.transaction.day).min()?;
-    payrolls.into_iter().find(|row| row.transaction.day == newest)
+    let Some(newest) = payrolls.iter().map(|row| row.transaction.day).min() else {
+        return Vec::new();
+    };
+    payrolls.into_iter().find(|row| row.transaction.day == newest).into_iter().collect()
 }
 
 /// The catalogue, in the order `GetAllAttributes` answers with.
@@ -171,171 +230,161 @@ pub(crate) const CATALOGUE: &[Attribute] = &[
     Attribute {
         name: "account_age_days",
         description: "Days from the oldest transaction to the as-of date (2026-11-20)",
-        value: |scope| match scope.rows.first() {
-            Some(row) => Value::Count(i64::from(row.transaction.day)),
-            None => Value::NoneDetected,
+        source: Source::Rows {
+            select: |scope| scope.rows.first().copied().into_iter().collect(),
+            reduce: age_of_first,
         },
-        behind: |scope| scope.rows.first().copied().into_iter().collect(),
     },
     Attribute {
         name: "count_accounts",
         description: "Number of accounts included",
-        value: |scope| Value::Count(scope.accounts.len() as i64),
-        behind: |_| Vec::new(),
+        source: Source::Accounts(|accounts| Value::Count(accounts.len() as i64)),
     },
     Attribute {
         name: "count_transactions",
         description: "Number of transactions of the included accounts",
-        value: |scope| Value::Count(scope.rows.len() as i64),
-        behind: |scope| scope.rows.clone(),
+        source: Source::Rows { select: |scope| scope.rows.clone(), reduce: count },
     },
     Attribute {
         name: "balance_current",
         description: "Sum of the current balances of the included accounts",
-        value: |scope| Value::Money(scope.accounts.iter().map(|account| account.current.0).sum()),
-        behind: |_| Vec::new(),
+        source: Source::Accounts(|accounts| Value::Money(accounts.iter().map(|account| account.current.0).sum())),
     },
     Attribute {
         name: "balance_max",
         description: "Highest running balance after any transaction",
-        value: |scope| match scope.rows.iter().map(|row| row.transaction.balance.0).max() {
-            Some(max) => Value::Money(max),
-            None => Value::NoneDetected,
+        source: Source::Rows {
+            select: |scope| balance_holder(scope, |candidate, best| candidate > best),
+            reduce: balance_of_first,
         },
-        behind: |scope| balance_holder(scope, |candidate, best| candidate > best),
     },
     Attribute {
         name: "balance_min",
         description: "Lowest running balance after any transaction",
-        value: |scope| match scope.rows.iter().map(|row| row.transaction.balance.0).min() {
-            Some(min) => Value::Money(min),
-            None => Value::NoneDetected,
+        source: Source::Rows {
+            select: |scope| balance_holder(scope, |candidate, best| candidate < best),
+            reduce: balance_of_first,
         },
-        behind: |scope| balance_holder(scope, |candidate, best| candidate < best),
     },
     Attribute {
         name: "count_negative_balance",
         description: "Number of transactions that left a balance below zero",
-        value: |scope| count(scope.matching(|row| row.transaction.balance.0 < 0)),
-        behind: |scope| scope.matching(|row| row.transaction.balance.0 < 0),
+        source: Source::Rows { select: |scope| scope.matching(|row| row.transaction.balance.0 < 0), reduce: count },
     },
     Attribute {
         name: "count_nsf",
         description: "Number of NSF (non-sufficient funds) transactions: the word NSF, any case",
-        value: |scope| count(scope.matching(nsf)),
-        behind: |scope| scope.matching(nsf),
+        source: Source::Rows { select: |scope| scope.matching(nsf), reduce: count },
     },
     Attribute {
         name: "count_nsf_90_days",
         description: "Number of NSF transactions in the last 90 days",
-        value: |scope| count(scope.matching(|row| nsf(row) && row.recent())),
-        behind: |scope| scope.matching(|row| nsf(row) && row.recent()),
+        source: Source::Rows { select: |scope| scope.matching(|row| nsf(row) && row.recent()), reduce: count },
     },
     Attribute {
         name: "sum_nsf_fees",
         description: "Sum of the debits of NSF transactions",
-        value: |scope| Value::Money(sum(&scope.matching(nsf), Row::debit)),
-        behind: |scope| scope.matching(nsf),
+        source: Source::Rows { select: |scope| scope.matching(nsf), reduce: sum_debits },
     },
     Attribute {
         name: "avg_monthly_deposit",
         description: "Sum of all credits divided by 12",
-        value: |scope| Value::Money(divide_rounded(sum(&scope.rows, Row::credit), MONTHS)),
-        behind: |scope| scope.matching(|row| row.credit() > 0),
+        source: Source::Rows {
+            select: |scope| scope.matching(|row| row.credit() > 0),
+            reduce: |rows| Value::Money(divide_rounded(credits(rows), MONTHS)),
+        },
     },
     Attribute {
         name: "avg_monthly_withdrawal",
         description: "Sum of all debits divided by 12",
-        value: |scope| Value::Money(divide_rounded(sum(&scope.rows, Row::debit), MONTHS)),
-        behind: |scope| scope.matching(|row| row.debit() > 0),
+        source: Source::Rows {
+            select: |scope| scope.matching(|row| row.debit() > 0),
+            reduce: |rows| Value::Money(divide_rounded(debits(rows), MONTHS)),
+        },
     },
     Attribute {
         name: "sum_deposits_90_days",
         description: "Sum of the credits of the last 90 days",
-        value: |scope| Value::Money(sum(&scope.matching(|row| row.recent()), Row::credit)),
-        behind: |scope| scope.matching(|row| row.recent() && row.credit() > 0),
+        source: Source::Rows {
+            select: |scope| scope.matching(|row| row.recent() && row.credit() > 0),
+            reduce: sum_credits,
+        },
     },
     Attribute {
         name: "sum_withdrawals_90_days",
         description: "Sum of the debits of the last 90 days",
-        value: |scope| Value::Money(sum(&scope.matching(|row| row.recent()), Row::debit)),
-        behind: |scope| scope.matching(|row| row.recent() && row.debit() > 0),
+        source: Source::Rows {
+            select: |scope| scope.matching(|row| row.recent() && row.debit() > 0),
+            reduce: sum_debits,
+        },
     },
     Attribute {
         name: "sum_employer_income",
         description: "Sum of payroll deposits",
-        value: |scope| Value::Money(sum(&scope.matching(payroll), Row::credit)),
-        behind: |scope| scope.matching(payroll),
+        source: Source::Rows { select: |scope| scope.matching(payroll), reduce: sum_credits },
     },
     Attribute {
         name: "count_employer_income",
         description: "Number of payroll deposits",
-        value: |scope| count(scope.matching(payroll)),
-        behind: |scope| scope.matching(payroll),
+        source: Source::Rows { select: |scope| scope.matching(payroll), reduce: count },
     },
     Attribute {
         name: "avg_employer_income",
         description: "Mean payroll deposit",
-        value: |scope| {
-            let rows = scope.matching(payroll);
-            none_if_empty(&rows, || Value::Money(divide_rounded(sum(&rows, Row::credit), rows.len() as i64)))
+        source: Source::Rows {
+            select: |scope| scope.matching(payroll),
+            reduce: |rows| none_if_empty(rows, || Value::Money(divide_rounded(credits(rows), rows.len() as i64))),
         },
-        behind: |scope| scope.matching(payroll),
     },
     Attribute {
         name: "count_employers",
         description: "Number of distinct employers paying payroll deposits",
-        value: |scope| {
-            let employers: HashSet<String> = scope
-                .matching(payroll)
-                .iter()
-                .map(|row| row.transaction.description().to_text()[PAYROLL.len()..].to_owned())
-                .collect();
-            Value::Count(employers.len() as i64)
+        source: Source::Rows {
+            select: |scope| scope.matching(payroll),
+            reduce: |rows| {
+                let employers: HashSet<String> = rows
+                    .iter()
+                    .map(|row| {
+                        let text = row.transaction.description().to_text();
+                        text.strip_prefix(PAYROLL).unwrap_or(&text).to_owned()
+                    })
+                    .collect();
+                Value::Count(employers.len() as i64)
+            },
         },
-        behind: |scope| scope.matching(payroll),
     },
     Attribute {
         name: "days_since_last_employer_income",
         description: "Days from the latest payroll deposit to the as-of date",
-        value: |scope| match latest_payroll(scope) {
-            Some(row) => Value::Count(i64::from(row.transaction.day)),
-            None => Value::NoneDetected,
-        },
-        behind: |scope| latest_payroll(scope).into_iter().collect(),
+        source: Source::Rows { select: latest_payroll, reduce: age_of_first },
     },
     Attribute {
         name: "sum_government_income",
         description: "Sum of government deposits (GOVT ...)",
-        value: |scope| {
-            let rows = scope.matching(government);
-            none_if_empty(&rows, || Value::Money(sum(&rows, Row::credit)))
+        source: Source::Rows {
+            select: |scope| scope.matching(government),
+            reduce: |rows| none_if_empty(rows, || sum_credits(rows)),
         },
-        behind: |scope| scope.matching(government),
     },
     Attribute {
         name: "sum_loan_payments",
         description: "Sum of loan payments",
-        value: |scope| Value::Money(sum(&scope.matching(loan_payment), Row::debit)),
-        behind: |scope| scope.matching(loan_payment),
+        source: Source::Rows { select: |scope| scope.matching(loan_payment), reduce: sum_debits },
     },
     Attribute {
         name: "count_loan_payments",
         description: "Number of loan payments",
-        value: |scope| count(scope.matching(loan_payment)),
-        behind: |scope| scope.matching(loan_payment),
+        source: Source::Rows { select: |scope| scope.matching(loan_payment), reduce: count },
     },
     Attribute {
         name: "sum_credit_card_payments",
         description: "Sum of credit card payments",
-        value: |scope| Value::Money(sum(&scope.matching(card_payment), Row::debit)),
-        behind: |scope| scope.matching(card_payment),
+        source: Source::Rows { select: |scope| scope.matching(card_payment), reduce: sum_debits },
     },
     Attribute {
         name: "sum_bill_payments",
         description: "Sum of bill payments",
-        value: |scope| Value::Money(sum(&scope.matching(bill), Row::debit)),
-        behind: |scope| scope.matching(bill),
+        source: Source::Rows { select: |scope| scope.matching(bill), reduce: sum_debits },
     },
 ];
 

@@ -68,13 +68,14 @@ impl Challenge {
                 matches!(answer, [text] if text.trim().eq_ignore_ascii_case(expected))
             }
             Check::Choice(index) => {
-                matches!(answer, [choice] if choice.trim() == self.iterables[*index])
+                matches!(answer, [choice] if self.iterables.get(*index).is_some_and(|wanted| choice.trim() == wanted))
             }
             Check::Choices(indexes) => {
                 let mut given: Vec<&str> = answer.iter().map(|choice| choice.trim()).collect();
                 given.sort_unstable();
                 given.dedup();
-                let mut wanted: Vec<&str> = indexes.iter().map(|&i| self.iterables[i].as_str()).collect();
+                let mut wanted: Vec<&str> =
+                    indexes.iter().filter_map(|&i| self.iterables.get(i)).map(String::as_str).collect();
                 wanted.sort_unstable();
                 given.len() == answer.len() && given == wanted
             }
@@ -88,16 +89,22 @@ impl Challenge {
         }
     }
 
+    /// The choice at `index`; the tables of [`super::users`] only name choices they list, so
+    /// an empty string (which no check accepts) never reaches a caller.
+    fn choice(&self, index: usize) -> String {
+        self.iterables.get(index).cloned().unwrap_or_default()
+    }
+
     /// A `SecurityResponses` entry that passes: (key, answer).
     pub fn sample_answer(&self) -> (String, Vec<String>) {
         let prompt = self.prompt.to_owned();
         match &self.check {
             Check::Text(expected) => (prompt, vec![(*expected).to_owned()]),
-            Check::Choice(index) => (prompt, vec![self.iterables[*index].clone()]),
-            Check::Choices(indexes) => (prompt, indexes.iter().map(|&i| self.iterables[i].clone()).collect()),
-            Check::TextOrCall => (self.iterables[0].clone(), vec!["Text".to_owned()]),
+            Check::Choice(index) => (prompt, vec![self.choice(*index)]),
+            Check::Choices(indexes) => (prompt, indexes.iter().map(|&i| self.choice(i)).collect()),
+            Check::TextOrCall => (self.choice(0), vec!["Text".to_owned()]),
             Check::PickQuestion { sample, sample_answer } => {
-                (prompt, vec![self.iterables[*sample].clone(), (*sample_answer).to_owned()])
+                (prompt, vec![self.choice(*sample), (*sample_answer).to_owned()])
             }
             Check::Verified => (prompt, vec!["VERIFIED".to_owned()]),
         }

@@ -3,18 +3,17 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Serialize;
 
 use super::keys;
-use super::reply::{self, ApiError};
+use super::reply::{Envelope, ErrorReply};
 use super::state::Shared;
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct DeletedBody {
-    http_status_code: u16,
     message: String,
 }
 
@@ -24,17 +23,12 @@ pub(crate) async fn delete_card(
     State(shared): State<Arc<Shared>>,
     Path((_, login_id)): Path<(String, String)>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
     if !shared.lock().delete_login(&login_id) {
-        return Err(ApiError::unauthorized("INVALID_LOGIN", format!("No connection has LoginId {login_id}")));
+        return Err(ErrorReply::unauthorized("INVALID_LOGIN", format!("No connection has LoginId {login_id}")));
     }
     shared.data.forget(&login_id);
-    Ok(reply::json(
-        StatusCode::OK,
-        &DeletedBody {
-            http_status_code: 200,
-            message: format!("All of the information about LoginId {login_id} has been removed"),
-        },
-    ))
+    let message = format!("All of the information about LoginId {login_id} has been removed");
+    Ok(Envelope::plain(DeletedBody { message }).ok())
 }

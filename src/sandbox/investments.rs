@@ -1,70 +1,49 @@
-//! `POST /Investments`: the login's generated portfolio (interface-v3.md 2.7) behind the
-//! pending phase.
+//! `POST /Investments`: the login's generated portfolio (docs/protocol.md#investments) behind
+//! the pending phase.
 //!
 //! Amounts are kept in cents and converted once, so the totals add up exactly:
 //! `MarketValue = Quantity × Price`, `AccountValue = Cash + Σ MarketValue`,
 //! `Value = Σ AccountValue` and `Cash = Σ Cash`. Each account holds securities of its own
 //! currency only, so `CurrencyValue` equals `AccountValue`.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::{Serialize, Serializer};
 
 use super::body::Body;
 use super::generator::portfolio::{InvestmentAccount, Position, Security, Trade};
 use super::generator::{dash_date, Cents, Guid, Isin, Portfolio, PRICE_DATE};
-use super::keys;
-use super::reply::{self, ApiError, LoginBody, LAST_REFRESH};
+use super::operation::{DataOperation, Operation, Ready};
+use super::reply::{Envelope, ErrorReply, InstitutionFields};
 use super::state::Shared;
-use super::users::{INSTITUTION, INSTITUTION_ID};
 
-/// The operation's name in the per-session pending map.
-const OPERATION: &str = "Investments";
+/// `Investments`: one POST, repeated as it is while pending (no `...Async` link).
+pub(crate) struct Investments;
 
-pub(crate) async fn investments(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    keys::check_api_key(&shared, &headers)?;
-    let body = Body::parse(&bytes)?;
-    let request_id = body.required("RequestId")?;
-    let login_id = body.required("LoginId")?;
-    body.flag("MostRecentCached")?;
-    let (login_id, username) = {
-        let mut inner = shared.lock();
-        let session = inner.data_session(request_id, login_id, shared.config.session_ttl)?;
-        if let Some(wait) = session.pending(OPERATION, &shared.config, request_id, None) {
-            return Ok(wait);
-        }
-        (session.login_id.clone().unwrap_or_default(), session.user.username)
-    };
-    let portfolio = shared.data.portfolio(&shared.config, &login_id);
-    let body = InvestmentsBody {
-        accounts: portfolio.accounts.iter().map(|account| AccountBody::new(account, &portfolio)).collect(),
-        securities: Securities(&portfolio.securities),
-        value: portfolio.value(),
-        cash: portfolio.cash(),
-        http_status_code: 200,
-        login: LoginBody {
-            username,
-            is_scheduled_refresh: false,
-            last_refresh: LAST_REFRESH,
-            kind: None,
-            id: &login_id,
-        },
-        institution: InstitutionBody { id: INSTITUTION_ID, name: INSTITUTION },
-        request_id,
-    };
-    Ok(reply::json(StatusCode::OK, &body))
+impl DataOperation for Investments {
+    const OPERATION: Operation =
+        Operation { name: "Investments", path: "Investments", async_rel: None, names_login: true, after_detail: false };
+    type Options = ();
+
+    fn options(body: &Body) -> Result<(), ErrorReply> {
+        body.flag("MostRecentCached")?;
+        Ok(())
+    }
+
+    fn answer(shared: &Shared, ready: &Ready, (): ()) -> Response {
+        let portfolio = shared.data.portfolio(&shared.config, &ready.login_id);
+        let body = InvestmentsBody {
+            accounts: portfolio.accounts.iter().map(|account| AccountBody::new(account, &portfolio)).collect(),
+            securities: Securities(&portfolio.securities),
+            value: portfolio.value(),
+            cash: portfolio.cash(),
+        };
+        Envelope::new(body, Some(InstitutionFields::INVESTMENTS), ready.login(None), &ready.request_id).ok()
+    }
 }
 
 // ---- the wire shapes -----------------------------------------------------------------------
 
+/// Inside the [`Envelope`].
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct InvestmentsBody<'a> {
@@ -72,17 +51,6 @@ struct InvestmentsBody<'a> {
     securities: Securities<'a>,
     value: Cents,
     cash: Cents,
-    http_status_code: u16,
-    login: LoginBody<'a>,
-    institution: InstitutionBody,
-    request_id: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct InstitutionBody {
-    id: u32,
-    name: &'static str,
 }
 
 #[derive(Serialize)]
@@ -127,6 +95,7 @@ impl<'a> AccountBody<'a> {
 struct Positions<'a>(&'a [Position], &'a [Security]);
 
 impl Serialize for Positions<'_> {
+    #[allow(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|position| {
             let security = &self.1[position.security];
@@ -169,6 +138,7 @@ struct PositionBody {
 struct Trades<'a>(&'a [Trade], &'a [Security]);
 
 impl Serialize for Trades<'_> {
+    #[allow(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|trade| {
             let security = &self.1[trade.security];

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Serialize;
 
-use super::reply::{self, ApiError};
+use super::reply::{Envelope, ErrorReply};
 use super::state::Shared;
 
 const AUTH_HEADER: &str = "flinks-auth-key";
@@ -16,7 +16,6 @@ const API_KEY_HEADER: &str = "x-api-key";
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct TokenBody {
-    http_status_code: u16,
     token: String,
 }
 
@@ -26,10 +25,10 @@ struct TokenBody {
 pub(crate) async fn generate_token(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
-) -> Result<Response, ApiError> {
+) -> Result<Response, ErrorReply> {
     if let Some(secret) = &shared.config.secret_key {
         if header(&headers, AUTH_HEADER) != Some(secret.as_str()) {
-            return Err(ApiError::unauthorized(
+            return Err(ErrorReply::unauthorized(
                 "UNAUTHORIZED",
                 format!("The {AUTH_HEADER} header must carry the secret key"),
             ));
@@ -37,12 +36,12 @@ pub(crate) async fn generate_token(
     }
     let token = uuid::Uuid::new_v4().to_string();
     shared.lock().add_token(token.clone());
-    Ok(reply::json(StatusCode::OK, &TokenBody { http_status_code: 200, token }))
+    Ok(Envelope::plain(TokenBody { token }).ok())
 }
 
 /// Authorize needs a fresh token when a secret key is configured; presenting one uses it up,
 /// whether or not the rest of the request succeeds, as a real single-use token would be.
-pub(crate) fn take_authorize_token(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn take_authorize_token(shared: &Shared, headers: &HeaderMap) -> Result<(), ErrorReply> {
     if shared.config.secret_key.is_none() {
         return Ok(());
     }
@@ -50,17 +49,17 @@ pub(crate) fn take_authorize_token(shared: &Shared, headers: &HeaderMap) -> Resu
     if !token.is_empty() && shared.lock().take_token(&token.to_ascii_lowercase()) {
         return Ok(());
     }
-    Err(ApiError::unauthorized(
+    Err(ErrorReply::unauthorized(
         "UNAUTHORIZED",
         format!("The {AUTH_HEADER} header must carry an unused token from GenerateAuthorizeToken"),
     ))
 }
 
 /// Data operations need the API key when one is configured.
-pub(crate) fn check_api_key(shared: &Shared, headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn check_api_key(shared: &Shared, headers: &HeaderMap) -> Result<(), ErrorReply> {
     match &shared.config.api_key {
         Some(key) if header(headers, API_KEY_HEADER) != Some(key.as_str()) => {
-            Err(ApiError::unauthorized("UNAUTHORIZED", format!("The {API_KEY_HEADER} header must carry the API key")))
+            Err(ErrorReply::unauthorized("UNAUTHORIZED", format!("The {API_KEY_HEADER} header must carry the API key")))
         }
         _ => Ok(()),
     }

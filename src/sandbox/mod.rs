@@ -1,8 +1,9 @@
 //! The embedded sandbox: a loopback HTTP server that imitates the v3 aggregation API.
 //!
-//! It follows the session and challenge state machines of interface-v3.md section 3 for the
-//! public test institution `FlinksCapital` (password `Everyday` for every user, see [`users`]),
-//! so a client written for the real test instance works against it unchanged.
+//! It follows the session and challenge state machines of docs/protocol.md#authorize for the
+//! public test institution `FlinksCapital` (password `Everyday` for every user, see [`users`]
+//! and docs/sandbox.md#users), so a client written for the real test instance works against it
+//! unchanged.
 //!
 //! ```no_run
 //! use bankfeed::sandbox::{Sandbox, SandboxConfig};
@@ -44,6 +45,11 @@ pub use users::{users, SandboxUser};
 
 /// The customer id of the public test instance, so clients configured for it need no change.
 pub const DEFAULT_CUSTOMER_ID: &str = "43387ca6-0391-4c82-857d-70d95f087ecb";
+
+/// Worker threads of a started sandbox: enough that a slow answer (100,000 transactions to
+/// serialise) does not hold up the requests of other sessions, few enough to stay light in a
+/// test process.
+const WORKERS: usize = 2;
 
 /// How long a stopping server waits for in-flight requests before it drops them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -119,8 +125,9 @@ pub struct RecordedRequest {
     pub status: u16,
 }
 
-/// A running sandbox server, on its own OS thread with its own single-threaded tokio runtime,
-/// so it works from synchronous code, from any async runtime, and from Python alike.
+/// A running sandbox server, on its own OS thread with its own small multi-threaded tokio
+/// runtime ([`WORKERS`] workers, so concurrent requests are served in parallel), so it works
+/// from synchronous code, from any async runtime, and from Python alike.
 ///
 /// Dropping it stops the server, as [`Sandbox::stop`] does.
 pub struct Sandbox {
@@ -137,7 +144,7 @@ impl Sandbox {
         let listener = std::net::TcpListener::bind((config.host, config.port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let runtime = runtime(addr.port())?;
         let shared = Arc::new(Shared::new(config));
         let (stop, stopped) = oneshot::channel::<()>();
         let served = Arc::clone(&shared);
@@ -199,6 +206,16 @@ impl Sandbox {
     }
 }
 
+/// The runtime a started sandbox serves on: its accept loop runs on the sandbox's own thread,
+/// and each connection on one of the [`WORKERS`].
+fn runtime(port: u16) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(WORKERS)
+        .thread_name(format!("bankfeed-sandbox-{port}-worker"))
+        .enable_all()
+        .build()
+}
+
 impl Drop for Sandbox {
     fn drop(&mut self) {
         self.shutdown();
@@ -245,5 +262,18 @@ async fn serve_shared(
     tokio::select! {
         result = server.into_future() => result,
         () = grace => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_started_sandbox_serves_on_several_workers() {
+        let runtime = runtime(0).unwrap();
+        assert_eq!(runtime.handle().runtime_flavor(), tokio::runtime::RuntimeFlavor::MultiThread);
+        // One worker would serve requests one at a time.
+        assert_eq!(runtime.metrics().num_workers(), 2);
     }
 }

@@ -1,23 +1,42 @@
-//! What the banking data operations share: the POST that names a RequestId and remembers its
-//! options, the `...Async/{requestId}` GET that continues it, and the pending phase of both.
+//! What every data operation shares: the session its request names, the wait for account
+//! detail where it applies, and the pending phase (docs/protocol.md#polling). For operations
+//! answering a POST (the banking ones and Investments), the POST handler, the
+//! `...Async/{requestId}` GET that continues it, and their routes are generated here from a
+//! [`DataOperation`]: adding one is a type and a line in the router
+//! (docs/architecture.md#adding-an-operation).
 //!
 //! The answer itself is built after the session lock is released, so serialising a large data
 //! set does not stall every other session.
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
 
 use super::body::Body;
 use super::keys;
-use super::reply::{ApiError, LoginBody, LAST_REFRESH};
+use super::reply::{self, ErrorReply, LoginBody, LAST_REFRESH, OPERATION_PENDING};
 use super::state::{Session, Shared};
 
-/// A banking operation: its name (also its key in the session's pending map) and the `rel` of
-/// its polling link.
+/// How a data operation takes part in the pending machinery.
 pub(crate) struct Operation {
+    /// Its name: the key of its pending phase in the session, and how errors name it.
     pub name: &'static str,
-    pub async_rel: &'static str,
+    /// The path of its POST under `/v3/{customerId}/`, for [`routes`]; empty for the attributes
+    /// operations, whose paths carry the RequestId and are routed by hand.
+    pub path: &'static str,
+    /// The `rel` of the polling link its 202s name, which is also the path of its GET; None for
+    /// operations the caller repeats as they are.
+    pub async_rel: Option<&'static str>,
+    /// Whether its requests name a LoginId, which must be the login of the RequestId.
+    pub names_login: bool,
+    /// Whether it answers 202 (not counted as a poll) until account detail has answered 200 for
+    /// the RequestId, as attributes do (docs/protocol.md#attributes).
+    pub after_detail: bool,
 }
 
 /// Who the data is for, once the operation is done processing.
@@ -36,81 +55,141 @@ impl Ready {
         }
     }
 
-    /// The `Login` of banking answers.
-    pub fn login(&self) -> LoginBody<'_> {
+    /// The `Login` of the answer: `kind` is `Personal` in banking answers, null in investment
+    /// ones.
+    pub fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
         LoginBody {
             username: self.username,
             is_scheduled_refresh: false,
             last_refresh: LAST_REFRESH,
-            kind: Some("Personal"),
+            kind,
             id: &self.login_id,
         }
     }
 }
 
-pub(crate) enum Step<T> {
-    /// Still processing (or loading): answer this.
+pub(crate) enum Step {
+    /// Still processing (or loading, or waiting for account detail): answer this.
     Wait(Response),
-    Go(Ready, T),
+    Go(Ready),
 }
 
 impl Operation {
-    /// The POST: options are checked before the session is touched, so a malformed request does
-    /// not use up the pending phase; `on_ready` marks the session when the answer is a 200.
-    pub fn start<T>(
+    /// A request for this operation on `request_id` (and `login_id`, for operations naming one):
+    /// the session checks every data operation shares, then the pending phase. `remember` keeps
+    /// the body for the `...Async` GET; `on_ready` marks the session when the answer is a 200.
+    pub fn enter(
         &self,
         shared: &Shared,
-        headers: &HeaderMap,
-        bytes: Bytes,
-        parse: impl Fn(&Body) -> Result<T, ApiError>,
-        on_ready: impl FnOnce(&mut Session),
-    ) -> Result<Step<T>, ApiError> {
-        keys::check_api_key(shared, headers)?;
-        let body = Body::parse(&bytes)?;
-        let request_id = body.required("RequestId")?.to_owned();
-        let options = parse(&body)?;
-        let mut inner = shared.lock();
-        let session = inner.open_session(&request_id, shared.config.session_ttl)?;
-        session.remember(self.name, bytes);
-        Ok(self.advance(shared, session, &request_id, options, on_ready))
-    }
-
-    /// The `...Async/{requestId}` GET: the same pending phase, with the options of the last POST.
-    pub fn resume<T>(
-        &self,
-        shared: &Shared,
-        headers: &HeaderMap,
         request_id: &str,
-        parse: impl Fn(&Body) -> Result<T, ApiError>,
+        login_id: Option<&str>,
+        remember: Option<Bytes>,
         on_ready: impl FnOnce(&mut Session),
-    ) -> Result<Step<T>, ApiError> {
-        keys::check_api_key(shared, headers)?;
+    ) -> Result<Step, ErrorReply> {
+        let ttl = shared.config.session_ttl;
         let mut inner = shared.lock();
-        let session = inner.open_session(request_id, shared.config.session_ttl)?;
-        let bytes = session.remembered(self.name).ok_or_else(|| {
-            ApiError::invalid_request(format!(
-                "No {} request was made for RequestId {request_id}: POST {} first",
-                self.name, self.name
-            ))
-            .with_request_id(request_id)
-        })?;
-        // Checked when it was first sent.
-        let options = parse(&Body::parse(&bytes)?)?;
-        Ok(self.advance(shared, session, request_id, options, on_ready))
+        let session = match login_id {
+            Some(login_id) => inner.data_session(request_id, login_id, ttl)?,
+            None => inner.open_session(request_id, ttl)?,
+        };
+        if let Some(bytes) = remember {
+            session.remember(self.name, bytes);
+        }
+        Ok(self.advance(shared, session, request_id, on_ready))
     }
 
-    fn advance<T>(
+    fn advance(
         &self,
         shared: &Shared,
         session: &mut Session,
         request_id: &str,
-        options: T,
         on_ready: impl FnOnce(&mut Session),
-    ) -> Step<T> {
-        if let Some(wait) = session.pending(self.name, &shared.config, request_id, Some(self.async_rel)) {
+    ) -> Step {
+        // Not counted as a poll of this operation: its own processing starts after detail.
+        if self.after_detail && !session.detail_ready {
+            return Step::Wait(reply::pending(OPERATION_PENDING, request_id));
+        }
+        if let Some(wait) = session.pending(self.name, &shared.config, request_id, self.async_rel) {
             return Step::Wait(wait);
         }
         on_ready(session);
-        Step::Go(Ready::of(session, request_id), options)
+        Step::Go(Ready::of(session, request_id))
     }
+}
+
+/// A data operation answering a POST (and, with an `async_rel`, the GET that continues it).
+pub(crate) trait DataOperation: 'static {
+    const OPERATION: Operation;
+    /// What a request asks for, read from its body.
+    type Options: Send + 'static;
+
+    /// Checked before the session is touched, so a malformed request does not use up the
+    /// pending phase.
+    fn options(body: &Body) -> Result<Self::Options, ErrorReply>;
+
+    /// Marks the session when the operation answers 200.
+    fn on_ready(_session: &mut Session) {}
+
+    /// The 200.
+    fn answer(shared: &Shared, ready: &Ready, options: Self::Options) -> Response;
+}
+
+/// The POST and, when the operation has one, its `...Async/{requestId}` GET, on `router`.
+pub(crate) fn routes<O: DataOperation>(router: Router<Arc<Shared>>) -> Router<Arc<Shared>> {
+    let operation = &O::OPERATION;
+    let router = router.route(&format!("/v3/{{customer_id}}/{}", operation.path), post(start::<O>));
+    match operation.async_rel {
+        Some(rel) => {
+            // The GET sits next to the POST: BankingServices/GetStatements, BankingServices/GetStatementsAsync/{id}.
+            let folder = operation.path.rsplit_once('/').map_or(String::new(), |(folder, _)| format!("{folder}/"));
+            router.route(&format!("/v3/{{customer_id}}/{folder}{rel}/{{request_id}}"), get(resume::<O>))
+        }
+        None => router,
+    }
+}
+
+async fn start<O: DataOperation>(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Result<Response, ErrorReply> {
+    let operation = &O::OPERATION;
+    keys::check_api_key(&shared, &headers)?;
+    let body = Body::parse(&bytes)?;
+    let request_id = body.required("RequestId")?;
+    let login_id = if operation.names_login { Some(body.required("LoginId")?) } else { None };
+    let options = O::options(&body)?;
+    let remember = operation.async_rel.is_some().then(|| bytes.clone());
+    Ok(match operation.enter(&shared, request_id, login_id, remember, O::on_ready)? {
+        Step::Wait(response) => response,
+        Step::Go(ready) => O::answer(&shared, &ready, options),
+    })
+}
+
+/// The same pending phase as the POST, with the options of the last POST.
+async fn resume<O: DataOperation>(
+    State(shared): State<Arc<Shared>>,
+    Path((_, request_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ErrorReply> {
+    let operation = &O::OPERATION;
+    keys::check_api_key(&shared, &headers)?;
+    let (step, options) = {
+        let mut inner = shared.lock();
+        let session = inner.open_session(&request_id, shared.config.session_ttl)?;
+        let bytes = session.remembered(operation.name).ok_or_else(|| {
+            ErrorReply::invalid_request(format!(
+                "No {name} request was made for RequestId {request_id}: POST {name} first",
+                name = operation.name
+            ))
+            .with_request_id(&request_id)
+        })?;
+        // Checked when it was first sent.
+        let options = O::options(&Body::parse(&bytes)?)?;
+        (operation.advance(&shared, session, &request_id, O::on_ready), options)
+    };
+    Ok(match step {
+        Step::Wait(response) => response,
+        Step::Go(ready) => O::answer(&shared, &ready, options),
+    })
 }

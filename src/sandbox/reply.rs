@@ -1,47 +1,51 @@
-//! Building answers: JSON bodies, the error body, the 202 body, shared fragments.
+//! Building answers: JSON bodies, the error body, the 202 body, the envelope of every 200,
+//! shared fragments.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
+use super::users::{INSTITUTION, INSTITUTION_ID};
+
 pub(crate) const OPERATION_PENDING: &str = "OPERATION_PENDING";
 pub(crate) const OPERATION_DISPATCHED: &str = "OPERATION_DISPATCHED";
-/// The error a data call gets while the session is still loading. interface-v3.md does not name
-/// its code; the client also recognises it by its message.
+/// The error a data call gets while the session is still loading. The protocol does not name its
+/// code (docs/protocol.md#polling); the client also recognises it by its message.
 pub(crate) const SESSION_LOADING: &str = "SESSION_LOADING";
 
 /// The `LastRefresh` of every login: fixed, so answers are reproducible.
 pub(crate) const LAST_REFRESH: &str = "2026-11-20T08:15:42.1234567";
 
 /// An error answer: `{"HttpStatusCode", "Message", "FlinksCode"}`, plus `RequestId` when the
-/// request named a known one.
+/// request named a known one (docs/protocol.md#errors). Named apart from the client's
+/// `ApiError`, which is what a client makes of such an answer.
 #[derive(Debug)]
-pub(crate) struct ApiError {
+pub(crate) struct ErrorReply {
     status: StatusCode,
     code: &'static str,
     message: String,
     request_id: Option<String>,
 }
 
-impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code, message: message.into(), request_id: None }
+impl ErrorReply {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ErrorReply {
+        ErrorReply { status, code, message: message.into(), request_id: None }
     }
 
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, code, message)
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ErrorReply {
+        ErrorReply::new(StatusCode::BAD_REQUEST, code, message)
     }
 
-    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> ErrorReply {
+        ErrorReply::new(StatusCode::UNAUTHORIZED, code, message)
     }
 
-    pub fn invalid_request(message: impl Into<String>) -> ApiError {
-        ApiError::bad_request("INVALID_REQUEST", message)
+    pub fn invalid_request(message: impl Into<String>) -> ErrorReply {
+        ErrorReply::bad_request("INVALID_REQUEST", message)
     }
 
-    pub fn with_request_id(mut self, request_id: &str) -> ApiError {
+    pub fn with_request_id(mut self, request_id: &str) -> ErrorReply {
         self.request_id = Some(request_id.to_owned());
         self
     }
@@ -57,7 +61,7 @@ struct ErrorBody<'a> {
     request_id: Option<&'a str>,
 }
 
-impl IntoResponse for ApiError {
+impl IntoResponse for ErrorReply {
     fn into_response(self) -> Response {
         let body = ErrorBody {
             http_status_code: self.status.as_u16(),
@@ -114,7 +118,7 @@ struct AsyncPendingBody<'a> {
 }
 
 /// 202 for a banking operation: the body names its `...Async` endpoint, which the real service
-/// is polled on (service-notes.md), e.g. `rel` `GetAccountsDetailAsync`.
+/// is polled on (docs/protocol.md#polling), e.g. `rel` `GetAccountsDetailAsync`.
 pub(crate) fn pending_async(code: &str, request_id: &str, rel: &str) -> Response {
     let body = AsyncPendingBody {
         flinks_code: code,
@@ -137,6 +141,74 @@ pub(crate) struct Link {
 impl Link {
     pub const fn new(rel: &'static str, href: &'static str) -> Link {
         Link { rel, href, example: None }
+    }
+}
+
+/// The fields every 200 repeats, around the operation's own (`body`, whose fields are written in
+/// place): `HttpStatusCode` always; the institution, `Login` and `RequestId` in the answers
+/// about a session (Authorize and the data operations), not in GenerateAuthorizeToken's or
+/// DeleteCard's.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub(crate) struct Envelope<'a, B> {
+    http_status_code: u16,
+    #[serde(flatten)]
+    body: B,
+    #[serde(flatten)]
+    institution: Option<InstitutionFields>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    login: Option<LoginBody<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_id: Option<&'a str>,
+}
+
+/// How an answer names the institution: banking answers as three fields, investments as an
+/// object, attributes not at all (None in [`Envelope`]).
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(crate) enum InstitutionFields {
+    #[serde(rename_all = "PascalCase")]
+    Banking { institution_name: &'static str, institution_id: u32, institution: &'static str },
+    #[serde(rename_all = "PascalCase")]
+    Investments { institution: InstitutionBody },
+}
+
+/// `Institution` of investment answers.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub(crate) struct InstitutionBody {
+    id: u32,
+    name: &'static str,
+}
+
+impl InstitutionFields {
+    pub const BANKING: InstitutionFields = InstitutionFields::Banking {
+        institution_name: INSTITUTION,
+        institution_id: INSTITUTION_ID,
+        institution: INSTITUTION,
+    };
+    pub const INVESTMENTS: InstitutionFields =
+        InstitutionFields::Investments { institution: InstitutionBody { id: INSTITUTION_ID, name: INSTITUTION } };
+}
+
+impl<'a, B: Serialize> Envelope<'a, B> {
+    pub fn new(
+        body: B,
+        institution: Option<InstitutionFields>,
+        login: LoginBody<'a>,
+        request_id: &'a str,
+    ) -> Envelope<'a, B> {
+        Envelope { http_status_code: 200, body, institution, login: Some(login), request_id: Some(request_id) }
+    }
+
+    /// A 200 about no session.
+    pub fn plain(body: B) -> Envelope<'a, B> {
+        Envelope { http_status_code: 200, body, institution: None, login: None, request_id: None }
+    }
+
+    /// The 200.
+    pub fn ok(&self) -> Response {
+        json(StatusCode::OK, self)
     }
 }
 

@@ -9,9 +9,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::Router;
 
-use super::reply::ApiError;
+use super::reply::ErrorReply;
 use super::state::Shared;
-use super::{accounts, attributes, authorize, delete as delete_card, investments, keys, statements, RecordedRequest};
+use super::{
+    accounts, attributes, authorize, delete as delete_card, investments, keys, operation, statements, RecordedRequest,
+};
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     // Every operation lives under /v3/{customerId}/; new ones are added here and get the
@@ -19,19 +21,16 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     let operations = Router::new()
         .route("/v3/{customer_id}/BankingServices/GenerateAuthorizeToken", post(keys::generate_token))
         .route("/v3/{customer_id}/BankingServices/Authorize", post(authorize::authorize))
-        .route("/v3/{customer_id}/BankingServices/GetAccountsDetail", post(accounts::detail))
-        .route("/v3/{customer_id}/BankingServices/GetAccountsDetailAsync/{request_id}", get(accounts::detail_async))
-        .route("/v3/{customer_id}/BankingServices/GetAccountsSummary", post(accounts::summary))
-        .route("/v3/{customer_id}/BankingServices/GetAccountsSummaryAsync/{request_id}", get(accounts::summary_async))
-        .route("/v3/{customer_id}/BankingServices/GetStatements", post(statements::statements))
-        .route("/v3/{customer_id}/BankingServices/GetStatementsAsync/{request_id}", get(statements::statements_async))
         .route("/v3/{customer_id}/BankingServices/DeleteCard/{login_id}", delete(delete_card::delete_card))
         .route("/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}", post(attributes::custom))
         .route(
             "/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}/{operation}",
             get(attributes::use_case),
-        )
-        .route("/v3/{customer_id}/Investments", post(investments::investments))
+        );
+    let operations = operation::routes::<accounts::Detail>(operations);
+    let operations = operation::routes::<accounts::Summary>(operations);
+    let operations = operation::routes::<statements::Statements>(operations);
+    let operations = operation::routes::<investments::Investments>(operations)
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
     operations
         .fallback(not_found)
@@ -55,22 +54,26 @@ async fn check_customer(State(shared): State<Arc<Shared>>, request: Request, nex
     let customer_id =
         request.uri().path().strip_prefix("/v3/").and_then(|rest| rest.split('/').next()).unwrap_or_default();
     if customer_id != shared.config.customer_id {
-        return ApiError::new(StatusCode::NOT_FOUND, "INVALID_REQUEST", format!("unknown customer id {customer_id:?}"))
-            .into_response();
+        return ErrorReply::new(
+            StatusCode::NOT_FOUND,
+            "INVALID_REQUEST",
+            format!("unknown customer id {customer_id:?}"),
+        )
+        .into_response();
     }
     next.run(request).await
 }
 
-async fn not_found(method: Method, request: Request) -> ApiError {
-    ApiError::new(
+async fn not_found(method: Method, request: Request) -> ErrorReply {
+    ErrorReply::new(
         StatusCode::NOT_FOUND,
         "INVALID_REQUEST",
         format!("No operation at {method} {}", request.uri().path()),
     )
 }
 
-async fn method_not_allowed(method: Method, request: Request) -> ApiError {
-    ApiError::new(
+async fn method_not_allowed(method: Method, request: Request) -> ErrorReply {
+    ErrorReply::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "INVALID_REQUEST",
         format!("{} does not take {method}", request.uri().path()),

@@ -12,9 +12,10 @@ use axum::body::Bytes;
 
 use super::challenge::Round;
 use super::generator::{login_id_for, DataCache};
-use super::reply::{self, ApiError};
+use super::reply::{self, ErrorReply};
 use super::users::Scenario;
 use super::{RecordedRequest, SandboxConfig};
+use crate::sync::lock;
 
 /// Bounds the memory of a long-running sandbox (benchmarks send millions of requests).
 const MAX_LOGGED: usize = 100_000;
@@ -43,10 +44,8 @@ impl Shared {
         }
     }
 
-    /// Handlers never hold the lock across an await, so a panic in one handler is the only way
-    /// to poison it; the data is still consistent enough for a test server, so carry on.
     pub fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.inner)
     }
 
     pub fn count_request(&self) {
@@ -58,7 +57,7 @@ impl Shared {
     }
 
     pub fn record(&self, request: RecordedRequest) {
-        let mut log = self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut log = lock(&self.log);
         if log.len() == MAX_LOGGED {
             log.pop_front();
         }
@@ -66,7 +65,7 @@ impl Shared {
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        let log = self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let log = lock(&self.log);
         log.iter().cloned().collect()
     }
 }
@@ -179,9 +178,12 @@ impl Session {
             pending.loading_calls += 1;
             pending.first = now;
             return Some(
-                ApiError::bad_request(reply::SESSION_LOADING, "The session is still loading; retry once loading ends")
-                    .with_request_id(request_id)
-                    .into_response(),
+                ErrorReply::bad_request(
+                    reply::SESSION_LOADING,
+                    "The session is still loading; retry once loading ends",
+                )
+                .with_request_id(request_id)
+                .into_response(),
             );
         }
         let waited = now.duration_since(pending.first).as_secs_f64();
@@ -235,11 +237,16 @@ impl Inner {
     }
 
     /// The open session a data operation names, after the checks every data operation shares.
-    pub fn data_session(&mut self, request_id: &str, login_id: &str, ttl: Duration) -> Result<&mut Session, ApiError> {
+    pub fn data_session(
+        &mut self,
+        request_id: &str,
+        login_id: &str,
+        ttl: Duration,
+    ) -> Result<&mut Session, ErrorReply> {
         let session = self.open_session(request_id, ttl)?;
         let owner = session.login_id.as_deref().unwrap_or_default();
         if !owner.eq_ignore_ascii_case(login_id.trim()) {
-            return Err(ApiError::bad_request(
+            return Err(ErrorReply::bad_request(
                 "INVALID_REQUEST",
                 format!("LoginId {login_id} is not the login of this RequestId"),
             )
@@ -249,13 +256,13 @@ impl Inner {
     }
 
     /// The open session of `request_id`, for operations that name no LoginId.
-    pub fn open_session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, ApiError> {
+    pub fn open_session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, ErrorReply> {
         let session = match self.session(request_id, ttl) {
             Ok(session) => session,
             Err(missing) => return Err(missing_session(missing, request_id)),
         };
         if !session.is_open() {
-            return Err(ApiError::bad_request(
+            return Err(ErrorReply::bad_request(
                 "SESSION_NONEXISTENT",
                 "The session is not authorized yet: answer its security challenges first",
             )
@@ -307,12 +314,12 @@ impl Inner {
 }
 
 /// The error for a RequestId that leads nowhere.
-pub(crate) fn missing_session(missing: Missing, request_id: &str) -> ApiError {
+pub(crate) fn missing_session(missing: Missing, request_id: &str) -> ErrorReply {
     match missing {
         Missing::Unknown => {
-            ApiError::bad_request("SESSION_NONEXISTENT", format!("No session exists for RequestId {request_id}"))
+            ErrorReply::bad_request("SESSION_NONEXISTENT", format!("No session exists for RequestId {request_id}"))
         }
-        Missing::Expired => ApiError::bad_request(
+        Missing::Expired => ErrorReply::bad_request(
             "SESSION_EXPIRED",
             "The session expired after a period of inactivity: authorize again",
         )

@@ -1,11 +1,6 @@
 //! `GetStatements` (POST, and `GetStatementsAsync/{requestId}`): monthly statements of the
 //! operations accounts, as small real PDFs.
 
-use std::sync::Arc;
-
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use base64::Engine as _;
 use serde::Serialize;
@@ -13,74 +8,61 @@ use serde::Serialize;
 use super::accounts::{selected, STATEMENT_COUNTS};
 use super::body::Body;
 use super::generator::{month_name, months_before, BankAccount, Guid};
-use super::operation::{Operation, Step};
+use super::operation::{DataOperation, Operation, Ready};
 use super::pdf;
-use super::reply::{self, ApiError, LoginBody};
+use super::reply::{Envelope, ErrorReply, InstitutionFields};
 use super::state::Shared;
-use super::users::{INSTITUTION, INSTITUTION_ID};
+use super::users::INSTITUTION;
 
-const STATEMENTS: Operation = Operation { name: "GetStatements", async_rel: "GetStatementsAsync" };
+/// `GetStatements`.
+pub(crate) struct Statements;
 
-struct StatementOptions {
+pub(crate) struct StatementOptions {
     months: usize,
     filter: Option<Vec<String>>,
 }
 
-fn options(body: &Body) -> Result<StatementOptions, ApiError> {
-    let months = match body.choice("NumberOfStatements", &STATEMENT_COUNTS)? {
-        Some("Months12") => 12,
-        Some("Months3") => 3,
-        _ => 1,
+impl DataOperation for Statements {
+    const OPERATION: Operation = Operation {
+        name: "GetStatements",
+        path: "BankingServices/GetStatements",
+        async_rel: Some("GetStatementsAsync"),
+        names_login: false,
+        after_detail: false,
     };
-    Ok(StatementOptions { months, filter: body.strings("AccountsFilter")? })
-}
+    type Options = StatementOptions;
 
-pub(crate) async fn statements(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    bytes: Bytes,
-) -> Result<Response, ApiError> {
-    let step = STATEMENTS.start(&shared, &headers, bytes, options, |_| ())?;
-    Ok(answer(&shared, step))
-}
+    fn options(body: &Body) -> Result<StatementOptions, ErrorReply> {
+        let months = match body.choice("NumberOfStatements", &STATEMENT_COUNTS)? {
+            Some("Months12") => 12,
+            Some("Months3") => 3,
+            _ => 1,
+        };
+        Ok(StatementOptions { months, filter: body.strings("AccountsFilter")? })
+    }
 
-pub(crate) async fn statements_async(
-    State(shared): State<Arc<Shared>>,
-    Path((_, request_id)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let step = STATEMENTS.resume(&shared, &headers, &request_id, options, |_| ())?;
-    Ok(answer(&shared, step))
-}
-
-fn answer(shared: &Shared, step: Step<StatementOptions>) -> Response {
-    let (ready, options) = match step {
-        Step::Wait(response) => return response,
-        Step::Go(ready, options) => (ready, options),
-    };
-    let banking = shared.data.banking(&shared.config, &ready.login_id);
-    let months = months_before(options.months);
-    let statements_by_account = selected(&banking, options.filter.as_deref())
-        // Banks issue statements for deposit accounts; cards and loans have their own.
-        .filter(|account| account.category == "Operations")
-        .map(|account| AccountStatements {
-            account_number: &account.account_number,
-            statements: months
-                .iter()
-                .map(|(year, month)| statement(shared.config.seed, account, *year, *month))
-                .collect(),
-        })
-        .collect();
-    let body = StatementsBody {
-        http_status_code: 200,
-        statements_by_account,
-        institution_name: INSTITUTION,
-        institution_id: INSTITUTION_ID,
-        institution: INSTITUTION,
-        login: ready.login(),
-        request_id: &ready.request_id,
-    };
-    reply::json(StatusCode::OK, &body)
+    fn answer(shared: &Shared, ready: &Ready, options: StatementOptions) -> Response {
+        let banking = shared.data.banking(&shared.config, &ready.login_id);
+        let months = months_before(options.months);
+        let statements_by_account = selected(&banking, options.filter.as_deref())
+            // Banks issue statements for deposit accounts; cards and loans have their own.
+            .filter(|account| account.category == "Operations")
+            .map(|account| AccountStatements {
+                account_number: &account.account_number,
+                statements: months
+                    .iter()
+                    .map(|(year, month)| statement(shared.config.seed, account, *year, *month))
+                    .collect(),
+            })
+            .collect();
+        Envelope::new(
+            StatementsBody { statements_by_account },
+            Some(InstitutionFields::BANKING),
+            ready.login(Some("Personal")),
+            &ready.request_id,
+        )
+        .ok()
+    }
 }
 
 fn statement(seed: u64, account: &BankAccount, year: i32, month: u32) -> Statement {
@@ -105,13 +87,7 @@ fn statement(seed: u64, account: &BankAccount, year: i32, month: u32) -> Stateme
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct StatementsBody<'a> {
-    http_status_code: u16,
     statements_by_account: Vec<AccountStatements<'a>>,
-    institution_name: &'static str,
-    institution_id: u32,
-    institution: &'static str,
-    login: LoginBody<'a>,
-    request_id: &'a str,
 }
 
 #[derive(Serialize)]

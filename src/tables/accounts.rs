@@ -97,7 +97,7 @@ impl AccountsTables {
     /// Reads a payload straight into its tables, its text borrowed from `json` while they are
     /// built (as [`super::InvestmentsTables::from_json`]).
     pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
-        let accounts: Accounts<std::borrow::Cow<str>> = crate::http::decode("GetAccountsDetail", 200, json)?;
+        let accounts: Accounts<std::borrow::Cow<str>> = crate::data::json::decode("GetAccountsDetail", 200, json)?;
         Ok(AccountsTables::new(&accounts))
     }
 }

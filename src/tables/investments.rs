@@ -157,7 +157,7 @@ impl InvestmentsTables {
     /// Reads a payload straight into its tables. The model borrows its text from `json` and
     /// lives only while the tables are built: one pass, and no allocation per string.
     pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
-        let investments: Investments<std::borrow::Cow<str>> = crate::http::decode("Investments", 200, json)?;
+        let investments: Investments<std::borrow::Cow<str>> = crate::data::json::decode("Investments", 200, json)?;
         Ok(InvestmentsTables::new(&investments))
     }
 }

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from typing import Any, Callable, Iterable, Iterator, Optional, Union
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeAlias, TypedDict, TypeVar
 
 import pytest
 
@@ -19,6 +20,27 @@ SLOW_PENDING_POLLS = 5
 API_KEY = "ak-test-5d1f0c9e7b"
 SECRET_KEY = "sk-test-93a6e2b48f"
 
+
+class SandboxUser(TypedDict):
+    """One entry of ``Sandbox.users``, as the tests read it."""
+
+    username: str
+    password: str
+    description: str
+    #: The challenge types of the user's flow, in the order they come.
+    challenge_types: list[str]
+    #: Prompt (or chosen TextOrCall choice) to the answers that pass.
+    answers: dict[str, list[str]]
+
+
+#: Answers as ``Challenge.answer`` and ``validate`` take them.
+Answers: TypeAlias = Mapping[str, str | Sequence[str]]
+#: What ``step_with`` looks for: a challenge type, or a predicate on a security challenge.
+Want: TypeAlias = str | Callable[[bf.SecurityChallenge], bool]
+
+_A = TypeVar("_A", bound=str | Sequence[str])
+_E = TypeVar("_E", bound=BaseException)
+
 GREATDAY = {
     "What city were you born in?": "Montreal",
     "What is the best country on earth?": "Canada",
@@ -26,7 +48,7 @@ GREATDAY = {
 }
 
 #: Users that are refused outright, with the exception class and code they get.
-REFUSED = {
+REFUSED: dict[str, tuple[type[bf.ApiError], str]] = {
     "test_disabled_account": (bf.LoginDisabled, "DISABLED_LOGIN"),
     "test_service_unavailable": (bf.RetryLater, "RETRY_LATER"),
 }
@@ -42,22 +64,47 @@ WRONG_TEXT = "Wrong answer qz"
 WRONG_CODE = "000000"
 
 
-def is_guid(value: Any) -> bool:
+def is_guid(value: object) -> bool:
+    """Whether ``value`` is a string holding a GUID."""
     return isinstance(value, str) and GUID.match(value) is not None
 
 
-def answer_pairs(user: dict) -> list[tuple[str, list[str]]]:
-    """``user["answers"]`` as (key, values) pairs, whether it is a dict or a list of pairs."""
-    raw = user["answers"]
-    items = raw.items() if isinstance(raw, dict) else raw
-    return [(key, [values] if isinstance(values, str) else list(values)) for key, values in items]
+def as_user(raw: Mapping[str, Any]) -> SandboxUser:
+    """One entry of ``Sandbox.users`` (a plain dict of JSON-like values) as a :class:`SandboxUser`."""
+    return {
+        "username": raw["username"],
+        "password": raw["password"],
+        "description": raw["description"],
+        "challenge_types": list(raw["challenge_types"]),
+        "answers": {key: list(values) for key, values in raw["answers"].items()},
+    }
 
 
-def answer_map(user: dict) -> dict[str, list[str]]:
+def answer_pairs(user: SandboxUser) -> list[tuple[str, list[str]]]:
+    """``user["answers"]`` as (key, values) pairs."""
+    return [(key, list(values)) for key, values in user["answers"].items()]
+
+
+def answer_map(user: SandboxUser) -> dict[str, list[str]]:
+    """``user["answers"]`` as a fresh dict of fresh lists."""
     return dict(answer_pairs(user))
 
 
-def keys_of(step: "bf.Challenge") -> set[str]:
+def login_id_of(session: bf.Session) -> str:
+    """The LoginId of ``session``, which every session of a saved or cached login has."""
+    login_id = session.login_id
+    assert login_id is not None, f"no LoginId in {session!r}"
+    return login_id
+
+
+def choices_of(item: bf.SecurityChallenge) -> list[str]:
+    """The choices of a challenge that has some (a multiple-choice, image or TextOrCall one)."""
+    choices = item.choices
+    assert choices is not None, f"a {item.type} challenge without choices"
+    return choices
+
+
+def keys_of(step: bf.Challenge) -> set[str]:
     """The keys an answer to ``step`` may have: its prompts and its TextOrCall choices."""
     keys = set(step.prompts)
     for item in step.challenges:
@@ -66,7 +113,7 @@ def keys_of(step: "bf.Challenge") -> set[str]:
     return keys
 
 
-def answers_for(step: "bf.Challenge", answers: dict) -> dict:
+def answers_for(step: bf.Challenge, answers: Mapping[str, _A]) -> dict[str, _A]:
     """``answers`` filtered to what ``step`` asks."""
     keys = keys_of(step)
     return {key: value for key, value in answers.items() if key in keys}
@@ -75,14 +122,14 @@ def answers_for(step: "bf.Challenge", answers: dict) -> dict:
 _PUBLIC: set[str] = set()
 
 
-def remember(step: "bf.Challenge") -> None:
+def remember(step: bf.Challenge) -> None:
     """Notes the public text of a step (prompts, choices), which the secret check ignores."""
     for item in step.challenges:
         _PUBLIC.add(item.prompt)
         _PUBLIC.update(item.choices or ())
 
 
-def complete(step: Any, answers: dict, seen: Optional[list] = None) -> Any:
+def complete(step: bf.Session | bf.Challenge, answers: Answers, seen: list[str] | None = None) -> bf.Session:
     """Answers every Challenge of ``step`` from ``answers``; returns the Session."""
     rounds = 0
     while isinstance(step, bf.Challenge):
@@ -96,28 +143,30 @@ def complete(step: Any, answers: dict, seen: Optional[list] = None) -> Any:
     return step
 
 
-def login_step_by_step(client: "bf.Client", user: dict, *, save: bool = True, seen: Optional[list] = None):
+def login_step_by_step(
+    client: bf.Client, user: SandboxUser, *, save: bool = True, seen: list[str] | None = None
+) -> bf.Session:
     """A live login of ``user`` answered round by round; a user whose challenge only comes on a
     login by saved connection (trusted device) gets that login too. Returns the last Session."""
     answers = answer_map(user)
-    first: list = []
+    first: list[str] = []
     step = client.authorize(INSTITUTION, user["username"], user.get("password", PASSWORD), save=save)
     session = complete(step, answers, first)
     if seen is not None:
         seen.extend(first)
     if not first and user["challenge_types"]:
-        session = complete(client.authorize_saved(session.login_id), answers, seen)
+        session = complete(client.authorize_saved(login_id_of(session)), answers, seen)
     return session
 
 
-def step_with(client: "bf.Client", user: dict, want: Union[str, Callable[[Any], bool]]) -> "bf.Challenge":
+def step_with(client: bf.Client, user: SandboxUser, want: Want) -> bf.Challenge:
     """Walks ``user``'s flow, answering correctly, up to the first step with a challenge of type
     ``want`` (or matching the predicate ``want``), and returns that step unanswered."""
-    match = want if callable(want) else (lambda item: item.type == want)
+    match: Callable[[bf.SecurityChallenge], bool] = want if callable(want) else (lambda item: item.type == want)
     answers = answer_map(user)
     step = client.authorize(INSTITUTION, user["username"], PASSWORD, save=True)
     if isinstance(step, bf.Session):
-        step = client.authorize_saved(step.login_id)
+        step = client.authorize_saved(login_id_of(step))
     for _ in range(10):
         assert isinstance(step, bf.Challenge), f"{user['username']}: no challenge matching {want!r}"
         remember(step)
@@ -127,18 +176,19 @@ def step_with(client: "bf.Client", user: dict, want: Union[str, Callable[[Any], 
     raise AssertionError(f"{user['username']}: no challenge matching {want!r}")
 
 
-@functools.lru_cache(maxsize=None)
-def sandbox_users() -> tuple[dict, ...]:
+@functools.cache
+def sandbox_users() -> tuple[SandboxUser, ...]:
     """The sandbox's users, read once at collection time (for parametrize)."""
     with bf.Sandbox() as sb:
-        return tuple(dict(user) for user in sb.users)
+        return tuple(as_user(user) for user in sb.users)
 
 
 def usernames() -> list[str]:
+    """The username of every sandbox user, in the sandbox's order."""
     return [user["username"] for user in sandbox_users()]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _secrets() -> frozenset[str]:
     """Every secret a test sends: the password, the keys, each free-text answer of every user.
 
@@ -148,7 +198,7 @@ def _secrets() -> frozenset[str]:
     values: set[str] = {PASSWORD, API_KEY, SECRET_KEY, WRONG_TEXT, WRONG_CODE}
     with bf.Sandbox() as sb:
         client = sb.client(poll_interval=0.01, poll_timeout=10)
-        for user in sb.users:
+        for user in map(as_user, sb.users):
             for _, answer in answer_pairs(user):
                 values.update(answer)
             if user["username"] not in REFUSED:
@@ -166,6 +216,7 @@ def secrets_in(text: str, extra: Iterable[str] = ()) -> list[str]:
 
 
 def assert_secret_free(*texts: str, extra: Iterable[str] = ()) -> None:
+    """Fails naming the secrets found in any of ``texts`` (``extra``: more values to look for)."""
     extra = tuple(extra)
     for text in texts:
         found = secrets_in(text, extra)
@@ -173,7 +224,9 @@ def assert_secret_free(*texts: str, extra: Iterable[str] = ()) -> None:
 
 
 @contextlib.contextmanager
-def raises(exc_type: type, *, extra_secrets: Iterable[str] = (), **fields: Any) -> Iterator[Any]:
+def raises(
+    exc_type: type[_E], *, extra_secrets: Iterable[str] = (), **fields: object
+) -> Iterator[pytest.ExceptionInfo[_E]]:
     """``pytest.raises`` that also checks ``fields`` of the exception and that neither its str nor
     its repr carries a secret."""
     with pytest.raises(exc_type) as info:
@@ -184,7 +237,7 @@ def raises(exc_type: type, *, extra_secrets: Iterable[str] = (), **fields: Any) 
     assert_secret_free(str(exc), repr(exc), extra=extra_secrets)
 
 
-def investment_posts(sandbox: "bf.Sandbox") -> int:
+def investment_posts(sandbox: bf.Sandbox) -> int:
     """How many POSTs to .../Investments the sandbox has received."""
     return sum(
         1
@@ -193,8 +246,8 @@ def investment_posts(sandbox: "bf.Sandbox") -> int:
     )
 
 
-def assert_investments(result: Any) -> None:
-    """An Investments result whose raw payload has the shape of interface-v3.md 2.7."""
+def assert_investments(result: object) -> None:
+    """An Investments result whose raw payload has the shape of docs/protocol.md#investments."""
     assert isinstance(result, bf.Investments)
     payload = result.raw
     assert isinstance(payload, dict)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 import bankfeed as bf
 import datahelpers as dh
+from bfhelpers import SandboxUser, as_user
 
 
 @pytest.fixture(scope="session")
-def sandbox():
+def sandbox() -> Iterator[bf.Sandbox]:
     """The shared sandbox: every data call answers 202 twice before 200."""
     sb = bf.Sandbox(pending_polls=2)
     yield sb
@@ -17,19 +20,19 @@ def sandbox():
 
 
 @pytest.fixture
-def client(sandbox):
+def client(sandbox: bf.Sandbox) -> bf.Client:
     """A client of the shared sandbox that polls fast."""
     return sandbox.client(poll_interval=0.01, poll_timeout=10)
 
 
 @pytest.fixture(scope="session")
-def users(sandbox):
+def users(sandbox: bf.Sandbox) -> dict[str, SandboxUser]:
     """The sandbox's users by username."""
-    return {user["username"]: user for user in sandbox.users}
+    return {user["username"]: user for user in map(as_user, sandbox.users)}
 
 
 @pytest.fixture
-def fresh_sandbox():
+def fresh_sandbox() -> Iterator[bf.Sandbox]:
     """A sandbox of the test's own, for tests that count requests or need a clean state."""
     sb = bf.Sandbox(pending_polls=2)
     yield sb
@@ -37,6 +40,7 @@ def fresh_sandbox():
 
 
 @pytest.fixture(scope="module", params=list(dh.SIZES))
-def sized(request):
+def sized(request: pytest.FixtureRequest) -> tuple[str, dh.Fetched]:
     """(size name, data fetched once from a sandbox of that size): empty, one, natural, large."""
-    return request.param, dh.fetched(*dh.SIZES[request.param])
+    size: str = request.param
+    return size, dh.fetched(*dh.SIZES[size])

@@ -14,9 +14,10 @@ import functools
 import math
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Final, Literal, NamedTuple, TypeAlias
 
 import bankfeed as bf
 
@@ -27,10 +28,17 @@ USER = "greatday_nomfa"
 #: The sandbox's as-of date.
 AS_OF = dt.date(2026, 11, 20)
 
+#: A JSON object as the service sends it: its values are arbitrary JSON.
+JsonObject: TypeAlias = dict[str, Any]
+#: A table cell as ``to_records`` gives it.
+Cell: TypeAlias = str | float | bool | dt.date | dt.datetime | list[str] | None
+#: An expected table row, column name to cell.
+Row: TypeAlias = dict[str, Cell]
+
 #: Sizes of generated data: (investment_transactions, banking_transactions); None is natural.
 LARGE_INVESTMENT = 20_000
 LARGE_BANKING = 50_000
-SIZES = {
+SIZES: dict[str, tuple[int | None, int | None]] = {
     "empty": (0, 0),
     "one": (1, 1),
     "natural": (None, None),
@@ -41,19 +49,34 @@ SIZES = {
 # Fetched data, one sandbox per (size, seed), made once per test session.
 
 
+def log_in(client: bf.Client) -> tuple[bf.Session, str]:
+    """Authorizes ``greatday_nomfa`` with ``save=True``: a user without challenges, so the first
+    step is the session. The session and its login id."""
+    session = client.authorize(INSTITUTION, USER, PASSWORD, save=True)
+    assert isinstance(session, bf.Session), f"{USER} has no challenges: {session!r}"
+    assert session.login_id is not None, "a saved login has an id"
+    return session, session.login_id
+
+
 @dataclass
 class Fetched:
-    sandbox: "bf.Sandbox"
-    client: "bf.Client"
+    """Every payload of one logged-in ``greatday_nomfa``, fetched once."""
+
+    sandbox: bf.Sandbox
+    client: bf.Client
     login_id: str
-    investments: "bf.Investments"
-    detail: "bf.Accounts"  # Days365, with transactions
-    summary: "bf.Accounts"
-    statements: "bf.Statements"
+    investments: bf.Investments
+    detail: bf.Accounts  # Days365, with transactions
+    summary: bf.Accounts
+    statements: bf.Statements
 
 
-@functools.lru_cache(maxsize=None)
-def fetched(investment_transactions: Optional[int], banking_transactions: Optional[int], seed: int = 0) -> Fetched:
+#: What the ``sized`` fixture gives: (size name, the data fetched from a sandbox of that size).
+Sized: TypeAlias = tuple[str, Fetched]
+
+
+@functools.cache
+def fetched(investment_transactions: int | None, banking_transactions: int | None, seed: int = 0) -> Fetched:
     """Logs ``greatday_nomfa`` into a fresh sandbox of the given size and seed, and fetches every
     payload once. Cached for the session (the large data is generated once)."""
     sb = bf.Sandbox(
@@ -63,9 +86,7 @@ def fetched(investment_transactions: Optional[int], banking_transactions: Option
         banking_transactions=banking_transactions,
     )
     client = sb.client(poll_interval=0.01, poll_timeout=60)
-    session = client.authorize(INSTITUTION, USER, PASSWORD, save=True)
-    assert isinstance(session, bf.Session)
-    login_id = session.login_id
+    _, login_id = log_in(client)
     investments = client.investments(login_id)
     banking = client.authorize_cached(login_id)
     detail = banking.accounts_detail(with_transactions=True, days="Days365")
@@ -74,22 +95,32 @@ def fetched(investment_transactions: Optional[int], banking_transactions: Option
     return Fetched(sb, client, login_id, investments, detail, summary, statements)
 
 
-@functools.lru_cache(maxsize=None)
-def attribute_sandbox(seed: int, tier2: bool = False, banking_transactions: Optional[int] = None):
+class AttributeData(NamedTuple):
+    """A logged-in ``greatday_nomfa`` for attribute tests, with its Days365 detail payload."""
+
+    sandbox: bf.Sandbox
+    client: bf.Client
+    login_id: str
+    raw: JsonObject
+
+
+@functools.cache
+def attribute_sandbox(seed: int, tier2: bool = False, banking_transactions: int | None = None) -> AttributeData:
     """(sandbox, client, login_id, Days365 detail raw) of ``greatday_nomfa`` for attribute tests."""
     sb = bf.Sandbox(pending_polls=0, seed=seed, tier2=tier2, banking_transactions=banking_transactions)
     client = sb.client(poll_interval=0.01, poll_timeout=60)
-    session = client.authorize(INSTITUTION, USER, PASSWORD, save=True)
-    detail = client.authorize_cached(session.login_id).accounts_detail(with_transactions=True, days="Days365")
-    return sb, client, session.login_id, detail.raw
+    _, login_id = log_in(client)
+    detail = client.authorize_cached(login_id).accounts_detail(with_transactions=True, days="Days365")
+    return AttributeData(sb, client, login_id, detail.raw)
 
 
-def item_count(raw: dict, key: str) -> int:
+def item_count(raw: JsonObject, key: str) -> int:
     """How many ``key`` items (``"Transactions"``, ``"Positions"``) the accounts of ``raw`` hold."""
     return sum(len(a.get(key) or []) for a in raw["Accounts"])
 
 
-def requests_since(sandbox: "bf.Sandbox", mark: int) -> list[dict]:
+def requests_since(sandbox: bf.Sandbox, mark: int) -> list[dict[str, Any]]:
+    """The sandbox's request log from index ``mark`` on (take ``mark`` as ``len(sandbox.requests)``)."""
     return list(sandbox.requests)[mark:]
 
 
@@ -100,7 +131,8 @@ _DATE = re.compile(r"^(\d{4})[-/](\d{2})[-/](\d{2})$")
 _STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?$")
 
 
-def parse_date(text: Optional[str]) -> Optional[dt.date]:
+def parse_date(text: str | None) -> dt.date | None:
+    """A date as ``YYYY-MM-DD`` or ``YYYY/MM/DD`` (both spellings are sent); None stays None."""
     if text is None:
         return None
     match = _DATE.match(text)
@@ -108,7 +140,7 @@ def parse_date(text: Optional[str]) -> Optional[dt.date]:
     return dt.date(*map(int, match.groups()))
 
 
-def parse_stamp(text: Optional[str]) -> Optional[dt.datetime]:
+def parse_stamp(text: str | None) -> dt.datetime | None:
     """An ISO 8601 timestamp (any number of fraction digits, zone optional: naive is UTC)."""
     if text is None:
         return None
@@ -123,7 +155,7 @@ def parse_stamp(text: Optional[str]) -> Optional[dt.datetime]:
     return dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micro, tzinfo=tz).astimezone(dt.timezone.utc)
 
 
-def num(value: Any) -> Optional[float]:
+def num(value: Any) -> float | None:
     """A number as sent (numbers may come as strings); None stays None."""
     if value is None:
         return None
@@ -134,13 +166,14 @@ def num(value: Any) -> Optional[float]:
     return float(value)
 
 
-def text(value: Any) -> Optional[str]:
+def text(value: Any) -> str | None:
+    """A value as text (ids may come as numbers); None stays None."""
     if value is None:
         return None
     return value if isinstance(value, str) else str(value)
 
 
-def field(obj: Optional[dict], name: str) -> Any:
+def field(obj: Mapping[str, Any] | None, name: str) -> Any:
     """``obj[name]`` matched case-insensitively (the service's casing varies); None if absent."""
     if not obj:
         return None
@@ -153,7 +186,7 @@ def field(obj: Optional[dict], name: str) -> Any:
     return None
 
 
-def items(value: Any) -> list:
+def items(value: Any) -> list[Any]:
     """A list that may be null."""
     return list(value or [])
 
@@ -196,11 +229,13 @@ ATTRIBUTE_DETAIL_COLUMNS = [
 ]
 
 
-def securities_by_id(raw: dict) -> dict[str, dict]:
+def securities_by_id(raw: JsonObject) -> dict[str, JsonObject]:
+    """The securities of an Investments payload by their ``Id``."""
     return {field(s, "Id"): s for s in items(field(raw, "Securities"))}
 
 
-def expected_investment_accounts(raw: dict) -> list[dict]:
+def expected_investment_accounts(raw: JsonObject) -> list[Row]:
+    """The rows of ``Investments.accounts``, from the raw payload."""
     return [
         {
             "account_id": text(field(a, "Id")),
@@ -218,9 +253,10 @@ def expected_investment_accounts(raw: dict) -> list[dict]:
     ]
 
 
-def expected_positions(raw: dict) -> list[dict]:
+def expected_positions(raw: JsonObject) -> list[Row]:
+    """The rows of ``Investments.positions``: each position joined with its account and security."""
     securities = securities_by_id(raw)
-    rows = []
+    rows: list[Row] = []
     for a in items(field(raw, "Accounts")):
         for p in items(field(a, "Positions")):
             s = securities.get(field(p, "SecurityId"))
@@ -249,9 +285,10 @@ def expected_positions(raw: dict) -> list[dict]:
     return rows
 
 
-def expected_investment_transactions(raw: dict) -> list[dict]:
+def expected_investment_transactions(raw: JsonObject) -> list[Row]:
+    """The rows of ``Investments.transactions``: each joined with its account and security."""
     securities = securities_by_id(raw)
-    rows = []
+    rows: list[Row] = []
     for a in items(field(raw, "Accounts")):
         for t in items(field(a, "Transactions")):
             s = securities.get(field(t, "SecurityId"))
@@ -277,7 +314,8 @@ def expected_investment_transactions(raw: dict) -> list[dict]:
     return rows
 
 
-def expected_securities(raw: dict) -> list[dict]:
+def expected_securities(raw: JsonObject) -> list[Row]:
+    """The rows of ``Investments.securities``, from the raw payload."""
     return [
         {
             "security_id": text(field(s, "Id")),
@@ -295,8 +333,9 @@ def expected_securities(raw: dict) -> list[dict]:
     ]
 
 
-def expected_bank_accounts(raw: dict) -> list[dict]:
-    rows = []
+def expected_bank_accounts(raw: JsonObject) -> list[Row]:
+    """The rows of ``Accounts.accounts`` (detail or summary), from the raw payload."""
+    rows: list[Row] = []
     for a in items(field(raw, "Accounts")):
         balance = field(a, "Balance") or {}
         holder = field(a, "Holder") or {}
@@ -330,8 +369,9 @@ def expected_bank_accounts(raw: dict) -> list[dict]:
     return rows
 
 
-def expected_bank_transactions(raw: dict) -> list[dict]:
-    rows = []
+def expected_bank_transactions(raw: JsonObject) -> list[Row]:
+    """The rows of ``Accounts.transactions``: each transaction joined with its account."""
+    rows: list[Row] = []
     for a in items(field(raw, "Accounts")):
         for t in items(field(a, "Transactions")):
             rows.append(
@@ -355,7 +395,8 @@ def expected_bank_transactions(raw: dict) -> list[dict]:
     return rows
 
 
-def expected_statements(raw: dict) -> list[dict]:
+def expected_statements(raw: JsonObject) -> list[Row]:
+    """The rows of ``Statements.statements``, one per statement of every account."""
     return [
         {
             "account_number": text(field(a, "AccountNumber")),
@@ -371,13 +412,13 @@ def expected_statements(raw: dict) -> list[dict]:
 # Comparisons.
 
 
-def assert_rows_equal(table: "bf.Table", expected: list[dict], columns: list[str], what: str) -> None:
+def assert_rows_equal(table: bf.Table, expected: list[Row], columns: list[str], what: str) -> None:
     """The table has exactly ``columns`` and, row by row and in order, the expected values."""
     assert table.columns == columns, f"{what}: columns {table.columns} != {columns}"
     assert len(table) == len(expected), f"{what}: {len(table)} rows, raw has {len(expected)}"
     records = table.to_records()
     assert len(records) == len(expected)
-    for i, (got, want) in enumerate(zip(records, expected)):
+    for i, (got, want) in enumerate(zip(records, expected, strict=True)):
         assert list(got) == columns, f"{what} row {i}: keys {list(got)}"
         for name in columns:
             g, w = got[name], want[name]
@@ -392,23 +433,24 @@ def assert_rows_equal(table: "bf.Table", expected: list[dict], columns: list[str
             assert ok, f"{what} row {i} column {name}: table {g!r}, raw {w!r}"
 
 
-def sums_by(rows: Iterable[dict], key: str, columns: Iterable[str]) -> dict:
+def sums_by(rows: Iterable[Mapping[str, object]], key: str, columns: Iterable[str]) -> dict[object, dict[str, float]]:
     """Per ``key``: the row count, and per numeric column the sum and the count of missing cells."""
-    out: dict = defaultdict(lambda: defaultdict(float))
-    columns = list(columns)
+    out: defaultdict[object, defaultdict[str, float]] = defaultdict(lambda: defaultdict(float))
+    names = list(columns)
     for row in rows:
         group = out[row[key]]
         group["__rows__"] += 1
-        for name in columns:
+        for name in names:
             value = row[name]
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 group[name + "__missing__"] += 1
             else:
+                assert isinstance(value, int | float), f"{name}: not a number: {value!r}"
                 group[name] += float(value)
     return {k: dict(v) for k, v in out.items()}
 
 
-def assert_sums_match(table: "bf.Table", expected: list[dict], key: str, columns: list[str], what: str) -> None:
+def assert_sums_match(table: bf.Table, expected: list[Row], key: str, columns: list[str], what: str) -> None:
     """Per ``key`` (an account), the sums of every numeric column of the table (read through
     ``column()``) equal those of the raw."""
     keys = table.column(key)
@@ -429,7 +471,7 @@ def assert_sums_match(table: "bf.Table", expected: list[dict], key: str, columns
 # pandas / polars / arrow agree with to_records.
 
 
-def _missing(value: Any) -> bool:
+def _missing(value: object) -> bool:
     import pandas as pd
 
     if value is None or value is pd.NaT or value is pd.NA:
@@ -437,8 +479,9 @@ def _missing(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _norm_pandas(value: Any, kind: str) -> Any:
-    """A pandas cell as the value to_records gives."""
+def _norm_pandas(value: Any, kind: str) -> object:
+    """A pandas cell as the value to_records gives. The cell is whatever scalar its dtype holds
+    (Timestamp, numpy number, list, str), hence ``Any``: it is read by duck typing."""
     if _missing(value):
         return None
     if kind == "date":
@@ -454,7 +497,8 @@ def _norm_pandas(value: Any, kind: str) -> Any:
     return value
 
 
-def _kind(values: list) -> str:
+def _kind(values: Sequence[object]) -> str:
+    """The kind of a column (see ``_norm_pandas``), from its first value that is not None."""
     for v in values:
         if v is None:
             continue
@@ -472,22 +516,27 @@ def _kind(values: list) -> str:
     return "unknown"
 
 
-def _eq(a: Any, b: Any) -> bool:
+def _eq(a: object, b: object) -> bool:
+    """``a == b``, with NaN equal to NaN."""
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return a == b
 
 
-def assert_records_equal(got: list, want: list, what: str) -> None:
+def assert_records_equal(
+    got: Sequence[Mapping[str, object]], want: Sequence[Mapping[str, object]], what: str
+) -> None:
     """Row by row, key by key, with NaN equal to NaN (NONE_DETECTED values are NaN)."""
     assert len(got) == len(want), f"{what}: {len(got)} rows != {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert list(g) == list(w), f"{what} row {i}: keys {list(g)} != {list(w)}"
         for key in w:
-            assert _eq(g[key], w[key]) and type(g[key]) is type(w[key]), f"{what} row {i} {key}: {g[key]!r} != {w[key]!r}"
+            assert _eq(g[key], w[key]) and type(g[key]) is type(w[key]), (
+                f"{what} row {i} {key}: {g[key]!r} != {w[key]!r}"
+            )
 
 
-def assert_exports_agree(table: "bf.Table", float_columns: Iterable[str] = (), date_columns: Iterable[str] = ()) -> None:
+def assert_exports_agree(table: bf.Table, float_columns: Iterable[str] = (), date_columns: Iterable[str] = ()) -> None:
     """to_arrow, pyarrow.table(t), RecordBatchReader.from_stream(t), polars (both ways) and
     pandas give the rows of to_records; pandas dates are datetime64 and numbers float64."""
     import pandas as pd
@@ -524,11 +573,12 @@ def assert_exports_agree(table: "bf.Table", float_columns: Iterable[str] = (), d
     for name in columns:
         want = [r[name] for r in records]
         kind = _kind(want)
-        for i, (cell, w) in enumerate(zip(frame[name].tolist(), want)):
+        for i, (cell, w) in enumerate(zip(frame[name].tolist(), want, strict=True)):
+            g: object
             if kind == "float":
                 # pandas has NaN both for a missing number and for a NaN value.
-                g = float(cell)
-                ok = math.isnan(g) if (w is None or math.isnan(w)) else g == w
+                g = number = float(cell)
+                ok = math.isnan(number) if (w is None or math.isnan(w)) else number == w
             else:
                 g = _norm_pandas(cell, kind)
                 ok = _eq(g, w)
@@ -567,8 +617,12 @@ PACKAGES = {
         "days_since_last_employer_income",
     ],
 }
-NONE = "NONE_DETECTED"
+NONE: Final = "NONE_DETECTED"
 PAYROLL = "PAYROLL DEPOSIT "
+
+#: A recomputed attribute: a float (money in dollars, counts and days as floats) or NONE_DETECTED.
+#: Compare a local variable with ``NONE`` and the type checker narrows it to ``float`` after.
+AttributeValue: TypeAlias = float | Literal["NONE_DETECTED"]
 
 
 def cents(value: Any) -> int:
@@ -588,6 +642,8 @@ def money(total_cents: int, divisor: int = 1) -> float:
 
 @dataclass(frozen=True)
 class Tx:
+    """One banking transaction of the detail payload, its amounts in exact cents."""
+
     account_id: str
     id: str
     date: dt.date
@@ -595,19 +651,39 @@ class Tx:
     debit: int  # cents, 0 when absent
     credit: int
     balance: int
-    raw_debit: Optional[float]
-    raw_credit: Optional[float]
+    raw_debit: float | None
+    raw_credit: float | None
 
     @property
     def age(self) -> int:
+        """Days from the transaction to the sandbox's as-of date."""
         return (AS_OF - self.date).days
 
     @property
     def recent(self) -> bool:
+        """Within the last 90 days (ages 0 to 89), the window of the ``..._90_days`` attributes."""
         return self.age <= 89
 
 
-def included(detail_raw: dict, categories: Optional[list] = None, account_ids: Optional[list] = None):
+def _tx(account: JsonObject, t: JsonObject) -> Tx:
+    date = parse_date(field(t, "Date"))
+    assert date is not None, f"a transaction without a date: {t!r}"
+    return Tx(
+        account_id=field(account, "Id"),
+        id=field(t, "Id"),
+        date=date,
+        description=field(t, "Description") or "",
+        debit=cents(field(t, "Debit")),
+        credit=cents(field(t, "Credit")),
+        balance=cents(field(t, "Balance")),
+        raw_debit=num(field(t, "Debit")),
+        raw_credit=num(field(t, "Credit")),
+    )
+
+
+def included(
+    detail_raw: JsonObject, categories: Sequence[str] | None = None, account_ids: Sequence[str] | None = None
+) -> tuple[list[JsonObject], list[Tx]]:
     """(accounts, T) for the given filters."""
     accounts = [
         a
@@ -615,29 +691,17 @@ def included(detail_raw: dict, categories: Optional[list] = None, account_ids: O
         if (categories is None or field(a, "Category") in categories)
         and (account_ids is None or field(a, "Id") in account_ids)
     ]
-    rows = [
-        Tx(
-            account_id=field(a, "Id"),
-            id=field(t, "Id"),
-            date=parse_date(field(t, "Date")),
-            description=field(t, "Description") or "",
-            debit=cents(field(t, "Debit")),
-            credit=cents(field(t, "Credit")),
-            balance=cents(field(t, "Balance")),
-            raw_debit=num(field(t, "Debit")),
-            raw_credit=num(field(t, "Credit")),
-        )
-        for a in accounts
-        for t in items(field(a, "Transactions"))
-    ]
+    rows = [_tx(a, t) for a in accounts for t in items(field(a, "Transactions"))]
     return accounts, rows
 
 
 def is_payroll(t: Tx) -> bool:
+    """A payroll deposit: a credit described ``PAYROLL DEPOSIT <employer>``."""
     return t.credit > 0 and t.description.startswith(PAYROLL)
 
 
 def is_government(t: Tx) -> bool:
+    """Government income: a credit described ``GOVT ...``."""
     return t.credit > 0 and t.description.startswith("GOVT ")
 
 
@@ -647,18 +711,23 @@ def is_nsf(t: Tx) -> bool:
 
 
 def is_loan(t: Tx) -> bool:
+    """A loan payment: a debit described ``LOAN PAYMENT...``."""
     return t.debit > 0 and t.description.startswith("LOAN PAYMENT")
 
 
 def is_card(t: Tx) -> bool:
+    """A credit card payment: a debit described ``CREDIT CARD PAYMENT...``."""
     return t.debit > 0 and t.description.startswith("CREDIT CARD PAYMENT")
 
 
 def is_bill(t: Tx) -> bool:
+    """A bill payment: a debit described ``BILL PAYMENT...``."""
     return t.debit > 0 and t.description.startswith("BILL PAYMENT")
 
 
-def recompute(detail_raw: dict, categories: Optional[list] = None, account_ids: Optional[list] = None) -> dict[str, Any]:
+def recompute(
+    detail_raw: JsonObject, categories: Sequence[str] | None = None, account_ids: Sequence[str] | None = None
+) -> dict[str, AttributeValue]:
     """Every attribute of the catalogue: a float (money in dollars, counts and days as floats) or
     "NONE_DETECTED"."""
     accounts, T = included(detail_raw, categories, account_ids)
@@ -666,7 +735,7 @@ def recompute(detail_raw: dict, categories: Optional[list] = None, account_ids: 
     government = [t for t in T if is_government(t)]
     nsf = [t for t in T if is_nsf(t)]
     loans = [t for t in T if is_loan(t)]
-    out: dict[str, Any] = {}
+    out: dict[str, AttributeValue] = {}
     out["account_age_days"] = float((AS_OF - min(t.date for t in T)).days) if T else NONE
     out["count_accounts"] = float(len(accounts))
     out["count_transactions"] = float(len(T))
@@ -696,7 +765,7 @@ def recompute(detail_raw: dict, categories: Optional[list] = None, account_ids: 
 
 
 #: For each attribute whose underlying transactions are a well-defined set: that set.
-BEHIND: dict[str, Callable[[list], list]] = {
+BEHIND: dict[str, Callable[[list[Tx]], list[Tx]]] = {
     "count_transactions": lambda T: T,
     "count_negative_balance": lambda T: [t for t in T if t.balance < 0],
     "count_nsf": lambda T: [t for t in T if is_nsf(t)],
@@ -713,14 +782,15 @@ BEHIND: dict[str, Callable[[list], list]] = {
 }
 
 
-def assert_value(name: str, got: float, raw_value: Optional[str], want: Any, where: str = "") -> None:
-    """A row of ``Attributes.values`` against the recomputed value."""
+def assert_value(name: str, got: object, raw_value: object, want: AttributeValue, where: str = "") -> None:
+    """A row of ``Attributes.values`` (its ``value`` and ``raw_value`` cells, whose types are
+    checked here) against the recomputed value."""
     if want == NONE:
         assert isinstance(got, float) and math.isnan(got), f"{where}{name}: {got!r}, want NaN"
         assert raw_value == NONE, f"{where}{name}: raw_value {raw_value!r}"
     else:
         assert isinstance(got, float) and not math.isnan(got), f"{where}{name}: {got!r}, want {want}"
         assert math.isclose(got, want, rel_tol=0, abs_tol=1e-6), f"{where}{name}: {got!r}, want {want!r}"
-        assert raw_value is not None and math.isclose(float(raw_value), want, rel_tol=0, abs_tol=1e-6), (
+        assert isinstance(raw_value, str) and math.isclose(float(raw_value), want, rel_tol=0, abs_tol=1e-6), (
             f"{where}{name}: raw_value {raw_value!r}, want {want!r}"
         )

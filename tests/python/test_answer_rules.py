@@ -1,94 +1,101 @@
-"""Answers that break a rule of interface-v3.md 4.2 raise InvalidAnswer before anything is sent."""
+"""Answers that break a rule (docs/protocol.md#challenges-and-answer-rules) raise InvalidAnswer before anything
+is sent."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pytest
 
 import bankfeed as bf
-from bfhelpers import answer_map, answers_for, raises, step_with
+from bfhelpers import Answers, SandboxUser, Want, answer_map, answers_for, choices_of, raises, step_with
+
+#: (answers, the prompt the error must name, the values sent that must not be echoed).
+Broken = tuple[Answers, str, list[str]]
+#: Turns a step and its correct answers into answers that break one rule.
+Breaker = Callable[[bf.Challenge, dict[str, list[str]]], Broken]
 
 
-def _target(step, kind):
+def _target(step: bf.Challenge, kind: str) -> bf.SecurityChallenge:
     return next(c for c in step.challenges if c.type == kind)
 
 
-def _security_code(item):
+def _security_code(item: bf.SecurityChallenge) -> bool:
     return item.type == "QuestionAndAnswer" and not item.choices and "SecurID" in item.prompt
 
 
-# Each case: user, which step to reach, and a function (step, correct answers) -> (answers, the
-# prompt the error must name, the values sent that must not be echoed).
-def missing_prompt(step, correct):
+# Each case: user, which step to reach, and a Breaker.
+def missing_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     last = step.prompts[-1]
     return {k: v for k, v in correct.items() if k != last}, last, []
 
 
-def key_that_is_no_prompt(step, correct):
+def key_that_is_no_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     key = "What is your favourite colour?"
-    return dict(correct, **{key: "Blue-qz"}), key, ["Blue-qz"]
+    return {**correct, key: "Blue-qz"}, key, ["Blue-qz"]
 
 
-def blank_question(step, correct):
+def blank_question(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     prompt = step.prompts[0]
     return {prompt: "   "}, prompt, []
 
 
-def multiple_choice_two_answers(step, correct):
+def multiple_choice_two_answers(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoice")
-    return {item.prompt: item.choices[:2]}, item.prompt, []
+    return {item.prompt: choices_of(item)[:2]}, item.prompt, []
 
 
-def multiple_choice_not_a_choice(step, correct):
+def multiple_choice_not_a_choice(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoice")
     return {item.prompt: "Baker Street-qz"}, item.prompt, ["Baker Street-qz"]
 
 
-def multiple_answers_empty(step, correct):
+def multiple_answers_empty(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoiceMultipleAnswers")
     return {item.prompt: []}, item.prompt, []
 
 
-def multiple_answers_not_a_choice(step, correct):
+def multiple_answers_not_a_choice(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoiceMultipleAnswers")
-    return {item.prompt: [item.choices[0], "Discover-qz"]}, item.prompt, ["Discover-qz"]
+    return {item.prompt: [choices_of(item)[0], "Discover-qz"]}, item.prompt, ["Discover-qz"]
 
 
-def image_not_an_image(step, correct):
+def image_not_an_image(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "ImageSelection")
     return {item.prompt: "aW1hZ2UtcXo="}, item.prompt, ["aW1hZ2UtcXo="]
 
 
-def text_or_call_keyed_by_the_prompt(step, correct):
+def text_or_call_keyed_by_the_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "TextOrCall")
     return {item.prompt: "Text"}, item.prompt, []
 
 
-def text_or_call_keyed_by_a_stranger(step, correct):
+def text_or_call_keyed_by_a_stranger(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     assert _target(step, "TextOrCall").choices
     return {"(555) 000-0000": "Text"}, "(555) 000-0000", []
 
 
-def text_or_call_neither_text_nor_call(step, correct):
+def text_or_call_neither_text_nor_call(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "TextOrCall")
-    return {item.choices[0]: "Email-qz"}, item.prompt, ["Email-qz"]
+    return {choices_of(item)[0]: "Email-qz"}, item.prompt, ["Email-qz"]
 
 
-def trusted_device_not_verified(step, correct):
+def trusted_device_not_verified(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "WaitUntilEUAccept")
     return {item.prompt: "Sure-qz"}, item.prompt, ["Sure-qz"]
 
 
-def code_of_five_digits(step, correct):
+def code_of_five_digits(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = next(c for c in step.challenges if _security_code(c))
     return {item.prompt: "12345"}, item.prompt, ["12345"]
 
 
-def code_with_a_letter(step, correct):
+def code_with_a_letter(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     item = next(c for c in step.challenges if _security_code(c))
     return {item.prompt: "12a456"}, item.prompt, ["12a456"]
 
 
-CASES = [
+CASES: list[tuple[str, Want, Breaker]] = [
     ("mfa_three_questions", "QuestionAndAnswer", missing_prompt),
     ("Greatday", "QuestionAndAnswer", key_that_is_no_prompt),
     ("Greatday", "QuestionAndAnswer", blank_question),
@@ -107,17 +114,29 @@ CASES = [
 IDS = [case[2].__name__ for case in CASES]
 
 
-@pytest.mark.parametrize("username, want, breaker", CASES, ids=IDS)
+@pytest.mark.parametrize(("username", "want", "breaker"), CASES, ids=IDS)
 @pytest.mark.parametrize("method", ["answer", "validate"])
-def test_a_broken_rule_raises_invalid_answer_without_sending(client, sandbox, users, username, want, breaker, method):
+def test_a_broken_rule_raises_invalid_answer_without_sending(
+    client: bf.Client,
+    sandbox: bf.Sandbox,
+    users: dict[str, SandboxUser],
+    username: str,
+    want: Want,
+    breaker: Breaker,
+    method: str,
+) -> None:
     user = users[username]
-    step = step_with(client, user, want)
+    step: bf.Session | bf.Challenge = step_with(client, user, want)
+    assert isinstance(step, bf.Challenge)
     correct = answers_for(step, answer_map(user))
     bad, named, sent = breaker(step, correct)
 
     before = sandbox.request_count
     with raises(bf.InvalidAnswer, extra_secrets=sent) as info:
-        getattr(step, method)(bad)
+        if method == "answer":
+            step.answer(bad)
+        else:
+            step.validate(bad)
     assert sandbox.request_count == before, "nothing may be sent when a rule is broken"
 
     exc = info.value
@@ -128,7 +147,7 @@ def test_a_broken_rule_raises_invalid_answer_without_sending(client, sandbox, us
     assert exc.rule
 
     # The step is untouched: the right answers still pass the rules and open the session.
-    assert step.validate(correct) is None
+    assert step.validate(correct) is None  # type: ignore[func-returns-value]  # pins the documented None
     assert sandbox.request_count == before
     while isinstance(step, bf.Challenge):
         step = step.answer(answers_for(step, answer_map(user)))
@@ -140,9 +159,11 @@ def test_a_broken_rule_raises_invalid_answer_without_sending(client, sandbox, us
     [{"What city were you born in?": 42}, {"What city were you born in?": [b"Montreal"]}, ["not", "a", "mapping"]],
     ids=["int", "bytes", "list"],
 )
-def test_answers_of_the_wrong_type_are_refused(client, sandbox, answers):
+def test_answers_of_the_wrong_type_are_refused(client: bf.Client, sandbox: bf.Sandbox, answers: object) -> None:
     step = client.authorize("FlinksCapital", "Greatday", "Everyday")
+    assert isinstance(step, bf.Challenge)
     before = sandbox.request_count
     with pytest.raises((bf.InvalidAnswer, TypeError)):
-        step.answer(answers)
+        # A wrong type on purpose: the run-time check is what is under test.
+        step.answer(answers)  # type: ignore[arg-type]
     assert sandbox.request_count == before

@@ -3,64 +3,69 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 import bankfeed as bf
 from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, assert_secret_free, raises
 
+#: (type, prompt, choices) of one fake security challenge.
+FakeItem = tuple[str, str, list[str] | None]
 
-def fake_step(*items):
+
+def fake_step(*items: FakeItem) -> bf.Challenge:
     """A stand-in with the attributes of a bf.Challenge the handler reads."""
     challenges = [SimpleNamespace(type=kind, prompt=prompt, choices=choices) for kind, prompt, choices in items]
-    return SimpleNamespace(challenges=challenges, prompts=[c.prompt for c in challenges])
+    # Typed as what it stands in for: the handler reads only these attributes.
+    return cast(bf.Challenge, SimpleNamespace(challenges=challenges, prompts=[c.prompt for c in challenges]))
 
 
-CITY = ("QuestionAndAnswer", "What city were you born in?", None)
+CITY: FakeItem = ("QuestionAndAnswer", "What city were you born in?", None)
 PHONES = ["(514) 555-0101", "(438) 555-0199"]
-TEXT_OR_CALL = ("TextOrCall", "How would you like to receive your security code?", PHONES)
+TEXT_OR_CALL: FakeItem = ("TextOrCall", "How would you like to receive your security code?", PHONES)
 
 
-def test_a_string_becomes_a_one_item_list_under_the_exact_prompt():
+def test_a_string_becomes_a_one_item_list_under_the_exact_prompt() -> None:
     handler = bf.answers({"What city were you born in?": "Montreal"})
     assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
 
 
-def test_lists_are_kept_as_lists():
+def test_lists_are_kept_as_lists() -> None:
     step = fake_step(("MultipleChoiceMultipleAnswers", "Cards?", ["Visa", "Amex", "MC"]))
     assert bf.answers({"Cards?": ["Visa", "MC"]})(step) == {"Cards?": ["Visa", "MC"]}
     assert bf.answers({"Cards?": ("Amex",)})(step) == {"Cards?": ["Amex"]}
 
 
-def test_prompts_match_case_insensitively_and_are_sent_verbatim():
+def test_prompts_match_case_insensitively_and_are_sent_verbatim() -> None:
     handler = bf.answers({"WHAT CITY WERE YOU BORN IN?": "Montreal"})
     assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
 
 
-def test_an_exact_match_wins_over_a_case_insensitive_one():
+def test_an_exact_match_wins_over_a_case_insensitive_one() -> None:
     handler = bf.answers({"Pet?": "exact", "pet?": "lower"})
     assert handler(fake_step(("QuestionAndAnswer", "pet?", None))) == {"pet?": ["lower"]}
     assert handler(fake_step(("QuestionAndAnswer", "Pet?", None))) == {"Pet?": ["exact"]}
 
 
-def test_text_or_call_is_keyed_by_the_chosen_choice():
+def test_text_or_call_is_keyed_by_the_chosen_choice() -> None:
     handler = bf.answers({"(438) 555-0199": "Call"})
     assert handler(fake_step(TEXT_OR_CALL)) == {"(438) 555-0199": ["Call"]}
 
 
-def test_prompts_without_an_answer_are_left_out():
+def test_prompts_without_an_answer_are_left_out() -> None:
     handler = bf.answers({"What city were you born in?": "Montreal"})
     step = fake_step(CITY, ("QuestionAndAnswer", "What shape do people like most?", None), TEXT_OR_CALL)
     assert handler(step) == {"What city were you born in?": ["Montreal"]}
     assert handler(fake_step(("QuestionAndAnswer", "Unknown?", None))) == {}
 
 
-def test_pairs_are_accepted_like_a_mapping():
+def test_pairs_are_accepted_like_a_mapping() -> None:
     handler = bf.answers([("What city were you born in?", ["Montreal"])])
     assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
 
 
-def test_the_result_is_a_fresh_copy_each_time():
+def test_the_result_is_a_fresh_copy_each_time() -> None:
     handler = bf.answers({"What city were you born in?": ["Montreal"]})
     first = handler(fake_step(CITY))
     first["What city were you born in?"].append("tampered")
@@ -68,14 +73,15 @@ def test_the_result_is_a_fresh_copy_each_time():
 
 
 @pytest.mark.parametrize("bad", [42, b"bytes", [1, 2], None], ids=["int", "bytes", "ints", "none"])
-def test_values_that_are_not_strings_are_refused_without_echoing_them(bad):
+def test_values_that_are_not_strings_are_refused_without_echoing_them(bad: object) -> None:
     with pytest.raises(TypeError) as info:
-        bf.answers({"What city were you born in?": bad})
+        # A wrong type on purpose: the run-time check is what is under test.
+        bf.answers({"What city were you born in?": bad})  # type: ignore[arg-type]
     assert "What city were you born in?" in str(info.value)
     assert repr(bad) not in str(info.value)
 
 
-def test_the_repr_lists_the_prompts_but_never_the_answers():
+def test_the_repr_lists_the_prompts_but_never_the_answers() -> None:
     handler = bf.answers(dict(GREATDAY, **{"(514) 555-0101": "Text"}))
     text = repr(handler)
     for prompt in GREATDAY:
@@ -86,13 +92,13 @@ def test_the_repr_lists_the_prompts_but_never_the_answers():
     assert_secret_free(text, str(handler))
 
 
-def test_the_handler_logs_greatday_in(client):
+def test_the_handler_logs_greatday_in(client: bf.Client) -> None:
     lowered = {prompt.lower(): answer for prompt, answer in GREATDAY.items()}
     session = client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(lowered))
     assert isinstance(session, bf.Session)
 
 
-def test_a_missing_answer_fails_before_sending_and_names_the_prompt(client, sandbox):
+def test_a_missing_answer_fails_before_sending_and_names_the_prompt(client: bf.Client, sandbox: bf.Sandbox) -> None:
     handler = bf.answers({"What city were you born in?": "Montreal"})
     before = sandbox.request_count
     with raises(bf.InvalidAnswer, prompt="What is the best country on earth?") as info:

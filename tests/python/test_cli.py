@@ -13,20 +13,23 @@ import uuid
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, answer_pairs
+from bfhelpers import INSTITUTION, PASSWORD, SandboxUser, answer_pairs
 
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("BANKFEED_")}
 
 
-def run(*args, timeout=60):
+def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bankfeed", *args], capture_output=True, text=True, timeout=timeout, env=ENV
     )
 
 
-@pytest.mark.parametrize("args, username", [((), "mfa_securid"), (("--user", "mfa_image"), "mfa_image")],
-                         ids=["default", "image"])
-def test_demo_prints_every_prompt_but_no_answer(users, args, username):
+@pytest.mark.parametrize(
+    ("args", "username"), [((), "mfa_securid"), (("--user", "mfa_image"), "mfa_image")], ids=["default", "image"]
+)
+def test_demo_prints_every_prompt_but_no_answer(
+    users: dict[str, SandboxUser], args: tuple[str, ...], username: str
+) -> None:
     result = run("demo", *args)
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -44,12 +47,12 @@ def test_demo_prints_every_prompt_but_no_answer(users, args, username):
     assert "Value" in out and "Cash" in out
 
 
-def test_demo_of_an_unknown_user_fails():
+def test_demo_of_an_unknown_user_fails() -> None:
     result = run("demo", "--user", "nobody_at_all")
     assert result.returncode != 0
 
 
-def test_users_lists_every_sandbox_user(users):
+def test_users_lists_every_sandbox_user(users: dict[str, SandboxUser]) -> None:
     result = run("users")
     assert result.returncode == 0, result.stderr
     for name, user in users.items():
@@ -58,19 +61,21 @@ def test_users_lists_every_sandbox_user(users):
             assert kind in result.stdout
 
 
-def free_port():
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-def test_sandbox_serves_until_ctrl_c():
+def test_sandbox_serves_until_ctrl_c() -> None:
     port, customer_id = free_port(), str(uuid.uuid4())
     proc = subprocess.Popen(
         [sys.executable, "-m", "bankfeed", "sandbox", "--port", str(port), "--customer-id", customer_id],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
     )
     try:
+        assert proc.stdout is not None
         first_line = proc.stdout.readline()
         assert f"http://127.0.0.1:{port}" in first_line and customer_id in first_line
         client = bf.Client(f"http://127.0.0.1:{port}", customer_id, timeout=5, max_retries=0)

@@ -11,33 +11,33 @@ ENV_VARS = ("BANKFEED_BASE_URL", "BANKFEED_CUSTOMER_ID", "BANKFEED_API_KEY", "BA
 
 
 @pytest.fixture
-def clean_env(monkeypatch):
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for name in ENV_VARS:
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
 
-def test_base_url_is_required(clean_env):
+def test_base_url_is_required(clean_env: pytest.MonkeyPatch) -> None:
     with raises(bf.ConfigError, field="base_url") as info:
         bf.Client(customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
     assert "base_url" in str(info.value)
     assert isinstance(info.value, ValueError)
 
 
-def test_customer_id_is_required(clean_env):
+def test_customer_id_is_required(clean_env: pytest.MonkeyPatch) -> None:
     with raises(bf.ConfigError, field="customer_id") as info:
         bf.Client("http://127.0.0.1:9")
     assert "customer_id" in str(info.value)
 
 
-def test_nothing_at_all_names_a_missing_field(clean_env):
+def test_nothing_at_all_names_a_missing_field(clean_env: pytest.MonkeyPatch) -> None:
     with raises(bf.ConfigError) as info:
         bf.Client()
     assert info.value.field in ("base_url", "customer_id")
     assert info.value.field in str(info.value)
 
 
-def test_environment_variables_fill_in_missing_options(clean_env, sandbox):
+def test_environment_variables_fill_in_missing_options(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", sandbox.url)
     clean_env.setenv("BANKFEED_CUSTOMER_ID", sandbox.customer_id)
     client = bf.Client()
@@ -48,7 +48,7 @@ def test_environment_variables_fill_in_missing_options(clean_env, sandbox):
     assert isinstance(session, bf.Session)
 
 
-def test_arguments_win_over_environment_variables(clean_env, sandbox):
+def test_arguments_win_over_environment_variables(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", "http://127.0.0.1:9")
     clean_env.setenv("BANKFEED_CUSTOMER_ID", "not-this-one")
     client = bf.Client(sandbox.url, sandbox.customer_id)
@@ -57,20 +57,20 @@ def test_arguments_win_over_environment_variables(clean_env, sandbox):
     assert isinstance(client.login(INSTITUTION, "greatday_nomfa", PASSWORD), bf.Session)
 
 
-def test_only_the_customer_id_from_the_environment(clean_env, sandbox):
+def test_only_the_customer_id_from_the_environment(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
     clean_env.setenv("BANKFEED_CUSTOMER_ID", sandbox.customer_id)
     client = bf.Client(sandbox.url)
     assert client.customer_id == sandbox.customer_id
 
 
 @pytest.mark.parametrize("timeout", [0, -1, -0.5], ids=["zero", "minus-one", "minus-half"])
-def test_a_timeout_must_be_positive(clean_env, sandbox, timeout):
+def test_a_timeout_must_be_positive(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox, timeout: float) -> None:
     with raises(bf.ConfigError, field="timeout") as info:
         bf.Client(sandbox.url, sandbox.customer_id, timeout=timeout)
     assert "timeout" in str(info.value)
 
 
-def test_defaults_are_the_documented_ones(clean_env, sandbox):
+def test_defaults_are_the_documented_ones(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
     client = bf.Client(sandbox.url, sandbox.customer_id)
     assert client.timeout == 240.0
     assert client.poll_interval == 10.0
@@ -78,7 +78,7 @@ def test_defaults_are_the_documented_ones(clean_env, sandbox):
     assert client.max_retries == 2
 
 
-def test_the_sandbox_client_uses_the_given_options(sandbox):
+def test_the_sandbox_client_uses_the_given_options(sandbox: bf.Sandbox) -> None:
     client = sandbox.client(poll_interval=0.01, poll_timeout=10)
     assert client.poll_interval == pytest.approx(0.01)
     assert client.poll_timeout == pytest.approx(10)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 import pytest
 
@@ -15,49 +16,61 @@ import datahelpers as dh
 
 #: (seed, banking_transactions): seed 0 has no government income and no loans; seed 2 has both,
 #: and a Products (loan) account; 0 and 1 transactions make the NONE_DETECTED cases.
-DATASETS = [(0, None), (2, None), (3, None), (0, 0), (0, 1)]
+DATASETS: list[tuple[int, int | None]] = [(0, None), (2, None), (3, None), (0, 0), (0, 1)]
 
 
 GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
-def ids(value):
+def ids(value: tuple[int, int | None]) -> str:
+    """The test id of a dataset."""
     return f"seed{value[0]}-n{value[1]}"
 
 
-def values_by_name(attrs: "bf.Attributes", group: str) -> dict:
+def values_by_name(attrs: bf.Attributes, group: str) -> dict[str, dict[str, Any]]:
+    """The rows of ``attrs.values`` of one group, by attribute name."""
     rows = [r for r in attrs.values.to_records() if r["group"] == group]
     names = [r["attribute"] for r in rows]
     assert len(names) == len(set(names)), f"duplicate attributes in {group}: {names}"
     return {r["attribute"]: r for r in rows}
 
 
-def check_values(attrs, group: str, names: list, expected: dict, login_id: str, where: str) -> None:
+def check_values(
+    attrs: bf.Attributes,
+    group: str,
+    names: list[str],
+    expected: dict[str, dh.AttributeValue],
+    login_id: str,
+    where: str,
+) -> None:
+    """Every ``names`` of ``group``, in the table and in ``to_dict()``, against ``expected``."""
     rows = values_by_name(attrs, group)
     assert sorted(rows) == sorted(names), f"{where}: {sorted(rows)} != {sorted(names)}"
     for name in names:
         row = rows[name]
         assert row["login_id"] == login_id, row
         assert GUID.match(row["group_id"] or ""), row
-        dh.assert_value(name, row["value"], row["raw_value"], expected[name], where=f"{where}: ")
+        want = expected[name]
+        dh.assert_value(name, row["value"], row["raw_value"], want, where=f"{where}: ")
         sent = attrs.to_dict()[group][name]
-        if expected[name] == dh.NONE:
+        if want == dh.NONE:
             assert sent == dh.NONE
         else:
-            assert math.isclose(float(sent), expected[name], abs_tol=1e-6)
+            assert math.isclose(float(sent), want, abs_tol=1e-6)
 
 
 @pytest.mark.parametrize("dataset", DATASETS, ids=ids)
-def test_every_catalogue_value_recomputed(dataset):
+def test_every_catalogue_value_recomputed(dataset: tuple[int, int | None]) -> None:
     seed, n = dataset
-    sb, client, login_id, raw = dh.attribute_sandbox(seed, banking_transactions=n)
+    _, client, login_id, raw = dh.attribute_sandbox(seed, banking_transactions=n)
     attrs = client.attributes(login_id, {"Custom": dh.CATALOGUE})
     expected = dh.recompute(raw)
     check_values(attrs, "Custom", dh.CATALOGUE, expected, login_id, f"seed {seed} n {n}")
     assert attrs.groups == ["Custom"]
     for name in dh.CATALOGUE:
         sent = attrs[name]
-        assert sent == dh.NONE if expected[name] == dh.NONE else math.isclose(float(sent), expected[name], abs_tol=1e-6)
+        want = expected[name]
+        assert sent == dh.NONE if want == dh.NONE else math.isclose(float(sent), want, abs_tol=1e-6)
     with pytest.raises(KeyError):
         attrs["no_such_attribute"]
     if n == 0:
@@ -66,7 +79,7 @@ def test_every_catalogue_value_recomputed(dataset):
             assert expected[name] == dh.NONE, name
 
 
-def test_none_detected_is_nan_with_raw_value_kept():
+def test_none_detected_is_nan_with_raw_value_kept() -> None:
     _, client, login_id, _ = dh.attribute_sandbox(0)
     attrs = client.attributes(login_id, {"Card": ["sum_government_income", "count_nsf"]})
     rows = values_by_name(attrs, "Card")
@@ -79,8 +92,8 @@ def test_none_detected_is_nan_with_raw_value_kept():
     assert frame["value"].isna().tolist() == [True, False]
 
 
-def test_large_data_values_recomputed():
-    sb, client, login_id, raw = dh.attribute_sandbox(0, banking_transactions=dh.LARGE_BANKING)
+def test_large_data_values_recomputed() -> None:
+    _, client, login_id, raw = dh.attribute_sandbox(0, banking_transactions=dh.LARGE_BANKING)
     assert sum(len(a["Transactions"] or []) for a in raw["Accounts"]) == dh.LARGE_BANKING
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE})
     check_values(attrs, "Card", dh.CATALOGUE, dh.recompute(raw), login_id, "large")
@@ -88,7 +101,7 @@ def test_large_data_values_recomputed():
 
 @pytest.mark.parametrize("package", list(dh.PACKAGES))
 @pytest.mark.parametrize("seed", [0, 2])
-def test_use_case_packages(package, seed):
+def test_use_case_packages(package: str, seed: int) -> None:
     _, client, login_id, raw = dh.attribute_sandbox(seed)
     attrs = client.attributes(login_id, package=package)
     assert attrs.groups == ["Card"]
@@ -100,24 +113,26 @@ def test_use_case_packages(package, seed):
     assert again.to_dict() == attrs.to_dict()
 
 
-def test_all_package_on_tier2():
+def test_all_package_on_tier2() -> None:
     _, client, login_id, raw = dh.attribute_sandbox(2, tier2=True)
     attrs = client.attributes(login_id, package="all")
     check_values(attrs, "Card", dh.CATALOGUE, dh.recompute(raw), login_id, "all")
 
 
-def test_all_package_without_tier2_is_access_denied():
+def test_all_package_without_tier2_is_access_denied() -> None:
     _, client, login_id, _ = dh.attribute_sandbox(0)
     with pytest.raises(bf.Unauthorized) as info:
         client.attributes(login_id, package="all")
     assert info.value.code == "ACCESS_DENIED"
 
 
-FILTERS = [["Operations"], ["Credits"], ["Operations", "Credits"], ["Products"], ["Operations", "Products"], ["Nothing"]]
+FILTERS = [
+    ["Operations"], ["Credits"], ["Operations", "Credits"], ["Products"], ["Operations", "Products"], ["Nothing"],
+]
 
 
 @pytest.mark.parametrize("categories", FILTERS, ids=lambda c: "+".join(c))
-def test_custom_with_account_category_filter(categories):
+def test_custom_with_account_category_filter(categories: list[str]) -> None:
     _, client, login_id, raw = dh.attribute_sandbox(2)
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories})
     expected = dh.recompute(raw, categories=categories)
@@ -126,7 +141,7 @@ def test_custom_with_account_category_filter(categories):
     assert attrs["count_accounts"] == want_accounts
 
 
-def test_custom_with_account_filter_and_both_filters():
+def test_custom_with_account_filter_and_both_filters() -> None:
     _, client, login_id, raw = dh.attribute_sandbox(2)
     accounts = raw["Accounts"]
     assert len(accounts) >= 3
@@ -135,12 +150,14 @@ def test_custom_with_account_filter_and_both_filters():
     check_values(attrs, "Card", dh.CATALOGUE, dh.recompute(raw, account_ids=chosen), login_id, "account_filter")
     assert attrs["count_accounts"] == 2
     categories = [accounts[0]["Category"]]
-    both = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories}, account_filter=chosen)
+    both = client.attributes(
+        login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories}, account_filter=chosen
+    )
     expected = dh.recompute(raw, categories=categories, account_ids=chosen)
     check_values(both, "Card", dh.CATALOGUE, expected, login_id, "filters+account_filter")
 
 
-def test_several_groups_in_one_request():
+def test_several_groups_in_one_request() -> None:
     _, client, login_id, raw = dh.attribute_sandbox(2)
     request = {"Income": dh.PACKAGES["income"], "Risk": ["count_nsf", "balance_min"]}
     attrs = client.attributes(login_id, request)
@@ -152,11 +169,13 @@ def test_several_groups_in_one_request():
 
 
 @pytest.mark.parametrize(
-    "filters, account_index",
+    ("filters", "account_index"),
     [(None, None), ({"AccountCategory": ["Operations"]}, None), (None, 0)],
     ids=["all", "operations", "one-account"],
 )
-def test_attributes_detail_rows_are_the_transactions_behind(filters, account_index):
+def test_attributes_detail_rows_are_the_transactions_behind(
+    filters: dict[str, list[str]] | None, account_index: int | None
+) -> None:
     _, client, login_id, raw = dh.attribute_sandbox(2)
     account_filter = None if account_index is None else [raw["Accounts"][account_index]["Id"]]
     categories = filters["AccountCategory"] if filters else None
@@ -164,7 +183,7 @@ def test_attributes_detail_rows_are_the_transactions_behind(filters, account_ind
                               account_filter=account_filter)
     expected = dh.recompute(raw, categories=categories, account_ids=account_filter)
     check_values(attrs, "Card", dh.CATALOGUE, expected, login_id, "with detail")
-    accounts, T = dh.included(raw, categories, account_filter)
+    _, T = dh.included(raw, categories, account_filter)
     by_id = {t.id: t for t in T}
 
     # The table is the raw AttributesDetail, flattened.
@@ -175,7 +194,7 @@ def test_attributes_detail_rows_are_the_transactions_behind(filters, account_ind
     assert table.columns == dh.ATTRIBUTE_DETAIL_COLUMNS
     assert len(table) == len(flat)
     records = table.to_records()
-    for row, (name, t) in zip(records, flat):
+    for row, (name, t) in zip(records, flat, strict=True):
         assert row["group"] == "Card" and row["attribute"] == name
         assert row["transaction_id"] == t["TransactionId"] and row["account_id"] == t["AccountId"]
         assert "/" in t["Date"] and row["date"] == dh.parse_date(t["Date"])
@@ -183,11 +202,13 @@ def test_attributes_detail_rows_are_the_transactions_behind(filters, account_ind
     dh.assert_exports_agree(table, float_columns=["debit", "credit"], date_columns=["date"])
 
     # Each row is a real transaction of an included account, with its own fields.
-    per_attribute: dict = {}
+    per_attribute: dict[str, list[dh.Tx]] = {}
     for row in records:
         tx = by_id.get(row["transaction_id"])
-        assert tx is not None, f"{row['attribute']}: {row['transaction_id']} is not a transaction of the included accounts"
-        assert row["account_id"] == tx.account_id and row["date"] == tx.date and row["description"] == tx.description
+        assert tx is not None, (
+            f"{row['attribute']}: {row['transaction_id']} is not a transaction of the included accounts"
+        )
+        assert (row["account_id"], row["date"], row["description"]) == (tx.account_id, tx.date, tx.description)
         assert row["debit"] == tx.raw_debit and row["credit"] == tx.raw_credit
         per_attribute.setdefault(row["attribute"], []).append(tx)
     assert set(per_attribute) <= set(dh.CATALOGUE)
@@ -207,15 +228,16 @@ def test_attributes_detail_rows_are_the_transactions_behind(filters, account_ind
         assert len(latest) == 1 and dh.is_payroll(latest[0]) and latest[0].date == max(t.date for t in payroll)
 
 
-def test_detail_only_for_the_requested_attributes():
+def test_detail_only_for_the_requested_attributes() -> None:
     _, client, login_id, raw = dh.attribute_sandbox(2)
-    attrs = client.attributes(login_id, {"Card": ["count_nsf", "sum_loan_payments", "balance_min"]}, detail=["count_nsf"])
+    request = {"Card": ["count_nsf", "sum_loan_payments", "balance_min"]}
+    attrs = client.attributes(login_id, request, detail=["count_nsf"])
     assert set(attrs.detail.column("attribute")) == {"count_nsf"}
     _, T = dh.included(raw)
     assert sorted(attrs.detail.column("transaction_id")) == sorted(t.id for t in T if dh.is_nsf(t))
 
 
-def test_attributes_from_json_gives_identical_tables():
+def test_attributes_from_json_gives_identical_tables() -> None:
     _, client, login_id, _ = dh.attribute_sandbox(2)
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, detail=["count_nsf", "sum_employer_income"])
     again = bf.Attributes.from_json(json.dumps(attrs.raw))
@@ -224,7 +246,7 @@ def test_attributes_from_json_gives_identical_tables():
     assert again.detail.to_records() == attrs.detail.to_records()
     a, b = attrs.values.to_records(), again.values.to_records()
     assert len(a) == len(b)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert x.keys() == y.keys()
         for key in x:
             assert dh._eq(x[key], y[key]), key
@@ -234,20 +256,21 @@ def test_attributes_from_json_gives_identical_tables():
 # --- the 202 paths ------------------------------------------------------------------------
 
 
-def _parts(request: dict) -> tuple:
+def _parts(request: dict[str, Any]) -> tuple[str, str, int]:
+    """(method, path after the customer id, status) of a logged request."""
     return request["method"], request["path"].split("/v3/", 1)[1].split("/", 1)[1], request["status"]
 
 
 @pytest.mark.parametrize(
-    "package, operation",
+    ("package", "operation"),
     [("income", "GetIncomeAttributes"), ("credit_risk", "GetCreditRiskAttributes"),
      ("user_analysis", "GetUserAnalysisAttributes"), ("lending", "GetLendingAttributes"), (None, None)],
 )
-def test_attributes_202_path(fresh_sandbox, package, operation):
+def test_attributes_202_path(fresh_sandbox: bf.Sandbox, package: str | None, operation: str | None) -> None:
     """client.attributes runs the preparation sequence: cached authorize, account detail polled
     on GetAccountsDetailAsync, then the attributes call repeated until 200."""
     client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    login_id = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True).login_id
+    _, login_id = dh.log_in(client)
     mark = len(fresh_sandbox.requests)
     if package:
         attrs = client.attributes(login_id, package=package)
@@ -262,14 +285,14 @@ def test_attributes_202_path(fresh_sandbox, package, operation):
         ("POST", "BankingServices/GetAccountsDetail", 202),
         ("GET", f"BankingServices/GetAccountsDetailAsync/{request_id}", 202),
         ("GET", f"BankingServices/GetAccountsDetailAsync/{request_id}", 200),
-    ] + [(m, p, s) for (m, p), s in zip(tail, [202, 202, 200])], seen
+    ] + [(m, p, s) for (m, p), s in zip(tail, [202, 202, 200], strict=True)], seen
 
 
 # --- errors ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    "args, kwargs, field",
+    ("args", "kwargs", "field"),
     [
         ((), {}, "attributes"),
         (({"Card": ["count_nsf"]},), {"package": "income"}, "attributes"),
@@ -283,7 +306,9 @@ def test_attributes_202_path(fresh_sandbox, package, operation):
     ids=["neither", "both", "filters-with-package", "detail-with-package", "account-filter-with-package",
          "unknown-package", "no-group", "empty-group"],
 )
-def test_config_errors_name_the_field(args, kwargs, field):
+def test_config_errors_name_the_field(
+    args: tuple[dict[str, list[str]], ...], kwargs: dict[str, Any], field: str
+) -> None:
     sb, client, login_id, _ = dh.attribute_sandbox(0)
     mark = len(sb.requests)
     with pytest.raises(bf.ConfigError) as info:
@@ -298,13 +323,15 @@ def test_config_errors_name_the_field(args, kwargs, field):
 
 
 @pytest.mark.parametrize(
-    "request_, detail",
+    ("request_", "detail"),
     [({"Card": ["count_nsf", "no_such_attribute"]}, None),
      ({"Card": ["Count_NSF"]}, None),
      ({"Card": ["count_nsf"]}, ["no_such_attribute"])],
     ids=["unknown", "re-cased", "unknown-in-detail"],
 )
-def test_unknown_attribute_is_invalid_request_naming_it(request_, detail):
+def test_unknown_attribute_is_invalid_request_naming_it(
+    request_: dict[str, list[str]], detail: list[str] | None
+) -> None:
     _, client, login_id, _ = dh.attribute_sandbox(0)
     with pytest.raises(bf.InvalidRequest) as info:
         client.attributes(login_id, request_, detail=detail)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -18,7 +19,7 @@ BALANCE_COLUMNS = [
 ]
 
 
-def test_generated_sizes_are_exact(sized):
+def test_generated_sizes_are_exact(sized: dh.Sized) -> None:
     size, fetched = sized
     raw = fetched.detail.raw
     want = dh.SIZES[size][1]
@@ -30,7 +31,7 @@ def test_generated_sizes_are_exact(sized):
     assert len(raw["Accounts"]) >= 1
 
 
-def test_detail_accounts_table_is_the_raw_accounts(sized):
+def test_detail_accounts_table_is_the_raw_accounts(sized: dh.Sized) -> None:
     _, fetched = sized
     detail = fetched.detail
     expected = dh.expected_bank_accounts(detail.raw)
@@ -39,14 +40,16 @@ def test_detail_accounts_table_is_the_raw_accounts(sized):
     assert detail.request_id == detail.raw["RequestId"]
 
 
-def test_detail_transactions_table_is_the_raw_transactions_joined(sized):
+def test_detail_transactions_table_is_the_raw_transactions_joined(sized: dh.Sized) -> None:
     _, fetched = sized
     detail = fetched.detail
     raw = detail.raw
     expected = dh.expected_bank_transactions(raw)
     assert len(detail.transactions) == dh.item_count(raw, "Transactions")
     dh.assert_rows_equal(detail.transactions, expected, dh.BANK_TRANSACTION_COLUMNS, "detail transactions")
-    dh.assert_sums_match(detail.transactions, expected, "account_id", ["debit", "credit", "balance"], "detail transactions")
+    dh.assert_sums_match(
+        detail.transactions, expected, "account_id", ["debit", "credit", "balance"], "detail transactions"
+    )
     accounts = {a["Id"]: a for a in raw["Accounts"]}
     for row in detail.transactions.to_records():
         account = accounts[row["account_id"]]
@@ -58,7 +61,7 @@ def test_detail_transactions_table_is_the_raw_transactions_joined(sized):
     assert [d.isoformat() for d in detail.transactions.column("date")] == raw_dates
 
 
-def test_days365_covers_a_year_and_days90_the_last_90_days(sized):
+def test_days365_covers_a_year_and_days90_the_last_90_days(sized: dh.Sized) -> None:
     _, fetched = sized
     dates = fetched.detail.transactions.column("date")
     assert all(0 <= (dh.AS_OF - d).days <= 365 for d in dates)
@@ -71,10 +74,12 @@ def test_days365_covers_a_year_and_days90_the_last_90_days(sized):
         t["transaction_id"] for t in fetched.detail.transactions.to_records() if (dh.AS_OF - t["date"]).days <= 89
     }
     assert set(recent.transactions.column("transaction_id")) == year_ids
-    dh.assert_rows_equal(recent.transactions, dh.expected_bank_transactions(recent.raw), dh.BANK_TRANSACTION_COLUMNS, "Days90")
+    dh.assert_rows_equal(
+        recent.transactions, dh.expected_bank_transactions(recent.raw), dh.BANK_TRANSACTION_COLUMNS, "Days90"
+    )
 
 
-def test_summary_tables_are_the_raw_summary(sized):
+def test_summary_tables_are_the_raw_summary(sized: dh.Sized) -> None:
     _, fetched = sized
     summary = fetched.summary
     raw = summary.raw
@@ -84,13 +89,14 @@ def test_summary_tables_are_the_raw_summary(sized):
     assert len(summary.transactions) == dh.item_count(raw, "Transactions") == 0
     assert summary.transactions.columns == dh.BANK_TRANSACTION_COLUMNS
     # Summary carries the eligibility ratios; the ids are the detail's.
-    assert [r["account_id"] for r in summary.accounts.to_records()] == [a["Id"] for a in fetched.detail.raw["Accounts"]]
+    detail_ids = [a["Id"] for a in fetched.detail.raw["Accounts"]]
+    assert [r["account_id"] for r in summary.accounts.to_records()] == detail_ids
     for row in summary.accounts.to_records():
         assert 0.0 <= row["eft_eligible_ratio"] <= 1.0
         assert 0.0 <= row["e_transfer_eligible_ratio"] <= 1.0
 
 
-def test_statements_table_and_files_are_the_raw_statements(sized):
+def test_statements_table_and_files_are_the_raw_statements(sized: dh.Sized) -> None:
     _, fetched = sized
     statements = fetched.statements
     raw = statements.raw
@@ -100,7 +106,7 @@ def test_statements_table_and_files_are_the_raw_statements(sized):
     files = statements.files
     raw_statements = [s for a in raw["StatementsByAccount"] for s in a["Statements"]]
     assert len(files) == len(raw_statements)
-    for file, want, row in zip(files, raw_statements, expected):
+    for file, want, row in zip(files, raw_statements, expected, strict=True):
         assert file["unique_id"] == want["UniqueId"] and file["account_number"] == row["account_number"]
         assert isinstance(file["content"], bytes)
         assert file["content"] == base64.b64decode(want["Base64Bytes"])
@@ -108,15 +114,17 @@ def test_statements_table_and_files_are_the_raw_statements(sized):
             assert file["content"].startswith(b"%PDF")
 
 
-def test_banking_exports_agree_with_records(sized):
+def test_banking_exports_agree_with_records(sized: dh.Sized) -> None:
     _, fetched = sized
     dh.assert_exports_agree(fetched.detail.accounts, float_columns=["balance_current"])
-    dh.assert_exports_agree(fetched.detail.transactions, float_columns=["debit", "credit", "balance"], date_columns=["date"])
+    dh.assert_exports_agree(
+        fetched.detail.transactions, float_columns=["debit", "credit", "balance"], date_columns=["date"]
+    )
     dh.assert_exports_agree(fetched.summary.accounts, float_columns=["eft_eligible_ratio", "balance_current"])
     dh.assert_exports_agree(fetched.statements.statements)
 
 
-def test_accounts_from_json_gives_identical_tables(sized):
+def test_accounts_from_json_gives_identical_tables(sized: dh.Sized) -> None:
     _, fetched = sized
     for result in (fetched.detail, fetched.summary):
         again = bf.Accounts.from_json(json.dumps(result.raw).encode())
@@ -125,7 +133,7 @@ def test_accounts_from_json_gives_identical_tables(sized):
         assert again.transactions.to_records() == result.transactions.to_records()
 
 
-def test_accounts_filter_restricts_the_accounts():
+def test_accounts_filter_restricts_the_accounts() -> None:
     fetched = dh.fetched(None, None)
     ids = [a["Id"] for a in fetched.detail.raw["Accounts"]]
     wanted = ids[:1]
@@ -138,7 +146,7 @@ def test_accounts_filter_restricts_the_accounts():
     assert set(statements.statements.column("account_number")) == numbers
 
 
-def test_bad_days_is_a_config_error_naming_days():
+def test_bad_days_is_a_config_error_naming_days() -> None:
     fetched = dh.fetched(None, None)
     session = fetched.client.authorize_cached(fetched.login_id)
     mark = len(fetched.sandbox.requests)
@@ -149,22 +157,19 @@ def test_bad_days_is_a_config_error_naming_days():
     assert len(fetched.sandbox.requests) == mark, "nothing is sent for a bad option"
 
 
-def _short(request: dict) -> tuple:
-    parts = request["path"].split("/")
-    return (request["method"], parts[4] if len(parts) > 4 else parts[-1], request["status"])
-
-
 @pytest.mark.parametrize(
-    "operation, call",
+    ("operation", "call"),
     [
         ("GetAccountsDetail", lambda s: s.accounts_detail(with_transactions=True, days="Days365")),
         ("GetAccountsSummary", lambda s: s.accounts_summary()),
         ("GetStatements", lambda s: s.statements()),
     ],
 )
-def test_banking_202_path_polls_the_async_endpoint(fresh_sandbox, operation, call):
+def test_banking_202_path_polls_the_async_endpoint(
+    fresh_sandbox: bf.Sandbox, operation: str, call: Callable[[bf.Session], bf.Accounts | bf.Statements]
+) -> None:
     client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    session = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True)
+    session, _ = dh.log_in(client)
     mark = len(fresh_sandbox.requests)
     result = call(session)
     seen = dh.requests_since(fresh_sandbox, mark)
@@ -177,10 +182,9 @@ def test_banking_202_path_polls_the_async_endpoint(fresh_sandbox, operation, cal
     assert result.raw["HttpStatusCode"] == 200
 
 
-def test_delete_login_then_cached_authorize_is_invalid_login(fresh_sandbox):
+def test_delete_login_then_cached_authorize_is_invalid_login(fresh_sandbox: bf.Sandbox) -> None:
     client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    session = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True)
-    login_id = session.login_id
+    _, login_id = dh.log_in(client)
     client.authorize_cached(login_id)  # works before
     mark = len(fresh_sandbox.requests)
     answer = client.delete_login(login_id)
@@ -198,7 +202,7 @@ def test_delete_login_then_cached_authorize_is_invalid_login(fresh_sandbox):
         client.delete_login(login_id)
 
 
-def test_empty_accounts_have_typed_empty_tables():
+def test_empty_accounts_have_typed_empty_tables() -> None:
     fetched = dh.fetched(0, 0)
     table = fetched.detail.transactions
     assert len(table) == 0 and table.to_records() == []

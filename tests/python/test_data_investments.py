@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import sys
+from typing import Any
 
 import pytest
 
@@ -17,7 +17,7 @@ import bankfeed as bf
 import datahelpers as dh
 
 
-def test_generated_sizes_are_exact(sized):
+def test_generated_sizes_are_exact(sized: dh.Sized) -> None:
     size, fetched = sized
     raw = fetched.investments.raw
     want = dh.SIZES[size][0]
@@ -32,17 +32,19 @@ def test_generated_sizes_are_exact(sized):
             assert not account.get("Positions") and not account.get("Transactions")
 
 
-def test_accounts_table_is_the_raw_accounts(sized):
+def test_accounts_table_is_the_raw_accounts(sized: dh.Sized) -> None:
     _, fetched = sized
     inv = fetched.investments
     expected = dh.expected_investment_accounts(inv.raw)
     dh.assert_rows_equal(inv.accounts, expected, dh.INVESTMENT_ACCOUNT_COLUMNS, "accounts")
-    dh.assert_sums_match(inv.accounts, expected, "account_id", ["cash", "account_value", "currency_value"], "accounts")
+    dh.assert_sums_match(
+        inv.accounts, expected, "account_id", ["cash", "account_value", "currency_value"], "accounts"
+    )
     assert inv.value == inv.raw["Value"] and inv.cash == inv.raw["Cash"]
     assert inv.request_id == inv.raw["RequestId"]
 
 
-def test_positions_table_is_the_raw_positions_joined(sized):
+def test_positions_table_is_the_raw_positions_joined(sized: dh.Sized) -> None:
     _, fetched = sized
     inv = fetched.investments
     raw = inv.raw
@@ -56,13 +58,14 @@ def test_positions_table_is_the_raw_positions_joined(sized):
     accounts = {a["Id"]: a for a in raw["Accounts"]}
     for row in inv.positions.to_records():
         security = securities[row["security_id"]]
-        assert (row["symbol"], row["security_name"], row["price"]) == (security["Symbol"], security["Name"], security["Price"])
+        assert (row["symbol"], row["security_name"], row["price"]) == (
+            security["Symbol"], security["Name"], security["Price"])
         account = accounts[row["account_id"]]
         assert (row["account_number"], row["account_name"], row["account_type"]) == (
             account["AccountId"], account["Name"], account["Type"])
 
 
-def test_transactions_table_is_the_raw_transactions_joined(sized):
+def test_transactions_table_is_the_raw_transactions_joined(sized: dh.Sized) -> None:
     _, fetched = sized
     inv = fetched.investments
     raw = inv.raw
@@ -83,7 +86,7 @@ def test_transactions_table_is_the_raw_transactions_joined(sized):
             account["AccountId"], account["Name"], account["Type"], account["Currency"])
 
 
-def test_securities_table_is_the_raw_securities(sized):
+def test_securities_table_is_the_raw_securities(sized: dh.Sized) -> None:
     _, fetched = sized
     inv = fetched.investments
     expected = dh.expected_securities(inv.raw)
@@ -94,19 +97,21 @@ def test_securities_table_is_the_raw_securities(sized):
         assert isinstance(row["aliases"], list)
 
 
-def test_exports_agree_with_records(sized):
-    size, fetched = sized
+def test_exports_agree_with_records(sized: dh.Sized) -> None:
+    _, fetched = sized
     inv = fetched.investments
     dh.assert_exports_agree(inv.accounts, float_columns=["cash", "account_value", "currency_value"])
     dh.assert_exports_agree(
         inv.positions,
-        float_columns=["quantity", "price", "book_value", "market_value", "gain_amount", "gain_currency_amount", "gain_percent"],
+        float_columns=[
+            "quantity", "price", "book_value", "market_value", "gain_amount", "gain_currency_amount", "gain_percent",
+        ],
     )
     dh.assert_exports_agree(inv.transactions, float_columns=["quantity", "fee", "amount"], date_columns=["date"])
     dh.assert_exports_agree(inv.securities, float_columns=["price"], date_columns=["date"])
 
 
-def test_from_json_of_the_raw_gives_identical_tables(sized):
+def test_from_json_of_the_raw_gives_identical_tables(sized: dh.Sized) -> None:
     _, fetched = sized
     inv = fetched.investments
     again = bf.Investments.from_json(json.dumps(inv.raw))
@@ -120,22 +125,25 @@ def test_from_json_of_the_raw_gives_identical_tables(sized):
             assert a.to_records() == b.to_records(), name
 
 
-def test_same_seed_same_data_other_seed_other_data():
+def test_same_seed_same_data_other_seed_other_data() -> None:
     a = dh.fetched(None, None).investments.raw
     b = bf.Sandbox(pending_polls=0)
     try:
         client = b.client(poll_interval=0.01)
-        session = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True)
-        again = client.investments(session.login_id).raw
+        _, login_id = dh.log_in(client)
+        again = client.investments(login_id).raw
     finally:
         b.close()
-    strip = lambda raw: {k: v for k, v in raw.items() if k != "RequestId"}
+
+    def strip(raw: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in raw.items() if k != "RequestId"}
+
     assert strip(again) == strip(a)
     other = dh.fetched(None, None, seed=1).investments.raw
     assert strip(other) != strip(a)
 
 
-def test_every_table_stream_is_reusable():
+def test_every_table_stream_is_reusable() -> None:
     """A table can be exported several times (each __arrow_c_stream__ is a fresh stream)."""
     import pyarrow as pa
 
@@ -147,7 +155,7 @@ def test_every_table_stream_is_reusable():
 
 
 @pytest.mark.parametrize(
-    "module, method, extra",
+    ("module", "method", "extra"),
     [
         ("pandas", "to_pandas", "bankfeed[pandas]"),
         ("pyarrow", "to_pandas", "bankfeed[pandas]"),
@@ -155,7 +163,9 @@ def test_every_table_stream_is_reusable():
         ("polars", "to_polars", "bankfeed[polars]"),
     ],
 )
-def test_missing_library_is_an_import_error_naming_the_extra(monkeypatch, module, method, extra):
+def test_missing_library_is_an_import_error_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch, module: str, method: str, extra: str
+) -> None:
     table = dh.fetched(1, 1).investments.transactions
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ImportError) as info:
@@ -163,7 +173,7 @@ def test_missing_library_is_an_import_error_naming_the_extra(monkeypatch, module
     assert extra in str(info.value), str(info.value)
 
 
-def test_records_still_work_without_any_dataframe_library(monkeypatch):
+def test_records_still_work_without_any_dataframe_library(monkeypatch: pytest.MonkeyPatch) -> None:
     table = dh.fetched(1, 1).investments.transactions
     for module in ("pandas", "pyarrow", "polars"):
         monkeypatch.setitem(sys.modules, module, None)
@@ -172,11 +182,11 @@ def test_records_still_work_without_any_dataframe_library(monkeypatch):
     assert table.column("amount") == [records[0]["amount"]]
 
 
-def test_investments_202_path_is_polled_until_200(fresh_sandbox):
+def test_investments_202_path_is_polled_until_200(fresh_sandbox: bf.Sandbox) -> None:
     client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    session = client.authorize(dh.INSTITUTION, dh.USER, dh.PASSWORD, save=True)
+    _, login_id = dh.log_in(client)
     mark = len(fresh_sandbox.requests)
-    inv = client.investments(session.login_id)
+    inv = client.investments(login_id)
     seen = [(r["method"], r["path"].rsplit("/", 1)[-1], r["status"]) for r in dh.requests_since(fresh_sandbox, mark)]
     assert seen == [
         ("POST", "Authorize", 200),
@@ -187,7 +197,7 @@ def test_investments_202_path_is_polled_until_200(fresh_sandbox):
     assert len(inv.transactions) == dh.item_count(inv.raw, "Transactions") > 0
     # And through an open session.
     mark = len(fresh_sandbox.requests)
-    again = client.authorize_cached(session.login_id).investments()
+    again = client.authorize_cached(login_id).investments()
     statuses = [r["status"] for r in dh.requests_since(fresh_sandbox, mark) if r["path"].endswith("/Investments")]
     assert statuses == [202, 202, 200]
     assert again.transactions.to_records() == inv.transactions.to_records()

@@ -9,16 +9,17 @@ import time
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD
+from bfhelpers import INSTITUTION, PASSWORD, login_id_of
 
 
-def test_ctrl_c_interrupts_a_long_poll_promptly():
+def test_ctrl_c_interrupts_a_long_poll_promptly() -> None:
     with bf.Sandbox(pending_seconds=60) as sb:
         client = sb.client(poll_interval=0.2, poll_timeout=60)
         session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
-        fired = []
+        assert isinstance(session, bf.Session)
+        fired: list[float] = []
 
-        def interrupt():
+        def interrupt() -> None:
             fired.append(time.monotonic())
             _thread.interrupt_main()
 
@@ -34,5 +35,5 @@ def test_ctrl_c_interrupts_a_long_poll_promptly():
         assert returned - fired[0] < 1.0
 
         # The client still works after an interrupted call.
-        again = client.authorize_cached(session.login_id)
+        again = client.authorize_cached(login_id_of(session))
         assert isinstance(again, bf.Session)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import pytest
 
 import bankfeed as bf
 from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, complete, is_guid, raises
 
 
-def test_login_without_a_handler_raises_an_answerable_challenge_required(client):
+def test_login_without_a_handler_raises_an_answerable_challenge_required(client: bf.Client) -> None:
     with raises(bf.ChallengeRequired) as info:
         client.login(INSTITUTION, "Greatday", PASSWORD)
     challenge = info.value.challenge
@@ -20,7 +22,7 @@ def test_login_without_a_handler_raises_an_answerable_challenge_required(client)
     assert isinstance(session, bf.Session)
 
 
-def test_login_without_a_handler_works_when_nothing_is_asked(client):
+def test_login_without_a_handler_works_when_nothing_is_asked(client: bf.Client) -> None:
     session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD)
     assert isinstance(session, bf.Session)
 
@@ -30,8 +32,8 @@ class HandlerFailed(Exception):
 
 
 @pytest.mark.parametrize("exc", [HandlerFailed("the user gave up"), KeyError("missing")], ids=["custom", "keyerror"])
-def test_the_handlers_own_exception_propagates_as_it_was(client, exc):
-    def handler(challenge):
+def test_the_handlers_own_exception_propagates_as_it_was(client: bf.Client, exc: Exception) -> None:
+    def handler(challenge: bf.Challenge) -> NoReturn:
         raise exc
 
     with pytest.raises(type(exc)) as info:
@@ -39,10 +41,10 @@ def test_the_handlers_own_exception_propagates_as_it_was(client, exc):
     assert info.value is exc
 
 
-def test_a_handler_failing_in_a_later_round_propagates_too(client):
-    rounds = []
+def test_a_handler_failing_in_a_later_round_propagates_too(client: bf.Client) -> None:
+    rounds: list[list[str]] = []
 
-    def handler(challenge):
+    def handler(challenge: bf.Challenge) -> dict[str, str]:
         rounds.append(challenge.prompts)
         if len(rounds) == 2:
             raise HandlerFailed("round two")
@@ -53,12 +55,12 @@ def test_a_handler_failing_in_a_later_round_propagates_too(client):
     assert rounds == [["What city were you born in?"], ["What is the best country on earth?"]]
 
 
-def test_the_handler_runs_on_the_calling_thread(client):
+def test_the_handler_runs_on_the_calling_thread(client: bf.Client) -> None:
     import threading
 
-    threads = []
+    threads: list[int] = []
 
-    def handler(challenge):
+    def handler(challenge: bf.Challenge) -> dict[str, str]:
         threads.append(threading.get_ident())
         return {p: GREATDAY[p] for p in challenge.prompts}
 
@@ -66,7 +68,7 @@ def test_the_handler_runs_on_the_calling_thread(client):
     assert threads == [threading.get_ident()] * 3
 
 
-def test_the_bound_of_challenge_rounds_raises_too_many_challenges(sandbox):
+def test_the_bound_of_challenge_rounds_raises_too_many_challenges(sandbox: bf.Sandbox) -> None:
     client = bf.Client(sandbox.url, sandbox.customer_id, poll_interval=0.01, max_challenge_rounds=1)
     with raises(bf.TooManyChallenges):
         client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY))

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import pickle
+from typing import TypeVar
 
 import pytest
 
 import bankfeed as bf
 from bfhelpers import GREATDAY, INSTITUTION, PASSWORD
 
+_E = TypeVar("_E", bound=BaseException)
 
-def roundtrip(exc):
+
+def roundtrip(exc: _E) -> _E:
     copy = pickle.loads(pickle.dumps(exc))
     assert type(copy) is type(exc)
     assert str(copy) == str(exc)
     return copy
 
 
-def test_an_api_error_from_the_server(client):
+def test_an_api_error_from_the_server(client: bf.Client) -> None:
     with pytest.raises(bf.LoginDisabled) as info:
         client.authorize(INSTITUTION, "test_disabled_account", PASSWORD)
     original = info.value
@@ -30,8 +33,9 @@ def test_an_api_error_from_the_server(client):
     assert isinstance(copy, bf.ApiError)
 
 
-def test_an_invalid_security_response_keeps_its_request_id(client):
+def test_an_invalid_security_response_keeps_its_request_id(client: bf.Client) -> None:
     step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    assert isinstance(step, bf.Challenge)
     with pytest.raises(bf.InvalidSecurityResponse) as info:
         step.answer({"What city were you born in?": "Wrong answer qz"})
     original = info.value
@@ -45,8 +49,9 @@ def test_an_invalid_security_response_keeps_its_request_id(client):
     )
 
 
-def test_invalid_answer(client):
+def test_invalid_answer(client: bf.Client) -> None:
     step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    assert isinstance(step, bf.Challenge)
     with pytest.raises(bf.InvalidAnswer) as info:
         step.validate({})
     original = info.value
@@ -56,10 +61,11 @@ def test_invalid_answer(client):
     assert isinstance(copy, ValueError)
 
 
-def test_pending_timeout():
+def test_pending_timeout() -> None:
     with bf.Sandbox(pending_seconds=30) as sb:
         client = sb.client(poll_interval=0.05, poll_timeout=0.2)
         session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD)
+        assert isinstance(session, bf.Session)
         with pytest.raises(bf.PendingTimeout) as info:
             session.investments()
         original = info.value
@@ -68,7 +74,7 @@ def test_pending_timeout():
     assert copy.waited == original.waited >= 0.2
 
 
-def test_challenge_required_keeps_its_request_id_but_not_the_challenge(client):
+def test_challenge_required_keeps_its_request_id_but_not_the_challenge(client: bf.Client) -> None:
     with pytest.raises(bf.ChallengeRequired) as info:
         client.login(INSTITUTION, "Greatday", PASSWORD)
     original = info.value
@@ -76,4 +82,5 @@ def test_challenge_required_keeps_its_request_id_but_not_the_challenge(client):
     assert copy.request_id == original.request_id
     assert copy.challenge is None
     # The original is still answerable.
+    assert original.challenge is not None
     assert original.challenge.answer({"What city were you born in?": GREATDAY["What city were you born in?"]})

@@ -2,34 +2,82 @@
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 
 import bankfeed as bf
 from bfhelpers import INSTITUTION, PASSWORD, assert_investments, investment_posts, raises
 
+T = TypeVar("T")
 
-def open_session(sb, **options):
-    client = sb.client(**options)
-    session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
+#: The longest another Python thread may wait for the GIL while a call waits on the network.
+#: CPython hands the GIL over every 5 ms (sys.getswitchinterval()); 0.2 s leaves room for a
+#: loaded machine and is still five times shorter than the one-second wait it guards.
+MAX_STALL = 0.2
+
+
+def open_session(sb: bf.Sandbox, **options: Any) -> bf.Session:
+    """A saved session of the user without challenges, on a client of ``sb`` with ``options``."""
+    session = sb.client(**options).authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
     assert isinstance(session, bf.Session)
-    return client, session
+    return session
+
+
+def stall_during(call: Callable[[], T]) -> tuple[T, float, float]:
+    """Runs ``call`` while another Python thread notes the time at every turn of a loop.
+
+    Returns the call's result, how long it lasted, and the longest stretch of the call during
+    which that thread did not run a single turn: the time it waited for the GIL. While the GIL is
+    released the thread turns every few microseconds; while the call holds it, the thread stops
+    for the whole call.
+    """
+    stop = threading.Event()
+    ready = threading.Event()
+    gaps: list[tuple[float, float]] = []
+
+    def ticker() -> None:
+        previous = time.monotonic()
+        ready.set()
+        while not stop.is_set():
+            now = time.monotonic()
+            if now - previous > 0.001:
+                gaps.append((previous, now))
+            previous = now
+
+    thread = threading.Thread(target=ticker, daemon=True)
+    thread.start()
+    assert ready.wait(5)
+    started = time.monotonic()
+    try:
+        result = call()
+    finally:
+        ended = time.monotonic()
+        stop.set()
+        thread.join(5)
+    # A gap that began before the call or ended after it counts only for its part inside the call.
+    longest = max((min(end, ended) - max(begin, started) for begin, end in gaps), default=0.0)
+    return result, ended - started, longest
 
 
 @pytest.mark.parametrize("via", ["session", "client"])
-def test_investments_returns_the_payload(client, sandbox, via):
+def test_investments_returns_the_payload(client: bf.Client, sandbox: bf.Sandbox, via: str) -> None:
     session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
+    assert isinstance(session, bf.Session) and session.login_id is not None
     payload = session.investments() if via == "session" else client.investments(session.login_id)
     assert_investments(payload)
     if via == "session":
+        assert payload.request_id is not None
         assert payload.request_id.lower() == session.request_id.lower()
 
 
-def test_investments_polls_until_200():
+def test_investments_polls_until_200() -> None:
     with bf.Sandbox(pending_polls=3) as sb:
-        client, session = open_session(sb, poll_interval=0.01, poll_timeout=10)
+        session = open_session(sb, poll_interval=0.01, poll_timeout=10)
         assert investment_posts(sb) == 0
         payload = session.investments()
         assert_investments(payload)
@@ -38,50 +86,47 @@ def test_investments_polls_until_200():
         assert [int(r["status"]) for r in posts] == [202, 202, 202, 200]
 
 
-def test_pending_timeout_is_raised_when_the_poll_timeout_runs_out():
+def test_pending_timeout_is_raised_when_the_poll_timeout_runs_out() -> None:
     with bf.Sandbox(pending_seconds=30) as sb:
-        client, session = open_session(sb, poll_interval=0.05, poll_timeout=0.3)
+        session = open_session(sb, poll_interval=0.05, poll_timeout=0.3)
         started = time.monotonic()
         with raises(bf.PendingTimeout) as info:
             session.investments()
         elapsed = time.monotonic() - started
         assert elapsed < 2.0
         exc = info.value
+        assert exc.request_id is not None
         assert exc.request_id.lower() == session.request_id.lower()
         assert exc.waited >= 0.3
         assert exc.waited <= elapsed + 0.05
         assert investment_posts(sb) >= 2
 
 
-def test_a_waiting_call_lets_other_python_threads_run():
+def test_a_waiting_call_lets_other_python_threads_run() -> None:
     with bf.Sandbox(pending_seconds=1.0) as sb:
-        client, session = open_session(sb, poll_interval=0.05, poll_timeout=10)
-        count = 0
-        stop = threading.Event()
-
-        def counter():
-            nonlocal count
-            while not stop.is_set():
-                count += 1
-
-        thread = threading.Thread(target=counter, daemon=True)
-        started = time.monotonic()
-        thread.start()
-        try:
-            payload = session.investments()
-        finally:
-            stop.set()
-            thread.join(5)
-        elapsed = time.monotonic() - started
-        assert_investments(payload)
-        assert elapsed >= 0.9
-        # A held GIL would starve the counter for the whole second.
-        assert count > 10_000
+        session = open_session(sb, poll_interval=0.05, poll_timeout=10)
+        payload, elapsed, stall = stall_during(session.investments)
+    assert_investments(payload)
+    assert elapsed >= 0.9, "the call must wait long enough for a held GIL to show"
+    # A held GIL would stop the other thread for the whole second.
+    assert stall < MAX_STALL, f"another thread waited {stall:.3f} s for the GIL during a {elapsed:.2f} s call"
 
 
-def test_a_session_still_loading_is_retried_within_the_deadline():
+def test_the_stall_measure_sees_a_held_gil() -> None:
+    """The control of the test above: a C call that keeps the GIL (ctypes.PyDLL does not release
+    it) stops the other thread for its whole length, and the same call releasing the GIL
+    (ctypes.CDLL) does not. So the measure tells a held GIL from a released one."""
+    usleep_holding = ctypes.PyDLL(None).usleep
+    usleep_releasing = ctypes.CDLL(None).usleep
+    _, elapsed, stall = stall_during(lambda: usleep_holding(1_000_000))
+    assert elapsed >= 0.9 and stall >= 0.8, f"stall {stall:.3f} s during a GIL-holding {elapsed:.2f} s call"
+    _, elapsed, stall = stall_during(lambda: usleep_releasing(1_000_000))
+    assert elapsed >= 0.9 and stall < MAX_STALL, f"stall {stall:.3f} s during a GIL-releasing {elapsed:.2f} s call"
+
+
+def test_a_session_still_loading_is_retried_within_the_deadline() -> None:
     with bf.Sandbox(loading_polls=2, pending_polls=1) as sb:
-        client, session = open_session(sb, poll_interval=0.01, poll_timeout=10)
+        session = open_session(sb, poll_interval=0.01, poll_timeout=10)
         assert_investments(session.investments())
         posts = [r for r in sb.requests if r["path"].rstrip("/").endswith("/Investments")]
         assert [int(r["status"]) for r in posts] == [400, 400, 202, 200]

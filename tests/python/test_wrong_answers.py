@@ -11,29 +11,28 @@ from bfhelpers import (
     PASSWORD,
     WRONG_CODE,
     WRONG_TEXT,
+    SandboxUser,
     answer_map,
     answers_for,
+    choices_of,
     complete,
     raises,
     step_with,
 )
 
 
-def wrong_answers(step, correct, kind):
+def wrong_answers(step: bf.Challenge, correct: dict[str, list[str]], kind: str) -> dict[str, list[str]]:
     """``correct`` with every challenge of type ``kind`` answered wrongly, within the rules."""
     wrong = dict(correct)
     for item in step.challenges:
         if item.type != kind:
             continue
         right = correct[item.prompt]
-        right = [right] if isinstance(right, str) else list(right)
         if kind == "QuestionAndAnswer":
             six_digits = len(right[0]) == 6 and right[0].isdigit()
             wrong[item.prompt] = [WRONG_CODE if six_digits else WRONG_TEXT]
-        elif kind in ("MultipleChoice", "ImageSelection"):
-            wrong[item.prompt] = [next(c for c in item.choices if c not in right)]
-        elif kind == "MultipleChoiceMultipleAnswers":
-            wrong[item.prompt] = [next(c for c in item.choices if c not in right)]
+        elif kind in ("MultipleChoice", "ImageSelection", "MultipleChoiceMultipleAnswers"):
+            wrong[item.prompt] = [next(c for c in choices_of(item) if c not in right)]
     assert wrong != correct
     return wrong
 
@@ -48,8 +47,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("username, kind", CASES, ids=[f"{u}-{k}" for u, k in CASES])
-def test_a_wrong_answer_is_refused_and_the_challenge_can_be_answered_again(client, users, username, kind):
+@pytest.mark.parametrize(("username", "kind"), CASES, ids=[f"{u}-{k}" for u, k in CASES])
+def test_a_wrong_answer_is_refused_and_the_challenge_can_be_answered_again(
+    client: bf.Client, users: dict[str, SandboxUser], username: str, kind: str
+) -> None:
     user = users[username]
     step = step_with(client, user, kind)
     correct = answers_for(step, answer_map(user))
@@ -64,21 +65,23 @@ def test_a_wrong_answer_is_refused_and_the_challenge_can_be_answered_again(clien
     assert isinstance(session, bf.Session)
 
 
-def test_a_handler_that_always_answers_wrongly_ends_in_invalid_security_response(client):
-    calls = []
+def test_a_handler_that_always_answers_wrongly_ends_in_invalid_security_response(client: bf.Client) -> None:
+    calls: list[str] = []
 
-    def wrongly(challenge):
+    def wrongly(challenge: bf.Challenge) -> dict[str, str]:
         calls.append(challenge.request_id)
-        return {prompt: WRONG_TEXT for prompt in challenge.prompts}
+        return dict.fromkeys(challenge.prompts, WRONG_TEXT)
 
     with raises(bf.InvalidSecurityResponse, code="INVALID_SECURITY_RESPONSE"):
         client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=wrongly)
     assert len(calls) >= 1
 
 
-def test_a_wrong_answer_in_the_middle_of_greatday(client):
+def test_a_wrong_answer_in_the_middle_of_greatday(client: bf.Client) -> None:
     step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    assert isinstance(step, bf.Challenge)
     step = step.answer({"What city were you born in?": "Montreal"})
+    assert isinstance(step, bf.Challenge)
     assert step.prompts == ["What is the best country on earth?"]
     with raises(bf.InvalidSecurityResponse, request_id=step.request_id):
         step.answer({"What is the best country on earth?": WRONG_TEXT})

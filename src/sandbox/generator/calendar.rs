@@ -58,12 +58,13 @@ fn table() -> &'static Table {
 
 /// `YYYY-MM-DD`, as account and investment transactions carry dates.
 pub(crate) fn dash_date(offset: u16) -> &'static str {
-    &table().dash[usize::from(offset)]
+    // Generated data only has offsets within the year of DAYS.
+    table().dash.get(usize::from(offset)).map_or("", String::as_str)
 }
 
 /// `YYYY/MM/DD`, as attribute detail transactions carry dates.
 pub(crate) fn slash_date(offset: u16) -> &'static str {
-    &table().slash[usize::from(offset)]
+    table().slash.get(usize::from(offset)).map_or("", String::as_str)
 }
 
 /// The `count` complete calendar months before the as-of month, newest first, as (year, month).
@@ -97,7 +98,7 @@ pub(crate) fn month_name(month: u32) -> &'static str {
         "November",
         "December",
     ];
-    NAMES[(month as usize).saturating_sub(1) % 12]
+    NAMES.get((month as usize).saturating_sub(1) % 12).copied().unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ pub(super) const CONTACTS: &[&str] =
 
 /// A security: (name, symbol, currency, price range in cents, aliases, CUSIP, ISIN).
 /// `None` CUSIP is absent on the wire; the ISIN is `Absent`, `Null` or a value, the three
-/// shapes interface-v3.md 2.7 says happen.
+/// shapes docs/protocol.md#investments says happen.
 pub(super) struct SecurityName {
     pub name: &'static str,
     pub symbol: &'static str,

@@ -78,7 +78,8 @@ impl InvestmentAccount {
 
 impl Position {
     pub fn market_value(&self, securities: &[Security]) -> Cents {
-        Cents(self.quantity * securities[self.security].price.0)
+        // Positions only point into their own portfolio's securities.
+        Cents(self.quantity * securities.get(self.security).map_or(0, |security| security.price.0))
     }
 }
 
@@ -93,6 +94,10 @@ impl Portfolio {
     /// `trades`: None for a natural history (about 60 trades in all), Some(n) for exactly n.
     /// Securities' ids and prices depend on the sandbox seed only: a security is the same for
     /// every login.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "combos keeps 2 to 4 of 8 entries, per_account has its length, and index() draws below it"
+    )]
     pub fn generate(seed: u64, login: &Rng, trades: Option<usize>) -> Portfolio {
         let mut rng = login.fork("portfolio");
         let mut combos: Vec<(&str, &str)> =
@@ -159,6 +164,10 @@ fn security(seed: u64, name: &'static SecurityName) -> Security {
     }
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "universe indexes SECURITIES; holdings and prices have universe's length, and every slot is drawn below it"
+)]
 fn account(seed: u64, kind: &'static str, currency: &'static str, count: usize, rng: &mut Rng) -> InvestmentAccount {
     let id = Guid::draw(rng);
     let number: String =

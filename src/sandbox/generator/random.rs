@@ -53,6 +53,7 @@ impl Rng {
         self.next() % 100 < percent
     }
 
+    #[allow(clippy::indexing_slicing, reason = "index() draws below items.len(); callers pass non-empty tables")]
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.index(items.len())]
     }

@@ -1,0 +1,223 @@
+//! Arguments read from Python with errors that name the argument, say what it got (its type,
+//! never its value: some are secrets) and what it takes.
+//!
+//! pyo3's `#[pyo3(from_py_with = ...)]` takes a function of the value alone, so [`named!`] gives
+//! each argument name its own small function over the generic readers below.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyString};
+
+use crate::error::Error;
+
+/// The Python type name of `value`, for messages.
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value.get_type().name().map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
+}
+
+fn wrong_type(name: &str, takes: &str, value: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!("{name} must be {takes}, not {}", type_name(value)))
+}
+
+/// A `str`.
+pub(crate) fn text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    match value.cast::<PyString>() {
+        Ok(text) => Ok(text.to_str()?.to_owned()),
+        Err(_) => Err(wrong_type(name, "a str", value)),
+    }
+}
+
+/// A `str`, borrowed from the Python object (for arguments with a literal default).
+pub(crate) fn borrowed_text<'a>(name: &str, value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    match value.cast::<PyString>() {
+        Ok(text) => text.to_str(),
+        Err(_) => Err(wrong_type(name, "a str", value)),
+    }
+}
+
+/// A `str` or None.
+pub(crate) fn optional_text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    match value.cast::<PyString>() {
+        Ok(text) => Ok(Some(text.to_str()?.to_owned())),
+        Err(_) => Err(wrong_type(name, "a str or None", value)),
+    }
+}
+
+/// A list (or any iterable) of `str`, or None. A lone `str` is refused rather than read as its
+/// characters.
+pub(crate) fn optional_texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
+    const TAKES: &str = "a list of str or None";
+    if value.is_none() {
+        return Ok(None);
+    }
+    if value.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(format!("{name} must be {TAKES}, not a single str: wrap it in a list")));
+    }
+    if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
+        return Err(wrong_type(name, TAKES, value));
+    }
+    let items = value.try_iter().map_err(|_| wrong_type(name, TAKES, value))?;
+    items
+        .enumerate()
+        .map(|(index, item)| {
+            let item = item?;
+            match item.cast::<PyString>() {
+                Ok(text) => Ok(text.to_str()?.to_owned()),
+                Err(_) => Err(wrong_type(&format!("{name}[{index}]"), "a str", &item)),
+            }
+        })
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
+}
+
+/// A `bool` (not any truthy value: `save="no"` would otherwise save).
+pub(crate) fn flag(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match value.cast::<PyBool>() {
+        Ok(flag) => Ok(flag.is_true()),
+        Err(_) => Err(wrong_type(name, "a bool", value)),
+    }
+}
+
+/// A `bool` or None.
+pub(crate) fn optional_flag(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    match value.cast::<PyBool>() {
+        Ok(flag) => Ok(Some(flag.is_true())),
+        Err(_) => Err(wrong_type(name, "a bool or None", value)),
+    }
+}
+
+/// A number of seconds: an `int` or a `float` (its range is checked by the configuration).
+pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    if value.is_instance_of::<PyBool>() {
+        return Err(wrong_type(name, "a number of seconds (int or float)", value));
+    }
+    value.extract::<f64>().map_err(|_| wrong_type(name, "a number of seconds (int or float)", value))
+}
+
+/// A whole number that fits `T` (counts, ports, seeds): TypeError for another type, ConfigError
+/// (a ValueError) out of range.
+pub(crate) fn whole<T>(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<T>
+where
+    T: TryFrom<i128> + Bounds,
+{
+    let range = || format!("an int from {} to {}", T::MIN, T::MAX);
+    if value.is_instance_of::<PyBool>() {
+        return Err(wrong_type(name, &range(), value));
+    }
+    let number = match value.extract::<i128>() {
+        Ok(number) => number,
+        Err(err) if err.is_instance_of::<PyTypeError>(value.py()) => return Err(wrong_type(name, &range(), value)),
+        Err(_) => return Err(Error::config(name, format!("must be {}, got a larger int", range())).into()),
+    };
+    T::try_from(number).map_err(|_| Error::config(name, format!("must be {}, got {number}", range())).into())
+}
+
+/// A whole number that fits `T`, or None.
+pub(crate) fn optional_whole<T>(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<Option<T>>
+where
+    T: TryFrom<i128> + Bounds,
+{
+    if value.is_none() {
+        return Ok(None);
+    }
+    whole(name, value).map(Some)
+}
+
+/// The range of an integer type, for messages.
+pub(crate) trait Bounds {
+    const MIN: i128;
+    const MAX: i128;
+}
+
+macro_rules! bounds {
+    ($($t:ty),*) => {
+        $(
+            impl Bounds for $t {
+                const MIN: i128 = <$t>::MIN as i128;
+                const MAX: i128 = <$t>::MAX as i128;
+            }
+        )*
+    };
+}
+bounds!(u16, u32, u64, usize, i64);
+
+/// One extractor per argument name, for `#[pyo3(from_py_with = args::<name>)]`.
+macro_rules! named {
+    ($($name:ident: $read:ident -> $t:ty;)*) => {
+        $(
+            pub(crate) fn $name(value: &Bound<'_, PyAny>) -> PyResult<$t> {
+                $read(stringify!($name), value)
+            }
+        )*
+    };
+}
+
+named! {
+    // Strings of the client and the session calls.
+    institution: text -> String;
+    username: text -> String;
+    password: text -> String;
+    login_id: text -> String;
+    name: text -> String;
+    base_url: optional_text -> Option<String>;
+    customer_id: optional_text -> Option<String>;
+    api_key: optional_text -> Option<String>;
+    secret_key: optional_text -> Option<String>;
+    investments_base_url: optional_text -> Option<String>;
+    language: optional_text -> Option<String>;
+    tag: optional_text -> Option<String>;
+    package: optional_text -> Option<String>;
+    days: optional_text -> Option<String>;
+    number_of_banking_statements: optional_text -> Option<String>;
+    number_of_statements: optional_text -> Option<String>;
+    // Lists of strings.
+    detail: optional_texts -> Option<Vec<String>>;
+    account_filter: optional_texts -> Option<Vec<String>>;
+    accounts_filter: optional_texts -> Option<Vec<String>>;
+    // Flags.
+    save: flag -> bool;
+    tier2: flag -> bool;
+    schedule_refresh: optional_flag -> Option<bool>;
+    with_transactions: optional_flag -> Option<bool>;
+    with_account_identity: optional_flag -> Option<bool>;
+    with_kyc: optional_flag -> Option<bool>;
+    with_details_and_banking_statements: optional_flag -> Option<bool>;
+    with_balance: optional_flag -> Option<bool>;
+    // Durations.
+    timeout: seconds -> f64;
+    poll_interval: seconds -> f64;
+    poll_timeout: seconds -> f64;
+    pending_seconds: seconds -> f64;
+    // Whole numbers.
+    max_retries: whole -> i64;
+    max_challenge_rounds: whole -> i64;
+    port: whole -> u16;
+    pending_polls: whole -> u32;
+    slow_pending_polls: whole -> u32;
+    loading_polls: whole -> u32;
+    seed: whole -> u64;
+    investment_transactions: optional_whole -> Option<usize>;
+    banking_transactions: optional_whole -> Option<usize>;
+}
+
+/// `host`: borrowed, so that its default stays the literal pyo3 shows in the signature.
+pub(crate) fn host<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    borrowed_text("host", value)
+}
+
+/// `on_challenge`: a callable or None.
+pub(crate) fn on_challenge<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if value.is_none() {
+        Ok(None)
+    } else if value.is_callable() {
+        Ok(Some(value.clone()))
+    } else {
+        Err(wrong_type("on_challenge", "a callable taking a Challenge (e.g. bf.answers({...})) or None", value))
+    }
+}

@@ -1,0 +1,182 @@
+//! What the integration tests share: a sandbox with a plain HTTP client that speaks JSON to it
+//! (for the wire-level tests), a bankfeed `Client` of a sandbox (for the client tests), the
+//! sandbox users' documented answers, and the checks of an error answer.
+//!
+//! Each test crate includes it with `mod common;` and uses part of it.
+#![allow(dead_code, reason = "each test crate uses a part of the harness")]
+
+use bankfeed::authorize::Credentials;
+use bankfeed::config::ClientOptions;
+use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
+use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Session};
+use serde_json::{json, Value};
+
+/// The test institution every sandbox user belongs to.
+pub const INSTITUTION: &str = "FlinksCapital";
+
+/// Operation paths under `/v3/{customerId}/`.
+pub const AUTHORIZE: &str = "BankingServices/Authorize";
+pub const TOKEN: &str = "BankingServices/GenerateAuthorizeToken";
+pub const DETAIL: &str = "BankingServices/GetAccountsDetail";
+pub const SUMMARY: &str = "BankingServices/GetAccountsSummary";
+pub const STATEMENTS: &str = "BankingServices/GetStatements";
+pub const INVESTMENTS: &str = "Investments";
+
+/// A status and a parsed JSON body.
+pub type Reply = (u16, Value);
+
+/// A sandbox and an HTTP client for it.
+pub struct Api {
+    pub sandbox: Sandbox,
+    pub http: reqwest::Client,
+}
+
+impl Api {
+    pub fn with(config: SandboxConfig) -> Api {
+        // reqwest is built without a default crypto provider; installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder().build().expect("reqwest client");
+        Api { sandbox: Sandbox::start(config).expect("sandbox starts"), http }
+    }
+
+    /// The URL of `operation`, a path under `/v3/{customerId}/`.
+    pub fn url(&self, operation: &str) -> String {
+        format!("{}/v3/{}/{}", self.sandbox.url(), self.sandbox.customer_id(), operation)
+    }
+
+    /// Sends `body` as it is (JSON or not) and parses the answer, which must be JSON.
+    pub async fn raw(
+        &self,
+        method: reqwest::Method,
+        operation: &str,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> Reply {
+        self.send_url(method, self.url(operation), headers, body).await
+    }
+
+    /// As [`Api::raw`], to any URL (another customer id, no operation at all).
+    pub async fn send_url(
+        &self,
+        method: reqwest::Method,
+        url: String,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> Reply {
+        let mut request = self.http.request(method, url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body);
+        }
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await.expect("body read");
+        let body = serde_json::from_slice(&bytes).unwrap_or_else(|error| {
+            let start = bytes.get(..bytes.len().min(500)).unwrap_or_default();
+            panic!("status {status}: body is not JSON ({error}): {:?}", String::from_utf8_lossy(start))
+        });
+        (status, body)
+    }
+
+    pub async fn send_with(
+        &self,
+        method: reqwest::Method,
+        operation: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Reply {
+        let bytes = body.map(|body| serde_json::to_vec(&body).expect("JSON"));
+        self.raw(method, operation, headers, bytes).await
+    }
+
+    pub async fn send(&self, method: reqwest::Method, operation: &str, body: Option<Value>) -> Reply {
+        self.send_with(method, operation, &[], body).await
+    }
+
+    pub async fn post_with(&self, operation: &str, headers: &[(&str, &str)], body: Value) -> Reply {
+        self.send_with(reqwest::Method::POST, operation, headers, Some(body)).await
+    }
+
+    pub async fn post(&self, operation: &str, body: Value) -> Reply {
+        self.send(reqwest::Method::POST, operation, Some(body)).await
+    }
+
+    pub async fn get(&self, operation: &str) -> Reply {
+        self.send(reqwest::Method::GET, operation, None).await
+    }
+}
+
+/// The sandbox user called `username` (any case).
+pub fn user(username: &str) -> SandboxUser {
+    users().into_iter().find(|user| user.username.eq_ignore_ascii_case(username)).expect("a sandbox user")
+}
+
+/// The `SecurityResponses` for a 203, from the user's documented answers.
+pub fn answers_for(user: &SandboxUser, reply: &Value) -> Value {
+    let mut responses = serde_json::Map::new();
+    for challenge in challenges(reply) {
+        let choices = strings(&challenge["Iterables"]);
+        let (key, answer) = user
+            .answers
+            .iter()
+            .find(|(key, _)| *key == challenge["Prompt"] || choices.contains(key))
+            .unwrap_or_else(|| panic!("{}: no documented answer for {challenge}", user.username));
+        responses.insert(key.clone(), json!(answer));
+    }
+    Value::Object(responses)
+}
+
+pub fn challenges(reply: &Value) -> &Vec<Value> {
+    reply["SecurityChallenges"].as_array().expect("SecurityChallenges")
+}
+
+pub fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| items.iter().map(|item| item.as_str().expect("a string").to_owned()).collect())
+        .unwrap_or_default()
+}
+
+#[track_caller]
+pub fn assert_error(reply: &Reply, status: u16, code: &str) {
+    assert_eq!(reply.0, status, "{}", reply.1);
+    assert_eq!(reply.1["HttpStatusCode"], status, "{}", reply.1);
+    assert_eq!(reply.1["FlinksCode"], code, "{}", reply.1);
+    assert!(!reply.1["Message"].as_str().unwrap_or_default().is_empty(), "{}", reply.1);
+}
+
+#[track_caller]
+pub fn assert_message_names(reply: &Reply, text: &str) {
+    let message = reply.1["Message"].as_str().unwrap_or_default();
+    assert!(message.contains(text), "{message:?} should name {text:?}");
+}
+
+/// A sandbox and a `Client` of it that polls fast and gives up after 10 seconds.
+pub fn client_of(config: SandboxConfig) -> (Sandbox, Client) {
+    let sandbox = Sandbox::start(config).expect("sandbox starts");
+    let options = ClientOptions {
+        base_url: Some(sandbox.url()),
+        customer_id: Some(sandbox.customer_id().to_owned()),
+        api_key: None,
+        secret_key: None,
+        poll_interval: Some(0.01),
+        poll_timeout: Some(10.0),
+        ..ClientOptions::default()
+    };
+    let client = Client::new(ClientConfig::resolve(options, |_| None).expect("options")).expect("client");
+    (sandbox, client)
+}
+
+/// A challenge handler for flows that must not ask anything.
+pub fn no_challenge(challenge: &Challenge) -> Result<Answers, Error> {
+    Err(Error::ChallengeRequired(Box::new(challenge.clone())))
+}
+
+/// A saved session of `greatday_nomfa`, which opens without challenges.
+pub async fn saved_session(client: &Client) -> Session {
+    let mut credentials = Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into());
+    credentials.save = true;
+    client.login(credentials, &mut no_challenge).await.expect("greatday_nomfa logs in")
+}

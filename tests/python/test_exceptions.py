@@ -1,0 +1,477 @@
+"""Every exception class of ``bankfeed.errors``, raised from a real server answer.
+
+A small stdlib HTTP server answers each operation with what a case says (an error body, a 203, a
+202 forever, invalid JSON, a status the operation does not expect); the sandbox serves the one flow
+that needs a real challenge sequence, and a closed port the transport failure. Each case checks the
+class, its fields, that ``pickle`` keeps both, and that no secret the client holds (keys, the
+authorize token, the password, an answer) appears in ``str``, ``repr`` or the pickled bytes.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import pickle
+import socket
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+import bankfeed as bf
+from bankfeed import errors
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD
+
+CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
+LOGIN = "5e0c4f28-8a5c-4e5a-9d40-7c0b8f3f6a11"
+REQUEST = "b2a4d1c0-3f5e-4a6b-9c7d-1e2f3a4b5c6d"
+
+API_KEY = "ak-exc-7e1d2c3b4a"
+SECRET_KEY = "sk-exc-0f9e8d7c6b"
+TOKEN = "6f0e1d2c-3b4a-4958-8776-a5b4c3d2e1f0"
+STUB_PASSWORD = "pw-exc-Hunter2"
+WRONG_CHOICE = "Answer-exc-Nowhere"
+SECRETS = (API_KEY, SECRET_KEY, TOKEN, STUB_PASSWORD, WRONG_CHOICE)
+
+#: The fields any exception may carry; each one present must survive pickle unchanged.
+FIELD_NAMES = (
+    "code",
+    "status",
+    "message",
+    "request_id",
+    "body",
+    "retry_after",
+    "operation",
+    "snippet",
+    "timed_out",
+    "waited",
+    "prompt",
+    "rule",
+    "field",
+    "rounds",
+    "prompts",
+)
+
+AUTHORIZED = {
+    "HttpStatusCode": 200,
+    "Links": [{"rel": "AccountsDetail", "href": "/GetAccountsDetail", "example": None}],
+    "Institution": "FlinksCapital",
+    "Login": {"Username": "someone", "IsScheduledRefresh": False, "LastRefresh": "2026-11-20T08:15:42.1234567",
+              "Type": "Personal", "Id": LOGIN},
+    "RequestId": REQUEST,
+}
+CHALLENGE = {
+    "HttpStatusCode": 203,
+    "Links": [{"rel": "Authorization", "href": "/Authorize", "example": None}],
+    "SecurityChallenges": [
+        {"Type": "MultipleChoice", "Prompt": "Which of these streets have you lived on?",
+         "Iterables": ["Rue Sherbrooke", "Maple Avenue"]},
+    ],
+    "Institution": "FlinksCapital",
+    "RequestId": REQUEST,
+}
+PENDING = {
+    "FlinksCode": "OPERATION_PENDING",
+    "Links": [],
+    "HttpStatusCode": 202,
+    "Message": "Your operation is still processing",
+    "RequestId": REQUEST,
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP answer of the stub: a JSON value (sent as JSON) or text (sent as it is)."""
+
+    status: int
+    body: object
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def payload(self) -> bytes:
+        return self.body.encode() if isinstance(self.body, str) else json.dumps(self.body).encode()
+
+
+def error(
+    status: int,
+    code: str | None,
+    message: str | None = None,
+    request_id: str | None = None,
+    headers: tuple[tuple[str, str], ...] = (),
+) -> Answer:
+    """An error answer shaped like the service's: ``{"HttpStatusCode", "Message", "FlinksCode"}``."""
+    body: dict[str, Any] = {"HttpStatusCode": status}
+    if message is not None:
+        body["Message"] = message
+    if code is not None:
+        body["FlinksCode"] = code
+    if request_id is not None:
+        body["RequestId"] = request_id
+    return Answer(status, body, headers)
+
+
+#: What the stub answers when a case does not say otherwise.
+DEFAULTS = {
+    "GenerateAuthorizeToken": Answer(200, {"HttpStatusCode": 200, "Token": TOKEN}),
+    "Authorize": Answer(200, AUTHORIZED),
+}
+
+
+class StubServer(http.server.ThreadingHTTPServer):
+    """Answers ``answers[operation]`` to every request of that operation, and logs them."""
+
+    def __init__(self, answers: Mapping[str, Answer]) -> None:
+        super().__init__(("127.0.0.1", 0), StubHandler)
+        self.answers = {**DEFAULTS, **answers}
+        self.log: list[tuple[str, str]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+def operation_of(path: str) -> str:
+    """``.../BankingServices/{operation}[/...]`` -> operation."""
+    parts = path.split("?")[0].split("/")
+    if "BankingServices" in parts:
+        index = parts.index("BankingServices") + 1
+        if index < len(parts):
+            return parts[index]
+    return path
+
+
+class StubHandler(http.server.BaseHTTPRequestHandler):
+    server: StubServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        operation = operation_of(self.path)
+        self.server.log.append((self.command, operation))
+        answer = self.server.answers.get(operation, error(404, "INVALID_REQUEST", f"no route {operation}"))
+        data = answer.payload()
+        self.send_response(answer.status)
+        content_type = "text/plain" if isinstance(answer.body, str) else "application/json; charset=utf-8"
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in answer.headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        self._answer()
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def do_DELETE(self) -> None:
+        self._answer()
+
+
+Serve = Callable[[Mapping[str, Answer]], StubServer]
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """Starts stub servers with the given answers; stops them after the test."""
+    servers: list[tuple[StubServer, threading.Thread]] = []
+
+    def start(answers: Mapping[str, Answer]) -> StubServer:
+        server = StubServer(answers)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        return server
+
+    yield start
+    for server, thread in servers:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def stub_client(url: str, **options: Any) -> bf.Client:
+    # Keys on, so that the token call runs and every secret has a chance to leak; no retries,
+    # so a retryable status reaches the caller at once.
+    settings: dict[str, Any] = {"poll_interval": 0.01, "poll_timeout": 5.0, "max_retries": 0, **options}
+    return bf.Client(base_url=url, customer_id=CUSTOMER, api_key=API_KEY, secret_key=SECRET_KEY, **settings)
+
+
+# --- what the client does against the stub --------------------------------------------------------
+
+
+def cached(client: bf.Client) -> object:
+    return client.authorize_cached(LOGIN)
+
+
+def detail(client: bf.Client) -> object:
+    return client.authorize_cached(LOGIN).accounts_detail()
+
+
+def delete(client: bf.Client) -> object:
+    return client.delete_login(LOGIN)
+
+
+def live(client: bf.Client) -> object:
+    return client.authorize(INSTITUTION, "someone", STUB_PASSWORD)
+
+
+def wrong_choice(client: bf.Client) -> object:
+    step = client.authorize(INSTITUTION, "someone", STUB_PASSWORD)
+    assert isinstance(step, bf.Challenge)
+    return step.answer({step.prompts[0]: WRONG_CHOICE})
+
+
+def investments_of_a_session_without_login(client: bf.Client) -> object:
+    session = client.authorize(INSTITUTION, "someone", STUB_PASSWORD)
+    assert isinstance(session, bf.Session) and session.login_id is None
+    return session.investments()
+
+
+@dataclass(frozen=True)
+class Case:
+    """A stub answer (``answers``: operation -> answer), the call that meets it, and what it raises."""
+
+    id: str
+    answers: Mapping[str, Answer]
+    call: Callable[[bf.Client], object]
+    expected: type[errors.BankfeedError]
+    fields: Mapping[str, Any]
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def api_case(
+    id: str,
+    expected: type[errors.BankfeedError],
+    status: int,
+    code: str,
+    *,
+    call: Callable[[bf.Client], object] = cached,
+    operation: str = "Authorize",
+    headers: tuple[tuple[str, str], ...] = (),
+    **extra: Any,
+) -> Case:
+    message = f"the service says {code.lower()}"
+    answer = error(status, code, message, REQUEST, headers)
+    fields = {"code": code, "status": status, "message": message, "request_id": REQUEST, "body": answer.body, **extra}
+    return Case(id, {operation: answer}, call, expected, fields)
+
+
+CASES = [
+    # Service errors, classified by code first (the status of a code varies between versions).
+    api_case("Unauthorized", errors.Unauthorized, 401, "UNAUTHORIZED"),
+    api_case("Unauthorized-access-denied", errors.Unauthorized, 403, "ACCESS_DENIED"),
+    api_case("InvalidLogin", errors.InvalidLogin, 401, "INVALID_LOGIN"),
+    api_case("LoginDisabled", errors.LoginDisabled, 401, "DISABLED_LOGIN"),
+    api_case("InvalidSecurityResponse", errors.InvalidSecurityResponse, 401, "INVALID_SECURITY_RESPONSE"),
+    api_case("SessionError", errors.SessionError, 400, "SESSION_NONEXISTENT", call=detail,
+             operation="GetAccountsDetail"),
+    api_case("ConcurrentSession", errors.ConcurrentSession, 401, "CONCURRENT_SESSION"),
+    api_case("ConcurrentSession-card-in-use", errors.ConcurrentSession, 400, "CARD_IN_USE", call=delete,
+             operation="DeleteCard"),
+    api_case("RetryLater", errors.RetryLater, 401, "RETRY_LATER"),
+    api_case("RateLimited", errors.RateLimited, 429, "TOO_MANY_REQUESTS", call=detail, operation="GetAccountsDetail",
+             headers=(("Retry-After", "7"),), retry_after=7.0),
+    api_case("InvalidRequest", errors.InvalidRequest, 400, "INVALID_REQUEST", call=detail,
+             operation="GetAccountsDetail"),
+    api_case("InstitutionUnavailable", errors.InstitutionUnavailable, 405, "DISABLED_INSTITUTION"),
+    api_case("AggregationError", errors.AggregationError, 500, "AGGREGATION_ERROR", call=detail,
+             operation="GetAccountsDetail"),
+    api_case("ApiError-unknown-code", errors.ApiError, 418, "SOMETHING_NEW"),
+    Case(
+        "AggregationError-text-body",
+        {"GetAccountsDetail": Answer(500, "upstream exploded")},
+        detail,
+        errors.AggregationError,
+        {"code": None, "status": 500, "message": None, "request_id": None, "body": "upstream exploded"},
+    ),
+    # What the client raises about an answer it did not expect.
+    Case(
+        "ChallengeRequired",
+        {"Authorize": Answer(203, CHALLENGE)},
+        cached,
+        errors.ChallengeRequired,
+        {"request_id": REQUEST, "prompts": ["Which of these streets have you lived on?"]},
+    ),
+    Case(
+        "InvalidAnswer",
+        {"Authorize": Answer(203, CHALLENGE)},
+        wrong_choice,
+        errors.InvalidAnswer,
+        {"prompt": "Which of these streets have you lived on?"},
+    ),
+    Case(
+        "ConfigError-session-without-login",
+        {"Authorize": Answer(200, {key: value for key, value in AUTHORIZED.items() if key != "Login"})},
+        investments_of_a_session_without_login,
+        errors.ConfigError,
+        {"field": "login_id"},
+    ),
+    Case(
+        "PendingTimeout",
+        {"GetAccountsDetail": Answer(202, PENDING)},
+        detail,
+        errors.PendingTimeout,
+        {"operation": "GetAccountsDetail", "request_id": REQUEST},
+        options={"poll_timeout": 0.2},
+    ),
+    Case(
+        "DecodeError-200",
+        {"GetAccountsDetail": Answer(200, "not json {")},
+        detail,
+        errors.DecodeError,
+        {"operation": "GetAccountsDetail", "status": 200, "snippet": "not json {"},
+    ),
+    Case(
+        "DecodeError-202",
+        {"GetAccountsDetail": Answer(202, "<html>busy</html>")},
+        detail,
+        errors.DecodeError,
+        {"operation": "GetAccountsDetail", "status": 202, "snippet": "<html>busy</html>"},
+    ),
+    Case(
+        "ProtocolError-data-call-203",
+        {"GetAccountsDetail": Answer(203, CHALLENGE)},
+        detail,
+        errors.ProtocolError,
+        {"operation": "GetAccountsDetail", "status": 203, "request_id": REQUEST},
+    ),
+    Case(
+        "ProtocolError-deletecard-202",
+        {"DeleteCard": Answer(202, PENDING)},
+        delete,
+        errors.ProtocolError,
+        {"operation": "DeleteCard", "status": 202, "request_id": REQUEST},
+    ),
+    Case(
+        "ProtocolError-token-without-token",
+        {"GenerateAuthorizeToken": Answer(200, {"HttpStatusCode": 200})},
+        live,
+        errors.ProtocolError,
+        {"operation": "GenerateAuthorizeToken", "status": 200, "request_id": None},
+    ),
+]
+
+
+def params() -> list[Any]:
+    return [pytest.param(case, id=case.id) for case in CASES]
+
+
+def present_fields(exc: BaseException) -> dict[str, Any]:
+    return {name: getattr(exc, name) for name in FIELD_NAMES if hasattr(exc, name)}
+
+
+def check_pickle_and_secrets(exc: errors.BankfeedError) -> errors.BankfeedError:
+    """Pickles ``exc``: same class, text and fields; no secret in its text, repr or bytes."""
+    data = pickle.dumps(exc)
+    copy = pickle.loads(data)
+    assert type(copy) is type(exc)
+    assert str(copy) == str(exc)
+    assert present_fields(copy) == present_fields(exc)
+    texts = (str(exc), repr(exc), repr(copy), data.decode("latin-1"))
+    for secret in (*SECRETS, PASSWORD):
+        for text in texts:
+            assert secret not in text, f"{secret!r} leaked in {text[:300]!r}"
+    return copy
+
+
+@pytest.mark.parametrize("case", params())
+def test_a_server_answer_raises_its_class_with_its_fields(
+    serve: Serve, case: Case
+) -> None:
+    server = serve(case.answers)
+    client = stub_client(server.url, **case.options)
+    with pytest.raises(errors.BankfeedError) as info:
+        case.call(client)
+    exc = info.value
+    assert type(exc) is case.expected, f"{type(exc).__name__}: {exc}"
+    assert isinstance(exc, errors.BankfeedError)
+    for name, expected in case.fields.items():
+        assert getattr(exc, name) == expected, f"{name}: {getattr(exc, name)!r} != {expected!r}"
+    copy = check_pickle_and_secrets(exc)
+    if isinstance(exc, errors.ApiError):
+        assert isinstance(copy, errors.ApiError)
+        assert case.fields["status"] == exc.status
+        # The text names the status and the code, so that a log line alone says what happened.
+        assert str(exc.status) in str(exc)
+        assert exc.code is None or exc.code in str(exc)
+    else:
+        assert exc.message == str(exc), "outside ApiError, message is the whole text"
+    if isinstance(exc, errors.ChallengeRequired):
+        # Answerable where it was raised; a challenge is bound to its client, so not after pickling.
+        assert isinstance(exc.challenge, bf.Challenge) and exc.challenge.request_id == REQUEST
+        assert isinstance(copy, errors.ChallengeRequired) and copy.challenge is None
+    if isinstance(exc, errors.InvalidAnswer):
+        assert exc.rule, "the rule broken is named"
+        assert [op for _, op in server.log].count("Authorize") == 1, "nothing is sent for an invalid answer"
+    if isinstance(exc, errors.PendingTimeout):
+        assert 0.2 <= exc.waited < 5.0
+    if isinstance(exc, (errors.ProtocolError, errors.DecodeError)):
+        # The start of the body that really came, cut with an ellipsis when long.
+        (answer,) = case.answers.values()
+        assert exc.snippet and answer.payload().decode().startswith(exc.snippet.removesuffix("…"))
+
+
+def test_a_429_is_retried_then_raised_as_rate_limited(serve: Serve) -> None:
+    answer = error(429, "TOO_MANY_REQUESTS", "slow down", REQUEST, (("Retry-After", "0"),))
+    server = serve({"GetAccountsDetail": answer})
+    client = stub_client(server.url, max_retries=2)
+    with pytest.raises(errors.RateLimited) as info:
+        detail(client)
+    assert info.value.status == 429 and info.value.retry_after == 0.0
+    assert [op for _, op in server.log].count("GetAccountsDetail") == 3, "the first try and two retries"
+
+
+def test_too_many_challenges_on_the_sandbox() -> None:
+    with bf.Sandbox() as sb:
+        client = sb.client(poll_interval=0.01, max_challenge_rounds=1)
+        with pytest.raises(errors.TooManyChallenges) as info:
+            client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY))
+    exc = info.value
+    assert type(exc) is errors.TooManyChallenges
+    assert exc.rounds == 1
+    assert isinstance(exc.request_id, str) and len(exc.request_id) == 36
+    copy = check_pickle_and_secrets(exc)
+    assert isinstance(copy, errors.TooManyChallenges) and copy.rounds == 1
+    for answer in GREATDAY.values():
+        assert answer not in str(exc) and answer not in repr(exc)
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_transport_error_from_a_closed_port() -> None:
+    client = stub_client(f"http://127.0.0.1:{closed_port()}")
+    with pytest.raises(errors.TransportError) as info:
+        client.authorize_cached(LOGIN)
+    exc = info.value
+    assert type(exc) is errors.TransportError
+    # With a secret key the token call is the first request, so it is the one that fails.
+    assert exc.operation in ("GenerateAuthorizeToken", "Authorize")
+    assert exc.timed_out is False
+    check_pickle_and_secrets(exc)
+
+
+def test_every_exception_class_is_raised_by_a_case() -> None:
+    raised = {case.expected.__name__ for case in CASES}
+    raised |= {"TooManyChallenges", "TransportError"}
+    # BankfeedError itself is raised only when the bridge cannot build a richer exception.
+    assert raised | {"BankfeedError"} == set(errors.__all__)
+
+
+@pytest.mark.parametrize("name", errors.__all__)
+def test_every_class_is_a_bankfeed_error_exported_by_the_package(name: str) -> None:
+    cls = getattr(errors, name)
+    assert issubclass(cls, errors.BankfeedError)
+    assert getattr(bf, name) is cls
+    assert name in bf.__all__
