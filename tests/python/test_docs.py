@@ -219,14 +219,12 @@ def test_the_anchor_rule_is_githubs() -> None:
     assert github_anchor("DeleteCard") == "deletecard"
 
 
-def test_the_readme_example_runs(
-    sandbox: bf.Sandbox, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # The example asks a person for each answer with input(); Greatday's published answers stand in.
-    greatday = next(user for user in sandbox.users if user["username"] == "Greatday")
-    answers: dict[str, str] = {prompt: values[0] for prompt, values in greatday["answers"].items()}
-    monkeypatch.setattr("builtins.input", lambda prompt: answers[prompt.strip()])
+def test_the_readme_example_is_examples_quickstart() -> None:
+    # examples/quickstart.py is type-checked with mypy --strict and run by test_examples.py, so the
+    # README's example is both as long as the two agree.
     example = re.search(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
     assert example, "the README has no Python example"
-    exec(compile(example.group(1), str(README), "exec"), {"__name__": "readme_example"})
-    assert capsys.readouterr().out.rstrip().endswith("INVALID_LOGIN 401 None")
+    quickstart = (ROOT / "examples" / "quickstart.py").read_text(encoding="utf-8")
+    docstring, _, body = quickstart.partition('"""\n\n')
+    assert docstring.startswith('"""'), "examples/quickstart.py starts with its docstring"
+    assert body == example.group(1), "README.md's example and examples/quickstart.py differ"

@@ -22,9 +22,12 @@ LAST_LINE = {
     "challenges.py": "challenges: done",
     "data.py": "data: done",
     "handling_errors.py": "errors: done",
+    "quickstart.py": "INVALID_LOGIN 401 None",
     "sessions.py": "sessions: done",
 }
 TIMEOUT = 120
+#: What a person types at the scripts' input() prompts: Greatday's three answers, one per round.
+STDIN = {"quickstart.py": "Montreal\nCanada\nTriangle\n"}
 
 
 def test_every_example_is_listed() -> None:
@@ -39,6 +42,7 @@ def test_example_runs_and_finishes(script: Path, tmp_path: Path) -> None:
     # Run from an empty directory: an example must not depend on the working directory.
     result = subprocess.run(
         [sys.executable, str(script)],
+        input=STDIN.get(script.name, ""),
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -1,0 +1,43 @@
+"""The README's short example, verbatim: the tests check that the two agree, run it and type-check it."""
+
+import bankfeed as bf
+
+with bf.Sandbox() as sb:                      # a real HTTP server on 127.0.0.1, a free port
+    client = sb.client(poll_interval=0.05)    # or bf.Client(base_url=..., customer_id=..., api_key=...)
+
+    # Step by step: a live login returns a Session or a Challenge.
+    step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
+    while isinstance(step, bf.Challenge):
+        print([(c.type, c.prompt, c.choices) for c in step.challenges])
+        step = step.answer({c.prompt: input(c.prompt + " ") for c in step.challenges})
+    session = step
+    # In a notebook, a Challenge shows itself: prompts, choices, ImageSelection images as a grid.
+
+    # Or in one call, with a handler (here canned answers; answers are checked before sending).
+    session = client.login("FlinksCapital", "Greatday", "Everyday", save=True,
+                           on_challenge=bf.answers({"What city were you born in?": "Montreal",
+                                                    "What is the best country on earth?": "Canada",
+                                                    "What shape do people like most?": "Triangle"}))
+
+    # A saved connection has a LoginId; keep it to read the data again, or to delete it.
+    login_id = session.login_id
+    if login_id is None:
+        raise RuntimeError("the service gave no LoginId: log in with save=True")
+
+    cached = client.authorize_cached(login_id)            # a new RequestId on the saved connection
+    inv = client.investments(login_id)                    # cached authorize + Investments, 202 polled
+    print(inv.value, inv.cash)
+    positions = inv.positions.to_pandas()                 # account and security joined
+
+    detail = cached.accounts_detail(days="Days365")       # GetAccountsDetail, polled on its Async link
+    transactions = detail.transactions.to_pandas()        # one row per transaction, its account joined
+
+    attrs = client.attributes(login_id, package="income")  # the preparation sequence inside
+    attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]},
+                              filters={"AccountCategory": ["Operations"]}, detail=["count_nsf"])
+    values = attrs.values.to_pandas()                     # value is NaN where the service says NONE_DETECTED
+
+    try:
+        client.authorize_cached("00000000-0000-0000-0000-000000000000")
+    except bf.InvalidLogin as exc:                        # typed errors keep what the server said
+        print(exc.code, exc.status, exc.request_id)       # INVALID_LOGIN 401 None
