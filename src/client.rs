@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::authorize::{
     parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
 };
-use crate::config::ClientConfig;
+use crate::config::{is_safe_segment, ClientConfig, SAFE_SEGMENT};
 use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::{Attributes, AttributesQuery};
 use crate::data::investments::Investments;
@@ -16,7 +16,9 @@ use crate::data::json;
 use crate::data::login::guid;
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::data::{Payload, Raw};
+use crate::deadline;
 use crate::error::Error;
+use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http, Reply};
 use crate::poll::poll;
 use crate::secret::Secret;
@@ -29,17 +31,37 @@ pub struct Client {
 #[derive(Debug)]
 struct Inner {
     config: ClientConfig,
-    http: Http,
+    /// Rebuilt in a forked child: the pool's connections belong to the parent's runtime.
+    http: PerProcess<Http>,
 }
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Self, Error> {
         let http = Http::new(&config)?;
-        Ok(Client { inner: Arc::new(Inner { config, http }) })
+        Ok(Client { inner: Arc::new(Inner { config, http: PerProcess::with(http) }) })
+    }
+
+    /// The connection pool of this process (docs/architecture.md#fork-and-child-processes).
+    fn http(&self) -> Result<Http, Error> {
+        self.inner.http.get_or_try_init(|| Http::new(&self.inner.config))
     }
 
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config
+    }
+
+    /// Runs `call`, an operation named `operation`, within the `deadline` option: one bound for
+    /// a whole call, shared by every operation it makes inside (docs/protocol.md#timing-and-limits).
+    /// The Python layer wraps a login and its challenge rounds in one such call.
+    ///
+    /// Boxed: operations nest (a login holds its challenge rounds, each holding an Authorize), and
+    /// an unboxed wrapper at each level would multiply the size of the futures.
+    pub fn within_deadline<'a, T: 'a>(
+        &'a self,
+        operation: &'static str,
+        call: impl std::future::Future<Output = Result<T, Error>> + Send + 'a,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, Error>> + Send + 'a>> {
+        Box::pin(deadline::bounded(operation, self.inner.config.deadline, call))
     }
 
     fn banking_url(&self, operation: &str) -> String {
@@ -57,6 +79,10 @@ impl Client {
 
     /// One Authorize call, in any of its four shapes.
     pub async fn authorize(&self, request: AuthorizeRequest) -> Result<Step, Error> {
+        self.within_deadline("Authorize", self.authorize_within_deadline(request)).await
+    }
+
+    async fn authorize_within_deadline(&self, request: AuthorizeRequest) -> Result<Step, Error> {
         request.validate()?;
         let mut http_request =
             ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body())?;
@@ -66,7 +92,7 @@ impl Client {
         if let Some(token) = self.authorize_token().await? {
             http_request = http_request.header("flinks-auth-key", token);
         }
-        let reply = self.inner.http.send(&http_request).await?;
+        let reply = self.http()?.send(&http_request).await?;
         parse_step(reply, request.login_id())
     }
 
@@ -75,11 +101,15 @@ impl Client {
         let Some(secret) = &self.inner.config.secret_key else { return Ok(None) };
         let request =
             ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN)).header("flinks-auth-key", secret.clone());
-        parse_token(self.inner.http.send(&request).await?).map(Some)
+        parse_token(self.http()?.send(&request).await?).map(Some)
     }
 
     /// Answers the challenges of `challenge`, after checking every answer rule.
     pub async fn answer(&self, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
+        self.within_deadline("Authorize", self.answer_within_deadline(challenge, answers)).await
+    }
+
+    async fn answer_within_deadline(&self, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
         challenge.validate(&answers)?;
         let request = AuthorizeRequest::Answer { request_id: challenge.request_id.clone(), responses: answers };
         let step = self.authorize(request).await?;
@@ -99,7 +129,15 @@ impl Client {
 
     /// Hands each challenge to `handler` and sends its answers, until a session opens, an error
     /// comes, or the bound of rounds is reached.
-    pub async fn complete(&self, mut step: Step, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
+    pub async fn complete(&self, step: Step, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
+        self.within_deadline("Authorize", self.complete_within_deadline(step, handler)).await
+    }
+
+    async fn complete_within_deadline(
+        &self,
+        mut step: Step,
+        handler: &mut dyn ChallengeHandler,
+    ) -> Result<Session, Error> {
         let mut rounds = 0;
         loop {
             let challenge = match step {
@@ -117,12 +155,24 @@ impl Client {
 
     /// A live login with credentials, every challenge answered by `handler`.
     pub async fn login(&self, credentials: Credentials, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
+        self.within_deadline("Authorize", self.login_within_deadline(credentials, handler)).await
+    }
+
+    async fn login_within_deadline(
+        &self,
+        credentials: Credentials,
+        handler: &mut dyn ChallengeHandler,
+    ) -> Result<Session, Error> {
         let step = self.authorize(AuthorizeRequest::Credentials(credentials)).await?;
         self.complete(step, handler).await
     }
 
     /// A cached read of a saved connection: a new RequestId for already processed data.
     pub async fn authorize_cached(&self, login_id: &str) -> Result<Session, Error> {
+        self.within_deadline("Authorize", self.authorize_cached_within_deadline(login_id)).await
+    }
+
+    async fn authorize_cached_within_deadline(&self, login_id: &str) -> Result<Session, Error> {
         match self.authorize(AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await? {
             Step::Session(session) => Ok(session),
             Step::Challenge(challenge) => Err(Error::ChallengeRequired(Box::new(challenge))),
@@ -142,12 +192,16 @@ impl Client {
         if let Some(body) = body {
             request = request.json(&body)?;
         }
-        let bytes = poll(&self.inner.http, &request, &self.inner.config.poll, Some(request_id)).await?;
+        let bytes = poll(&self.http()?, &request, &self.inner.config.poll, Some(request_id)).await?;
         Ok(Raw(bytes.into()))
     }
 
     /// The Investments payload of an open session, 202 polled.
     pub async fn investments(&self, session: &Session) -> Result<Payload<Investments>, Error> {
+        self.within_deadline("Investments", self.investments_within_deadline(session)).await
+    }
+
+    async fn investments_within_deadline(&self, session: &Session) -> Result<Payload<Investments>, Error> {
         let config = &self.inner.config;
         let login_id = session_login_id(session)?;
         let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
@@ -158,12 +212,24 @@ impl Client {
 
     /// Cached Authorize of `login_id`, then its Investments.
     pub async fn investments_for_login(&self, login_id: &str) -> Result<Payload<Investments>, Error> {
+        self.within_deadline("Investments", self.investments_for_login_within_deadline(login_id)).await
+    }
+
+    async fn investments_for_login_within_deadline(&self, login_id: &str) -> Result<Payload<Investments>, Error> {
         let session = self.authorize_cached(login_id).await?;
         self.investments(&session).await
     }
 
     /// GetAccountsDetail, 202 polled (on its `...Async` link when the 202 names one).
     pub async fn accounts_detail(
+        &self,
+        session: &Session,
+        options: &AccountsDetailOptions,
+    ) -> Result<Payload<Accounts>, Error> {
+        self.within_deadline("GetAccountsDetail", self.accounts_detail_within_deadline(session, options)).await
+    }
+
+    async fn accounts_detail_within_deadline(
         &self,
         session: &Session,
         options: &AccountsDetailOptions,
@@ -188,6 +254,14 @@ impl Client {
         session: &Session,
         options: &AccountsSummaryOptions,
     ) -> Result<Payload<Accounts>, Error> {
+        self.within_deadline("GetAccountsSummary", self.accounts_summary_within_deadline(session, options)).await
+    }
+
+    async fn accounts_summary_within_deadline(
+        &self,
+        session: &Session,
+        options: &AccountsSummaryOptions,
+    ) -> Result<Payload<Accounts>, Error> {
         let body = options.body(&session.request_id);
         let raw = self
             .fetch(
@@ -207,6 +281,14 @@ impl Client {
         session: &Session,
         options: &StatementsOptions,
     ) -> Result<Payload<Statements>, Error> {
+        self.within_deadline("GetStatements", self.statements_within_deadline(session, options)).await
+    }
+
+    async fn statements_within_deadline(
+        &self,
+        session: &Session,
+        options: &StatementsOptions,
+    ) -> Result<Payload<Statements>, Error> {
         options.validate()?;
         let body = options.body(&session.request_id);
         let raw = self
@@ -219,31 +301,54 @@ impl Client {
     /// detail polled to 200 first, then the attributes call, itself polled (attributes answer 202
     /// while account detail is still being processed).
     pub async fn attributes(&self, session: &Session, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
+        self.within_deadline("Attributes", self.attributes_within_deadline(session, query)).await
+    }
+
+    async fn attributes_within_deadline(
+        &self,
+        session: &Session,
+        query: &AttributesQuery,
+    ) -> Result<Payload<Attributes>, Error> {
         if let AttributesQuery::Custom(custom) = query {
             custom.validate()?;
         }
         let login_id = session_login_id(session)?;
+        // Both ids came from the service and go into a URL that carries the api key.
+        path_segment(session, "LoginId", login_id)?;
+        path_segment(session, "RequestId", &session.request_id)?;
         self.accounts_detail(session, &AccountsDetailOptions::default()).await?;
         let config = &self.inner.config;
         let base = format!(
             "{}/v3/{}/insight/login/{login_id}/attributes/{}",
             config.base_url, config.customer_id, session.request_id
         );
-        let raw = match query {
+        let (operation, raw) = match query {
             AttributesQuery::Package(package) => {
                 let url = format!("{base}/{}", package.operation());
-                self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?
+                (
+                    package.operation(),
+                    self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?,
+                )
             }
-            AttributesQuery::Custom(custom) => {
-                self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?
-            }
+            AttributesQuery::Custom(custom) => (
+                "Attributes",
+                self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?,
+            ),
         };
-        let data = Attributes::parse(raw.bytes())?;
+        let data = Attributes::read(operation, raw.bytes())?;
         Ok(Payload { data, raw })
     }
 
     /// Cached Authorize of `login_id`, then [`Client::attributes`].
     pub async fn attributes_for_login(
+        &self,
+        login_id: &str,
+        query: &AttributesQuery,
+    ) -> Result<Payload<Attributes>, Error> {
+        self.within_deadline("Attributes", self.attributes_for_login_within_deadline(login_id, query)).await
+    }
+
+    async fn attributes_for_login_within_deadline(
         &self,
         login_id: &str,
         query: &AttributesQuery,
@@ -258,11 +363,19 @@ impl Client {
     /// DeleteCard: removes the retained data of a saved connection. Returns the answer: a JSON body
     /// as it came, a plain-text one as `{"Message": text}` (docs/protocol.md#deletecard).
     pub async fn delete_login(&self, login_id: &str) -> Result<Value, Error> {
+        self.within_deadline("DeleteCard", self.delete_login_within_deadline(login_id)).await
+    }
+
+    async fn delete_login_within_deadline(&self, login_id: &str) -> Result<Value, Error> {
         guid("login_id", login_id)?;
         let url = self.banking_url(&format!("DeleteCard/{login_id}"));
         let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
-        match self.inner.http.send(&request).await? {
-            Reply::Data { bytes, .. } => Ok(delete_answer(&bytes)),
+        match self.http()?.send(&request).await? {
+            Reply::Data { status, bytes } => {
+                // Any body is an answer, except one whose envelope says error.
+                json::check_error_envelope(status, &bytes)?;
+                Ok(delete_answer(&bytes))
+            }
             reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),
         }
     }
@@ -287,7 +400,11 @@ fn parse_token(reply: Reply) -> Result<Secret, Error> {
     })?;
     match json::field(&body, "Token") {
         Some(Value::String(token)) if !token.trim().is_empty() => Ok(Secret::new(token.clone())),
-        None => Err(Error::protocol(TOKEN, status, "the answer holds no Token", &bytes)),
+        // Without a Token the body holds none to keep out of the error: an envelope that says
+        // error is that error, anything else a protocol surprise.
+        None => Err(json::check_payload_value(TOKEN, status, &bytes, &body, json::Shape::AnyOf(&["Token"]))
+            .err()
+            .unwrap_or_else(|| Error::protocol(TOKEN, status, "the answer holds no Token", &bytes))),
         Some(_) => Err(Error::Protocol {
             operation: TOKEN.to_owned(),
             status,
@@ -304,6 +421,23 @@ fn delete_answer(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).unwrap_or_else(|_| json!({"Message": String::from_utf8_lossy(bytes).trim()}))
 }
 
+/// An id of `session` that goes into a URL must be one safe path segment
+/// (docs/protocol.md#hosts-paths-and-versions): else the Authorize answer that named it was a
+/// protocol surprise. The error keeps the answer's snippet, not the offending value (it may hold
+/// line breaks).
+fn path_segment(session: &Session, field: &str, value: &str) -> Result<(), Error> {
+    if is_safe_segment(value) {
+        return Ok(());
+    }
+    Err(Error::Protocol {
+        operation: "Authorize".to_owned(),
+        status: 200,
+        message: format!("the session's {field} is not {SAFE_SEGMENT}, so it cannot go into a URL"),
+        request_id: Some(session.request_id.clone()).filter(|id| is_safe_segment(id)),
+        snippet: json::body_snippet(&session.raw),
+    })
+}
+
 fn session_login_id(session: &Session) -> Result<&str, Error> {
     session
         .login_id
@@ -311,8 +445,12 @@ fn session_login_id(session: &Session) -> Result<&str, Error> {
         .ok_or_else(|| Error::config("login_id", "is unknown for this session: open it with a login or a LoginId"))
 }
 
-fn typed<T: serde::de::DeserializeOwned>(operation: &'static str, raw: Raw) -> Result<Payload<T>, Error> {
-    let data = json::decode(operation, 200, raw.bytes())?;
+/// The payload of a data operation's 200, checked to be one (docs/errors.md#protocol-surprises).
+fn typed<T: serde::de::DeserializeOwned + json::Expected>(
+    operation: &'static str,
+    raw: Raw,
+) -> Result<Payload<T>, Error> {
+    let data = json::decode_payload(operation, 200, raw.bytes())?;
     Ok(Payload { data, raw })
 }
 
@@ -323,9 +461,9 @@ mod tests {
     use super::*;
     use crate::http::stub;
 
-    const LOGIN: &str = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
+    pub(super) const LOGIN: &str = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
 
-    fn client(base: &str, secret_key: bool) -> Client {
+    pub(super) fn client(base: &str, secret_key: bool) -> Client {
         let mut config = ClientConfig::new(base, "cust").unwrap();
         config.retry.max_retries = 0;
         config.poll.interval = Duration::from_millis(10);
@@ -336,7 +474,7 @@ mod tests {
         Client::new(config).unwrap()
     }
 
-    fn session() -> Session {
+    pub(super) fn session() -> Session {
         Session {
             request_id: "11111111-2222-3333-4444-555555555555".into(),
             login_id: Some(LOGIN.into()),
@@ -439,5 +577,242 @@ mod tests {
         let base = stub::serve(vec![(202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-a"}"#)]);
         let (operation, status, request_id, _) = protocol(client(&base, false).authorize_cached(LOGIN).await);
         assert_eq!((operation.as_str(), status, request_id.as_deref()), ("Authorize", 202, Some("r-a")));
+    }
+
+    /// A server that answers every request with `status` and `body` (`None`: takes the request and
+    /// never answers).
+    fn always(answer: Option<(u16, &'static str)>) -> String {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for socket in listener.incoming() {
+                let mut socket = socket.unwrap();
+                let mut buffer = [0u8; 8192];
+                let _ = socket.read(&mut buffer);
+                match answer {
+                    Some((status, body)) => {
+                        let _ = socket.write_all(
+                            format!(
+                                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                                 connection: close\r\n\r\n{body}",
+                                body.len()
+                            )
+                            .as_bytes(),
+                        );
+                    }
+                    None => held.push(socket),
+                }
+            }
+        });
+        base
+    }
+
+    fn with_deadline(base: &str, deadline: Duration) -> Client {
+        let mut config = ClientConfig::new(base, "cust").unwrap();
+        config.retry.max_retries = 0;
+        config.timeout = Duration::from_secs(30);
+        config.poll.interval = Duration::from_millis(10);
+        config.poll.timeout = Duration::from_secs(30);
+        config.deadline = Some(deadline);
+        Client::new(config).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_deadline_ends_a_call_whose_server_is_silent() {
+        let client = with_deadline(&always(None), Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        match client.investments_for_login(LOGIN).await {
+            Err(Error::Transport { operation, timed_out: true, message, .. }) => {
+                assert_eq!(operation, "Authorize");
+                assert!(message.contains("deadline"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The request timeout is 30 s: only the deadline can have ended the call this soon.
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn the_deadline_ends_a_pending_operation_with_a_pending_timeout() {
+        let base = always(Some((202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-p"}"#)));
+        let client = with_deadline(&base, Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        match client.accounts_summary(&session(), &AccountsSummaryOptions::default()).await {
+            Err(Error::PendingTimeout { operation, request_id, waited }) => {
+                assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsSummary", Some("r-p")));
+                assert!(waited >= Duration::from_millis(250), "{waited:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn without_a_deadline_a_call_is_not_cut() {
+        let base = stub::serve(vec![(200, r#"{"Message": "ok"}"#)]);
+        assert!(client(&base, false).config().deadline.is_none());
+        assert_eq!(client(&base, false).delete_login(LOGIN).await.unwrap(), json!({"Message": "ok"}));
+    }
+
+    #[tokio::test]
+    async fn session_ids_that_are_not_safe_path_segments_never_reach_a_url() {
+        // Nothing listens: a request would be a TransportError, not the ProtocolError expected.
+        let base = format!("http://{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
+        let client = client(&base, false);
+        let query = AttributesQuery::Package(crate::data::attributes::Package::parse("income").unwrap());
+        for bad in ["..", "%2e%2e", "a\\b", "a\r\nb", "a/b", "../../BankingServices/Authorize"] {
+            let mut hostile_login = session();
+            hostile_login.login_id = Some(bad.into());
+            let (operation, status, request_id, _) = protocol(client.attributes(&hostile_login, &query).await);
+            assert_eq!((operation.as_str(), status), ("Authorize", 200));
+            assert_eq!(request_id.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
+            let mut hostile_request = session();
+            hostile_request.request_id = bad.into();
+            match client.attributes(&hostile_request, &query).await {
+                Err(Error::Protocol { message, request_id: None, .. }) => assert!(message.contains("RequestId")),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+}
+
+/// A 200 that is not the operation's payload (docs/errors.md#protocol-surprises), for every
+/// operation that reads one.
+#[cfg(test)]
+mod payload_tests {
+    use super::tests::{session, LOGIN};
+    use super::*;
+    use crate::data::attributes::Package;
+    use crate::error::{ApiErrorKind, Body};
+    use crate::http::stub;
+    const ENVELOPE: &str = r#"{"HttpStatusCode": 500, "Message": "aggregation failed", "FlinksCode": "AGGREGATION_ERROR", "RequestId": "r-e"}"#;
+    /// Not a payload of any operation; each keeps its RequestId, if it has one.
+    const NOT_PAYLOADS: [(&str, Option<&str>); 5] = [
+        ("{}", None),
+        ("[]", None),
+        ("null", None),
+        (r#"{"HttpStatusCode": 200, "RequestId": "r-n"}"#, Some("r-n")),
+        (r#"{"FlinksCode": "OPERATION_PENDING", "HttpStatusCode": 200, "RequestId": "r-p"}"#, Some("r-p")),
+    ];
+    const DETAIL: &str = r#"{"Accounts": [], "RequestId": "r-d"}"#;
+
+    fn client(base: &str) -> Client {
+        super::tests::client(base, false)
+    }
+
+    /// Runs the data operation `operation` against a stub that answers `body` (after a valid
+    /// account detail, for attributes), and says what came of it.
+    async fn run(operation: &str, body: &'static str) -> Result<(), Error> {
+        let attributes = operation.contains("Attributes");
+        let answers = if attributes { vec![(200, DETAIL), (200, body)] } else { vec![(200, body)] };
+        let client = client(&stub::serve(answers));
+        let session = session();
+        match operation {
+            "Investments" => client.investments(&session).await.map(drop),
+            "GetAccountsDetail" => client.accounts_detail(&session, &AccountsDetailOptions::default()).await.map(drop),
+            "GetAccountsSummary" => {
+                client.accounts_summary(&session, &AccountsSummaryOptions::default()).await.map(drop)
+            }
+            "GetStatements" => client.statements(&session, &StatementsOptions::default()).await.map(drop),
+            "GetIncomeAttributes" => {
+                client.attributes(&session, &AttributesQuery::Package(Package::Income)).await.map(drop)
+            }
+            "Attributes" => {
+                let custom = crate::data::attributes::CustomAttributes {
+                    attributes: vec![("Card".into(), vec!["balance_min".into()])],
+                    ..Default::default()
+                };
+                client.attributes(&session, &AttributesQuery::Custom(custom)).await.map(drop)
+            }
+            "Authorize" => client.authorize_cached(LOGIN).await.map(drop),
+            other => panic!("no operation {other}"),
+        }
+    }
+
+    const OPERATIONS: [(&str, &str); 7] = [
+        ("Investments", r#"{"Accounts": [], "Securities": [], "Value": 0, "Cash": 0, "RequestId": "r"}"#),
+        ("GetAccountsDetail", r#"{"HttpStatusCode": 200, "Accounts": [], "RequestId": "r"}"#),
+        ("GetAccountsSummary", r#"{"HttpStatusCode": 200, "Accounts": [], "RequestId": "r"}"#),
+        ("GetStatements", r#"{"HttpStatusCode": 200, "StatementsByAccount": [], "RequestId": "r"}"#),
+        ("GetIncomeAttributes", r#"{"HttpStatusCode": 200, "Income": {"Id": "g"}, "RequestId": "r"}"#),
+        ("Attributes", r#"{"HttpStatusCode": 200, "Login": {"Id": "l"}, "RequestId": "r"}"#),
+        ("Authorize", r#"{"HttpStatusCode": 200, "RequestId": "r"}"#),
+    ];
+
+    #[tokio::test]
+    async fn a_200_that_is_not_the_payload_is_a_protocol_surprise_keeping_its_start() {
+        for (operation, _) in OPERATIONS {
+            for (body, request_id) in NOT_PAYLOADS {
+                // A RequestId is Authorize's payload, and an attributes answer's without a code.
+                let bare = request_id == Some("r-n");
+                if operation == "Authorize" && request_id.is_some() || operation.contains("Attributes") && bare {
+                    continue;
+                }
+                match run(operation, body).await {
+                    Err(Error::Protocol { operation: named, status, request_id: id, snippet, .. }) => {
+                        assert_eq!((named.as_str(), status, id.as_deref()), (operation, 200, request_id), "{body}");
+                        assert_eq!(snippet, body);
+                    }
+                    other => panic!("{operation} answering {body}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_200_whose_envelope_says_error_is_that_error() {
+        for (operation, _) in OPERATIONS {
+            match run(operation, ENVELOPE).await {
+                Err(Error::Api(api)) => {
+                    assert_eq!((api.status, api.kind()), (500, ApiErrorKind::Aggregation), "{operation}");
+                    assert_eq!(api.code.as_deref(), Some("AGGREGATION_ERROR"));
+                    assert_eq!(api.message.as_deref(), Some("aggregation failed"));
+                    assert_eq!(api.request_id.as_deref(), Some("r-e"));
+                    assert!(matches!(api.body, Body::Json(_)));
+                }
+                other => panic!("{operation}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_valid_empty_payload_is_an_empty_result() {
+        for (operation, body) in OPERATIONS {
+            run(operation, body).await.unwrap_or_else(|e| panic!("{operation}: {e}"));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_200_that_is_not_json_stays_a_decode_error() {
+        for (operation, _) in OPERATIONS {
+            assert!(matches!(run(operation, "<html>").await, Err(Error::Decode { status: 200, .. })), "{operation}");
+        }
+    }
+
+    #[tokio::test]
+    async fn delete_card_answering_an_error_envelope_is_that_error_and_any_other_body_an_answer() {
+        let base = stub::serve(vec![(200, ENVELOPE), (200, "{}"), (200, "[]"), (200, "Deleted.")]);
+        let client = client(&base);
+        match client.delete_login(LOGIN).await {
+            Err(Error::Api(api)) => assert_eq!((api.status, api.kind()), (500, ApiErrorKind::Aggregation)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({}));
+        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!([]));
+        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({"Message": "Deleted."}));
+    }
+
+    #[test]
+    fn a_token_answer_whose_envelope_says_error_is_that_error() {
+        let data = |bytes: &[u8]| Reply::Data { status: 200, bytes: bytes.to_vec() };
+        match parse_token(data(br#"{"HttpStatusCode": 401, "FlinksCode": "UNAUTHORIZED", "Message": "bad key"}"#)) {
+            Err(Error::Api(api)) => assert_eq!((api.status, api.kind()), (401, ApiErrorKind::Unauthorized)),
+            other => panic!("{other:?}"),
+        }
+        for body in [&b"{}"[..], b"[]", b"null"] {
+            assert!(matches!(parse_token(data(body)), Err(Error::Protocol { status: 200, .. })), "{body:?}");
+        }
     }
 }

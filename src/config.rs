@@ -21,11 +21,13 @@ impl Default for PollPolicy {
     }
 }
 
-/// How failed requests that are safe to repeat are retried.
+/// How failed requests that are safe to repeat are retried (docs/protocol.md#timing-and-limits).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RetryPolicy {
     pub max_retries: u32,
-    /// First back-off; doubled on each retry, capped at `max_backoff`. A `Retry-After` wins.
+    /// Ceiling of the first back-off; doubled on each retry, capped at `max_backoff`. The wait is
+    /// drawn at random below the ceiling (full jitter), so that clients refused together do not
+    /// come back together. A `Retry-After` wins over it.
     pub backoff: Duration,
     pub max_backoff: Duration,
 }
@@ -54,6 +56,14 @@ pub struct ClientConfig {
     pub retry: RetryPolicy,
     /// Bound of the challenge loop of `login`.
     pub max_challenge_rounds: u32,
+    /// Largest response body read; a larger one is refused (docs/protocol.md#timing-and-limits).
+    pub max_body_bytes: usize,
+    /// Lets `http://` reach a host that is not loopback, credentials and keys in clear text
+    /// (docs/protocol.md#authentication).
+    pub allow_insecure_http: bool,
+    /// Bound of one whole call: authorize, challenges, polling, retries
+    /// (docs/protocol.md#timing-and-limits). `None`: no bound beyond the other limits.
+    pub deadline: Option<Duration>,
 }
 
 /// What the caller passed; every field is optional and completed from the environment.
@@ -69,7 +79,19 @@ pub struct ClientOptions {
     pub poll_timeout: Option<f64>,
     pub max_retries: Option<u32>,
     pub max_challenge_rounds: Option<u32>,
+    pub max_body_bytes: Option<usize>,
+    pub allow_insecure_http: Option<bool>,
+    pub deadline: Option<f64>,
 }
+
+/// At a few hundred bytes each, 100,000 transactions of account detail are some tens of MiB; the
+/// default leaves room for several times that while still bounding what a server can make the
+/// client hold.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 128 * 1024 * 1024;
+
+/// The shortest wait between two polls: a smaller `poll_interval` (0 included) is raised to it, so
+/// that a pending operation cannot become a flood of requests (docs/protocol.md#polling).
+pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 pub const ENV_BASE_URL: &str = "BANKFEED_BASE_URL";
 pub const ENV_CUSTOMER_ID: &str = "BANKFEED_CUSTOMER_ID";
@@ -98,24 +120,27 @@ impl ClientConfig {
             .base_url
             .or_else(|| env(ENV_BASE_URL))
             .ok_or_else(|| Error::config("base_url", format!("is required: pass base_url= or set {ENV_BASE_URL}")))?;
-        let base_url = checked_url("base_url", &base_url)?;
+        let allow_insecure_http = options.allow_insecure_http.unwrap_or(false);
+        let base_url = checked_url("base_url", &base_url, allow_insecure_http)?;
         let investments_base_url = match options.investments_base_url {
-            Some(url) => checked_url("investments_base_url", &url)?,
+            Some(url) => checked_url("investments_base_url", &url, allow_insecure_http)?,
             None => base_url.clone(),
         };
         let customer_id = options.customer_id.or_else(|| env(ENV_CUSTOMER_ID)).ok_or_else(|| {
             Error::config("customer_id", format!("is required: pass customer_id= or set {ENV_CUSTOMER_ID}"))
         })?;
-        let customer_id = customer_id.trim().to_owned();
-        if customer_id.is_empty() || customer_id.contains(['/', '?', '#']) {
-            return Err(Error::config("customer_id", "must be a non-empty identifier without '/', '?' or '#'"));
+        // The customer id is the second segment of every path: anything but a plain segment could
+        // move the credentials to another path (`..` would send them to /BankingServices/Authorize).
+        if !is_safe_segment(&customer_id) {
+            return Err(Error::config("customer_id", format!("must be a GUID or {SAFE_SEGMENT}")));
         }
-        let api_key = options.api_key.or_else(|| env(ENV_API_KEY).map(Secret::new));
-        let secret_key = options.secret_key.or_else(|| env(ENV_SECRET_KEY).map(Secret::new));
+        let api_key = checked_key("api_key", options.api_key.or_else(|| env(ENV_API_KEY).map(Secret::new)))?;
+        let secret_key =
+            checked_key("secret_key", options.secret_key.or_else(|| env(ENV_SECRET_KEY).map(Secret::new)))?;
 
         let timeout = seconds("timeout", options.timeout.unwrap_or(240.0), false)?;
         let poll = PollPolicy {
-            interval: seconds("poll_interval", options.poll_interval.unwrap_or(10.0), true)?,
+            interval: seconds("poll_interval", options.poll_interval.unwrap_or(10.0), true)?.max(MIN_POLL_INTERVAL),
             timeout: seconds("poll_timeout", options.poll_timeout.unwrap_or(1800.0), true)?,
         };
         let max_retries = options.max_retries.unwrap_or(2);
@@ -125,6 +150,11 @@ impl ClientConfig {
         let max_challenge_rounds = options.max_challenge_rounds.unwrap_or(10);
         if max_challenge_rounds == 0 {
             return Err(Error::config("max_challenge_rounds", "must be at least 1"));
+        }
+        let deadline = options.deadline.map(|value| seconds("deadline", value, false)).transpose()?;
+        let max_body_bytes = options.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES);
+        if max_body_bytes == 0 {
+            return Err(Error::config("max_body_bytes", "must be a number of bytes > 0"));
         }
         Ok(ClientConfig {
             base_url,
@@ -136,17 +166,96 @@ impl ClientConfig {
             poll,
             retry: RetryPolicy { max_retries, ..RetryPolicy::default() },
             max_challenge_rounds,
+            max_body_bytes,
+            allow_insecure_http,
+            deadline,
         })
     }
 }
 
-fn checked_url(field: &'static str, url: &str) -> Result<String, Error> {
+/// What [`is_safe_segment`] accepts, for messages.
+pub(crate) const SAFE_SEGMENT: &str =
+    "a path segment of 1 to 128 ASCII letters, digits, '-' and '_' (no '.', '/', '\\', '%' or spaces)";
+
+/// Whether `value` can stand alone as one segment of a URL path: only ASCII letters, digits, `-`
+/// and `_`, so no `..`, no percent-escape, no separator (`/` or `\`), no CR/LF can move a request
+/// carrying keys to another path. GUIDs pass.
+pub(crate) fn is_safe_segment(value: &str) -> bool {
+    (1..=128).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A base URL: https, or http to a loopback host (or anywhere with `allow_insecure_http`), with no
+/// userinfo, query or fragment (docs/protocol.md#hosts-paths-and-versions). Messages never repeat
+/// the URL: its userinfo would be a secret.
+fn checked_url(field: &'static str, url: &str, allow_insecure_http: bool) -> Result<String, Error> {
+    const EXAMPLE: &str = "such as https://toolbox-api.private.fin.ag";
     let url = url.trim().trim_end_matches('/');
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
-    match rest {
-        Some(host) if !host.is_empty() && !host.contains(['?', '#']) => Ok(url.to_owned()),
-        _ => Err(Error::config(field, "must be an http:// or https:// URL such as https://toolbox-api.private.fin.ag")),
+    // The URL parser drops tabs and newlines silently; a URL holding any is refused instead.
+    let clean =
+        !url.is_empty() && !url.contains(['?', '#']) && !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    let parsed = reqwest::Url::parse(url)
+        .ok()
+        .filter(|parsed| clean && parsed.query().is_none() && parsed.fragment().is_none())
+        .ok_or_else(|| Error::config(field, format!("must be an https:// URL without query or fragment, {EXAMPLE}")))?;
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(Error::config(
+            field,
+            "must not hold a user name or password (user:password@host): they would show in reprs and logs; \
+             pass the service's keys as api_key= and secret_key=",
+        ));
     }
+    match parsed.scheme() {
+        "https" => {}
+        "http" if allow_insecure_http || is_loopback(&parsed) => {}
+        "http" => {
+            return Err(Error::config(
+                field,
+                "uses http:// to a host that is not loopback (127.0.0.0/8, ::1, localhost): credentials and \
+                 keys are sent only over https; use https://, or pass allow_insecure_http=True to send them \
+                 in clear text",
+            ))
+        }
+        // Named only when written as a scheme: in `user:password@host` it would be the user name.
+        scheme if url.starts_with(&format!("{scheme}://")) => {
+            return Err(Error::config(
+                field,
+                format!("uses the scheme {scheme}:// but the service is reached only over https://, {EXAMPLE}"),
+            ))
+        }
+        _ => return Err(Error::config(field, format!("must be an https:// URL {EXAMPLE}"))),
+    }
+    if parsed.host().is_none() {
+        return Err(Error::config(field, format!("names no host: it must be an https:// URL {EXAMPLE}")));
+    }
+    Ok(url.to_owned())
+}
+
+/// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
+fn is_loopback(url: &reqwest::Url) -> bool {
+    // The parser gives addresses in their normal form: `127.1` as `127.0.0.1`, IPv6 in brackets.
+    let Some(host) = url.host_str() else { return false };
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || address.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A key that is given must be sendable as a header and not empty (an empty header would be sent
+/// as if it were a key). Messages name the field, never the value.
+fn checked_key(field: &'static str, key: Option<Secret>) -> Result<Option<Secret>, Error> {
+    if let Some(key) = &key {
+        if key.expose().is_empty() {
+            return Err(Error::config(
+                field,
+                "must not be empty: leave it out (None) when the service takes no such key",
+            ));
+        }
+        if !key.expose().bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(Error::config(
+                field,
+                "holds characters a header cannot carry: only visible ASCII, no spaces or line breaks",
+            ));
+        }
+    }
+    Ok(key)
 }
 
 fn seconds(field: &'static str, value: f64, zero_allowed: bool) -> Result<Duration, Error> {
@@ -187,6 +296,7 @@ mod tests {
         assert_eq!(config.poll.timeout, Duration::from_secs(1800));
         assert_eq!(config.retry.max_retries, 2);
         assert_eq!(config.max_challenge_rounds, 10);
+        assert_eq!(config.max_body_bytes, 128 * 1024 * 1024);
     }
 
     #[test]
@@ -206,13 +316,149 @@ mod tests {
     #[test]
     fn missing_or_bad_values_name_their_field() {
         assert_eq!(field_of(ClientConfig::resolve(ClientOptions::default(), |_| None)), "base_url");
-        let no_customer = ClientOptions { base_url: Some("http://x".into()), ..ClientOptions::default() };
+        let no_customer = ClientOptions { base_url: Some("http://127.0.0.1:9".into()), ..ClientOptions::default() };
         assert_eq!(field_of(ClientConfig::resolve(no_customer, |_| None)), "customer_id");
         assert_eq!(field_of(ClientConfig::resolve(options("ftp://x", "c"), |_| None)), "base_url");
-        assert_eq!(field_of(ClientConfig::resolve(options("http://x", "a/b"), |_| None)), "customer_id");
-        let bad_timeout = ClientOptions { timeout: Some(0.0), ..options("http://x", "c") };
+        assert_eq!(field_of(ClientConfig::resolve(options("http://127.0.0.1:9", "a/b"), |_| None)), "customer_id");
+        let bad_timeout = ClientOptions { timeout: Some(0.0), ..options("http://127.0.0.1:9", "c") };
         assert_eq!(field_of(ClientConfig::resolve(bad_timeout, |_| None)), "timeout");
-        let bad_interval = ClientOptions { poll_interval: Some(f64::NAN), ..options("http://x", "c") };
+        let bad_interval = ClientOptions { poll_interval: Some(f64::NAN), ..options("http://127.0.0.1:9", "c") };
         assert_eq!(field_of(ClientConfig::resolve(bad_interval, |_| None)), "poll_interval");
+        let no_body = ClientOptions { max_body_bytes: Some(0), ..options("http://127.0.0.1:9", "c") };
+        assert_eq!(field_of(ClientConfig::resolve(no_body, |_| None)), "max_body_bytes");
+    }
+
+    fn rule_of(result: Result<ClientConfig, Error>) -> (&'static str, String) {
+        match result {
+            Err(Error::Config { field, rule }) => (field, rule),
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn plain_http_reaches_only_loopback_hosts() {
+        for url in ["http://127.0.0.1:9", "http://127.8.9.10", "http://127.1", "http://[::1]:80", "http://localhost:9"]
+        {
+            assert!(ClientConfig::new(url, "c").is_ok(), "{url}");
+        }
+        for url in
+            ["http://10.0.0.1", "http://example.com", "http://[::2]", "http://0.0.0.0:9", "http://localhost.evil.com"]
+        {
+            let (field, rule) = rule_of(ClientConfig::new(url, "c"));
+            assert_eq!(field, "base_url");
+            assert!(
+                rule.contains("http://") && rule.contains("https") && rule.contains("allow_insecure_http"),
+                "{rule}"
+            );
+        }
+        let insecure = ClientOptions { allow_insecure_http: Some(true), ..options("http://example.com", "c") };
+        assert!(ClientConfig::resolve(insecure, |_| None).unwrap().allow_insecure_http);
+        let other_host = ClientOptions {
+            investments_base_url: Some("http://wealth.example.com".into()),
+            ..options("https://example.com", "c")
+        };
+        assert_eq!(field_of(ClientConfig::resolve(other_host, |_| None)), "investments_base_url");
+    }
+
+    #[test]
+    fn other_schemes_are_refused_even_when_insecure_http_is_allowed() {
+        for url in ["ftp://example.com", "file:///etc/passwd", "ws://127.0.0.1", "example.com", "https://", ""] {
+            let options = ClientOptions { allow_insecure_http: Some(true), ..options(url, "c") };
+            assert_eq!(field_of(ClientConfig::resolve(options, |_| None)), "base_url", "{url}");
+        }
+        let (_, rule) = rule_of(ClientConfig::new("ftp://example.com", "c"));
+        assert!(rule.contains("ftp://"), "{rule}");
+        let (_, rule) = rule_of(ClientConfig::new("admin:hunter2@example.com", "c"));
+        assert!(!rule.contains("admin") && !rule.contains("hunter2"), "{rule}");
+    }
+
+    #[test]
+    fn userinfo_in_a_url_is_refused_without_being_repeated() {
+        for url in ["https://user:hunter2@example.com", "https://hunter2@example.com", "http://u:hunter2@127.0.0.1:9"] {
+            let (field, rule) = rule_of(ClientConfig::new(url, "c"));
+            assert_eq!(field, "base_url");
+            assert!(!rule.contains("hunter2") && rule.contains("user name or password"), "{rule}");
+        }
+        let options = ClientOptions {
+            investments_base_url: Some("https://a:hunter2@wealth.example.com".into()),
+            ..options("https://example.com", "c")
+        };
+        let (field, rule) = rule_of(ClientConfig::resolve(options, |_| None));
+        assert_eq!(field, "investments_base_url");
+        assert!(!rule.contains("hunter2"));
+    }
+
+    #[test]
+    fn urls_with_queries_fragments_or_line_breaks_are_refused() {
+        for url in ["https://example.com?a=1", "https://example.com#x", "https://exa\nmple.com", "https://ex ample.com"]
+        {
+            assert_eq!(field_of(ClientConfig::new(url, "c")), "base_url", "{url:?}");
+        }
+    }
+
+    #[test]
+    fn the_customer_id_is_a_safe_path_segment() {
+        for good in ["43387ca6-0391-4c82-857d-70d95f087ecb", "cust_1", "A-b"] {
+            assert_eq!(ClientConfig::new("https://example.com", good).unwrap().customer_id, good);
+        }
+        let long = "a".repeat(129);
+        for bad in ["..", "%2e%2e", "a\\b", "a\r\nb", "a/b", "", " c", "c\n", "a.b", "é", "a?b", long.as_str()] {
+            let (field, rule) = rule_of(ClientConfig::new("https://example.com", bad));
+            assert_eq!(field, "customer_id", "{bad:?}");
+            assert!(rule.contains("GUID"), "{rule}");
+        }
+    }
+
+    #[test]
+    fn keys_must_be_sendable_headers_and_never_appear_in_the_error() {
+        for (bad, what) in [("", "empty"), ("ab\r\ncd", "carry"), ("a b", "carry"), ("clé", "carry"), ("a\tb", "carry")]
+        {
+            for field in ["api_key", "secret_key"] {
+                let mut options = options("https://example.com", "c");
+                if field == "api_key" {
+                    options.api_key = Some(Secret::new(bad));
+                } else {
+                    options.secret_key = Some(Secret::new(bad));
+                }
+                let (got, rule) = rule_of(ClientConfig::resolve(options, |_| None));
+                assert_eq!(got, field);
+                assert!(rule.contains(what), "{rule}");
+                assert!(bad.is_empty() || !rule.contains(bad), "{rule}");
+            }
+        }
+        let env = |name: &str| (name == ENV_SECRET_KEY).then(|| "bad key".to_owned());
+        assert_eq!(field_of(ClientConfig::resolve(options("https://example.com", "c"), env)), "secret_key");
+    }
+
+    #[test]
+    fn a_poll_interval_below_the_floor_is_raised_to_it() {
+        for value in [0.0, 0.001, 0.009] {
+            let options = ClientOptions { poll_interval: Some(value), ..options("https://example.com", "c") };
+            assert_eq!(ClientConfig::resolve(options, |_| None).unwrap().poll.interval, MIN_POLL_INTERVAL);
+        }
+        let slower = ClientOptions { poll_interval: Some(0.25), ..options("https://example.com", "c") };
+        assert_eq!(ClientConfig::resolve(slower, |_| None).unwrap().poll.interval, Duration::from_millis(250));
+        let negative = ClientOptions { poll_interval: Some(-0.001), ..options("https://example.com", "c") };
+        assert_eq!(field_of(ClientConfig::resolve(negative, |_| None)), "poll_interval");
+    }
+
+    #[test]
+    fn a_deadline_is_optional_and_positive() {
+        assert_eq!(ClientConfig::new("https://example.com", "c").unwrap().deadline, None);
+        let set = ClientOptions { deadline: Some(2.5), ..options("https://example.com", "c") };
+        assert_eq!(ClientConfig::resolve(set, |_| None).unwrap().deadline, Some(Duration::from_millis(2500)));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e300] {
+            let options = ClientOptions { deadline: Some(bad), ..options("https://example.com", "c") };
+            assert_eq!(field_of(ClientConfig::resolve(options, |_| None)), "deadline");
+        }
+    }
+
+    #[test]
+    fn safe_segments() {
+        assert!(is_safe_segment("5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21"));
+        assert!(is_safe_segment("GetAccountsDetailAsync"));
+        for bad in ["", "..", ".", "%2e%2e", "a\\b", "a/b", "a\rb", "a\nb", "a b", "a:b", "a@b"] {
+            assert!(!is_safe_segment(bad), "{bad:?}");
+        }
     }
 }

@@ -23,8 +23,11 @@ pub struct ApiError {
     pub message: Option<String>,
     pub request_id: Option<String>,
     pub body: Body,
-    /// From a `Retry-After` header, when the service sent one.
+    /// From a `Retry-After` header, when the service sent one; `Duration::MAX` for a value too
+    /// large to represent.
     pub retry_after: Option<Duration>,
+    /// How many times the request was sent, retries included (1 when it was not retried).
+    pub attempts: u32,
 }
 
 /// The families of service errors a caller handles differently.
@@ -119,6 +122,9 @@ impl fmt::Display for ApiError {
         if let Some(request_id) = &self.request_id {
             write!(f, " (RequestId {request_id})")?;
         }
+        if self.attempts > 1 {
+            write!(f, " after {} attempts", self.attempts)?;
+        }
         write!(f, "; {}", self.next_step())
     }
 }
@@ -138,8 +144,9 @@ pub enum Error {
     TooManyChallenges { rounds: u32, request_id: String },
     /// Still 202 when the poll timeout ran out.
     PendingTimeout { operation: String, request_id: Option<String>, waited: Duration },
-    /// No HTTP answer: connection refused or reset, or the request timed out.
-    Transport { operation: String, message: String, timed_out: bool },
+    /// No HTTP answer: connection refused or reset, or the request timed out. `attempts` counts
+    /// the sends, retries included.
+    Transport { operation: String, message: String, timed_out: bool, attempts: u32 },
     /// The server answered with a status or a shape the operation does not expect (a data call
     /// answering 203, a token call without a token, DeleteCard answering 202): `status` is the
     /// status that really came, `snippet` the start of the body.
@@ -208,11 +215,17 @@ impl fmt::Display for Error {
                 if let Some(request_id) = request_id {
                     write!(f, " (RequestId {request_id})")?;
                 }
-                f.write_str("; call it again later with the same RequestId, or raise poll_timeout")
+                f.write_str(
+                    "; call it again later with the same RequestId, or raise poll_timeout (and deadline, when set)",
+                )
             }
-            Error::Transport { operation, message, timed_out } => {
+            Error::Transport { operation, message, timed_out, attempts } => {
                 let what = if *timed_out { "timed out" } else { "failed" };
-                write!(f, "{operation} {what}: {message}")
+                write!(f, "{operation} {what}")?;
+                if *attempts > 1 {
+                    write!(f, " after {attempts} attempts")?;
+                }
+                write!(f, ": {message}")
             }
             Error::Protocol { operation, status, message, request_id, snippet } => {
                 write!(f, "{operation}: unexpected HTTP {status} answer ({message})")?;
@@ -257,6 +270,7 @@ mod tests {
             request_id: None,
             body: Body::Text(String::new()),
             retry_after: None,
+            attempts: 1,
         }
     }
 
@@ -286,6 +300,9 @@ mod tests {
             text.contains("SESSION_NONEXISTENT") && text.contains("r-1") && text.contains("authorize again"),
             "{text}"
         );
+        assert!(!text.contains("attempts"), "{text}");
+        error.attempts = 3;
+        assert!(error.to_string().contains("(RequestId r-1) after 3 attempts; open a new session"), "{error}");
     }
 
     #[test]

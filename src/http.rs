@@ -1,15 +1,17 @@
 //! The one place that sends requests: headers, timeouts, retries, and the classification of every
 //! answer into data, pending, challenge or error.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER, USER_AGENT};
-use reqwest::Method;
+use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, LOCATION, RETRY_AFTER, USER_AGENT};
+use reqwest::{redirect, Method};
 use serde_json::Value;
+use tokio::time::Instant;
 
 use crate::config::{ClientConfig, RetryPolicy};
-use crate::data::json::{body_snippet, field, text_field};
-use crate::error::{ApiError, Body, Error};
+use crate::data::json::{body_snippet, field, request_id_of, text_field};
+use crate::error::{snippet, ApiError, Body, Error};
 use crate::secret::Secret;
 
 /// One request, kept whole so that the poll engine and the retry loop can send it again.
@@ -94,7 +96,20 @@ impl Reply {
 pub(crate) struct Http {
     client: reqwest::Client,
     retry: RetryPolicy,
+    /// Per request; a retry gets no more than what is left before its deadline.
+    timeout: Duration,
+    /// What bounds the retries of a call sent without a deadline of its own.
+    budget: Duration,
+    max_body_bytes: usize,
 }
+
+/// Error bodies smaller than this are kept whole on the `ApiError`; a larger one is kept as a
+/// snippet, so that an exception stays small enough to log and pickle.
+const ERROR_BODY_KEPT: usize = 64 * 1024;
+/// Longest `Message` an `ApiError` keeps, and its display with it.
+const MESSAGE_CHARS: usize = 1000;
+/// A code or a RequestId longer than this is not one; it is cut rather than kept whole.
+const ID_CHARS: usize = 100;
 
 impl Http {
     pub fn new(config: &ClientConfig) -> Result<Self, Error> {
@@ -108,37 +123,75 @@ impl Http {
             .default_headers(headers)
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(30)))
+            // Following a redirect would carry the keys, the token and a POSTed password to
+            // wherever the answer points: a 3xx is an error instead (docs/errors.md#protocol-surprises).
+            .redirect(redirect::Policy::none())
+            // Drop idle connections before a server does (the sandbox closes them after 30 s), so
+            // that a request that is not safe to repeat never goes out on a connection being closed.
+            .pool_idle_timeout(Duration::from_secs(20))
             .build()
             .map_err(|e| Error::config("base_url", format!("could not build the HTTP client: {e}")))?;
-        Ok(Http { client, retry: config.retry.clone() })
+        Ok(Http {
+            client,
+            retry: config.retry.clone(),
+            timeout: config.timeout,
+            budget: config.poll.timeout,
+            max_body_bytes: config.max_body_bytes,
+        })
     }
 
-    /// Sends `request`, retrying what is safe to retry, and classifies the answer.
+    /// Sends `request`, retrying what is safe to retry within `poll_timeout` from now, and
+    /// classifies the answer.
     pub async fn send(&self, request: &ApiRequest) -> Result<Reply, Error> {
-        let mut attempt = 0;
+        self.send_until(request, None).await
+    }
+
+    /// Sends `request`, retrying what is safe to retry (docs/protocol.md#timing-and-limits), and
+    /// classifies the answer. No retry starts, and no wait is slept, past `deadline` (by default
+    /// `poll_timeout` from now) or the whole call's deadline: the last answer is the outcome then.
+    /// The first send is made whatever the time, with the usual timeout, so that a poll's last
+    /// round still gets its answer.
+    pub async fn send_until(&self, request: &ApiRequest, deadline: Option<Instant>) -> Result<Reply, Error> {
+        // Past the end of time (poll_timeout is bounded by the config, so only in theory): no
+        // retry waits at all.
+        let deadline = deadline.unwrap_or_else(|| Instant::now().checked_add(self.budget).unwrap_or_else(Instant::now));
+        let deadline = crate::deadline::current().map_or(deadline, |call| deadline.min(call));
+        let mut jitter = Jitter::seeded();
+        let mut sent: u32 = 0;
+        let mut time_left = None;
         loop {
-            let outcome = self.send_once(request).await;
-            let delay = match &outcome {
-                Err(Attempt::Transport { connect, .. }) if *connect || request.idempotent => None,
-                Err(Attempt::Api(api)) if request.idempotent && is_retryable_status(api) => api.retry_after,
-                _ => return outcome.map_err(|attempt| attempt.into_error(request.operation)),
+            let failure = match self.send_once(request, time_left).await {
+                Ok(reply) => return Ok(reply),
+                Err(failure) => failure,
             };
-            if attempt >= self.retry.max_retries {
-                return outcome.map_err(|attempt| attempt.into_error(request.operation));
+            sent = sent.saturating_add(1);
+            if !failure.retryable(request.idempotent) || sent > self.retry.max_retries {
+                return Err(failure.into_error(request.operation, sent));
             }
-            let backoff = self.retry.backoff.saturating_mul(1 << attempt.min(16)).min(self.retry.max_backoff);
-            tokio::time::sleep(delay.map_or(backoff, |d| d.min(self.retry.max_backoff))).await;
-            attempt += 1;
+            let retry = sent.saturating_sub(1);
+            let wait = failure.retry_after().unwrap_or_else(|| full_jitter(&self.retry, retry, jitter.next()));
+            match Instant::now().checked_add(wait) {
+                Some(resume) if resume < deadline => {}
+                _ => return Err(failure.into_error(request.operation, sent)),
+            }
+            tokio::time::sleep(wait).await;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(failure.into_error(request.operation, sent));
+            }
+            time_left = Some(left);
         }
     }
 
-    async fn send_once(&self, request: &ApiRequest) -> Result<Reply, Attempt> {
+    /// One send; `time_left` shortens the request's timeout to what is left before the deadline.
+    async fn send_once(&self, request: &ApiRequest, time_left: Option<Duration>) -> Result<Reply, Attempt> {
         let mut builder = self.client.request(request.method.clone(), &request.url);
+        if let Some(left) = time_left {
+            builder = builder.timeout(left.min(self.timeout));
+        }
         for (name, value) in &request.headers {
-            let mut value = HeaderValue::from_str(value.expose()).map_err(|_| Attempt::Transport {
+            let mut value = HeaderValue::from_str(value.expose()).map_err(|_| Attempt::Unsendable {
                 message: format!("the {name} header holds characters a header cannot carry"),
-                connect: false,
-                timed_out: false,
             })?;
             value.set_sensitive(true);
             builder = builder.header(*name, value);
@@ -146,31 +199,149 @@ impl Http {
         if let Some(body) = &request.body {
             builder = builder.header(CONTENT_TYPE, "application/json").body(body.clone());
         }
-        let response = builder.send().await.map_err(Attempt::from_reqwest)?;
+        let mut response = builder.send().await.map_err(Attempt::from_reqwest)?;
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
-        let bytes = response.bytes().await.map_err(Attempt::from_reqwest)?.to_vec();
+            .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        if (300..=399).contains(&status) {
+            let location = response.headers().get(LOCATION).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            // The body only adds a RequestId and a snippet; the redirect is the error either way.
+            let bytes = self.read_body(&mut response, status).await.unwrap_or_default();
+            return Err(redirected(status, location.as_deref(), &bytes));
+        }
+        let bytes = self.read_body(&mut response, status).await?;
         classify(status, bytes, retry_after)
+    }
+
+    /// Reads the body chunk by chunk, refusing it once it passes `max_body_bytes` (or at once when
+    /// its Content-Length does), so that a server cannot make the client hold more than that.
+    async fn read_body(&self, response: &mut reqwest::Response, status: u16) -> Result<Vec<u8>, Attempt> {
+        let limit = self.max_body_bytes;
+        let declared = response.content_length();
+        if let Some(length) = declared {
+            if usize::try_from(length).map_or(true, |length| length > limit) {
+                return Err(too_large(status, limit, declared));
+            }
+        }
+        let capacity = declared.and_then(|length| usize::try_from(length).ok()).unwrap_or(0).min(limit);
+        let mut bytes = Vec::with_capacity(capacity);
+        while let Some(chunk) = response.chunk().await.map_err(Attempt::from_reqwest)? {
+            if chunk.len() > limit.saturating_sub(bytes.len()) {
+                return Err(too_large(status, limit, None));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    }
+}
+
+/// A 3xx: never followed, never sent again (docs/errors.md#protocol-surprises).
+fn redirected(status: u16, location: Option<&str>, body: &[u8]) -> Attempt {
+    let message = match location {
+        Some(location) => format!(
+            "redirected to {}; bankfeed does not follow redirects: set base_url to the final address",
+            snippet(location, 200)
+        ),
+        None => "a redirect without a Location; bankfeed does not follow redirects".to_owned(),
+    };
+    Attempt::Protocol { status, message, request_id: request_id_of(body), snippet: body_snippet(body) }
+}
+
+/// A body past `max_body_bytes`. No snippet: the body is not known to be free of a token.
+fn too_large(status: u16, limit: usize, declared: Option<u64>) -> Attempt {
+    let size = match declared {
+        Some(length) => format!("its Content-Length is {length} bytes"),
+        None => "it runs longer".to_owned(),
+    };
+    let message = format!(
+        "the answer is larger than max_body_bytes ({limit} bytes): {size}; raise max_body_bytes if it is expected"
+    );
+    Attempt::Protocol { status, message, request_id: None, snippet: String::new() }
+}
+
+/// `Retry-After` as seconds (a fraction is accepted) or as an HTTP date, measured from `now`;
+/// `None` for anything else. A delay too large to represent is `Duration::MAX`, which is past any
+/// deadline, and a date already past is no delay.
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        if seconds.is_nan() || seconds < 0.0 {
+            return None;
+        }
+        return Some(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
+    }
+    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let now = now.duration_since(UNIX_EPOCH).ok()?;
+    let Ok(seconds) = u64::try_from(date.timestamp()) else { return Some(Duration::ZERO) };
+    Some(Duration::new(seconds, date.timestamp_subsec_nanos()).saturating_sub(now))
+}
+
+/// Full jitter: a wait drawn from `[0, min(max_backoff, backoff * 2^retry)]` by `random`.
+fn full_jitter(policy: &RetryPolicy, retry: u32, random: u64) -> Duration {
+    let factor = 2u32.checked_pow(retry).unwrap_or(u32::MAX);
+    let ceiling = policy.backoff.saturating_mul(factor).min(policy.max_backoff);
+    let nanos = u64::try_from(ceiling.as_nanos()).unwrap_or(u64::MAX);
+    Duration::from_nanos(random % nanos.saturating_add(1))
+}
+
+/// The jitter's generator (splitmix64): no dependency, and no need for more than spreading the
+/// retries of clients refused together. Seeded per call from the clock and a process-wide
+/// counter, so that calls started at the same instant still draw apart.
+struct Jitter(u64);
+
+impl Jitter {
+    fn seeded() -> Self {
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        // Truncated on purpose: only the fast-moving low bits matter for a seed.
+        let clock = nanos as u64;
+        Jitter(clock ^ CALLS.fetch_add(1, Ordering::Relaxed).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
     }
 }
 
 fn is_retryable_status(api: &ApiError) -> bool {
     let code = api.code.as_deref().unwrap_or("");
-    matches!(api.status, 429 | 502 | 503 | 504) || code.eq_ignore_ascii_case("TOO_MANY_REQUESTS")
+    matches!(api.status, 408 | 429 | 500 | 502 | 503 | 504)
+        || code.eq_ignore_ascii_case("TOO_MANY_REQUESTS")
+        || code.eq_ignore_ascii_case("RETRY_LATER")
 }
 
 /// What one attempt ended with, before it becomes an [`Error`] naming the operation.
 #[derive(Debug)]
 enum Attempt {
-    Transport { message: String, connect: bool, timed_out: bool },
+    /// No answer; `connect` when the connection was never made, so nothing was sent.
+    Transport {
+        message: String,
+        connect: bool,
+        timed_out: bool,
+    },
+    /// The request cannot be put on the wire at all; sending it again would fail the same way.
+    Unsendable {
+        message: String,
+    },
     Api(Box<ApiError>),
-    Decode { status: u16, message: String, snippet: String },
+    Decode {
+        status: u16,
+        message: String,
+        snippet: String,
+    },
+    Protocol {
+        status: u16,
+        message: String,
+        request_id: Option<String>,
+        snippet: String,
+    },
 }
 
 impl Attempt {
@@ -186,12 +357,41 @@ impl Attempt {
         Attempt::Transport { message, connect: error.is_connect(), timed_out: error.is_timeout() }
     }
 
-    fn into_error(self, operation: &'static str) -> Error {
+    /// Whether sending again may help and cannot harm: a request that never reached the server
+    /// always; a transient failure only when the request is safe to send twice.
+    fn retryable(&self, idempotent: bool) -> bool {
+        match self {
+            Attempt::Transport { connect: true, .. } => true,
+            Attempt::Transport { .. } => idempotent,
+            Attempt::Api(api) => idempotent && is_retryable_status(api),
+            Attempt::Unsendable { .. } | Attempt::Decode { .. } | Attempt::Protocol { .. } => false,
+        }
+    }
+
+    /// The wait the server asked for.
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Attempt::Api(api) => api.retry_after,
+            _ => None,
+        }
+    }
+
+    /// The error of `operation` after `attempts` sends.
+    fn into_error(self, operation: &'static str, attempts: u32) -> Error {
         let operation = operation.to_owned();
         match self {
-            Attempt::Transport { message, timed_out, .. } => Error::Transport { operation, message, timed_out },
-            Attempt::Api(api) => Error::Api(api),
+            Attempt::Transport { message, timed_out, .. } => {
+                Error::Transport { operation, message, timed_out, attempts }
+            }
+            Attempt::Unsendable { message } => Error::Transport { operation, message, timed_out: false, attempts },
+            Attempt::Api(mut api) => {
+                api.attempts = attempts;
+                Error::Api(api)
+            }
             Attempt::Decode { status, message, snippet } => Error::Decode { operation, status, message, snippet },
+            Attempt::Protocol { status, message, request_id, snippet } => {
+                Error::Protocol { operation, status, message, request_id, snippet }
+            }
         }
     }
 }
@@ -209,24 +409,87 @@ fn classify(status: u16, bytes: Vec<u8>, retry_after: Option<Duration>) -> Resul
         }
         203 => Ok(Reply::Challenge(bytes)),
         200..=299 => Ok(Reply::Data { status, bytes }),
-        _ => {
-            let body = match serde_json::from_slice::<Value>(&bytes) {
-                Ok(value) => Body::Json(value),
-                Err(_) => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
-            };
-            let field = |names: &[&str]| match &body {
-                Body::Json(value) => text_field(value, names),
-                Body::Text(_) => None,
-            };
-            Err(Attempt::Api(Box::new(ApiError {
-                status,
-                code: field(&["FlinksCode", "ServiceCode"]),
-                message: field(&["Message"]),
-                request_id: field(&["RequestId"]),
-                retry_after,
-                body,
-            })))
+        _ => Err(Attempt::Api(Box::new(error_answer(status, bytes, retry_after)))),
+    }
+}
+
+/// An error answer, kept bounded: the parsed body when it is small, a snippet otherwise, and
+/// code, message and RequestId cut to a sane length.
+fn error_answer(status: u16, bytes: Vec<u8>, retry_after: Option<Duration>) -> ApiError {
+    let fields = serde_json::from_slice::<ErrorFields>(&bytes).unwrap_or_default();
+    let body = if bytes.len() >= ERROR_BODY_KEPT {
+        Body::Text(body_snippet(&bytes))
+    } else {
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) => Body::Json(value),
+            Err(_) => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
         }
+    };
+    let cut = |text: Option<String>, max: usize| text.map(|text| snippet(&text, max));
+    ApiError {
+        status,
+        code: cut(fields.flinks_code.or(fields.service_code), ID_CHARS),
+        message: cut(fields.message, MESSAGE_CHARS),
+        request_id: cut(fields.request_id, ID_CHARS),
+        retry_after,
+        body,
+        attempts: 1,
+    }
+}
+
+/// The fields an error body is read for, found without building the rest of the body, so that a
+/// large one costs no more than its bytes. Keys match case-insensitively, as everywhere.
+#[derive(Debug, Default)]
+struct ErrorFields {
+    flinks_code: Option<String>,
+    service_code: Option<String>,
+    message: Option<String>,
+    request_id: Option<String>,
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorFields {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = ErrorFields;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ErrorFields, A::Error> {
+                let mut fields = ErrorFields::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    let slot = match key.to_ascii_lowercase().as_str() {
+                        "flinkscode" => &mut fields.flinks_code,
+                        "servicecode" => &mut fields.service_code,
+                        "message" => &mut fields.message,
+                        "requestid" => &mut fields.request_id,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    // Only a string counts; the first one under the name wins.
+                    let value = map.next_value::<Value>()?;
+                    if slot.is_none() {
+                        *slot = value.as_str().map(str::to_owned);
+                    }
+                }
+                Ok(fields)
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
+}
+
+/// The `ApiError` an answer of the error status `status` with `bytes` becomes, built exactly as
+/// [`Http::send`] builds one; for a 200 whose envelope says error (docs/errors.md#protocol-surprises).
+/// `None` when `status` is not an error status.
+pub(crate) fn api_error(status: u16, bytes: Vec<u8>) -> Option<ApiError> {
+    match classify(status, bytes, None) {
+        Err(Attempt::Api(api)) => Some(*api),
+        _ => None,
     }
 }
 
@@ -253,39 +516,123 @@ fn async_href(body: &Value) -> Option<String> {
 }
 
 /// A loopback HTTP server for the core's unit tests: it answers each request, in order, with the
-/// next of its canned answers, then stops listening.
+/// next of its canned answers, records what it received, then stops listening.
 #[cfg(test)]
 pub(crate) mod stub {
     use std::io::{Read, Write};
     use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+
+    /// One canned answer.
+    #[derive(Clone, Debug)]
+    pub(crate) struct Answer {
+        pub status: u16,
+        pub headers: Vec<(String, String)>,
+        pub body: Vec<u8>,
+        /// Close the connection after reading the request, without answering.
+        pub drop: bool,
+        /// Keep the connection open after reading the request, never answering.
+        pub stall: bool,
+        /// Send no Content-Length: the body runs until the connection closes.
+        pub until_close: bool,
+    }
+
+    impl Answer {
+        pub(crate) fn new(status: u16, body: impl Into<Vec<u8>>) -> Self {
+            Answer { status, headers: Vec::new(), body: body.into(), drop: false, stall: false, until_close: false }
+        }
+
+        pub(crate) fn header(mut self, name: &str, value: impl Into<String>) -> Self {
+            self.headers.push((name.to_owned(), value.into()));
+            self
+        }
+
+        /// Reads the request, then closes the connection: the server saw it, the client gets
+        /// no answer.
+        pub(crate) fn dropped() -> Self {
+            Answer { drop: true, ..Answer::new(0, Vec::new()) }
+        }
+
+        /// Reads the request and never answers: the client's timeout ends the attempt.
+        pub(crate) fn stalled() -> Self {
+            Answer { stall: true, ..Answer::new(0, Vec::new()) }
+        }
+
+        pub(crate) fn until_close(mut self) -> Self {
+            self.until_close = true;
+            self
+        }
+    }
+
+    /// A running stub: its base URL and the requests it received (head and body, as text).
+    pub(crate) struct Stub {
+        pub url: String,
+        pub log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Stub {
+        pub(crate) fn requests(&self) -> Vec<String> {
+            self.log.lock().unwrap().clone()
+        }
+    }
 
     /// Serves `answers` (status, body) one request each; returns the base URL.
     pub(crate) fn serve(answers: Vec<(u16, &'static str)>) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        std::thread::spawn(move || {
-            for (status, body) in answers {
-                let (mut socket, _) = listener.accept().unwrap();
-                read_request(&mut socket);
-                let kind = if body.starts_with(['{', '[']) { "application/json" } else { "text/plain" };
-                let answer = format!(
-                    "HTTP/1.1 {status} Stub\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                socket.write_all(answer.as_bytes()).unwrap();
-            }
-        });
-        base
+        serve_answers(answers.into_iter().map(|(status, body)| Answer::new(status, body)).collect()).url
     }
 
-    fn read_request(socket: &mut impl Read) {
+    /// Serves `answers`, one request each, recording every request.
+    pub(crate) fn serve_answers(answers: Vec<Answer>) -> Stub {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut stalled = Vec::new();
+            for answer in answers {
+                let Ok((mut socket, _)) = listener.accept() else { return };
+                let request = read_request(&mut socket);
+                record.lock().unwrap().push(String::from_utf8_lossy(&request).into_owned());
+                if answer.stall {
+                    stalled.push(socket);
+                    continue;
+                }
+                if answer.drop {
+                    continue;
+                }
+                let kind = if answer.body.starts_with(b"{") || answer.body.starts_with(b"[") {
+                    "application/json"
+                } else {
+                    "text/plain"
+                };
+                let mut head =
+                    format!("HTTP/1.1 {} Stub\r\ncontent-type: {kind}\r\nconnection: close\r\n", answer.status);
+                if !answer.until_close {
+                    head.push_str(&format!("content-length: {}\r\n", answer.body.len()));
+                }
+                for (name, value) in &answer.headers {
+                    head.push_str(&format!("{name}: {value}\r\n"));
+                }
+                head.push_str("\r\n");
+                // The client may stop reading (a body past its limit): not the stub's failure.
+                let _ = socket.write_all(head.as_bytes()).and_then(|()| socket.write_all(&answer.body));
+            }
+            // Held open past any client timeout of the tests.
+            if !stalled.is_empty() {
+                std::thread::sleep(std::time::Duration::from_secs(10));
+            }
+        });
+        Stub { url, log }
+    }
+
+    fn read_request(socket: &mut impl Read) -> Vec<u8> {
         let mut request = Vec::new();
         let mut chunk = [0u8; 4096];
         loop {
-            let read = socket.read(&mut chunk).unwrap();
-            if read == 0 {
-                return;
-            }
+            let read = match socket.read(&mut chunk) {
+                Ok(0) | Err(_) => return request,
+                Ok(read) => read,
+            };
             request.extend_from_slice(&chunk[..read]);
             if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
                 let head = String::from_utf8_lossy(&request[..end]).to_ascii_lowercase();
@@ -294,7 +641,7 @@ pub(crate) mod stub {
                     .find_map(|line| line.strip_prefix("content-length:"))
                     .map_or(0, |value| value.trim().parse().unwrap());
                 if request.len() >= end + 4 + length {
-                    return;
+                    return request;
                 }
             }
         }
@@ -403,5 +750,368 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Every delay of the retry loop shortened, so that the tests run in milliseconds.
+    fn http_with(max_retries: u32, tweak: impl FnOnce(&mut ClientConfig)) -> Http {
+        let mut config = ClientConfig::new("http://127.0.0.1:9", "cid").unwrap();
+        config.retry =
+            RetryPolicy { max_retries, backoff: Duration::from_millis(1), max_backoff: Duration::from_millis(5) };
+        tweak(&mut config);
+        Http::new(&config).unwrap()
+    }
+
+    fn post(url: &str) -> ApiRequest {
+        ApiRequest::new("GetAccountsDetail", Method::POST, format!("{url}/v3/cid/BankingServices/GetAccountsDetail"))
+            .header("x-api-key", Secret::new("ak-secret"))
+            .json(&json!({"RequestId": "r-0"}))
+            .unwrap()
+    }
+
+    fn login(url: &str) -> ApiRequest {
+        ApiRequest::new("Authorize", Method::POST, format!("{url}/v3/cid/BankingServices/Authorize"))
+            .json(&json!({"Username": "u", "Password": "pw-secret"}))
+            .unwrap()
+            .not_idempotent()
+    }
+
+    fn error_body(code: &str, request_id: &str) -> String {
+        json!({"HttpStatusCode": 503, "FlinksCode": code, "Message": "later", "RequestId": request_id}).to_string()
+    }
+
+    fn api(result: Result<Reply, Error>) -> ApiError {
+        match result {
+            Err(Error::Api(api)) => *api,
+            other => panic!("expected an ApiError, got {other:?}"),
+        }
+    }
+
+    /// A port nothing listens on: connecting is refused, so nothing is ever sent.
+    fn closed_port() -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        drop(listener);
+        url
+    }
+
+    const LATER: &str = "Wed, 21 Oct 2015 07:28:00 GMT";
+
+    #[test]
+    fn retry_after_reads_seconds_fractions_and_dates_and_never_panics() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_450); // 07:27:30 on that day
+        let parse = |value: &str| parse_retry_after(value, now);
+        assert_eq!(parse("7"), Some(Duration::from_secs(7)));
+        assert_eq!(parse(" 0 "), Some(Duration::ZERO));
+        assert_eq!(parse("0.25"), Some(Duration::from_millis(250)));
+        assert_eq!(parse(LATER), Some(Duration::from_secs(30)));
+        assert_eq!(parse("Wed, 21 Oct 2015 07:28:00 +0000"), Some(Duration::from_secs(30)));
+        // A date already past is no wait; one before 1970 too.
+        assert_eq!(parse("Tue, 20 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(parse("Thu, 01 Jan 1920 00:00:00 GMT"), Some(Duration::ZERO));
+        for garbage in ["", "soon", "-1", "NaN", "1 2", "Wed, 99 Oct 2015 07:28:00 GMT", "\u{0}"] {
+            assert_eq!(parse(garbage), None, "{garbage:?}");
+        }
+        // Too large for a Duration: past any deadline, never a panic.
+        for huge in ["1e308", "18446744073709551616", "1e20", "inf", "1e309"] {
+            assert_eq!(parse(huge), Some(Duration::MAX), "{huge:?}");
+        }
+        assert_eq!(parse("Fri, 31 Dec 9999 23:59:59 GMT").map(|d| d > Duration::from_secs(1 << 37)), Some(true));
+    }
+
+    #[test]
+    fn jitter_stays_under_the_doubled_ceiling_and_spreads() {
+        let policy =
+            RetryPolicy { max_retries: 10, backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(30) };
+        let mut jitter = Jitter::seeded();
+        for retry in [0u32, 1, 2, 5, 6, 31, 32, 1000, u32::MAX] {
+            let ceiling = policy.backoff.saturating_mul(2u32.saturating_pow(retry.min(31))).min(policy.max_backoff);
+            for random in [0, 1, u64::MAX, u64::MAX / 2].into_iter().chain((0..1000).map(|_| jitter.next())) {
+                assert!(full_jitter(&policy, retry, random) <= ceiling, "retry {retry}");
+            }
+        }
+        let draws: Vec<Duration> = (0..1000).map(|_| full_jitter(&policy, 0, jitter.next())).collect();
+        assert!(draws.iter().any(|d| *d < Duration::from_millis(50)), "full jitter reaches down to 0");
+        assert!(draws.iter().any(|d| *d > Duration::from_millis(450)), "and up to the ceiling");
+        // Two calls at the same instant draw apart.
+        assert_ne!(Jitter::seeded().next(), Jitter::seeded().next());
+        let huge = RetryPolicy { max_retries: 1, backoff: Duration::MAX, max_backoff: Duration::MAX };
+        assert!(full_jitter(&huge, 7, u64::MAX) <= Duration::MAX);
+    }
+
+    #[tokio::test]
+    async fn redirects_are_never_followed_and_name_the_location() {
+        let target = stub::serve_answers(vec![stub::Answer::new(200, r#"{"RequestId": "elsewhere"}"#)]);
+        for status in 300..=308 {
+            let location = format!("{}/v3/cid/BankingServices/Authorize", target.url);
+            let origin = stub::serve_answers(vec![
+                stub::Answer::new(status, r#"{"RequestId": "r-3xx"}"#).header("Location", location.clone()),
+                stub::Answer::new(200, "{}"),
+            ]);
+            // Safe to repeat, with retries left: still sent once (a resend would get the 200).
+            match http_with(2, |_| {}).send(&post(&origin.url)).await {
+                Err(Error::Protocol { operation, status: got, message, request_id, .. }) => {
+                    assert_eq!((operation.as_str(), got), ("GetAccountsDetail", status));
+                    assert!(message.contains(&location) && message.contains("base_url"), "{message}");
+                    // A 304 has no body, by definition.
+                    if status != 304 {
+                        assert_eq!(request_id.as_deref(), Some("r-3xx"));
+                    }
+                }
+                other => panic!("{status}: {other:?}"),
+            }
+            assert_eq!(origin.requests().len(), 1, "{status}: sent once, never again");
+        }
+        assert!(target.requests().is_empty(), "nothing reached the redirect's target");
+    }
+
+    #[tokio::test]
+    async fn a_redirect_of_a_login_carries_nothing_anywhere() {
+        let target = stub::serve_answers(vec![stub::Answer::new(200, "{}")]);
+        for status in [301, 302, 303, 307, 308] {
+            let origin = stub::serve_answers(vec![
+                stub::Answer::new(status, "moved").header("Location", format!("{}/steal", target.url))
+            ]);
+            let error = http_with(2, |_| {}).send(&login(&origin.url)).await.unwrap_err();
+            assert!(matches!(error, Error::Protocol { status: s, .. } if s == status), "{error:?}");
+            assert!(!error.to_string().contains("pw-secret"), "{error}");
+            assert_eq!(origin.requests().len(), 1);
+        }
+        let origin = stub::serve_answers(vec![stub::Answer::new(302, "")]);
+        let error = http_with(0, |_| {}).send(&post(&origin.url)).await.unwrap_err();
+        assert!(error.to_string().contains("without a Location"), "{error}");
+        assert!(target.requests().is_empty());
+    }
+
+    #[tokio::test]
+    async fn transient_failures_are_retried_until_success() {
+        let cases = [
+            stub::Answer::new(408, "timeout"),
+            stub::Answer::new(429, error_body("TOO_MANY_REQUESTS", "r-1")),
+            stub::Answer::new(500, "oops"),
+            stub::Answer::new(502, "bad gateway"),
+            stub::Answer::new(503, error_body("RETRY_LATER", "r-1")),
+            stub::Answer::new(504, "gateway timeout"),
+            stub::Answer::new(400, error_body("RETRY_LATER", "r-1")),
+            stub::Answer::new(401, error_body("too_many_requests", "r-1")),
+            stub::Answer::dropped(),
+        ];
+        for failure in cases {
+            let server = stub::serve_answers(vec![failure.clone(), failure.clone(), stub::Answer::new(200, "{}")]);
+            let reply = http_with(2, |_| {}).send(&post(&server.url)).await;
+            assert!(matches!(reply, Ok(Reply::Data { status: 200, .. })), "{failure:?}: {reply:?}");
+            let requests = server.requests();
+            assert_eq!(requests.len(), 3, "{failure:?}");
+            assert!(requests.iter().all(|r| r.contains(r#"{"RequestId":"r-0"}"#)), "the same body each time");
+        }
+    }
+
+    #[tokio::test]
+    async fn other_answers_are_not_retried() {
+        for status in [400, 401, 404, 409, 501, 505] {
+            let server = stub::serve_answers(vec![
+                stub::Answer::new(status, error_body("INVALID_REQUEST", "r-1")),
+                stub::Answer::new(200, "{}"),
+            ]);
+            let error = api(http_with(2, |_| {}).send(&post(&server.url)).await);
+            assert_eq!((error.status, error.attempts), (status, 1));
+            assert_eq!(server.requests().len(), 1);
+        }
+    }
+
+    #[tokio::test]
+    async fn exhausted_retries_keep_the_last_answer_and_count_the_attempts() {
+        let server = stub::serve_answers(vec![
+            stub::Answer::new(503, error_body("RETRY_LATER", "r-1")),
+            stub::Answer::new(503, error_body("RETRY_LATER", "r-2")),
+            stub::Answer::new(503, error_body("RETRY_LATER", "r-3")),
+            stub::Answer::new(200, "{}"),
+        ]);
+        let error = api(http_with(2, |_| {}).send(&post(&server.url)).await);
+        assert_eq!((error.attempts, error.request_id.as_deref()), (3, Some("r-3")));
+        assert!(error.to_string().contains("(RequestId r-3) after 3 attempts"), "{error}");
+        assert_eq!(server.requests().len(), 3);
+
+        let server = stub::serve_answers(vec![stub::Answer::dropped(), stub::Answer::dropped()]);
+        match http_with(1, |_| {}).send(&post(&server.url)).await {
+            Err(error @ Error::Transport { attempts: 2, .. }) => {
+                assert!(error.to_string().starts_with("GetAccountsDetail failed after 2 attempts: "), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_login_the_server_saw_is_never_sent_again() {
+        for first in [stub::Answer::dropped(), stub::Answer::new(503, error_body("RETRY_LATER", "r-1"))] {
+            let server = stub::serve_answers(vec![first.clone(), stub::Answer::new(200, "{}")]);
+            let result = http_with(2, |_| {}).send(&login(&server.url)).await;
+            match result {
+                Err(Error::Transport { attempts: 1, .. }) => assert!(first.drop),
+                Err(Error::Api(api)) => assert_eq!((api.status, api.attempts), (503, 1)),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(server.requests().len(), 1, "{first:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_login_that_never_reached_the_server_is_retried() {
+        match http_with(2, |_| {}).send(&login(&closed_port())).await {
+            Err(error @ Error::Transport { attempts: 3, timed_out: false, .. }) => {
+                assert!(error.to_string().starts_with("Authorize failed after 3 attempts"), "{error}");
+                assert!(!error.to_string().contains("pw-secret"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn retry_after_is_waited_in_seconds_and_as_a_date() {
+        let server = stub::serve_answers(vec![
+            stub::Answer::new(429, error_body("TOO_MANY_REQUESTS", "r-1")).header("Retry-After", "0.4"),
+            stub::Answer::new(503, "busy").header("Retry-After", LATER),
+            stub::Answer::new(200, "{}"),
+        ]);
+        let started = Instant::now();
+        // The back-off alone would be a few milliseconds.
+        assert!(http_with(2, |_| {}).send(&post(&server.url)).await.is_ok());
+        let took = started.elapsed();
+        assert!(took >= Duration::from_millis(400) && took < Duration::from_secs(5), "{took:?}");
+        assert_eq!(server.requests().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_wait_past_the_deadline_ends_the_call_with_the_servers_answer() {
+        let far = ["1e308", "18446744073709551616", "3600", "Fri, 31 Dec 9999 23:59:59 GMT"];
+        for retry_after in far {
+            let server = stub::serve_answers(vec![
+                stub::Answer::new(429, error_body("TOO_MANY_REQUESTS", "r-429")).header("Retry-After", retry_after),
+                stub::Answer::new(200, "{}"),
+            ]);
+            let started = Instant::now();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let error = api(http_with(2, |_| {}).send_until(&post(&server.url), Some(deadline)).await);
+            assert!(started.elapsed() < Duration::from_secs(2), "{retry_after}: not slept");
+            assert_eq!((error.status, error.request_id.as_deref(), error.attempts), (429, Some("r-429"), 1));
+            assert!(error.retry_after.unwrap() > Duration::from_secs(60));
+            assert_eq!(server.requests().len(), 1);
+        }
+        // Without a deadline of its own, a call's retries stay within poll_timeout.
+        let server = stub::serve_answers(vec![
+            stub::Answer::new(503, "busy").header("Retry-After", "5"),
+            stub::Answer::new(200, ""),
+        ]);
+        let http = http_with(2, |config| config.poll.timeout = Duration::from_secs(2));
+        assert_eq!(api(http.send(&post(&server.url)).await).attempts, 1);
+        // A back-off that would pass the deadline is not slept either.
+        let server = stub::serve_answers(vec![stub::Answer::new(503, "busy"), stub::Answer::new(200, "")]);
+        let slow = http_with(2, |config| config.retry.backoff = Duration::from_secs(3600));
+        let started = Instant::now();
+        let deadline = Instant::now() + Duration::from_millis(1);
+        assert_eq!(api(slow.send_until(&post(&server.url), Some(deadline)).await).attempts, 1);
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[tokio::test]
+    async fn a_huge_retry_after_on_a_success_is_harmless() {
+        let server =
+            stub::serve_answers(vec![stub::Answer::new(200, r#"{"RequestId": "r"}"#).header("Retry-After", "1e308")]);
+        assert!(matches!(http_with(2, |_| {}).send(&login(&server.url)).await, Ok(Reply::Data { status: 200, .. })));
+    }
+
+    #[tokio::test]
+    async fn bodies_past_the_limit_are_refused() {
+        let limit = 64 * 1024;
+        let http = http_with(2, |config| config.max_body_bytes = limit);
+        let big = vec![b'x'; limit + 1];
+        for answer in [stub::Answer::new(200, big.clone()), stub::Answer::new(200, big.clone()).until_close()] {
+            let server = stub::serve_answers(vec![answer.clone(), stub::Answer::new(200, "{}")]);
+            match http.send(&post(&server.url)).await {
+                Err(Error::Protocol { operation, status: 200, message, snippet, .. }) => {
+                    assert_eq!(operation, "GetAccountsDetail");
+                    assert!(message.contains("max_body_bytes (65536 bytes)"), "{message}");
+                    assert_eq!(answer.until_close, !message.contains("Content-Length"), "{message}");
+                    assert!(snippet.is_empty());
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(server.requests().len(), 1, "not retried: the same answer would come");
+        }
+        let exact = stub::serve_answers(vec![stub::Answer::new(200, vec![b' '; limit]).until_close()]);
+        match http.send(&post(&exact.url)).await {
+            Ok(Reply::Data { bytes, .. }) => assert_eq!(bytes.len(), limit),
+            other => panic!("{other:?}"),
+        }
+        // An error answer past the limit is refused the same way, keeping its status.
+        let server = stub::serve_answers(vec![stub::Answer::new(500, big)]);
+        assert!(matches!(http.send(&post(&server.url)).await, Err(Error::Protocol { status: 500, .. })));
+    }
+
+    #[tokio::test]
+    async fn a_large_error_body_is_kept_as_a_snippet_with_its_fields() {
+        let message = "m".repeat(500_000);
+        let filler: Vec<u32> = (0..200_000).collect();
+        let body = json!({"Message": message, "Filler": filler, "FlinksCode": "INVALID_REQUEST", "RequestId": "r-big"});
+        let server = stub::serve_answers(vec![stub::Answer::new(400, body.to_string())]);
+        let error = api(http_with(0, |_| {}).send(&post(&server.url)).await);
+        assert_eq!((error.code.as_deref(), error.request_id.as_deref()), (Some("INVALID_REQUEST"), Some("r-big")));
+        match &error.body {
+            Body::Text(text) => assert!(text.chars().count() <= 201 && text.starts_with(r#"{"Message":"mmm"#)),
+            other => panic!("{other:?}"),
+        }
+        assert!(error.message.as_ref().unwrap().chars().count() <= 1001);
+        assert!(error.to_string().len() < 2000, "the display stays short");
+        // Under 64 KiB the body is kept whole, parsed.
+        let small = json!({"Message": "m".repeat(60_000), "FlinksCode": "INVALID_REQUEST"});
+        let server = stub::serve_answers(vec![stub::Answer::new(400, small.to_string())]);
+        assert_eq!(api(http_with(0, |_| {}).send(&post(&server.url)).await).body, Body::Json(small));
+    }
+
+    #[tokio::test]
+    async fn a_header_that_cannot_be_sent_is_not_retried() {
+        let server = stub::serve_answers(vec![stub::Answer::new(200, "{}")]);
+        let request = post(&server.url).header("x-extra", Secret::new("line\nbreak"));
+        match http_with(2, |_| {}).send(&request).await {
+            Err(Error::Transport { attempts: 1, message, .. }) => assert!(message.contains("x-extra"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(server.requests().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_timeout_is_retried_only_when_safe() {
+        let quick = |retries| http_with(retries, |config| config.timeout = Duration::from_millis(200));
+        let server =
+            stub::serve_answers(vec![stub::Answer::stalled(), stub::Answer::stalled(), stub::Answer::new(200, "{}")]);
+        assert!(quick(2).send(&post(&server.url)).await.is_ok());
+        assert_eq!(server.requests().len(), 3);
+
+        let server = stub::serve_answers(vec![stub::Answer::stalled(), stub::Answer::new(200, "{}")]);
+        match quick(2).send(&login(&server.url)).await {
+            Err(Error::Transport { timed_out: true, attempts: 1, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(server.requests().len(), 1, "a login the server saw is not sent again");
+
+        let server = stub::serve_answers(vec![stub::Answer::stalled(); 3]);
+        match quick(2).send(&post(&server.url)).await {
+            Err(error @ Error::Transport { timed_out: true, attempts: 3, .. }) => {
+                assert!(error.to_string().starts_with("GetAccountsDetail timed out after 3 attempts"), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_gets_only_the_time_left_before_the_deadline() {
+        let server = stub::serve_answers(vec![stub::Answer::new(503, "busy"), stub::Answer::stalled()]);
+        let patient = http_with(2, |config| config.timeout = Duration::from_secs(60));
+        let started = Instant::now();
+        let deadline = Instant::now() + Duration::from_millis(500);
+        match patient.send_until(&post(&server.url), Some(deadline)).await {
+            Err(Error::Transport { timed_out: true, attempts: 2, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
     }
 }

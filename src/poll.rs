@@ -3,11 +3,12 @@
 //! Dropping the future cancels the wait at once (the sleep and any request in flight), which is
 //! how the Python layer stops a poll on Ctrl-C.
 
-use std::time::Instant;
-
 use reqwest::Method;
+use tokio::time::Instant;
 
-use crate::config::PollPolicy;
+use crate::config::{is_safe_segment, PollPolicy, SAFE_SEGMENT};
+use crate::data::json::body_snippet;
+use crate::deadline;
 use crate::error::Error;
 use crate::http::{ApiRequest, Http, Pending, Reply};
 
@@ -15,23 +16,63 @@ use crate::http::{ApiRequest, Http, Pending, Reply};
 /// 202, or GETting the `...Async/{requestId}` link when a 202 names one. A "session still loading"
 /// error is waited out the same way, inside the same deadline. `request_id` names the session in
 /// a `PendingTimeout` when the 202 bodies do not.
+///
+/// The first request is bounded by the client's `timeout`; every later one is cut at the poll
+/// deadline (`poll_timeout` after the first was sent), so a server that stops answering cannot
+/// hold a pending operation a whole `timeout` past it (docs/protocol.md#polling).
 pub(crate) async fn poll(
     http: &Http,
     request: &ApiRequest,
     policy: &PollPolicy,
     request_id: Option<&str>,
 ) -> Result<Vec<u8>, Error> {
+    let result = poll_until_done(http, request, policy, request_id).await;
+    deadline::settled();
+    result
+}
+
+async fn poll_until_done(
+    http: &Http,
+    request: &ApiRequest,
+    policy: &PollPolicy,
+    request_id: Option<&str>,
+) -> Result<Vec<u8>, Error> {
     let started = Instant::now();
+    let poll_deadline = started.checked_add(policy.timeout);
     let mut current = request.clone();
     let mut last_request_id = request_id.map(str::to_owned);
+    let pending_timeout = |last_request_id: Option<String>| Error::PendingTimeout {
+        operation: request.operation.to_owned(),
+        request_id: last_request_id,
+        waited: started.elapsed(),
+    };
+    let mut first = true;
     loop {
-        match http.send(&current).await {
+        // The call's own deadline, when sooner, ends it the same way: the operation is pending.
+        let cut = match (poll_deadline, deadline::current()) {
+            (Some(poll), Some(call)) => Some(poll.min(call)),
+            (poll, call) => poll.or(call),
+        };
+        let reply = match cut.filter(|_| !first) {
+            Some(at) => match tokio::time::timeout_at(at, http.send_until(&current, Some(at))).await {
+                Ok(reply) => reply,
+                Err(_) => return Err(pending_timeout(last_request_id)),
+            },
+            // The first request is not cut, but its retries stop at the deadline with the server's answer.
+            None => http.send_until(&current, cut).await,
+        };
+        first = false;
+        match reply {
             Ok(Reply::Data { bytes, .. }) => return Ok(bytes),
             Ok(Reply::Pending(pending)) => {
                 if let Some(id) = &pending.request_id {
+                    // It goes into the Async URL, which carries the api key.
+                    if !is_safe_segment(id) {
+                        return Err(unsafe_segment(request.operation, "RequestId", &pending, last_request_id));
+                    }
                     last_request_id = Some(id.clone());
                 }
-                if let Some(next) = async_request(request, &pending, last_request_id.as_deref()) {
+                if let Some(next) = async_request(request, &pending, last_request_id.as_deref())? {
                     current = next;
                 }
             }
@@ -43,44 +84,75 @@ pub(crate) async fn poll(
             Err(Error::Api(api)) if api.is_session_loading() => {}
             Err(error) => return Err(error),
         }
+        deadline::pending(request.operation, last_request_id.as_deref(), started);
         let waited = started.elapsed();
         if waited >= policy.timeout {
-            return Err(Error::PendingTimeout {
-                operation: request.operation.to_owned(),
-                request_id: last_request_id,
-                waited,
-            });
+            return Err(pending_timeout(last_request_id));
         }
         tokio::time::sleep(policy.interval.min(policy.timeout.saturating_sub(waited))).await;
     }
 }
 
 /// The GET of `{dir of the request's URL}/{href}/{requestId}`: the Async endpoints sit beside the
-/// operation they poll (`.../BankingServices/GetAccountsDetailAsync/{requestId}`).
-fn async_request(original: &ApiRequest, pending: &Pending, request_id: Option<&str>) -> Option<ApiRequest> {
-    let href = pending.async_href.as_deref()?.trim_matches('/');
-    let request_id = request_id?;
+/// operation they poll (`.../BankingServices/GetAccountsDetailAsync/{requestId}`). Both parts come
+/// from the server and go into a URL that carries the api key: each must be one safe segment.
+fn async_request(
+    original: &ApiRequest,
+    pending: &Pending,
+    request_id: Option<&str>,
+) -> Result<Option<ApiRequest>, Error> {
+    let (Some(href), Some(request_id)) = (pending.async_href.as_deref(), request_id) else { return Ok(None) };
+    let href = href.trim_matches('/');
+    if !is_safe_segment(href) {
+        return Err(unsafe_segment(original.operation, "Async link's href", pending, Some(request_id.to_owned())));
+    }
+    if !is_safe_segment(request_id) {
+        return Err(unsafe_segment(original.operation, "RequestId", pending, None));
+    }
     let dir = original.url.rsplit_once('/').map_or(original.url.as_str(), |(dir, _)| dir);
     let mut request = ApiRequest::new(original.operation, Method::GET, format!("{dir}/{href}/{request_id}"));
     request.headers = original.headers.clone();
-    Some(request)
+    Ok(Some(request))
+}
+
+/// A 202 naming a path segment that could move the poll, and its api key, to another path. The
+/// error keeps the last RequestId that was safe, not the offending value (it may hold line
+/// breaks); the snippet shows the body.
+fn unsafe_segment(operation: &str, field: &str, pending: &Pending, request_id: Option<String>) -> Error {
+    Error::Protocol {
+        operation: operation.to_owned(),
+        status: 202,
+        message: format!("the 202's {field} is not {SAFE_SEGMENT}, so it cannot be polled"),
+        request_id,
+        snippet: body_snippet(&pending.body),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::config::ClientConfig;
+    use crate::http::stub;
+
+    fn pending(request_id: Option<&str>, href: Option<&str>) -> Pending {
+        Pending {
+            code: None,
+            request_id: request_id.map(str::to_owned),
+            async_href: href.map(str::to_owned),
+            body: br#"{"FlinksCode": "OPERATION_PENDING"}"#.to_vec(),
+        }
+    }
+
+    fn detail() -> ApiRequest {
+        ApiRequest::new("AccountsDetail", Method::POST, "http://h/v3/c/BankingServices/GetAccountsDetail".into())
+    }
 
     #[test]
     fn async_links_sit_beside_the_operation() {
-        let original =
-            ApiRequest::new("AccountsDetail", Method::POST, "http://h/v3/c/BankingServices/GetAccountsDetail".into());
-        let pending = Pending {
-            code: None,
-            request_id: Some("r".into()),
-            async_href: Some("/GetAccountsDetailAsync".into()),
-            body: Vec::new(),
-        };
-        let next = async_request(&original, &pending, Some("r")).unwrap();
+        let next =
+            async_request(&detail(), &pending(Some("r"), Some("/GetAccountsDetailAsync")), Some("r")).unwrap().unwrap();
         assert_eq!(next.method, Method::GET);
         assert_eq!(next.url, "http://h/v3/c/BankingServices/GetAccountsDetailAsync/r");
         assert!(next.body.is_none());
@@ -89,7 +161,105 @@ mod tests {
     #[test]
     fn without_a_link_the_same_request_is_repeated() {
         let original = ApiRequest::new("Investments", Method::POST, "http://h/v3/c/Investments".into());
-        let pending = Pending { code: None, request_id: Some("r".into()), async_href: None, body: Vec::new() };
-        assert!(async_request(&original, &pending, Some("r")).is_none());
+        assert!(async_request(&original, &pending(Some("r"), None), Some("r")).unwrap().is_none());
+    }
+
+    const HOSTILE: [&str; 8] = ["..", "%2e%2e", "a\\b", "a\r\nb", "a/b", "../../Authorize", "https://evil", ""];
+
+    #[test]
+    fn a_hostile_href_or_request_id_never_reaches_a_url() {
+        for bad in HOSTILE {
+            let href = pending(Some("r"), Some(bad));
+            // An href of "/" or "" trims to nothing: not a segment either.
+            match async_request(&detail(), &href, Some("r")) {
+                Err(Error::Protocol { status: 202, message, request_id, .. }) => {
+                    assert!(message.contains("href"), "{message}");
+                    assert_eq!(request_id.as_deref(), Some("r"));
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+            let id = pending(Some(bad), Some("/GetAccountsDetailAsync"));
+            match async_request(&detail(), &id, Some(bad)) {
+                Err(Error::Protocol { status: 202, message, request_id: None, .. }) => {
+                    assert!(message.contains("RequestId"), "{message}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    fn http(base: &str) -> (Http, ApiRequest) {
+        let mut config = ClientConfig::new(base, "c").unwrap();
+        config.retry.max_retries = 0;
+        config.timeout = Duration::from_secs(30);
+        let request = ApiRequest::new(
+            "GetAccountsDetail",
+            Method::POST,
+            format!("{base}/v3/c/BankingServices/GetAccountsDetail"),
+        );
+        (Http::new(&config).unwrap(), request)
+    }
+
+    fn policy(timeout_ms: u64) -> PollPolicy {
+        PollPolicy { interval: Duration::from_millis(10), timeout: Duration::from_millis(timeout_ms) }
+    }
+
+    #[tokio::test]
+    async fn a_202_with_a_hostile_request_id_is_a_protocol_error_and_is_not_polled() {
+        for bad in [r"..", r"%2e%2e", r"a\\b", r"a\r\nb", r"a/b"] {
+            let body = format!(
+                r#"{{"FlinksCode": "OPERATION_PENDING", "RequestId": "{bad}",
+                    "Links": [{{"rel": "GetAccountsDetailAsync", "href": "/GetAccountsDetailAsync"}}]}}"#
+            );
+            let base = stub::serve(vec![(202, Box::leak(body.into_boxed_str()))]);
+            let (http, request) = http(&base);
+            match poll(&http, &request, &policy(5000), Some("session-id")).await {
+                Err(Error::Protocol { operation, status, message, request_id, snippet }) => {
+                    assert_eq!((operation.as_str(), status), ("GetAccountsDetail", 202));
+                    assert!(message.contains("RequestId"), "{message}");
+                    assert_eq!(request_id.as_deref(), Some("session-id"));
+                    assert!(snippet.contains("OPERATION_PENDING"), "{snippet}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_poll_request_is_cut_at_the_poll_deadline() {
+        // A 202, then a server that takes the next request and never answers.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for (index, socket) in listener.incoming().enumerate() {
+                let mut socket = socket.unwrap();
+                if index == 0 {
+                    use std::io::{Read, Write};
+                    let mut buffer = [0u8; 4096];
+                    let _ = socket.read(&mut buffer);
+                    let body = r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-1"}"#;
+                    let answer = format!(
+                        "HTTP/1.1 202 Accepted\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+                         connection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    socket.write_all(answer.as_bytes()).unwrap();
+                } else {
+                    held.push(socket);
+                }
+            }
+        });
+        let (http, request) = http(&base);
+        let started = std::time::Instant::now();
+        match poll(&http, &request, &policy(300), None).await {
+            Err(Error::PendingTimeout { request_id, waited, .. }) => {
+                assert_eq!(request_id.as_deref(), Some("r-1"));
+                assert!(waited >= Duration::from_millis(300), "{waited:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The request timeout is 30 s: only the poll deadline can have ended the call this soon.
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
     }
 }

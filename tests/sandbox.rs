@@ -112,6 +112,9 @@ fn sandbox_is_send_and_sync_and_defaults_match_the_public_instance() {
     assert_eq!(config.pending_seconds, 0.0);
     assert_eq!(config.session_ttl, Duration::from_secs(480));
     assert!(config.secret_key.is_none() && config.api_key.is_none());
+    assert_eq!(config.header_read_timeout, Duration::from_secs(10));
+    assert_eq!(config.idle_timeout, Duration::from_secs(30));
+    assert_eq!(config.max_connections, 1024);
 }
 
 #[test]
@@ -1026,4 +1029,270 @@ async fn a_configured_customer_id_replaces_the_default() {
         404,
         "INVALID_REQUEST",
     );
+}
+
+// ---- connections: timeouts and limits (docs/sandbox.md#limits) ------------------------------
+//
+// Raw blocking sockets, so each test sees exactly what the server does on the wire.
+
+/// A sandbox with short connection limits, so each test takes a second or two.
+fn limited(header_read_timeout: Duration, idle_timeout: Duration, max_connections: usize) -> Sandbox {
+    Sandbox::start(SandboxConfig { header_read_timeout, idle_timeout, max_connections, ..SandboxConfig::default() })
+        .unwrap()
+}
+
+fn connect(sandbox: &Sandbox) -> std::net::TcpStream {
+    let stream = std::net::TcpStream::connect(sandbox.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+}
+
+/// A keep-alive Authorize of `greatday_nomfa`, which answers 200 at once.
+fn nomfa_request(sandbox: &Sandbox) -> String {
+    let body =
+        r#"{"Institution":"FlinksCapital","Username":"greatday_nomfa","Password":"Everyday","MostRecentCached":false}"#;
+    format!(
+        "POST /v3/{}/{AUTHORIZE} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        sandbox.customer_id(),
+        sandbox.addr(),
+        body.len()
+    )
+}
+
+/// Reads one answer (head and a Content-Length body) and returns its status and body.
+fn read_answer(stream: &mut std::net::TcpStream) -> (u16, String) {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(end) = bytes.windows(4).position(|window| window == b"\r\n\r\n") {
+            break end + 4;
+        }
+        let n = stream.read(&mut chunk).expect("an answer");
+        assert!(n > 0, "closed before an answer: {:?}", String::from_utf8_lossy(&bytes));
+        bytes.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&bytes[..head_end]).to_string();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+        .unwrap_or_else(|| panic!("no Content-Length in {head:?}"));
+    while bytes.len() < head_end + length {
+        let n = stream.read(&mut chunk).unwrap();
+        assert!(n > 0, "closed in the middle of the body");
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    (status, String::from_utf8_lossy(&bytes[head_end..head_end + length]).to_string())
+}
+
+/// Waits for the server to close `stream` (end of stream or a reset), returning how long it
+/// took; fails if it is still open after `limit`. Any bytes the server sends first are returned.
+fn wait_closed(stream: &mut std::net::TcpStream, limit: Duration) -> (Duration, Vec<u8>) {
+    use std::io::Read;
+    let started = Instant::now();
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 1024];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => return (started.elapsed(), received),
+            Ok(n) => received.extend_from_slice(&chunk[..n]),
+            Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                panic!("still open after {:?}; received {:?}", started.elapsed(), String::from_utf8_lossy(&received))
+            }
+            Err(_) => return (started.elapsed(), received),
+        }
+        assert!(started.elapsed() < limit, "still open after {limit:?}");
+    }
+}
+
+#[test]
+fn a_slowloris_is_closed_within_the_header_read_timeout() {
+    use std::io::{Read, Write};
+    let sandbox = limited(Duration::from_millis(600), Duration::from_secs(20), 16);
+    let mut stream = connect(&sandbox);
+    stream.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+    let request = nomfa_request(&sandbox);
+    let started = Instant::now();
+    // One byte every 100 ms: each byte is progress, and still the head is never complete.
+    let closed = request.as_bytes().iter().take(200).find_map(|byte| {
+        if stream.write_all(&[*byte]).is_err() {
+            return Some(started.elapsed());
+        }
+        match stream.read(&mut [0u8; 64]) {
+            Ok(_) => Some(started.elapsed()),
+            Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => None,
+            Err(_) => Some(started.elapsed()),
+        }
+    });
+    let closed = closed.expect("the slow connection stayed open");
+    assert!(closed >= Duration::from_millis(500), "closed too early, after {closed:?}");
+    assert!(closed < Duration::from_millis(1500), "closed after {closed:?}");
+    // The timer counts from the head's first byte, also on a connection that has served one.
+    let mut stream = connect(&sandbox);
+    stream.write_all(request.as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    stream.write_all(b"POST /v3/").unwrap();
+    let (after, _) = wait_closed(&mut stream, Duration::from_secs(3));
+    assert!(after < Duration::from_millis(1500), "closed after {after:?}");
+    assert_eq!(sandbox.request_count(), 1);
+}
+
+#[test]
+fn a_connection_that_sends_nothing_is_closed_after_the_header_read_timeout() {
+    let sandbox = limited(Duration::from_millis(500), Duration::from_secs(20), 16);
+    let mut stream = connect(&sandbox);
+    let (after, received) = wait_closed(&mut stream, Duration::from_secs(3));
+    assert!(after >= Duration::from_millis(400) && after < Duration::from_millis(1500), "closed after {after:?}");
+    assert!(received.is_empty());
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_millis(700), 16);
+    let mut stream = connect(&sandbox);
+    let request = nomfa_request(&sandbox);
+    stream.write_all(request.as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    // Reused within the idle timeout, the connection serves again.
+    std::thread::sleep(Duration::from_millis(300));
+    stream.write_all(request.as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    let (after, received) = wait_closed(&mut stream, Duration::from_secs(3));
+    assert!(after >= Duration::from_millis(600) && after < Duration::from_millis(1700), "closed after {after:?}");
+    assert!(received.is_empty(), "{:?}", String::from_utf8_lossy(&received));
+    assert_eq!(sandbox.request_count(), 2);
+}
+
+#[test]
+fn a_body_announced_and_not_sent_ends_within_the_idle_timeout() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_millis(500), 16);
+    let mut stream = connect(&sandbox);
+    let head = format!(
+        "POST /v3/{}/{AUTHORIZE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{",
+        sandbox.customer_id()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let started = Instant::now();
+    let (_, received) = wait_closed(&mut stream, Duration::from_secs(3));
+    assert!(started.elapsed() < Duration::from_millis(1700), "took {:?}", started.elapsed());
+    // Whatever the server answered, it was not a success.
+    assert!(!String::from_utf8_lossy(&received).starts_with("HTTP/1.1 200"));
+}
+
+#[tokio::test]
+async fn a_pooled_client_carries_on_after_the_server_closes_its_idle_connection() {
+    let config = SandboxConfig { idle_timeout: Duration::from_millis(300), ..SandboxConfig::default() };
+    let api = Api::with(config);
+    assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The pooled connection is gone; the client notices and opens another.
+    assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
+    assert_eq!(api.sandbox.request_count(), 2);
+}
+
+#[test]
+fn an_http2_preface_or_garbage_gets_an_error_or_a_close_at_once() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 16);
+    let inputs: [&[u8]; 4] = [
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        b"PRI * HTTP/2.0\r\n\r\n",
+        // The start of a TLS ClientHello.
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+        b"\x00\x01\x02\x03\r\n\r\n",
+    ];
+    for input in &inputs[1..] {
+        let mut stream = connect(&sandbox);
+        stream.write_all(input).unwrap();
+        let (after, received) = wait_closed(&mut stream, Duration::from_secs(2));
+        assert!(after < Duration::from_secs(1), "{input:?}: closed after {after:?}");
+        let answer = String::from_utf8_lossy(&received);
+        assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 400"), "{answer}");
+    }
+    // An HTTP/2 client is told to use HTTP/1.1 (an empty SETTINGS, then GOAWAY with
+    // HTTP_1_1_REQUIRED); an HTTP/1 parser that meets the start of the preface gets 400.
+    let mut stream = connect(&sandbox);
+    stream.write_all(inputs[0]).unwrap();
+    let refusal: &[u8] = &[0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xd];
+    let (after, received) = wait_closed(&mut stream, Duration::from_secs(2));
+    assert!(after < Duration::from_secs(1), "closed after {after:?}");
+    assert_eq!(received, refusal);
+    let mut stream = connect(&sandbox);
+    stream.write_all(inputs[1]).unwrap();
+    let (_, received) = wait_closed(&mut stream, Duration::from_secs(1));
+    assert!(String::from_utf8_lossy(&received).starts_with("HTTP/1.1 400"), "{:?}", String::from_utf8_lossy(&received));
+    assert_eq!(sandbox.request_count(), 0);
+}
+
+#[tokio::test]
+async fn an_http2_client_is_told_to_use_http1() {
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 16);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder().http2_prior_knowledge().build().unwrap();
+    let started = Instant::now();
+    let error = http.get(format!("{}/v3/x", sandbox.url())).send().await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
+    let chain = std::iter::successors(Some(&error as &dyn std::error::Error), |error| error.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ");
+    assert!(chain.contains("HTTP/1.1"), "{chain}");
+}
+
+#[test]
+fn hundreds_of_idle_connections_do_not_stop_a_real_request() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 1024);
+    let idle: Vec<_> = (0..300).map(|_| connect(&sandbox)).collect();
+    let started = Instant::now();
+    let mut stream = connect(&sandbox);
+    stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    assert!(started.elapsed() < Duration::from_secs(2), "answered after {:?}", started.elapsed());
+    drop(idle);
+}
+
+#[test]
+fn past_max_connections_a_request_waits_until_idle_ones_time_out() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_millis(500), Duration::from_secs(30), 4);
+    let idle: Vec<_> = (0..8).map(|_| connect(&sandbox)).collect();
+    let started = Instant::now();
+    let mut stream = connect(&sandbox);
+    stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+    // The first four are accepted and time out after 500 ms, the next four after 1 s; then ours.
+    assert_eq!(read_answer(&mut stream).0, 200);
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(4), "answered after {waited:?}");
+    drop(idle);
+}
+
+#[test]
+fn a_limit_of_zero_connections_still_serves_one_at_a_time() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 0);
+    for _ in 0..2 {
+        let mut stream = connect(&sandbox);
+        stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+        assert_eq!(read_answer(&mut stream).0, 200);
+    }
+}
+
+#[test]
+fn stop_does_not_wait_for_idle_connections() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 16);
+    let _idle: Vec<_> = (0..10).map(|_| connect(&sandbox)).collect();
+    let mut stream = connect(&sandbox);
+    stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    let started = Instant::now();
+    sandbox.stop();
+    assert!(started.elapsed() < Duration::from_secs(1), "stop took {:?}", started.elapsed());
+    let (after, _) = wait_closed(&mut stream, Duration::from_secs(1));
+    assert!(after < Duration::from_secs(1));
 }

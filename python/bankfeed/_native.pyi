@@ -57,13 +57,27 @@ class Client:
         poll_timeout: float = 1800.0,
         max_retries: int = 2,
         max_challenge_rounds: int = 10,
+        allow_insecure_http: bool = False,
+        deadline: float | None = None,
+        max_body_bytes: int = 134217728,
     ) -> Client:
         """Checks the options and builds the client; nothing is sent yet.
 
         ``timeout`` is per request, ``poll_interval`` the seconds between two polls of a 202
-        answer, ``poll_timeout`` how long an operation may stay pending before
-        :class:`bankfeed.PendingTimeout`; ``max_retries`` bounds the retries of a transient
-        failure, ``max_challenge_rounds`` the challenge rounds of one login.
+        answer (at least 0.01: a smaller value, 0 included, is raised to it), ``poll_timeout``
+        how long an operation may stay pending before :class:`bankfeed.PendingTimeout`;
+        ``max_retries`` bounds the retries of a transient failure, ``max_challenge_rounds`` the
+        challenge rounds of one login. ``deadline`` bounds a whole call (authorize, challenge
+        rounds, polling and retries together), in seconds; ``None`` leaves a call bounded only
+        by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
+        transactions) bounds the size of an answer: a larger one raises
+        :class:`bankfeed.ProtocolError` before it is read whole.
+
+        Credentials and keys go only over https: an ``http://`` URL is refused unless its host is
+        loopback (127.0.0.0/8, ``::1``, ``localhost``, as for a :class:`Sandbox`) or
+        ``allow_insecure_http=True``. A URL with a user name or password, a ``customer_id`` that
+        is not a GUID or a plain path segment, and an empty key or one a header cannot carry are
+        refused too, with :class:`bankfeed.ConfigError` naming the option (never the key).
         """
 
     @property
@@ -96,8 +110,24 @@ class Client:
         502, 503 or 504 answer (0 to 10)."""
 
     @property
+    def max_body_bytes(self) -> int:
+        """The largest answer body read, in bytes; a larger one raises :class:`bankfeed.ProtocolError`."""
+
+    @property
     def max_challenge_rounds(self) -> int:
         """How many challenge rounds a login answers before :class:`bankfeed.TooManyChallenges`."""
+
+    @property
+    def allow_insecure_http(self) -> bool:
+        """Whether ``http://`` may reach a host that is not loopback (credentials in clear text)."""
+
+    @property
+    def deadline(self) -> float | None:
+        """Seconds one whole call may take (authorize, challenges, polling, retries), or None.
+
+        When it runs out, the call raises :class:`bankfeed.PendingTimeout` if the operation was
+        pending, else :class:`bankfeed.TransportError` with ``timed_out`` true.
+        """
 
     def authorize(
         self,

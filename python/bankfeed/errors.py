@@ -159,6 +159,8 @@ class TransportError(BankfeedError):
     operation: str
     #: Whether the request timed out (rather than failed).
     timed_out: bool
+    #: How many times the request was sent (1 when it was not retried).
+    attempts: int
 
 
 class DecodeError(BankfeedError):
@@ -209,8 +211,10 @@ class ApiError(BankfeedError):
     request_id: str | None
     #: Seconds, from a ``Retry-After`` header.
     retry_after: float | None
-    #: The whole body: the parsed JSON, or the text when it was not JSON.
+    #: The body: the parsed JSON, or the text when it was not JSON (a snippet past 64 KiB).
     body: Any
+    #: How many times the request was sent (1 when it was not retried).
+    attempts: int
 
 
 class Unauthorized(ApiError):

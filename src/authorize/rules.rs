@@ -43,9 +43,10 @@ impl Answers {
     }
 }
 
+/// Only the number of answers: a key is an answer when the caller swapped prompt and answer.
 impl fmt::Debug for Answers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.0.iter().map(|(k, _)| (k, "***"))).finish()
+        write!(f, "Answers({} keys, ***)", self.0.len())
     }
 }
 
@@ -56,14 +57,21 @@ impl Challenge {
     pub fn validate(&self, answers: &Answers) -> Result<(), Error> {
         let mut seen = HashSet::new();
         for key in answers.keys() {
+            // Known keys first: only a prompt (or a choice) may be named in a message.
+            if !self.is_key(key) {
+                return Err(unknown_key(self, key));
+            }
             if !seen.insert(key) {
                 return Err(Error::invalid_answer(key, "is answered twice"));
             }
-            if !self.challenges.iter().any(|c| accepts_key(c, key)) {
-                return Err(unknown_key(self, key));
-            }
         }
         self.challenges.iter().try_for_each(|challenge| check(challenge, answers))
+    }
+
+    /// Whether `key` may key an answer: a prompt, or a choice of a TextOrCall challenge. Only
+    /// such a key is ever repeated in an error message.
+    pub(crate) fn is_key(&self, key: &str) -> bool {
+        self.challenges.iter().any(|c| accepts_key(c, key))
     }
 }
 
@@ -74,15 +82,31 @@ fn accepts_key(challenge: &SecurityChallenge, key: &str) -> bool {
     }
 }
 
+/// A key that is not a prompt. It is never repeated: a caller who swapped prompt and answer keyed
+/// by the answer. A key that differs from a prompt only in case or spaces names that prompt.
 fn unknown_key(challenge: &Challenge, key: &str) -> Error {
-    let near = challenge.prompts().find(|p| p.trim().eq_ignore_ascii_case(key.trim()));
-    let rule = match near {
-        Some(prompt) => {
-            format!("is not a prompt of this challenge: keys must be the prompt exactly as asked, {prompt:?}")
-        }
-        None => "is not a prompt of this challenge (nor a choice of a TextOrCall challenge)".to_owned(),
-    };
-    Error::invalid_answer(key, rule)
+    if let Some(near) = challenge.challenges.iter().find(|c| c.prompt.trim().eq_ignore_ascii_case(key.trim())) {
+        let rule = match near.kind {
+            ChallengeType::TextOrCall => format!(
+                "a TextOrCall challenge is keyed by the chosen choice, not by its prompt; choices: {:?}",
+                near.choices.as_deref().unwrap_or_default()
+            ),
+            _ => "is keyed with different case or spaces: keys must be the prompt exactly as asked".to_owned(),
+        };
+        return Error::invalid_answer(&near.prompt, rule);
+    }
+    let prompts: Vec<&str> = challenge.prompts().collect();
+    let choices: Vec<&String> = challenge
+        .challenges
+        .iter()
+        .filter(|c| c.kind == ChallengeType::TextOrCall)
+        .flat_map(|c| c.choices.iter().flatten())
+        .collect();
+    let mut rule = format!("an answer is keyed by text that is not one of the prompts; the prompts are: {prompts:?}");
+    if !choices.is_empty() {
+        rule.push_str(&format!(" (a TextOrCall challenge is keyed by one of its choices: {choices:?})"));
+    }
+    Error::invalid_answer("answers", rule)
 }
 
 fn check(challenge: &SecurityChallenge, answers: &Answers) -> Result<(), Error> {
@@ -205,10 +229,22 @@ mod tests {
         broken(
             &c,
             answers(&[("what city were you born in?", &["Montreal"])]),
-            "what city were you born in?",
+            "What city were you born in?",
             "exactly as asked",
         );
-        broken(&c, answers(&[("Favourite colour?", &["blue"])]), "Favourite colour?", "not a prompt");
+        broken(&c, answers(&[("Favourite colour?", &["blue"])]), "answers", "What city were you born in?");
+    }
+
+    #[test]
+    fn a_swapped_answer_is_never_repeated() {
+        let c = one("QuestionAndAnswer", "What city were you born in?", None);
+        let swapped = answers(&[("Montreal", &["What city were you born in?"])]);
+        let err = c.validate(&swapped).unwrap_err();
+        assert!(!err.to_string().contains("Montreal"), "{err}");
+        assert!(!format!("{err:?}").contains("Montreal"), "{err:?}");
+        broken(&c, swapped, "answers", "not one of the prompts");
+        let twice = Answers::from_pairs([("Montreal", vec!["a"]), ("Montreal", vec!["b"])]);
+        assert!(!c.validate(&twice).unwrap_err().to_string().contains("Montreal"));
     }
 
     #[test]
@@ -258,7 +294,7 @@ mod tests {
         assert!(c.validate(&answers(&[("(514) 555-0101", &["Text"])])).is_ok());
         assert!(c.validate(&answers(&[("(438) 555-0199", &["Call"])])).is_ok());
         broken(&c, answers(&[("(514) 555-0101", &["Email"])]), "How?", "\"Text\"");
-        broken(&c, answers(&[("How?", &["Text"])]), "How?", "not a prompt");
+        broken(&c, answers(&[("How?", &["Text"])]), "How?", "keyed by the chosen choice");
         broken(
             &c,
             answers(&[("(514) 555-0101", &["Text"]), ("(438) 555-0199", &["Call"])]),
@@ -300,5 +336,6 @@ mod tests {
         let err = c.validate(&answers(&[("Enter the security code we sent you", &["98765"])])).unwrap_err();
         assert!(!err.to_string().contains("98765"));
         assert!(!format!("{:?}", answers(&[("Q", &["hunter2"])])).contains("hunter2"));
+        assert!(!format!("{:?}", answers(&[("hunter2", &["Q"])])).contains("hunter2"));
     }
 }

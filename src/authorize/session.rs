@@ -47,6 +47,8 @@ struct SessionBody {
 
 impl Session {
     fn parse(status: u16, bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {
+        // An envelope that says error is that error, not a session (docs/errors.md#protocol-surprises).
+        json::check_payload("Authorize", status, &bytes, json::Shape::AnyOf(&["RequestId"]))?;
         let body: SessionBody = json::decode("Authorize", status, &bytes)?;
         // Valid JSON without the RequestId is not a session: a shape Authorize does not expect.
         let Some(request_id) = body.request_id else {

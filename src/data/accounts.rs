@@ -8,6 +8,7 @@ use base64::Engine;
 use serde::Deserialize;
 
 use super::de;
+use super::json::{Expected, Shape};
 use super::login::{Institution, Login};
 use crate::error::{snippet, Error};
 
@@ -32,6 +33,12 @@ pub struct Accounts<S = String> {
     pub eft_eligible_ratio: Option<f64>,
     #[serde(rename = "ETransferEligibleRatio", deserialize_with = "de::number")]
     pub e_transfer_eligible_ratio: Option<f64>,
+}
+
+/// A 200 without `Accounts` is not an accounts payload; `"Accounts": []` is one, with no account
+/// (docs/errors.md#protocol-surprises).
+impl<S> Expected for Accounts<S> {
+    const SHAPE: Shape = Shape::AnyOf(&["Accounts"]);
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -136,6 +143,10 @@ pub struct Statements {
     pub statements_by_account: Vec<AccountStatements>,
     #[serde(deserialize_with = "de::text")]
     pub request_id: Option<String>,
+}
+
+impl Expected for Statements {
+    const SHAPE: Shape = Shape::AnyOf(&["StatementsByAccount"]);
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::de;
+use super::json::{check_payload_value, Shape};
 use super::login::{guid, Login};
 use crate::error::Error;
 
@@ -191,18 +192,26 @@ const NOT_GROUPS: [&str; 11] = [
 /// The detail list is spelled three ways in different places.
 const DETAIL_KEYS: [&str; 3] = ["AttributesDetail", "AttributesDetails", "AttributeDetails"];
 
+/// What makes a 200 an attributes payload (docs/errors.md#protocol-surprises).
+const SHAPE: Shape = Shape::Attributes { not_groups: &NOT_GROUPS };
+
 impl Attributes {
-    /// Reads an attributes answer: groups are its keys, so it is read from a JSON object rather
-    /// than derived. A body that is not one is a decode error keeping the start of the body.
+    /// Reads an attributes answer, such as a saved one (see [`Attributes::read`]).
     pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
-        let failed = |message: String| Error::Decode {
-            operation: "Attributes".to_owned(),
-            status: 200,
-            message,
-            snippet: super::json::body_snippet(bytes),
+        Self::read("Attributes", bytes)
+    }
+
+    /// Reads the 200 of the attributes operation `operation`: groups are its keys, so it is read
+    /// from a JSON object rather than derived. A body that is not JSON is a decode error; one
+    /// whose envelope says error is that error; one that is not an object, or holds no group,
+    /// `Login` or `RequestId`, is a protocol surprise. Each keeps the start of the body.
+    pub(crate) fn read(operation: &str, bytes: &[u8]) -> Result<Self, Error> {
+        let body: Value = serde_json::from_slice(bytes)
+            .map_err(|e| super::json::decode_error(operation, 200, bytes, e.to_string()))?;
+        check_payload_value(operation, 200, bytes, &body, SHAPE)?;
+        let Value::Object(object) = body else {
+            return Err(Error::protocol(operation, 200, "expected a JSON object", bytes));
         };
-        let body: Value = serde_json::from_slice(bytes).map_err(|e| failed(e.to_string()))?;
-        let Value::Object(object) = body else { return Err(failed("the body is not a JSON object".into())) };
         let mut attributes = Attributes::default();
         for (key, value) in object {
             if key.eq_ignore_ascii_case("Login") {
@@ -282,6 +291,22 @@ mod tests {
         assert!(value_as_f64(&json!("NONE_DETECTED")).is_nan());
         assert_eq!(value_as_f64(&json!("3.5")), 3.5);
         assert_eq!(value_as_text(&json!(2)).as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn an_answer_that_is_not_an_attributes_payload_is_not_an_empty_result() {
+        for body in [&b"{}"[..], b"[]", b"null", br#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r"}"#] {
+            match Attributes::read("GetIncomeAttributes", body) {
+                Err(Error::Protocol { operation, status, .. }) => {
+                    assert_eq!((operation.as_str(), status), ("GetIncomeAttributes", 200))
+                }
+                other => panic!("{body:?}: {other:?}"),
+            }
+        }
+        let envelope = br#"{"HttpStatusCode": 500, "FlinksCode": "AGGREGATION_ERROR", "RequestId": "r"}"#;
+        assert!(matches!(Attributes::parse(envelope), Err(Error::Api(api)) if api.status == 500));
+        assert!(matches!(Attributes::parse(b"<html>"), Err(Error::Decode { .. })));
+        assert!(Attributes::parse(br#"{"Login": {"Id": "l"}, "RequestId": "r"}"#).unwrap().groups.is_empty());
     }
 
     #[test]

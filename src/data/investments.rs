@@ -7,6 +7,7 @@
 use serde::Deserialize;
 
 use super::de;
+use super::json::{Expected, Shape};
 use super::login::{Institution, Login};
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -26,6 +27,11 @@ pub struct Investments<S = String> {
     pub institution: Option<Institution>,
     #[serde(deserialize_with = "de::text")]
     pub request_id: Option<S>,
+}
+
+/// A 200 holding none of these is not an Investments payload (docs/errors.md#protocol-surprises).
+impl<S> Expected for Investments<S> {
+    const SHAPE: Shape = Shape::AnyOf(&["Accounts", "Securities", "Value", "Cash"]);
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

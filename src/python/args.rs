@@ -100,6 +100,17 @@ pub(crate) fn seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
     value.extract::<f64>().map_err(|_| wrong_type(name, "a number of seconds (int or float)", value))
 }
 
+/// A number of seconds, or None.
+pub(crate) fn optional_seconds(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    if value.is_instance_of::<PyBool>() {
+        return Err(wrong_type(name, "a number of seconds (int or float) or None", value));
+    }
+    value.extract::<f64>().map(Some).map_err(|_| wrong_type(name, "a number of seconds (int or float) or None", value))
+}
+
 /// A whole number that fits `T` (counts, ports, seeds): TypeError for another type, ConfigError
 /// (a ValueError) out of range.
 pub(crate) fn whole<T>(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<T>
@@ -183,6 +194,7 @@ named! {
     // Flags.
     save: flag -> bool;
     tier2: flag -> bool;
+    allow_insecure_http: flag -> bool;
     schedule_refresh: optional_flag -> Option<bool>;
     with_transactions: optional_flag -> Option<bool>;
     with_account_identity: optional_flag -> Option<bool>;
@@ -194,9 +206,11 @@ named! {
     poll_interval: seconds -> f64;
     poll_timeout: seconds -> f64;
     pending_seconds: seconds -> f64;
+    deadline: optional_seconds -> Option<f64>;
     // Whole numbers.
     max_retries: whole -> i64;
     max_challenge_rounds: whole -> i64;
+    max_body_bytes: whole -> usize;
     port: whole -> u16;
     pending_polls: whole -> u32;
     slow_pending_polls: whole -> u32;

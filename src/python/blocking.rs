@@ -5,7 +5,6 @@
 use std::any::Any;
 use std::future::Future;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use pyo3::prelude::*;
@@ -16,23 +15,26 @@ use tokio::task::JoinHandle;
 use super::errors::PyBankfeedError;
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
 use crate::error::Error;
+use crate::fork::PerProcess;
 use crate::Client;
 
 /// How often a waiting call looks for Ctrl-C: well inside the half second a user tolerates.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
-/// The runtime every call of the process shares, started on the first call.
+/// The runtime every call of the process shares, started on the first call, and started again in
+/// a forked child, whose copy of the parent's runtime has no threads to run anything
+/// (docs/architecture.md#fork-and-child-processes). A runtime is never dropped: the parent's
+/// lives as long as the process, and a child must not tear down the parent's copy.
 fn runtime() -> Result<&'static Runtime, PyBankfeedError> {
-    static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+    static RUNTIME: PerProcess<&'static Runtime> = PerProcess::new();
     RUNTIME
-        .get_or_init(|| {
+        .get_or_try_init(|| {
             tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .thread_name("bankfeed-io")
                 .build()
-                .map_err(|e| e.to_string())
+                .map(|runtime| &*Box::leak(Box::new(runtime)))
         })
-        .as_ref()
         .map_err(|e| PyBankfeedError::internal(format!("bankfeed's runtime could not start: {e}")))
 }
 

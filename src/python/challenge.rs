@@ -73,13 +73,13 @@ impl PyChallenge {
 
     /// Checks `answers` against the answer rules without sending anything; raises InvalidAnswer.
     fn validate(&self, answers: &Bound<'_, PyAny>) -> PyResult<()> {
-        Ok(self.challenge.validate(&convert::answers(answers)?)?)
+        Ok(self.challenge.validate(&convert::answers(answers, &self.challenge)?)?)
     }
 
     /// Sends the answers (prompt → string or list of strings; a TextOrCall challenge is keyed by
     /// the chosen choice) after checking them. Returns the next step: a Session, or a Challenge.
     fn answer(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let answers = convert::answers(answers)?;
+        let answers = convert::answers(answers, &self.challenge)?;
         let (client, challenge) = (self.client.clone(), self.challenge.clone());
         let future = async move { client.answer(&challenge, answers).await };
         let step = blocking::run_plain(py, Some(&self.client), future)?;
@@ -114,9 +114,9 @@ pub(crate) fn call_handler(
     challenge: Challenge,
 ) -> Result<Answers, Error> {
     let handler_error = |err: PyErr| Error::Handler(Arc::new(err));
-    let challenge = Bound::new(py, PyChallenge::new(client.clone(), challenge)).map_err(handler_error)?;
-    let answers = handler.call1((challenge,)).map_err(handler_error)?;
-    convert::answers(&answers)
+    let asked = Bound::new(py, PyChallenge::new(client.clone(), challenge.clone())).map_err(handler_error)?;
+    let answers = handler.call1((asked,)).map_err(handler_error)?;
+    convert::answers(&answers, &challenge)
 }
 
 /// One element of `Challenge.challenges`.

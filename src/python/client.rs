@@ -9,7 +9,7 @@ use super::convert;
 use super::results::{AttributesParts, InvestmentsParts, PyAttributes, PyInvestments};
 use super::session::{session_to_py, step_to_py, PySession};
 use crate::authorize::{AuthorizeRequest, Credentials};
-use crate::config::{ClientConfig, ClientOptions};
+use crate::config::{ClientConfig, ClientOptions, DEFAULT_MAX_BODY_BYTES};
 use crate::error::Error;
 use crate::{Client, Secret};
 
@@ -48,9 +48,13 @@ impl PyClient {
         let session = blocking::run(
             py,
             Some(&self.client),
+            // One call under one deadline: the Authorize and every challenge round after it.
             move |mut asker| async move {
-                let step = client.authorize(request).await?;
-                client.complete(step, &mut asker).await
+                let login = async {
+                    let step = client.authorize(request).await?;
+                    client.complete(step, &mut asker).await
+                };
+                client.within_deadline("Authorize", login).await
             },
             |py, challenge| match &on_challenge {
                 Some(handler) => call_handler(py, handler, &self.client, challenge),
@@ -85,12 +89,16 @@ fn credentials(
     AuthorizeRequest::Credentials(credentials)
 }
 
+// The signature's default is a literal so that Python sees its value (stubtest compares it).
+const _: () = assert!(DEFAULT_MAX_BODY_BYTES == 134217728, "update max_body_bytes= in Client's signature");
+
 #[pymethods]
 impl PyClient {
     #[new]
     #[pyo3(signature = (base_url=None, customer_id=None, *, api_key=None, secret_key=None,
                         investments_base_url=None, timeout=240.0, poll_interval=10.0,
-                        poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10))]
+                        poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10, allow_insecure_http=false,
+                        deadline=None, max_body_bytes=134217728))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
@@ -103,6 +111,9 @@ impl PyClient {
         #[pyo3(from_py_with = args::poll_timeout)] poll_timeout: f64,
         #[pyo3(from_py_with = args::max_retries)] max_retries: i64,
         #[pyo3(from_py_with = args::max_challenge_rounds)] max_challenge_rounds: i64,
+        #[pyo3(from_py_with = args::allow_insecure_http)] allow_insecure_http: bool,
+        #[pyo3(from_py_with = args::deadline)] deadline: Option<f64>,
+        #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
     ) -> PyResult<Self> {
         let max_retries = count("max_retries", max_retries)?;
         let max_challenge_rounds = count("max_challenge_rounds", max_challenge_rounds)?;
@@ -117,6 +128,9 @@ impl PyClient {
             poll_timeout: Some(poll_timeout),
             max_retries: Some(max_retries),
             max_challenge_rounds: Some(max_challenge_rounds),
+            max_body_bytes: Some(max_body_bytes),
+            allow_insecure_http: Some(allow_insecure_http),
+            deadline,
         };
         Self::from_options(options)
     }
@@ -164,10 +178,28 @@ impl PyClient {
         self.client.config().retry.max_retries
     }
 
+    /// The largest answer body read, in bytes; a larger one is refused.
+    #[getter]
+    fn max_body_bytes(&self) -> usize {
+        self.client.config().max_body_bytes
+    }
+
     /// How many challenge rounds a login answers before TooManyChallenges.
     #[getter]
     fn max_challenge_rounds(&self) -> u32 {
         self.client.config().max_challenge_rounds
+    }
+
+    /// Whether ``http://`` may reach a host that is not loopback (credentials in clear text).
+    #[getter]
+    fn allow_insecure_http(&self) -> bool {
+        self.client.config().allow_insecure_http
+    }
+
+    /// Seconds one whole call may take (authorize, challenges, polling, retries), or None.
+    #[getter]
+    fn deadline(&self) -> Option<f64> {
+        self.client.config().deadline.map(|deadline| deadline.as_secs_f64())
     }
 
     /// A live login with credentials (``MostRecentCached`` false). Returns a Session, or a
@@ -305,9 +337,17 @@ impl PyClient {
     fn __repr__(&self) -> String {
         let config = self.client.config();
         let set = |key: &Option<Secret>| if key.is_some() { "'***'" } else { "None" };
+        // The new options show only when they differ from their defaults, so the usual repr stays.
+        let mut extra = String::new();
+        if let Some(deadline) = config.deadline {
+            extra.push_str(&format!(", deadline={}", deadline.as_secs_f64()));
+        }
+        if config.allow_insecure_http {
+            extra.push_str(", allow_insecure_http=True");
+        }
         format!(
             "Client(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
-             poll_interval={}, poll_timeout={})",
+             poll_interval={}, poll_timeout={}{extra})",
             config.base_url,
             config.customer_id,
             set(&config.api_key),

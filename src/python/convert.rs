@@ -3,10 +3,10 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDateTime, PyDict, PyMapping, PyString, PyTzInfo};
-use serde_json::Value;
+use pyo3::types::{PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple, PyTzInfo};
+use serde_json::{Map, Value};
 
-use crate::authorize::Answers;
+use crate::authorize::{Answers, Challenge};
 use crate::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use crate::data::dates::ymd;
 use crate::error::Error;
@@ -76,34 +76,139 @@ impl Parsed {
     }
 }
 
-/// Reads a Python mapping of prompt to a string or a list of strings. Error messages name the
-/// prompt and the expected type, never the value (answers are secrets).
-pub(crate) fn answers(mapping: &Bound<'_, PyAny>) -> Result<Answers, Error> {
-    let shape = |key: &str| Error::invalid_answer(key, "must map to a string or a list of strings");
-    let mapping = mapping
-        .cast::<PyMapping>()
-        .map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
-    let items =
-        mapping.items().map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
+/// Reads a Python mapping of prompt to a string or a list of strings, for `challenge`. Error
+/// messages name the prompt and the expected type, never the value (answers are secrets); a key
+/// that is not one of the challenge's prompts is not named either, since a caller who swapped
+/// prompt and answer keyed by the answer (docs/protocol.md#challenges-and-answer-rules).
+pub(crate) fn answers(mapping: &Bound<'_, PyAny>, challenge: &Challenge) -> Result<Answers, Error> {
+    const MAPPING: &str = "must be a mapping of prompt to answer";
+    let mapping = mapping.cast::<PyMapping>().map_err(|_| Error::invalid_answer("answers", MAPPING))?;
+    let items = mapping.items().map_err(|_| Error::invalid_answer("answers", MAPPING))?;
     let mut answers = Answers::new();
     for item in items.iter() {
         let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-            item.extract().map_err(|_| Error::invalid_answer("answers", "must be a mapping of prompt to answer"))?;
-        let key: String =
-            key.extract().map_err(|_| Error::invalid_answer("answers", "keys must be strings (the prompts)"))?;
-        let values = if let Ok(text) = value.cast::<PyString>() {
-            vec![text.to_string()]
-        } else {
-            value.extract::<Vec<String>>().map_err(|_| shape(&key))?
+            item.extract().map_err(|_| Error::invalid_answer("answers", MAPPING))?;
+        let key = key
+            .cast::<PyString>()
+            .map_err(|_| Error::invalid_answer("answers", "keys must be strings (the prompts)"))?
+            .to_str()
+            .map_err(|_| {
+                Error::invalid_answer(
+                    "answers",
+                    "a key is not valid text (it holds a lone surrogate); keys must be the prompts exactly as asked",
+                )
+            })?
+            .to_owned();
+        // Name the key only when it is one of the server's prompts (or choices): anything else
+        // could be an answer written where its prompt belongs.
+        let named = if challenge.is_key(&key) { key.as_str() } else { "answers" };
+        let shape = || Error::invalid_answer(named, "must map to a string or a list of strings");
+        let values = match value.cast::<PyString>() {
+            Ok(text) => vec![answer_text(text, named)?],
+            Err(_) => {
+                let items: Vec<Bound<'_, PyAny>> = value.extract().map_err(|_| shape())?;
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(answer_text(item.cast::<PyString>().map_err(|_| shape())?, named)?);
+                }
+                values
+            }
         };
         answers.push(key, values);
     }
     Ok(answers)
 }
 
-/// A Python value as JSON (for `Filters`, passed through as given).
+/// One answer string. A lone surrogate has no UTF-8 form: sending it would alter the answer, so
+/// it is refused, naming the prompt and never the value.
+fn answer_text(text: &Bound<'_, PyString>, prompt: &str) -> Result<String, Error> {
+    text.to_str().map(str::to_owned).map_err(|_| {
+        Error::invalid_answer(prompt, "the answer is not valid text (it holds a lone surrogate) and cannot be sent")
+    })
+}
+
+/// How deep a value from Python may nest: far beyond any real filter, far below the native stack.
+const MAX_DEPTH: usize = 32;
+
+/// A Python value as JSON (for `Filters`, passed through as given): None, bool, int, float, str,
+/// a mapping with string keys, or a list or tuple. Bounded in depth and checked for cycles, so
+/// no input can exhaust the stack; an error names `field`.
 pub(crate) fn from_python(field: &'static str, value: &Bound<'_, PyAny>) -> Result<Value, Error> {
-    pythonize::depythonize(value).map_err(|e| Error::config(field, format!("must be JSON-like data ({e})")))
+    let mut path = Vec::new();
+    to_json(value, &mut path).map_err(|reason| Error::config(field, format!("must be JSON-like data: {reason}")))
+}
+
+/// Converts `value`; `path` holds the containers being converted around it, outermost first.
+fn to_json(value: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> Result<Value, String> {
+    if value.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(flag) = value.cast::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if value.is_instance_of::<PyInt>() {
+        if let Ok(number) = value.extract::<i64>() {
+            return Ok(Value::from(number));
+        }
+        return value.extract::<u64>().map(Value::from).map_err(|_| "an integer does not fit in 64 bits".to_owned());
+    }
+    if let Ok(number) = value.cast::<PyFloat>() {
+        return serde_json::Number::from_f64(number.value())
+            .map(Value::Number)
+            .ok_or_else(|| "NaN and infinity have no JSON form".to_owned());
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return text
+            .to_str()
+            .map(|text| Value::String(text.to_owned()))
+            .map_err(|_| "a string is not valid text (it holds a lone surrogate)".to_owned());
+    }
+    let container = value.as_ptr() as usize;
+    if path.contains(&container) {
+        return Err("a dict or list contains itself".to_owned());
+    }
+    if path.len() >= MAX_DEPTH {
+        return Err(format!("nested deeper than {MAX_DEPTH} levels"));
+    }
+    path.push(container);
+    let converted = container_to_json(value, path);
+    path.pop();
+    converted
+}
+
+fn container_to_json(value: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> Result<Value, String> {
+    if let Ok(list) = value.cast::<PyList>() {
+        return list.iter().map(|item| to_json(&item, path)).collect::<Result<_, _>>().map(Value::Array);
+    }
+    if let Ok(tuple) = value.cast::<PyTuple>() {
+        return tuple.iter().map(|item| to_json(&item, path)).collect::<Result<_, _>>().map(Value::Array);
+    }
+    // The items are taken as a list first: converting a value may run a nested mapping's own
+    // code, which could change the mapping being walked.
+    let items = match value.cast::<PyDict>() {
+        Ok(dict) => dict.items(),
+        Err(_) => match value.cast::<PyMapping>() {
+            Ok(mapping) => mapping.items().map_err(|e| format!("a mapping could not be read ({e})"))?,
+            Err(_) => {
+                let kind = value.get_type().name().map(|name| name.to_string()).unwrap_or_else(|_| "?".to_owned());
+                return Err(format!(
+                    "a value of type {kind} has no JSON form (use None, bool, int, float, str, dict, list)"
+                ));
+            }
+        },
+    };
+    let mut object = Map::with_capacity(items.len());
+    for pair in items.iter() {
+        let (key, item): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+            pair.extract().map_err(|e| format!("a mapping could not be read ({e})"))?;
+        object.insert(key_text(&key)?, to_json(&item, path)?);
+    }
+    Ok(Value::Object(object))
+}
+
+fn key_text(key: &Bound<'_, PyAny>) -> Result<String, String> {
+    let key = key.cast::<PyString>().map_err(|_| "a dict key is not a string".to_owned())?;
+    key.to_str().map(str::to_owned).map_err(|_| "a dict key is not valid text (it holds a lone surrogate)".to_owned())
 }
 
 /// The arguments of `attributes(...)` as a query: a package, or a custom set.

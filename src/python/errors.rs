@@ -219,6 +219,7 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
             fields.set_item("message", &api.message)?;
             fields.set_item("request_id", &api.request_id)?;
             fields.set_item("retry_after", api.retry_after.map(|d| d.as_secs_f64()))?;
+            fields.set_item("attempts", api.attempts)?;
             match &api.body {
                 Body::Json(value) => fields.set_item("body", convert::to_python(py, value)?)?,
                 Body::Text(text) => fields.set_item("body", text)?,
@@ -243,9 +244,10 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
             fields.set_item("waited", waited.as_secs_f64())?;
             Class::PendingTimeout
         }
-        Error::Transport { operation, timed_out, .. } => {
+        Error::Transport { operation, timed_out, attempts, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("timed_out", timed_out)?;
+            fields.set_item("attempts", attempts)?;
             Class::TransportError
         }
         // docs/errors.md#protocol-surprises

@@ -18,6 +18,7 @@ mod authorize;
 mod body;
 mod catalogue;
 mod challenge;
+mod connection;
 mod delete;
 mod generator;
 mod images;
@@ -31,7 +32,7 @@ mod state;
 mod statements;
 mod users;
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -91,6 +92,16 @@ pub struct SandboxConfig {
     pub banking_transactions: Option<usize>,
     /// Whether the customer has a Tier 2 package, which `GetAllAttributes` needs.
     pub tier2: bool,
+    /// A request's headers must be complete this long after its first byte (after the accept,
+    /// for a connection's first request); otherwise the connection is closed
+    /// (docs/sandbox.md#limits).
+    pub header_read_timeout: Duration,
+    /// A connection with nothing to do (no request yet, between two requests, or a read or
+    /// write that makes no progress) is closed after this long.
+    pub idle_timeout: Duration,
+    /// At most this many connections are open at once (0 counts as 1); further ones wait to be
+    /// accepted until one closes.
+    pub max_connections: usize,
 }
 
 impl Default for SandboxConfig {
@@ -110,6 +121,9 @@ impl Default for SandboxConfig {
             investment_transactions: None,
             banking_transactions: None,
             tier2: false,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
+            max_connections: 1024,
         }
     }
 }
@@ -135,6 +149,8 @@ pub struct Sandbox {
     shared: Arc<Shared>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<std::io::Result<()>>>,
+    /// The process that started the server: a forked child has no server thread to stop.
+    pid: u32,
 }
 
 impl Sandbox {
@@ -160,7 +176,7 @@ impl Sandbox {
                     serve_shared(listener, served, shutdown).await
                 })
             })?;
-        Ok(Sandbox { addr, shared, stop: Some(stop), thread: Some(thread) })
+        Ok(Sandbox { addr, shared, stop: Some(stop), thread: Some(thread), pid: std::process::id() })
     }
 
     /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
@@ -196,6 +212,13 @@ impl Sandbox {
     }
 
     fn shutdown(&mut self) {
+        if self.pid != std::process::id() {
+            // A forked child's copy: the server thread lives in the parent only, and joining a
+            // thread that does not exist here fails (docs/architecture.md#fork-and-child-processes).
+            std::mem::forget(self.stop.take());
+            std::mem::forget(self.thread.take());
+            return;
+        }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -230,7 +253,8 @@ impl std::fmt::Debug for Sandbox {
 
 /// Serves the sandbox on an already bound listener until `shutdown` completes (then lets
 /// in-flight requests finish, for at most a few seconds). `config.host` and `config.port` are
-/// not used: the listener decides. This is what `python -m bankfeed sandbox --port N` runs.
+/// not used: the listener decides; its connection limits (`header_read_timeout`, `idle_timeout`,
+/// `max_connections`) apply. This is what `python -m bankfeed sandbox --port N` runs.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: SandboxConfig,
@@ -249,7 +273,12 @@ async fn serve_shared(
         shutdown.await;
         let _ = began.send(true);
     };
-    let server = axum::serve(listener, routes::router(shared)).with_graceful_shutdown(signal);
+    let limits = connection::Limits {
+        header_read_timeout: shared.config.header_read_timeout,
+        idle_timeout: shared.config.idle_timeout,
+        max_connections: shared.config.max_connections,
+    };
+    let server = connection::serve(listener, routes::router(shared), limits, signal);
     // Graceful shutdown waits for every open connection; a client that keeps one busy must not
     // be able to hang `stop` (and with it a Python process at exit).
     let grace = async move {
@@ -260,7 +289,7 @@ async fn serve_shared(
         }
     };
     tokio::select! {
-        result = server.into_future() => result,
+        result = server => result,
         () = grace => Ok(()),
     }
 }

@@ -97,7 +97,8 @@ impl AccountsTables {
     /// Reads a payload straight into its tables, its text borrowed from `json` while they are
     /// built (as [`super::InvestmentsTables::from_json`]).
     pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
-        let accounts: Accounts<std::borrow::Cow<str>> = crate::data::json::decode("GetAccountsDetail", 200, json)?;
+        let accounts: Accounts<std::borrow::Cow<str>> =
+            crate::data::json::decode_payload("GetAccountsDetail", 200, json)?;
         Ok(AccountsTables::new(&accounts))
     }
 }
@@ -149,5 +150,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!((read.accounts.rows, read.transactions.rows, read.request_id.as_deref()), (1, 0, Some("r")));
+    }
+
+    #[test]
+    fn a_saved_answer_that_is_not_a_payload_is_not_an_empty_result() {
+        for body in [&b"{}"[..], b"[]", b"null", br#"{"Accounts": null, "RequestId": "r"}"#] {
+            assert!(matches!(AccountsTables::from_json(body), Err(crate::Error::Protocol { .. })), "{body:?}");
+        }
+        let envelope = br#"{"HttpStatusCode": 500, "FlinksCode": "AGGREGATION_ERROR", "Accounts": []}"#;
+        assert!(matches!(AccountsTables::from_json(envelope), Err(crate::Error::Api(_))));
+        assert_eq!(AccountsTables::from_json(br#"{"accounts": []}"#).unwrap().accounts.rows, 0);
     }
 }

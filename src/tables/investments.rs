@@ -157,7 +157,8 @@ impl InvestmentsTables {
     /// Reads a payload straight into its tables. The model borrows its text from `json` and
     /// lives only while the tables are built: one pass, and no allocation per string.
     pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
-        let investments: Investments<std::borrow::Cow<str>> = crate::data::json::decode("Investments", 200, json)?;
+        let investments: Investments<std::borrow::Cow<str>> =
+            crate::data::json::decode_payload("Investments", 200, json)?;
         Ok(InvestmentsTables::new(&investments))
     }
 }
@@ -229,5 +230,15 @@ mod tests {
         assert_eq!(borrowed.transactions.column("description"), Some(&ColumnData::Text(vec![Some("x\"y")].into())));
         assert_eq!(borrowed.accounts.column("account_name"), Some(&ColumnData::Text(vec![Some("café")].into())));
         assert!(matches!(InvestmentsTables::from_json(b"[1, 2"), Err(crate::Error::Decode { .. })));
+    }
+
+    #[test]
+    fn a_saved_answer_that_is_not_a_payload_is_not_an_empty_result() {
+        for body in [&b"{}"[..], b"[]", b"null", br#"{"RequestId": "r", "Login": {"Id": "l"}}"#] {
+            assert!(matches!(InvestmentsTables::from_json(body), Err(crate::Error::Protocol { .. })), "{body:?}");
+        }
+        let envelope = br#"{"HttpStatusCode": 500, "FlinksCode": "AGGREGATION_ERROR"}"#;
+        assert!(matches!(InvestmentsTables::from_json(envelope), Err(crate::Error::Api(_))));
+        assert_eq!(InvestmentsTables::from_json(br#"{"Accounts": []}"#).unwrap().accounts.rows, 0);
     }
 }

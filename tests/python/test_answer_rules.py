@@ -31,8 +31,9 @@ def missing_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
 
 
 def key_that_is_no_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+    # The key is not named: a key that is no prompt could be an answer written in its place.
     key = "What is your favourite colour?"
-    return {**correct, key: "Blue-qz"}, key, ["Blue-qz"]
+    return {**correct, key: "Blue-qz"}, "answers", ["Blue-qz", key]
 
 
 def blank_question(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
@@ -72,7 +73,7 @@ def text_or_call_keyed_by_the_prompt(step: bf.Challenge, correct: dict[str, list
 
 def text_or_call_keyed_by_a_stranger(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
     assert _target(step, "TextOrCall").choices
-    return {"(555) 000-0000": "Text"}, "(555) 000-0000", []
+    return {"(555) 000-0000": "Text"}, "answers", ["(555) 000-0000"]
 
 
 def text_or_call_neither_text_nor_call(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:

@@ -87,7 +87,8 @@ CASES = [
     Case("banking_transactions", lambda c, s: sandbox_with(banking_transactions=-1), bf.ConfigError,
          ("banking_transactions", "-1")),
     # Results.
-    Case("column", lambda c, s: bf.Accounts.from_json(b"{}").accounts.column(ZERO), TypeError, ("name", "str", "int")),
+    Case("column", lambda c, s: bf.Accounts.from_json(b'{"Accounts": []}').accounts.column(ZERO), TypeError,
+         ("name", "str", "int")),
 ]
 
 

@@ -16,7 +16,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -367,10 +367,13 @@ def present_fields(exc: BaseException) -> dict[str, Any]:
     return {name: getattr(exc, name) for name in FIELD_NAMES if hasattr(exc, name)}
 
 
-def check_pickle_and_secrets(exc: errors.BankfeedError) -> errors.BankfeedError:
+E = TypeVar("E", bound=errors.BankfeedError)
+
+
+def check_pickle_and_secrets(exc: E) -> E:
     """Pickles ``exc``: same class, text and fields; no secret in its text, repr or bytes."""
     data = pickle.dumps(exc)
-    copy = pickle.loads(data)
+    copy: E = pickle.loads(data)
     assert type(copy) is type(exc)
     assert str(copy) == str(exc)
     assert present_fields(copy) == present_fields(exc)
@@ -426,6 +429,8 @@ def test_a_429_is_retried_then_raised_as_rate_limited(serve: Serve) -> None:
         detail(client)
     assert info.value.status == 429 and info.value.retry_after == 0.0
     assert [op for _, op in server.log].count("GetAccountsDetail") == 3, "the first try and two retries"
+    assert info.value.attempts == 3 and "after 3 attempts" in str(info.value)
+    assert check_pickle_and_secrets(info.value).attempts == 3
 
 
 def test_too_many_challenges_on_the_sandbox() -> None:

@@ -1,0 +1,190 @@
+"""Fork: calls in a forked child, and in process pools of every start method, after the parent
+used bankfeed (docs/architecture.md#fork-and-child-processes).
+
+Every wait on a child has a deadline, so a hang fails the test instead of hanging the suite."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+from collections.abc import Callable
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import INSTITUTION, PASSWORD, is_guid, login_id_of
+
+#: How long a child may take: generous on a loaded machine, far below "forever".
+DEADLINE = 60.0
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+#: The client a fork worker inherits from the parent (spawn and forkserver workers build theirs).
+_INHERITED: bf.Client | None = None
+
+
+@pytest.fixture
+def warm(client: bf.Client) -> tuple[bf.Client, str]:
+    """A client the parent has used (its runtime and connection pool are live), and a LoginId."""
+    session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
+    assert isinstance(session, bf.Session)
+    login_id = login_id_of(session)
+    assert isinstance(client.authorize_cached(login_id), bf.Session)
+    return client, login_id
+
+
+def calls(client: bf.Client, login_id: str) -> str:
+    """A few calls through the whole stack; returns the RequestId of the last one."""
+    session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD)
+    assert isinstance(session, bf.Session)
+    cached = client.authorize_cached(login_id)
+    assert is_guid(cached.request_id)
+    return cached.request_id
+
+
+def in_child(body: Callable[[], object]) -> tuple[int, str]:
+    """Runs ``body`` in a forked child; returns its exit code and what it wrote. The parent waits at
+    most DEADLINE seconds, then kills the child and fails."""
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns that forking a threaded process is risky: that risk is what is tested.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe and its exit code
+        os.close(read)
+        code = 0
+        try:
+            body()
+            os.write(write, b"ok")
+        except BaseException as exc:
+            os.write(write, f"{type(exc).__name__}: {exc}".encode())
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write)
+    started = time.monotonic()
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() - started > DEADLINE:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read)
+            pytest.fail(f"the forked child hung for {DEADLINE} s")
+        time.sleep(0.02)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode(errors="replace")
+    return os.waitstatus_to_exitcode(status), said
+
+
+def test_calls_in_a_forked_child(warm: tuple[bf.Client, str]) -> None:
+    client, login_id = warm
+    code, said = in_child(lambda: calls(client, login_id))
+    assert (code, said) == (0, "ok")
+    # The parent's runtime and pool were left alone: it carries on.
+    assert is_guid(calls(client, login_id))
+
+
+def test_calls_in_a_grandchild(warm: tuple[bf.Client, str]) -> None:
+    client, login_id = warm
+
+    def child() -> None:
+        calls(client, login_id)
+        code, said = in_child(lambda: calls(client, login_id))
+        assert (code, said) == (0, "ok"), (code, said)
+        calls(client, login_id)
+
+    assert in_child(child) == (0, "ok")
+
+
+def test_a_client_built_in_the_child(sandbox: bf.Sandbox, warm: tuple[bf.Client, str]) -> None:
+    _, login_id = warm
+    code, said = in_child(lambda: calls(sandbox.client(poll_interval=0.01), login_id))
+    assert (code, said) == (0, "ok")
+
+
+def test_timeout_is_honoured_in_a_forked_child(warm: tuple[bf.Client, str]) -> None:
+    """Before the fix, a child's call ignored ``timeout=`` and hung forever."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        client = bf.Client(f"http://127.0.0.1:{port}", warm[0].customer_id, timeout=0.5, max_retries=0)
+
+        def child() -> None:
+            started = time.monotonic()
+            with pytest.raises(bf.BankfeedError):
+                client.authorize_cached(warm[1])
+            assert time.monotonic() - started < 15
+
+        assert in_child(child) == (0, "ok")
+
+
+def test_a_child_that_exits_normally_leaves_the_parents_sandbox_alone() -> None:
+    """A child that returns through Python's normal exit drops its copies of the sandbox and the
+    client: nothing may panic, hang, or stop the parent's server. Run in a script of its own,
+    since a normal exit of a child forked from pytest would run pytest's own exit handlers."""
+    code = textwrap.dedent(
+        f"""
+        import os, sys, time, warnings
+        import bankfeed as bf
+        sandbox = bf.Sandbox()
+        client = sandbox.client(poll_interval=0.01)
+        client.authorize({INSTITUTION!r}, "greatday_nomfa", {PASSWORD!r})
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+        if pid == 0:
+            client.authorize({INSTITUTION!r}, "greatday_nomfa", {PASSWORD!r})
+            sys.exit(0)
+        started = time.monotonic()
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() - started > {DEADLINE}:
+                os.kill(pid, 9)
+                sys.exit("the child hung")
+            time.sleep(0.02)
+        client.authorize({INSTITUTION!r}, "greatday_nomfa", {PASSWORD!r})
+        print("parent carried on")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=2 * DEADLINE, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "parent carried on"
+    assert "panicked" not in done.stderr and "Exception" not in done.stderr, done.stderr[-3000:]
+
+
+def pool_work(config: tuple[str, str, str]) -> str:
+    """A pool task: the inherited client under fork, a client of its own otherwise."""
+    url, customer_id, login_id = config
+    client = _INHERITED if _INHERITED is not None else bf.Client(url, customer_id, poll_interval=0.01)
+    return calls(client, login_id)
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_process_pools(
+    sandbox: bf.Sandbox, warm: tuple[bf.Client, str], method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client, login_id = warm
+    if method == "fork":
+        monkeypatch.setattr(sys.modules[__name__], "_INHERITED", client)
+    context = multiprocessing.get_context(method)
+    config = (sandbox.url, sandbox.customer_id, login_id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pool = context.Pool(2)
+    try:
+        ids = pool.map_async(pool_work, [config] * 6).get(timeout=DEADLINE)
+    except multiprocessing.TimeoutError:
+        pytest.fail(f"a {method} pool hung for {DEADLINE} s")
+    finally:
+        pool.terminate()
+        pool.join()
+    assert len(ids) == 6 and all(map(is_guid, ids))
+    assert is_guid(calls(client, login_id))
