@@ -386,7 +386,7 @@ const TOKEN: &str = "GenerateAuthorizeToken";
 /// The token of a GenerateAuthorizeToken answer. Any answer but a JSON object holding a non-empty
 /// `Token` is a protocol surprise; the body is left out of the error whenever it might hold a
 /// token (secrets never reach an error message).
-fn parse_token(reply: Reply) -> Result<Secret, Error> {
+pub(crate) fn parse_token(reply: Reply) -> Result<Secret, Error> {
     let (status, bytes) = match reply {
         Reply::Data { status, bytes } => (status, bytes),
         reply => return Err(reply.unexpected(TOKEN, "expected a 200 with a Token")),
@@ -417,7 +417,7 @@ fn parse_token(reply: Reply) -> Result<Secret, Error> {
 
 /// DeleteCard's success body is not documented and has been plain text: a JSON body is kept as
 /// it came, any other as `{"Message": trimmed text}`, so that callers always get a JSON value.
-fn delete_answer(bytes: &[u8]) -> Value {
+pub(crate) fn delete_answer(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).unwrap_or_else(|_| json!({"Message": String::from_utf8_lossy(bytes).trim()}))
 }
 

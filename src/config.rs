@@ -173,6 +173,29 @@ impl ClientConfig {
     }
 }
 
+impl ClientConfig {
+    /// The options that rebuild this configuration, keys included (a pickled Python `Client`
+    /// travels as these). Resolve them with no environment (`|_| None`): a key this configuration
+    /// lacks must not be filled in from the `BANKFEED_*` variables of another process.
+    pub fn to_options(&self) -> ClientOptions {
+        ClientOptions {
+            base_url: Some(self.base_url.clone()),
+            investments_base_url: Some(self.investments_base_url.clone()),
+            customer_id: Some(self.customer_id.clone()),
+            api_key: self.api_key.clone(),
+            secret_key: self.secret_key.clone(),
+            timeout: Some(self.timeout.as_secs_f64()),
+            poll_interval: Some(self.poll.interval.as_secs_f64()),
+            poll_timeout: Some(self.poll.timeout.as_secs_f64()),
+            max_retries: Some(self.retry.max_retries),
+            max_challenge_rounds: Some(self.max_challenge_rounds),
+            max_body_bytes: Some(self.max_body_bytes),
+            allow_insecure_http: Some(self.allow_insecure_http),
+            deadline: self.deadline.map(|deadline| deadline.as_secs_f64()),
+        }
+    }
+}
+
 /// What [`is_safe_segment`] accepts, for messages.
 pub(crate) const SAFE_SEGMENT: &str =
     "a path segment of 1 to 128 ASCII letters, digits, '-' and '_' (no '.', '/', '\\', '%' or spaces)";
@@ -451,6 +474,29 @@ mod tests {
             let options = ClientOptions { deadline: Some(bad), ..options("https://example.com", "c") };
             assert_eq!(field_of(ClientConfig::resolve(options, |_| None)), "deadline");
         }
+    }
+
+    #[test]
+    fn a_configuration_comes_back_whole_from_its_options_without_the_environment() {
+        let options = ClientOptions {
+            investments_base_url: Some("https://wealth.example.com".into()),
+            api_key: Some(Secret::new("ak")),
+            timeout: Some(12.5),
+            poll_interval: Some(0.001),
+            poll_timeout: Some(3.25),
+            max_retries: Some(7),
+            max_challenge_rounds: Some(4),
+            max_body_bytes: Some(1000),
+            allow_insecure_http: Some(true),
+            deadline: Some(9.75),
+            ..options("http://example.com", "c")
+        };
+        let config = ClientConfig::resolve(options, |_| None).unwrap();
+        let again = ClientConfig::resolve(config.to_options(), |_| None).unwrap();
+        assert_eq!(format!("{again:?}"), format!("{config:?}"));
+        assert_eq!(again.api_key.unwrap().expose(), "ak");
+        assert!(again.secret_key.is_none());
+        assert_eq!(again.poll.interval, MIN_POLL_INTERVAL);
     }
 
     #[test]

@@ -85,11 +85,16 @@ impl Call {
     fn expired(&self) -> Error {
         let progress = self.progress.borrow();
         match &progress.pending {
-            Some(pending) => Error::PendingTimeout {
-                operation: pending.operation.to_owned(),
-                request_id: pending.request_id.clone(),
-                waited: pending.since.elapsed(),
-            },
+            Some(pending) => {
+                let waited = pending.since.elapsed();
+                let (operation, request_id) = (pending.operation, pending.request_id.as_deref());
+                crate::poll::log_pending_timeout(operation, request_id, waited, crate::poll::CALL_DEADLINE);
+                Error::PendingTimeout {
+                    operation: operation.to_owned(),
+                    request_id: request_id.map(str::to_owned),
+                    waited,
+                }
+            }
             None => ran_out(progress.operation, self.limit),
         }
     }

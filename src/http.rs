@@ -160,23 +160,45 @@ impl Http {
         let mut sent: u32 = 0;
         let mut time_left = None;
         loop {
-            let failure = match self.send_once(request, time_left).await {
+            let started = Instant::now();
+            let outcome = self.send_once(request, time_left).await;
+            sent = sent.saturating_add(1);
+            log_attempt(request, &outcome, started, sent);
+            let failure = match outcome {
                 Ok(reply) => return Ok(reply),
                 Err(failure) => failure,
             };
-            sent = sent.saturating_add(1);
-            if !failure.retryable(request.idempotent) || sent > self.retry.max_retries {
+            if !failure.retryable(request.idempotent) {
+                return Err(failure.into_error(request.operation, sent));
+            }
+            if sent > self.retry.max_retries {
+                log_given_up(request, &failure, sent, "no retries left");
                 return Err(failure.into_error(request.operation, sent));
             }
             let retry = sent.saturating_sub(1);
             let wait = failure.retry_after().unwrap_or_else(|| full_jitter(&self.retry, retry, jitter.next()));
             match Instant::now().checked_add(wait) {
                 Some(resume) if resume < deadline => {}
-                _ => return Err(failure.into_error(request.operation, sent)),
+                _ => {
+                    log_given_up(request, &failure, sent, "the next wait would pass the deadline");
+                    return Err(failure.into_error(request.operation, sent));
+                }
             }
+            log::debug!(
+                target: LOG_TARGET,
+                "{} retry: {} {} again in {:.1} ms (attempt {} of at most {}) after {}",
+                request.operation,
+                request.method,
+                LogPath(&request.url),
+                wait.as_secs_f64() * 1000.0,
+                sent.saturating_add(1),
+                self.retry.max_retries.saturating_add(1),
+                failure.summary(),
+            );
             tokio::time::sleep(wait).await;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                log_given_up(request, &failure, sent, "the deadline passed");
                 return Err(failure.into_error(request.operation, sent));
             }
             time_left = Some(left);
@@ -235,6 +257,81 @@ impl Http {
             bytes.extend_from_slice(&chunk);
         }
         Ok(bytes)
+    }
+}
+
+/// The logger of requests and retries: `bankfeed.http` in Python (docs/logging.md).
+pub(crate) const LOG_TARGET: &str = "bankfeed::http";
+
+/// One line per attempt at DEBUG (docs/logging.md#what-is-logged): method, path, status or why
+/// there was none, duration, RequestId, attempt. The RequestId of a data answer is read from its
+/// body only when the line is wanted.
+fn log_attempt(request: &ApiRequest, outcome: &Result<Reply, Attempt>, started: Instant, attempt: u32) {
+    if !log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
+        return;
+    }
+    let (answer, request_id) = match outcome {
+        Ok(Reply::Data { status, bytes }) => (status.to_string(), request_id_field(bytes)),
+        Ok(Reply::Pending(pending)) => ("202".to_owned(), pending.request_id.clone()),
+        Ok(Reply::Challenge(bytes)) => ("203".to_owned(), request_id_field(bytes)),
+        Err(failure) => (failure.summary(), failure.request_id()),
+    };
+    log::debug!(
+        target: LOG_TARGET,
+        "{} {} {} -> {} in {:.1} ms (RequestId {}, attempt {})",
+        request.operation,
+        request.method,
+        LogPath(&request.url),
+        answer,
+        started.elapsed().as_secs_f64() * 1000.0,
+        LogId(request_id.as_deref()),
+        attempt,
+    );
+}
+
+/// A WARNING when a failure that could have been retried ends the call.
+fn log_given_up(request: &ApiRequest, failure: &Attempt, attempts: u32, why: &str) {
+    log::warn!(
+        target: LOG_TARGET,
+        "{} {} {}: retries exhausted after {} attempt{} ({}): {} (RequestId {})",
+        request.operation,
+        request.method,
+        LogPath(&request.url),
+        attempts,
+        if attempts == 1 { "" } else { "s" },
+        why,
+        failure.summary(),
+        LogId(failure.request_id().as_deref()),
+    );
+}
+
+/// The RequestId of a body, found without building the rest of it.
+fn request_id_field(bytes: &[u8]) -> Option<String> {
+    serde_json::from_slice::<ErrorFields>(bytes).ok()?.request_id
+}
+
+/// The path of a URL for a log line: never its query, its userinfo or its host.
+pub(crate) struct LogPath<'a>(pub &'a str);
+
+impl std::fmt::Display for LogPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match reqwest::Url::parse(self.0) {
+            Ok(url) => f.write_str(url.path()),
+            Err(_) => f.write_str("(a URL that does not parse)"),
+        }
+    }
+}
+
+/// A value the server chose (a RequestId, a code) in a log line: cut short, with control
+/// characters escaped, so that it cannot forge a line of its own; `-` when there is none.
+pub(crate) struct LogId<'a>(pub Option<&'a str>);
+
+impl std::fmt::Display for LogId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(id) => write!(f, "{}", snippet(id, ID_CHARS).escape_debug()),
+            None => f.write_str("-"),
+        }
     }
 }
 
@@ -365,6 +462,32 @@ impl Attempt {
             Attempt::Transport { .. } => idempotent,
             Attempt::Api(api) => idempotent && is_retryable_status(api),
             Attempt::Unsendable { .. } | Attempt::Decode { .. } | Attempt::Protocol { .. } => false,
+        }
+    }
+
+    /// The status, or why there was no answer, for a log line. Never the transport's message:
+    /// it names the whole URL.
+    fn summary(&self) -> String {
+        match self {
+            Attempt::Transport { connect: true, .. } => "no answer (could not connect)".to_owned(),
+            Attempt::Transport { timed_out: true, .. } => "no answer (timed out)".to_owned(),
+            Attempt::Transport { .. } => "no answer (connection lost)".to_owned(),
+            Attempt::Unsendable { .. } => "not sent (a header cannot carry its value)".to_owned(),
+            Attempt::Api(api) => match &api.code {
+                Some(code) => format!("{} {}", api.status, LogId(Some(code))),
+                None => api.status.to_string(),
+            },
+            Attempt::Decode { status, .. } => format!("{status} (undecodable body)"),
+            Attempt::Protocol { status, .. } => format!("{status} (unexpected)"),
+        }
+    }
+
+    /// The RequestId the answer carried.
+    fn request_id(&self) -> Option<String> {
+        match self {
+            Attempt::Api(api) => api.request_id.clone(),
+            Attempt::Protocol { request_id, .. } => request_id.clone(),
+            _ => None,
         }
     }
 
@@ -655,6 +778,16 @@ mod tests {
 
     fn bytes(value: Value) -> Vec<u8> {
         serde_json::to_vec(&value).unwrap()
+    }
+
+    #[test]
+    fn a_log_line_names_the_path_only_and_escapes_what_the_server_chose() {
+        let url = "https://user:pw@h.example:8443/v3/c/Investments?token=t0k&x=1#f";
+        assert_eq!(LogPath(url).to_string(), "/v3/c/Investments");
+        assert_eq!(LogPath("not a url").to_string(), "(a URL that does not parse)");
+        assert_eq!(LogId(Some("r-1\r\nWARNING forged")).to_string(), "r-1\\r\\nWARNING forged");
+        assert_eq!(LogId(None).to_string(), "-");
+        assert_eq!(LogId(Some(&"x".repeat(500))).to_string().chars().count(), ID_CHARS + 1);
     }
 
     #[test]

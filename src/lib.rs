@@ -9,6 +9,9 @@ pub mod data;
 mod deadline;
 pub mod error;
 mod fork;
+// Entry points and a mutator for the fuzz tests (tests/fuzz_*.rs); not an API.
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 mod poll;
 mod secret;

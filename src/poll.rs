@@ -3,6 +3,8 @@
 //! Dropping the future cancels the wait at once (the sleep and any request in flight), which is
 //! how the Python layer stops a poll on Ctrl-C.
 
+use std::time::Duration;
+
 use reqwest::Method;
 use tokio::time::Instant;
 
@@ -10,7 +12,7 @@ use crate::config::{is_safe_segment, PollPolicy, SAFE_SEGMENT};
 use crate::data::json::body_snippet;
 use crate::deadline;
 use crate::error::Error;
-use crate::http::{ApiRequest, Http, Pending, Reply};
+use crate::http::{ApiRequest, Http, LogId, LogPath, Pending, Reply};
 
 /// Sends `request` until it answers with data, repeating it every poll interval while it answers
 /// 202, or GETting the `...Async/{requestId}` link when a 202 names one. A "session still loading"
@@ -41,12 +43,17 @@ async fn poll_until_done(
     let poll_deadline = started.checked_add(policy.timeout);
     let mut current = request.clone();
     let mut last_request_id = request_id.map(str::to_owned);
-    let pending_timeout = |last_request_id: Option<String>| Error::PendingTimeout {
-        operation: request.operation.to_owned(),
-        request_id: last_request_id,
-        waited: started.elapsed(),
+    let pending_timeout = |last_request_id: Option<String>| {
+        let waited = started.elapsed();
+        // The poll may be cut at the call's deadline a moment before the deadline itself ends it.
+        let call_ended = deadline::current()
+            .is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
+        let why = if call_ended { CALL_DEADLINE } else { "poll_timeout reached" };
+        log_pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
+        Error::PendingTimeout { operation: request.operation.to_owned(), request_id: last_request_id, waited }
     };
     let mut first = true;
+    let mut round: u32 = 0;
     loop {
         // The call's own deadline, when sooner, ends it the same way: the operation is pending.
         let cut = match (poll_deadline, deadline::current()) {
@@ -62,7 +69,8 @@ async fn poll_until_done(
             None => http.send_until(&current, cut).await,
         };
         first = false;
-        match reply {
+        round = round.saturating_add(1);
+        let code = match reply {
             Ok(Reply::Data { bytes, .. }) => return Ok(bytes),
             Ok(Reply::Pending(pending)) => {
                 if let Some(id) = &pending.request_id {
@@ -75,22 +83,54 @@ async fn poll_until_done(
                 if let Some(next) = async_request(request, &pending, last_request_id.as_deref())? {
                     current = next;
                 }
+                pending.code
             }
             Ok(reply @ Reply::Challenge(_)) => {
                 return Err(
                     reply.unexpected(request.operation, "a data operation expects data, not a security challenge")
                 )
             }
-            Err(Error::Api(api)) if api.is_session_loading() => {}
+            Err(Error::Api(api)) if api.is_session_loading() => api.code,
             Err(error) => return Err(error),
-        }
+        };
         deadline::pending(request.operation, last_request_id.as_deref(), started);
         let waited = started.elapsed();
         if waited >= policy.timeout {
             return Err(pending_timeout(last_request_id));
         }
-        tokio::time::sleep(policy.interval.min(policy.timeout.saturating_sub(waited))).await;
+        let wait = policy.interval.min(policy.timeout.saturating_sub(waited));
+        log::debug!(
+            target: LOG_TARGET,
+            "{} pending, round {} ({}, RequestId {}): {} {} in {:.1} ms, {:.1} ms elapsed",
+            request.operation,
+            round,
+            LogId(Some(code.as_deref().unwrap_or("no code"))),
+            LogId(last_request_id.as_deref()),
+            current.method,
+            LogPath(&current.url),
+            wait.as_secs_f64() * 1000.0,
+            waited.as_secs_f64() * 1000.0,
+        );
+        tokio::time::sleep(wait).await;
     }
+}
+
+/// The logger of poll rounds and pending timeouts: `bankfeed.poll` in Python (docs/logging.md).
+pub(crate) const LOG_TARGET: &str = "bankfeed::poll";
+
+/// Why a pending operation ended when the `deadline` option ended it.
+pub(crate) const CALL_DEADLINE: &str = "the call's deadline ran out";
+
+/// The WARNING of an operation still pending when its time ran out, `why` saying which limit.
+pub(crate) fn log_pending_timeout(operation: &str, request_id: Option<&str>, waited: Duration, why: &str) {
+    log::warn!(
+        target: LOG_TARGET,
+        "{} still pending after {:.1} s (RequestId {}): {}",
+        operation,
+        waited.as_secs_f64(),
+        LogId(request_id),
+        why,
+    );
 }
 
 /// The GET of `{dir of the request's URL}/{href}/{requestId}`: the Async endpoints sit beside the
@@ -130,8 +170,6 @@ fn unsafe_segment(operation: &str, field: &str, pending: &Pending, request_id: O
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
     use crate::config::ClientConfig;
     use crate::http::stub;

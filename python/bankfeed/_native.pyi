@@ -214,6 +214,11 @@ class Client:
         """Deletes the retained data of a saved connection (DeleteCard). Returns the server's
         answer: a dict, or ``{"Message": text}`` when it answered in plain text."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as the client's configuration, **keys included** (``api_key``, ``secret_key``):
+        the pickle is as secret as the keys. The copy is a new client with the same options, which
+        reads no ``BANKFEED_*`` variable; ``repr`` still hides the keys."""
+
 @final
 class Session:
     """An open session: its ``request_id`` serves the data operations::
@@ -298,6 +303,10 @@ class Session:
     ) -> Attributes:
         """Attributes of this session: account detail polled first, then the attributes call
         (see :meth:`Client.attributes` for the arguments)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its client (keys included, see :meth:`Client.__reduce__`), its ids and the
+        200 body: the copy serves the data operations and gives the same :attr:`raw`."""
 
 @final
 class SecurityChallenge:
@@ -402,6 +411,7 @@ class Sandbox:
         tier2: bool = False,
         secret_key: str | None = None,
         api_key: str | None = None,
+        faults: Sequence[Mapping[str, Any]] | None = None,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one).
 
@@ -416,6 +426,9 @@ class Sandbox:
         - ``tier2``: whether the customer has the Tier 2 package ``GetAllAttributes`` needs.
         - ``secret_key``: Authorize then needs a token from ``GenerateAuthorizeToken``, which needs
           this key; ``api_key``: data operations then need this ``x-api-key`` header.
+        - ``faults``: faults to inject, in order, each a dict such as
+          ``{"kind": "status", "status": 503, "operation": "Investments", "times": 2}``
+          (see the Faults section of docs/sandbox.md); none by default.
         """
 
     @property
@@ -446,7 +459,18 @@ class Sandbox:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """The requests received, oldest first: dicts with ``method``, ``path`` and ``status``."""
+        """The requests received, oldest first: dicts with ``method``, ``path`` and ``status``
+        (0 when no answer was sent)."""
+
+    def inject(self, *faults: Mapping[str, Any]) -> None:
+        """Adds faults after those already waiting; each a dict as for ``faults=``."""
+
+    def clear_faults(self) -> None:
+        """Removes every fault still waiting."""
+
+    @property
+    def faults(self) -> list[dict[str, Any]]:
+        """The faults still waiting, in order, as dicts with every key (``times``: what is left)."""
 
     def client(self, **options: Any) -> Client:
         """A :class:`Client` of this sandbox; ``options`` are Client's keyword arguments."""
@@ -505,6 +529,9 @@ class Table:
         """The Arrow PyCapsule stream interface. The requested schema is not honoured: the table
         always comes in its own types."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its columns (types, missing values and names kept); the copy is equal."""
+
 @final
 class Investments:
     """The Investments payload as tables::
@@ -550,6 +577,10 @@ class Investments:
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
+        equal tables."""
+
 @final
 class Attributes:
     """Attributes as tables::
@@ -590,6 +621,10 @@ class Attributes:
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
+        equal tables."""
+
 @final
 class Accounts:
     """GetAccountsDetail or GetAccountsSummary as tables::
@@ -627,6 +662,10 @@ class Accounts:
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
+        equal tables."""
+
 @final
 class Statements:
     """GetStatements: a table of statements, and the PDF files::
@@ -634,6 +673,10 @@ class Statements:
     for file in session.statements(number_of_statements="MostRecent").files:
         Path(f"{file['unique_id']}.pdf").write_bytes(file["content"])
     """
+
+    @staticmethod
+    def from_json(data: bytes | bytearray | str) -> Statements:
+        """Reads a GetStatements payload from its JSON, e.g. a saved answer."""
 
     @property
     def statements(self) -> Table:
@@ -647,3 +690,7 @@ class Statements:
     @property
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
+        equal tables."""

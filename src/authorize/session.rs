@@ -46,6 +46,12 @@ struct SessionBody {
 }
 
 impl Session {
+    /// The session whose Authorize 200 answered `body`, e.g. one kept by a pickled Python
+    /// `Session`; `login_id` as for [`parse_step`]. The body is checked as a live answer is.
+    pub fn from_body(body: &[u8], login_id: Option<&str>) -> Result<Self, Error> {
+        Self::parse(200, body.to_vec(), login_id)
+    }
+
     fn parse(status: u16, bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {
         // An envelope that says error is that error, not a session (docs/errors.md#protocol-surprises).
         json::check_payload("Authorize", status, &bytes, json::Shape::AnyOf(&["RequestId"]))?;

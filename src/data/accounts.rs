@@ -180,6 +180,11 @@ pub struct StatementFile {
 }
 
 impl Statements {
+    /// Reads a GetStatements 200, such as a saved one, checked as a live answer is.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+        super::json::decode_payload("GetStatements", 200, bytes)
+    }
+
     /// Every statement's file, in the order of the payload. A statement whose `Base64Bytes` is not
     /// base64 fails the whole call with a decode error naming its `UniqueId`.
     pub fn files(&self) -> Result<Vec<StatementFile>, Error> {
@@ -251,6 +256,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_saved_answer_reads_as_the_live_one_and_other_bodies_are_refused() {
+        let body = br#"{"StatementsByAccount": [{"AccountNumber": "1111", "Statements": [{"UniqueId": "s0", "FileType": "PDF", "Base64Bytes": "JVBERi0="}]}], "RequestId": "r"}"#;
+        let statements = Statements::parse(body).unwrap();
+        assert_eq!(statements.request_id.as_deref(), Some("r"));
+        assert_eq!(statements.files().unwrap()[0].content, b"%PDF-");
+        assert!(matches!(Statements::parse(b"{}"), Err(Error::Protocol { .. })));
+        assert!(matches!(Statements::parse(b"not json"), Err(Error::Decode { .. })));
     }
 
     #[test]

@@ -81,6 +81,8 @@ where
     F: FnOnce(Asker<T>) -> Fut,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
+    // The levels the application configured now apply to this call's records.
+    super::logging::refresh(py);
     let runtime = runtime()?;
     let (sender, mut receiver) = mpsc::channel();
     let future = make(Asker { sender: sender.clone() });

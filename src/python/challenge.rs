@@ -115,7 +115,13 @@ pub(crate) fn call_handler(
 ) -> Result<Answers, Error> {
     let handler_error = |err: PyErr| Error::Handler(Arc::new(err));
     let asked = Bound::new(py, PyChallenge::new(client.clone(), challenge.clone())).map_err(handler_error)?;
-    let answers = handler.call1((asked,)).map_err(handler_error)?;
+    let answers = super::exit::run_unless_exiting(|| handler.call1((asked,)))
+        .ok_or_else(|| {
+            handler_error(pyo3::exceptions::PyRuntimeError::new_err(
+                "the interpreter is exiting: the challenge handler was not called",
+            ))
+        })?
+        .map_err(handler_error)?;
     convert::answers(&answers, &challenge)
 }
 

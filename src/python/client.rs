@@ -1,6 +1,7 @@
 //! `Client`: one per configuration; every call blocks with the GIL released.
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use super::args;
 use super::blocking;
@@ -332,6 +333,57 @@ impl PyClient {
         let client = self.client.clone();
         let answer = blocking::run_plain(py, Some(&self.client), async move { client.delete_login(&login_id).await })?;
         convert::to_python(py, &answer)
+    }
+
+    /// Pickles as the client's configuration, keys included (docs/architecture.md#pickling): the
+    /// copy is a new client with the same options, and its own connections.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
+        let py = slf.py();
+        let options = slf.get().client.config().to_options();
+        let state = PyDict::new(py);
+        state.set_item("base_url", options.base_url)?;
+        state.set_item("investments_base_url", options.investments_base_url)?;
+        state.set_item("customer_id", options.customer_id)?;
+        state.set_item("api_key", options.api_key.as_ref().map(Secret::expose))?;
+        state.set_item("secret_key", options.secret_key.as_ref().map(Secret::expose))?;
+        state.set_item("timeout", options.timeout)?;
+        state.set_item("poll_interval", options.poll_interval)?;
+        state.set_item("poll_timeout", options.poll_timeout)?;
+        state.set_item("max_retries", options.max_retries)?;
+        state.set_item("max_challenge_rounds", options.max_challenge_rounds)?;
+        state.set_item("max_body_bytes", options.max_body_bytes)?;
+        state.set_item("allow_insecure_http", options.allow_insecure_http)?;
+        state.set_item("deadline", options.deadline)?;
+        Ok((py.get_type::<Self>().getattr("_restore")?, (state,)))
+    }
+
+    /// The client `__reduce__` described. The environment is not read: a key the pickled client
+    /// did not have must not come from the `BANKFEED_*` variables of the process that unpickles it.
+    #[staticmethod]
+    fn _restore(state: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+            Ok(state.get_item(key)?.filter(|value| !value.is_none()))
+        };
+        let text = |key: &str| item(key)?.map(|v| v.extract::<String>()).transpose();
+        let number = |key: &str| item(key)?.map(|v| v.extract::<f64>()).transpose();
+        let count = |key: &str| item(key)?.map(|v| v.extract::<u32>()).transpose();
+        let options = ClientOptions {
+            base_url: text("base_url")?,
+            investments_base_url: text("investments_base_url")?,
+            customer_id: text("customer_id")?,
+            api_key: text("api_key")?.map(Secret::new),
+            secret_key: text("secret_key")?.map(Secret::new),
+            timeout: number("timeout")?,
+            poll_interval: number("poll_interval")?,
+            poll_timeout: number("poll_timeout")?,
+            max_retries: count("max_retries")?,
+            max_challenge_rounds: count("max_challenge_rounds")?,
+            max_body_bytes: item("max_body_bytes")?.map(|v| v.extract::<usize>()).transpose()?,
+            allow_insecure_http: item("allow_insecure_http")?.map(|v| v.extract::<bool>()).transpose()?,
+            deadline: number("deadline")?,
+        };
+        let client = ClientConfig::resolve(options, |_| None).and_then(Client::new)?;
+        Ok(PyClient { client })
     }
 
     fn __repr__(&self) -> String {

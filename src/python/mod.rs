@@ -7,6 +7,8 @@ mod challenge;
 mod client;
 mod convert;
 mod errors;
+mod exit;
+mod logging;
 mod results;
 mod sandbox;
 mod session;
@@ -16,6 +18,8 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    logging::install(m.py());
+    exit::register(m)?;
     m.add_class::<client::PyClient>()?;
     m.add_class::<session::PySession>()?;
     m.add_class::<challenge::PyChallenge>()?;

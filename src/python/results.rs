@@ -47,6 +47,14 @@ fn read_json<P: Send>(
     Ok(py.detach(move || read(raw))?)
 }
 
+/// What the result classes pickle as: their own `from_json` and the payload's bytes, so that a
+/// copy is the same result, read again (docs/architecture.md#pickling).
+type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>,));
+
+fn reduce_to_json<'py, T: pyo3::PyTypeInfo>(py: Python<'py>, raw: &Raw) -> PyResult<Reduced<'py>> {
+    Ok((py.get_type::<T>().getattr("from_json")?, (PyBytes::new(py, raw.bytes()),)))
+}
+
 /// Investments with its tables built (done before the GIL is taken).
 pub(crate) struct InvestmentsParts {
     tables: InvestmentsTables,
@@ -155,6 +163,11 @@ impl PyInvestments {
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.parsed.json(py, self.raw.bytes())
+    }
+
+    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce_to_json::<Self>(py, &self.raw)
     }
 
     fn __repr__(&self) -> String {
@@ -278,6 +291,11 @@ impl PyAttributes {
         self.parsed.json(py, self.payload.raw.bytes())
     }
 
+    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce_to_json::<Self>(py, &self.payload.raw)
+    }
+
     fn __repr__(&self) -> String {
         let count: usize = self.payload.data.groups.iter().map(|g| g.values.len()).sum();
         format!("Attributes(groups={:?}, values={count})", self.groups())
@@ -377,6 +395,11 @@ impl PyAccounts {
         self.parsed.json(py, self.raw.bytes())
     }
 
+    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce_to_json::<Self>(py, &self.raw)
+    }
+
     fn __repr__(&self) -> String {
         format!("Accounts(accounts={}, transactions={})", self.accounts.get().len(), self.transactions.get().len())
     }
@@ -395,6 +418,12 @@ pub(crate) struct StatementsParts {
     statements: Table,
 }
 
+impl StatementsParts {
+    fn read(raw: Raw) -> Result<Self, crate::Error> {
+        Ok(StatementsParts::from(Payload { data: Statements::parse(raw.bytes())?, raw }))
+    }
+}
+
 impl From<Payload<Statements>> for StatementsParts {
     fn from(payload: Payload<Statements>) -> Self {
         let statements = tables::statements_table(&payload.data);
@@ -410,6 +439,13 @@ impl PyStatements {
 
 #[pymethods]
 impl PyStatements {
+    /// Reads a GetStatements payload from its JSON (``bytes``, ``bytearray`` or ``str``).
+    #[staticmethod]
+    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let parts = read_json(py, data, StatementsParts::read)?;
+        PyStatements::new(py, parts)
+    }
+
     /// One row per statement: account_number, unique_id, file_type.
     #[getter]
     fn statements(&self, py: Python<'_>) -> Py<PyTable> {
@@ -436,6 +472,11 @@ impl PyStatements {
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.parsed.json(py, self.payload.raw.bytes())
+    }
+
+    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
+        reduce_to_json::<Self>(py, &self.payload.raw)
     }
 
     fn __repr__(&self) -> String {

@@ -4,13 +4,15 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyTuple};
+use serde_json::Value;
 
 use super::args;
 use super::blocking;
 use super::client::PyClient;
+use super::convert;
 use crate::error::Error;
-use crate::sandbox::{attribute_catalogue, attribute_packages, users, Sandbox, SandboxConfig};
+use crate::sandbox::{attribute_catalogue, attribute_packages, users, Fault, Sandbox, SandboxConfig};
 use crate::sync::lock;
 
 /// The embedded sandbox: a real HTTP server on loopback that speaks the same API, with the
@@ -40,7 +42,7 @@ impl PySandbox {
     #[new]
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
                         slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
-                        banking_transactions=None, tier2=false, secret_key=None, api_key=None))]
+                        banking_transactions=None, tier2=false, secret_key=None, api_key=None, faults=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
@@ -56,7 +58,12 @@ impl PySandbox {
         #[pyo3(from_py_with = args::tier2)] tier2: bool,
         #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
         #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
+        faults: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let faults = match faults {
+            Some(faults) if !faults.is_none() => faults_from(&faults)?,
+            _ => Vec::new(),
+        };
         if !(pending_seconds.is_finite() && pending_seconds >= 0.0) {
             let rule = format!("must be a number of seconds >= 0, got {pending_seconds}");
             return Err(Error::config("pending_seconds", rule).into());
@@ -76,6 +83,7 @@ impl PySandbox {
             tier2,
             secret_key: secret_key.clone(),
             api_key: api_key.clone(),
+            faults,
             ..defaults
         };
         let server =
@@ -137,7 +145,8 @@ impl PySandbox {
         self.with_server(Sandbox::request_count)
     }
 
-    /// The requests received, oldest first: dicts with ``method``, ``path`` and ``status``.
+    /// The requests received, oldest first: dicts with ``method``, ``path`` and ``status``
+    /// (0 when no answer was sent).
     #[getter]
     fn requests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let requests = self.with_server(Sandbox::requests)?;
@@ -148,6 +157,29 @@ impl PySandbox {
             item.set_item("path", request.path)?;
             item.set_item("status", request.status)?;
             list.append(item)?;
+        }
+        Ok(list)
+    }
+
+    /// Adds faults after those already waiting; each a dict as for ``faults=``.
+    #[pyo3(signature = (*faults))]
+    fn inject(&self, faults: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let faults = faults_from(faults.as_any())?;
+        self.with_server(|server| server.inject(faults))
+    }
+
+    /// Removes every fault still waiting.
+    fn clear_faults(&self) -> PyResult<()> {
+        self.with_server(Sandbox::clear_faults)
+    }
+
+    /// The faults still waiting, in order, as dicts with every key (``times``: what is left).
+    #[getter]
+    fn faults<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let faults = self.with_server(Sandbox::faults)?;
+        let list = PyList::empty(py);
+        for fault in faults {
+            list.append(convert::to_python(py, &fault.to_json())?)?;
         }
         Ok(list)
     }
@@ -190,6 +222,19 @@ impl PySandbox {
         let state = if lock(&self.server).is_some() { "running" } else { "closed" };
         format!("Sandbox(url={:?}, customer_id={:?}, {state})", self.url, self.customer_id)
     }
+}
+
+/// Faults from a list of dicts (docs/sandbox.md#faults); a `ConfigError` names the item and the key.
+fn faults_from(value: &Bound<'_, PyAny>) -> PyResult<Vec<Fault>> {
+    let Value::Array(items) = convert::from_python("faults", value)? else {
+        return Err(Error::config("faults", "must be a list of dicts").into());
+    };
+    let mut faults = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let fault = Fault::from_json(item).map_err(|rule| Error::config("faults", format!("item {index}: {rule}")))?;
+        faults.push(fault);
+    }
+    Ok(faults)
 }
 
 fn users_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {

@@ -1,10 +1,12 @@
 //! `Session`: an open session and the data operations it serves.
 
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use super::args;
 use super::blocking;
 use super::challenge::PyChallenge;
+use super::client::PyClient;
 use super::convert::{self, Parsed};
 use super::errors::PyBankfeedError;
 use super::results::{
@@ -26,6 +28,9 @@ pub(crate) struct PySession {
     session: Session,
     raw: Parsed,
 }
+
+/// What `Session._restore` takes: the client, the 200 body, the RequestId and the LoginId.
+type SessionState<'py> = (Py<PyClient>, Bound<'py, PyBytes>, String, Option<String>);
 
 #[pymethods]
 impl PySession {
@@ -164,6 +169,29 @@ impl PySession {
         let parts =
             self.run(py, async move { client.attributes(&session, &query).await.map(AttributesParts::from) })?;
         PyAttributes::new(py, parts)
+    }
+
+    /// Pickles as its client (keys included, see ``Client``), its ids and the 200 body, so that
+    /// the copy serves the data operations and gives the same ``raw`` (docs/architecture.md#pickling).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, SessionState<'py>)> {
+        let client = Py::new(py, PyClient { client: self.client.clone() })?;
+        let body = PyBytes::new(py, &self.session.raw);
+        let restore = py.get_type::<Self>().getattr("_restore")?;
+        Ok((restore, (client, body, self.session.request_id.clone(), self.session.login_id.clone())))
+    }
+
+    /// The session `__reduce__` described; the body is read again as a live answer is.
+    #[staticmethod]
+    fn _restore(
+        client: &Bound<'_, PyClient>,
+        body: &Bound<'_, PyBytes>,
+        request_id: String,
+        login_id: Option<String>,
+    ) -> PyResult<Self> {
+        let mut session = Session::from_body(body.as_bytes(), login_id.as_deref())?;
+        session.request_id = request_id;
+        session.login_id = login_id;
+        Ok(PySession { client: client.get().client.clone(), session, raw: Parsed::default() })
     }
 
     fn __repr__(&self) -> String {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDate, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyCapsule, PyDate, PyDict, PyList, PyString};
 
 use super::args;
 use super::convert;
@@ -135,6 +135,21 @@ impl PyTable {
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
         // The consumer moves the stream out; if none does, dropping it releases it.
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+
+    /// Pickles as its columns, written by the core (`Table::to_bytes`, docs/architecture.md#pickling).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let table = Arc::clone(&self.table);
+        let bytes = py.detach(move || table.to_bytes());
+        Ok((py.get_type::<Self>().getattr("_from_bytes")?, (PyBytes::new(py, &bytes),)))
+    }
+
+    /// The table `__reduce__` wrote; bytes that are not one raise ValueError.
+    #[staticmethod]
+    fn _from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Self> {
+        let bytes = data.as_bytes();
+        let table = py.detach(|| Table::from_bytes(bytes)).map_err(pyo3::exceptions::PyValueError::new_err)?;
+        Ok(PyTable::new(table))
     }
 
     fn __repr__(&self) -> String {

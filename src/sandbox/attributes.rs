@@ -10,14 +10,14 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-use super::body::{field, string_list, Body};
+use super::body::{field, string_list, Body, Segments};
 use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
 use super::generator::{slash_date, Banking, Cents, Description, Guid};
 use super::keys;
@@ -41,7 +41,7 @@ struct Request {
 
 pub(crate) async fn use_case(
     State(shared): State<Arc<Shared>>,
-    Path((_, login_id, request_id, operation)): Path<(String, String, String, String)>,
+    Segments((_, login_id, request_id, operation)): Segments<(String, String, String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
@@ -57,7 +57,7 @@ pub(crate) async fn use_case(
 
 pub(crate) async fn custom(
     State(shared): State<Arc<Shared>>,
-    Path((_, login_id, request_id)): Path<(String, String, String)>,
+    Segments((_, login_id, request_id)): Segments<(String, String, String)>,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Response, ErrorReply> {

@@ -15,8 +15,10 @@
 //! - anything that is not HTTP/1 is refused at once: a connection that opens with the HTTP/2
 //!   preface gets an HTTP/2 GOAWAY with `HTTP_1_1_REQUIRED` (so an HTTP/2 client says what went
 //!   wrong), and garbage gets hyper's 400, then the connection is closed.
+//!
+//! It also closes a connection without an answer when the fault layer asks for it
+//! (docs/sandbox.md#faults), which a tower service cannot do from inside the router.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -37,6 +39,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{sleep, Sleep};
+
+use super::faults::Dropped;
 
 /// How long the accept loop pauses after an error that is not about one connection (out of
 /// file descriptors, say), so that it does not spin while connections close.
@@ -130,8 +134,15 @@ async fn serve_connection(
         let request = request.map(|body| Body::new(Upload::new(body, limits.idle_timeout)));
         let answer = router.call(request);
         async move {
-            let response = answer.await?;
-            Ok::<_, Infallible>(response.map(|body| Answer { body, _done: done }))
+            let response = match answer.await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+            // An error from the service makes hyper close the connection without an answer.
+            if response.extensions().get::<Dropped>().is_some() {
+                return Err(ConnectionDropped);
+            }
+            Ok(response.map(|body| Answer { body, _done: done }))
         }
     });
     let mut builder = http1::Builder::new();
@@ -151,6 +162,18 @@ async fn serve_connection(
         }
     }
 }
+
+/// The service's error for an answer marked [`Dropped`] (docs/sandbox.md#faults).
+#[derive(Debug)]
+struct ConnectionDropped;
+
+impl std::fmt::Display for ConnectionDropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("injected fault: the connection is dropped before the answer")
+    }
+}
+
+impl std::error::Error for ConnectionDropped {}
 
 /// Where a connection stands between requests, shared by its IO and its service.
 struct Progress {

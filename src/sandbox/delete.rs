@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Serialize;
 
+use super::body::Segments;
 use super::keys;
 use super::reply::{Envelope, ErrorReply};
 use super::state::Shared;
@@ -21,7 +22,7 @@ struct DeletedBody {
 /// brings the connection back under the same LoginId, as a reconnection would.
 pub(crate) async fn delete_card(
     State(shared): State<Arc<Shared>>,
-    Path((_, login_id)): Path<(String, String)>,
+    Segments((_, login_id)): Segments<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;

@@ -20,6 +20,7 @@ mod catalogue;
 mod challenge;
 mod connection;
 mod delete;
+mod faults;
 mod generator;
 mod images;
 mod investments;
@@ -41,6 +42,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 
 pub use catalogue::{attribute_catalogue, attribute_packages};
+pub use faults::{Fault, FaultKind, OPERATIONS as FAULT_OPERATIONS};
 use state::Shared;
 pub use users::{users, SandboxUser};
 
@@ -102,6 +104,8 @@ pub struct SandboxConfig {
     /// At most this many connections are open at once (0 counts as 1); further ones wait to be
     /// accepted until one closes.
     pub max_connections: usize,
+    /// Faults to inject, in order (docs/sandbox.md#faults); none by default.
+    pub faults: Vec<Fault>,
 }
 
 impl Default for SandboxConfig {
@@ -124,6 +128,7 @@ impl Default for SandboxConfig {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            faults: Vec::new(),
         }
     }
 }
@@ -135,7 +140,7 @@ pub struct RecordedRequest {
     pub method: String,
     /// The path without the query string.
     pub path: String,
-    /// The HTTP status of the answer.
+    /// The HTTP status of the answer; 0 when none was sent (docs/sandbox.md#faults).
     pub status: u16,
 }
 
@@ -203,6 +208,21 @@ impl Sandbox {
     /// 100,000 requests are kept; [`Sandbox::request_count`] keeps counting past that.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests()
+    }
+
+    /// Adds faults after those already waiting (docs/sandbox.md#faults).
+    pub fn inject(&self, faults: impl IntoIterator<Item = Fault>) {
+        self.shared.faults.add(faults);
+    }
+
+    /// Removes every fault still waiting.
+    pub fn clear_faults(&self) {
+        self.shared.faults.clear();
+    }
+
+    /// The faults still waiting, in order, each with the `times` it has left.
+    pub fn faults(&self) -> Vec<Fault> {
+        self.shared.faults.list()
     }
 
     /// Stops accepting connections, lets in-flight requests finish (for at most a few seconds),

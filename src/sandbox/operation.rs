@@ -11,13 +11,13 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::body::Body;
+use super::body::{Body, Segments};
 use super::keys;
 use super::reply::{self, ErrorReply, LoginBody, LAST_REFRESH, OPERATION_PENDING};
 use super::state::{Session, Shared};
@@ -169,7 +169,7 @@ async fn start<O: DataOperation>(
 /// The same pending phase as the POST, with the options of the last POST.
 async fn resume<O: DataOperation>(
     State(shared): State<Arc<Shared>>,
-    Path((_, request_id)): Path<(String, String)>,
+    Segments((_, request_id)): Segments<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     let operation = &O::OPERATION;

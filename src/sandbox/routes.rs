@@ -12,7 +12,8 @@ use axum::Router;
 use super::reply::ErrorReply;
 use super::state::Shared;
 use super::{
-    accounts, attributes, authorize, delete as delete_card, investments, keys, operation, statements, RecordedRequest,
+    accounts, attributes, authorize, delete as delete_card, faults, investments, keys, operation, statements,
+    RecordedRequest,
 };
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
@@ -35,19 +36,38 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // In front of every handler, inside the log so that faulted requests are logged too.
+        .layer(middleware::from_fn_with_state(Arc::clone(&shared), faults::inject))
         // Outermost, so it sees every request, the unmatched ones included.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
         .with_state(shared)
 }
 
 /// Counts and logs the request line and the status; never the body, which can hold passwords.
+/// A request whose answer was never sent (its connection dropped by a fault, or closed by the
+/// client first) is logged with status 0.
 async fn record(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     shared.count_request();
     let method = request.method().to_string();
     let path = request.uri().path().to_owned();
+    let mut entry = Unanswered(Some((Arc::clone(&shared), RecordedRequest { method, path, status: 0 })));
     let response = next.run(request).await;
-    shared.record(RecordedRequest { method, path, status: response.status().as_u16() });
+    if let Some((shared, mut logged)) = entry.0.take() {
+        logged.status = faults::logged_status(&response);
+        shared.record(logged);
+    }
     response
+}
+
+/// Logs its request with status 0 if the handler's future is dropped before it answers.
+struct Unanswered(Option<(Arc<Shared>, RecordedRequest)>);
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        if let Some((shared, logged)) = self.0.take() {
+            shared.record(logged);
+        }
+    }
 }
 
 async fn check_customer(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {

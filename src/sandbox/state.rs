@@ -11,6 +11,7 @@ use serde_json::Value;
 use axum::body::Bytes;
 
 use super::challenge::Round;
+use super::faults::Faults;
 use super::generator::{login_id_for, DataCache};
 use super::reply::{self, ErrorReply};
 use super::users::Scenario;
@@ -31,12 +32,15 @@ pub(crate) struct Shared {
     log: Mutex<VecDeque<RecordedRequest>>,
     /// Outside `inner`, so generating a large data set does not hold up unrelated sessions.
     pub data: DataCache,
+    /// The faults still to inject (docs/sandbox.md#faults).
+    pub faults: Faults,
 }
 
 impl Shared {
     pub fn new(config: SandboxConfig) -> Shared {
         Shared {
             inner: Mutex::new(Inner { seed: config.seed, ..Inner::default() }),
+            faults: Faults::new(config.faults.clone()),
             config,
             count: AtomicU64::new(0),
             log: Mutex::new(VecDeque::new()),
@@ -291,6 +295,14 @@ impl Inner {
         }
         session.stage = Stage::Open;
         Some(session)
+    }
+
+    /// The user a RequestId's session or a LoginId belongs to, for the fault layer; it touches
+    /// no clock and no state.
+    pub fn username_of(&self, request_id: Option<&str>, login_id: Option<&str>) -> Option<&'static str> {
+        let session = request_id.and_then(|id| self.sessions.get(&normalize_id(id)));
+        let login = || login_id.and_then(|id| self.logins.get(&normalize_id(id)));
+        session.map(|session| session.user.username).or_else(|| login().map(|login| login.user.username))
     }
 
     /// A saved connection, or None for an unknown or unsaved LoginId.

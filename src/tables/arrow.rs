@@ -32,23 +32,24 @@ impl Table {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tables::{build, Read};
     use arrow_array::ffi_stream::RecordBatchStreamReader;
     use arrow_array::{Array, Date32Array, Float64Array, ListArray, TimestampMicrosecondArray};
     use arrow_schema::{DataType, TimeUnit};
 
-    struct Row {
-        x: Option<f64>,
-        s: Option<&'static str>,
-        d: Option<&'static str>,
-        t: Option<&'static str>,
-        l: Vec<&'static str>,
-        b: Option<bool>,
+    /// A row with a column of every type (also used by `wire.rs`'s tests).
+    pub(crate) struct Row {
+        pub(crate) x: Option<f64>,
+        pub(crate) s: Option<&'static str>,
+        pub(crate) d: Option<&'static str>,
+        pub(crate) t: Option<&'static str>,
+        pub(crate) l: Vec<&'static str>,
+        pub(crate) b: Option<bool>,
     }
 
-    fn sample(rows: &[Row]) -> Table {
+    pub(crate) fn sample(rows: &[Row]) -> Table {
         build(
             rows,
             &[

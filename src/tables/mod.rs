@@ -7,6 +7,7 @@ mod accounts;
 pub mod arrow;
 mod attributes;
 mod investments;
+mod wire;
 
 pub use accounts::{accounts_table, bank_transactions_table, statements_table, AccountsTables};
 pub use attributes::{attribute_detail_table, attribute_values_table};

@@ -1,0 +1,149 @@
+//! The bridge from the core's `log` records to Python's `logging`: the target `bankfeed::http`
+//! goes to the logger `bankfeed.http`, and so on (docs/logging.md).
+//!
+//! Python's levels are read on the calling thread, which holds the GIL already, at the start of
+//! every call (`refresh`), and kept in atomics that the IO threads read without the GIL. So a
+//! record below those levels costs one comparison (the `log` macros check `log::max_level()`
+//! before formatting anything), and an IO thread takes the GIL only for a record Python will
+//! emit. That thread waits for the GIL like any other Python thread; the caller's thread has
+//! released it while it waits (docs/architecture.md#where-the-gil-is-released), so they never
+//! wait on each other.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use log::{Level, LevelFilter, Log, Metadata, Record};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyTuple;
+
+/// The core's targets. A record of any other target is dropped: reqwest's own name whole URLs,
+/// queries included.
+const TARGETS: [&str; 2] = [crate::http::LOG_TARGET, crate::poll::LOG_TARGET];
+
+/// The most verbose level each target's Python logger accepted at the last refresh, as a
+/// `LevelFilter` (0 is off).
+static LEVELS: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+static BRIDGE: Bridge = Bridge;
+
+/// Installs the bridge as the process's `log` logger; called once, when the module is imported.
+pub(crate) fn install(py: Python<'_>) {
+    // An Err means another logger came first; only this module installs one, so it cannot happen.
+    if log::set_logger(&BRIDGE).is_ok() {
+        INSTALLED.store(true, Ordering::Release);
+        refresh(py);
+    }
+}
+
+/// Reads the levels of the core's Python loggers again, so that a change of level made by the
+/// application between two calls applies to the next one. Cheap: a few `isEnabledFor`, which
+/// Python answers from its own cache.
+pub(crate) fn refresh(py: Python<'_>) {
+    if !INSTALLED.load(Ordering::Acquire) {
+        return;
+    }
+    let loggers = loggers(py).ok();
+    let mut most = LevelFilter::Off;
+    for (index, slot) in LEVELS.iter().enumerate() {
+        let level = loggers.and_then(|all| all.get(index)).map_or(LevelFilter::Off, |logger| accepted(logger.bind(py)));
+        slot.store(level as usize, Ordering::Relaxed);
+        most = most.max(level);
+    }
+    log::set_max_level(most);
+}
+
+/// The Python loggers of `TARGETS`, in the same order, looked up once.
+fn loggers(py: Python<'_>) -> PyResult<&'static Vec<Py<PyAny>>> {
+    static LOGGERS: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
+    LOGGERS.get_or_try_init(py, || {
+        let logging = py.import("logging")?;
+        TARGETS
+            .iter()
+            .map(|target| Ok(logging.call_method1("getLogger", (target.replace("::", "."),))?.unbind()))
+            .collect()
+    })
+}
+
+/// The most verbose level of the core's (it logs nothing at TRACE) that `logger` accepts now;
+/// off when it cannot be asked.
+fn accepted(logger: &Bound<'_, PyAny>) -> LevelFilter {
+    for level in [Level::Debug, Level::Info, Level::Warn, Level::Error] {
+        match is_enabled_for(logger, level) {
+            Ok(true) => return level.to_level_filter(),
+            Ok(false) => {}
+            Err(_) => return LevelFilter::Off,
+        }
+    }
+    LevelFilter::Off
+}
+
+fn is_enabled_for(logger: &Bound<'_, PyAny>, level: Level) -> PyResult<bool> {
+    logger.call_method1(intern!(logger.py(), "isEnabledFor"), (python_level(level),))?.is_truthy()
+}
+
+fn python_level(level: Level) -> u8 {
+    match level {
+        Level::Error => 40,
+        Level::Warn => 30,
+        Level::Info => 20,
+        Level::Debug => 10,
+        Level::Trace => 5,
+    }
+}
+
+fn target_index(target: &str) -> Option<usize> {
+    TARGETS.iter().position(|known| *known == target)
+}
+
+struct Bridge;
+
+impl Log for Bridge {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        target_index(metadata.target())
+            .and_then(|index| LEVELS.get(index))
+            .is_some_and(|slot| metadata.level() as usize <= slot.load(Ordering::Relaxed))
+    }
+
+    fn log(&self, record: &Record<'_>) {
+        let Some(index) = target_index(record.target()) else { return };
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        // Formatted before the GIL is taken, to hold it no longer than Python needs it.
+        let message = record.args().to_string();
+        // None once Python's exit has begun (an exit with calls in flight, where Python code on
+        // an IO thread could abort the process; see exit.rs): the record is dropped. A failure
+        // inside Python is dropped too: logging must not fail a call, and on an IO thread there
+        // is nobody to tell (a handler's own error is printed by logging).
+        let _ = super::exit::attach_unless_exiting(|py| emit(py, index, record, message));
+    }
+
+    fn flush(&self) {}
+}
+
+fn emit(py: Python<'_>, index: usize, record: &Record<'_>, message: String) -> PyResult<()> {
+    let logger =
+        loggers(py)?.get(index).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such logger"))?.bind(py);
+    // Asked again: the application may have raised the level since the call began, and nothing
+    // below the level it configured may reach a handler.
+    if !is_enabled_for(logger, record.level())? {
+        return Ok(());
+    }
+    let made = logger.call_method1(
+        intern!(py, "makeRecord"),
+        (
+            logger.getattr(intern!(py, "name"))?,
+            python_level(record.level()),
+            record.file().unwrap_or("bankfeed"),
+            record.line().unwrap_or(0),
+            message,
+            PyTuple::empty(py),
+            py.None(),
+        ),
+    )?;
+    logger.call_method1(intern!(py, "handle"), (made,))?;
+    Ok(())
+}
