@@ -89,19 +89,15 @@ impl Client {
         if !request.idempotent() {
             http_request = http_request.not_idempotent();
         }
-        if let Some(token) = self.authorize_token().await? {
-            http_request = http_request.header("flinks-auth-key", token);
+        // With a secret key, every attempt needs its own single-use token, a retry included
+        // (docs/protocol.md#authentication): the retry loop fetches one before each send.
+        if let Some(secret) = &self.inner.config.secret_key {
+            let token_request =
+                ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN)).header("flinks-auth-key", secret.clone());
+            http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
         }
         let reply = self.http()?.send(&http_request).await?;
         parse_step(reply, request.login_id())
-    }
-
-    /// With a secret key, every Authorize needs a fresh single-use token.
-    async fn authorize_token(&self) -> Result<Option<Secret>, Error> {
-        let Some(secret) = &self.inner.config.secret_key else { return Ok(None) };
-        let request =
-            ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN)).header("flinks-auth-key", secret.clone());
-        parse_token(self.http()?.send(&request).await?).map(Some)
     }
 
     /// Answers the challenges of `challenge`, after checking every answer rule.

@@ -27,11 +27,25 @@ pub(crate) struct ApiRequest {
     /// Safe to send twice. Credentials and challenge answers are not: a repeat can count against
     /// the bank's lockout, so they are retried only when the connection was never made.
     pub idempotent: bool,
+    /// A header whose value may be used once: fetched anew before every attempt.
+    pub fresh_header: Option<FreshHeader>,
+}
+
+/// A single-use header value and where each one comes from. The caller names the header, the
+/// request that fetches a value and how to read it from the answer, so that this module stays
+/// free of protocol names while the retry loop remains the one place that retries and waits.
+#[derive(Clone, Debug)]
+pub(crate) struct FreshHeader {
+    pub name: &'static str,
+    /// Sent before every attempt, with its own retries, within the same deadline.
+    pub request: Box<ApiRequest>,
+    /// Reads the value from the answer; its errors must never hold the value.
+    pub parse: fn(Reply) -> Result<Secret, Error>,
 }
 
 impl ApiRequest {
     pub fn new(operation: &'static str, method: Method, url: String) -> Self {
-        ApiRequest { operation, method, url, body: None, headers: Vec::new(), idempotent: true }
+        ApiRequest { operation, method, url, body: None, headers: Vec::new(), idempotent: true, fresh_header: None }
     }
 
     /// Sets the JSON body. Serialising the request bodies the client builds (maps of strings,
@@ -51,6 +65,18 @@ impl ApiRequest {
 
     pub fn not_idempotent(mut self) -> Self {
         self.idempotent = false;
+        self
+    }
+
+    /// Gives every attempt the header `name` with a new value, read by `parse` from the answer
+    /// to `source`.
+    pub fn fresh_header(
+        mut self,
+        name: &'static str,
+        source: ApiRequest,
+        parse: fn(Reply) -> Result<Secret, Error>,
+    ) -> Self {
+        self.fresh_header = Some(FreshHeader { name, request: Box::new(source), parse });
         self
     }
 }
@@ -159,9 +185,10 @@ impl Http {
         let mut jitter = Jitter::seeded();
         let mut sent: u32 = 0;
         let mut time_left = None;
+        let mut fresh = self.fresh_value(request, deadline).await?;
         loop {
             let started = Instant::now();
-            let outcome = self.send_once(request, time_left).await;
+            let outcome = self.send_once(request, fresh.as_ref(), time_left).await;
             sent = sent.saturating_add(1);
             log_attempt(request, &outcome, started, sent);
             let failure = match outcome {
@@ -196,6 +223,9 @@ impl Http {
                 failure.summary(),
             );
             tokio::time::sleep(wait).await;
+            // A value already sent may have been used even when no answer came back: each attempt
+            // carries a new one, fetched within the same deadline.
+            fresh = self.fresh_value(request, deadline).await?;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 log_given_up(request, &failure, sent, "the deadline passed");
@@ -205,13 +235,30 @@ impl Http {
         }
     }
 
-    /// One send; `time_left` shortens the request's timeout to what is left before the deadline.
-    async fn send_once(&self, request: &ApiRequest, time_left: Option<Duration>) -> Result<Reply, Attempt> {
+    /// A new value of the request's single-use header, when it has one. Boxed: the fetch goes
+    /// through `send_until` for its own retries.
+    async fn fresh_value(
+        &self,
+        request: &ApiRequest,
+        deadline: Instant,
+    ) -> Result<Option<(&'static str, Secret)>, Error> {
+        let Some(source) = &request.fresh_header else { return Ok(None) };
+        let reply = Box::pin(self.send_until(&source.request, Some(deadline))).await?;
+        Ok(Some((source.name, (source.parse)(reply)?)))
+    }
+
+    /// One send; `fresh` is the attempt's single-use header, `time_left` shortens the request's timeout to what is left before the deadline.
+    async fn send_once(
+        &self,
+        request: &ApiRequest,
+        fresh: Option<&(&'static str, Secret)>,
+        time_left: Option<Duration>,
+    ) -> Result<Reply, Attempt> {
         let mut builder = self.client.request(request.method.clone(), &request.url);
         if let Some(left) = time_left {
             builder = builder.timeout(left.min(self.timeout));
         }
-        for (name, value) in &request.headers {
+        for (name, value) in request.headers.iter().chain(fresh) {
             let mut value = HeaderValue::from_str(value.expose()).map_err(|_| Attempt::Unsendable {
                 message: format!("the {name} header holds characters a header cannot carry"),
             })?;

@@ -9,7 +9,8 @@ pub mod data;
 mod deadline;
 pub mod error;
 mod fork;
-// Entry points and a mutator for the fuzz tests (tests/fuzz_*.rs); not an API.
+// Entry points and a mutator for the fuzz tests (tests/fuzz_*.rs); not an API, not in the wheel.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod http;
