@@ -1145,6 +1145,64 @@ mod tests {
         }
     }
 
+    /// A cached Authorize (safe to repeat) with a token fetched from the same stub.
+    fn authorize_with_token(url: &str) -> ApiRequest {
+        let token = ApiRequest::new(
+            "GenerateAuthorizeToken",
+            Method::POST,
+            format!("{url}/v3/cid/BankingServices/GenerateAuthorizeToken"),
+        )
+        .header("flinks-auth-key", Secret::new("sk-secret"));
+        ApiRequest::new("Authorize", Method::POST, format!("{url}/v3/cid/BankingServices/Authorize"))
+            .json(&json!({"LoginId": "l-1", "MostRecentCached": true}))
+            .unwrap()
+            .fresh_header("flinks-auth-key", token, crate::client::parse_token)
+    }
+
+    #[tokio::test]
+    async fn a_retried_request_carries_a_fresh_single_use_header_each_attempt() {
+        let server = stub::serve_answers(vec![
+            stub::Answer::new(200, r#"{"Token": "tok-1"}"#),
+            stub::Answer::dropped(),
+            stub::Answer::new(200, r#"{"Token": "tok-2"}"#),
+            stub::Answer::new(503, error_body("RETRY_LATER", "r-1")),
+            stub::Answer::new(200, r#"{"Token": "tok-3"}"#),
+            stub::Answer::new(200, "{}"),
+        ]);
+        let reply = http_with(2, |_| {}).send(&authorize_with_token(&server.url)).await;
+        assert!(matches!(reply, Ok(Reply::Data { status: 200, .. })), "{reply:?}");
+        let requests: Vec<String> = server.requests().into_iter().map(|r| r.to_ascii_lowercase()).collect();
+        assert_eq!(requests.len(), 6);
+        for (i, request) in requests.iter().enumerate() {
+            let (path, key) = if i % 2 == 0 {
+                ("/generateauthorizetoken", "sk-secret".to_owned())
+            } else {
+                ("/authorize", format!("tok-{}", i / 2 + 1))
+            };
+            assert!(request.contains(path), "{i}: {request}");
+            assert!(request.contains(&format!("flinks-auth-key: {key}\r\n")), "{i}: {request}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_fetch_of_the_fresh_header_ends_the_call_without_the_value() {
+        let server = stub::serve_answers(vec![
+            stub::Answer::new(200, r#"{"Token": "tok-1"}"#),
+            stub::Answer::dropped(),
+            stub::Answer::new(200, r#"{"Token": 7, "Secret": "tok-2"}"#),
+        ]);
+        let request = authorize_with_token(&server.url);
+        assert!(!format!("{request:?}").contains("sk-secret"), "the source's key stays out of a repr");
+        match http_with(2, |_| {}).send(&request).await {
+            Err(error @ Error::Protocol { .. }) => {
+                let text = format!("{error} {error:?}");
+                assert!(text.contains("GenerateAuthorizeToken") && !text.contains("tok-"), "{text}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(server.requests().len(), 3, "no Authorize went out without its token");
+    }
+
     #[tokio::test]
     async fn retry_after_is_waited_in_seconds_and_as_a_date() {
         let server = stub::serve_answers(vec![

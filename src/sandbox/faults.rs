@@ -439,7 +439,7 @@ pub(crate) async fn inject(State(shared): State<Arc<Shared>>, request: Request, 
     // The body is read (and put back) for the ids it names: the request's user and RequestId.
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, BODY_LIMIT).await else {
-        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        return super::routes::too_large().into_response();
     };
     let fields = serde_json::from_slice::<Value>(&bytes).ok();
     let text = |key: &str| {

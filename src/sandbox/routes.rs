@@ -1,13 +1,20 @@
-//! The router: the operations, the customer-id check, the 404/405 answers, the request log.
+//! The router: the operations, the customer-id check, the 404/405 answers, the request log,
+//! and what keeps every refusal a JSON error on a connection that stays usable.
 
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode};
+use axum::http::header::{CONNECTION, CONTENT_TYPE};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::Router;
+use hyper::body::{Frame, SizeHint};
 
 use super::reply::ErrorReply;
 use super::state::Shared;
@@ -15,6 +22,16 @@ use super::{
     accounts, attributes, authorize, delete as delete_card, faults, investments, keys, operation, statements,
     RecordedRequest,
 };
+
+/// The largest request body a handler reads: axum's default limit, which answers 413 past it.
+pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// How much of a request body the sandbox reads after its answer is ready, past what the
+/// handler read, so that the connection can carry the client's next request ([`whole_body`]).
+const DRAIN_LIMIT: usize = BODY_LIMIT;
+
+/// How much of a plain-text refusal is kept as the `Message` of its JSON envelope.
+const REFUSAL_TEXT_LIMIT: usize = 1024;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     // Every operation lives under /v3/{customerId}/; new ones are added here and get the
@@ -36,8 +53,12 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // Inside the faults, whose made-up answers (an HTML error page, say) are meant as sent.
+        .layer(middleware::from_fn(json_errors))
         // In front of every handler, inside the log so that faulted requests are logged too.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), faults::inject))
+        // Outside the faults, which can refuse a body they read only in part.
+        .layer(middleware::from_fn(whole_body))
         // Outermost, so it sees every request, the unmatched ones included.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
         .with_state(shared)
@@ -84,6 +105,7 @@ async fn check_customer(State(shared): State<Arc<Shared>>, request: Request, nex
     next.run(request).await
 }
 
+// The fallbacks answer without reading the body: [`whole_body`] reads what they leave.
 async fn not_found(method: Method, request: Request) -> ErrorReply {
     ErrorReply::new(
         StatusCode::NOT_FOUND,
@@ -98,4 +120,154 @@ async fn method_not_allowed(method: Method, request: Request) -> ErrorReply {
         "INVALID_REQUEST",
         format!("{} does not take {method}", request.uri().path()),
     )
+}
+
+/// The 413 of a request body past [`BODY_LIMIT`].
+pub(crate) fn too_large() -> ErrorReply {
+    ErrorReply::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "INVALID_REQUEST",
+        format!("The request body is larger than the limit of {BODY_LIMIT} bytes"),
+    )
+}
+
+/// Gives a refusal that is not JSON (axum's extractor rejections: the plain-text 413 of a body
+/// past the limit, the 400 of a body that stopped arriving) the envelope of every other error
+/// (docs/protocol.md#errors), so a client reads every refusal the same way.
+async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().to_ascii_lowercase().starts_with("application/json"));
+    if !status.is_client_error() || is_json {
+        return response;
+    }
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return too_large().into_response();
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, REFUSAL_TEXT_LIMIT).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let message = if text.trim().is_empty() {
+        status.canonical_reason().unwrap_or("The request was refused").to_owned()
+    } else {
+        text.trim().to_owned()
+    };
+    let mut reply = ErrorReply::new(status, "INVALID_REQUEST", message).into_response();
+    // An `Allow` or `Retry-After` still holds; the body's own headers do not.
+    for (name, value) in &parts.headers {
+        if !matches!(name.as_str(), "content-type" | "content-length" | "transfer-encoding") {
+            reply.headers_mut().append(name.clone(), value.clone());
+        }
+    }
+    reply
+}
+
+/// Makes sure the client can send its next request on the connection after any answer.
+///
+/// hyper does not read the rest of a body its handler left unread (the 404 of an unknown route,
+/// a refusal before the body, the 413 past the limit): it closes the connection once the answer
+/// is written, and without `Connection: close` the client sends its next request into a socket
+/// being closed and gets a broken pipe or an incomplete message. Both remedies are used:
+/// - the rest of the body, up to [`DRAIN_LIMIT`], is read and dropped before the answer, so the
+///   connection stays open and the client's next request is served on it (closing it with
+///   unread bytes could also reset it before the client read its answer);
+/// - a body that is larger, broken, or stopped arriving (the idle timeout of
+///   `connection::Upload` bounds the wait) is not read further: the answer says
+///   `Connection: close`, so the client opens a new connection for its next request.
+///
+/// Done here, around every route, rather than in each handler, so no answer can miss it.
+async fn whole_body(request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let seen = Arc::new(Seen::default());
+    let body = Body::new(Watched { body, seen: Arc::clone(&seen) });
+    let mut response = next.run(Request::from_parts(parts, body)).await;
+    if seen.ended.load(Ordering::SeqCst) || response.extensions().get::<faults::Dropped>().is_some() {
+        return response;
+    }
+    let left = seen.left.lock().ok().and_then(|mut left| left.take());
+    let drained = match left {
+        Some(body) if !seen.failed.load(Ordering::SeqCst) => drain(body).await,
+        _ => false,
+    };
+    if !drained {
+        response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// Reads `body` to its end, for at most [`DRAIN_LIMIT`] bytes; true if it ended in time.
+async fn drain(mut body: Body) -> bool {
+    if body.size_hint().lower() > DRAIN_LIMIT as u64 {
+        return false;
+    }
+    let mut read = 0usize;
+    loop {
+        match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            None => return true,
+            Some(Ok(frame)) => {
+                read = read.saturating_add(frame.data_ref().map_or(0, Bytes::len));
+                if read > DRAIN_LIMIT {
+                    return false;
+                }
+            }
+            Some(Err(_)) => return false,
+        }
+    }
+}
+
+/// What [`Watched`] learnt of its body, for [`whole_body`].
+#[derive(Default)]
+struct Seen {
+    /// The body was read to its end.
+    ended: AtomicBool,
+    /// Reading the body failed; the rest of it is not worth waiting for.
+    failed: AtomicBool,
+    /// The unread rest of the body, handed back when the handler dropped it.
+    left: Mutex<Option<Body>>,
+}
+
+/// A request body that tells [`whole_body`] whether it was read to its end.
+struct Watched {
+    body: Body,
+    seen: Arc<Seen>,
+}
+
+impl HttpBody for Watched {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        match &frame {
+            Poll::Ready(None) => this.seen.ended.store(true, Ordering::SeqCst),
+            Poll::Ready(Some(Err(_))) => this.seen.failed.store(true, Ordering::SeqCst),
+            _ => {}
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if self.body.is_end_stream() {
+            self.seen.ended.store(true, Ordering::SeqCst);
+            return;
+        }
+        if let Ok(mut left) = self.seen.left.lock() {
+            *left = Some(std::mem::take(&mut self.body));
+        }
+    }
 }

@@ -95,10 +95,7 @@ FAULTS = (
 )
 
 #: Known defects of the client, found by this matrix; the cases fail until they are fixed.
-KNOWN_DEFECTS: dict[tuple[str, str], str] = {
-    ("authorize_cached", "drop_before_response"): "a retried Authorize re-sends its single-use token",
-    ("authorize_cached", "drop_mid_body"): "a retried Authorize re-sends its single-use token",
-}
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 
 
 def expected(op: Op, fault: Fault) -> type[BaseException] | None:
