@@ -456,7 +456,10 @@ impl Jitter {
 
 fn is_retryable_status(api: &ApiError) -> bool {
     let code = api.code.as_deref().unwrap_or("");
-    matches!(api.status, 408 | 429 | 500 | 502 | 503 | 504)
+    // Every 5xx is the server's trouble and may pass, except 501 and 505, which say the request
+    // itself (its method, its HTTP version) will never be served.
+    matches!(api.status, 408 | 429)
+        || ((500..=599).contains(&api.status) && !matches!(api.status, 501 | 505))
         || code.eq_ignore_ascii_case("TOO_MANY_REQUESTS")
         || code.eq_ignore_ascii_case("RETRY_LATER")
 }
@@ -1071,6 +1074,8 @@ mod tests {
             stub::Answer::new(502, "bad gateway"),
             stub::Answer::new(503, error_body("RETRY_LATER", "r-1")),
             stub::Answer::new(504, "gateway timeout"),
+            stub::Answer::new(507, "insufficient storage"),
+            stub::Answer::new(599, "network connect timeout"),
             stub::Answer::new(400, error_body("RETRY_LATER", "r-1")),
             stub::Answer::new(401, error_body("too_many_requests", "r-1")),
             stub::Answer::dropped(),

@@ -106,8 +106,8 @@ class Client:
 
     @property
     def max_retries(self) -> int:
-        """How many times a request safe to repeat is retried after a failed connection or a 429,
-        502, 503 or 504 answer (0 to 10)."""
+        """How many times a request safe to repeat is retried after a failed connection, a timeout,
+        or a 408, 429 or 5xx answer (0 to 10; 501 and 505 are not retried)."""
 
     @property
     def max_body_bytes(self) -> int:

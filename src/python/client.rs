@@ -172,8 +172,8 @@ impl PyClient {
         self.client.config().poll.timeout.as_secs_f64()
     }
 
-    /// How many times a request safe to repeat is retried after a failed connection or a 429,
-    /// 502, 503 or 504 answer.
+    /// How many times a request safe to repeat is retried after a failed connection, a timeout,
+    /// or a 408, 429 or 5xx answer.
     #[getter]
     fn max_retries(&self) -> u32 {
         self.client.config().retry.max_retries
