@@ -79,100 +79,87 @@ impl Client {
 
     /// One Authorize call, in any of its four shapes.
     pub async fn authorize(&self, request: AuthorizeRequest) -> Result<Step, Error> {
-        self.within_deadline("Authorize", self.authorize_within_deadline(request)).await
-    }
-
-    async fn authorize_within_deadline(&self, request: AuthorizeRequest) -> Result<Step, Error> {
-        request.validate()?;
-        let mut http_request =
-            ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body())?;
-        if !request.idempotent() {
-            http_request = http_request.not_idempotent();
-        }
-        // With a secret key, every attempt needs its own single-use token, a retry included
-        // (docs/protocol.md#authentication): the retry loop fetches one before each send.
-        if let Some(secret) = &self.inner.config.secret_key {
-            let token_request =
-                ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN)).header("flinks-auth-key", secret.clone());
-            http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
-        }
-        let reply = self.http()?.send(&http_request).await?;
-        parse_step(reply, request.login_id())
+        self.within_deadline("Authorize", async {
+            request.validate()?;
+            let mut http_request =
+                ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body())?;
+            if !request.idempotent() {
+                http_request = http_request.not_idempotent();
+            }
+            // With a secret key, every attempt needs its own single-use token, a retry included
+            // (docs/protocol.md#authentication): the retry loop fetches one before each send.
+            if let Some(secret) = &self.inner.config.secret_key {
+                let token_request = ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN))
+                    .header("flinks-auth-key", secret.clone());
+                http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
+            }
+            let reply = self.http()?.send(&http_request).await?;
+            parse_step(reply, request.login_id())
+        })
+        .await
     }
 
     /// Answers the challenges of `challenge`, after checking every answer rule.
     pub async fn answer(&self, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
-        self.within_deadline("Authorize", self.answer_within_deadline(challenge, answers)).await
-    }
-
-    async fn answer_within_deadline(&self, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
-        challenge.validate(&answers)?;
-        let request = AuthorizeRequest::Answer { request_id: challenge.request_id.clone(), responses: answers };
-        let step = self.authorize(request).await?;
-        // The answer call names no LoginId; a saved-connection flow's is carried over.
-        Ok(match step {
-            Step::Session(mut session) if session.login_id.is_none() => {
-                session.login_id = challenge.login_id.clone();
-                Step::Session(session)
-            }
-            Step::Challenge(mut next) => {
-                next.login_id = challenge.login_id.clone();
-                Step::Challenge(next)
-            }
-            step => step,
+        self.within_deadline("Authorize", async {
+            challenge.validate(&answers)?;
+            let request = AuthorizeRequest::Answer { request_id: challenge.request_id.clone(), responses: answers };
+            let step = self.authorize(request).await?;
+            // The answer call names no LoginId; a saved-connection flow's is carried over.
+            Ok(match step {
+                Step::Session(mut session) if session.login_id.is_none() => {
+                    session.login_id = challenge.login_id.clone();
+                    Step::Session(session)
+                }
+                Step::Challenge(mut next) => {
+                    next.login_id = challenge.login_id.clone();
+                    Step::Challenge(next)
+                }
+                step => step,
+            })
         })
+        .await
     }
 
     /// Hands each challenge to `handler` and sends its answers, until a session opens, an error
     /// comes, or the bound of rounds is reached.
-    pub async fn complete(&self, step: Step, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
-        self.within_deadline("Authorize", self.complete_within_deadline(step, handler)).await
-    }
-
-    async fn complete_within_deadline(
-        &self,
-        mut step: Step,
-        handler: &mut dyn ChallengeHandler,
-    ) -> Result<Session, Error> {
-        let mut rounds = 0;
-        loop {
-            let challenge = match step {
-                Step::Session(session) => return Ok(session),
-                Step::Challenge(challenge) => challenge,
-            };
-            if rounds >= self.inner.config.max_challenge_rounds {
-                return Err(Error::TooManyChallenges { rounds, request_id: challenge.request_id });
+    pub async fn complete(&self, mut step: Step, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
+        self.within_deadline("Authorize", async {
+            let mut rounds = 0;
+            loop {
+                let challenge = match step {
+                    Step::Session(session) => return Ok(session),
+                    Step::Challenge(challenge) => challenge,
+                };
+                if rounds >= self.inner.config.max_challenge_rounds {
+                    return Err(Error::TooManyChallenges { rounds, request_id: challenge.request_id });
+                }
+                rounds += 1;
+                let answers = handler.answer(&challenge).await?;
+                step = self.answer(&challenge, answers).await?;
             }
-            rounds += 1;
-            let answers = handler.answer(&challenge).await?;
-            step = self.answer(&challenge, answers).await?;
-        }
+        })
+        .await
     }
 
     /// A live login with credentials, every challenge answered by `handler`.
     pub async fn login(&self, credentials: Credentials, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
-        self.within_deadline("Authorize", self.login_within_deadline(credentials, handler)).await
-    }
-
-    async fn login_within_deadline(
-        &self,
-        credentials: Credentials,
-        handler: &mut dyn ChallengeHandler,
-    ) -> Result<Session, Error> {
-        let step = self.authorize(AuthorizeRequest::Credentials(credentials)).await?;
-        self.complete(step, handler).await
+        self.within_deadline("Authorize", async {
+            let step = self.authorize(AuthorizeRequest::Credentials(credentials)).await?;
+            self.complete(step, handler).await
+        })
+        .await
     }
 
     /// A cached read of a saved connection: a new RequestId for already processed data.
     pub async fn authorize_cached(&self, login_id: &str) -> Result<Session, Error> {
-        self.within_deadline("Authorize", self.authorize_cached_within_deadline(login_id)).await
-    }
-
-    async fn authorize_cached_within_deadline(&self, login_id: &str) -> Result<Session, Error> {
-        match self.authorize(AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await? {
-            Step::Session(session) => Ok(session),
-            Step::Challenge(challenge) => Err(Error::ChallengeRequired(Box::new(challenge))),
-        }
+        self.within_deadline("Authorize", async {
+            match self.authorize(AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await? {
+                Step::Session(session) => Ok(session),
+                Step::Challenge(challenge) => Err(Error::ChallengeRequired(Box::new(challenge))),
+            }
+        })
+        .await
     }
 
     /// Sends a data operation with the api key, polling 202 answers until 200.
@@ -194,26 +181,24 @@ impl Client {
 
     /// The Investments payload of an open session, 202 polled.
     pub async fn investments(&self, session: &Session) -> Result<Payload<Investments>, Error> {
-        self.within_deadline("Investments", self.investments_within_deadline(session)).await
-    }
-
-    async fn investments_within_deadline(&self, session: &Session) -> Result<Payload<Investments>, Error> {
-        let config = &self.inner.config;
-        let login_id = session_login_id(session)?;
-        let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
-        let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
-        let raw = self.fetch("Investments", Method::POST, url, Some(body), &session.request_id).await?;
-        typed("Investments", raw)
+        self.within_deadline("Investments", async {
+            let config = &self.inner.config;
+            let login_id = session_login_id(session)?;
+            let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
+            let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
+            let raw = self.fetch("Investments", Method::POST, url, Some(body), &session.request_id).await?;
+            typed("Investments", raw)
+        })
+        .await
     }
 
     /// Cached Authorize of `login_id`, then its Investments.
     pub async fn investments_for_login(&self, login_id: &str) -> Result<Payload<Investments>, Error> {
-        self.within_deadline("Investments", self.investments_for_login_within_deadline(login_id)).await
-    }
-
-    async fn investments_for_login_within_deadline(&self, login_id: &str) -> Result<Payload<Investments>, Error> {
-        let session = self.authorize_cached(login_id).await?;
-        self.investments(&session).await
+        self.within_deadline("Investments", async {
+            let session = self.authorize_cached(login_id).await?;
+            self.investments(&session).await
+        })
+        .await
     }
 
     /// GetAccountsDetail, 202 polled (on its `...Async` link when the 202 names one).
@@ -222,26 +207,21 @@ impl Client {
         session: &Session,
         options: &AccountsDetailOptions,
     ) -> Result<Payload<Accounts>, Error> {
-        self.within_deadline("GetAccountsDetail", self.accounts_detail_within_deadline(session, options)).await
-    }
-
-    async fn accounts_detail_within_deadline(
-        &self,
-        session: &Session,
-        options: &AccountsDetailOptions,
-    ) -> Result<Payload<Accounts>, Error> {
-        options.validate()?;
-        let body = options.body(&session.request_id);
-        let raw = self
-            .fetch(
-                "GetAccountsDetail",
-                Method::POST,
-                self.banking_url("GetAccountsDetail"),
-                Some(body),
-                &session.request_id,
-            )
-            .await?;
-        typed("GetAccountsDetail", raw)
+        self.within_deadline("GetAccountsDetail", async {
+            options.validate()?;
+            let body = options.body(&session.request_id);
+            let raw = self
+                .fetch(
+                    "GetAccountsDetail",
+                    Method::POST,
+                    self.banking_url("GetAccountsDetail"),
+                    Some(body),
+                    &session.request_id,
+                )
+                .await?;
+            typed("GetAccountsDetail", raw)
+        })
+        .await
     }
 
     /// GetAccountsSummary, 202 polled.
@@ -250,25 +230,20 @@ impl Client {
         session: &Session,
         options: &AccountsSummaryOptions,
     ) -> Result<Payload<Accounts>, Error> {
-        self.within_deadline("GetAccountsSummary", self.accounts_summary_within_deadline(session, options)).await
-    }
-
-    async fn accounts_summary_within_deadline(
-        &self,
-        session: &Session,
-        options: &AccountsSummaryOptions,
-    ) -> Result<Payload<Accounts>, Error> {
-        let body = options.body(&session.request_id);
-        let raw = self
-            .fetch(
-                "GetAccountsSummary",
-                Method::POST,
-                self.banking_url("GetAccountsSummary"),
-                Some(body),
-                &session.request_id,
-            )
-            .await?;
-        typed("GetAccountsSummary", raw)
+        self.within_deadline("GetAccountsSummary", async {
+            let body = options.body(&session.request_id);
+            let raw = self
+                .fetch(
+                    "GetAccountsSummary",
+                    Method::POST,
+                    self.banking_url("GetAccountsSummary"),
+                    Some(body),
+                    &session.request_id,
+                )
+                .await?;
+            typed("GetAccountsSummary", raw)
+        })
+        .await
     }
 
     /// GetStatements, 202 polled.
@@ -277,62 +252,58 @@ impl Client {
         session: &Session,
         options: &StatementsOptions,
     ) -> Result<Payload<Statements>, Error> {
-        self.within_deadline("GetStatements", self.statements_within_deadline(session, options)).await
-    }
-
-    async fn statements_within_deadline(
-        &self,
-        session: &Session,
-        options: &StatementsOptions,
-    ) -> Result<Payload<Statements>, Error> {
-        options.validate()?;
-        let body = options.body(&session.request_id);
-        let raw = self
-            .fetch("GetStatements", Method::POST, self.banking_url("GetStatements"), Some(body), &session.request_id)
-            .await?;
-        typed("GetStatements", raw)
+        self.within_deadline("GetStatements", async {
+            options.validate()?;
+            let body = options.body(&session.request_id);
+            let raw = self
+                .fetch(
+                    "GetStatements",
+                    Method::POST,
+                    self.banking_url("GetStatements"),
+                    Some(body),
+                    &session.request_id,
+                )
+                .await?;
+            typed("GetStatements", raw)
+        })
+        .await
     }
 
     /// Attributes of an open session, with the preparation of docs/protocol.md#attributes: account
     /// detail polled to 200 first, then the attributes call, itself polled (attributes answer 202
     /// while account detail is still being processed).
     pub async fn attributes(&self, session: &Session, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
-        self.within_deadline("Attributes", self.attributes_within_deadline(session, query)).await
-    }
-
-    async fn attributes_within_deadline(
-        &self,
-        session: &Session,
-        query: &AttributesQuery,
-    ) -> Result<Payload<Attributes>, Error> {
-        if let AttributesQuery::Custom(custom) = query {
-            custom.validate()?;
-        }
-        let login_id = session_login_id(session)?;
-        // Both ids came from the service and go into a URL that carries the api key.
-        path_segment(session, "LoginId", login_id)?;
-        path_segment(session, "RequestId", &session.request_id)?;
-        self.accounts_detail(session, &AccountsDetailOptions::default()).await?;
-        let config = &self.inner.config;
-        let base = format!(
-            "{}/v3/{}/insight/login/{login_id}/attributes/{}",
-            config.base_url, config.customer_id, session.request_id
-        );
-        let (operation, raw) = match query {
-            AttributesQuery::Package(package) => {
-                let url = format!("{base}/{}", package.operation());
-                (
-                    package.operation(),
-                    self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?,
-                )
+        self.within_deadline("Attributes", async {
+            if let AttributesQuery::Custom(custom) = query {
+                custom.validate()?;
             }
-            AttributesQuery::Custom(custom) => (
-                "Attributes",
-                self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?,
-            ),
-        };
-        let data = Attributes::read(operation, raw.bytes())?;
-        Ok(Payload { data, raw })
+            let login_id = session_login_id(session)?;
+            // Both ids came from the service and go into a URL that carries the api key.
+            path_segment(session, "LoginId", login_id)?;
+            path_segment(session, "RequestId", &session.request_id)?;
+            self.accounts_detail(session, &AccountsDetailOptions::default()).await?;
+            let config = &self.inner.config;
+            let base = format!(
+                "{}/v3/{}/insight/login/{login_id}/attributes/{}",
+                config.base_url, config.customer_id, session.request_id
+            );
+            let (operation, raw) = match query {
+                AttributesQuery::Package(package) => {
+                    let url = format!("{base}/{}", package.operation());
+                    (
+                        package.operation(),
+                        self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?,
+                    )
+                }
+                AttributesQuery::Custom(custom) => (
+                    "Attributes",
+                    self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?,
+                ),
+            };
+            let data = Attributes::read(operation, raw.bytes())?;
+            Ok(Payload { data, raw })
+        })
+        .await
     }
 
     /// Cached Authorize of `login_id`, then [`Client::attributes`].
@@ -341,39 +312,33 @@ impl Client {
         login_id: &str,
         query: &AttributesQuery,
     ) -> Result<Payload<Attributes>, Error> {
-        self.within_deadline("Attributes", self.attributes_for_login_within_deadline(login_id, query)).await
-    }
-
-    async fn attributes_for_login_within_deadline(
-        &self,
-        login_id: &str,
-        query: &AttributesQuery,
-    ) -> Result<Payload<Attributes>, Error> {
-        if let AttributesQuery::Custom(custom) = query {
-            custom.validate()?;
-        }
-        let session = self.authorize_cached(login_id).await?;
-        self.attributes(&session, query).await
+        self.within_deadline("Attributes", async {
+            if let AttributesQuery::Custom(custom) = query {
+                custom.validate()?;
+            }
+            let session = self.authorize_cached(login_id).await?;
+            self.attributes(&session, query).await
+        })
+        .await
     }
 
     /// DeleteCard: removes the retained data of a saved connection. Returns the answer: a JSON body
     /// as it came, a plain-text one as `{"Message": text}` (docs/protocol.md#deletecard).
     pub async fn delete_login(&self, login_id: &str) -> Result<Value, Error> {
-        self.within_deadline("DeleteCard", self.delete_login_within_deadline(login_id)).await
-    }
-
-    async fn delete_login_within_deadline(&self, login_id: &str) -> Result<Value, Error> {
-        guid("login_id", login_id)?;
-        let url = self.banking_url(&format!("DeleteCard/{login_id}"));
-        let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
-        match self.http()?.send(&request).await? {
-            Reply::Data { status, bytes } => {
-                // Any body is an answer, except one whose envelope says error.
-                json::check_error_envelope(status, &bytes)?;
-                Ok(delete_answer(&bytes))
+        self.within_deadline("DeleteCard", async {
+            guid("login_id", login_id)?;
+            let url = self.banking_url(&format!("DeleteCard/{login_id}"));
+            let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
+            match self.http()?.send(&request).await? {
+                Reply::Data { status, bytes } => {
+                    // Any body is an answer, except one whose envelope says error.
+                    json::check_error_envelope(status, &bytes)?;
+                    Ok(delete_answer(&bytes))
+                }
+                reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),
             }
-            reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),
-        }
+        })
+        .await
     }
 }
 
