@@ -9,11 +9,8 @@ authorize token, the password, an answer) appears in ``str``, ``repr`` or the pi
 
 from __future__ import annotations
 
-import http.server
-import json
 import pickle
 import socket
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -23,6 +20,7 @@ import pytest
 import bankfeed as bf
 from bankfeed import errors
 from bfhelpers import GREATDAY, INSTITUTION, PASSWORD
+from stubserver import Answer, Serve, error, serving
 
 CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
 LOGIN = "5e0c4f28-8a5c-4e5a-9d40-7c0b8f3f6a11"
@@ -81,36 +79,6 @@ PENDING = {
 }
 
 
-@dataclass(frozen=True)
-class Answer:
-    """One HTTP answer of the stub: a JSON value (sent as JSON) or text (sent as it is)."""
-
-    status: int
-    body: object
-    headers: tuple[tuple[str, str], ...] = ()
-
-    def payload(self) -> bytes:
-        return self.body.encode() if isinstance(self.body, str) else json.dumps(self.body).encode()
-
-
-def error(
-    status: int,
-    code: str | None,
-    message: str | None = None,
-    request_id: str | None = None,
-    headers: tuple[tuple[str, str], ...] = (),
-) -> Answer:
-    """An error answer shaped like the service's: ``{"HttpStatusCode", "Message", "FlinksCode"}``."""
-    body: dict[str, Any] = {"HttpStatusCode": status}
-    if message is not None:
-        body["Message"] = message
-    if code is not None:
-        body["FlinksCode"] = code
-    if request_id is not None:
-        body["RequestId"] = request_id
-    return Answer(status, body, headers)
-
-
 #: What the stub answers when a case does not say otherwise.
 DEFAULTS = {
     "GenerateAuthorizeToken": Answer(200, {"HttpStatusCode": 200, "Token": TOKEN}),
@@ -118,82 +86,10 @@ DEFAULTS = {
 }
 
 
-class StubServer(http.server.ThreadingHTTPServer):
-    """Answers ``answers[operation]`` to every request of that operation, and logs them."""
-
-    def __init__(self, answers: Mapping[str, Answer]) -> None:
-        super().__init__(("127.0.0.1", 0), StubHandler)
-        self.answers = {**DEFAULTS, **answers}
-        self.log: list[tuple[str, str]] = []
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-def operation_of(path: str) -> str:
-    """``.../BankingServices/{operation}[/...]`` -> operation."""
-    parts = path.split("?")[0].split("/")
-    if "BankingServices" in parts:
-        index = parts.index("BankingServices") + 1
-        if index < len(parts):
-            return parts[index]
-    return path
-
-
-class StubHandler(http.server.BaseHTTPRequestHandler):
-    server: StubServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        operation = operation_of(self.path)
-        self.server.log.append((self.command, operation))
-        answer = self.server.answers.get(operation, error(404, "INVALID_REQUEST", f"no route {operation}"))
-        data = answer.payload()
-        self.send_response(answer.status)
-        content_type = "text/plain" if isinstance(answer.body, str) else "application/json; charset=utf-8"
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in answer.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_POST(self) -> None:
-        self._answer()
-
-    def do_GET(self) -> None:
-        self._answer()
-
-    def do_DELETE(self) -> None:
-        self._answer()
-
-
-Serve = Callable[[Mapping[str, Answer]], StubServer]
-
-
 @pytest.fixture
 def serve() -> Iterator[Serve]:
-    """Starts stub servers with the given answers; stops them after the test."""
-    servers: list[tuple[StubServer, threading.Thread]] = []
-
-    def start(answers: Mapping[str, Answer]) -> StubServer:
-        server = StubServer(answers)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return server
-
-    yield start
-    for server, thread in servers:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    """Starts stub servers with the given answers over :data:`DEFAULTS`; stops them after the test."""
+    yield from serving(DEFAULTS)
 
 
 def stub_client(url: str, **options: Any) -> bf.Client:

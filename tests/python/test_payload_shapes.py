@@ -12,9 +12,7 @@ the error an envelope describes.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +20,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from stubserver import Answer, Serve, serving
 
 CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
 LOGIN = "5e0c4f28-8a5c-4e5a-9d40-7c0b8f3f6a11"
@@ -102,98 +101,22 @@ OPERATIONS = [
 IDS = [operation.name for operation in OPERATIONS]
 
 #: What the stub answers an operation a case is not about.
-DEFAULTS: dict[str, object] = {
-    "GenerateAuthorizeToken": {"HttpStatusCode": 200, "Token": TOKEN},
-    "Authorize": AUTHORIZED,
-    "GetAccountsDetail": DETAIL,
+DEFAULTS = {
+    "GenerateAuthorizeToken": Answer(200, {"HttpStatusCode": 200, "Token": TOKEN}),
+    "Authorize": Answer(200, AUTHORIZED),
+    "GetAccountsDetail": Answer(200, DETAIL),
 }
 
 
-def operation_of(path: str) -> str:
-    """The operation a request path names: its last segment, or ``Attributes`` for the custom
-    attributes call, whose path ends with the RequestId."""
-    parts = [part for part in path.split("?")[0].split("/") if part]
-    last = parts[-1] if parts else ""
-    return "Attributes" if "attributes" in parts and last == REQUEST else last
-
-
-class StubServer(http.server.ThreadingHTTPServer):
-    """Answers 200 with ``answers[operation]`` (a JSON value, or text sent as it is)."""
-
-    def __init__(self, answers: Mapping[str, object]) -> None:
-        super().__init__(("127.0.0.1", 0), StubHandler)
-        self.answers = {**DEFAULTS, **answers}
-
-    @property
-    def url(self) -> str:
-        """The base URL of the stub."""
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class StubHandler(http.server.BaseHTTPRequestHandler):
-    """Serves :class:`StubServer`'s answers, each with status 200."""
-
-    server: StubServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        operation = operation_of(self.path)
-        answer = self.server.answers.get(operation)
-        if answer is None:
-            data = json.dumps({"HttpStatusCode": 404, "FlinksCode": "INVALID_REQUEST"}).encode()
-            status = 404
-        else:
-            data = answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
-            status = 200
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_POST(self) -> None:
-        """Every operation but the use-case attributes and the polls is a POST."""
-        self._answer()
-
-    def do_GET(self) -> None:
-        """The use-case attributes call."""
-        self._answer()
-
-    def do_DELETE(self) -> None:
-        """DeleteCard, whose path ends with the LoginId."""
-        self._answer()
-
-
 @pytest.fixture
-def serve() -> Iterator[Callable[[Mapping[str, object]], StubServer]]:
-    """Starts stub servers with the given answers; stops them after the test."""
-    servers: list[tuple[StubServer, threading.Thread]] = []
-
-    def start(answers: Mapping[str, object]) -> StubServer:
-        server = StubServer(answers)
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        thread.start()
-        servers.append((server, thread))
-        return server
-
-    yield start
-    for server, thread in servers:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
-Serve = Callable[[Mapping[str, object]], StubServer]
+def serve() -> Iterator[Serve]:
+    """Starts stub servers with the given answers over :data:`DEFAULTS`; stops them after the test."""
+    yield from serving(DEFAULTS)
 
 
 def call(serve: Serve, operation: Operation, answer: object) -> object:
     """Runs ``operation`` against a stub that answers it ``answer``."""
-    server = serve({operation.name: answer})
+    server = serve({operation.name: Answer(200, answer)})
     keys: dict[str, Any] = {"secret_key": "sk-shapes-1"} if operation.secret_key else {}
     client = bf.Client(base_url=server.url, customer_id=CUSTOMER, api_key="ak-shapes-1", max_retries=0,
                        poll_interval=0.01, poll_timeout=5.0, **keys)
@@ -246,7 +169,7 @@ def test_a_200_that_is_not_json_stays_a_decode_error(serve: Serve, operation: Op
 
 
 def test_delete_card_answering_an_error_envelope_is_that_error(serve: Serve) -> None:
-    server = serve({LOGIN: ENVELOPE})
+    server = serve({"DeleteCard": Answer(200, ENVELOPE)})
     client = bf.Client(base_url=server.url, customer_id=CUSTOMER, api_key="ak-shapes-1", max_retries=0)
     with pytest.raises(bf.AggregationError) as raised:
         client.delete_login(LOGIN)
@@ -255,7 +178,7 @@ def test_delete_card_answering_an_error_envelope_is_that_error(serve: Serve) -> 
 
 @pytest.mark.parametrize("body", ["{}", "[]", '{"Message": "Deleted."}'])
 def test_delete_card_answering_any_other_body_returns_it(serve: Serve, body: str) -> None:
-    server = serve({LOGIN: body})
+    server = serve({"DeleteCard": Answer(200, body)})
     client = bf.Client(base_url=server.url, customer_id=CUSTOMER, api_key="ak-shapes-1", max_retries=0)
     assert client.delete_login(LOGIN) == json.loads(body)
 
