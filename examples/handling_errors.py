@@ -3,7 +3,9 @@
 Every exception is a ``bf.BankfeedError``. Service errors (``bf.ApiError`` and its subclasses) keep
 ``code``, ``status``, ``message``, ``request_id`` and the whole ``body``; the others carry what
 their situation needs (``waited``, ``prompt`` and ``rule``, ``challenge``, ``snippet``, ...).
-Every exception pickles with its fields, and none carries a password, an answer or a key.
+Every exception pickles with its fields, and none carries a password, an answer or a key. A
+``bf.PendingTimeout`` is resumed with its RequestId rather than started over, and
+``client.close()`` ends every call of a client with ``bf.ClientClosed``.
 
 Run it with ``python examples/handling_errors.py``.
 """
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import pickle
 import socket
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import bankfeed as bf
 
@@ -46,7 +50,11 @@ def next_step(exc: bf.BankfeedError) -> str:
     if isinstance(exc, bf.ApiError):
         return f"HTTP {exc.status} {exc.code}: {exc.message}"
     if isinstance(exc, bf.PendingTimeout):
-        return f"call again later with RequestId {exc.request_id} (waited {exc.waited:.1f} s)"
+        if exc.request_id is None:
+            return f"call again later (waited {exc.waited:.1f} s)"
+        return f"resume later with request_id={exc.request_id!r} (waited {exc.waited:.1f} s)"
+    if isinstance(exc, bf.ClientClosed):
+        return f"{exc.operation} ended: its client was closed; make a new client to go on"
     if isinstance(exc, bf.ProtocolError):
         return f"{exc.operation} answered HTTP {exc.status} unexpectedly; body starts {exc.snippet!r}"
     if isinstance(exc, bf.DecodeError):
@@ -162,16 +170,59 @@ def client_errors(sb: bf.Sandbox, client: bf.Client) -> None:
 
 
 def slow_service() -> None:
-    with bf.Sandbox(pending_seconds=30) as slow:
+    # The service keeps processing a RequestId after the client stops polling it: resume it
+    # (request_id=, or client.session for the banking calls) instead of starting over.
+    with bf.Sandbox(pending_seconds=1.0, logins=2) as slow:
         client = slow.client(poll_interval=0.05, poll_timeout=0.3)
-        session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
-        if not isinstance(session, bf.Session):
-            raise SystemExit("expected a session at once")
+        login_id = slow.login_ids[0]
+        request_id: str | None = None
+        for attempt in range(1, 30):
+            try:
+                inv = client.investments(login_id, request_id=request_id)
+                break
+            except bf.PendingTimeout as exc:
+                if attempt == 1:
+                    print(f"PendingTimeout: RequestId {exc.request_id}, waited {exc.waited:.2f} s")
+                    print(f"  {exc}")
+                    report("a slow service", exc)
+                # None when the service named no RequestId: then the next call starts over.
+                request_id = exc.request_id
+        else:
+            raise SystemExit("still pending")
+        same = inv.request_id == request_id
+        print(f"  resumed the same RequestId: {same}, after {attempt} calls: {len(inv.positions)} positions")
+
+        other = slow.login_ids[1]
         try:
-            session.investments()
+            client.authorize_cached(other).accounts_detail(days="Days365")
         except bf.PendingTimeout as exc:
-            print(f"PendingTimeout: RequestId {exc.request_id}, waited {exc.waited:.2f} s")
-            report("a slow service", exc)
+            if exc.request_id is None:
+                raise SystemExit("expected a RequestId") from exc
+            time.sleep(1.0)
+            # The session of that RequestId, made without a call; the same call on it resumes.
+            detail = client.session(exc.request_id, login_id=other).accounts_detail(days="Days365")
+            print(f"  {exc.operation} resumed by client.session: {len(detail.accounts)} accounts")
+
+
+def closing() -> None:
+    # A client shared by threads: close() cancels every call in flight, wherever it waits.
+    with bf.Sandbox(pending_seconds=30, logins=4) as slow:
+        client = slow.client(poll_interval=0.05)
+        closed: list[bf.ClientClosed] = []
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            calls = [pool.submit(client.investments, login_id) for login_id in slow.login_ids]
+            time.sleep(0.3)
+            client.close()  # at shutdown, or from a signal handler; `with bf.Client(...)` does it too
+            for call in calls:
+                try:
+                    call.result()
+                except bf.ClientClosed as exc:
+                    closed.append(exc)
+        report(f"close() with {len(closed)} calls in flight ({closed[0].operation})", closed[0])
+        try:
+            client.authorize_cached(slow.login_ids[0])
+        except bf.ClientClosed as exc:
+            report("a call after close()", exc)
 
 
 def main() -> None:
@@ -180,6 +231,7 @@ def main() -> None:
         service_errors(client)
         client_errors(sb, client)
     slow_service()
+    closing()
     try:
         raise bf.BankfeedError("every exception of bankfeed is one of these")
     except bf.BankfeedError as exc:

@@ -22,6 +22,7 @@ use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http, Reply};
 use crate::poll::poll;
 use crate::secret::Secret;
+use crate::tables::{check_accounts, AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
 
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -33,12 +34,26 @@ struct Inner {
     config: ClientConfig,
     /// Rebuilt in a forked child: the pool's connections belong to the parent's runtime.
     http: PerProcess<Http>,
+    /// True once `close()` was called: every call in flight, in any thread, ends with
+    /// `Error::Closed`, and new ones are refused.
+    closed: tokio::sync::watch::Sender<bool>,
 }
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Self, Error> {
         let http = Http::new(&config)?;
-        Ok(Client { inner: Arc::new(Inner { config, http: PerProcess::with(http) }) })
+        let closed = tokio::sync::watch::Sender::new(false);
+        Ok(Client { inner: Arc::new(Inner { config, http: PerProcess::with(http), closed }) })
+    }
+
+    /// Cancels every call of this client in flight, in every thread, and refuses new ones: each
+    /// ends with `Error::Closed`. Clones share it (they are the same client); idempotent.
+    pub fn close(&self) {
+        self.inner.closed.send_replace(true);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        *self.inner.closed.borrow()
     }
 
     /// The connection pool of this process (docs/architecture.md#fork-and-child-processes).
@@ -61,7 +76,19 @@ impl Client {
         operation: &'static str,
         call: impl std::future::Future<Output = Result<T, Error>> + Send + 'a,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, Error>> + Send + 'a>> {
-        Box::pin(deadline::bounded(operation, self.inner.config.deadline, call))
+        let mut closed = self.inner.closed.subscribe();
+        let deadline = self.inner.config.deadline;
+        Box::pin(async move {
+            if *closed.borrow_and_update() {
+                return Err(Error::Closed { operation: operation.to_owned() });
+            }
+            // `close()` ends the call where it stands: the request in flight and any poll sleep
+            // are dropped with it (docs/architecture.md#closing-a-client).
+            tokio::select! {
+                result = deadline::bounded(operation, deadline, call) => result,
+                _ = closed.wait_for(|closed| *closed) => Err(Error::Closed { operation: operation.to_owned() }),
+            }
+        })
     }
 
     fn banking_url(&self, operation: &str) -> String {
@@ -179,15 +206,39 @@ impl Client {
         Ok(Raw(bytes.into()))
     }
 
+    /// The session of `login_id`: a cached Authorize, or, given the RequestId of one already
+    /// opened (a `PendingTimeout` names it), that session again without a call
+    /// (see [`Session::resume`]).
+    async fn session_for_login(&self, login_id: &str, request_id: Option<&str>) -> Result<Session, Error> {
+        match request_id {
+            Some(request_id) => Session::resume(request_id, Some(login_id)),
+            None => self.authorize_cached(login_id).await,
+        }
+    }
+
+    /// The bytes of the Investments 200 of an open session, 202 polled.
+    async fn investments_raw(&self, session: &Session) -> Result<Raw, Error> {
+        let config = &self.inner.config;
+        let login_id = session_login_id(session)?;
+        let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
+        let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
+        self.fetch("Investments", Method::POST, url, Some(body), &session.request_id).await
+    }
+
     /// The Investments payload of an open session, 202 polled.
     pub async fn investments(&self, session: &Session) -> Result<Payload<Investments>, Error> {
         self.within_deadline("Investments", async {
-            let config = &self.inner.config;
-            let login_id = session_login_id(session)?;
-            let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
-            let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
-            let raw = self.fetch("Investments", Method::POST, url, Some(body), &session.request_id).await?;
-            typed("Investments", raw)
+            let raw = self.investments_raw(session).await?;
+            off_io(raw, |raw| typed("Investments", raw)).await
+        })
+        .await
+    }
+
+    /// The Investments of an open session as tables, read with borrowed text off the IO workers.
+    pub async fn investments_tables(&self, session: &Session) -> Result<InvestmentsResult, Error> {
+        self.within_deadline("Investments", async {
+            let raw = self.investments_raw(session).await?;
+            off_io(raw, InvestmentsResult::read).await
         })
         .await
     }
@@ -201,6 +252,29 @@ impl Client {
         .await
     }
 
+    /// [`Client::investments_tables`] of `login_id`: after a cached Authorize, or, with
+    /// `request_id`, polling that RequestId again without one (resuming after a `PendingTimeout`).
+    pub async fn investments_tables_for_login(
+        &self,
+        login_id: &str,
+        request_id: Option<&str>,
+    ) -> Result<InvestmentsResult, Error> {
+        self.within_deadline("Investments", async {
+            let session = self.session_for_login(login_id, request_id).await?;
+            self.investments_tables(&session).await
+        })
+        .await
+    }
+
+    /// The bytes of the GetAccountsDetail 200, 202 polled (on its `...Async` link when the 202
+    /// names one).
+    async fn accounts_detail_raw(&self, session: &Session, options: &AccountsDetailOptions) -> Result<Raw, Error> {
+        options.validate()?;
+        let body = options.body(&session.request_id);
+        let url = self.banking_url("GetAccountsDetail");
+        self.fetch("GetAccountsDetail", Method::POST, url, Some(body), &session.request_id).await
+    }
+
     /// GetAccountsDetail, 202 polled (on its `...Async` link when the 202 names one).
     pub async fn accounts_detail(
         &self,
@@ -208,20 +282,45 @@ impl Client {
         options: &AccountsDetailOptions,
     ) -> Result<Payload<Accounts>, Error> {
         self.within_deadline("GetAccountsDetail", async {
-            options.validate()?;
-            let body = options.body(&session.request_id);
-            let raw = self
-                .fetch(
-                    "GetAccountsDetail",
-                    Method::POST,
-                    self.banking_url("GetAccountsDetail"),
-                    Some(body),
-                    &session.request_id,
-                )
-                .await?;
-            typed("GetAccountsDetail", raw)
+            let raw = self.accounts_detail_raw(session, options).await?;
+            off_io(raw, |raw| typed("GetAccountsDetail", raw)).await
         })
         .await
+    }
+
+    /// GetAccountsDetail as tables, read with borrowed text off the IO workers.
+    pub async fn accounts_detail_tables(
+        &self,
+        session: &Session,
+        options: &AccountsDetailOptions,
+    ) -> Result<AccountsResult, Error> {
+        self.within_deadline("GetAccountsDetail", async {
+            let raw = self.accounts_detail_raw(session, options).await?;
+            off_io(raw, |raw| AccountsResult::read("GetAccountsDetail", raw)).await
+        })
+        .await
+    }
+
+    /// [`Client::accounts_detail_tables`] of `login_id`, as [`Client::investments_tables_for_login`].
+    pub async fn accounts_detail_tables_for_login(
+        &self,
+        login_id: &str,
+        options: &AccountsDetailOptions,
+        request_id: Option<&str>,
+    ) -> Result<AccountsResult, Error> {
+        self.within_deadline("GetAccountsDetail", async {
+            options.validate()?;
+            let session = self.session_for_login(login_id, request_id).await?;
+            self.accounts_detail_tables(&session, options).await
+        })
+        .await
+    }
+
+    /// The bytes of the GetAccountsSummary 200, 202 polled.
+    async fn accounts_summary_raw(&self, session: &Session, options: &AccountsSummaryOptions) -> Result<Raw, Error> {
+        let body = options.body(&session.request_id);
+        let url = self.banking_url("GetAccountsSummary");
+        self.fetch("GetAccountsSummary", Method::POST, url, Some(body), &session.request_id).await
     }
 
     /// GetAccountsSummary, 202 polled.
@@ -231,19 +330,45 @@ impl Client {
         options: &AccountsSummaryOptions,
     ) -> Result<Payload<Accounts>, Error> {
         self.within_deadline("GetAccountsSummary", async {
-            let body = options.body(&session.request_id);
-            let raw = self
-                .fetch(
-                    "GetAccountsSummary",
-                    Method::POST,
-                    self.banking_url("GetAccountsSummary"),
-                    Some(body),
-                    &session.request_id,
-                )
-                .await?;
-            typed("GetAccountsSummary", raw)
+            let raw = self.accounts_summary_raw(session, options).await?;
+            off_io(raw, |raw| typed("GetAccountsSummary", raw)).await
         })
         .await
+    }
+
+    /// GetAccountsSummary as tables, read with borrowed text off the IO workers.
+    pub async fn accounts_summary_tables(
+        &self,
+        session: &Session,
+        options: &AccountsSummaryOptions,
+    ) -> Result<AccountsResult, Error> {
+        self.within_deadline("GetAccountsSummary", async {
+            let raw = self.accounts_summary_raw(session, options).await?;
+            off_io(raw, |raw| AccountsResult::read("GetAccountsSummary", raw)).await
+        })
+        .await
+    }
+
+    /// [`Client::accounts_summary_tables`] of `login_id`, as [`Client::investments_tables_for_login`].
+    pub async fn accounts_summary_tables_for_login(
+        &self,
+        login_id: &str,
+        options: &AccountsSummaryOptions,
+        request_id: Option<&str>,
+    ) -> Result<AccountsResult, Error> {
+        self.within_deadline("GetAccountsSummary", async {
+            let session = self.session_for_login(login_id, request_id).await?;
+            self.accounts_summary_tables(&session, options).await
+        })
+        .await
+    }
+
+    /// The bytes of the GetStatements 200, 202 polled.
+    async fn statements_raw(&self, session: &Session, options: &StatementsOptions) -> Result<Raw, Error> {
+        options.validate()?;
+        let body = options.body(&session.request_id);
+        let url = self.banking_url("GetStatements");
+        self.fetch("GetStatements", Method::POST, url, Some(body), &session.request_id).await
     }
 
     /// GetStatements, 202 polled.
@@ -253,20 +378,72 @@ impl Client {
         options: &StatementsOptions,
     ) -> Result<Payload<Statements>, Error> {
         self.within_deadline("GetStatements", async {
-            options.validate()?;
-            let body = options.body(&session.request_id);
-            let raw = self
-                .fetch(
-                    "GetStatements",
-                    Method::POST,
-                    self.banking_url("GetStatements"),
-                    Some(body),
-                    &session.request_id,
-                )
-                .await?;
-            typed("GetStatements", raw)
+            let raw = self.statements_raw(session, options).await?;
+            off_io(raw, |raw| typed("GetStatements", raw)).await
         })
         .await
+    }
+
+    /// GetStatements with its table, read off the IO workers.
+    pub async fn statements_tables(
+        &self,
+        session: &Session,
+        options: &StatementsOptions,
+    ) -> Result<StatementsResult, Error> {
+        self.within_deadline("GetStatements", async {
+            let raw = self.statements_raw(session, options).await?;
+            off_io(raw, StatementsResult::read).await
+        })
+        .await
+    }
+
+    /// [`Client::statements_tables`] of `login_id`, as [`Client::investments_tables_for_login`].
+    pub async fn statements_tables_for_login(
+        &self,
+        login_id: &str,
+        options: &StatementsOptions,
+        request_id: Option<&str>,
+    ) -> Result<StatementsResult, Error> {
+        self.within_deadline("GetStatements", async {
+            options.validate()?;
+            let session = self.session_for_login(login_id, request_id).await?;
+            self.statements_tables(&session, options).await
+        })
+        .await
+    }
+
+    /// The bytes of an attributes 200 and the operation that answered it, with the preparation of
+    /// docs/protocol.md#attributes: account detail polled to 200 first, then the attributes call,
+    /// itself polled (attributes answer 202 while account detail is still being processed).
+    async fn attributes_raw(&self, session: &Session, query: &AttributesQuery) -> Result<(&'static str, Raw), Error> {
+        if let AttributesQuery::Custom(custom) = query {
+            custom.validate()?;
+        }
+        let login_id = session_login_id(session)?;
+        // Both ids came from the service and go into a URL that carries the api key.
+        path_segment(session, "LoginId", login_id)?;
+        path_segment(session, "RequestId", &session.request_id)?;
+        // The detail only has to be ready, and be a detail payload: it is checked, not kept.
+        let detail = self.accounts_detail_raw(session, &AccountsDetailOptions::default()).await?;
+        off_io(detail, |raw| check_accounts("GetAccountsDetail", &raw)).await?;
+        let config = &self.inner.config;
+        let base = format!(
+            "{}/v3/{}/insight/login/{login_id}/attributes/{}",
+            config.base_url, config.customer_id, session.request_id
+        );
+        Ok(match query {
+            AttributesQuery::Package(package) => {
+                let url = format!("{base}/{}", package.operation());
+                (
+                    package.operation(),
+                    self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?,
+                )
+            }
+            AttributesQuery::Custom(custom) => (
+                "Attributes",
+                self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?,
+            ),
+        })
     }
 
     /// Attributes of an open session, with the preparation of docs/protocol.md#attributes: account
@@ -274,34 +451,21 @@ impl Client {
     /// while account detail is still being processed).
     pub async fn attributes(&self, session: &Session, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
         self.within_deadline("Attributes", async {
-            if let AttributesQuery::Custom(custom) = query {
-                custom.validate()?;
-            }
-            let login_id = session_login_id(session)?;
-            // Both ids came from the service and go into a URL that carries the api key.
-            path_segment(session, "LoginId", login_id)?;
-            path_segment(session, "RequestId", &session.request_id)?;
-            self.accounts_detail(session, &AccountsDetailOptions::default()).await?;
-            let config = &self.inner.config;
-            let base = format!(
-                "{}/v3/{}/insight/login/{login_id}/attributes/{}",
-                config.base_url, config.customer_id, session.request_id
-            );
-            let (operation, raw) = match query {
-                AttributesQuery::Package(package) => {
-                    let url = format!("{base}/{}", package.operation());
-                    (
-                        package.operation(),
-                        self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?,
-                    )
-                }
-                AttributesQuery::Custom(custom) => (
-                    "Attributes",
-                    self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?,
-                ),
-            };
-            let data = Attributes::read(operation, raw.bytes())?;
-            Ok(Payload { data, raw })
+            let (operation, raw) = self.attributes_raw(session, query).await?;
+            off_io(raw, move |raw| Ok(Payload { data: Attributes::read(operation, raw.bytes())?, raw })).await
+        })
+        .await
+    }
+
+    /// [`Client::attributes`] with its tables, read off the IO workers.
+    pub async fn attributes_tables(
+        &self,
+        session: &Session,
+        query: &AttributesQuery,
+    ) -> Result<AttributesResult, Error> {
+        self.within_deadline("Attributes", async {
+            let (operation, raw) = self.attributes_raw(session, query).await?;
+            off_io(raw, move |raw| AttributesResult::read(operation, raw)).await
         })
         .await
     }
@@ -318,6 +482,24 @@ impl Client {
             }
             let session = self.authorize_cached(login_id).await?;
             self.attributes(&session, query).await
+        })
+        .await
+    }
+
+    /// [`Client::attributes_tables`] of `login_id`, as [`Client::investments_tables_for_login`]:
+    /// resuming polls the account detail and then the attributes call on that RequestId.
+    pub async fn attributes_tables_for_login(
+        &self,
+        login_id: &str,
+        query: &AttributesQuery,
+        request_id: Option<&str>,
+    ) -> Result<AttributesResult, Error> {
+        self.within_deadline("Attributes", async {
+            if let AttributesQuery::Custom(custom) = query {
+                custom.validate()?;
+            }
+            let session = self.session_for_login(login_id, request_id).await?;
+            self.attributes_tables(&session, query).await
         })
         .await
     }
@@ -404,6 +586,33 @@ fn session_login_id(session: &Session) -> Result<&str, Error> {
         .login_id
         .as_deref()
         .ok_or_else(|| Error::config("login_id", "is unknown for this session: open it with a login or a LoginId"))
+}
+
+/// Bodies from this size on are read on tokio's blocking pool: decoding them and building their
+/// tables (about 3 µs per KiB) takes long enough to stall the requests and polls of every other
+/// flow sharing the IO worker. Below it the read takes under a quarter of a millisecond, less
+/// than a poll round of another flow waits anyway, and the hand-off to another thread (a wake-up
+/// and a switch each way) would cost a typical answer of a few accounts (about 20 KiB) more CPU
+/// than it saves (BENCHMARKS.md, sessions).
+const OFF_IO_BYTES: usize = 64 * 1024;
+
+/// Runs `read` over `raw`, off the IO workers when the body is large (see [`OFF_IO_BYTES`]). A
+/// panic in `read` goes on in the caller as it would inline.
+async fn off_io<T: Send + 'static>(
+    raw: Raw,
+    read: impl FnOnce(Raw) -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    if raw.bytes().len() < OFF_IO_BYTES {
+        return read(raw);
+    }
+    match tokio::task::spawn_blocking(move || read(raw)).await {
+        Ok(result) => result,
+        Err(error) => match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // Only a runtime shutting down cancels a blocking task; its callers are gone too.
+            Err(_) => Err(Error::Internal { message: "the runtime shut down before the payload was read".to_owned() }),
+        },
+    }
 }
 
 /// The payload of a data operation's 200, checked to be one (docs/errors.md#protocol-surprises).
@@ -664,11 +873,52 @@ mod payload_tests {
     }
 
     /// Runs the data operation `operation` against a stub that answers `body` (after a valid
-    /// account detail, for attributes), and says what came of it.
+    /// account detail, for attributes), and says what came of it; the same comes of its tables.
     async fn run(operation: &str, body: &'static str) -> Result<(), Error> {
-        let attributes = operation.contains("Attributes");
-        let answers = if attributes { vec![(200, DETAIL), (200, body)] } else { vec![(200, body)] };
-        let client = client(&stub::serve(answers));
+        let typed = run_typed(operation, body).await;
+        let tables = run_tables(operation, body).await;
+        assert_eq!(format!("{typed:?}"), format!("{tables:?}"), "{operation} answering {body}");
+        typed
+    }
+
+    fn answers(operation: &str, body: &'static str) -> Vec<(u16, &'static str)> {
+        if operation.contains("Attributes") {
+            vec![(200, DETAIL), (200, body)]
+        } else {
+            vec![(200, body)]
+        }
+    }
+
+    fn custom() -> crate::data::attributes::CustomAttributes {
+        crate::data::attributes::CustomAttributes {
+            attributes: vec![("Card".into(), vec!["balance_min".into()])],
+            ..Default::default()
+        }
+    }
+
+    async fn run_tables(operation: &str, body: &'static str) -> Result<(), Error> {
+        let client = client(&stub::serve(answers(operation, body)));
+        let session = session();
+        match operation {
+            "Investments" => client.investments_tables(&session).await.map(drop),
+            "GetAccountsDetail" => {
+                client.accounts_detail_tables(&session, &AccountsDetailOptions::default()).await.map(drop)
+            }
+            "GetAccountsSummary" => {
+                client.accounts_summary_tables(&session, &AccountsSummaryOptions::default()).await.map(drop)
+            }
+            "GetStatements" => client.statements_tables(&session, &StatementsOptions::default()).await.map(drop),
+            "GetIncomeAttributes" => {
+                client.attributes_tables(&session, &AttributesQuery::Package(Package::Income)).await.map(drop)
+            }
+            "Attributes" => client.attributes_tables(&session, &AttributesQuery::Custom(custom())).await.map(drop),
+            "Authorize" => client.authorize_cached(LOGIN).await.map(drop),
+            other => panic!("no operation {other}"),
+        }
+    }
+
+    async fn run_typed(operation: &str, body: &'static str) -> Result<(), Error> {
+        let client = client(&stub::serve(answers(operation, body)));
         let session = session();
         match operation {
             "Investments" => client.investments(&session).await.map(drop),
@@ -680,13 +930,7 @@ mod payload_tests {
             "GetIncomeAttributes" => {
                 client.attributes(&session, &AttributesQuery::Package(Package::Income)).await.map(drop)
             }
-            "Attributes" => {
-                let custom = crate::data::attributes::CustomAttributes {
-                    attributes: vec![("Card".into(), vec!["balance_min".into()])],
-                    ..Default::default()
-                };
-                client.attributes(&session, &AttributesQuery::Custom(custom)).await.map(drop)
-            }
+            "Attributes" => client.attributes(&session, &AttributesQuery::Custom(custom())).await.map(drop),
             "Authorize" => client.authorize_cached(LOGIN).await.map(drop),
             other => panic!("no operation {other}"),
         }
@@ -749,6 +993,32 @@ mod payload_tests {
     async fn a_200_that_is_not_json_stays_a_decode_error() {
         for (operation, _) in OPERATIONS {
             assert!(matches!(run(operation, "<html>").await, Err(Error::Decode { status: 200, .. })), "{operation}");
+        }
+    }
+
+    #[tokio::test]
+    async fn large_payloads_are_read_off_the_io_thread_and_small_ones_on_it() {
+        let here = std::thread::current().id();
+        let reader = |raw: Raw| Ok((std::thread::current().id(), raw.bytes().len()));
+        let large = Raw(vec![b' '; OFF_IO_BYTES].into());
+        let (there, len) = off_io(large, reader).await.unwrap();
+        assert_ne!(there, here);
+        assert_eq!(len, OFF_IO_BYTES);
+        let small = Raw(vec![b' '; OFF_IO_BYTES - 1].into());
+        assert_eq!(off_io(small, reader).await.unwrap().0, here);
+    }
+
+    #[tokio::test]
+    async fn a_large_answer_read_off_the_io_workers_fails_as_a_small_one() {
+        let pad = "x".repeat(2 * OFF_IO_BYTES);
+        let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+        let envelope = leak(format!(r#"{{"HttpStatusCode": 500, "FlinksCode": "AGGREGATION_ERROR", "Pad": "{pad}"}}"#));
+        let other = leak(format!(r#"{{"Pad": "{pad}"}}"#));
+        let cut = leak(format!(r#"{{"Accounts": [], "Pad": "{pad}"#));
+        for (operation, _) in OPERATIONS.iter().filter(|(operation, _)| *operation != "Authorize") {
+            assert!(matches!(run(operation, envelope).await, Err(Error::Api(_))), "{operation}");
+            assert!(matches!(run(operation, other).await, Err(Error::Protocol { status: 200, .. })), "{operation}");
+            assert!(matches!(run(operation, cut).await, Err(Error::Decode { status: 200, .. })), "{operation}");
         }
     }
 

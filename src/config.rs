@@ -64,6 +64,10 @@ pub struct ClientConfig {
     /// Bound of one whole call: authorize, challenges, polling, retries
     /// (docs/protocol.md#timing-and-limits). `None`: no bound beyond the other limits.
     pub deadline: Option<Duration>,
+    /// At most this many requests of the client are in flight at once, so at most about this
+    /// many connections are open to a host; further requests wait their turn
+    /// (docs/protocol.md#timing-and-limits).
+    pub max_connections: usize,
 }
 
 /// What the caller passed; every field is optional and completed from the environment.
@@ -82,12 +86,22 @@ pub struct ClientOptions {
     pub max_body_bytes: Option<usize>,
     pub allow_insecure_http: Option<bool>,
     pub deadline: Option<f64>,
+    pub max_connections: Option<usize>,
 }
 
 /// At a few hundred bytes each, 100,000 transactions of account detail are some tens of MiB; the
 /// default leaves room for several times that while still bounding what a server can make the
 /// client hold.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 128 * 1024 * 1024;
+
+/// Requests of one client in flight at once, by default: as aiohttp and httpx bound their pools.
+/// Thousands of flows sleeping between polls need only these few connections, where opening one
+/// per flow would run into the server's connection limit (the sandbox accepts 1,024 at once)
+/// and the process's file descriptors.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
+
+/// The largest `max_connections`: more than a process can usually keep descriptors for.
+pub const MAX_CONNECTIONS: usize = 10_000;
 
 /// The shortest wait between two polls: a smaller `poll_interval` (0 included) is raised to it, so
 /// that a pending operation cannot become a flood of requests (docs/protocol.md#polling).
@@ -156,6 +170,11 @@ impl ClientConfig {
         if max_body_bytes == 0 {
             return Err(Error::config("max_body_bytes", "must be a number of bytes > 0"));
         }
+        let max_connections = options.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        if !(1..=MAX_CONNECTIONS).contains(&max_connections) {
+            let rule = format!("must be from 1 to {MAX_CONNECTIONS}, got {max_connections}");
+            return Err(Error::config("max_connections", rule));
+        }
         Ok(ClientConfig {
             base_url,
             investments_base_url,
@@ -169,6 +188,7 @@ impl ClientConfig {
             max_body_bytes,
             allow_insecure_http,
             deadline,
+            max_connections,
         })
     }
 }
@@ -192,6 +212,7 @@ impl ClientConfig {
             max_body_bytes: Some(self.max_body_bytes),
             allow_insecure_http: Some(self.allow_insecure_http),
             deadline: self.deadline.map(|deadline| deadline.as_secs_f64()),
+            max_connections: Some(self.max_connections),
         }
     }
 }
@@ -349,6 +370,10 @@ mod tests {
         assert_eq!(field_of(ClientConfig::resolve(bad_interval, |_| None)), "poll_interval");
         let no_body = ClientOptions { max_body_bytes: Some(0), ..options("http://127.0.0.1:9", "c") };
         assert_eq!(field_of(ClientConfig::resolve(no_body, |_| None)), "max_body_bytes");
+        for bad in [0, MAX_CONNECTIONS + 1] {
+            let options = ClientOptions { max_connections: Some(bad), ..options("http://127.0.0.1:9", "c") };
+            assert_eq!(field_of(ClientConfig::resolve(options, |_| None)), "max_connections");
+        }
     }
 
     fn rule_of(result: Result<ClientConfig, Error>) -> (&'static str, String) {

@@ -155,6 +155,11 @@ pub enum Error {
     Decode { operation: String, status: u16, message: String, snippet: String },
     /// The caller's challenge handler failed; its own error is kept to be raised as it was.
     Handler(Arc<dyn std::error::Error + Send + Sync>),
+    /// bankfeed's own failure, not the service's nor the caller's: an operation of a bulk call
+    /// that panicked is reported as this, for its LoginId only (src/bulk.rs).
+    Internal { message: String },
+    /// The client was closed: the call was cancelled where it stood, or refused before it began.
+    Closed { operation: String },
 }
 
 impl Error {
@@ -212,12 +217,29 @@ impl fmt::Display for Error {
             ),
             Error::PendingTimeout { operation, request_id, waited } => {
                 write!(f, "{operation} still pending after {:.1} s", waited.as_secs_f64())?;
-                if let Some(request_id) = request_id {
-                    write!(f, " (RequestId {request_id})")?;
+                // The way to resume is named in the Python terms the binding offers
+                // (docs/protocol.md#polling); the RequestId is no secret, the LoginId stays out.
+                match request_id {
+                    Some(id) => {
+                        write!(f, " (RequestId {id}): ")?;
+                        let call = if operation == "Investments" {
+                            "client.investments(login_id, "
+                        } else if operation.ends_with("Attributes") {
+                            "client.attributes(login_id, ..., "
+                        } else {
+                            ""
+                        };
+                        if call.is_empty() {
+                            write!(f, "resume polling it with client.session({id:?}, login_id=login_id)")?;
+                            f.write_str(" and the same call on that session")?;
+                        } else {
+                            write!(f, "call again with request_id={id:?} to resume polling it, as ")?;
+                            write!(f, "{call}request_id={id:?})")?;
+                        }
+                        f.write_str("; or raise poll_timeout (and deadline, when set)")
+                    }
+                    None => f.write_str("; call again later, or raise poll_timeout (and deadline, when set)"),
                 }
-                f.write_str(
-                    "; call it again later with the same RequestId, or raise poll_timeout (and deadline, when set)",
-                )
             }
             Error::Transport { operation, message, timed_out, attempts } => {
                 let what = if *timed_out { "timed out" } else { "failed" };
@@ -238,6 +260,12 @@ impl fmt::Display for Error {
                 write!(f, "{operation}: could not decode the HTTP {status} answer ({message}); body starts {snippet:?}")
             }
             Error::Handler(error) => write!(f, "the challenge handler failed: {error}"),
+            Error::Closed { operation } => write!(
+                f,
+                "{operation} stopped: the client was closed (close(), or the end of its with or async with \
+                 block), so the call was cancelled or never sent; make a new client to go on"
+            ),
+            Error::Internal { message } => f.write_str(message),
         }
     }
 }
@@ -261,6 +289,32 @@ pub(crate) fn snippet(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pending_timeout_names_the_call_that_resumes_its_request_id() {
+        let timeout = |operation: &str, request_id: Option<&str>| {
+            Error::PendingTimeout {
+                operation: operation.to_owned(),
+                request_id: request_id.map(str::to_owned),
+                waited: Duration::from_millis(30_000),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            timeout("Investments", Some("r-1")),
+            "Investments still pending after 30.0 s (RequestId r-1): call again with request_id=\"r-1\" to resume \
+             polling it, as client.investments(login_id, request_id=\"r-1\"); or raise poll_timeout (and deadline, \
+             when set)"
+        );
+        assert!(timeout("GetIncomeAttributes", Some("r-2"))
+            .contains("as client.attributes(login_id, ..., request_id=\"r-2\");"));
+        assert!(timeout("GetAccountsDetail", Some("r-3"))
+            .contains("resume polling it with client.session(\"r-3\", login_id=login_id) and the same call"));
+        assert_eq!(
+            timeout("GetStatements", None),
+            "GetStatements still pending after 30.0 s; call again later, or raise poll_timeout (and deadline, when set)"
+        );
+    }
 
     fn api(status: u16, code: Option<&str>) -> ApiError {
         ApiError {

@@ -127,6 +127,8 @@ pub(crate) struct Http {
     /// What bounds the retries of a call sent without a deadline of its own.
     budget: Duration,
     max_body_bytes: usize,
+    /// One permit per request in flight (`max_connections`): shared by the clones of this pool.
+    slots: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 /// Error bodies smaller than this are kept whole on the `ApiError`; a larger one is kept as a
@@ -163,6 +165,7 @@ impl Http {
             timeout: config.timeout,
             budget: config.poll.timeout,
             max_body_bytes: config.max_body_bytes,
+            slots: std::sync::Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
         })
     }
 
@@ -254,6 +257,14 @@ impl Http {
         fresh: Option<&(&'static str, Secret)>,
         time_left: Option<Duration>,
     ) -> Result<Reply, Attempt> {
+        // Held until the body is read, when the connection is back in the pool for the next
+        // request: so the requests in flight, and the connections open, stay near
+        // `max_connections`. The wait for a permit counts in the call's deadline like any other.
+        let _slot = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| Attempt::Unsendable { message: "the client's connection slots are closed".to_owned() })?;
         let mut builder = self.client.request(request.method.clone(), &request.url);
         if let Some(left) = time_left {
             builder = builder.timeout(left.min(self.timeout));

@@ -3,6 +3,7 @@
 //! The core knows nothing of Python; `python` converts its types and nothing more.
 
 pub mod authorize;
+pub mod bulk;
 pub mod client;
 pub mod config;
 pub mod data;

@@ -11,13 +11,15 @@
 
 mod common;
 
+use std::time::Duration;
+
 use arrow_array::Array;
 use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use bankfeed::data::requests::{AccountsDetailOptions, StatementsOptions};
 use bankfeed::error::ApiErrorKind;
-use bankfeed::sandbox::SandboxConfig;
+use bankfeed::sandbox::{Sandbox, SandboxConfig};
 use bankfeed::tables::{self, ColumnData};
-use bankfeed::Error;
+use bankfeed::{Client, Error, Session};
 use common::{client_of as start, saved_session};
 
 fn floats(table: &tables::Table, name: &str) -> Vec<f64> {
@@ -134,4 +136,103 @@ async fn a_deleted_login_cannot_be_read_again() {
         Err(Error::Api(api)) => assert_eq!(api.code.as_deref(), Some("INVALID_LOGIN")),
         other => panic!("{other:?}"),
     }
+}
+
+/// A client of the same sandbox that gives up polling after `poll_timeout`.
+fn impatient(client: &Client, poll_timeout: Duration) -> Client {
+    let mut config = client.config().clone();
+    config.poll.timeout = poll_timeout;
+    Client::new(config).unwrap()
+}
+
+/// How many requests of the sandbox's log went to a path ending in `path`, answered `status`.
+fn answered(sandbox: &Sandbox, path: &str, status: u16) -> usize {
+    sandbox.requests().iter().filter(|r| r.path.ends_with(path) && r.status == status).count()
+}
+
+#[tokio::test]
+async fn a_pending_timeout_is_resumed_on_its_request_id_without_a_new_authorize() {
+    let (sandbox, client) = start(SandboxConfig { pending_polls: 5, ..SandboxConfig::default() });
+    let login_id = saved_session(&client).await.login_id.unwrap();
+    let error = impatient(&client, Duration::from_millis(25)).investments_tables_for_login(&login_id, None).await;
+    let (request_id, message) = match error {
+        Err(error @ Error::PendingTimeout { .. }) => (error.request_id().unwrap().to_owned(), error.to_string()),
+        other => panic!("{other:?}"),
+    };
+    // The message names the RequestId and the call that resumes it, and no LoginId.
+    let resume = format!("client.investments(login_id, request_id=\"{request_id}\")");
+    assert!(message.contains(&resume) && !message.contains(&login_id), "{message}");
+    let pending_before = answered(&sandbox, "/Investments", 202);
+    assert!((1..5).contains(&pending_before), "{pending_before}");
+    let authorizes = answered(&sandbox, "/Authorize", 200);
+
+    let resumed = client.investments_tables_for_login(&login_id, Some(&request_id)).await.unwrap();
+    assert_eq!(answered(&sandbox, "/Authorize", 200), authorizes, "no new Authorize");
+    // The sandbox's pending count went on from where it was: five 202s in all, then the 200.
+    assert_eq!(answered(&sandbox, "/Investments", 202), 5);
+    assert_eq!(answered(&sandbox, "/Investments", 200), 1);
+    assert_eq!(resumed.tables.request_id.as_deref(), Some(request_id.as_str()));
+    assert!(resumed.tables.accounts.rows > 0);
+}
+
+#[tokio::test]
+async fn attributes_resume_on_their_request_id_too() {
+    let (sandbox, client) = start(SandboxConfig { pending_polls: 5, ..SandboxConfig::default() });
+    let login_id = saved_session(&client).await.login_id.unwrap();
+    let query = AttributesQuery::Package(Package::Income);
+    let error =
+        impatient(&client, Duration::from_millis(25)).attributes_tables_for_login(&login_id, &query, None).await;
+    let request_id = match error {
+        Err(error @ Error::PendingTimeout { .. }) => error.request_id().unwrap().to_owned(),
+        other => panic!("{other:?}"),
+    };
+    let authorizes = answered(&sandbox, "/Authorize", 200);
+    let resumed = client.attributes_tables_for_login(&login_id, &query, Some(&request_id)).await.unwrap();
+    assert_eq!(answered(&sandbox, "/Authorize", 200), authorizes, "no new Authorize");
+    assert!(resumed.values.rows > 0);
+    let detail_pending: usize =
+        sandbox.requests().iter().filter(|r| r.path.contains("GetAccountsDetail") && r.status == 202).count();
+    assert_eq!(detail_pending, 5, "the detail's pending count went on too");
+}
+
+#[tokio::test]
+async fn a_resumed_session_checks_its_ids_before_any_call() {
+    let (sandbox, client) = start(SandboxConfig::default());
+    let login = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
+    for bad in ["", "..", "a/b", "a\r\nb", "%2e"] {
+        match client.investments_tables_for_login(login, Some(bad)).await {
+            Err(Error::Config { field: "request_id", .. }) => {}
+            other => panic!("{bad:?}: {other:?}"),
+        }
+    }
+    match client.investments_tables_for_login("not-a-guid", Some(login)).await {
+        Err(Error::Config { field: "login_id", .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(sandbox.requests().is_empty(), "nothing is sent");
+    let session = Session::resume(login, None).unwrap();
+    assert_eq!((session.request_id.as_str(), session.login_id), (login, None));
+    // Kept and read back as a session that came from Authorize.
+    let again = Session::from_body(&Session::resume(login, Some(login)).unwrap().raw, None).unwrap();
+    assert_eq!((again.request_id.as_str(), again.login_id.as_deref()), (login, Some(login)));
+}
+
+#[tokio::test]
+async fn the_live_tables_are_those_of_the_payload_read_again() {
+    let (_sandbox, client) = start(SandboxConfig { investment_transactions: Some(2_000), ..SandboxConfig::default() });
+    let session = saved_session(&client).await;
+    let live = client.investments_tables(&session).await.unwrap();
+    assert!(live.raw.bytes().len() > 64 * 1024, "read off the IO workers");
+    assert_eq!(live.tables, tables::InvestmentsTables::from_json(live.raw.bytes()).unwrap());
+    assert_eq!(live.tables.transactions.rows, 2_000);
+    let typed = client.investments(&session).await.unwrap();
+    assert_eq!(tables::InvestmentsTables::new(&typed.data), live.tables);
+
+    let options = AccountsDetailOptions { with_transactions: Some(true), ..Default::default() };
+    let detail = client.accounts_detail_tables(&session, &options).await.unwrap();
+    assert_eq!(detail.tables, tables::AccountsTables::from_json(detail.raw.bytes()).unwrap());
+    let summary = client.accounts_summary_tables(&session, &Default::default()).await.unwrap();
+    assert_eq!(summary.tables.transactions.rows, 0);
+    let statements = client.statements_tables(&session, &StatementsOptions::default()).await.unwrap();
+    assert_eq!(statements.statements.rows, tables::statements_table(&statements.payload.data).rows);
 }

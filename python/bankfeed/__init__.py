@@ -16,9 +16,13 @@ layer over it. Start with a :class:`Sandbox` to try everything without the real 
 from bankfeed._answers import answers
 from bankfeed._native import (
     Accounts,
+    AsyncChallenge,
+    AsyncClient,
+    AsyncSession,
     Attributes,
     Challenge,
     Client,
+    Combined,
     Investments,
     Sandbox,
     SecurityChallenge,
@@ -26,13 +30,15 @@ from bankfeed._native import (
     Statements,
     Table,
     __version__,
+    combine,
 )
-from bankfeed._types import Answer, Answers, ChallengeHandler, Step
+from bankfeed._types import Answer, Answers, AsyncChallengeHandler, AsyncStep, ChallengeHandler, Step
 from bankfeed.errors import (
     AggregationError,
     ApiError,
     BankfeedError,
     ChallengeRequired,
+    ClientClosed,
     ConcurrentSession,
     ConfigError,
     DecodeError,
@@ -59,12 +65,19 @@ __all__ = [
     "Answer",
     "Answers",
     "ApiError",
+    "AsyncChallenge",
+    "AsyncChallengeHandler",
+    "AsyncClient",
+    "AsyncSession",
+    "AsyncStep",
     "Attributes",
     "BankfeedError",
     "Challenge",
     "ChallengeHandler",
     "ChallengeRequired",
     "Client",
+    "ClientClosed",
+    "Combined",
     "ConcurrentSession",
     "ConfigError",
     "DecodeError",
@@ -91,4 +104,5 @@ __all__ = [
     "Unauthorized",
     "__version__",
     "answers",
+    "combine",
 ]

@@ -8,8 +8,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import bankfeed as bf
 from bankfeed._answers import CannedAnswers
@@ -79,20 +81,59 @@ def demo(user: str) -> int:
     return 0
 
 
-def sandbox(port: int, host: str, pending_polls: int | None, customer_id: str | None) -> int:
-    """Serves a sandbox on ``host:port`` until Ctrl-C."""
+def _stop_on_sigterm() -> None:
+    """Makes SIGTERM stop the server as Ctrl-C does: closed cleanly, exit status 0."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, interrupt)
+
+
+def _faults(text: str) -> list[dict[str, Any]]:
+    """``--faults``: a JSON list of fault objects (docs/sandbox.md#faults)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise argparse.ArgumentTypeError("must be a JSON list of objects")
+    return value
+
+
+def sandbox(args: argparse.Namespace) -> int:
+    """Serves a sandbox on ``args.host:args.port`` until Ctrl-C or SIGTERM.
+
+    The first line printed is the URL line of ``serve_sandbox``; with ``--logins`` the LoginIds
+    are written to ``--login-ids-file`` before it (docs/sandbox.md#many-logins).
+    """
     from bankfeed import _native
 
-    # serve_sandbox prints the address it bound (the real port, when asked for port 0).
-    options: dict[str, int | str] = {}
-    if pending_polls is not None:
-        options["pending_polls"] = pending_polls
-    if customer_id is not None:
-        options["customer_id"] = customer_id
+    options: dict[str, Any] = {}
+    for name in (
+        "pending_polls",
+        "pending_seconds",
+        "customer_id",
+        "seed",
+        "investment_transactions",
+        "banking_transactions",
+        "logins",
+        "faults",
+    ):
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = value
+    _stop_on_sigterm()
     try:
-        _native.serve_sandbox(port, host=host, **options)
+        _native.serve_sandbox(args.port, host=args.host, login_ids_file=args.login_ids_file, **options)
     except KeyboardInterrupt:
-        print("stopped")
+        print("stopped", flush=True)
+    except OSError as exc:
+        # A taken port, or a LoginIds file that cannot be written.
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -106,6 +147,7 @@ def users() -> int:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(2)]
     for name, kinds, description in [header, *rows]:
         print(f"{name:<{widths[0]}}  {kinds:<{widths[1]}}  {description}")
+    print(f"{'bulk_<n>':<{widths[0]}}  {'-':<{widths[1]}}  As greatday_nomfa, a login of its own per number n.")
     print(f"\ninstitution {INSTITUTION}, password {PASSWORD!r} for every user")
     return 0
 
@@ -119,11 +161,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_demo = commands.add_parser("demo", help="a live login with challenges against a sandbox")
     run_demo.add_argument("--user", default="mfa_securid", help="sandbox user (default: mfa_securid)")
 
-    serve = commands.add_parser("sandbox", help="serve the sandbox until Ctrl-C")
+    serve = commands.add_parser(
+        "sandbox",
+        help="serve the sandbox until Ctrl-C or SIGTERM",
+        description="Serves the sandbox until Ctrl-C or SIGTERM. The first line printed is "
+        "'bankfeed sandbox on <url> (customer id <id>)'.",
+    )
     serve.add_argument("--port", type=int, required=True, help="port to listen on (0: a free one)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     serve.add_argument("--pending-polls", type=int, default=None, help="202 answers before each 200")
+    serve.add_argument(
+        "--pending-seconds", type=float, default=None, help="also answer 202 until this long after the first call"
+    )
     serve.add_argument("--customer-id", default=None, help="customer id expected in every path")
+    serve.add_argument("--seed", type=int, default=None, help="seeds the LoginIds and all data (default: 0)")
+    serve.add_argument(
+        "--investment-transactions", type=int, default=None, help="exactly this many investment trades per login"
+    )
+    serve.add_argument(
+        "--banking-transactions", type=int, default=None, help="exactly this many banking transactions per login"
+    )
+    serve.add_argument("--logins", type=int, default=None, help="save this many bulk logins (bulk_00000, ...) at start")
+    serve.add_argument(
+        "--login-ids-file",
+        default=None,
+        metavar="PATH",
+        help="write the saved bulk logins' LoginIds there, one a line, before the URL line",
+    )
+    serve.add_argument(
+        "--faults", type=_faults, default=None, metavar="JSON", help="faults to inject: a JSON list of objects"
+    )
 
     commands.add_parser("users", help="list the sandbox's test users")
 
@@ -132,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             return demo(args.user)
         if args.command == "sandbox":
-            return sandbox(args.port, args.host, args.pending_polls, args.customer_id)
+            return sandbox(args)
         return users()
     except bf.BankfeedError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     # Annotations only: the handler reads a Challenge's attributes and needs no import at run time.
-    from bankfeed._native import Challenge
+    from bankfeed._native import AsyncChallenge, Challenge
 
 __all__ = ["CannedAnswers", "answers"]
 
@@ -68,7 +68,7 @@ class CannedAnswers:
         key = self._folded.get(prompt.strip().casefold())
         return None if key is None else self._answers[key]
 
-    def __call__(self, challenge: Challenge) -> dict[str, list[str]]:
+    def __call__(self, challenge: Challenge | AsyncChallenge) -> dict[str, list[str]]:
         """The answers to the challenges of ``challenge`` this handler knows, keyed as the server wants."""
         result: dict[str, list[str]] = {}
         for item in challenge.challenges:

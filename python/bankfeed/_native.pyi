@@ -6,79 +6,51 @@ the binary.
 """
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, final
 
-from bankfeed._types import Answers, ChallengeHandler, Step
+from typing_extensions import disjoint_base
+
+from bankfeed._types import (
+    Answers,
+    AsyncBulkResults,
+    AsyncChallengeHandler,
+    AsyncStep,
+    BulkResults,
+    ChallengeHandler,
+    Step,
+)
 
 __all__ = [
     "Accounts",
+    "AsyncChallenge",
+    "AsyncClient",
+    "AsyncSession",
     "Attributes",
     "Challenge",
     "Client",
+    "Combined",
     "Investments",
     "Sandbox",
     "SecurityChallenge",
     "Session",
     "Statements",
     "Table",
+    "_BaseChallenge",
+    "_BaseClient",
+    "_BaseSession",
     "__version__",
+    "combine",
     "serve_sandbox",
 ]
 
 #: The version of the package, e.g. ``"0.1.0"``.
 __version__: str
 
-@final
-class Client:
-    """A client of the bank-data aggregation API.
-
-    Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
-    ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``. Every call blocks with the GIL released;
-    Ctrl-C stops a wait at once. A wrong argument type raises ``TypeError`` naming the argument;
-    an invalid value raises :class:`bankfeed.ConfigError`::
-
-        client = bf.Client(base_url="https://toolbox-api.private.fin.ag",
-                           customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
-        session = client.login("FlinksCapital", "Greatday", "Everyday",
-                               on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
-    """
-
-    def __new__(
-        cls,
-        base_url: str | None = None,
-        customer_id: str | None = None,
-        *,
-        api_key: str | None = None,
-        secret_key: str | None = None,
-        investments_base_url: str | None = None,
-        timeout: float = 240.0,
-        poll_interval: float = 10.0,
-        poll_timeout: float = 1800.0,
-        max_retries: int = 2,
-        max_challenge_rounds: int = 10,
-        allow_insecure_http: bool = False,
-        deadline: float | None = None,
-        max_body_bytes: int = 134217728,
-    ) -> Client:
-        """Checks the options and builds the client; nothing is sent yet.
-
-        ``timeout`` is per request, ``poll_interval`` the seconds between two polls of a 202
-        answer (at least 0.01: a smaller value, 0 included, is raised to it), ``poll_timeout``
-        how long an operation may stay pending before :class:`bankfeed.PendingTimeout`;
-        ``max_retries`` bounds the retries of a transient failure, ``max_challenge_rounds`` the
-        challenge rounds of one login. ``deadline`` bounds a whole call (authorize, challenge
-        rounds, polling and retries together), in seconds; ``None`` leaves a call bounded only
-        by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
-        transactions) bounds the size of an answer: a larger one raises
-        :class:`bankfeed.ProtocolError` before it is read whole.
-
-        Credentials and keys go only over https: an ``http://`` URL is refused unless its host is
-        loopback (127.0.0.0/8, ``::1``, ``localhost``, as for a :class:`Sandbox`) or
-        ``allow_insecure_http=True``. A URL with a user name or password, a ``customer_id`` that
-        is not a GUID or a plain path segment, and an empty key or one a header cannot carry are
-        refused too, with :class:`bankfeed.ConfigError` naming the option (never the key).
-        """
+@disjoint_base
+class _BaseClient:
+    """What :class:`Client` and :class:`AsyncClient` share: the configuration, pickling and
+    :meth:`close`. Not made directly."""
 
     @property
     def base_url(self) -> str:
@@ -122,11 +94,86 @@ class Client:
         """Whether ``http://`` may reach a host that is not loopback (credentials in clear text)."""
 
     @property
+    def max_connections(self) -> int:
+        """How many requests of this client may be in flight at once (about as many connections per
+        host); further requests wait their turn."""
+
+    @property
     def deadline(self) -> float | None:
         """Seconds one whole call may take (authorize, challenges, polling, retries), or None.
 
         When it runs out, the call raises :class:`bankfeed.PendingTimeout` if the operation was
         pending, else :class:`bankfeed.TransportError` with ``timed_out`` true.
+        """
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+
+    def close(self) -> None:
+        """Cancels every call of this client in flight, in every thread and task, at once: each
+        raises :class:`bankfeed.ClientClosed`, and so do later calls. Sessions and challenges
+        of the client close with it; a pickled copy is a new client. Calling it again does
+        nothing."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as the client's configuration, **keys included** (``api_key``, ``secret_key``):
+        the pickle is as secret as the keys. The copy is a new client with the same options, which
+        reads no ``BANKFEED_*`` variable; ``repr`` still hides the keys."""
+
+@final
+class Client(_BaseClient):
+    """A client of the bank-data aggregation API.
+
+    Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
+    ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``. Every call blocks with the GIL released;
+    Ctrl-C stops a wait at once. A wrong argument type raises ``TypeError`` naming the argument;
+    an invalid value raises :class:`bankfeed.ConfigError`::
+
+        client = bf.Client(base_url="https://toolbox-api.private.fin.ag",
+                           customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
+        session = client.login("FlinksCapital", "Greatday", "Everyday",
+                               on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
+    """
+
+    def __new__(
+        cls,
+        base_url: str | None = None,
+        customer_id: str | None = None,
+        *,
+        api_key: str | None = None,
+        secret_key: str | None = None,
+        investments_base_url: str | None = None,
+        timeout: float = 240.0,
+        poll_interval: float = 10.0,
+        poll_timeout: float = 1800.0,
+        max_retries: int = 2,
+        max_challenge_rounds: int = 10,
+        allow_insecure_http: bool = False,
+        deadline: float | None = None,
+        max_body_bytes: int = 134217728,
+        max_connections: int = 100,
+    ) -> Client:
+        """Checks the options and builds the client; nothing is sent yet.
+
+        ``timeout`` is per request, ``poll_interval`` the seconds between two polls of a 202
+        answer (at least 0.01: a smaller value, 0 included, is raised to it), ``poll_timeout``
+        how long an operation may stay pending before :class:`bankfeed.PendingTimeout`;
+        ``max_retries`` bounds the retries of a transient failure, ``max_challenge_rounds`` the
+        challenge rounds of one login. ``deadline`` bounds a whole call (authorize, challenge
+        rounds, polling and retries together), in seconds; ``None`` leaves a call bounded only
+        by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
+        transactions) bounds the size of an answer: a larger one raises
+        :class:`bankfeed.ProtocolError` before it is read whole. ``max_connections`` bounds the
+        requests in flight at once, and so the connections open to a host (1 to 10,000); a bulk
+        call of thousands of logins shares them, each login holding one only while a request of
+        its own is out.
+
+        Credentials and keys go only over https: an ``http://`` URL is refused unless its host is
+        loopback (127.0.0.0/8, ``::1``, ``localhost``, as for a :class:`Sandbox`) or
+        ``allow_insecure_http=True``. A URL with a user name or password, a ``customer_id`` that
+        is not a GUID or a plain path segment, and an empty key or one a header cannot carry are
+        refused too, with :class:`bankfeed.ConfigError` naming the option (never the key).
         """
 
     def authorize(
@@ -181,11 +228,14 @@ class Client:
     ) -> Session:
         """:meth:`authorize_saved` with its challenges answered by ``on_challenge``."""
 
-    def investments(self, login_id: str) -> Investments:
+    def investments(self, login_id: str, *, request_id: str | None = None) -> Investments:
         """A cached session of ``login_id``, then its Investments (202 answers polled), as tables::
 
-        inv = client.investments(login_id)
-        inv.positions.to_pandas()
+            inv = client.investments(login_id)
+            inv.positions.to_pandas()
+
+        With ``request_id`` (the one a :class:`bankfeed.PendingTimeout` names), no new session
+        is opened: the pending operation of that RequestId is polled again, where it stood.
         """
 
     def attributes(
@@ -197,6 +247,7 @@ class Client:
         filters: Mapping[str, Any] | None = None,
         detail: Sequence[str] | None = None,
         account_filter: Sequence[str] | None = None,
+        request_id: str | None = None,
     ) -> Attributes:
         """Attributes of a saved connection: a cached session, account detail polled to 200, then
         the attributes call (itself polled).
@@ -208,25 +259,286 @@ class Client:
 
             attrs = client.attributes(login_id, package="income")
             attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]}, detail=["count_nsf"])
+
+        ``request_id`` resumes a pending call, as for :meth:`investments`.
         """
 
     def delete_login(self, login_id: str) -> dict[str, Any]:
         """Deletes the retained data of a saved connection (DeleteCard). Returns the server's
         answer: a dict, or ``{"Message": text}`` when it answered in plain text."""
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles as the client's configuration, **keys included** (``api_key``, ``secret_key``):
-        the pickle is as secret as the keys. The copy is a new client with the same options, which
-        reads no ``BANKFEED_*`` variable; ``repr`` still hides the keys."""
+    def session(self, request_id: str, *, login_id: str | None = None) -> Session:
+        """The session of a known RequestId, without sending anything: its data calls poll that
+        RequestId where it stood (e.g. after :class:`bankfeed.PendingTimeout`)::
+
+            try:
+                detail = client.authorize_cached(login_id).accounts_detail()
+            except bf.PendingTimeout as exc:
+                detail = client.session(exc.request_id, login_id=login_id).accounts_detail()
+        """
+
+    def investments_many(
+        self, login_ids: Iterable[str], *, concurrency: int = 32, progress: bool = False
+    ) -> BulkResults[Investments]:
+        """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
+        of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
+        result being :class:`Investments` or the exception that login raised (one failure never
+        stops the others); ``progress=True`` shows a progress bar. Gather them with
+        :func:`bankfeed.combine`::
+
+            results = list(client.investments_many(login_ids, concurrency=64, progress=True))
+            positions = bf.combine(results).positions.to_pandas()   # a login_id column first
+
+        Ctrl-C, or leaving the loop and closing the iterator, stops every login in flight.
+        """
+
+    def attributes_many(
+        self,
+        login_ids: Iterable[str],
+        attributes: Mapping[str, Sequence[str]] | None = None,
+        *,
+        package: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        detail: Sequence[str] | None = None,
+        account_filter: Sequence[str] | None = None,
+        concurrency: int = 32,
+        progress: bool = False,
+    ) -> BulkResults[Attributes]:
+        """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
+
+    def accounts_detail_many(
+        self,
+        login_ids: Iterable[str],
+        *,
+        with_transactions: bool | None = None,
+        days: str | None = None,
+        with_account_identity: bool | None = None,
+        with_kyc: bool | None = None,
+        accounts_filter: Sequence[str] | None = None,
+        with_details_and_banking_statements: bool | None = None,
+        number_of_banking_statements: str | None = None,
+        concurrency: int = 32,
+        progress: bool = False,
+    ) -> BulkResults[Accounts]:
+        """A cached session of every login, then its account detail (see
+        :meth:`Session.accounts_detail`), as :meth:`investments_many` runs them."""
+
+    def __enter__(self) -> Client:
+        """The client itself; leaving the block closes it (see :meth:`close`)."""
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        """Closes the client."""
 
 @final
-class Session:
-    """An open session: its ``request_id`` serves the data operations::
+class AsyncClient(_BaseClient):
+    """A :class:`Client` for asyncio: the same options, and every call awaited. Works in any
+    running event loop (a notebook's, uvloop's, one per thread); cancelling the awaiting task
+    (``asyncio.wait_for``, ``asyncio.timeout``) stops the call at once::
 
-    session = client.authorize_cached(login_id)
-    inv = session.investments()
-    detail = session.accounts_detail(days="Days365")
+        async with bf.AsyncClient() as client:
+            inv = await client.investments(login_id)
+            async for login_id, result in client.investments_many(login_ids, concurrency=64):
+                ...
     """
+
+    def __new__(
+        cls,
+        base_url: str | None = None,
+        customer_id: str | None = None,
+        *,
+        api_key: str | None = None,
+        secret_key: str | None = None,
+        investments_base_url: str | None = None,
+        timeout: float = 240.0,
+        poll_interval: float = 10.0,
+        poll_timeout: float = 1800.0,
+        max_retries: int = 2,
+        max_challenge_rounds: int = 10,
+        allow_insecure_http: bool = False,
+        deadline: float | None = None,
+        max_body_bytes: int = 134217728,
+        max_connections: int = 100,
+    ) -> AsyncClient:
+        """Checks the options and builds the client; nothing is sent yet.
+
+        ``timeout`` is per request, ``poll_interval`` the seconds between two polls of a 202
+        answer (at least 0.01: a smaller value, 0 included, is raised to it), ``poll_timeout``
+        how long an operation may stay pending before :class:`bankfeed.PendingTimeout`;
+        ``max_retries`` bounds the retries of a transient failure, ``max_challenge_rounds`` the
+        challenge rounds of one login. ``deadline`` bounds a whole call (authorize, challenge
+        rounds, polling and retries together), in seconds; ``None`` leaves a call bounded only
+        by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
+        transactions) bounds the size of an answer: a larger one raises
+        :class:`bankfeed.ProtocolError` before it is read whole. ``max_connections`` bounds the
+        requests in flight at once, and so the connections open to a host (1 to 10,000); a bulk
+        call of thousands of logins shares them, each login holding one only while a request of
+        its own is out.
+
+        Credentials and keys go only over https: an ``http://`` URL is refused unless its host is
+        loopback (127.0.0.0/8, ``::1``, ``localhost``, as for a :class:`Sandbox`) or
+        ``allow_insecure_http=True``. A URL with a user name or password, a ``customer_id`` that
+        is not a GUID or a plain path segment, and an empty key or one a header cannot carry are
+        refused too, with :class:`bankfeed.ConfigError` naming the option (never the key).
+        """
+
+    async def authorize(
+        self,
+        institution: str,
+        username: str,
+        password: str,
+        *,
+        save: bool = False,
+        language: str | None = None,
+        tag: str | None = None,
+        schedule_refresh: bool | None = None,
+    ) -> AsyncStep:
+        """A live login with credentials (``MostRecentCached`` false).
+
+        Returns an :class:`AsyncSession`, or an :class:`AsyncChallenge` to answer with
+        ``challenge.answer(...)``::
+
+            step = await client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
+            while isinstance(step, bf.AsyncChallenge):
+                step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+        """
+
+    async def login(
+        self,
+        institution: str,
+        username: str,
+        password: str,
+        *,
+        on_challenge: AsyncChallengeHandler | None = None,
+        save: bool = False,
+        language: str | None = None,
+        tag: str | None = None,
+        schedule_refresh: bool | None = None,
+    ) -> AsyncSession:
+        """A live login whose challenges are answered by ``on_challenge(challenge) -> answers``.
+
+        ``on_challenge`` may be a plain function or an ``async def`` one; it runs on the event
+        loop's thread. See :func:`bankfeed.answers` for a handler from a fixed mapping. Without a handler, a
+        challenge raises :class:`bankfeed.ChallengeRequired` (whose ``challenge`` can be answered).
+        """
+
+    async def authorize_cached(self, login_id: str) -> AsyncSession:
+        """A cached read of a saved connection (``MostRecentCached`` true): a new session on the
+        already processed data."""
+
+    async def authorize_saved(self, login_id: str, *, save: bool = False) -> AsyncStep:
+        """A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
+        flow. Returns an :class:`AsyncSession` or an :class:`AsyncChallenge`."""
+
+    async def login_saved(
+        self, login_id: str, *, on_challenge: AsyncChallengeHandler | None = None, save: bool = False
+    ) -> AsyncSession:
+        """:meth:`authorize_saved` with its challenges answered by ``on_challenge``."""
+
+    async def investments(self, login_id: str, *, request_id: str | None = None) -> Investments:
+        """A cached session of ``login_id``, then its Investments (202 answers polled), as tables::
+
+            inv = await client.investments(login_id)
+            inv.positions.to_pandas()
+
+        With ``request_id`` (the one a :class:`bankfeed.PendingTimeout` names), no new session
+        is opened: the pending operation of that RequestId is polled again, where it stood.
+        """
+
+    async def attributes(
+        self,
+        login_id: str,
+        attributes: Mapping[str, Sequence[str]] | None = None,
+        *,
+        package: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        detail: Sequence[str] | None = None,
+        account_filter: Sequence[str] | None = None,
+        request_id: str | None = None,
+    ) -> Attributes:
+        """Attributes of a saved connection: a cached session, account detail polled to 200, then
+        the attributes call (itself polled).
+
+        Either a use-case ``package`` (``"income"``, ``"credit_risk"``, ``"user_analysis"``,
+        ``"lending"``, ``"all"``), or custom ``attributes`` (``{group: [names]}``, names verbatim)
+        with optional ``filters`` (e.g. ``{"AccountCategory": ["Operations"]}``), ``detail`` (names
+        whose transactions to return) and ``account_filter`` (account ids)::
+
+            attrs = await client.attributes(login_id, package="income")
+            attrs = await client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]}, detail=["count_nsf"])
+
+        ``request_id`` resumes a pending call, as for :meth:`investments`.
+        """
+
+    async def delete_login(self, login_id: str) -> dict[str, Any]:
+        """Deletes the retained data of a saved connection (DeleteCard). Returns the server's
+        answer: a dict, or ``{"Message": text}`` when it answered in plain text."""
+
+    def session(self, request_id: str, *, login_id: str | None = None) -> AsyncSession:
+        """The session of a known RequestId, without sending anything: its data calls poll that
+        RequestId where it stood (e.g. after :class:`bankfeed.PendingTimeout`)::
+
+            try:
+                detail = await (await client.authorize_cached(login_id)).accounts_detail()
+            except bf.PendingTimeout as exc:
+                detail = await client.session(exc.request_id, login_id=login_id).accounts_detail()
+        """
+
+    def investments_many(
+        self, login_ids: Iterable[str], *, concurrency: int = 32, progress: bool = False
+    ) -> AsyncBulkResults[Investments]:
+        """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
+        of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
+        result being :class:`Investments` or the exception that login raised (one failure never
+        stops the others); ``progress=True`` shows a progress bar. Gather them with
+        :func:`bankfeed.combine`::
+
+            results = [pair async for pair in client.investments_many(login_ids, concurrency=64)]
+            positions = bf.combine(results).positions.to_pandas()   # a login_id column first
+
+        Cancelling the task, or leaving the loop and closing the iterator (``await it.aclose()``),
+        stops every login in flight.
+        """
+
+    def attributes_many(
+        self,
+        login_ids: Iterable[str],
+        attributes: Mapping[str, Sequence[str]] | None = None,
+        *,
+        package: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        detail: Sequence[str] | None = None,
+        account_filter: Sequence[str] | None = None,
+        concurrency: int = 32,
+        progress: bool = False,
+    ) -> AsyncBulkResults[Attributes]:
+        """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
+
+    def accounts_detail_many(
+        self,
+        login_ids: Iterable[str],
+        *,
+        with_transactions: bool | None = None,
+        days: str | None = None,
+        with_account_identity: bool | None = None,
+        with_kyc: bool | None = None,
+        accounts_filter: Sequence[str] | None = None,
+        with_details_and_banking_statements: bool | None = None,
+        number_of_banking_statements: str | None = None,
+        concurrency: int = 32,
+        progress: bool = False,
+    ) -> AsyncBulkResults[Accounts]:
+        """A cached session of every login, then its account detail (see
+        :meth:`AsyncSession.accounts_detail`), as :meth:`investments_many` runs them."""
+
+    async def __aenter__(self) -> AsyncClient:
+        """The client itself; leaving the block closes it (see :meth:`close`)."""
+
+    async def __aexit__(self, kind: object, value: object, traceback: object) -> None:
+        """Closes the client."""
+
+@disjoint_base
+class _BaseSession:
+    """What :class:`Session` and :class:`AsyncSession` share. Not made directly."""
 
     @property
     def request_id(self) -> str:
@@ -257,6 +569,19 @@ class Session:
     @property
     def raw(self) -> dict[str, Any]:
         """The 200 body exactly as the server sent it (parsed on first access, then kept)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its client (keys included, see :meth:`Client.__reduce__`), its ids and the
+        200 body: the copy serves the data operations and gives the same :attr:`raw`."""
+
+@final
+class Session(_BaseSession):
+    """An open session: its ``request_id`` serves the data operations::
+
+    session = client.authorize_cached(login_id)
+    inv = session.investments()
+    detail = session.accounts_detail(days="Days365")
+    """
 
     def investments(self) -> Investments:
         """Investments of this session (202 answers polled until 200), as tables."""
@@ -304,9 +629,59 @@ class Session:
         """Attributes of this session: account detail polled first, then the attributes call
         (see :meth:`Client.attributes` for the arguments)."""
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles as its client (keys included, see :meth:`Client.__reduce__`), its ids and the
-        200 body: the copy serves the data operations and gives the same :attr:`raw`."""
+@final
+class AsyncSession(_BaseSession):
+    """A :class:`Session` of an :class:`AsyncClient`: every data call is awaited::
+
+    session = await client.authorize_cached(login_id)
+    inv = await session.investments()
+    """
+
+    async def investments(self) -> Investments:
+        """Investments of this session (202 answers polled until 200), as tables."""
+
+    async def accounts_detail(
+        self,
+        *,
+        with_transactions: bool | None = None,
+        days: str | None = None,
+        with_account_identity: bool | None = None,
+        with_kyc: bool | None = None,
+        accounts_filter: Sequence[str] | None = None,
+        with_details_and_banking_statements: bool | None = None,
+        number_of_banking_statements: str | None = None,
+    ) -> Accounts:
+        """GetAccountsDetail (202 polled): accounts and transactions as tables.
+
+        ``days`` is ``"Days90"`` (the service's default) or ``"Days365"``; ``accounts_filter``
+        lists account ids::
+
+            detail = await session.accounts_detail(with_transactions=True, days="Days365")
+            detail.transactions.to_pandas()
+        """
+
+    async def accounts_summary(
+        self, *, with_balance: bool | None = None, with_account_identity: bool | None = None
+    ) -> Accounts:
+        """GetAccountsSummary (202 polled): accounts as a table."""
+
+    async def statements(
+        self, *, number_of_statements: str | None = None, accounts_filter: Sequence[str] | None = None
+    ) -> Statements:
+        """GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or
+        ``"Months12"``."""
+
+    async def attributes(
+        self,
+        attributes: Mapping[str, Sequence[str]] | None = None,
+        *,
+        package: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        detail: Sequence[str] | None = None,
+        account_filter: Sequence[str] | None = None,
+    ) -> Attributes:
+        """Attributes of this session: account detail polled first, then the attributes call
+        (see :meth:`Client.attributes` for the arguments)."""
 
 @final
 class SecurityChallenge:
@@ -342,16 +717,9 @@ class SecurityChallenge:
     def _repr_html_(self) -> str:
         """The notebook view: the prompt, then the images as a numbered grid, or the choices."""
 
-@final
-class Challenge:
-    """Security challenges to answer before the session opens (a 203 answer).
-
-    Answer them all in one call::
-
-        step = client.authorize("FlinksCapital", "Greatday", "Everyday")
-        while isinstance(step, bf.Challenge):
-            step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
-    """
+@disjoint_base
+class _BaseChallenge:
+    """What :class:`Challenge` and :class:`AsyncChallenge` share. Not made directly."""
 
     @property
     def request_id(self) -> str:
@@ -377,13 +745,38 @@ class Challenge:
         """Checks ``answers`` against the answer rules without sending anything; raises
         :class:`bankfeed.InvalidAnswer` naming the prompt and the rule (never the answer)."""
 
+    def _repr_html_(self) -> str:
+        """The notebook view: each challenge, the images of an ImageSelection as a numbered grid."""
+
+@final
+class Challenge(_BaseChallenge):
+    """Security challenges to answer before the session opens (a 203 answer).
+
+    Answer them all in one call::
+
+        step = client.authorize("FlinksCapital", "Greatday", "Everyday")
+        while isinstance(step, bf.Challenge):
+            step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+    """
+
     def answer(self, answers: Answers) -> Step:
         """Sends the answers (prompt to a string or a list of strings; a TextOrCall challenge is
         keyed by the chosen choice) after checking them. Returns the next step: a
         :class:`Session`, or a :class:`Challenge`."""
 
-    def _repr_html_(self) -> str:
-        """The notebook view: each challenge, the images of an ImageSelection as a numbered grid."""
+@final
+class AsyncChallenge(_BaseChallenge):
+    """A :class:`Challenge` met by an :class:`AsyncClient`; its answer is awaited::
+
+        step = await client.authorize("FlinksCapital", "Greatday", "Everyday")
+        while isinstance(step, bf.AsyncChallenge):
+            step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+    """
+
+    async def answer(self, answers: Answers) -> AsyncStep:
+        """Sends the answers (prompt to a string or a list of strings; a TextOrCall challenge is
+        keyed by the chosen choice) after checking them. Returns the next step: a
+        :class:`AsyncSession`, or an :class:`AsyncChallenge`."""
 
 @final
 class Sandbox:
@@ -412,6 +805,7 @@ class Sandbox:
         secret_key: str | None = None,
         api_key: str | None = None,
         faults: Sequence[Mapping[str, Any]] | None = None,
+        logins: int = 0,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one).
 
@@ -429,11 +823,24 @@ class Sandbox:
         - ``faults``: faults to inject, in order, each a dict such as
           ``{"kind": "status", "status": 503, "operation": "Investments", "times": 2}``
           (see the Faults section of docs/sandbox.md); none by default.
+        - ``logins``: how many bulk logins (``bulk_00000``, ``bulk_00001``, ...; MFA-free, each
+          with data of its own) are saved at start, from 0 to 1,000,000; :attr:`login_ids` lists
+          their LoginIds (see the Many logins section of docs/sandbox.md).
         """
 
     @property
     def url(self) -> str:
         """The base URL, e.g. ``http://127.0.0.1:51234``."""
+
+    @property
+    def login_ids(self) -> list[str]:
+        """The LoginIds of the ``logins`` bulk logins saved at start (``bulk_00000``,
+        ``bulk_00001``, ...), in order; the same as ``Sandbox.login_ids_for(logins, seed)``."""
+
+    @staticmethod
+    def login_ids_for(logins: int, seed: int = 0) -> list[str]:
+        """The LoginIds that ``Sandbox(logins=logins, seed=seed)`` saves, computed without a
+        sandbox: what a program needs to read a sandbox served by another process."""
 
     @property
     def customer_id(self) -> str:
@@ -475,15 +882,26 @@ class Sandbox:
     def client(self, **options: Any) -> Client:
         """A :class:`Client` of this sandbox; ``options`` are Client's keyword arguments."""
 
+    def async_client(self, **options: Any) -> AsyncClient:
+        """An :class:`AsyncClient` of this sandbox; ``options`` are its keyword arguments::
+
+            async with sb.async_client(poll_interval=0.05) as client:
+                inv = await client.investments(sb.login_ids[0])
+        """
+
     def close(self) -> None:
         """Stops the server. Closing twice is harmless."""
 
     def __enter__(self) -> Sandbox: ...
     def __exit__(self, *_exc: object) -> None: ...
 
-def serve_sandbox(port: int, host: str = "127.0.0.1", **options: Any) -> None:
+def serve_sandbox(port: int, host: str = "127.0.0.1", login_ids_file: str | None = None, **options: Any) -> None:
     """Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);
-    ``options`` are :class:`Sandbox`'s keyword arguments."""
+    ``options`` are :class:`Sandbox`'s keyword arguments. With ``login_ids_file``, the LoginIds of
+    the ``logins`` saved at start are written there, one a line, before anything is printed.
+
+    The first line printed (and flushed) is always
+    ``bankfeed sandbox on <url> (customer id <id>)``: a harness reads the URL from it."""
 
 def _panic_in_background(message: str) -> None:
     """A test hook: panics with ``message`` on the IO threads (an empty message does not panic);
@@ -531,6 +949,61 @@ class Table:
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as its columns (types, missing values and names kept); the copy is equal."""
+
+@final
+class Combined:
+    """The results of a bulk call gathered by :func:`combine`: one :class:`Table` per kind of
+    table, each with the LoginId of its rows as its first column ``login_id``, and the failures
+    apart.
+
+    Tables are reached by name as items or attributes (``combined["positions"]``,
+    ``combined.positions``); ``tables`` has them all, ``errors`` the exception of each failed
+    LoginId::
+
+        combined = bf.combine(client.investments_many(login_ids))
+        combined.positions.to_pandas()      # login_id, account_id, symbol, ...
+        for login_id, error in combined.errors.items():
+            print(login_id, error)
+
+    When no result succeeded, the kind is None and there are no tables.
+    """
+
+    @property
+    def kind(self) -> str | None:
+        """The class of the combined results (``"Investments"``, ``"Accounts"``, ``"Attributes"``
+        or ``"Statements"``); None when no result succeeded."""
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        """``{name: Table}``, in the order of the result class's own tables: Investments gives
+        accounts, positions, transactions, securities; Accounts accounts, transactions;
+        Attributes values, detail; Statements statements."""
+
+    @property
+    def errors(self) -> dict[str, BaseException]:
+        """``{login_id: exception}`` for every LoginId whose call failed (a LoginId given twice
+        keeps its last exception)."""
+
+    def __getitem__(self, name: str, /) -> Table:
+        """The table ``name``; KeyError names the tables there are."""
+
+    def __getattr__(self, name: str) -> Table:
+        """The table ``name``; AttributeError names the tables there are."""
+
+def combine(pairs: Iterable[tuple[str, Investments | Accounts | Attributes | Statements | BaseException]]) -> Combined:
+    """Gathers the ``(login_id, result_or_exception)`` pairs of a bulk call (``investments_many``,
+    ``accounts_detail_many``, ``attributes_many``, or a list of such pairs) into a
+    :class:`Combined`.
+
+    Each table of the results' class is concatenated over the logins, in the order of the pairs,
+    with a first column ``login_id`` (a table's own ``login_id`` column, as Attributes' ``values``
+    has, gives way to it); columns missing from some results are null there. Exceptions go to
+    ``errors``. Results of two classes in one call raise TypeError::
+
+        combined = bf.combine(client.investments_many(login_ids, concurrency=32))
+        positions = combined.positions.to_pandas()
+        failed = combined.errors            # {login_id: exception}
+    """
 
 @final
 class Investments:

@@ -10,12 +10,24 @@ Annotate your own challenge handlers and step loops with them::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TypeAlias
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
 
-from bankfeed._native import Challenge, Session
+from bankfeed._native import AsyncChallenge, AsyncSession, Challenge, Session
 
-__all__ = ["Answer", "Answers", "ChallengeHandler", "Step"]
+if TYPE_CHECKING:
+    from bankfeed.errors import BankfeedError
+
+__all__ = [
+    "Answer",
+    "Answers",
+    "AsyncBulkResults",
+    "AsyncChallengeHandler",
+    "AsyncStep",
+    "BulkResults",
+    "ChallengeHandler",
+    "Step",
+]
 
 #: One answer: a string, or a list of strings (several choices, or ``[question, answer]``).
 Answer: TypeAlias = str | Sequence[str]
@@ -28,3 +40,44 @@ Step: TypeAlias = Session | Challenge
 
 #: An ``on_challenge`` handler: takes the challenge step, returns its answers (see ``bf.answers``).
 ChallengeHandler: TypeAlias = Callable[[Challenge], Answers]
+
+#: What ``AsyncClient.authorize``, ``authorize_saved`` and ``AsyncChallenge.answer`` give.
+AsyncStep: TypeAlias = AsyncSession | AsyncChallenge
+
+#: An ``on_challenge`` handler of an ``AsyncClient``: a plain function, or an ``async def`` one.
+AsyncChallengeHandler: TypeAlias = Callable[[AsyncChallenge], Answers | Awaitable[Answers]]
+
+_R_co = TypeVar("_R_co", covariant=True)
+
+
+class BulkResults(Protocol[_R_co]):
+    """What ``Client.investments_many`` and its siblings return: ``(login_id, result)`` pairs as
+    each login finishes, the result being the data or the exception that login raised."""
+
+    def __iter__(self) -> BulkResults[_R_co]:
+        """The iterator itself."""
+        ...
+
+    def __next__(self) -> tuple[str, _R_co | BankfeedError]:
+        """The next login to finish; waits with the GIL released (Ctrl-C stops everything)."""
+        ...
+
+    def close(self) -> None:
+        """Stops every login still running; the iteration ends."""
+        ...
+
+
+class AsyncBulkResults(Protocol[_R_co]):
+    """What ``AsyncClient.investments_many`` and its siblings return, for ``async for``."""
+
+    def __aiter__(self) -> AsyncBulkResults[_R_co]:
+        """The iterator itself."""
+        ...
+
+    def __anext__(self) -> Awaitable[tuple[str, _R_co | BankfeedError]]:
+        """The next login to finish."""
+        ...
+
+    def aclose(self) -> Awaitable[None]:
+        """Stops every login still running; the iteration ends."""
+        ...

@@ -17,13 +17,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bankfeed._native import Challenge
+    from bankfeed._native import AsyncChallenge, Challenge
 
 __all__ = [
     "AggregationError",
     "ApiError",
     "BankfeedError",
     "ChallengeRequired",
+    "ClientClosed",
     "ConcurrentSession",
     "ConfigError",
     "DecodeError",
@@ -117,8 +118,9 @@ class ChallengeRequired(BankfeedError):
     """
 
     message: str
-    #: The challenge to answer; ``None`` after unpickling, since a challenge belongs to its client.
-    challenge: Challenge | None
+    #: The challenge to answer (an AsyncChallenge when an AsyncClient raised it); ``None`` after
+    #: unpickling, since a challenge belongs to its client.
+    challenge: Challenge | AsyncChallenge | None
     #: The RequestId the answers go to.
     request_id: str
     #: The prompts of the challenge, verbatim.
@@ -140,15 +142,45 @@ class TooManyChallenges(BankfeedError):
 
 
 class PendingTimeout(BankfeedError):
-    """The server still answered 202 when the poll timeout ran out; call again later."""
+    """The server still answered 202 when the poll timeout (or the deadline) ran out.
+
+    The service goes on processing: resume polling the same RequestId later instead of starting
+    over, as the message says. ``investments`` and ``attributes`` take ``request_id=``; for the
+    banking operations, ``client.session(request_id, login_id=...)`` gives the session of that
+    RequestId without sending anything::
+
+        try:
+            inv = client.investments(login_id)
+        except bf.PendingTimeout as exc:
+            inv = client.investments(login_id, request_id=exc.request_id)   # later
+            # or: client.session(exc.request_id, login_id=login_id).accounts_detail()
+
+    A call without ``request_id`` opens a new RequestId and starts over.
+    """
 
     message: str
     #: The operation that stayed pending, e.g. ``"GetAccountsDetail"``.
     operation: str
-    #: The RequestId to call again with, when one is known.
+    #: The RequestId to resume with (``request_id=``, ``client.session(...)``), when one is known.
     request_id: str | None
     #: Seconds waited.
     waited: float
+
+
+class ClientClosed(BankfeedError):
+    """The client was closed (``client.close()``, or the end of its ``with`` block) while this
+    call was in flight, or before it began; the call was cancelled where it stood.
+
+    Every call of the client, in every thread and every task, ends this way at once::
+
+        with bf.Client() as client:
+            pool.submit(client.investments, login_id)
+        # leaving the block cancels what is still running: those calls raise ClientClosed
+    """
+
+    message: str
+    #: The operation that was cancelled or refused, e.g. ``"Investments"``.
+    operation: str
 
 
 class TransportError(BankfeedError):

@@ -6,8 +6,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::challenge::Challenge;
+use crate::config::{is_safe_segment, SAFE_SEGMENT};
 use crate::data::json;
-use crate::data::login::{Institution, Login};
+use crate::data::login::{guid, Institution, Login};
 use crate::error::Error;
 use crate::http::Reply;
 
@@ -50,6 +51,35 @@ impl Session {
     /// `Session`; `login_id` as for [`parse_step`]. The body is checked as a live answer is.
     pub fn from_body(body: &[u8], login_id: Option<&str>) -> Result<Self, Error> {
         Self::parse(200, body.to_vec(), login_id)
+    }
+
+    /// The session of a RequestId already opened, e.g. the one a `PendingTimeout` names, built
+    /// without a call: its data operations poll that RequestId again and no Authorize is sent
+    /// (docs/protocol.md#polling). `login_id` is needed by Investments and attributes only.
+    ///
+    /// The RequestId must be one safe path segment, as every RequestId the client polls is (so
+    /// any a `PendingTimeout` names passes), the LoginId a GUID; each error names its argument.
+    /// `raw` is the least body naming both ids, so that the session is kept and read back as
+    /// one that came from Authorize.
+    pub fn resume(request_id: &str, login_id: Option<&str>) -> Result<Self, Error> {
+        if !is_safe_segment(request_id) {
+            return Err(Error::config("request_id", format!("must be {SAFE_SEGMENT}, such as a GUID")));
+        }
+        if let Some(login_id) = login_id {
+            guid("login_id", login_id)?;
+        }
+        let body = match login_id {
+            Some(login_id) => serde_json::json!({"RequestId": request_id, "Login": {"Id": login_id}}),
+            None => serde_json::json!({"RequestId": request_id}),
+        };
+        Ok(Session {
+            request_id: request_id.to_owned(),
+            login_id: login_id.map(str::to_owned),
+            login: None,
+            institution: None,
+            links: Vec::new(),
+            raw: body.to_string().into_bytes().into(),
+        })
     }
 
     fn parse(status: u16, bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {

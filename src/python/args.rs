@@ -49,17 +49,20 @@ pub(crate) fn optional_text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Op
 /// A list (or any iterable) of `str`, or None. A lone `str` is refused rather than read as its
 /// characters.
 pub(crate) fn optional_texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
-    const TAKES: &str = "a list of str or None";
     if value.is_none() {
         return Ok(None);
     }
+    list_of_texts(name, value, "a list of str or None").map(Some)
+}
+
+fn list_of_texts(name: &str, value: &Bound<'_, PyAny>, takes: &str) -> PyResult<Vec<String>> {
     if value.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(format!("{name} must be {TAKES}, not a single str: wrap it in a list")));
+        return Err(PyTypeError::new_err(format!("{name} must be {takes}, not a single str: wrap it in a list")));
     }
     if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
-        return Err(wrong_type(name, TAKES, value));
+        return Err(wrong_type(name, takes, value));
     }
-    let items = value.try_iter().map_err(|_| wrong_type(name, TAKES, value))?;
+    let items = value.try_iter().map_err(|_| wrong_type(name, takes, value))?;
     items
         .enumerate()
         .map(|(index, item)| {
@@ -69,8 +72,12 @@ pub(crate) fn optional_texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<O
                 Err(_) => Err(wrong_type(&format!("{name}[{index}]"), "a str", &item)),
             }
         })
-        .collect::<PyResult<Vec<_>>>()
-        .map(Some)
+        .collect()
+}
+
+/// A list (or any iterable) of `str`; a lone `str` is refused rather than read as its characters.
+pub(crate) fn texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    list_of_texts(name, value, "a list (or any iterable) of str")
 }
 
 /// A `bool` (not any truthy value: `save="no"` would otherwise save).
@@ -187,12 +194,15 @@ named! {
     days: optional_text -> Option<String>;
     number_of_banking_statements: optional_text -> Option<String>;
     number_of_statements: optional_text -> Option<String>;
+    request_id: optional_text -> Option<String>;
     // Lists of strings.
+    login_ids: texts -> Vec<String>;
     detail: optional_texts -> Option<Vec<String>>;
     account_filter: optional_texts -> Option<Vec<String>>;
     accounts_filter: optional_texts -> Option<Vec<String>>;
     // Flags.
     save: flag -> bool;
+    progress: flag -> bool;
     tier2: flag -> bool;
     allow_insecure_http: flag -> bool;
     schedule_refresh: optional_flag -> Option<bool>;
@@ -211,6 +221,7 @@ named! {
     max_retries: whole -> i64;
     max_challenge_rounds: whole -> i64;
     max_body_bytes: whole -> usize;
+    max_connections: whole -> usize;
     port: whole -> u16;
     pending_polls: whole -> u32;
     slow_pending_polls: whole -> u32;
@@ -218,6 +229,34 @@ named! {
     seed: whole -> u64;
     investment_transactions: optional_whole -> Option<usize>;
     banking_transactions: optional_whole -> Option<usize>;
+    // Checked against the sandbox's own bound, so read wide.
+    logins: whole -> i64;
+}
+
+/// The most logins a bulk call runs at once; far more than one process can keep connections for.
+const MAX_CONCURRENCY: i128 = 1_000_000;
+
+/// `concurrency` of the bulk calls: 1 to [`MAX_CONCURRENCY`].
+pub(crate) fn concurrency(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let takes = format!("an int from 1 to {MAX_CONCURRENCY}");
+    if value.is_instance_of::<PyBool>() {
+        return Err(wrong_type("concurrency", &takes, value));
+    }
+    let number = value.extract::<i128>().map_err(|_| wrong_type("concurrency", &takes, value))?;
+    if !(1..=MAX_CONCURRENCY).contains(&number) {
+        return Err(Error::config("concurrency", format!("must be {takes}, got {number}")).into());
+    }
+    usize::try_from(number).map_err(|_| Error::config("concurrency", format!("must be {takes}, got {number}")).into())
+}
+
+/// `login_id` where it may be left out (`Client.session`).
+pub(crate) fn optional_login_id(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    optional_text("login_id", value)
+}
+
+/// `request_id` where it is required (`Client.session`).
+pub(crate) fn required_request_id(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    text("request_id", value)
 }
 
 /// `host`: borrowed, so that its default stays the literal pyo3 shows in the signature.

@@ -12,31 +12,16 @@ use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use super::challenge::call_handler;
 use super::errors::PyBankfeedError;
+use super::operation::{refuse, Answerer, Flavor, Operation};
+use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
 use crate::error::Error;
-use crate::fork::PerProcess;
 use crate::Client;
 
 /// How often a waiting call looks for Ctrl-C: well inside the half second a user tolerates.
-const SIGNAL_CHECK: Duration = Duration::from_millis(50);
-
-/// The runtime every call of the process shares, started on the first call, and started again in
-/// a forked child, whose copy of the parent's runtime has no threads to run anything
-/// (docs/architecture.md#fork-and-child-processes). A runtime is never dropped: the parent's
-/// lives as long as the process, and a child must not tear down the parent's copy.
-fn runtime() -> Result<&'static Runtime, PyBankfeedError> {
-    static RUNTIME: PerProcess<&'static Runtime> = PerProcess::new();
-    RUNTIME
-        .get_or_try_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .thread_name("bankfeed-io")
-                .build()
-                .map(|runtime| &*Box::leak(Box::new(runtime)))
-        })
-        .map_err(|e| PyBankfeedError::internal(format!("bankfeed's runtime could not start: {e}")))
-}
+pub(crate) const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
 enum Message<T> {
     Done(Result<T, Error>),
@@ -45,7 +30,7 @@ enum Message<T> {
 
 /// A handler that asks the waiting Python thread for the answers, so that the caller's
 /// `on_challenge` runs on the caller's own thread (where `input()` and Ctrl-C behave).
-pub(crate) struct Asker<T> {
+struct Asker<T> {
     sender: mpsc::Sender<Message<T>>,
 }
 
@@ -67,25 +52,35 @@ fn cancelled() -> Error {
     Error::Handler(std::sync::Arc::new(std::io::Error::other("the call was cancelled")))
 }
 
-/// Runs `make(asker)` to completion. `on_challenge` is called (with the GIL, on this thread) for
-/// each challenge the future's handler receives. A core error leaves as the bridge type, carrying
-/// `client` so that a `ChallengeRequired` can be answered.
-pub(crate) fn run<T, F, Fut>(
+/// Runs `operation` to completion on the caller's behalf and converts its value.
+pub(crate) fn run<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
+    let Operation { client, start, on_challenge, convert } = operation;
+    let value = wait(py, Some(&client), start, |py, challenge| match &on_challenge {
+        Some(handler) => call_handler(py, handler.bind(py), &client, Flavor::Blocking, challenge),
+        None => refuse(&challenge),
+    })?;
+    convert(py, &client, Flavor::Blocking, value)
+}
+
+/// Runs `start(answerer)` with the GIL released, waking every [`SIGNAL_CHECK`] for Ctrl-C.
+/// `on_challenge` is called (with the GIL, on this thread) for each challenge the answerer
+/// receives. A core error leaves as the bridge type, carrying `client` so that a
+/// `ChallengeRequired` can be answered.
+pub(crate) fn wait<T, Fut>(
     py: Python<'_>,
     client: Option<&Client>,
-    make: F,
+    start: impl FnOnce(Answerer) -> Fut,
     mut on_challenge: impl FnMut(Python<'_>, Challenge) -> Result<Answers, Error>,
 ) -> Result<T, PyBankfeedError>
 where
     T: Send + 'static,
-    F: FnOnce(Asker<T>) -> Fut,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
     // The levels the application configured now apply to this call's records.
     super::logging::refresh(py);
     let runtime = runtime()?;
     let (sender, mut receiver) = mpsc::channel();
-    let future = make(Asker { sender: sender.clone() });
+    let future = start(Box::new(Asker { sender: sender.clone() }));
     // Aborting drops the future: the request in flight and any sleep end with it.
     let mut task = AbortOnDrop(Some(runtime.spawn(async move {
         let _ = sender.send(Message::Done(future.await));
@@ -99,7 +94,7 @@ where
         match message {
             Ok(Message::Done(result)) => {
                 return result.map_err(|error| match client {
-                    Some(client) => PyBankfeedError::with_client(error, client),
+                    Some(client) => PyBankfeedError::with_client(error, client, Flavor::Blocking),
                     None => error.into(),
                 })
             }
@@ -136,23 +131,13 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
-/// Runs a future that needs no challenge answers.
-pub(crate) fn run_plain<T, Fut>(py: Python<'_>, client: Option<&Client>, future: Fut) -> Result<T, PyBankfeedError>
+/// Runs a future that needs no challenge answers and no conversion (the sandbox's waits).
+pub(crate) fn run_plain<T, Fut>(py: Python<'_>, future: Fut) -> Result<T, PyBankfeedError>
 where
     T: Send + 'static,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
-    run(py, client, move |_asker: Asker<T>| future, |_, challenge| Err(Error::ChallengeRequired(Box::new(challenge))))
-}
-
-struct AbortOnDrop(Option<JoinHandle<()>>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        if let Some(task) = &self.0 {
-            task.abort();
-        }
-    }
+    wait(py, None, move |_| future, |_, challenge| refuse(&challenge))
 }
 
 /// Panics on the IO threads with `message`: lets the test suite check that the panic's message
@@ -166,7 +151,7 @@ pub(crate) fn _panic_in_background(py: Python<'_>, message: String) -> PyResult<
         }
         Ok(())
     };
-    Ok(run_plain(py, None, future)?)
+    Ok(run_plain(py, future)?)
 }
 
 #[cfg(test)]

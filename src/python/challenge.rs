@@ -6,12 +6,24 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
-use super::blocking;
 use super::convert::{self, Parsed};
+use super::operation::{Flavor, Operation};
 use super::session::step_to_py;
 use crate::authorize::{Answers, Challenge, SecurityChallenge};
 use crate::error::Error;
 use crate::Client;
+
+/// What `Challenge` and `AsyncChallenge` share: the challenge, its client and every method but
+/// how `answer` runs (docs/architecture.md#one-operation-two-runners).
+#[pyclass(name = "_BaseChallenge", module = "bankfeed", frozen, subclass)]
+pub(crate) struct PyBaseChallenge {
+    client: Client,
+    flavor: Flavor,
+    challenge: Challenge,
+    raw: Parsed,
+    /// Built on first access, then the same objects every time (each keeps its parsed `.raw`).
+    challenges: PyOnceLock<Vec<Py<PySecurityChallenge>>>,
+}
 
 /// Security challenges to answer before the session opens (a 203 answer).
 ///
@@ -20,23 +32,35 @@ use crate::Client;
 ///     step = client.authorize("FlinksCapital", "Greatday", "Everyday")
 ///     while isinstance(step, bf.Challenge):
 ///         step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
-#[pyclass(name = "Challenge", module = "bankfeed", frozen)]
-pub(crate) struct PyChallenge {
-    client: Client,
-    challenge: Challenge,
-    raw: Parsed,
-    /// Built on first access, then the same objects every time (each keeps its parsed `.raw`).
-    challenges: PyOnceLock<Vec<Py<PySecurityChallenge>>>,
-}
+#[pyclass(name = "Challenge", module = "bankfeed", frozen, extends = PyBaseChallenge)]
+pub(crate) struct PyChallenge;
 
-impl PyChallenge {
-    pub(crate) fn new(client: Client, challenge: Challenge) -> Self {
-        PyChallenge { client, challenge, raw: Parsed::default(), challenges: PyOnceLock::new() }
-    }
+/// A ``Challenge`` met by an ``AsyncClient``: ``await challenge.answer(...)``.
+///
+///     step = await client.authorize("FlinksCapital", "Greatday", "Everyday")
+///     while isinstance(step, bf.AsyncChallenge):
+///         step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+#[pyclass(name = "AsyncChallenge", module = "bankfeed", frozen, extends = PyBaseChallenge)]
+pub(crate) struct PyAsyncChallenge;
+
+/// The Python object of `challenge`: a `Challenge`, or an `AsyncChallenge` for an async client.
+pub(crate) fn to_py(py: Python<'_>, client: &Client, flavor: Flavor, challenge: Challenge) -> PyResult<Py<PyAny>> {
+    let base = PyBaseChallenge {
+        client: client.clone(),
+        flavor,
+        challenge,
+        raw: Parsed::default(),
+        challenges: PyOnceLock::new(),
+    };
+    let base = PyClassInitializer::from(base);
+    Ok(match flavor {
+        Flavor::Blocking => Py::new(py, base.add_subclass(PyChallenge))?.into_any(),
+        Flavor::Async => Py::new(py, base.add_subclass(PyAsyncChallenge))?.into_any(),
+    })
 }
 
 #[pymethods]
-impl PyChallenge {
+impl PyBaseChallenge {
     /// The RequestId the answers go to.
     #[getter]
     fn request_id(&self) -> &str {
@@ -77,13 +101,13 @@ impl PyChallenge {
     }
 
     /// Sends the answers (prompt → string or list of strings; a TextOrCall challenge is keyed by
-    /// the chosen choice) after checking them. Returns the next step: a Session, or a Challenge.
+    /// the chosen choice) after checking them. Returns the next step: a Session, or a Challenge
+    /// (awaitable, giving an AsyncSession or an AsyncChallenge, on an AsyncChallenge).
     fn answer(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let answers = convert::answers(answers, &self.challenge)?;
         let (client, challenge) = (self.client.clone(), self.challenge.clone());
         let future = async move { client.answer(&challenge, answers).await };
-        let step = blocking::run_plain(py, Some(&self.client), future)?;
-        step_to_py(py, &self.client, step)
+        Operation::new(&self.client, future, step_to_py).run(py, self.flavor)
     }
 
     /// The notebook view: each challenge, the images of an ImageSelection as a numbered grid.
@@ -91,9 +115,15 @@ impl PyChallenge {
         display(slf.as_any(), "challenge_html")
     }
 
-    fn __repr__(&self) -> String {
-        let items: Vec<String> = self.challenge.challenges.iter().map(describe).collect();
-        format!("Challenge(request_id={:?}, challenges=[{}])", self.challenge.request_id, items.join(", "))
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = slf.get();
+        let items: Vec<String> = this.challenge.challenges.iter().map(describe).collect();
+        Ok(format!(
+            "{}(request_id={:?}, challenges=[{}])",
+            slf.get_type().name()?,
+            this.challenge.request_id,
+            items.join(", ")
+        ))
     }
 }
 
@@ -106,22 +136,39 @@ fn describe(challenge: &SecurityChallenge) -> String {
     format!("{}: {:?}", challenge.kind.as_str(), challenge.prompt)
 }
 
-/// Calls the caller's `on_challenge` with a `Challenge` and reads the answers it returns.
-pub(crate) fn call_handler(
-    py: Python<'_>,
-    handler: &Bound<'_, PyAny>,
+/// Calls the caller's `on_challenge` with the challenge (a `Challenge` or an `AsyncChallenge`,
+/// as `flavor` says) and returns what it returned: answers, or an awaitable of them.
+pub(crate) fn ask<'py>(
+    py: Python<'py>,
+    handler: &Bound<'py, PyAny>,
     client: &Client,
+    flavor: Flavor,
     challenge: Challenge,
-) -> Result<Answers, Error> {
-    let handler_error = |err: PyErr| Error::Handler(Arc::new(err));
-    let asked = Bound::new(py, PyChallenge::new(client.clone(), challenge.clone())).map_err(handler_error)?;
-    let answers = super::exit::run_unless_exiting(|| handler.call1((asked,)))
+) -> Result<Bound<'py, PyAny>, Error> {
+    let asked = to_py(py, client, flavor, challenge).map_err(handler_error)?;
+    super::exit::run_unless_exiting(|| handler.call1((asked,)))
         .ok_or_else(|| {
             handler_error(pyo3::exceptions::PyRuntimeError::new_err(
                 "the interpreter is exiting: the challenge handler was not called",
             ))
         })?
-        .map_err(handler_error)?;
+        .map_err(handler_error)
+}
+
+/// The caller's own exception, kept to be raised as it was.
+pub(crate) fn handler_error(err: PyErr) -> Error {
+    Error::Handler(Arc::new(err))
+}
+
+/// Calls a blocking client's `on_challenge` and reads the answers it returns.
+pub(crate) fn call_handler(
+    py: Python<'_>,
+    handler: &Bound<'_, PyAny>,
+    client: &Client,
+    flavor: Flavor,
+    challenge: Challenge,
+) -> Result<Answers, Error> {
+    let answers = ask(py, handler, client, flavor, challenge.clone())?;
     convert::answers(&answers, &challenge)
 }
 

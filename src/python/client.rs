@@ -1,41 +1,73 @@
-//! `Client`: one per configuration; every call blocks with the GIL released.
+//! `Client` and `AsyncClient`: one per configuration. They share one base class, which holds the
+//! configuration and defines every operation once; the two differ only in how a call runs
+//! (docs/architecture.md#one-operation-two-runners).
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyType};
 
 use super::args;
-use super::blocking;
-use super::challenge::call_handler;
+use super::asyncio;
 use super::convert;
-use super::results::{AttributesParts, InvestmentsParts, PyAttributes, PyInvestments};
-use super::session::{session_to_py, step_to_py, PySession};
+use super::many;
+use super::operation::{Flavor, Operation};
+use super::results::{PyAccounts, PyAttributes, PyInvestments};
+use super::session::{session_to_py, step_to_py};
 use crate::authorize::{AuthorizeRequest, Credentials};
-use crate::config::{ClientConfig, ClientOptions, DEFAULT_MAX_BODY_BYTES};
+use crate::config::{ClientConfig, ClientOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS};
+use crate::data::requests::AccountsDetailOptions;
 use crate::error::Error;
 use crate::{Client, Secret};
 
-/// A client of the bank-data aggregation API.
+/// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
+/// `close()`, and every operation, run the way `flavor` says.
+#[pyclass(name = "_BaseClient", module = "bankfeed", frozen, subclass)]
+pub(crate) struct PyBaseClient {
+    pub(crate) client: Client,
+    pub(crate) flavor: Flavor,
+}
+
+/// A client of the bank-data aggregation API; every call blocks with the GIL released.
 ///
 /// Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
 /// ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``::
 ///
-///     client = bf.Client(base_url="https://toolbox-api.private.fin.ag",
-///                        customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
-///     session = client.login("FlinksCapital", "Greatday", "Everyday",
-///                            on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
-#[pyclass(name = "Client", module = "bankfeed", frozen)]
-pub(crate) struct PyClient {
-    pub(crate) client: Client,
-}
+///     with bf.Client(base_url="https://toolbox-api.private.fin.ag",
+///                    customer_id="43387ca6-0391-4c82-857d-70d95f087ecb") as client:
+///         session = client.login("FlinksCapital", "Greatday", "Everyday",
+///                                on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
+#[pyclass(name = "Client", module = "bankfeed", frozen, extends = PyBaseClient)]
+pub(crate) struct PyClient;
+
+/// A ``Client`` for asyncio: the same options and methods, each awaited.
+///
+///     async with bf.AsyncClient() as client:
+///         inv = await client.investments(login_id)
+///         async for login_id, result in client.investments_many(login_ids):
+///             ...
+#[pyclass(name = "AsyncClient", module = "bankfeed", frozen, extends = PyBaseClient)]
+pub(crate) struct PyAsyncClient;
 
 fn count(field: &'static str, value: i64) -> Result<u32, Error> {
     u32::try_from(value).map_err(|_| Error::config(field, format!("must be a whole number >= 0, got {value}")))
 }
 
-impl PyClient {
-    pub(crate) fn from_options(options: ClientOptions) -> PyResult<Self> {
-        let client = ClientConfig::from_options(options).and_then(Client::new)?;
-        Ok(PyClient { client })
+impl PyBaseClient {
+    /// The Python object of `client`: a `Client`, or an `AsyncClient`.
+    pub(crate) fn to_py(py: Python<'_>, client: &Client, flavor: Flavor) -> PyResult<Py<PyAny>> {
+        let base = PyClassInitializer::from(PyBaseClient { client: client.clone(), flavor });
+        Ok(match flavor {
+            Flavor::Blocking => Py::new(py, base.add_subclass(PyClient))?.into_any(),
+            Flavor::Async => Py::new(py, base.add_subclass(PyAsyncClient))?.into_any(),
+        })
+    }
+
+    fn run<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        future: impl std::future::Future<Output = Result<T, Error>> + Send + 'static,
+        convert: super::operation::Convert<T>,
+    ) -> PyResult<Py<PyAny>> {
+        Operation::new(&self.client, future, convert).run(py, self.flavor)
     }
 
     /// Runs the challenge loop from `request`, calling `on_challenge` for each challenge.
@@ -44,31 +76,23 @@ impl PyClient {
         py: Python<'_>,
         request: AuthorizeRequest,
         on_challenge: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PySession>> {
+    ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let session = blocking::run(
-            py,
-            Some(&self.client),
-            // One call under one deadline: the Authorize and every challenge round after it.
-            move |mut asker| async move {
-                let login = async {
-                    let step = client.authorize(request).await?;
-                    client.complete(step, &mut asker).await
-                };
-                client.within_deadline("Authorize", login).await
-            },
-            |py, challenge| match &on_challenge {
-                Some(handler) => call_handler(py, handler, &self.client, challenge),
-                None => Err(Error::ChallengeRequired(Box::new(challenge))),
-            },
-        )?;
-        session_to_py(py, &self.client, session)
+        // One call under one deadline: the Authorize and every challenge round after it.
+        let start = move |mut answerer: super::operation::Answerer| async move {
+            let login = async {
+                let step = client.authorize(request).await?;
+                client.complete(step, answerer.as_mut()).await
+            };
+            client.within_deadline("Authorize", login).await
+        };
+        let handler = on_challenge.map(Bound::unbind);
+        Operation::answered(&self.client, handler, start, session_to_py).run(py, self.flavor)
     }
 
     fn step(&self, py: Python<'_>, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let step = blocking::run_plain(py, Some(&self.client), async move { client.authorize(request).await })?;
-        step_to_py(py, &self.client, step)
+        self.run(py, async move { client.authorize(request).await }, step_to_py)
     }
 }
 
@@ -92,50 +116,96 @@ fn credentials(
 
 // The signature's default is a literal so that Python sees its value (stubtest compares it).
 const _: () = assert!(DEFAULT_MAX_BODY_BYTES == 134217728, "update max_body_bytes= in Client's signature");
+const _: () = assert!(DEFAULT_MAX_CONNECTIONS == 100, "update max_connections= in Client's signature");
 
-#[pymethods]
-impl PyClient {
-    #[new]
-    #[pyo3(signature = (base_url=None, customer_id=None, *, api_key=None, secret_key=None,
-                        investments_base_url=None, timeout=240.0, poll_interval=10.0,
-                        poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10, allow_insecure_http=false,
-                        deadline=None, max_body_bytes=134217728))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
-        #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
-        #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
-        #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
-        #[pyo3(from_py_with = args::investments_base_url)] investments_base_url: Option<String>,
-        #[pyo3(from_py_with = args::timeout)] timeout: f64,
-        #[pyo3(from_py_with = args::poll_interval)] poll_interval: f64,
-        #[pyo3(from_py_with = args::poll_timeout)] poll_timeout: f64,
-        #[pyo3(from_py_with = args::max_retries)] max_retries: i64,
-        #[pyo3(from_py_with = args::max_challenge_rounds)] max_challenge_rounds: i64,
-        #[pyo3(from_py_with = args::allow_insecure_http)] allow_insecure_http: bool,
-        #[pyo3(from_py_with = args::deadline)] deadline: Option<f64>,
-        #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
-    ) -> PyResult<Self> {
-        let max_retries = count("max_retries", max_retries)?;
-        let max_challenge_rounds = count("max_challenge_rounds", max_challenge_rounds)?;
-        let options = ClientOptions {
-            base_url,
-            investments_base_url,
-            customer_id,
-            api_key: api_key.map(Secret::new),
-            secret_key: secret_key.map(Secret::new),
-            timeout: Some(timeout),
-            poll_interval: Some(poll_interval),
-            poll_timeout: Some(poll_timeout),
-            max_retries: Some(max_retries),
-            max_challenge_rounds: Some(max_challenge_rounds),
-            max_body_bytes: Some(max_body_bytes),
-            allow_insecure_http: Some(allow_insecure_http),
-            deadline,
-        };
-        Self::from_options(options)
+/// The constructor of both clients: one signature, written once.
+macro_rules! client_class {
+    ($class:ident, $flavor:expr, { $($methods:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            #[new]
+            #[pyo3(signature = (base_url=None, customer_id=None, *, api_key=None, secret_key=None,
+                                investments_base_url=None, timeout=240.0, poll_interval=10.0,
+                                poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10,
+                                allow_insecure_http=false, deadline=None, max_body_bytes=134217728,
+                                max_connections=100))]
+            #[allow(clippy::too_many_arguments)]
+            fn new(
+                #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
+                #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
+                #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
+                #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
+                #[pyo3(from_py_with = args::investments_base_url)] investments_base_url: Option<String>,
+                #[pyo3(from_py_with = args::timeout)] timeout: f64,
+                #[pyo3(from_py_with = args::poll_interval)] poll_interval: f64,
+                #[pyo3(from_py_with = args::poll_timeout)] poll_timeout: f64,
+                #[pyo3(from_py_with = args::max_retries)] max_retries: i64,
+                #[pyo3(from_py_with = args::max_challenge_rounds)] max_challenge_rounds: i64,
+                #[pyo3(from_py_with = args::allow_insecure_http)] allow_insecure_http: bool,
+                #[pyo3(from_py_with = args::deadline)] deadline: Option<f64>,
+                #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
+                #[pyo3(from_py_with = args::max_connections)] max_connections: usize,
+            ) -> PyResult<PyClassInitializer<Self>> {
+                let options = ClientOptions {
+                    base_url,
+                    investments_base_url,
+                    customer_id,
+                    api_key: api_key.map(Secret::new),
+                    secret_key: secret_key.map(Secret::new),
+                    timeout: Some(timeout),
+                    poll_interval: Some(poll_interval),
+                    poll_timeout: Some(poll_timeout),
+                    max_retries: Some(count("max_retries", max_retries)?),
+                    max_challenge_rounds: Some(count("max_challenge_rounds", max_challenge_rounds)?),
+                    max_body_bytes: Some(max_body_bytes),
+                    allow_insecure_http: Some(allow_insecure_http),
+                    deadline,
+                    max_connections: Some(max_connections),
+                };
+                let client = ClientConfig::from_options(options).and_then(Client::new)?;
+                Ok(PyClassInitializer::from(PyBaseClient { client, flavor: $flavor }).add_subclass($class))
+            }
+
+            $($methods)*
+        }
+    };
+}
+
+client_class!(PyClient, Flavor::Blocking, {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
     }
 
+    /// Closes the client (see ``close``).
+    fn __exit__(
+        slf: &Bound<'_, Self>,
+        _kind: Option<Bound<'_, PyAny>>,
+        _value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) {
+        slf.as_super().get().client.close();
+    }
+});
+
+client_class!(PyAsyncClient, Flavor::Async, {
+    fn __aenter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        asyncio::ready(slf.py(), slf.clone().into_any().unbind())
+    }
+
+    /// Closes the client (see ``close``).
+    fn __aexit__(
+        slf: &Bound<'_, Self>,
+        _kind: Option<Bound<'_, PyAny>>,
+        _value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        slf.as_super().get().client.close();
+        asyncio::ready(slf.py(), slf.py().None())
+    }
+});
+
+#[pymethods]
+impl PyBaseClient {
     /// The service's base URL (``/v3/...`` is added per operation).
     #[getter]
     fn base_url(&self) -> &str {
@@ -203,6 +273,13 @@ impl PyClient {
         self.client.config().deadline.map(|deadline| deadline.as_secs_f64())
     }
 
+    /// How many requests of this client may be in flight at once (about as many connections
+    /// per host); further requests wait their turn.
+    #[getter]
+    fn max_connections(&self) -> usize {
+        self.client.config().max_connections
+    }
+
     /// A live login with credentials (``MostRecentCached`` false). Returns a Session, or a
     /// Challenge to answer with ``challenge.answer(...)``.
     #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None,
@@ -238,7 +315,7 @@ impl PyClient {
         #[pyo3(from_py_with = args::language)] language: Option<String>,
         #[pyo3(from_py_with = args::tag)] tag: Option<String>,
         #[pyo3(from_py_with = args::schedule_refresh)] schedule_refresh: Option<bool>,
-    ) -> PyResult<Py<PySession>> {
+    ) -> PyResult<Py<PyAny>> {
         let request = credentials(&institution, &username, password, save, language, tag, schedule_refresh);
         self.sequence(py, request, on_challenge)
     }
@@ -249,11 +326,9 @@ impl PyClient {
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = args::login_id)] login_id: String,
-    ) -> PyResult<Py<PySession>> {
+    ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let session =
-            blocking::run_plain(py, Some(&self.client), async move { client.authorize_cached(&login_id).await })?;
-        session_to_py(py, &self.client, session)
+        self.run(py, async move { client.authorize_cached(&login_id).await }, session_to_py)
     }
 
     /// A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
@@ -276,21 +351,149 @@ impl PyClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
         #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = args::save)] save: bool,
-    ) -> PyResult<Py<PySession>> {
+    ) -> PyResult<Py<PyAny>> {
         self.sequence(py, AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
     }
 
     /// A cached session of ``login_id``, then its Investments (202 polled), as tables.
+    ///
+    /// With ``request_id`` (the one a PendingTimeout names), no new session is opened: the
+    /// pending operation of that RequestId is polled again where it stood.
+    #[pyo3(signature = (login_id, *, request_id=None))]
     fn investments(
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = args::login_id)] login_id: String,
-    ) -> PyResult<PyInvestments> {
+        #[pyo3(from_py_with = args::request_id)] request_id: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let parts = blocking::run_plain(py, Some(&self.client), async move {
-            client.investments_for_login(&login_id).await.map(InvestmentsParts::from)
-        })?;
-        PyInvestments::new(py, parts)
+        let future = async move { client.investments_tables_for_login(&login_id, request_id.as_deref()).await };
+        self.run(py, future, PyInvestments::to_py)
+    }
+
+    /// The session of a known RequestId, without sending anything: its data calls poll that
+    /// RequestId where it stood (e.g. after a PendingTimeout).
+    #[pyo3(signature = (request_id, *, login_id=None))]
+    fn session(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::required_request_id)] request_id: String,
+        #[pyo3(from_py_with = args::optional_login_id)] login_id: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let session = crate::authorize::Session::resume(&request_id, login_id.as_deref())?;
+        session_to_py(py, &self.client, self.flavor, session)
+    }
+
+    /// The Investments of every login, ``concurrency`` at a time, each the whole flow of
+    /// ``investments`` run in Rust. Yields ``(login_id, result)`` as each finishes, the result
+    /// being Investments or the exception that login raised; ``progress=True`` shows progress.
+    #[pyo3(signature = (login_ids, *, concurrency=32, progress=false))]
+    fn investments_many(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: Vec<String>,
+        #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
+        #[pyo3(from_py_with = args::progress)] progress: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let op = |client: Client, login_id: String| async move {
+            client.investments_tables_for_login(&login_id, None).await
+        };
+        many::start(
+            py,
+            &self.client,
+            self.flavor,
+            login_ids,
+            concurrency,
+            progress,
+            "investments",
+            op,
+            PyInvestments::to_py,
+        )
+    }
+
+    /// ``attributes`` of every login, as ``investments_many`` runs them.
+    #[pyo3(signature = (login_ids, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
+                        concurrency=32, progress=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn attributes_many(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: Vec<String>,
+        attributes: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::package)] package: Option<String>,
+        filters: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::detail)] detail: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
+        #[pyo3(from_py_with = args::progress)] progress: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let query =
+            std::sync::Arc::new(convert::attributes_query(attributes, package, filters, detail, account_filter)?);
+        let op = move |client: Client, login_id: String| {
+            let query = std::sync::Arc::clone(&query);
+            async move { client.attributes_tables_for_login(&login_id, &query, None).await }
+        };
+        many::start(
+            py,
+            &self.client,
+            self.flavor,
+            login_ids,
+            concurrency,
+            progress,
+            "attributes",
+            op,
+            PyAttributes::to_py,
+        )
+    }
+
+    /// A cached session of every login, then its account detail (see
+    /// ``Session.accounts_detail``), as ``investments_many`` runs them.
+    #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
+                        accounts_filter=None, with_details_and_banking_statements=None,
+                        number_of_banking_statements=None, concurrency=32, progress=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn accounts_detail_many(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: Vec<String>,
+        #[pyo3(from_py_with = args::with_transactions)] with_transactions: Option<bool>,
+        #[pyo3(from_py_with = args::days)] days: Option<String>,
+        #[pyo3(from_py_with = args::with_account_identity)] with_account_identity: Option<bool>,
+        #[pyo3(from_py_with = args::with_kyc)] with_kyc: Option<bool>,
+        #[pyo3(from_py_with = args::accounts_filter)] accounts_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::with_details_and_banking_statements)] with_details_and_banking_statements: Option<
+            bool,
+        >,
+        #[pyo3(from_py_with = args::number_of_banking_statements)] number_of_banking_statements: Option<String>,
+        #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
+        #[pyo3(from_py_with = args::progress)] progress: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let options = std::sync::Arc::new(AccountsDetailOptions {
+            with_transactions,
+            days,
+            with_account_identity,
+            with_kyc,
+            accounts_filter: accounts_filter.unwrap_or_default(),
+            with_details_and_banking_statements,
+            number_of_banking_statements,
+        });
+        // Checked once here, rather than failing every login the same way.
+        options.validate()?;
+        let op = move |client: Client, login_id: String| {
+            let options = std::sync::Arc::clone(&options);
+            async move { client.accounts_detail_tables_for_login(&login_id, &options, None).await }
+        };
+        many::start(
+            py,
+            &self.client,
+            self.flavor,
+            login_ids,
+            concurrency,
+            progress,
+            "accounts detail",
+            op,
+            PyAccounts::to_py,
+        )
     }
 
     /// Attributes of a saved connection. Runs the preparation of the service inside: a cached
@@ -303,7 +506,8 @@ impl PyClient {
     ///
     ///     attrs = client.attributes(login_id, package="income")
     ///     attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]}, detail=["count_nsf"])
-    #[pyo3(signature = (login_id, attributes=None, *, package=None, filters=None, detail=None, account_filter=None))]
+    #[pyo3(signature = (login_id, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
+                        request_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn attributes(
         &self,
@@ -314,25 +518,37 @@ impl PyClient {
         filters: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = args::detail)] detail: Option<Vec<String>>,
         #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
-    ) -> PyResult<PyAttributes> {
+        #[pyo3(from_py_with = args::request_id)] request_id: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let client = self.client.clone();
-        let parts = blocking::run_plain(py, Some(&self.client), async move {
-            client.attributes_for_login(&login_id, &query).await.map(AttributesParts::from)
-        })?;
-        PyAttributes::new(py, parts)
+        let future = async move { client.attributes_tables_for_login(&login_id, &query, request_id.as_deref()).await };
+        self.run(py, future, PyAttributes::to_py)
     }
 
     /// Deletes the retained data of a saved connection (DeleteCard). Returns the server's answer:
     /// a dict, or ``{"Message": text}`` when it answered in plain text.
-    fn delete_login<'py>(
+    fn delete_login(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         #[pyo3(from_py_with = args::login_id)] login_id: String,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let answer = blocking::run_plain(py, Some(&self.client), async move { client.delete_login(&login_id).await })?;
-        convert::to_python(py, &answer)
+        let future = async move { client.delete_login(&login_id).await };
+        self.run(py, future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
+    }
+
+    /// Cancels every call of this client in flight, in every thread and task, at once: each
+    /// raises ClientClosed. Later calls raise it too. Sessions and challenges of the client are
+    /// closed with it; a copy (pickle) is a new client. Calling it again does nothing.
+    fn close(&self) {
+        self.client.close();
+    }
+
+    /// Whether ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.client.is_closed()
     }
 
     /// Pickles as the client's configuration, keys included (docs/architecture.md#pickling): the
@@ -354,13 +570,14 @@ impl PyClient {
         state.set_item("max_body_bytes", options.max_body_bytes)?;
         state.set_item("allow_insecure_http", options.allow_insecure_http)?;
         state.set_item("deadline", options.deadline)?;
-        Ok((py.get_type::<Self>().getattr("_restore")?, (state,)))
+        state.set_item("max_connections", options.max_connections)?;
+        Ok((slf.get_type().getattr("_restore")?, (state,)))
     }
 
     /// The client `__reduce__` described. The environment is not read: a key the pickled client
     /// did not have must not come from the `BANKFEED_*` variables of the process that unpickles it.
-    #[staticmethod]
-    fn _restore(state: &Bound<'_, PyDict>) -> PyResult<Self> {
+    #[classmethod]
+    fn _restore(cls: &Bound<'_, PyType>, state: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
             Ok(state.get_item(key)?.filter(|value| !value.is_none()))
         };
@@ -381,13 +598,15 @@ impl PyClient {
             max_body_bytes: item("max_body_bytes")?.map(|v| v.extract::<usize>()).transpose()?,
             allow_insecure_http: item("allow_insecure_http")?.map(|v| v.extract::<bool>()).transpose()?,
             deadline: number("deadline")?,
+            max_connections: item("max_connections")?.map(|v| v.extract::<usize>()).transpose()?,
         };
         let client = ClientConfig::resolve(options, |_| None).and_then(Client::new)?;
-        Ok(PyClient { client })
+        let flavor = if cls.is_subclass_of::<PyAsyncClient>()? { Flavor::Async } else { Flavor::Blocking };
+        PyBaseClient::to_py(cls.py(), &client, flavor)
     }
 
-    fn __repr__(&self) -> String {
-        let config = self.client.config();
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let config = slf.get().client.config();
         let set = |key: &Option<Secret>| if key.is_some() { "'***'" } else { "None" };
         // The new options show only when they differ from their defaults, so the usual repr stays.
         let mut extra = String::new();
@@ -397,9 +616,13 @@ impl PyClient {
         if config.allow_insecure_http {
             extra.push_str(", allow_insecure_http=True");
         }
-        format!(
-            "Client(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
+        if config.max_connections != DEFAULT_MAX_CONNECTIONS {
+            extra.push_str(&format!(", max_connections={}", config.max_connections));
+        }
+        Ok(format!(
+            "{}(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
              poll_interval={}, poll_timeout={}{extra})",
+            slf.get_type().name()?,
             config.base_url,
             config.customer_id,
             set(&config.api_key),
@@ -407,6 +630,6 @@ impl PyClient {
             config.timeout.as_secs_f64(),
             config.poll.interval.as_secs_f64(),
             config.poll.timeout.as_secs_f64()
-        )
+        ))
     }
 }

@@ -9,8 +9,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
-use super::challenge::PyChallenge;
+use super::challenge;
 use super::convert;
+use super::operation::Flavor;
 use crate::error::{ApiErrorKind, Body, Error};
 use crate::Client;
 
@@ -18,8 +19,9 @@ use crate::Client;
 pub(crate) struct PyBankfeedError(Failure);
 
 enum Failure {
-    /// A core error; `client` makes a `ChallengeRequired`'s challenge answerable.
-    Core { error: Error, client: Option<Client> },
+    /// A core error; `client` makes a `ChallengeRequired`'s challenge answerable, in the flavor
+    /// of the client that raised it (an `AsyncClient` gives an `AsyncChallenge`).
+    Core { error: Error, client: Option<(Client, Flavor)> },
     /// A Python exception (Ctrl-C while waiting, a failed conversion): raised as it is.
     Python(PyErr),
     /// bankfeed's own failure outside the core (a panicked background task, a runtime that did
@@ -30,8 +32,8 @@ enum Failure {
 impl PyBankfeedError {
     /// `error`, with the client whose call failed (a `ChallengeRequired` then carries a challenge
     /// that can be answered).
-    pub(crate) fn with_client(error: Error, client: &Client) -> Self {
-        PyBankfeedError(Failure::Core { error, client: Some(client.clone()) })
+    pub(crate) fn with_client(error: Error, client: &Client, flavor: Flavor) -> Self {
+        PyBankfeedError(Failure::Core { error, client: Some((client.clone(), flavor)) })
     }
 
     pub(crate) fn internal(text: impl Into<String>) -> Self {
@@ -90,6 +92,7 @@ enum Class {
     TransportError,
     DecodeError,
     ProtocolError,
+    ClientClosed,
     ApiError,
     Unauthorized,
     InvalidLogin,
@@ -105,7 +108,7 @@ enum Class {
 }
 
 impl Class {
-    const ALL: [Class; 21] = [
+    const ALL: [Class; 22] = [
         Class::BankfeedError,
         Class::ConfigError,
         Class::InvalidAnswer,
@@ -115,6 +118,7 @@ impl Class {
         Class::TransportError,
         Class::DecodeError,
         Class::ProtocolError,
+        Class::ClientClosed,
         Class::ApiError,
         Class::Unauthorized,
         Class::InvalidLogin,
@@ -140,6 +144,7 @@ impl Class {
             Class::TransportError => "TransportError",
             Class::DecodeError => "DecodeError",
             Class::ProtocolError => "ProtocolError",
+            Class::ClientClosed => "ClientClosed",
             Class::ApiError => "ApiError",
             Class::Unauthorized => "Unauthorized",
             Class::InvalidLogin => "InvalidLogin",
@@ -199,7 +204,7 @@ fn fallback(py: Python<'_>, text: &str, failure: Option<PyErr>) -> PyErr {
 }
 
 /// The exception of `error`: `cls(text, **fields)`, its fields kept as attributes.
-fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyErr> {
+fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyResult<PyErr> {
     let text = error.to_string();
     let fields = PyDict::new(py);
     let class = match error {
@@ -229,7 +234,8 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
         Error::ChallengeRequired(challenge) => {
             fields.set_item("request_id", &challenge.request_id)?;
             fields.set_item("prompts", challenge.prompts().collect::<Vec<_>>())?;
-            let challenge = client.map(|client| PyChallenge::new(client.clone(), *challenge));
+            let challenge =
+                client.map(|(client, flavor)| challenge::to_py(py, client, *flavor, *challenge)).transpose()?;
             fields.set_item("challenge", challenge)?;
             Class::ChallengeRequired
         }
@@ -264,6 +270,10 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
             fields.set_item("snippet", snippet)?;
             Class::DecodeError
         }
+        Error::Closed { operation } => {
+            fields.set_item("operation", operation)?;
+            Class::ClientClosed
+        }
         Error::Handler(inner) => {
             // The caller's own exception, raised as it was.
             if let Some(err) = inner.downcast_ref::<PyErr>() {
@@ -271,6 +281,7 @@ fn build(py: Python<'_>, error: Error, client: Option<&Client>) -> PyResult<PyEr
             }
             Class::BankfeedError
         }
+        Error::Internal { .. } => Class::BankfeedError,
     };
     Ok(PyErr::from_value(class.get(py)?.call((text,), Some(&fields))?))
 }

@@ -2,14 +2,19 @@
 //! (docs/architecture.md#how-a-call-travels).
 
 mod args;
+mod asyncio;
 mod blocking;
+mod bulk;
 mod challenge;
 mod client;
 mod convert;
 mod errors;
 mod exit;
 mod logging;
+mod many;
+mod operation;
 mod results;
+mod runtime;
 mod sandbox;
 mod session;
 mod table;
@@ -20,9 +25,15 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install(m.py());
     exit::register(m)?;
+    m.add_class::<client::PyBaseClient>()?;
     m.add_class::<client::PyClient>()?;
+    m.add_class::<client::PyAsyncClient>()?;
+    m.add_class::<session::PyBaseSession>()?;
     m.add_class::<session::PySession>()?;
+    m.add_class::<session::PyAsyncSession>()?;
+    m.add_class::<challenge::PyBaseChallenge>()?;
     m.add_class::<challenge::PyChallenge>()?;
+    m.add_class::<challenge::PyAsyncChallenge>()?;
     m.add_class::<challenge::PySecurityChallenge>()?;
     m.add_class::<sandbox::PySandbox>()?;
     m.add_class::<table::PyTable>()?;
@@ -30,6 +41,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PyAttributes>()?;
     m.add_class::<results::PyAccounts>()?;
     m.add_class::<results::PyStatements>()?;
+    m.add_class::<bulk::PyCombined>()?;
+    m.add_function(wrap_pyfunction!(bulk::combine, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
     // Private and left out of `__all__`: a test hook, not API.
     m.setattr("_panic_in_background", wrap_pyfunction!(blocking::_panic_in_background, m)?)?;

@@ -7,11 +7,16 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use super::args;
 use super::convert::{self, Parsed};
 use super::table::PyTable;
-use crate::data::accounts::{Accounts, Statements};
+use crate::data::accounts::Statements;
 use crate::data::attributes::Attributes;
-use crate::data::investments::Investments;
 use crate::data::{Payload, Raw};
-use crate::tables::{self, AccountsTables, InvestmentsTables, Table};
+use crate::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult, Table};
+
+/// What each result class is built from: the core's results, tables built off the GIL.
+pub(crate) type InvestmentsParts = InvestmentsResult;
+pub(crate) type AccountsParts = AccountsResult;
+pub(crate) type StatementsParts = StatementsResult;
+pub(crate) type AttributesParts = AttributesResult;
 
 fn table(py: Python<'_>, table: Table) -> PyResult<Py<PyTable>> {
     Py::new(py, PyTable::new(table))
@@ -53,24 +58,6 @@ type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>,));
 
 fn reduce_to_json<'py, T: pyo3::PyTypeInfo>(py: Python<'py>, raw: &Raw) -> PyResult<Reduced<'py>> {
     Ok((py.get_type::<T>().getattr("from_json")?, (PyBytes::new(py, raw.bytes()),)))
-}
-
-/// Investments with its tables built (done before the GIL is taken).
-pub(crate) struct InvestmentsParts {
-    tables: InvestmentsTables,
-    raw: Raw,
-}
-
-impl InvestmentsParts {
-    fn read(raw: Raw) -> Result<Self, crate::Error> {
-        Ok(InvestmentsParts { tables: InvestmentsTables::from_json(raw.bytes())?, raw })
-    }
-}
-
-impl From<Payload<Investments>> for InvestmentsParts {
-    fn from(payload: Payload<Investments>) -> Self {
-        InvestmentsParts { tables: InvestmentsTables::new(&payload.data), raw: payload.raw }
-    }
 }
 
 /// The Investments payload (docs/protocol.md#investments) as tables.
@@ -185,21 +172,6 @@ impl PyInvestments {
     }
 }
 
-/// Attributes with their tables built.
-pub(crate) struct AttributesParts {
-    payload: Payload<Attributes>,
-    values: Table,
-    detail: Table,
-}
-
-impl From<Payload<Attributes>> for AttributesParts {
-    fn from(payload: Payload<Attributes>) -> Self {
-        let values = tables::attribute_values_table(&payload.data);
-        let detail = tables::attribute_detail_table(&payload.data);
-        AttributesParts { payload, values, detail }
-    }
-}
-
 /// Attributes (docs/protocol.md#attributes) as tables.
 ///
 ///     attrs = client.attributes(login_id, package="income")
@@ -229,9 +201,7 @@ impl PyAttributes {
     /// Reads an attributes payload from its JSON (``bytes``, ``bytearray`` or ``str``).
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, |raw| {
-            Ok(AttributesParts::from(Payload { data: Attributes::parse(raw.bytes())?, raw }))
-        })?;
+        let parts = read_json(py, data, |raw| AttributesParts::read("Attributes", raw))?;
         PyAttributes::new(py, parts)
     }
 
@@ -302,24 +272,6 @@ impl PyAttributes {
     }
 }
 
-/// Accounts with their tables built.
-pub(crate) struct AccountsParts {
-    tables: AccountsTables,
-    raw: Raw,
-}
-
-impl AccountsParts {
-    fn read(raw: Raw) -> Result<Self, crate::Error> {
-        Ok(AccountsParts { tables: AccountsTables::from_json(raw.bytes())?, raw })
-    }
-}
-
-impl From<Payload<Accounts>> for AccountsParts {
-    fn from(payload: Payload<Accounts>) -> Self {
-        AccountsParts { tables: AccountsTables::new(&payload.data), raw: payload.raw }
-    }
-}
-
 /// GetAccountsDetail or GetAccountsSummary as tables.
 ///
 ///     detail = session.accounts_detail(with_transactions=True, days="Days365")
@@ -355,7 +307,7 @@ impl PyAccounts {
     /// Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON (``bytes``, ``bytearray`` or ``str``).
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, AccountsParts::read)?;
+        let parts = read_json(py, data, |raw| AccountsParts::read("GetAccountsDetail", raw))?;
         PyAccounts::new(py, parts)
     }
 
@@ -413,24 +365,6 @@ pub(crate) struct PyStatements {
     statements: Py<PyTable>,
 }
 
-pub(crate) struct StatementsParts {
-    payload: Payload<Statements>,
-    statements: Table,
-}
-
-impl StatementsParts {
-    fn read(raw: Raw) -> Result<Self, crate::Error> {
-        Ok(StatementsParts::from(Payload { data: Statements::parse(raw.bytes())?, raw }))
-    }
-}
-
-impl From<Payload<Statements>> for StatementsParts {
-    fn from(payload: Payload<Statements>) -> Self {
-        let statements = tables::statements_table(&payload.data);
-        StatementsParts { payload, statements }
-    }
-}
-
 impl PyStatements {
     pub(crate) fn new(py: Python<'_>, parts: StatementsParts) -> PyResult<Self> {
         Ok(PyStatements { statements: table(py, parts.statements)?, payload: parts.payload, parsed: Parsed::default() })
@@ -482,5 +416,69 @@ impl PyStatements {
     fn __repr__(&self) -> String {
         let count: usize = self.payload.data.statements_by_account.iter().map(|a| a.statements.len()).sum();
         format!("Statements(statements={count})")
+    }
+}
+
+/// The conversions the data operations end with ([`super::operation::Convert`]): the same result
+/// classes for both runners.
+macro_rules! convert_parts {
+    ($($class:ident from $parts:ident),* $(,)?) => {$(
+        impl $class {
+            pub(crate) fn to_py(
+                py: Python<'_>,
+                _client: &crate::Client,
+                _flavor: super::operation::Flavor,
+                parts: $parts,
+            ) -> PyResult<Py<PyAny>> {
+                Ok(Py::new(py, $class::new(py, parts)?)?.into_any())
+            }
+        }
+    )*};
+}
+
+convert_parts!(
+    PyInvestments from InvestmentsParts,
+    PyAccounts from AccountsParts,
+    PyAttributes from AttributesParts,
+    PyStatements from StatementsParts,
+);
+
+/// The tables of a result class by the name of their getter, in the order `bf.combine` gives
+/// them (src/python/bulk.rs); `KIND` is the class's Python name.
+pub(crate) trait NamedTables {
+    const KIND: &'static str;
+    fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)>;
+}
+
+impl NamedTables for PyInvestments {
+    const KIND: &'static str = "Investments";
+    fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)> {
+        vec![
+            ("accounts", &self.accounts),
+            ("positions", &self.positions),
+            ("transactions", &self.transactions),
+            ("securities", &self.securities),
+        ]
+    }
+}
+
+impl NamedTables for PyAccounts {
+    const KIND: &'static str = "Accounts";
+    fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)> {
+        vec![("accounts", &self.accounts), ("transactions", &self.transactions)]
+    }
+}
+
+impl NamedTables for PyAttributes {
+    const KIND: &'static str = "Attributes";
+    fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)> {
+        vec![("values", &self.values), ("detail", &self.detail)]
+    }
+}
+
+impl NamedTables for PyStatements {
+    const KIND: &'static str = "Statements";
+    fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)> {
+        vec![("statements", &self.statements)]
     }
 }

@@ -9,10 +9,12 @@ use serde_json::Value;
 
 use super::args;
 use super::blocking;
-use super::client::PyClient;
+use super::client::{PyAsyncClient, PyClient};
 use super::convert;
 use crate::error::Error;
-use crate::sandbox::{attribute_catalogue, attribute_packages, users, Fault, Sandbox, SandboxConfig};
+use crate::sandbox::{
+    attribute_catalogue, attribute_packages, login_ids, users, Fault, Sandbox, SandboxConfig, MAX_LOGINS,
+};
 use crate::sync::lock;
 
 /// The embedded sandbox: a real HTTP server on loopback that speaks the same API, with the
@@ -28,6 +30,16 @@ pub(crate) struct PySandbox {
     customer_id: String,
     secret_key: Option<String>,
     api_key: Option<String>,
+    seed: u64,
+    logins: u32,
+}
+
+/// `logins`: a count from 0 to [`MAX_LOGINS`].
+fn login_count(logins: i64) -> PyResult<u32> {
+    u32::try_from(logins)
+        .ok()
+        .filter(|count| *count <= MAX_LOGINS)
+        .ok_or_else(|| Error::config("logins", format!("must be an int from 0 to {MAX_LOGINS}, got {logins}")).into())
 }
 
 impl PySandbox {
@@ -42,9 +54,11 @@ impl PySandbox {
     #[new]
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
                         slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
-                        banking_transactions=None, tier2=false, secret_key=None, api_key=None, faults=None))]
+                        banking_transactions=None, tier2=false, secret_key=None, api_key=None, faults=None,
+                        logins=0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
         #[pyo3(from_py_with = args::host)] host: &str,
         #[pyo3(from_py_with = args::port)] port: u16,
@@ -59,7 +73,9 @@ impl PySandbox {
         #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
         #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
         faults: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::logins)] logins: i64,
     ) -> PyResult<Self> {
+        let logins = login_count(logins)?;
         let faults = match faults {
             Some(faults) if !faults.is_none() => faults_from(&faults)?,
             _ => Vec::new(),
@@ -84,16 +100,21 @@ impl PySandbox {
             secret_key: secret_key.clone(),
             api_key: api_key.clone(),
             faults,
+            logins,
             ..defaults
         };
-        let server =
-            Sandbox::start(config).map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
+        // Saving a million bulk logins takes a moment: other threads may run meanwhile.
+        let server = py
+            .detach(move || Sandbox::start(config))
+            .map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
         Ok(PySandbox {
             url: server.url(),
             customer_id: server.customer_id().to_owned(),
             server: Mutex::new(Some(server)),
             secret_key,
             api_key,
+            seed,
+            logins,
         })
     }
 
@@ -107,6 +128,24 @@ impl PySandbox {
     #[getter]
     fn customer_id(&self) -> &str {
         &self.customer_id
+    }
+
+    /// The LoginIds of the ``logins`` bulk logins saved at start (``bulk_00000``, ``bulk_00001``,
+    /// ...), in order; the same as ``Sandbox.login_ids_for(logins, seed)``.
+    #[getter]
+    fn login_ids(&self) -> Vec<String> {
+        login_ids(self.seed, self.logins)
+    }
+
+    /// The LoginIds that ``Sandbox(logins=logins, seed=seed)`` saves, computed without a
+    /// sandbox: what a program needs to read a sandbox served by another process.
+    #[staticmethod]
+    #[pyo3(signature = (logins, seed=0))]
+    fn login_ids_for(
+        #[pyo3(from_py_with = args::logins)] logins: i64,
+        #[pyo3(from_py_with = args::seed)] seed: u64,
+    ) -> PyResult<Vec<String>> {
+        Ok(login_ids(seed, login_count(logins)?))
     }
 
     /// Every test user: ``username``, ``password``, ``description``, ``challenge_types`` (in the
@@ -187,18 +226,13 @@ impl PySandbox {
     /// A Client of this sandbox; ``options`` are Client's keyword arguments.
     #[pyo3(signature = (**options))]
     fn client(&self, py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
-        let kwargs = options.unwrap_or_else(|| PyDict::new(py));
-        for (name, value) in [
-            ("base_url", Some(&self.url)),
-            ("customer_id", Some(&self.customer_id)),
-            ("api_key", self.api_key.as_ref()),
-            ("secret_key", self.secret_key.as_ref()),
-        ] {
-            if !kwargs.contains(name)? {
-                kwargs.set_item(name, value)?;
-            }
-        }
-        Ok(py.get_type::<PyClient>().call((), Some(&kwargs))?.unbind())
+        self.make_client::<PyClient>(py, options)
+    }
+
+    /// An AsyncClient of this sandbox; ``options`` are AsyncClient's keyword arguments.
+    #[pyo3(signature = (**options))]
+    fn async_client(&self, py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+        self.make_client::<PyAsyncClient>(py, options)
     }
 
     /// Stops the server. Closing twice is harmless.
@@ -221,6 +255,28 @@ impl PySandbox {
     fn __repr__(&self) -> String {
         let state = if lock(&self.server).is_some() { "running" } else { "closed" };
         format!("Sandbox(url={:?}, customer_id={:?}, {state})", self.url, self.customer_id)
+    }
+}
+
+impl PySandbox {
+    /// A client of class `C` with this sandbox's URL, customer id and keys, unless `options` say.
+    fn make_client<C: pyo3::PyTypeInfo>(
+        &self,
+        py: Python<'_>,
+        options: Option<Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let kwargs = options.unwrap_or_else(|| PyDict::new(py));
+        for (name, value) in [
+            ("base_url", Some(&self.url)),
+            ("customer_id", Some(&self.customer_id)),
+            ("api_key", self.api_key.as_ref()),
+            ("secret_key", self.secret_key.as_ref()),
+        ] {
+            if !kwargs.contains(name)? {
+                kwargs.set_item(name, value)?;
+            }
+        }
+        Ok(py.get_type::<C>().call((), Some(&kwargs))?.unbind())
     }
 }
 
@@ -256,13 +312,18 @@ fn users_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 }
 
 /// Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);
-/// ``options`` are Sandbox's keyword arguments.
+/// ``options`` are Sandbox's keyword arguments. With ``login_ids_file``, the LoginIds of the
+/// ``logins`` saved at start are written there, one a line, before anything is printed.
+///
+/// The first line printed (and flushed) is always
+/// ``bankfeed sandbox on <url> (customer id <id>)``: a harness reads the URL from it.
 #[pyfunction]
-#[pyo3(signature = (port, host="127.0.0.1", **options))]
+#[pyo3(signature = (port, host="127.0.0.1", login_ids_file=None, **options))]
 pub(crate) fn serve_sandbox(
     py: Python<'_>,
     #[pyo3(from_py_with = args::port)] port: u16,
     #[pyo3(from_py_with = args::host)] host: &str,
+    login_ids_file: Option<std::path::PathBuf>,
     options: Option<Bound<'_, PyDict>>,
 ) -> PyResult<()> {
     let kwargs = options.unwrap_or_else(|| PyDict::new(py));
@@ -270,10 +331,50 @@ pub(crate) fn serve_sandbox(
     kwargs.set_item("host", host)?;
     let sandbox = py.get_type::<PySandbox>().call((), Some(&kwargs))?.cast_into::<PySandbox>()?;
     let sandbox = sandbox.get();
-    println!("bankfeed sandbox on {} (customer id {})", sandbox.url, sandbox.customer_id);
+    if let Some(path) = &login_ids_file {
+        if let Err(error) = write_login_ids(path, &sandbox.login_ids()) {
+            sandbox.close(py);
+            let message = format!("the LoginIds could not be written to {}: {error}", path.display());
+            return Err(PyOSError::new_err(message));
+        }
+    }
+    announce(sandbox, login_ids_file.as_deref());
     // The server runs on its own thread; this only waits for Ctrl-C, which ends the wait with
     // KeyboardInterrupt after the server is closed.
-    let waited: Result<(), _> = blocking::run_plain(py, None, std::future::pending());
+    let waited: Result<(), _> = blocking::run_plain(py, std::future::pending());
     sandbox.close(py);
     Ok(waited?)
+}
+
+/// The banner of ``serve_sandbox``: the URL line first, then where the saved logins' LoginIds are.
+fn announce(sandbox: &PySandbox, login_ids_file: Option<&std::path::Path>) {
+    use std::io::Write as _;
+
+    let mut out = std::io::stdout().lock();
+    // Nowhere to report a closed stdout: the server serves all the same.
+    let _ = writeln!(out, "bankfeed sandbox on {} (customer id {})", sandbox.url, sandbox.customer_id);
+    if sandbox.logins > 0 {
+        let (count, seed) = (sandbox.logins, sandbox.seed);
+        let last = crate::sandbox::bulk_username(count - 1);
+        let source = match login_ids_file {
+            Some(path) => format!("in {}", path.display()),
+            None => format!("from bankfeed.Sandbox.login_ids_for({count}, seed={seed})"),
+        };
+        let _ = writeln!(out, "{count} saved logins bulk_00000 to {last}; LoginIds {source}");
+    }
+    let _ = out.flush();
+}
+
+/// Writes the LoginIds one a line to a file next to `path`, then renames it, so a reader never
+/// sees half a list.
+fn write_login_ids(path: &std::path::Path, ids: &[String]) -> std::io::Result<()> {
+    let mut text = String::with_capacity(ids.len() * 37);
+    for id in ids {
+        text.push_str(id);
+        text.push('\n');
+    }
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, text)?;
+    std::fs::rename(&partial, path)
 }

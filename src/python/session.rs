@@ -1,39 +1,66 @@
-//! `Session`: an open session and the data operations it serves.
+//! `Session` and `AsyncSession`: an open session and the data operations it serves.
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use super::args;
-use super::blocking;
-use super::challenge::PyChallenge;
-use super::client::PyClient;
+use super::challenge;
+use super::client::PyBaseClient;
 use super::convert::{self, Parsed};
-use super::errors::PyBankfeedError;
-use super::results::{
-    AccountsParts, AttributesParts, InvestmentsParts, PyAccounts, PyAttributes, PyInvestments, PyStatements,
-    StatementsParts,
-};
+use super::operation::{Flavor, Operation};
+use super::results::{PyAccounts, PyAttributes, PyInvestments, PyStatements};
 use crate::authorize::{Session, Step};
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::Client;
+
+/// What `Session` and `AsyncSession` share: the session, its client, and every data operation,
+/// run the way `flavor` says (docs/architecture.md#one-operation-two-runners).
+#[pyclass(name = "_BaseSession", module = "bankfeed", frozen, subclass)]
+pub(crate) struct PyBaseSession {
+    client: Client,
+    flavor: Flavor,
+    session: Session,
+    raw: Parsed,
+}
 
 /// An open session: its `request_id` serves the data operations.
 ///
 ///     session = client.authorize_cached(login_id)
 ///     inv = session.investments()
 ///     detail = session.accounts_detail(days="Days365")
-#[pyclass(name = "Session", module = "bankfeed", frozen)]
-pub(crate) struct PySession {
-    client: Client,
-    session: Session,
-    raw: Parsed,
+#[pyclass(name = "Session", module = "bankfeed", frozen, extends = PyBaseSession)]
+pub(crate) struct PySession;
+
+/// A ``Session`` of an ``AsyncClient``: every data operation is awaited.
+///
+///     session = await client.authorize_cached(login_id)
+///     inv = await session.investments()
+#[pyclass(name = "AsyncSession", module = "bankfeed", frozen, extends = PyBaseSession)]
+pub(crate) struct PyAsyncSession;
+
+/// What `_restore` takes: the client, the 200 body, the RequestId and the LoginId.
+type SessionState<'py> = (Bound<'py, PyAny>, Bound<'py, PyBytes>, String, Option<String>);
+
+/// The Python object of `session`: a `Session`, or an `AsyncSession` for an async client.
+pub(crate) fn session_to_py(py: Python<'_>, client: &Client, flavor: Flavor, session: Session) -> PyResult<Py<PyAny>> {
+    let base =
+        PyClassInitializer::from(PyBaseSession { client: client.clone(), flavor, session, raw: Parsed::default() });
+    Ok(match flavor {
+        Flavor::Blocking => Py::new(py, base.add_subclass(PySession))?.into_any(),
+        Flavor::Async => Py::new(py, base.add_subclass(PyAsyncSession))?.into_any(),
+    })
 }
 
-/// What `Session._restore` takes: the client, the 200 body, the RequestId and the LoginId.
-type SessionState<'py> = (Py<PyClient>, Bound<'py, PyBytes>, String, Option<String>);
+/// A step as Python sees it: a session, or a challenge.
+pub(crate) fn step_to_py(py: Python<'_>, client: &Client, flavor: Flavor, step: Step) -> PyResult<Py<PyAny>> {
+    match step {
+        Step::Session(session) => session_to_py(py, client, flavor, session),
+        Step::Challenge(found) => challenge::to_py(py, client, flavor, found),
+    }
+}
 
 #[pymethods]
-impl PySession {
+impl PyBaseSession {
     /// The RequestId of the session.
     #[getter]
     fn request_id(&self) -> &str {
@@ -82,10 +109,10 @@ impl PySession {
     }
 
     /// Investments of this session (202 answers polled until 200), as tables.
-    fn investments(&self, py: Python<'_>) -> PyResult<PyInvestments> {
+    fn investments(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts = self.run(py, async move { client.investments(&session).await.map(InvestmentsParts::from) })?;
-        PyInvestments::new(py, parts)
+        let future = async move { client.investments_tables(&session).await };
+        self.run(py, future, PyInvestments::to_py)
     }
 
     /// GetAccountsDetail (202 polled): accounts and transactions as tables.
@@ -106,7 +133,7 @@ impl PySession {
             bool,
         >,
         #[pyo3(from_py_with = args::number_of_banking_statements)] number_of_banking_statements: Option<String>,
-    ) -> PyResult<PyAccounts> {
+    ) -> PyResult<Py<PyAny>> {
         let options = AccountsDetailOptions {
             with_transactions,
             days,
@@ -117,9 +144,8 @@ impl PySession {
             number_of_banking_statements,
         };
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts =
-            self.run(py, async move { client.accounts_detail(&session, &options).await.map(AccountsParts::from) })?;
-        PyAccounts::new(py, parts)
+        let future = async move { client.accounts_detail_tables(&session, &options).await };
+        self.run(py, future, PyAccounts::to_py)
     }
 
     /// GetAccountsSummary (202 polled): accounts as a table.
@@ -129,12 +155,11 @@ impl PySession {
         py: Python<'_>,
         #[pyo3(from_py_with = args::with_balance)] with_balance: Option<bool>,
         #[pyo3(from_py_with = args::with_account_identity)] with_account_identity: Option<bool>,
-    ) -> PyResult<PyAccounts> {
+    ) -> PyResult<Py<PyAny>> {
         let options = AccountsSummaryOptions { with_balance, with_account_identity };
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts =
-            self.run(py, async move { client.accounts_summary(&session, &options).await.map(AccountsParts::from) })?;
-        PyAccounts::new(py, parts)
+        let future = async move { client.accounts_summary_tables(&session, &options).await };
+        self.run(py, future, PyAccounts::to_py)
     }
 
     /// GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or ``"Months12"``.
@@ -144,12 +169,11 @@ impl PySession {
         py: Python<'_>,
         #[pyo3(from_py_with = args::number_of_statements)] number_of_statements: Option<String>,
         #[pyo3(from_py_with = args::accounts_filter)] accounts_filter: Option<Vec<String>>,
-    ) -> PyResult<PyStatements> {
+    ) -> PyResult<Py<PyAny>> {
         let options = StatementsOptions { number_of_statements, accounts_filter: accounts_filter.unwrap_or_default() };
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts =
-            self.run(py, async move { client.statements(&session, &options).await.map(StatementsParts::from) })?;
-        PyStatements::new(py, parts)
+        let future = async move { client.statements_tables(&session, &options).await };
+        self.run(py, future, PyStatements::to_py)
     }
 
     /// Attributes of this session: account detail polled first, then the attributes call
@@ -163,64 +187,58 @@ impl PySession {
         filters: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = args::detail)] detail: Option<Vec<String>>,
         #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
-    ) -> PyResult<PyAttributes> {
+    ) -> PyResult<Py<PyAny>> {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let (client, session) = (self.client.clone(), self.session.clone());
-        let parts =
-            self.run(py, async move { client.attributes(&session, &query).await.map(AttributesParts::from) })?;
-        PyAttributes::new(py, parts)
+        let future = async move { client.attributes_tables(&session, &query).await };
+        self.run(py, future, PyAttributes::to_py)
     }
 
     /// Pickles as its client (keys included, see ``Client``), its ids and the 200 body, so that
     /// the copy serves the data operations and gives the same ``raw`` (docs/architecture.md#pickling).
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, SessionState<'py>)> {
-        let client = Py::new(py, PyClient { client: self.client.clone() })?;
-        let body = PyBytes::new(py, &self.session.raw);
-        let restore = py.get_type::<Self>().getattr("_restore")?;
-        Ok((restore, (client, body, self.session.request_id.clone(), self.session.login_id.clone())))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, SessionState<'py>)> {
+        let (py, this) = (slf.py(), slf.get());
+        let client = PyBaseClient::to_py(py, &this.client, this.flavor)?.into_bound(py);
+        let body = PyBytes::new(py, &this.session.raw);
+        let restore = slf.get_type().getattr("_restore")?;
+        Ok((restore, (client, body, this.session.request_id.clone(), this.session.login_id.clone())))
     }
 
-    /// The session `__reduce__` described; the body is read again as a live answer is.
-    #[staticmethod]
+    /// The session `__reduce__` described; the body is read again as a live answer is. A class
+    /// method so that it pickles by its public class (`Session._restore`), not the private base.
+    #[classmethod]
     fn _restore(
-        client: &Bound<'_, PyClient>,
+        cls: &Bound<'_, pyo3::types::PyType>,
+        client: &Bound<'_, PyBaseClient>,
         body: &Bound<'_, PyBytes>,
         request_id: String,
         login_id: Option<String>,
-    ) -> PyResult<Self> {
+    ) -> PyResult<Py<PyAny>> {
         let mut session = Session::from_body(body.as_bytes(), login_id.as_deref())?;
         session.request_id = request_id;
         session.login_id = login_id;
-        Ok(PySession { client: client.get().client.clone(), session, raw: Parsed::default() })
+        let client = client.get();
+        session_to_py(cls.py(), &client.client, client.flavor, session)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Session(request_id={:?}, login_id={:?})",
-            self.session.request_id,
-            self.session.login_id.as_deref().unwrap_or("None")
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let session = &slf.get().session;
+        Ok(format!(
+            "{}(request_id={:?}, login_id={:?})",
+            slf.get_type().name()?,
+            session.request_id,
+            session.login_id.as_deref().unwrap_or("None")
+        ))
     }
 }
 
-impl PySession {
+impl PyBaseSession {
     fn run<T: Send + 'static>(
         &self,
         py: Python<'_>,
         future: impl std::future::Future<Output = Result<T, crate::Error>> + Send + 'static,
-    ) -> Result<T, PyBankfeedError> {
-        blocking::run_plain(py, Some(&self.client), future)
+        convert: super::operation::Convert<T>,
+    ) -> PyResult<Py<PyAny>> {
+        Operation::new(&self.client, future, convert).run(py, self.flavor)
     }
-}
-
-/// A step as Python sees it: a `Session` or a `Challenge`.
-pub(crate) fn step_to_py(py: Python<'_>, client: &Client, step: Step) -> PyResult<Py<PyAny>> {
-    Ok(match step {
-        Step::Session(session) => session_to_py(py, client, session)?.into_any(),
-        Step::Challenge(challenge) => Py::new(py, PyChallenge::new(client.clone(), challenge))?.into_any(),
-    })
-}
-
-pub(crate) fn session_to_py(py: Python<'_>, client: &Client, session: Session) -> PyResult<Py<PySession>> {
-    Py::new(py, PySession { client: client.clone(), session, raw: Parsed::default() })
 }

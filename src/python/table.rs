@@ -35,6 +35,11 @@ impl PyTable {
     pub(crate) fn len(&self) -> usize {
         self.table.rows
     }
+
+    /// The table itself, shared (`bf.combine` reads many tables off the GIL).
+    pub(crate) fn shared(&self) -> Arc<Table> {
+        Arc::clone(&self.table)
+    }
 }
 
 fn frames(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {

@@ -64,7 +64,7 @@ fn credentials(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
     if password != PASSWORD {
         return Err(ErrorReply::unauthorized("INVALID_PASSWORD", "The password is not correct"));
     }
-    match &user.outcome {
+    match &user.scenario.outcome {
         Outcome::Refused { code, message } => Err(ErrorReply::unauthorized(code, *message)),
         Outcome::Flow(rounds) => Ok(begin(shared, Session::new(user, None, save, tag(body)), rounds)),
     }
@@ -80,7 +80,7 @@ fn by_login_id(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
     let (user, login_id) = saved.ok_or_else(|| {
         ErrorReply::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
-    let flow: &'static [Round] = if cached { &[] } else { user.saved_flow() };
+    let flow: &'static [Round] = if cached { &[] } else { user.scenario.saved_flow() };
     Ok(begin(shared, Session::new(user, Some(login_id), true, tag(body)), flow))
 }
 
@@ -206,7 +206,7 @@ struct OpenedBody<'a> {
 /// 200: the session is open.
 fn opened(request_id: &str, session: &Session) -> Response {
     let login = LoginBody {
-        username: session.user.username,
+        username: &session.user.username(),
         is_scheduled_refresh: false,
         last_refresh: LAST_REFRESH,
         kind: Some("Personal"),

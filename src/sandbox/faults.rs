@@ -234,7 +234,7 @@ impl Fault {
             && self
                 .username
                 .as_deref()
-                .is_none_or(|wanted| username.is_some_and(|user| wanted.eq_ignore_ascii_case(user)))
+                .is_none_or(|wanted| username.is_some_and(|user| super::users::same_user(wanted, user)))
     }
 }
 
@@ -450,9 +450,7 @@ pub(crate) async fn inject(State(shared): State<Arc<Shared>>, request: Request, 
     target.request_id = target.request_id.or_else(|| text("RequestId"));
     target.login_id = target.login_id.or_else(|| text("LoginId"));
     let username = if needs_user {
-        text("Username").or_else(|| {
-            shared.lock().username_of(target.request_id.as_deref(), target.login_id.as_deref()).map(str::to_owned)
-        })
+        text("Username").or_else(|| shared.lock().username_of(target.request_id.as_deref(), target.login_id.as_deref()))
     } else {
         None
     };

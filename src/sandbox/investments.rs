@@ -6,7 +6,9 @@
 //! `Value = Σ AccountValue` and `Cash = Σ Cash`. Each account holds securities of its own
 //! currency only, so `CurrencyValue` equals `AccountValue`.
 
-use axum::response::Response;
+use axum::body::Bytes;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::{Serialize, Serializer};
 
 use super::body::Body;
@@ -30,15 +32,47 @@ impl DataOperation for Investments {
     }
 
     fn answer(shared: &Shared, ready: &Ready, (): ()) -> Response {
-        let portfolio = shared.data.portfolio(&shared.config, &ready.login_id);
-        let body = InvestmentsBody {
-            accounts: portfolio.accounts.iter().map(|account| AccountBody::new(account, &portfolio)).collect(),
-            securities: Securities(&portfolio.securities),
-            value: portfolio.value(),
-            cash: portfolio.cash(),
-        };
-        Envelope::new(body, Some(InstitutionFields::INVESTMENTS), ready.login(None), &ready.request_id).ok()
+        let cached = shared.data.portfolio(&shared.config, &ready.login_id);
+        // The login's id and username are in the answer too; they are the same for every
+        // session of the LoginId the cache is keyed by.
+        match cached.answer.get_or_init(|| template(&cached.portfolio, ready)) {
+            Some(prefix) => with_request_id(prefix, &ready.request_id),
+            None => envelope(&cached.portfolio, ready, &ready.request_id).ok(),
+        }
     }
+}
+
+/// Stands for the RequestId in a cached answer.
+const PLACEHOLDER: &str = "00000000-0000-0000-0000-000000000000";
+
+fn envelope<'a>(portfolio: &'a Portfolio, ready: &'a Ready, request_id: &'a str) -> Envelope<'a, InvestmentsBody<'a>> {
+    let body = InvestmentsBody {
+        accounts: portfolio.accounts.iter().map(|account| AccountBody::new(account, portfolio)).collect(),
+        securities: Securities(&portfolio.securities),
+        value: portfolio.value(),
+        cash: portfolio.cash(),
+    };
+    Envelope::new(body, Some(InstitutionFields::INVESTMENTS), ready.login(None), request_id)
+}
+
+/// The answer's bytes up to the RequestId's value, which the envelope writes last; None if it
+/// does not end so (then every answer is serialised whole).
+fn template(portfolio: &Portfolio, ready: &Ready) -> Option<Bytes> {
+    let bytes = serde_json::to_vec(&envelope(portfolio, ready, PLACEHOLDER)).ok()?;
+    let suffix = format!("\"{PLACEHOLDER}\"}}");
+    let prefix = bytes.strip_suffix(suffix.as_bytes())?;
+    Some(Bytes::copy_from_slice(prefix))
+}
+
+/// The cached answer with `request_id` in place, as `reply::json` would have written it.
+fn with_request_id(prefix: &Bytes, request_id: &str) -> Response {
+    let mut bytes = Vec::with_capacity(prefix.len() + request_id.len() + 3);
+    bytes.extend_from_slice(prefix);
+    // Writing a str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut bytes, request_id);
+    bytes.push(b'}');
+    let content_type = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+    (StatusCode::OK, content_type, bytes).into_response()
 }
 
 // ---- the wire shapes -----------------------------------------------------------------------
@@ -236,4 +270,28 @@ struct SecurityBody {
     /// Absent (outer None), null (inner None) or a value: all three happen on the wire.
     #[serde(rename = "ISIN", skip_serializing_if = "Option::is_none")]
     isin: Option<Option<&'static str>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::sandbox::generator::DataCache;
+    use crate::sandbox::SandboxConfig;
+
+    #[tokio::test]
+    async fn the_cached_answer_is_the_serialised_one_with_its_request_id() {
+        let login_id = crate::sandbox::login_id(0, "bulk_00003");
+        let cached = DataCache::default().portfolio(&SandboxConfig::default(), &login_id);
+        let ready = Ready { request_id: String::new(), login_id, username: Cow::Borrowed("bulk_00003") };
+        let prefix = template(&cached.portfolio, &ready).expect("the envelope ends with the RequestId");
+        for request_id in ["0b4bd2a5-3a5f-4c3e-9d0e-0d3b6cfa6f57", "odd \"id\" \\ \u{e9}"] {
+            let response = with_request_id(&prefix, request_id);
+            assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            let fresh = serde_json::to_vec(&envelope(&cached.portfolio, &ready, request_id)).unwrap();
+            assert_eq!(body, fresh);
+        }
+    }
 }

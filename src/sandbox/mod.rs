@@ -44,7 +44,10 @@ use tokio::sync::{oneshot, watch};
 pub use catalogue::{attribute_catalogue, attribute_packages};
 pub use faults::{Fault, FaultKind, OPERATIONS as FAULT_OPERATIONS};
 use state::Shared;
-pub use users::{users, SandboxUser};
+pub use users::{bulk_username, users, SandboxUser, BULK_PREFIX};
+
+/// The most bulk logins a sandbox saves at start (`SandboxConfig::logins`).
+pub const MAX_LOGINS: u32 = 1_000_000;
 
 /// The customer id of the public test instance, so clients configured for it need no change.
 pub const DEFAULT_CUSTOMER_ID: &str = "43387ca6-0391-4c82-857d-70d95f087ecb";
@@ -53,6 +56,11 @@ pub const DEFAULT_CUSTOMER_ID: &str = "43387ca6-0391-4c82-857d-70d95f087ecb";
 /// serialise) does not hold up the requests of other sessions, few enough to stay light in a
 /// test process.
 const WORKERS: usize = 2;
+
+/// The listen backlog: how many connections the kernel queues before the accept loop takes
+/// them (capped by `net.core.somaxconn`), so that a client opening thousands of connections at
+/// once is queued rather than refused or left retrying its SYN (docs/sandbox.md#limits).
+const BACKLOG: u32 = 4096;
 
 /// How long a stopping server waits for in-flight requests before it drops them.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -106,6 +114,9 @@ pub struct SandboxConfig {
     pub max_connections: usize,
     /// Faults to inject, in order (docs/sandbox.md#faults); none by default.
     pub faults: Vec<Fault>,
+    /// How many bulk logins (`bulk_00000`, `bulk_00001`, ...) are saved at start, at most
+    /// [`MAX_LOGINS`] (docs/sandbox.md#many-logins); their LoginIds are [`login_ids`].
+    pub logins: u32,
 }
 
 impl Default for SandboxConfig {
@@ -129,6 +140,7 @@ impl Default for SandboxConfig {
             idle_timeout: Duration::from_secs(30),
             max_connections: 1024,
             faults: Vec::new(),
+            logins: 0,
         }
     }
 }
@@ -161,19 +173,27 @@ pub struct Sandbox {
 impl Sandbox {
     /// Binds the listener on the calling thread (so [`Sandbox::url`] is valid on return and a
     /// taken port fails here), then serves on a background thread.
+    ///
+    /// A `logins` count above [`MAX_LOGINS`] fails with `InvalidInput`.
     pub fn start(config: SandboxConfig) -> std::io::Result<Sandbox> {
-        let listener = std::net::TcpListener::bind((config.host, config.port))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
+        if config.logins > MAX_LOGINS {
+            let message = format!("logins must be at most {MAX_LOGINS}, got {}", config.logins);
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, message));
+        }
+        let socket = bind(SocketAddr::new(config.host, config.port))?;
+        let addr = socket.local_addr()?;
         let runtime = runtime(addr.port())?;
+        let listener = {
+            // A tokio listener belongs to the runtime current when it is made.
+            let _entered = runtime.enter();
+            socket.listen(BACKLOG)?
+        };
         let shared = Arc::new(Shared::new(config));
         let (stop, stopped) = oneshot::channel::<()>();
         let served = Arc::clone(&shared);
         let thread =
             std::thread::Builder::new().name(format!("bankfeed-sandbox-{}", addr.port())).spawn(move || {
                 runtime.block_on(async move {
-                    // from_std needs a runtime context, hence inside block_on.
-                    let listener = tokio::net::TcpListener::from_std(listener)?;
                     // A dropped sender (Sandbox dropped without stop) also means stop.
                     let shutdown = async move {
                         let _ = stopped.await;
@@ -197,6 +217,12 @@ impl Sandbox {
     /// The customer id this sandbox answers to.
     pub fn customer_id(&self) -> &str {
         &self.shared.config.customer_id
+    }
+
+    /// The LoginIds of the bulk logins saved at start (`SandboxConfig::logins`), in order:
+    /// `login_ids(seed, logins)`.
+    pub fn login_ids(&self) -> Vec<String> {
+        login_ids(self.shared.config.seed, self.shared.config.logins)
     }
 
     /// Every HTTP request received so far, any path, including those answered 404.
@@ -247,6 +273,32 @@ impl Sandbox {
             let _ = thread.join();
         }
     }
+}
+
+/// The LoginIds of the first `count` bulk users (`bulk_00000`, `bulk_00001`, ...) in a sandbox
+/// seeded with `seed`, in order: what `SandboxConfig::logins` saves, computed without a sandbox
+/// (docs/sandbox.md#many-logins).
+pub fn login_ids(seed: u64, count: u32) -> Vec<String> {
+    (0..count).map(|index| login_id(seed, &bulk_username(index))).collect()
+}
+
+/// The LoginId a sandbox seeded with `seed` gives `username` (any sandbox user, any case).
+pub fn login_id(seed: u64, username: &str) -> String {
+    match users::bulk_index(username) {
+        Some(index) => generator::login_id_for(seed, &bulk_username(index)),
+        None => generator::login_id_for(seed, username),
+    }
+}
+
+/// A socket bound to `addr`, to listen on with a [`BACKLOG`] deep queue (std's `bind` would
+/// ask for 128).
+fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpSocket> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // As std's bind does on Unix: a restarted sandbox can take its port again at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    Ok(socket)
 }
 
 /// The runtime a started sandbox serves on: its accept loop runs on the sandbox's own thread,

@@ -43,7 +43,7 @@ pub(crate) struct Operation {
 pub(crate) struct Ready {
     pub request_id: String,
     pub login_id: String,
-    pub username: &'static str,
+    pub username: std::borrow::Cow<'static, str>,
 }
 
 impl Ready {
@@ -51,7 +51,7 @@ impl Ready {
         Ready {
             request_id: request_id.to_owned(),
             login_id: session.login_id.clone().unwrap_or_default(),
-            username: session.user.username,
+            username: session.user.username(),
         }
     }
 
@@ -59,7 +59,7 @@ impl Ready {
     /// ones.
     pub fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
         LoginBody {
-            username: self.username,
+            username: &self.username,
             is_scheduled_refresh: false,
             last_refresh: LAST_REFRESH,
             kind,

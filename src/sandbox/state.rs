@@ -12,9 +12,9 @@ use axum::body::Bytes;
 
 use super::challenge::Round;
 use super::faults::Faults;
-use super::generator::{login_id_for, DataCache};
+use super::generator::{login_guid_for, DataCache, Guid};
 use super::reply::{self, ErrorReply};
-use super::users::Scenario;
+use super::users::{bulk_username, User};
 use super::{RecordedRequest, SandboxConfig};
 use crate::sync::lock;
 
@@ -39,7 +39,7 @@ pub(crate) struct Shared {
 impl Shared {
     pub fn new(config: SandboxConfig) -> Shared {
         Shared {
-            inner: Mutex::new(Inner { seed: config.seed, ..Inner::default() }),
+            inner: Mutex::new(Inner::new(&config)),
             faults: Faults::new(config.faults.clone()),
             config,
             count: AtomicU64::new(0),
@@ -78,8 +78,10 @@ impl Shared {
 #[derive(Default)]
 pub(crate) struct Inner {
     sessions: HashMap<String, Session>,
-    logins: HashMap<String, Login>,
-    /// LoginIds are derived from it (see `login_id_for`).
+    /// Keyed by number: 100,000 saved bulk logins (docs/sandbox.md#many-logins) cost about
+    /// 50 bytes each.
+    logins: HashMap<Guid, Login>,
+    /// LoginIds are derived from it (see `login_guid_for`).
     seed: u64,
     tokens: HashSet<String>,
     sweep_at: usize,
@@ -87,14 +89,14 @@ pub(crate) struct Inner {
 
 /// A connection known by LoginId.
 pub(crate) struct Login {
-    pub user: &'static Scenario,
+    pub user: User,
     /// Only saved connections can be read cached or reopened live by LoginId.
     pub saved: bool,
 }
 
 /// A session, known by RequestId.
 pub(crate) struct Session {
-    pub user: &'static Scenario,
+    pub user: User,
     /// Known from the start when the session was opened by LoginId; otherwise issued on open.
     pub login_id: Option<String>,
     /// Whether opening the session saves the connection.
@@ -129,11 +131,11 @@ struct Pending {
 /// The same LoginId for every login of a user, as the real service keeps one connection per
 /// institution account; derived rather than drawn, so it survives a restart of the sandbox
 /// and a deletion. Once saved, a connection stays saved.
-fn issue_login(logins: &mut HashMap<String, Login>, seed: u64, user: &'static Scenario, save: bool) -> String {
-    let login_id = login_id_for(seed, user.username);
-    let login = logins.entry(login_id.clone()).or_insert(Login { user, saved: false });
+fn issue_login(logins: &mut HashMap<Guid, Login>, seed: u64, user: User, save: bool) -> String {
+    let login_id = login_guid_for(seed, &user.username());
+    let login = logins.entry(login_id).or_insert(Login { user, saved: false });
     login.saved |= save;
-    login_id
+    login_id.to_text()
 }
 
 /// Why a RequestId does not lead to a session.
@@ -143,7 +145,7 @@ pub(crate) enum Missing {
 }
 
 impl Session {
-    pub fn new(user: &'static Scenario, login_id: Option<String>, save: bool, tag: Option<Value>) -> Session {
+    pub fn new(user: User, login_id: Option<String>, save: bool, tag: Option<Value>) -> Session {
         Session {
             user,
             login_id,
@@ -172,7 +174,7 @@ impl Session {
         request_id: &str,
         async_rel: Option<&'static str>,
     ) -> Option<Response> {
-        let (polls, code) = match self.user.slow_pending {
+        let (polls, code) = match self.user.scenario.slow_pending {
             Some(code) => (config.slow_pending_polls, code),
             None => (config.pending_polls, reply::OPERATION_PENDING),
         };
@@ -211,6 +213,17 @@ impl Session {
 }
 
 impl Inner {
+    /// The state of a new sandbox: `config.logins` bulk logins saved (docs/sandbox.md#many-logins).
+    fn new(config: &SandboxConfig) -> Inner {
+        let mut inner = Inner { seed: config.seed, ..Inner::default() };
+        inner.logins.reserve(config.logins as usize);
+        for index in 0..config.logins {
+            let login_id = login_guid_for(config.seed, &bulk_username(index));
+            inner.logins.insert(login_id, Login { user: User::bulk(index), saved: true });
+        }
+        inner
+    }
+
     pub fn add_token(&mut self, token: String) {
         self.tokens.insert(token);
     }
@@ -277,10 +290,11 @@ impl Inner {
 
     /// Forgets a connection and every session opened on it; false when the LoginId is unknown.
     pub fn delete_login(&mut self, login_id: &str) -> bool {
-        let login_id = normalize_id(login_id);
-        if self.logins.remove(&login_id).is_none() {
+        let Some(guid) = parse_login_id(login_id) else { return false };
+        if self.logins.remove(&guid).is_none() {
             return false;
         }
+        let login_id = guid.to_text();
         self.sessions.retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
         true
     }
@@ -299,17 +313,18 @@ impl Inner {
 
     /// The user a RequestId's session or a LoginId belongs to, for the fault layer; it touches
     /// no clock and no state.
-    pub fn username_of(&self, request_id: Option<&str>, login_id: Option<&str>) -> Option<&'static str> {
+    pub fn username_of(&self, request_id: Option<&str>, login_id: Option<&str>) -> Option<String> {
         let session = request_id.and_then(|id| self.sessions.get(&normalize_id(id)));
-        let login = || login_id.and_then(|id| self.logins.get(&normalize_id(id)));
-        session.map(|session| session.user.username).or_else(|| login().map(|login| login.user.username))
+        let login = || login_id.and_then(parse_login_id).and_then(|id| self.logins.get(&id));
+        let user = session.map(|session| session.user).or_else(|| login().map(|login| login.user))?;
+        Some(user.username().into_owned())
     }
 
     /// A saved connection, or None for an unknown or unsaved LoginId.
-    pub fn saved_login(&self, login_id: &str) -> Option<(&'static Scenario, String)> {
-        let login_id = normalize_id(login_id);
+    pub fn saved_login(&self, login_id: &str) -> Option<(User, String)> {
+        let login_id = parse_login_id(login_id)?;
         let login = self.logins.get(&login_id).filter(|login| login.saved)?;
-        Some((login.user, login_id))
+        Some((login.user, login_id.to_text()))
     }
 
     /// Drops sessions long expired, amortised: only when the map has doubled since last time.
@@ -337,6 +352,16 @@ pub(crate) fn missing_session(missing: Missing, request_id: &str) -> ErrorReply 
         )
         .with_request_id(request_id),
     }
+}
+
+/// A LoginId as the service writes it (a hyphenated GUID, any case), or None: no other text
+/// names a login.
+fn parse_login_id(id: &str) -> Option<Guid> {
+    let id = id.trim();
+    if id.len() != 36 {
+        return None;
+    }
+    uuid::Uuid::try_parse(id).ok().map(|id| Guid(id.as_u128()))
 }
 
 /// GUIDs are compared case-insensitively, as the service (a .NET one) does.

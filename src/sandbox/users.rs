@@ -90,9 +90,83 @@ impl Scenario {
 }
 
 /// The user named `username`, matched case-insensitively like the institution's login form.
-pub(crate) fn find(username: &str) -> Option<&'static Scenario> {
+pub(crate) fn find(username: &str) -> Option<User> {
     let username = username.trim();
-    scenarios().iter().find(|user| user.username.eq_ignore_ascii_case(username))
+    if let Some(index) = bulk_index(username) {
+        return Some(User::bulk(index));
+    }
+    scenarios().iter().find(|user| user.username.eq_ignore_ascii_case(username)).map(User::named)
+}
+
+/// What every bulk username starts with (docs/sandbox.md#many-logins).
+pub const BULK_PREFIX: &str = "bulk_";
+
+/// The number of a bulk username (`bulk_42`, `BULK_00042`: 42), or None for any other name.
+/// Leading zeros do not matter: `bulk_42` and `bulk_00042` are one user. Numbers go up to
+/// 999,999,999 (nine digits), so every one fits a `u32`.
+pub(crate) fn bulk_index(username: &str) -> Option<u32> {
+    let username = username.trim();
+    let prefix = username.get(..BULK_PREFIX.len())?;
+    let digits = username.get(BULK_PREFIX.len()..)?;
+    if !prefix.eq_ignore_ascii_case(BULK_PREFIX) || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.len() > 9 {
+        return None;
+    }
+    if trimmed.is_empty() {
+        Some(0)
+    } else {
+        trimmed.parse().ok()
+    }
+}
+
+/// Whether two usernames name the same user: case aside, and for bulk users whatever the
+/// zeros before their number (`bulk_42` is `bulk_00042`).
+pub(crate) fn same_user(a: &str, b: &str) -> bool {
+    match (bulk_index(a), bulk_index(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => a.eq_ignore_ascii_case(b),
+    }
+}
+
+/// The canonical username of bulk login `index`: its number written with at least five digits
+/// (`bulk_00042`), which is what its LoginId derives from and what answers call it.
+pub fn bulk_username(index: u32) -> String {
+    format!("{BULK_PREFIX}{index:05}")
+}
+
+/// Who a session or a saved login belongs to: a user of the scenario table, or a bulk user,
+/// who behaves as `greatday_nomfa` under a name of its own.
+#[derive(Clone, Copy)]
+pub(crate) struct User {
+    pub scenario: &'static Scenario,
+    pub bulk: Option<u32>,
+}
+
+impl User {
+    fn named(scenario: &'static Scenario) -> User {
+        User { scenario, bulk: None }
+    }
+
+    pub fn bulk(index: u32) -> User {
+        User { scenario: bulk_scenario(), bulk: Some(index) }
+    }
+
+    /// The username the answers show and the LoginId derives from.
+    pub fn username(&self) -> std::borrow::Cow<'static, str> {
+        match self.bulk {
+            Some(index) => bulk_username(index).into(),
+            None => self.scenario.username.into(),
+        }
+    }
+}
+
+/// The scenario every bulk user follows: greatday_nomfa's, no challenge.
+fn bulk_scenario() -> &'static Scenario {
+    static BULK: OnceLock<Scenario> = OnceLock::new();
+    BULK.get_or_init(|| flow("bulk_<n>", "No challenge, as greatday_nomfa: one distinct login per number.", Vec::new()))
 }
 
 pub(crate) fn scenarios() -> &'static [Scenario] {

@@ -97,8 +97,12 @@ impl AccountsTables {
     /// Reads a payload straight into its tables, its text borrowed from `json` while they are
     /// built (as [`super::InvestmentsTables::from_json`]).
     pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
-        let accounts: Accounts<std::borrow::Cow<str>> =
-            crate::data::json::decode_payload("GetAccountsDetail", 200, json)?;
+        Self::read("GetAccountsDetail", json)
+    }
+
+    /// [`AccountsTables::from_json`] of a 200 of `operation`, whose name the errors carry.
+    pub fn read(operation: &str, json: &[u8]) -> Result<Self, crate::Error> {
+        let accounts: Accounts<std::borrow::Cow<str>> = crate::data::json::decode_payload(operation, 200, json)?;
         Ok(AccountsTables::new(&accounts))
     }
 }

@@ -6,14 +6,19 @@
 mod accounts;
 pub mod arrow;
 mod attributes;
+mod combine;
 mod investments;
+mod results;
 mod wire;
 
 pub use accounts::{accounts_table, bank_transactions_table, statements_table, AccountsTables};
 pub use attributes::{attribute_detail_table, attribute_values_table};
+pub use combine::{combine, LOGIN_ID};
 pub use investments::{
     investment_accounts_table, investment_transactions_table, positions_table, securities_table, InvestmentsTables,
 };
+pub(crate) use results::check_accounts;
+pub use results::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
 
 use std::sync::Arc;
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections.abc
 import contextlib
 import functools
+import inspect
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias, TypedDict, TypeVar
 
 import pytest
@@ -37,6 +40,9 @@ class SandboxUser(TypedDict):
 Answers: TypeAlias = Mapping[str, str | Sequence[str]]
 #: What ``step_with`` looks for: a challenge type, or a predicate on a security challenge.
 Want: TypeAlias = str | Callable[[bf.SecurityChallenge], bool]
+
+#: A challenge step of either client.
+AnyChallenge: TypeAlias = bf.Challenge | bf.AsyncChallenge
 
 _A = TypeVar("_A", bound=str | Sequence[str])
 _E = TypeVar("_E", bound=BaseException)
@@ -90,7 +96,7 @@ def answer_map(user: SandboxUser) -> dict[str, list[str]]:
     return dict(answer_pairs(user))
 
 
-def login_id_of(session: bf.Session) -> str:
+def login_id_of(session: bf.Session | bf.AsyncSession) -> str:
     """The LoginId of ``session``, which every session of a saved or cached login has."""
     login_id = session.login_id
     assert login_id is not None, f"no LoginId in {session!r}"
@@ -104,7 +110,7 @@ def choices_of(item: bf.SecurityChallenge) -> list[str]:
     return choices
 
 
-def keys_of(step: bf.Challenge) -> set[str]:
+def keys_of(step: AnyChallenge) -> set[str]:
     """The keys an answer to ``step`` may have: its prompts and its TextOrCall choices."""
     keys = set(step.prompts)
     for item in step.challenges:
@@ -113,7 +119,7 @@ def keys_of(step: bf.Challenge) -> set[str]:
     return keys
 
 
-def answers_for(step: bf.Challenge, answers: Mapping[str, _A]) -> dict[str, _A]:
+def answers_for(step: AnyChallenge, answers: Mapping[str, _A]) -> dict[str, _A]:
     """``answers`` filtered to what ``step`` asks."""
     keys = keys_of(step)
     return {key: value for key, value in answers.items() if key in keys}
@@ -122,7 +128,7 @@ def answers_for(step: bf.Challenge, answers: Mapping[str, _A]) -> dict[str, _A]:
 _PUBLIC: set[str] = set()
 
 
-def remember(step: bf.Challenge) -> None:
+def remember(step: AnyChallenge) -> None:
     """Notes the public text of a step (prompts, choices), which the secret check ignores."""
     for item in step.challenges:
         _PUBLIC.add(item.prompt)
@@ -131,16 +137,9 @@ def remember(step: bf.Challenge) -> None:
 
 def complete(step: bf.Session | bf.Challenge, answers: Answers, seen: list[str] | None = None) -> bf.Session:
     """Answers every Challenge of ``step`` from ``answers``; returns the Session."""
-    rounds = 0
-    while isinstance(step, bf.Challenge):
-        rounds += 1
-        assert rounds <= 10, "the flow does not end"
-        remember(step)
-        if seen is not None:
-            seen.extend(item.type for item in step.challenges)
-        step = step.answer(answers_for(step, answers))
-    assert isinstance(step, bf.Session), f"expected a Session, got {step!r}"
-    return step
+    session = SYNC.complete(step, answers, seen)
+    assert isinstance(session, bf.Session)
+    return session
 
 
 def login_step_by_step(
@@ -148,32 +147,17 @@ def login_step_by_step(
 ) -> bf.Session:
     """A live login of ``user`` answered round by round; a user whose challenge only comes on a
     login by saved connection (trusted device) gets that login too. Returns the last Session."""
-    answers = answer_map(user)
-    first: list[str] = []
-    step = client.authorize(INSTITUTION, user["username"], user.get("password", PASSWORD), save=save)
-    session = complete(step, answers, first)
-    if seen is not None:
-        seen.extend(first)
-    if not first and user["challenge_types"]:
-        session = complete(client.authorize_saved(login_id_of(session)), answers, seen)
+    session = SYNC.login_step_by_step(client, user, save=save, seen=seen)
+    assert isinstance(session, bf.Session)
     return session
 
 
 def step_with(client: bf.Client, user: SandboxUser, want: Want) -> bf.Challenge:
     """Walks ``user``'s flow, answering correctly, up to the first step with a challenge of type
     ``want`` (or matching the predicate ``want``), and returns that step unanswered."""
-    match: Callable[[bf.SecurityChallenge], bool] = want if callable(want) else (lambda item: item.type == want)
-    answers = answer_map(user)
-    step = client.authorize(INSTITUTION, user["username"], PASSWORD, save=True)
-    if isinstance(step, bf.Session):
-        step = client.authorize_saved(login_id_of(step))
-    for _ in range(10):
-        assert isinstance(step, bf.Challenge), f"{user['username']}: no challenge matching {want!r}"
-        remember(step)
-        if any(match(item) for item in step.challenges):
-            return step
-        step = step.answer(answers_for(step, answers))
-    raise AssertionError(f"{user['username']}: no challenge matching {want!r}")
+    step = SYNC.step_with(client, user, want)
+    assert isinstance(step, bf.Challenge)
+    return step
 
 
 @functools.cache
@@ -260,3 +244,129 @@ def assert_investments(result: object) -> None:
     assert isinstance(payload["Value"], (int, float)) and not isinstance(payload["Value"], bool)
     assert isinstance(payload["Cash"], (int, float)) and not isinstance(payload["Cash"], bool)
     assert is_guid(payload["RequestId"])
+
+
+#: The two clients the shared cases run against (the ``api`` fixture of conftest.py).
+API_NAMES = ("sync", "async")
+
+
+class Api:
+    """How a shared case drives a client, so that one case covers both :class:`bf.Client` and
+    :class:`bf.AsyncClient`: ``run`` turns what a call returned into its value (for ``"sync"`` the
+    value itself; for ``"async"`` a coroutine, run on an event loop of the test's own). Clients,
+    sessions and challenges are typed ``Any`` here: the cases call the same names on both."""
+
+    def __init__(self, name: str) -> None:
+        assert name in API_NAMES, name
+        self.name = name
+        self.is_async = name == "async"
+        #: The session and challenge classes this client gives.
+        self.Session: type[bf.Session | bf.AsyncSession] = bf.AsyncSession if self.is_async else bf.Session
+        self.Challenge: type[AnyChallenge] = bf.AsyncChallenge if self.is_async else bf.Challenge
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"Api({self.name!r})"
+
+    def client(self, sb: bf.Sandbox, **options: Any) -> Any:
+        """A client of ``sb`` of this kind, polling fast unless ``options`` say otherwise."""
+        options = {"poll_interval": 0.01, "poll_timeout": 10, **options}
+        cls = bf.AsyncClient if self.is_async else bf.Client
+        return cls(sb.url, sb.customer_id, **options)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop of the async cases (made on first use, closed by :meth:`close`)."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop
+
+    def run(self, call: Any) -> Any:
+        """The value of a call: for the async client the call must be a coroutine, awaited here;
+        for the sync one it must not be awaitable."""
+        if self.is_async:
+            assert isinstance(call, collections.abc.Coroutine), f"an AsyncClient call gave {call!r}, not a coroutine"
+            return self.loop.run_until_complete(call)
+        assert not inspect.isawaitable(call), f"a Client call gave an awaitable {call!r}"
+        return call
+
+    def handler(self, function: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``function`` as an ``on_challenge`` handler of this client: for the async client an
+        ``async def`` that yields to the loop before calling it."""
+        if not self.is_async:
+            return function
+
+        async def handler(challenge: Any) -> Any:
+            await asyncio.sleep(0)
+            return function(challenge)
+
+        return handler
+
+    def collect(self, results: Iterable[tuple[str, Any]] | AsyncIterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+        """Every pair of a bulk call: a sync iterator, or for the async client an async one."""
+        if isinstance(results, AsyncIterable):
+            assert self.is_async, f"a Client bulk call gave an async iterator {results!r}"
+            source = results
+
+            async def gather() -> list[tuple[str, Any]]:
+                return [pair async for pair in source]
+
+            pairs: list[tuple[str, Any]] = self.run(gather())
+            return pairs
+        assert not self.is_async, f"an AsyncClient bulk call gave a sync iterator {results!r}"
+        return list(results)
+
+    def close(self) -> None:
+        """Closes the event loop, if one was made."""
+        if self._loop is not None:
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
+            self._loop = None
+
+    def complete(self, step: Any, answers: Answers, seen: list[str] | None = None) -> Any:
+        """Answers every challenge of ``step`` from ``answers``; returns the session."""
+        rounds = 0
+        while isinstance(step, self.Challenge):
+            rounds += 1
+            assert rounds <= 10, "the flow does not end"
+            remember(step)
+            if seen is not None:
+                seen.extend(item.type for item in step.challenges)
+            step = self.run(step.answer(answers_for(step, answers)))
+        assert isinstance(step, self.Session), f"expected a {self.Session.__name__}, got {step!r}"
+        return step
+
+    def login_step_by_step(
+        self, client: Any, user: SandboxUser, *, save: bool = True, seen: list[str] | None = None
+    ) -> Any:
+        """A live login of ``user`` answered round by round; a user whose challenge only comes on
+        a login by saved connection (trusted device) gets that login too. Returns the last session."""
+        answers = answer_map(user)
+        first: list[str] = []
+        step = self.run(client.authorize(INSTITUTION, user["username"], user.get("password", PASSWORD), save=save))
+        session = self.complete(step, answers, first)
+        if seen is not None:
+            seen.extend(first)
+        if not first and user["challenge_types"]:
+            session = self.complete(self.run(client.authorize_saved(login_id_of(session))), answers, seen)
+        return session
+
+    def step_with(self, client: Any, user: SandboxUser, want: Want) -> Any:
+        """Walks ``user``'s flow, answering correctly, up to the first step with a challenge of
+        type ``want`` (or matching the predicate ``want``), and returns that step unanswered."""
+        match: Callable[[bf.SecurityChallenge], bool] = want if callable(want) else (lambda item: item.type == want)
+        answers = answer_map(user)
+        step = self.run(client.authorize(INSTITUTION, user["username"], PASSWORD, save=True))
+        if isinstance(step, self.Session):
+            step = self.run(client.authorize_saved(login_id_of(step)))
+        for _ in range(10):
+            assert isinstance(step, self.Challenge), f"{user['username']}: no challenge matching {want!r}"
+            remember(step)
+            if any(match(item) for item in step.challenges):
+                return step
+            step = self.run(step.answer(answers_for(step, answers)))
+        raise AssertionError(f"{user['username']}: no challenge matching {want!r}")
+
+
+#: The blocking client's driver, behind :func:`complete`, :func:`login_step_by_step` and :func:`step_with`.
+SYNC = Api("sync")

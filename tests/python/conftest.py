@@ -8,7 +8,7 @@ import pytest
 
 import bankfeed as bf
 import datahelpers as dh
-from bfhelpers import SandboxUser, as_user
+from bfhelpers import API_NAMES, Api, SandboxUser, as_user
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +44,12 @@ def sized(request: pytest.FixtureRequest) -> tuple[str, dh.Fetched]:
     """(size name, data fetched once from a sandbox of that size): empty, one, natural, large."""
     size: str = request.param
     return size, dh.fetched(*dh.SIZES[size])
+
+
+@pytest.fixture(params=API_NAMES)
+def api(request: pytest.FixtureRequest) -> Iterator[Api]:
+    """The client a shared case runs against: ``sync`` (bf.Client) or ``async`` (bf.AsyncClient on
+    an event loop of the test's own); see bfhelpers.Api."""
+    driver = Api(request.param)
+    yield driver
+    driver.close()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +98,89 @@ def test_sandbox_serves_until_ctrl_c() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+
+def start_sandbox(*args: str) -> tuple[subprocess.Popen[str], bf.Client]:
+    """Starts ``python -m bankfeed sandbox --port 0 ...`` and reads its URL line (the first):
+    returns it and a fast client of the URL and customer id that line names."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    match = re.fullmatch(r"bankfeed sandbox on (http://\S+) \(customer id (\S+)\)\n", first)
+    assert match, (first, proc.stderr.read() if proc.poll() is not None else "")
+    client = bf.Client(match[1], match[2], poll_interval=0.01, max_retries=0, timeout=5)
+    return proc, client
+
+
+def stop(proc: subprocess.Popen[str], how: signal.Signals) -> str:
+    """Stops the sandbox process with the signal ``how``; returns the rest of its output."""
+    assert proc.stdout is not None
+    proc.send_signal(how)
+    assert proc.wait(timeout=15) == 0
+    return proc.stdout.read()
+
+
+def test_sandbox_flags_for_a_benchmark(tmp_path: Path) -> None:
+    ids_file = tmp_path / "ids.txt"
+    faults = json.dumps([{"kind": "status", "status": 503, "operation": "Investments", "times": 1}])
+    proc, client = start_sandbox(
+        "--pending-polls", "2", "--pending-seconds", "0.05", "--seed", "3", "--investment-transactions", "2",
+        "--logins", "50", "--login-ids-file", str(ids_file), "--faults", faults,
+    )
+    try:
+        assert proc.stdout is not None
+        second = proc.stdout.readline()
+        assert second.startswith("50 saved logins bulk_00000 to bulk_00049") and str(ids_file) in second
+        # Written before the URL line was printed.
+        ids = ids_file.read_text().splitlines()
+        assert ids == bf.Sandbox.login_ids_for(50, seed=3)
+        with pytest.raises(bf.ApiError):
+            client.investments(ids[0])  # the one injected 503
+        investments = client.investments(ids[0])
+        assert len(investments.transactions) == 2
+        assert investments.raw["Login"]["Username"] == "bulk_00000"
+        assert client.investments(ids[49]).raw["Login"]["Username"] == "bulk_00049"
+        assert "stopped" in stop(proc, signal.SIGTERM)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_sandbox_without_a_file_names_how_to_compute_the_login_ids() -> None:
+    proc, client = start_sandbox("--logins", "3", "--seed", "9")
+    try:
+        assert proc.stdout is not None
+        assert "LoginIds from bankfeed.Sandbox.login_ids_for(3, seed=9)" in proc.stdout.readline()
+        login_id = bf.Sandbox.login_ids_for(3, seed=9)[2]
+        assert client.authorize_cached(login_id).login_id == login_id
+        stop(proc, signal.SIGINT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--faults", "not json"), ("--faults", '{"kind": "status"}'), ("--logins", "-1"), ("--logins", "2000000")],
+    ids=["faults-not-json", "faults-not-a-list", "logins-negative", "logins-too-many"],
+)
+def test_sandbox_refuses_bad_flags(args: tuple[str, ...]) -> None:
+    result = run("sandbox", "--port", "0", *args, timeout=30)
+    assert result.returncode != 0
+    assert "bankfeed sandbox on" not in result.stdout
+    flag = args[0].removeprefix("--")
+    assert flag in result.stderr, result.stderr
+
+
+def test_sandbox_reports_a_login_ids_file_it_cannot_write(tmp_path: Path) -> None:
+    target = tmp_path / "missing-directory" / "ids.txt"
+    result = run("sandbox", "--port", "0", "--logins", "2", "--login-ids-file", str(target), timeout=30)
+    assert result.returncode == 1
+    assert "bankfeed sandbox on" not in result.stdout
+    assert "LoginIds could not be written" in result.stderr and "Traceback" not in result.stderr

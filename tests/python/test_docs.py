@@ -219,12 +219,17 @@ def test_the_anchor_rule_is_githubs() -> None:
     assert github_anchor("DeleteCard") == "deletecard"
 
 
-def test_the_readme_example_is_examples_quickstart() -> None:
-    # examples/quickstart.py is type-checked with mypy --strict and run by test_examples.py, so the
-    # README's example is both as long as the two agree.
-    example = re.search(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert example, "the README has no Python example"
-    quickstart = (ROOT / "examples" / "quickstart.py").read_text(encoding="utf-8")
-    docstring, _, body = quickstart.partition('"""\n\n')
-    assert docstring.startswith('"""'), "examples/quickstart.py starts with its docstring"
-    assert body == example.group(1), "README.md's example and examples/quickstart.py differ"
+#: The README's Python examples, in order, and the scripts of examples/ each one is (after the docstring).
+README_EXAMPLES = ("quickstart.py", "async_quickstart.py")
+
+
+def test_the_readme_examples_are_examples_scripts() -> None:
+    # The scripts are type-checked with mypy --strict and run by test_examples.py, so the README's
+    # examples are both as long as each agrees with its script.
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) == len(README_EXAMPLES), f"the README has {len(blocks)} Python examples, not one per script"
+    for block, name in zip(blocks, README_EXAMPLES, strict=True):
+        script = (ROOT / "examples" / name).read_text(encoding="utf-8")
+        docstring, _, body = script.partition('"""\n\n')
+        assert docstring.startswith('"""'), f"examples/{name} starts with its docstring"
+        assert body == block, f"README.md's example and examples/{name} differ"

@@ -19,6 +19,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 #: The line each script prints when it has done everything it shows.
 LAST_LINE = {
+    "async_and_bulk.py": "async and bulk: done",
+    "async_quickstart.py": "0 of 100 logins failed",
     "challenges.py": "challenges: done",
     "data.py": "data: done",
     "handling_errors.py": "errors: done",

@@ -363,9 +363,21 @@ def test_transport_error_from_a_closed_port() -> None:
     check_pickle_and_secrets(exc)
 
 
+def test_a_closed_client_raises_client_closed_naming_the_operation() -> None:
+    client = stub_client(f"http://127.0.0.1:{closed_port()}")
+    client.close()
+    with pytest.raises(errors.ClientClosed) as info:
+        client.authorize_cached(LOGIN)
+    exc = info.value
+    assert type(exc) is errors.ClientClosed
+    assert exc.operation == "Authorize"
+    assert "closed" in str(exc) and "new client" in str(exc)
+    check_pickle_and_secrets(exc)
+
+
 def test_every_exception_class_is_raised_by_a_case() -> None:
     raised = {case.expected.__name__ for case in CASES}
-    raised |= {"TooManyChallenges", "TransportError"}
+    raised |= {"TooManyChallenges", "TransportError", "ClientClosed"}
     # BankfeedError itself is raised only when the bridge cannot build a richer exception.
     assert raised | {"BankfeedError"} == set(errors.__all__)
 

@@ -14,8 +14,10 @@ pub(crate) use names::Isin;
 pub(crate) use portfolio::{Portfolio, PRICE_DATE};
 pub(crate) use random::{hash, Rng};
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use axum::body::Bytes;
 
 use serde::{Serialize, Serializer};
 
@@ -26,7 +28,12 @@ use crate::sync::lock;
 /// The LoginId of a user: a GUID derived from the seed and the lower-cased username, so a user
 /// has the same LoginId in every sandbox with the same seed.
 pub(crate) fn login_id_for(seed: u64, username: &str) -> String {
-    Guid::derive(&[&seed.to_le_bytes(), b"login", username.trim().to_lowercase().as_bytes()]).to_text()
+    login_guid_for(seed, username).to_text()
+}
+
+/// [`login_id_for`] as a number, the key of the saved logins.
+pub(crate) fn login_guid_for(seed: u64, username: &str) -> Guid {
+    Guid::derive(&[&seed.to_le_bytes(), b"login", username.trim().to_lowercase().as_bytes()])
 }
 
 /// The stream every piece of a login's data is forked from.
@@ -34,33 +41,61 @@ fn login_rng(seed: u64, login_id: &str) -> Rng {
     Rng::new(hash(&[&seed.to_le_bytes(), b"data", login_id.trim().to_ascii_lowercase().as_bytes()]))
 }
 
-/// Generated data, per LoginId, made on first use and kept: a poll loop asks for the same data
-/// many times, and 100,000 transactions are worth making once.
-#[derive(Default)]
+/// How many generated rows (accounts, transactions, trades, positions) each kind of data keeps
+/// in all: a benchmark over 100,000 logins must not keep every login's data, and one login of
+/// 100,000 transactions must stay cached. A row costs a few hundred bytes, with its JSON.
+const CACHE_ROWS: usize = 250_000;
+
+/// How many logins' data the cache keeps, whatever their size.
+const CACHE_ENTRIES: usize = 20_000;
+
+/// Generated data, per LoginId, made on first use and kept while the cache has room (oldest
+/// made, first dropped): a poll loop asks for the same data many times, and 100,000
+/// transactions are worth making once. Dropped data is made again the same on its next use.
 pub(crate) struct DataCache {
-    banking: Mutex<HashMap<String, Arc<Banking>>>,
-    portfolios: Mutex<HashMap<String, Arc<Portfolio>>>,
+    banking: Mutex<Bounded<Banking>>,
+    portfolios: Mutex<Bounded<CachedPortfolio>>,
+}
+
+/// A portfolio and its Investments answer, which is the same for every session of the login
+/// but for the RequestId at its end: serialising 20 KB of JSON per session would make the
+/// sandbox, not the client, the bottleneck of a benchmark.
+pub(crate) struct CachedPortfolio {
+    pub portfolio: Portfolio,
+    /// The 200's bytes up to the RequestId's value; made on first use (None: not cacheable).
+    pub answer: OnceLock<Option<Bytes>>,
+}
+
+impl Default for DataCache {
+    fn default() -> Self {
+        DataCache::with_limits(CACHE_ROWS, CACHE_ENTRIES)
+    }
 }
 
 impl DataCache {
-    pub fn banking(&self, config: &SandboxConfig, login_id: &str) -> Arc<Banking> {
-        let mut cache = lock(&self.banking);
-        let key = login_id.trim().to_ascii_lowercase();
-        Arc::clone(cache.entry(key).or_insert_with(|| {
-            Arc::new(Banking::generate(&login_rng(config.seed, login_id), config.banking_transactions))
-        }))
+    fn with_limits(max_rows: usize, max_entries: usize) -> DataCache {
+        DataCache {
+            banking: Mutex::new(Bounded::new(max_rows, max_entries)),
+            portfolios: Mutex::new(Bounded::new(max_rows, max_entries)),
+        }
     }
 
-    pub fn portfolio(&self, config: &SandboxConfig, login_id: &str) -> Arc<Portfolio> {
-        let mut cache = lock(&self.portfolios);
-        let key = login_id.trim().to_ascii_lowercase();
-        Arc::clone(cache.entry(key).or_insert_with(|| {
-            Arc::new(Portfolio::generate(
+    pub fn banking(&self, config: &SandboxConfig, login_id: &str) -> Arc<Banking> {
+        cached(&self.banking, login_id, Banking::rows, || {
+            Banking::generate(&login_rng(config.seed, login_id), config.banking_transactions)
+        })
+    }
+
+    pub fn portfolio(&self, config: &SandboxConfig, login_id: &str) -> Arc<CachedPortfolio> {
+        let make = || CachedPortfolio {
+            portfolio: Portfolio::generate(
                 config.seed,
                 &login_rng(config.seed, login_id),
                 config.investment_transactions,
-            ))
-        }))
+            ),
+            answer: OnceLock::new(),
+        };
+        cached(&self.portfolios, login_id, |cached| cached.portfolio.rows(), make)
     }
 
     /// Drops a deleted login's data; it would be generated the same again anyway.
@@ -68,6 +103,82 @@ impl DataCache {
         let key = login_id.trim().to_ascii_lowercase();
         lock(&self.banking).remove(&key);
         lock(&self.portfolios).remove(&key);
+    }
+
+    #[cfg(test)]
+    fn sizes(&self) -> (usize, usize) {
+        (lock(&self.banking).map.len(), lock(&self.portfolios).map.len())
+    }
+}
+
+/// The data of `login_id`, made outside the lock: making 100,000 transactions must not hold up
+/// the requests of other logins. Two first requests at once may both make it; they make the same.
+fn cached<T>(
+    cache: &Mutex<Bounded<T>>,
+    login_id: &str,
+    rows: impl FnOnce(&T) -> usize,
+    make: impl FnOnce() -> T,
+) -> Arc<T> {
+    let key = login_id.trim().to_ascii_lowercase();
+    if let Some((hit, _)) = lock(cache).map.get(&key) {
+        return Arc::clone(hit);
+    }
+    let made = Arc::new(make());
+    let mut cache = lock(cache);
+    if let Some((hit, _)) = cache.map.get(&key) {
+        return Arc::clone(hit);
+    }
+    cache.insert(key, Arc::clone(&made), rows(&made));
+    made
+}
+
+/// A map bounded in rows and in entries, dropping the oldest entries first.
+struct Bounded<T> {
+    map: HashMap<String, (Arc<T>, usize)>,
+    /// Keys in the order they were inserted; a key removed by `remove` stays until it comes up.
+    order: VecDeque<String>,
+    rows: usize,
+    max_rows: usize,
+    max_entries: usize,
+}
+
+impl<T> Bounded<T> {
+    fn new(max_rows: usize, max_entries: usize) -> Bounded<T> {
+        Bounded { map: HashMap::new(), order: VecDeque::new(), rows: 0, max_rows, max_entries }
+    }
+
+    fn insert(&mut self, key: String, value: Arc<T>, rows: usize) {
+        // The newest entry is always kept, however large.
+        while !self.order.is_empty()
+            && (self.rows.saturating_add(rows) > self.max_rows || self.order.len() >= self.max_entries)
+        {
+            if let Some(oldest) = self.order.pop_front() {
+                self.remove(&oldest);
+            }
+        }
+        self.order.push_back(key.clone());
+        self.rows = self.rows.saturating_add(rows);
+        if let Some((_, replaced)) = self.map.insert(key, (value, rows)) {
+            self.rows = self.rows.saturating_sub(replaced);
+        }
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Some((_, rows)) = self.map.remove(key) {
+            self.rows = self.rows.saturating_sub(rows);
+        }
+    }
+}
+
+impl Banking {
+    fn rows(&self) -> usize {
+        self.accounts.iter().map(|account| 1 + account.transactions.len()).sum()
+    }
+}
+
+impl Portfolio {
+    fn rows(&self) -> usize {
+        self.accounts.iter().map(|account| 1 + account.transactions.len() + account.positions.len()).sum()
     }
 }
 
@@ -154,7 +265,7 @@ mod tests {
             banking.accounts.iter().flat_map(|account| account.transactions.iter().map(|t| t.id)).collect()
         };
         assert_eq!(ids(&x), ids(&y));
-        assert_eq!(a.portfolio(&config, &login).value(), b.portfolio(&config, &login).value());
+        assert_eq!(a.portfolio(&config, &login).portfolio.value(), b.portfolio(&config, &login).portfolio.value());
     }
 
     #[test]
@@ -168,5 +279,24 @@ mod tests {
         assert_eq!(count, 100_000);
         let trades: usize = portfolio.accounts.iter().map(|a| a.transactions.len()).sum();
         assert_eq!(trades, 100_000);
+    }
+
+    #[test]
+    fn the_cache_keeps_a_bounded_number_of_logins() {
+        let cache = DataCache::with_limits(1_000, 50);
+        let config = config(Some(1));
+        let first = login_id_for(0, "bulk_00000");
+        let made = cache.portfolio(&config, &first);
+        for index in 0..60 {
+            cache.portfolio(&config, &login_id_for(0, &format!("bulk_{index:05}")));
+        }
+        assert_eq!(cache.sizes().1, 50);
+        // Dropped and made again: the same data.
+        assert_eq!(cache.portfolio(&config, &first).portfolio.value(), made.portfolio.value());
+        let big = SandboxConfig { banking_transactions: Some(2_000), ..SandboxConfig::default() };
+        cache.banking(&big, &first);
+        assert_eq!(cache.sizes().0, 1, "the newest entry is kept however large");
+        cache.banking(&big, &login_id_for(0, "Greatday"));
+        assert_eq!(cache.sizes().0, 1, "and pushes out the older ones past the row budget");
     }
 }

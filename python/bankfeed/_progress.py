@@ -1,0 +1,221 @@
+"""Progress display for the bulk calls (``progress=True``).
+
+:func:`wrap` and :func:`awrap` pass the items of a bulk iterator through unchanged and show how
+many logins are done and how many failed (an item ``(login_id, result)`` whose result is an
+exception): with tqdm when it is installed (``tqdm.auto`` in a Jupyter notebook), otherwise on
+one line of stderr that is rewritten at most ten times a second.
+
+Closing the wrapper closes the iterator it wraps, so a bulk call stopped early (``break``,
+Ctrl-C) stops its work in Rust too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["AsyncProgress", "Progress", "awrap", "wrap"]
+
+T = TypeVar("T")
+
+# The plain line is rewritten at most this often (seconds).
+_MIN_INTERVAL = 0.1
+
+# The clock of the rate and of the throttle (a name of its own, for the tests to replace).
+_clock: Callable[[], float] = time.monotonic
+
+
+class _Display(Protocol):
+    def update(self, done: int, failed: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _failed(item: object) -> bool:
+    """Whether a bulk item ``(login_id, result)`` is a failure."""
+    return isinstance(item, tuple) and len(item) == 2 and isinstance(item[1], BaseException)
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (where ``tqdm.auto`` draws a widget)."""
+    # Looked up, not imported: IPython is slow to load, and a notebook has loaded it already.
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    if get_ipython is None:
+        return False
+    shell = get_ipython()
+    return shell is not None and shell.__class__.__name__ == "ZMQInteractiveShell"
+
+
+class _Tqdm:
+    """A tqdm bar; the failures are its postfix."""
+
+    def __init__(self, tqdm: Any, total: int | None, description: str) -> None:
+        self._bar = tqdm(total=total, desc=description, unit="login")
+        self._done = 0
+        self._failed = 0
+
+    def update(self, done: int, failed: int) -> None:
+        if failed != self._failed:
+            self._failed = failed
+            self._bar.set_postfix(failed=failed, refresh=False)
+        self._bar.update(done - self._done)
+        self._done = done
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+class _Line:
+    """``\\r{description}: {done}/{total} ({failed} failed) {rate}/s`` on stderr."""
+
+    def __init__(self, total: int | None, description: str) -> None:
+        self._total = "?" if total is None else str(total)
+        self._description = description
+        self._start = _clock()
+        self._last = float("-inf")
+        self._width = 0
+        self._done = 0
+        self._failed = 0
+
+    def update(self, done: int, failed: int) -> None:
+        self._done, self._failed = done, failed
+        now = _clock()
+        if now - self._last >= _MIN_INTERVAL:
+            self._last = now
+            self._write(now)
+
+    def _write(self, now: float) -> None:
+        elapsed = now - self._start
+        rate = self._done / elapsed if elapsed > 0 else 0.0
+        text = f"{self._description}: {self._done}/{self._total} ({self._failed} failed) {rate:.1f}/s"
+        # Spaces clear what a longer previous line left behind.
+        sys.stderr.write("\r" + text.ljust(self._width))
+        sys.stderr.flush()
+        self._width = len(text)
+
+    def close(self) -> None:
+        self._write(_clock())
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _display(total: int | None, description: str) -> _Display:
+    try:
+        module = importlib.import_module("tqdm.auto" if _in_notebook() else "tqdm")
+    except ImportError:
+        return _Line(total, description)
+    return _Tqdm(module.tqdm, total, description)
+
+
+class _Counter:
+    """What both wrappers count and show."""
+
+    def __init__(self, total: int | None, description: str) -> None:
+        self._display: _Display | None = _display(total, description)
+        self._done = 0
+        self._failed = 0
+
+    def _count(self, item: object) -> None:
+        self._done += 1
+        self._failed += _failed(item)
+        if self._display is not None:
+            self._display.update(self._done, self._failed)
+
+    def _end_display(self) -> None:
+        display, self._display = self._display, None
+        if display is not None:
+            display.close()
+
+
+class Progress(_Counter, Iterator[T]):
+    """The items of a bulk iterator, unchanged, with a progress display.
+
+    ``close()`` ends the display and closes the wrapped iterator; so do the end of the items and
+    an exception (Ctrl-C) raised while waiting for the next one.
+    """
+
+    def __init__(self, iterator: Iterator[T], total: int | None, description: str) -> None:
+        super().__init__(total, description)
+        self._iterator = iterator
+
+    def __iter__(self) -> Progress[T]:
+        return self
+
+    def __next__(self) -> T:
+        try:
+            item = next(self._iterator)
+        except BaseException:
+            self.close()
+            raise
+        self._count(item)
+        return item
+
+    def close(self) -> None:
+        """Ends the display and closes the wrapped iterator (which cancels its work)."""
+        try:
+            close = getattr(self._iterator, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._end_display()
+
+    def __enter__(self) -> Progress[T]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class AsyncProgress(_Counter, AsyncIterator[T]):
+    """:class:`Progress` for an async bulk iterator: ``aclose()`` closes the wrapped one."""
+
+    def __init__(self, iterator: AsyncIterator[T], total: int | None, description: str) -> None:
+        super().__init__(total, description)
+        self._iterator = iterator
+
+    def __aiter__(self) -> AsyncProgress[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            item = await self._iterator.__anext__()
+        except BaseException:
+            # StopAsyncIteration, or a cancelled task (asyncio.CancelledError): the end either way.
+            await self.aclose()
+            raise
+        self._count(item)
+        return item
+
+    async def aclose(self) -> None:
+        """Ends the display and closes the wrapped iterator (which cancels its work)."""
+        try:
+            aclose = getattr(self._iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            self._end_display()
+
+    async def __aenter__(self) -> AsyncProgress[T]:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def wrap(iterator: Iterator[T], total: int | None, *, description: str = "bankfeed") -> Progress[T]:
+    """``iterator``'s items with a progress display of ``total`` items (None: unknown).
+
+    Example::
+
+        for login_id, result in wrap(client_iterator, len(ids), description="investments"):
+            ...
+    """
+    return Progress(iterator, total, description)
+
+
+def awrap(iterator: AsyncIterator[T], total: int | None, *, description: str = "bankfeed") -> AsyncProgress[T]:
+    """As :func:`wrap`, for an async iterator (``async for``)."""
+    return AsyncProgress(iterator, total, description)

@@ -1,0 +1,279 @@
+//! The bulk calls' iterators (`investments_many` and its twins): the core runs every login's
+//! whole flow with a bound on how many run at once (src/bulk.rs); each result crosses into Python
+//! once, when the iterator hands it out (docs/architecture.md#bulk-calls).
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use tokio::sync::mpsc::{self, error::TryRecvError};
+
+use super::asyncio;
+use super::blocking::SIGNAL_CHECK;
+use super::errors::PyBankfeedError;
+use super::operation::{Convert, Flavor, Operation};
+use super::runtime::{runtime, AbortOnDrop};
+use crate::bulk::{check_concurrency, run_many};
+use crate::error::Error;
+use crate::sync::lock;
+use crate::Client;
+
+/// One login's outcome, made Python when it is handed out: the result, or the exception as a value.
+type Outcome = Box<dyn FnOnce(Python<'_>) -> Py<PyAny> + Send>;
+type Item = (String, Result<Outcome, Error>);
+
+/// Results waiting to be handed out, at most this many per unit of concurrency: a consumer that
+/// stops reading holds the work back instead of letting results pile up.
+const BUFFER_PER_FLOW: usize = 2;
+
+/// Starts a bulk call of `op` over `ids` and returns its iterator: `_BulkResults` (blocking) or
+/// `_AsyncBulkResults` (async), wrapped in a progress display when `progress` is set.
+pub(crate) fn start<T, F, Fut>(
+    py: Python<'_>,
+    client: &Client,
+    flavor: Flavor,
+    ids: Vec<String>,
+    concurrency: usize,
+    progress: bool,
+    description: &str,
+    op: F,
+    convert: Convert<T>,
+) -> PyResult<Py<PyAny>>
+where
+    T: Send + 'static,
+    F: Fn(Client, String) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    let concurrency = check_concurrency(concurrency)?.get();
+    super::logging::refresh(py);
+    let total = ids.len();
+    let capacity = concurrency.saturating_mul(BUFFER_PER_FLOW).clamp(16, 4096);
+    let (sink, receiver) = mpsc::channel::<Item>(capacity);
+    let owner = client.clone();
+    let each = move |id: String| {
+        let (client, flavor) = (owner.clone(), flavor);
+        let future = op(owner.clone(), id);
+        async move {
+            let outcome: Outcome = match future.await {
+                Ok(value) => Box::new(move |py| match convert(py, &client, flavor, value) {
+                    Ok(object) => object,
+                    Err(err) => err.into_value(py).into_any(),
+                }),
+                Err(error) => Box::new(move |py| exception(py, error, &client, flavor)),
+            };
+            Ok(outcome)
+        }
+    };
+    let task = runtime()?.spawn(async move {
+        let _ = run_many(ids, concurrency, each, sink).await;
+    });
+    let feed = Feed { receiver, _task: AbortOnDrop(Some(task)), client: client.clone(), flavor };
+    let (iterator, wrap) = match flavor {
+        Flavor::Blocking => (Py::new(py, PyBulkResults { feed: Mutex::new(State::Idle(feed)) })?.into_any(), "wrap"),
+        Flavor::Async => {
+            let feed = Arc::new(tokio::sync::Mutex::new(Some(feed)));
+            (Py::new(py, PyAsyncBulkResults { feed })?.into_any(), "awrap")
+        }
+    };
+    if !progress {
+        return Ok(iterator);
+    }
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("description", description)?;
+    Ok(py.import("bankfeed._progress")?.getattr(wrap)?.call((iterator, total), Some(&kwargs))?.unbind())
+}
+
+/// `(login_id, result or exception)`.
+fn pair(py: Python<'_>, (id, outcome): Item, client: &Client, flavor: Flavor) -> PyResult<Py<PyAny>> {
+    let value = match outcome {
+        Ok(outcome) => outcome(py),
+        Err(error) => exception(py, error, client, flavor),
+    };
+    Ok(PyTuple::new(py, [id.into_pyobject(py)?.into_any().unbind(), value])?.into_any().unbind())
+}
+
+fn exception(py: Python<'_>, error: Error, client: &Client, flavor: Flavor) -> Py<PyAny> {
+    PyErr::from(PyBankfeedError::with_client(error, client, flavor)).into_value(py).into_any()
+}
+
+/// A running bulk call. Dropping it aborts the driver, whose drop aborts every login in flight.
+struct Feed {
+    receiver: mpsc::Receiver<Item>,
+    _task: AbortOnDrop,
+    client: Client,
+    flavor: Flavor,
+}
+
+impl Feed {
+    fn pair(&self, py: Python<'_>, item: Item) -> PyResult<Py<PyAny>> {
+        pair(py, item, &self.client, self.flavor)
+    }
+
+    fn closed(&self) -> Option<PyErr> {
+        self.client.is_closed().then(|| Error::Closed { operation: "a bulk call".to_owned() }.into())
+    }
+}
+
+enum State {
+    Idle(Feed),
+    /// A thread is waiting for the next result.
+    Busy,
+    Ended,
+}
+
+/// The iterator of a blocking bulk call: ``(login_id, result)`` pairs as each login finishes.
+#[pyclass(name = "_BulkResults", module = "bankfeed", frozen)]
+pub(crate) struct PyBulkResults {
+    feed: Mutex<State>,
+}
+
+#[pymethods]
+impl PyBulkResults {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// The next login to finish. Waits with the GIL released, looking for Ctrl-C every few
+    /// milliseconds: Ctrl-C ends the whole call (every login in flight stops) and is raised.
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        // Taken in a statement of its own: the lock's guard must be gone before the arms lock again.
+        let state = std::mem::replace(&mut *lock(&self.feed), State::Busy);
+        let mut feed = match state {
+            State::Idle(feed) => feed,
+            State::Ended => {
+                *lock(&self.feed) = State::Ended;
+                return Ok(None);
+            }
+            State::Busy => {
+                return Err(PyRuntimeError::new_err("this bulk call is already being iterated in another thread"))
+            }
+        };
+        if let Some(closed) = feed.closed() {
+            *lock(&self.feed) = State::Ended;
+            return Err(closed);
+        }
+        let runtime = runtime()?;
+        loop {
+            // A result that is ready is handed out without releasing the GIL.
+            match feed.receiver.try_recv() {
+                Ok(item) => {
+                    let pair = feed.pair(py, item);
+                    *lock(&self.feed) = State::Idle(feed);
+                    return pair.map(Some);
+                }
+                Err(TryRecvError::Disconnected) => {
+                    *lock(&self.feed) = State::Ended;
+                    return Ok(None);
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+            let (back, waited) = py.detach(move || {
+                let mut feed = feed;
+                // The timer is made inside `block_on`, in the runtime's context.
+                let waited = runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK, feed.receiver.recv()).await });
+                (feed, waited)
+            });
+            feed = back;
+            match waited {
+                Ok(Some(item)) => {
+                    let pair = feed.pair(py, item);
+                    *lock(&self.feed) = State::Idle(feed);
+                    return pair.map(Some);
+                }
+                Ok(None) => {
+                    *lock(&self.feed) = State::Ended;
+                    return Ok(None);
+                }
+                Err(_) => {}
+            }
+            if let Err(err) = py.check_signals() {
+                // Dropping the feed stops every login in flight before the exception is raised.
+                *lock(&self.feed) = State::Ended;
+                return Err(err);
+            }
+            if let Some(closed) = feed.closed() {
+                *lock(&self.feed) = State::Ended;
+                return Err(closed);
+            }
+        }
+    }
+
+    /// Stops every login still running; the iteration ends.
+    fn close(&self) {
+        let state = std::mem::replace(&mut *lock(&self.feed), State::Ended);
+        drop(state);
+    }
+
+    fn __repr__(&self) -> &'static str {
+        match *lock(&self.feed) {
+            State::Ended => "<bankfeed bulk results: ended>",
+            _ => "<bankfeed bulk results: running>",
+        }
+    }
+}
+
+type SharedFeed = Arc<tokio::sync::Mutex<Option<Feed>>>;
+
+/// The iterator of an async bulk call, for ``async for``.
+#[pyclass(name = "_AsyncBulkResults", module = "bankfeed", frozen)]
+pub(crate) struct PyAsyncBulkResults {
+    feed: SharedFeed,
+}
+
+#[pymethods]
+impl PyAsyncBulkResults {
+    fn __aiter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// The next login to finish: at once when one is ready, else when one finishes.
+    fn __anext__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let client = {
+            // Uncontended unless a previous `__anext__` is still waiting.
+            let Ok(mut guard) = self.feed.try_lock() else {
+                return Err(PyRuntimeError::new_err("anext(): the previous one is still waiting"));
+            };
+            let Some(feed) = guard.as_mut() else { return Err(PyStopAsyncIteration::new_err(())) };
+            if let Some(closed) = feed.closed() {
+                *guard = None;
+                return Err(closed);
+            }
+            match feed.receiver.try_recv() {
+                Ok(item) => return asyncio::ready(py, feed.pair(py, item)?),
+                Err(TryRecvError::Disconnected) => {
+                    *guard = None;
+                    return Err(PyStopAsyncIteration::new_err(()));
+                }
+                Err(TryRecvError::Empty) => feed.client.clone(),
+            }
+        };
+        let feed = Arc::clone(&self.feed);
+        let future = async move {
+            let mut guard = feed.lock().await;
+            let item = match guard.as_mut() {
+                Some(feed) => feed.receiver.recv().await,
+                None => None,
+            };
+            Ok(item)
+        };
+        Operation::new(&client, future, next_pair).run(py, Flavor::Async)
+    }
+
+    /// Stops every login still running; the iteration ends.
+    fn aclose(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if let Ok(mut guard) = self.feed.try_lock() {
+            guard.take();
+        }
+        asyncio::ready(py, py.None())
+    }
+}
+
+/// The value of an `__anext__` that waited: the pair, or the end of the iteration.
+fn next_pair(py: Python<'_>, client: &Client, flavor: Flavor, item: Option<Item>) -> PyResult<Py<PyAny>> {
+    match item {
+        Some(item) => pair(py, item, client, flavor),
+        None => Err(PyStopAsyncIteration::new_err(())),
+    }
+}

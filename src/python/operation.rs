@@ -1,0 +1,85 @@
+//! One definition of each operation, two ways to run it (docs/architecture.md#one-operation-two-runners).
+//!
+//! A pymethod turns its Python arguments into an [`Operation`]: a `'static + Send` future of a
+//! core value, and the one conversion of that value to Python. [`Operation::run`] hands it to the
+//! blocking runner (`Client`, `Session`, `Challenge`) or to the asyncio runner (`AsyncClient`,
+//! `AsyncSession`, `AsyncChallenge`); nothing else differs between the two.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use pyo3::prelude::*;
+
+use super::{asyncio, blocking};
+use crate::authorize::{Challenge, ChallengeHandler};
+use crate::error::Error;
+use crate::Client;
+
+/// How the object an operation belongs to runs it; also which classes its results come as (an
+/// `AsyncClient` opens `AsyncSession`s and meets `AsyncChallenge`s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// The call blocks its thread, the GIL released (`Client`, `Session`, `Challenge`).
+    Blocking,
+    /// The call returns a coroutine for an asyncio event loop (`AsyncClient`, ...).
+    Async,
+}
+
+/// Turns an operation's core value into Python, with the GIL: on the caller's thread (blocking)
+/// or on the event loop's thread (async), never on an IO thread.
+pub(crate) type Convert<T> = fn(Python<'_>, &Client, Flavor, T) -> PyResult<Py<PyAny>>;
+
+/// What answers the challenges an operation meets: the runner's bridge to `on_challenge`.
+pub(crate) type Answerer = Box<dyn ChallengeHandler>;
+
+pub(crate) type CoreFuture<T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send>>;
+
+type Start<T> = Box<dyn FnOnce(Answerer) -> CoreFuture<T> + Send>;
+
+/// One call of one operation, not yet started.
+pub(crate) struct Operation<T> {
+    pub(crate) client: Client,
+    /// Builds the future, given what answers its challenges.
+    pub(crate) start: Start<T>,
+    /// The caller's `on_challenge`; None raises ChallengeRequired at the first challenge.
+    pub(crate) on_challenge: Option<Py<PyAny>>,
+    pub(crate) convert: Convert<T>,
+}
+
+impl<T: Send + 'static> Operation<T> {
+    /// An operation that meets no challenge it could answer (a challenge raises ChallengeRequired).
+    pub(crate) fn new(
+        client: &Client,
+        future: impl Future<Output = Result<T, Error>> + Send + 'static,
+        convert: Convert<T>,
+    ) -> Self {
+        Operation { client: client.clone(), start: Box::new(move |_| Box::pin(future)), on_challenge: None, convert }
+    }
+
+    /// An operation whose challenges `on_challenge` answers, through the answerer the runner gives.
+    pub(crate) fn answered<Fut>(
+        client: &Client,
+        on_challenge: Option<Py<PyAny>>,
+        start: impl FnOnce(Answerer) -> Fut + Send + 'static,
+        convert: Convert<T>,
+    ) -> Self
+    where
+        Fut: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let start: Start<T> = Box::new(move |answerer| Box::pin(start(answerer)));
+        Operation { client: client.clone(), start, on_challenge, convert }
+    }
+
+    /// Runs it the way `flavor` says: the result itself (blocking), or a coroutine (async).
+    pub(crate) fn run(self, py: Python<'_>, flavor: Flavor) -> PyResult<Py<PyAny>> {
+        match flavor {
+            Flavor::Blocking => blocking::run(py, self),
+            Flavor::Async => asyncio::start(py, self),
+        }
+    }
+}
+
+/// The answerer of an operation without `on_challenge`: the challenge becomes the error.
+pub(crate) fn refuse(challenge: &Challenge) -> Result<crate::authorize::Answers, Error> {
+    Err(Error::ChallengeRequired(Box::new(challenge.clone())))
+}

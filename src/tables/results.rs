@@ -1,0 +1,108 @@
+//! What a data operation gives the Python layer: its tables, built in Rust, with the payload's
+//! bytes as they came (for `.raw` and pickling) and what else a result reads from the payload.
+//!
+//! Each is read from bytes with borrowed text where the payload allows it, the same way for a
+//! live answer ([`crate::Client::investments_tables`] and its siblings) and a saved one (`from_json`).
+
+use std::borrow::Cow;
+
+use super::{
+    attribute_detail_table, attribute_values_table, statements_table, AccountsTables, InvestmentsTables, Table,
+};
+use crate::data::accounts::{Accounts, Statements};
+use crate::data::attributes::Attributes;
+use crate::data::investments::Investments;
+use crate::data::{json, Payload, Raw};
+use crate::error::Error;
+
+/// An Investments payload as tables, with its totals and RequestId (in `tables`) and its bytes.
+#[derive(Clone, Debug)]
+pub struct InvestmentsResult {
+    pub tables: InvestmentsTables,
+    pub raw: Raw,
+}
+
+impl InvestmentsResult {
+    /// Reads a 200 of Investments, checked as a live answer is (docs/errors.md#protocol-surprises).
+    pub fn read(raw: Raw) -> Result<Self, Error> {
+        Ok(InvestmentsResult { tables: InvestmentsTables::from_json(raw.bytes())?, raw })
+    }
+}
+
+impl From<Payload<Investments>> for InvestmentsResult {
+    fn from(payload: Payload<Investments>) -> Self {
+        InvestmentsResult { tables: InvestmentsTables::new(&payload.data), raw: payload.raw }
+    }
+}
+
+/// A GetAccountsDetail or GetAccountsSummary payload as tables, with its bytes.
+#[derive(Clone, Debug)]
+pub struct AccountsResult {
+    pub tables: AccountsTables,
+    pub raw: Raw,
+}
+
+impl AccountsResult {
+    /// Reads a 200 of `operation` (`GetAccountsDetail` or `GetAccountsSummary`), whose name the
+    /// errors carry.
+    pub fn read(operation: &str, raw: Raw) -> Result<Self, Error> {
+        Ok(AccountsResult { tables: AccountsTables::read(operation, raw.bytes())?, raw })
+    }
+}
+
+impl From<Payload<Accounts>> for AccountsResult {
+    fn from(payload: Payload<Accounts>) -> Self {
+        AccountsResult { tables: AccountsTables::new(&payload.data), raw: payload.raw }
+    }
+}
+
+/// A GetStatements payload with its table. The model is owned: the files are decoded from it
+/// when asked for.
+#[derive(Clone, Debug)]
+pub struct StatementsResult {
+    pub payload: Payload<Statements>,
+    pub statements: Table,
+}
+
+impl StatementsResult {
+    /// Reads a 200 of GetStatements, checked as a live answer is.
+    pub fn read(raw: Raw) -> Result<Self, Error> {
+        Ok(StatementsResult::from(Payload { data: Statements::parse(raw.bytes())?, raw }))
+    }
+}
+
+impl From<Payload<Statements>> for StatementsResult {
+    fn from(payload: Payload<Statements>) -> Self {
+        let statements = statements_table(&payload.data);
+        StatementsResult { payload, statements }
+    }
+}
+
+/// An attributes payload with its tables. The model is kept: its values are read by name.
+#[derive(Clone, Debug)]
+pub struct AttributesResult {
+    pub payload: Payload<Attributes>,
+    pub values: Table,
+    pub detail: Table,
+}
+
+impl AttributesResult {
+    /// Reads a 200 of the attributes operation `operation`, whose name the errors carry.
+    pub fn read(operation: &str, raw: Raw) -> Result<Self, Error> {
+        Ok(AttributesResult::from(Payload { data: Attributes::read(operation, raw.bytes())?, raw }))
+    }
+}
+
+impl From<Payload<Attributes>> for AttributesResult {
+    fn from(payload: Payload<Attributes>) -> Self {
+        let values = attribute_values_table(&payload.data);
+        let detail = attribute_detail_table(&payload.data);
+        AttributesResult { payload, values, detail }
+    }
+}
+
+/// Checks that a 200 of GetAccountsDetail is its payload, as reading it would, without keeping
+/// anything: the attributes preparation only needs the detail to be ready.
+pub(crate) fn check_accounts(operation: &str, raw: &Raw) -> Result<(), Error> {
+    json::decode_payload::<Accounts<Cow<str>>>(operation, 200, raw.bytes()).map(drop)
+}

@@ -1,0 +1,346 @@
+"""Bulk calls (investments_many, attributes_many, accounts_detail_many) of both clients: every
+login once, failures next to successes, completion order, the concurrency bound, closing the
+iterator, the progress line, and bf.combine over the results."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api, assert_investments, login_id_of
+
+BULK = 8
+#: The bulk login refused as disabled (by a fault), and the one answered late (by a fault).
+DISABLED = "bulk_00003"
+LATE = "bulk_00000"
+LATE_SECONDS = 0.3
+#: poll_timeout of the mixed tests: test_pending stays pending longer, the others are done sooner.
+POLL_TIMEOUT = 0.3
+
+
+class Mixed:
+    """A sandbox of BULK saved logins, and a list of LoginIds to fetch in which some fail."""
+
+    def __init__(self) -> None:
+        self.sb = bf.Sandbox(
+            logins=BULK,
+            pending_polls=1,
+            slow_pending_polls=10_000,
+            faults=[
+                {
+                    "kind": "status",
+                    "status": 401,
+                    "code": "DISABLED_LOGIN",
+                    "message": "Login disabled",
+                    "operation": "Authorize",
+                    "username": DISABLED,
+                    "times": None,
+                },
+                {"kind": "latency", "seconds": LATE_SECONDS, "operation": "Authorize", "username": LATE, "times": None},
+            ],
+        )
+        session = self.sb.client(poll_interval=0.01).login(
+            INSTITUTION, "test_pending", PASSWORD, on_challenge=bf.answers(GREATDAY), save=True
+        )
+        self.unknown = str(uuid.uuid4())
+        self.not_a_guid = "not-a-login-id"
+        self.pending = login_id_of(session)
+        self.usernames = {login_id: f"bulk_{i:05d}" for i, login_id in enumerate(self.sb.login_ids)}
+        self.disabled = self.sb.login_ids[int(DISABLED[-5:])]
+        self.late = self.sb.login_ids[int(LATE[-5:])]
+        self.ids = [*self.sb.login_ids, self.unknown, self.not_a_guid, self.pending]
+        #: The class each failing LoginId ends in.
+        self.failures: dict[str, type[BaseException]] = {
+            self.disabled: bf.LoginDisabled,
+            self.unknown: bf.InvalidLogin,
+            self.not_a_guid: bf.ConfigError,
+            self.pending: bf.PendingTimeout,
+        }
+        self.succeeding = [login_id for login_id in self.sb.login_ids if login_id != self.disabled]
+
+    def client(self, api: Api) -> Any:
+        return api.client(self.sb, poll_timeout=POLL_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def mixed() -> Iterator[Mixed]:
+    case = Mixed()
+    yield case
+    case.sb.close()
+
+
+def check_mixed(mixed: Mixed, pairs: list[tuple[str, Any]], result_type: type) -> dict[str, Any]:
+    """Every LoginId came exactly once, with the result or the exception it should; returns the
+    pairs as a dict."""
+    assert Counter(login_id for login_id, _ in pairs) == Counter(mixed.ids)
+    results = dict(pairs)
+    for login_id, expected in mixed.failures.items():
+        assert type(results[login_id]) is expected, f"{login_id}: {results[login_id]!r}"
+    assert results[mixed.disabled].code == "DISABLED_LOGIN"
+    assert results[mixed.pending].request_id is not None
+    for login_id in mixed.succeeding:
+        assert isinstance(results[login_id], result_type), f"{mixed.usernames[login_id]}: {results[login_id]!r}"
+    return results
+
+
+def test_investments_many_gives_every_login_once_failures_next_to_successes(api: Api, mixed: Mixed) -> None:
+    pairs = api.collect(mixed.client(api).investments_many(mixed.ids, concurrency=4))
+    results = check_mixed(mixed, pairs, bf.Investments)
+    for login_id in mixed.succeeding:
+        assert_investments(results[login_id])
+        assert results[login_id].raw["Login"]["Username"] == mixed.usernames[login_id]
+    # In the order they finish: the login answered late comes after every other success.
+    order = [login_id for login_id, _ in pairs]
+    assert all(order.index(mixed.late) > order.index(other) for other in mixed.succeeding if other != mixed.late)
+
+
+@pytest.mark.parametrize("kind", ["package", "custom", "detail"])
+def test_attributes_many_and_accounts_detail_many_too(api: Api, mixed: Mixed, kind: str) -> None:
+    client = mixed.client(api)
+    if kind == "package":
+        results = client.attributes_many(mixed.ids, package="income", concurrency=4)
+    elif kind == "custom":
+        results = client.attributes_many(mixed.ids, {"Card": ["balance_min", "count_nsf"]}, concurrency=4)
+    else:
+        results = client.accounts_detail_many(mixed.ids, with_transactions=True, days="Days365", concurrency=4)
+    result_type = bf.Accounts if kind == "detail" else bf.Attributes
+    found = check_mixed(mixed, api.collect(results), result_type)
+    if kind == "custom":
+        assert all(set(found[i].values.column("attribute")) == {"balance_min", "count_nsf"} for i in mixed.succeeding)
+    if kind == "detail":
+        assert all(len(found[i].transactions) > 0 for i in mixed.succeeding)
+
+
+def test_combine_gathers_the_results_in_one_table_per_kind(api: Api, mixed: Mixed) -> None:
+    pairs = api.collect(mixed.client(api).investments_many(mixed.ids))
+    combined = bf.combine(pairs)
+    assert combined.kind == "Investments"
+    positions = combined.positions
+    assert positions.columns[0] == "login_id"
+    assert set(positions.column("login_id")) == set(mixed.succeeding)
+    expected = sum(len(result.positions) for _, result in pairs if isinstance(result, bf.Investments))
+    assert len(positions) == expected
+    assert set(combined.errors) == set(mixed.failures)
+    assert all(type(combined.errors[i]) is cls for i, cls in mixed.failures.items())
+
+
+def test_progress_writes_a_line_to_stderr(api: Api, mixed: Mixed, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    pairs = api.collect(mixed.client(api).investments_many(mixed.ids, progress=True))
+    assert len(pairs) == len(mixed.ids)
+    captured = capsys.readouterr()
+    total = len(mixed.ids)
+    assert re.search(rf"{total}/{total} \({len(mixed.failures)} failed\)", captured.err), captured.err
+    assert str(total) not in captured.out
+    # Without progress, nothing.
+    api.collect(mixed.client(api).investments_many(mixed.ids[:2]))
+    assert capsys.readouterr().err == ""
+
+
+def test_an_empty_or_lazy_list_of_login_ids(api: Api, mixed: Mixed) -> None:
+    client = mixed.client(api)
+    assert api.collect(client.investments_many([])) == []
+    lazy = (login_id for login_id in mixed.succeeding[:3])
+    assert sorted(login_id for login_id, _ in api.collect(client.investments_many(lazy))) == sorted(
+        mixed.succeeding[:3]
+    )
+
+
+@pytest.mark.parametrize(
+    ("login_ids", "says"),
+    [("5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21", "wrap it in a list"), (None, "NoneType"), ([1, 2], r"login_ids\[0\]")],
+    ids=["one-str", "none", "ints"],
+)
+def test_login_ids_not_a_list_of_str_are_a_type_error(api: Api, mixed: Mixed, login_ids: Any, says: str) -> None:
+    with pytest.raises(TypeError, match=says):
+        api.collect(mixed.client(api).investments_many(login_ids))
+
+
+def test_a_login_id_given_twice_is_fetched_twice(api: Api, mixed: Mixed) -> None:
+    twice = [mixed.succeeding[0], mixed.succeeding[0], mixed.succeeding[1]]
+    pairs = api.collect(mixed.client(api).investments_many(twice))
+    assert sorted(login_id for login_id, _ in pairs) == sorted(twice)
+    assert all(isinstance(result, bf.Investments) for _, result in pairs)
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_a_concurrency_below_one_is_refused(api: Api, mixed: Mixed, value: int) -> None:
+    with pytest.raises(bf.ConfigError, match="concurrency"):
+        api.collect(mixed.client(api).investments_many(mixed.ids, concurrency=value))
+
+
+# --- The concurrency bound ------------------------------------------------------------------
+
+#: Each Authorize of the bound test answers this late; logins run in waves of `concurrency`.
+WAVE = 0.2
+LOGINS = 6
+
+
+@pytest.fixture(scope="module")
+def waves() -> Iterator[bf.Sandbox]:
+    latency = {"kind": "latency", "seconds": WAVE, "operation": "Authorize", "times": None}
+    with bf.Sandbox(logins=LOGINS, pending_polls=0, faults=[latency]) as sb:
+        yield sb
+
+
+@pytest.mark.parametrize(("concurrency", "rounds"), [(2, 3), (3, 2), (6, 1)])
+def test_concurrency_bounds_the_logins_in_flight(api: Api, waves: bf.Sandbox, concurrency: int, rounds: int) -> None:
+    client = api.client(waves)
+    started = time.monotonic()
+    pairs = api.collect(client.investments_many(waves.login_ids, concurrency=concurrency))
+    elapsed = time.monotonic() - started
+    assert all(isinstance(result, bf.Investments) for _, result in pairs) and len(pairs) == LOGINS
+    # `rounds` waves of WAVE each: fewer means more logins ran at once than allowed; more means
+    # fewer did (the bound was not used up).
+    assert rounds * WAVE <= elapsed < (rounds + 0.9) * WAVE, f"{elapsed:.2f} s at concurrency {concurrency}"
+
+
+# --- Stopping -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stuck() -> Iterator[bf.Sandbox]:
+    """Saved logins whose data calls stay pending for a minute."""
+    with bf.Sandbox(logins=8, pending_seconds=60) as sb:
+        yield sb
+
+
+def close_after_first(api: Api, results: Any) -> Any:
+    """Takes the first pair of ``results``, lets the other logins poll a moment, then closes the
+    iterator; returns the first result."""
+    if api.is_async:
+
+        async def first_then_close() -> tuple[str, Any]:
+            pair: tuple[str, Any] = await results.__anext__()
+            await asyncio.sleep(0.1)
+            await results.aclose()
+            return pair
+
+        _, first = api.run(first_then_close())
+    else:
+        _, first = next(results)
+        time.sleep(0.1)
+        results.close()
+    return first
+
+
+@pytest.mark.parametrize("progress", [False, True], ids=["plain", "progress"])
+def test_closing_the_iterator_stops_every_login(api: Api, stuck: bf.Sandbox, progress: bool) -> None:
+    client = api.client(stuck, poll_timeout=60)
+    results = client.investments_many([str(uuid.uuid4()), *stuck.login_ids], concurrency=8, progress=progress)
+    assert isinstance(close_after_first(api, results), bf.InvalidLogin)
+    time.sleep(0.03)
+    before = stuck.request_count
+    time.sleep(0.2)
+    assert stuck.request_count == before, f"{stuck.request_count - before} requests after close()"
+
+
+#: A child that asks a sync bulk iterator for more after its end: after the last pair, after
+#: close(), after the ClientClosed of its closed client. In process, a next() that blocks holding
+#: the GIL would freeze the whole test run.
+NEXT_AFTER_THE_END = """
+import sys, uuid
+import bankfeed as bf
+with bf.Sandbox(logins=4, pending_seconds=0 if sys.argv[1] == "exhausted" else 60) as sb:
+    client = sb.client(poll_interval=0.01)
+    results = client.investments_many([str(uuid.uuid4()), *sb.login_ids])
+    if sys.argv[1] == "exhausted":
+        assert len(list(results)) == 5
+    elif sys.argv[1] == "closed":
+        next(results)
+        results.close()
+    else:
+        next(results)
+        client.close()
+        try:
+            next(results)
+        except bf.ClientClosed:
+            pass
+    try:
+        next(results)
+    except StopIteration:
+        print("ended", flush=True)
+        sys.exit(0)
+    print("gave more", flush=True)
+"""
+
+
+@pytest.mark.parametrize("end", ["exhausted", "closed", "client_closed"])
+def test_a_sync_iterator_that_ended_stays_ended(end: str) -> None:
+    child = subprocess.run([sys.executable, "-c", NEXT_AFTER_THE_END, end], capture_output=True, text=True, timeout=1.5)
+    assert child.returncode == 0 and child.stdout == "ended\n", child.stderr[-2000:]
+
+
+def test_a_closed_async_iterator_ends(stuck: bf.Sandbox) -> None:
+    api = Api("async")
+    try:
+        results = api.client(stuck, poll_timeout=60).investments_many([str(uuid.uuid4()), *stuck.login_ids])
+        close_after_first(api, results)
+
+        async def after() -> None:
+            with pytest.raises(StopAsyncIteration):
+                await asyncio.wait_for(results.__anext__(), 2)
+
+        api.run(after())
+    finally:
+        api.close()
+
+
+def test_a_bulk_iterator_left_unfinished_and_dropped_stops_too(api: Api, stuck: bf.Sandbox) -> None:
+    client = api.client(stuck, poll_timeout=60)
+    if api.is_async:
+
+        async def start_then_drop() -> None:
+            results = client.investments_many([str(uuid.uuid4()), *stuck.login_ids])
+            await results.__anext__()
+            await asyncio.sleep(0.1)
+
+        api.run(start_then_drop())
+    else:
+        results = client.investments_many([str(uuid.uuid4()), *stuck.login_ids])
+        next(results)
+        time.sleep(0.1)
+        del results
+    time.sleep(0.05)
+    before = stuck.request_count
+    time.sleep(0.2)
+    assert stuck.request_count == before, f"{stuck.request_count - before} requests after the iterator was dropped"
+
+
+def test_waiting_for_the_next_result_lets_other_threads_run() -> None:
+    with bf.Sandbox(logins=4, pending_seconds=0.5) as sb:
+        client = sb.client(poll_interval=0.02, poll_timeout=10)
+        turns: list[float] = []
+        stop = threading.Event()
+
+        def ticker() -> None:
+            while not stop.is_set():
+                turns.append(time.monotonic())
+                time.sleep(0.002)
+
+        thread = threading.Thread(target=ticker, daemon=True)
+        thread.start()
+        try:
+            started = time.monotonic()
+            pairs = list(client.investments_many(sb.login_ids))
+            ended = time.monotonic()
+        finally:
+            stop.set()
+            thread.join(5)
+    assert all(isinstance(result, bf.Investments) for _, result in pairs)
+    inside = [t for t in turns if started <= t <= ended]
+    gaps = [b - a for a, b in itertools.pairwise([started, *inside, ended])]
+    # A wait holding the GIL would stop the ticker for the whole half second.
+    assert ended - started >= 0.45 and max(gaps) < 0.2, f"the ticker stopped for {max(gaps):.3f} s"

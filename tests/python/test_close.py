@@ -1,0 +1,279 @@
+"""client.close(), ``with bf.Client(...)`` and ``async with bf.AsyncClient(...)``: every call in
+flight, in every thread and task, ends at once in bf.ClientClosed, nothing polls after, and later
+calls are refused without a request."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import pickle
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+import bankfeed as bf
+from bfhelpers import INSTITUTION, PASSWORD, assert_investments, login_id_of
+
+#: How soon after close() every call in flight must have raised.
+WITHIN = 0.5
+#: How long the request counter is watched after close().
+QUIET = 0.2
+
+
+@pytest.fixture(scope="module")
+def stuck() -> Iterator[bf.Sandbox]:
+    """16 saved logins whose data calls stay pending for a minute."""
+    with bf.Sandbox(logins=16, pending_seconds=60) as sb:
+        yield sb
+
+
+def client_of(sb: bf.Sandbox) -> bf.Client:
+    return sb.client(poll_interval=0.01, poll_timeout=60)
+
+
+def async_client_of(sb: bf.Sandbox) -> bf.AsyncClient:
+    return bf.AsyncClient(sb.url, sb.customer_id, poll_interval=0.01, poll_timeout=60)
+
+
+def quiet_after(sb: bf.Sandbox) -> int:
+    """How many requests the sandbox received in QUIET seconds, a moment after now."""
+    time.sleep(0.03)  # a request on the wire when the calls stopped may still land
+    before = sb.request_count
+    time.sleep(QUIET)
+    return sb.request_count - before
+
+
+def timed(call: Callable[[], object]) -> Callable[[], tuple[BaseException | None, float]]:
+    """``call`` made to return (what it raised, when it ended)."""
+
+    def run() -> tuple[BaseException | None, float]:
+        try:
+            call()
+        except BaseException as exc:
+            return exc, time.monotonic()
+        return None, time.monotonic()
+
+    return run
+
+
+def is_closed(client: bf.Client | bf.AsyncClient) -> bool:
+    """``client.closed``, read through a call so that a type checker does not keep an earlier value."""
+    return client.closed
+
+
+def wait_until_polling(sb: bf.Sandbox, requests: int) -> None:
+    """Waits until the sandbox received ``requests`` more requests: the calls are in flight."""
+    target = sb.request_count + requests
+    deadline = time.monotonic() + 10
+    while sb.request_count < target:
+        assert time.monotonic() < deadline, "the calls did not start"
+        time.sleep(0.01)
+
+
+def test_close_cancels_the_calls_of_every_thread_at_once(stuck: bf.Sandbox) -> None:
+    client = client_of(stuck)
+    ids = stuck.login_ids
+    session = client.authorize_cached(ids[0])
+    calls: list[tuple[str, Callable[[], object]]] = [
+        *[("Investments", lambda i=i: client.investments(ids[i])) for i in range(1, 6)],
+        ("Attributes", lambda: client.attributes(ids[7], package="income")),
+        ("GetAccountsDetail", lambda: session.accounts_detail()),
+        ("GetStatements", lambda: session.statements()),
+    ]
+    with ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(timed(call)) for _, call in calls]
+        wait_until_polling(stuck, 8 * 5)
+        assert not any(future.done() for future in futures)
+        closed = time.monotonic()
+        client.close()
+        outcomes = [future.result(timeout=10) for future in futures]
+    assert client.closed
+    for (operation, _), (exc, ended) in zip(calls, outcomes, strict=True):
+        assert isinstance(exc, bf.ClientClosed), f"{operation}: {exc!r}"
+        assert ended - closed < WITHIN, f"{operation} ended {ended - closed:.2f} s after close()"
+        assert exc.operation in (operation, "GetAccountsDetail"), exc.operation  # attributes poll the detail first
+        assert "closed" in str(exc)
+    assert quiet_after(stuck) == 0
+
+
+def test_a_bulk_call_in_another_thread_raises_client_closed(stuck: bf.Sandbox) -> None:
+    client = client_of(stuck)
+    pairs: list[tuple[str, object]] = []
+
+    def consume() -> None:
+        for pair in client.investments_many(stuck.login_ids):
+            pairs.append(pair)
+
+    with ThreadPoolExecutor(1) as pool:
+        future: Future[tuple[BaseException | None, float]] = pool.submit(timed(consume))
+        wait_until_polling(stuck, 40)
+        closed = time.monotonic()
+        client.close()
+        exc, ended = future.result(timeout=10)
+    assert isinstance(exc, bf.ClientClosed), repr(exc)
+    assert ended - closed < WITHIN
+    # Whatever came before the end was a login cancelled by the close, not a result.
+    assert all(isinstance(result, bf.ClientClosed) for _, result in pairs), pairs
+    assert quiet_after(stuck) == 0
+
+
+def test_calls_after_close_are_refused_without_a_request(stuck: bf.Sandbox) -> None:
+    client = client_of(stuck)
+    session = client.authorize_cached(stuck.login_ids[0])
+    assert not is_closed(client)
+    client.close()
+    client.close()  # twice: nothing more
+    assert is_closed(client)
+    before = stuck.request_count
+    calls: dict[str, Callable[[], object]] = {
+        "Authorize": lambda: client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD),
+        "Investments": lambda: client.investments(stuck.login_ids[1]),
+        "DeleteCard": lambda: client.delete_login(stuck.login_ids[1]),
+        "session": lambda: session.investments(),
+        "known session": lambda: client.session(str(uuid.uuid4())).accounts_summary(),
+        "bulk": lambda: next(iter(client.investments_many(stuck.login_ids))),
+    }
+    for name, call in calls.items():
+        with pytest.raises(bf.ClientClosed):
+            call()
+        assert stuck.request_count == before, f"{name} sent a request"
+
+
+def test_a_pickled_copy_of_a_closed_client_is_a_new_open_client(stuck: bf.Sandbox) -> None:
+    client = client_of(stuck)
+    client.close()
+    copy = pickle.loads(pickle.dumps(client))
+    assert not copy.closed
+    assert copy.authorize_cached(stuck.login_ids[0]).login_id == stuck.login_ids[0]
+
+
+def test_leaving_a_with_block_closes_the_client(stuck: bf.Sandbox) -> None:
+    with ThreadPoolExecutor(2) as pool:
+        with client_of(stuck) as client:
+            assert isinstance(client, bf.Client) and not is_closed(client)
+            calls = [timed(functools.partial(client.investments, login_id)) for login_id in stuck.login_ids[2:4]]
+            futures = [pool.submit(call) for call in calls]
+            wait_until_polling(stuck, 10)
+        left = time.monotonic()
+        outcomes = [future.result(timeout=10) for future in futures]
+    assert is_closed(client)
+    assert all(isinstance(exc, bf.ClientClosed) and ended - left < WITHIN for exc, ended in outcomes), outcomes
+
+
+def test_a_with_block_left_by_an_exception_closes_the_client_and_lets_the_exception_through(
+    stuck: bf.Sandbox,
+) -> None:
+    client = client_of(stuck)
+
+    def leave_by_an_exception() -> None:
+        with client:
+            raise KeyError("mine")
+
+    with pytest.raises(KeyError, match="mine"):
+        leave_by_an_exception()
+    assert client.closed
+
+
+# --- AsyncClient ----------------------------------------------------------------------------
+
+
+def test_async_close_cancels_every_awaiting_task(stuck: bf.Sandbox) -> None:
+    client = async_client_of(stuck)
+
+    async def main() -> tuple[list[Any], float, float]:
+        session = await client.authorize_cached(stuck.login_ids[0])
+        tasks: list[asyncio.Future[Any]] = [
+            asyncio.ensure_future(client.investments(login_id)) for login_id in stuck.login_ids[1:7]
+        ]
+        tasks.append(asyncio.ensure_future(session.accounts_detail()))
+        tasks.append(asyncio.ensure_future(client.attributes(stuck.login_ids[8], package="income")))
+        await asyncio.sleep(0.3)
+        assert not any(task.done() for task in tasks)
+        closed = time.monotonic()
+        client.close()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        return results, closed, time.monotonic()
+
+    results, closed, ended = asyncio.run(main())
+    assert all(isinstance(result, bf.ClientClosed) for result in results), results
+    assert ended - closed < WITHIN
+    assert quiet_after(stuck) == 0
+
+    async def later() -> None:
+        with pytest.raises(bf.ClientClosed):
+            await client.investments(stuck.login_ids[1])
+        with pytest.raises(bf.ClientClosed):
+            await client.session(str(uuid.uuid4())).accounts_summary()
+
+    asyncio.run(later())
+
+
+def test_async_close_ends_an_async_bulk_call(stuck: bf.Sandbox) -> None:
+    client = async_client_of(stuck)
+
+    async def main() -> BaseException | None:
+        async def consume() -> None:
+            async for _ in client.investments_many(stuck.login_ids):
+                pass
+
+        task = asyncio.ensure_future(consume())
+        await asyncio.sleep(0.3)
+        client.close()
+        try:
+            await asyncio.wait_for(task, WITHIN)
+        except BaseException as exc:
+            return exc
+        return None
+
+    assert isinstance(asyncio.run(main()), bf.ClientClosed)
+    assert quiet_after(stuck) == 0
+
+
+def test_leaving_async_with_closes_the_client(stuck: bf.Sandbox) -> None:
+    async def main() -> tuple[bf.AsyncClient, BaseException | None]:
+        async with async_client_of(stuck) as client:
+            assert isinstance(client, bf.AsyncClient) and not is_closed(client)
+            task = asyncio.ensure_future(client.investments(stuck.login_ids[9]))
+            await asyncio.sleep(0.2)
+        try:
+            await asyncio.wait_for(task, WITHIN)
+        except BaseException as exc:
+            return client, exc
+        return client, None
+
+    client, exc = asyncio.run(main())
+    assert client.closed and isinstance(exc, bf.ClientClosed), repr(exc)
+
+
+def test_closing_an_async_client_from_another_thread(stuck: bf.Sandbox) -> None:
+    client = async_client_of(stuck)
+    closer = threading.Timer(0.3, client.close)
+
+    async def main() -> BaseException | None:
+        closer.start()
+        try:
+            await client.investments(stuck.login_ids[10])
+        except BaseException as exc:
+            return exc
+        return None
+
+    started = time.monotonic()
+    try:
+        exc = asyncio.run(main())
+    finally:
+        closer.cancel()
+    assert isinstance(exc, bf.ClientClosed) and time.monotonic() - started < 0.3 + WITHIN
+
+
+def test_a_closed_client_does_not_close_another(stuck: bf.Sandbox) -> None:
+    first, second = client_of(stuck), async_client_of(stuck)
+    first.close()
+    session = asyncio.run(second.authorize_cached(stuck.login_ids[0]))
+    assert login_id_of(session) == stuck.login_ids[0]
+    with bf.Sandbox(logins=1, pending_polls=0) as fresh:
+        assert_investments(client_of(fresh).investments(fresh.login_ids[0]))
