@@ -109,6 +109,16 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
+    #[test]
+    fn the_panic_message_is_kept() {
+        let text = std::panic::catch_unwind(|| panic!("static text")).unwrap_err();
+        assert_eq!(super::panic_message(text.as_ref()), "static text");
+        let formatted = std::panic::catch_unwind(|| panic!("formatted {}", 42)).unwrap_err();
+        assert_eq!(super::panic_message(formatted.as_ref()), "formatted 42");
+        let other = std::panic::catch_unwind(|| std::panic::panic_any(7_u8)).unwrap_err();
+        assert_eq!(super::panic_message(other.as_ref()), "a panic without a message");
+    }
+
     use tokio::sync::mpsc;
 
     use super::*;

@@ -2,7 +2,6 @@
 //! every few milliseconds to let Python deliver signals, so Ctrl-C stops a wait at once
 //! (docs/architecture.md#where-the-gil-is-released).
 
-use std::any::Any;
 use std::future::Future;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
@@ -17,6 +16,7 @@ use super::errors::PyBankfeedError;
 use super::operation::{refuse, Answerer, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
+use crate::bulk::panic_message;
 use crate::error::Error;
 use crate::Client;
 
@@ -120,17 +120,6 @@ fn ended(py: Python<'_>, runtime: &Runtime, task: Option<JoinHandle<()>>) -> PyB
     }
 }
 
-/// The text a panic was raised with (`panic!("...")` gives a `&str` or a `String`).
-fn panic_message(payload: &(dyn Any + Send)) -> &str {
-    if let Some(text) = payload.downcast_ref::<&'static str>() {
-        text
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text
-    } else {
-        "a panic without a message"
-    }
-}
-
 /// Runs a future that needs no challenge answers and no conversion (the sandbox's waits).
 pub(crate) fn run_plain<T, Fut>(py: Python<'_>, future: Fut) -> Result<T, PyBankfeedError>
 where
@@ -152,19 +141,4 @@ pub(crate) fn _panic_in_background(py: Python<'_>, message: String) -> PyResult<
         Ok(())
     };
     Ok(run_plain(py, future)?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::panic_message;
-
-    #[test]
-    fn the_panic_message_is_kept() {
-        let text = std::panic::catch_unwind(|| panic!("static text")).unwrap_err();
-        assert_eq!(panic_message(text.as_ref()), "static text");
-        let formatted = std::panic::catch_unwind(|| panic!("formatted {}", 42)).unwrap_err();
-        assert_eq!(panic_message(formatted.as_ref()), "formatted 42");
-        let other = std::panic::catch_unwind(|| std::panic::panic_any(7_u8)).unwrap_err();
-        assert_eq!(panic_message(other.as_ref()), "a panic without a message");
-    }
 }
