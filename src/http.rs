@@ -157,6 +157,9 @@ impl Http {
             // Drop idle connections before a server does (the sandbox closes them after 30 s), so
             // that a request that is not safe to repeat never goes out on a connection being closed.
             .pool_idle_timeout(Duration::from_secs(20))
+            // The requests in flight are bounded by `max_connections` (see `slots`); a connection
+            // opened in a race for an idle one is not kept past that many.
+            .pool_max_idle_per_host(config.max_connections)
             .build()
             .map_err(|e| Error::config("base_url", format!("could not build the HTTP client: {e}")))?;
         Ok(Http {

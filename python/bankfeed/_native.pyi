@@ -165,7 +165,8 @@ class Client(_BaseClient):
         by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
         transactions) bounds the size of an answer: a larger one raises
         :class:`bankfeed.ProtocolError` before it is read whole. ``max_connections`` bounds the
-        requests in flight at once, and so the connections open to a host (1 to 10,000); a bulk
+        requests in flight at once, and so, give or take a connection opened in a race for an
+        idle one, the connections open to a host (1 to 10,000); a bulk
         call of thousands of logins shares them, each login holding one only while a request of
         its own is out.
 
@@ -370,7 +371,8 @@ class AsyncClient(_BaseClient):
         by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
         transactions) bounds the size of an answer: a larger one raises
         :class:`bankfeed.ProtocolError` before it is read whole. ``max_connections`` bounds the
-        requests in flight at once, and so the connections open to a host (1 to 10,000); a bulk
+        requests in flight at once, and so, give or take a connection opened in a race for an
+        idle one, the connections open to a host (1 to 10,000); a bulk
         call of thousands of logins shares them, each login holding one only while a request of
         its own is out.
 
