@@ -3,6 +3,7 @@
 //! once, when the iterator hands it out (docs/architecture.md#bulk-calls).
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration};
@@ -69,12 +70,17 @@ where
     let task = runtime()?.spawn(async move {
         let _ = run_many(ids, concurrency, each, sink).await;
     });
-    let feed = Feed { receiver, _task: AbortOnDrop(Some(task)), client: client.clone(), flavor };
+    // Aborting the driver drops its `JoinSet`, which aborts every login in flight.
+    let driver = Mutex::new(AbortOnDrop(Some(task)));
+    let feed = Feed { receiver, client: client.clone(), flavor };
     let (iterator, wrap) = match flavor {
-        Flavor::Blocking => (Py::new(py, PyBulkResults { feed: Mutex::new(State::Idle(feed)) })?.into_any(), "wrap"),
+        Flavor::Blocking => {
+            let results = PyBulkResults { state: Mutex::new(State::Idle(feed)), driver };
+            (Py::new(py, results)?.into_any(), "wrap")
+        }
         Flavor::Async => {
             let feed = Arc::new(tokio::sync::Mutex::new(Some(feed)));
-            (Py::new(py, PyAsyncBulkResults { feed })?.into_any(), "awrap")
+            (Py::new(py, PyAsyncBulkResults { feed, driver, ended: AtomicBool::new(false) })?.into_any(), "awrap")
         }
     };
     if !progress {
@@ -98,10 +104,10 @@ fn exception(py: Python<'_>, error: Error, client: &Client, flavor: Flavor) -> P
     PyErr::from(PyBankfeedError::with_client(error, client, flavor)).into_value(py).into_any()
 }
 
-/// A running bulk call. Dropping it aborts the driver, whose drop aborts every login in flight.
+/// Where a running bulk call's results arrive. Its driver is held apart (`driver` of the
+/// iterators), so that `close()` can stop it while another thread or task waits on the feed.
 struct Feed {
     receiver: mpsc::Receiver<Item>,
-    _task: AbortOnDrop,
     client: Client,
     flavor: Flavor,
 }
@@ -126,7 +132,54 @@ enum State {
 /// The iterator of a blocking bulk call: ``(login_id, result)`` pairs as each login finishes.
 #[pyclass(name = "_BulkResults", module = "bankfeed", frozen)]
 pub(crate) struct PyBulkResults {
-    feed: Mutex<State>,
+    state: Mutex<State>,
+    driver: Mutex<AbortOnDrop>,
+}
+
+impl PyBulkResults {
+    /// Stops every login in flight; the iteration is over.
+    fn end(&self) {
+        lock(&self.driver).abort();
+        *lock(&self.state) = State::Ended;
+    }
+
+    /// Puts the feed back after a wait; false when the call ended meanwhile (`close()` from
+    /// another thread), and then the feed goes.
+    fn resume(&self, feed: Feed) -> bool {
+        let mut state = lock(&self.state);
+        if matches!(*state, State::Ended) {
+            return false;
+        }
+        *state = State::Idle(feed);
+        true
+    }
+
+    /// The next item: at once when one is ready, else waiting with the GIL released, looking for
+    /// Ctrl-C and `close()` every [`SIGNAL_CHECK`]. None when every login has finished.
+    fn next_item(&self, py: Python<'_>, feed: &mut Feed) -> PyResult<Option<Item>> {
+        let runtime = runtime()?;
+        loop {
+            match feed.receiver.try_recv() {
+                Ok(item) => return Ok(Some(item)),
+                Err(TryRecvError::Disconnected) => return Ok(None),
+                Err(TryRecvError::Empty) => {}
+            }
+            let receiver = &mut feed.receiver;
+            // The timer is made inside `block_on`, in the runtime's context.
+            let waited =
+                py.detach(|| runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK, receiver.recv()).await }));
+            if let Ok(item) = waited {
+                return Ok(item);
+            }
+            py.check_signals()?;
+            if let Some(closed) = feed.closed() {
+                return Err(closed);
+            }
+            if matches!(*lock(&self.state), State::Ended) {
+                return Ok(None);
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -139,75 +192,50 @@ impl PyBulkResults {
     /// milliseconds: Ctrl-C ends the whole call (every login in flight stops) and is raised.
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         // Taken in a statement of its own: the lock's guard must be gone before the arms lock again.
-        let state = std::mem::replace(&mut *lock(&self.feed), State::Busy);
+        let state = std::mem::replace(&mut *lock(&self.state), State::Busy);
         let mut feed = match state {
             State::Idle(feed) => feed,
             State::Ended => {
-                *lock(&self.feed) = State::Ended;
+                *lock(&self.state) = State::Ended;
                 return Ok(None);
             }
             State::Busy => {
-                return Err(PyRuntimeError::new_err("this bulk call is already being iterated in another thread"))
+                *lock(&self.state) = State::Busy;
+                return Err(PyRuntimeError::new_err("this bulk call is already being iterated in another thread"));
             }
         };
         if let Some(closed) = feed.closed() {
-            *lock(&self.feed) = State::Ended;
+            self.end();
             return Err(closed);
         }
-        let runtime = runtime()?;
-        loop {
-            // A result that is ready is handed out without releasing the GIL.
-            match feed.receiver.try_recv() {
-                Ok(item) => {
-                    let pair = feed.pair(py, item);
-                    *lock(&self.feed) = State::Idle(feed);
-                    return pair.map(Some);
-                }
-                Err(TryRecvError::Disconnected) => {
-                    *lock(&self.feed) = State::Ended;
+        match self.next_item(py, &mut feed) {
+            Ok(Some(item)) => {
+                let pair = feed.pair(py, item);
+                if !self.resume(feed) {
                     return Ok(None);
                 }
-                Err(TryRecvError::Empty) => {}
+                pair.map(Some)
             }
-            let (back, waited) = py.detach(move || {
-                let mut feed = feed;
-                // The timer is made inside `block_on`, in the runtime's context.
-                let waited = runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK, feed.receiver.recv()).await });
-                (feed, waited)
-            });
-            feed = back;
-            match waited {
-                Ok(Some(item)) => {
-                    let pair = feed.pair(py, item);
-                    *lock(&self.feed) = State::Idle(feed);
-                    return pair.map(Some);
-                }
-                Ok(None) => {
-                    *lock(&self.feed) = State::Ended;
-                    return Ok(None);
-                }
-                Err(_) => {}
+            Ok(None) => {
+                self.end();
+                Ok(None)
             }
-            if let Err(err) = py.check_signals() {
-                // Dropping the feed stops every login in flight before the exception is raised.
-                *lock(&self.feed) = State::Ended;
-                return Err(err);
-            }
-            if let Some(closed) = feed.closed() {
-                *lock(&self.feed) = State::Ended;
-                return Err(closed);
+            // Ctrl-C, or the client closed: every login in flight stops before it is raised.
+            Err(err) => {
+                self.end();
+                Err(err)
             }
         }
     }
 
-    /// Stops every login still running; the iteration ends.
+    /// Stops every login still running, also while another thread waits on the iterator; the
+    /// iteration ends.
     fn close(&self) {
-        let state = std::mem::replace(&mut *lock(&self.feed), State::Ended);
-        drop(state);
+        self.end();
     }
 
     fn __repr__(&self) -> &'static str {
-        match *lock(&self.feed) {
+        match *lock(&self.state) {
             State::Ended => "<bankfeed bulk results: ended>",
             _ => "<bankfeed bulk results: running>",
         }
@@ -220,6 +248,9 @@ type SharedFeed = Arc<tokio::sync::Mutex<Option<Feed>>>;
 #[pyclass(name = "_AsyncBulkResults", module = "bankfeed", frozen)]
 pub(crate) struct PyAsyncBulkResults {
     feed: SharedFeed,
+    driver: Mutex<AbortOnDrop>,
+    /// Set by `aclose()`: results already received are not handed out after it.
+    ended: AtomicBool,
 }
 
 #[pymethods]
@@ -230,6 +261,9 @@ impl PyAsyncBulkResults {
 
     /// The next login to finish: at once when one is ready, else when one finishes.
     fn __anext__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.ended.load(Ordering::SeqCst) {
+            return Err(PyStopAsyncIteration::new_err(()));
+        }
         let client = {
             // Uncontended unless a previous `__anext__` is still waiting.
             let Ok(mut guard) = self.feed.try_lock() else {
@@ -261,8 +295,11 @@ impl PyAsyncBulkResults {
         Operation::new(&client, future, next_pair).run(py, Flavor::Async)
     }
 
-    /// Stops every login still running; the iteration ends.
+    /// Stops every login still running, also while an ``__anext__`` waits (it then ends the
+    /// iteration); the iteration ends.
     fn aclose(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.ended.store(true, Ordering::SeqCst);
+        lock(&self.driver).abort();
         if let Ok(mut guard) = self.feed.try_lock() {
             guard.take();
         }

@@ -344,3 +344,36 @@ def test_waiting_for_the_next_result_lets_other_threads_run() -> None:
     gaps = [b - a for a, b in itertools.pairwise([started, *inside, ended])]
     # A wait holding the GIL would stop the ticker for the whole half second.
     assert ended - started >= 0.45 and max(gaps) < 0.2, f"the ticker stopped for {max(gaps):.3f} s"
+
+
+def test_closing_the_iterator_from_another_thread_ends_a_waiting_next() -> None:
+    # Every login stays pending: the iterating thread waits in next() when close() comes.
+    with bf.Sandbox(logins=4, pending_polls=100_000) as sb:
+        results = sb.client(poll_interval=0.05).investments_many(sb.login_ids, concurrency=4)
+        got: list[list[tuple[str, Any]]] = []
+        waiter = threading.Thread(target=lambda: got.append(list(results)))
+        waiter.start()
+        time.sleep(0.3)
+        results.close()
+        waiter.join(2)
+        assert not waiter.is_alive(), "next() went on waiting after close()"
+        assert got == [[]]
+        before = sb.request_count
+        time.sleep(0.3)
+        assert sb.request_count == before, "logins went on polling after close()"
+
+
+def test_aclose_ends_an_anext_that_is_waiting() -> None:
+    async def main(sb: bf.Sandbox) -> None:
+        results = sb.async_client(poll_interval=0.05).investments_many(sb.login_ids, concurrency=4)
+        waiting = asyncio.ensure_future(anext(results))
+        await asyncio.sleep(0.3)
+        await results.aclose()
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(waiting, 2)
+        before = sb.request_count
+        await asyncio.sleep(0.3)
+        assert sb.request_count == before, "logins went on polling after aclose()"
+
+    with bf.Sandbox(logins=4, pending_polls=100_000) as sb:
+        asyncio.run(main(sb))
