@@ -349,20 +349,6 @@ impl Client {
         .await
     }
 
-    /// [`Client::accounts_summary_tables`] of `login_id`, as [`Client::investments_tables_for_login`].
-    pub async fn accounts_summary_tables_for_login(
-        &self,
-        login_id: &str,
-        options: &AccountsSummaryOptions,
-        request_id: Option<&str>,
-    ) -> Result<AccountsResult, Error> {
-        self.within_deadline("GetAccountsSummary", async {
-            let session = self.session_for_login(login_id, request_id).await?;
-            self.accounts_summary_tables(&session, options).await
-        })
-        .await
-    }
-
     /// The bytes of the GetStatements 200, 202 polled.
     async fn statements_raw(&self, session: &Session, options: &StatementsOptions) -> Result<Raw, Error> {
         options.validate()?;
@@ -393,21 +379,6 @@ impl Client {
         self.within_deadline("GetStatements", async {
             let raw = self.statements_raw(session, options).await?;
             off_io(raw, StatementsResult::read).await
-        })
-        .await
-    }
-
-    /// [`Client::statements_tables`] of `login_id`, as [`Client::investments_tables_for_login`].
-    pub async fn statements_tables_for_login(
-        &self,
-        login_id: &str,
-        options: &StatementsOptions,
-        request_id: Option<&str>,
-    ) -> Result<StatementsResult, Error> {
-        self.within_deadline("GetStatements", async {
-            options.validate()?;
-            let session = self.session_for_login(login_id, request_id).await?;
-            self.statements_tables(&session, options).await
         })
         .await
     }
