@@ -428,6 +428,11 @@ pub const DECODERS: &[Decoder] = &[
         Ok(())
     }),
     ("error answer", error_answers),
+    ("payload check", |bytes| {
+        json::observed_top_agrees::<Investments<std::borrow::Cow<str>>>(bytes)?;
+        json::observed_top_agrees::<Accounts<std::borrow::Cow<str>>>(bytes)?;
+        json::observed_top_agrees::<Statements>(bytes)
+    }),
 ];
 
 fn investments(bytes: &[u8]) -> Result<(), Error> {

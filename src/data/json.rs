@@ -5,8 +5,10 @@
 use std::fmt;
 
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::observe::{self, Kind, TopLevel};
 use crate::error::{snippet, Error};
 
 /// How much of a body an error keeps.
@@ -71,10 +73,6 @@ pub(crate) trait Expected {
 /// Codes that mean "ask again", never an error (docs/protocol.md#polling).
 const PENDING_CODES: [&str; 2] = ["OPERATION_PENDING", "OPERATION_DISPATCHED"];
 
-/// Bodies from this size on are checked on a second thread while the first decodes them: the
-/// check reads the whole body, which would otherwise add half again to the decoding of a large one.
-const PARALLEL_CHECK_BYTES: usize = 256 * 1024;
-
 /// Decodes a 200 of `operation` into `T` after checking that it is `T`'s payload: an envelope
 /// that says error is that error (an `Error::Api`, built as an error status would be), and a
 /// body that is not a JSON object, or holds none of the payload's fields, is a protocol surprise.
@@ -83,30 +81,69 @@ pub(crate) fn decode_payload<'a, T: serde::Deserialize<'a> + Expected>(
     status: u16,
     bytes: &'a [u8],
 ) -> Result<T, Error> {
-    if bytes.len() < PARALLEL_CHECK_BYTES {
-        check_payload(operation, status, bytes, T::SHAPE)?;
-        return decode(operation, status, bytes);
+    // The top level is learnt while the body is decoded (observe.rs), not by parsing it twice.
+    let mut observed = Observed::default();
+    match decode_observing(operation, status, bytes, &mut observed) {
+        Ok(decoded) => {
+            let top = if observed.unsure { Top::parsed(operation, status, bytes)? } else { observed.top };
+            top.verdict(operation, status, bytes, T::SHAPE)?;
+            Ok(decoded)
+        }
+        // The check speaks first: an error envelope, or a body that is not this payload, says
+        // more than where the decoding stopped.
+        Err(error) => {
+            check_payload(operation, status, bytes, T::SHAPE)?;
+            Err(error)
+        }
     }
-    std::thread::scope(|scope| {
-        let checked = std::thread::Builder::new()
-            .name("bankfeed-check".to_owned())
-            .spawn_scoped(scope, || check_payload(operation, status, bytes, T::SHAPE));
-        let decoded = decode(operation, status, bytes);
-        // A thread that could not start or failed is not a verdict: check here instead.
-        let verdict = match checked.map(|thread| thread.join()) {
-            Ok(Ok(verdict)) => verdict,
-            _ => check_payload(operation, status, bytes, T::SHAPE),
-        };
-        verdict?;
-        decoded
-    })
+}
+
+/// [`decode`], telling `top` about the body's top level on the way.
+fn decode_observing<'a, T: serde::Deserialize<'a>>(
+    operation: &str,
+    status: u16,
+    bytes: &'a [u8],
+    top: &mut dyn TopLevel,
+) -> Result<T, Error> {
+    fn run<'a, R: serde_json::de::Read<'a>, T: serde::Deserialize<'a>>(
+        mut deserializer: serde_json::Deserializer<R>,
+        top: &mut dyn TopLevel,
+    ) -> serde_json::Result<T> {
+        let decoded = observe::decode(&mut deserializer, top)?;
+        deserializer.end()?;
+        Ok(decoded)
+    }
+    // As in `decode`: UTF-8 checked once up front, the slow way only for an error that says where.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => run(serde_json::Deserializer::from_str(text), top),
+        Err(_) => run(serde_json::Deserializer::from_slice(bytes), top),
+    };
+    parsed.map_err(|e| decode_error(operation, status, bytes, e.to_string()))
 }
 
 /// Checks that `bytes`, a 2xx answer of `operation`, is a payload of `shape` (see
 /// [`decode_payload`]). A body that is not JSON at all is a decode error.
 pub(crate) fn check_payload(operation: &str, status: u16, bytes: &[u8], shape: Shape) -> Result<(), Error> {
-    let top: Top = serde_json::from_slice(bytes).map_err(|e| decode_error(operation, status, bytes, e.to_string()))?;
-    top.verdict(operation, status, bytes, shape)
+    Top::parsed(operation, status, bytes)?.verdict(operation, status, bytes, shape)
+}
+
+/// For the fuzz tests: `Err` when the top level of `bytes` learnt while decoding it into `T`
+/// differs from the one parsed. Only bodies that decode count: the others are parsed anyway.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn observed_top_agrees<'a, T: serde::Deserialize<'a>>(bytes: &'a [u8]) -> Result<(), Error> {
+    let mut observed = Observed::default();
+    if decode_observing::<T>("Op", 200, bytes, &mut observed).is_err() || observed.unsure {
+        return Ok(());
+    }
+    match serde_json::from_slice::<Top>(bytes) {
+        Ok(parsed) if parsed == observed.top => Ok(()),
+        parsed => Err(Error::Internal {
+            message: format!(
+                "the top level learnt while decoding, {:?}, is not the parsed one, {parsed:?}",
+                observed.top
+            ),
+        }),
+    }
 }
 
 /// The error a 2xx body's envelope says it is, for an operation whose success body has no fixed
@@ -130,7 +167,7 @@ pub(crate) fn check_payload_value(
 }
 
 /// What a body is at its top level, read without building anything below it.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 struct Top {
     /// `None` for an object, otherwise what the body is instead (`an array`, `null`, ...).
     not_object: Option<&'static str>,
@@ -151,15 +188,14 @@ impl Top {
         };
         let mut top = Top::default();
         for (key, value) in object {
-            let slot = if key.eq_ignore_ascii_case("HttpStatusCode") {
-                top.http_status = top.http_status.or_else(|| number(value));
-                None
-            } else if key.eq_ignore_ascii_case("FlinksCode") || key.eq_ignore_ascii_case("ServiceCode") {
-                Some(&mut top.code)
-            } else if key.eq_ignore_ascii_case("Message") {
-                Some(&mut top.message)
-            } else {
-                None
+            let slot = match Slot::of(key) {
+                Slot::Status => {
+                    top.http_status = top.http_status.or_else(|| number(value));
+                    None
+                }
+                Slot::Code => Some(&mut top.code),
+                Slot::Message => Some(&mut top.message),
+                Slot::Other => None,
             };
             if let (Some(slot @ None), Some(text)) = (slot, value.as_str()) {
                 *slot = Some(text.to_owned());
@@ -169,6 +205,35 @@ impl Top {
             }
         }
         top
+    }
+
+    /// The top level of `bytes`, parsed; a body that is not JSON is a decode error.
+    fn parsed(operation: &str, status: u16, bytes: &[u8]) -> Result<Top, Error> {
+        serde_json::from_slice(bytes).map_err(|e| decode_error(operation, status, bytes, e.to_string()))
+    }
+
+    /// Records an `HttpStatusCode`: the first that is a number counts. It is no payload field.
+    fn status(&mut self, number: Option<f64>) {
+        self.http_status = self.http_status.or(number);
+    }
+
+    /// Records a code or a `Message`: the first that is text counts, and makes the key present.
+    fn text(&mut self, slot: Slot, key: String, text: Option<String>) {
+        let Some(text) = text else { return };
+        let kept = if matches!(slot, Slot::Code) { &mut self.code } else { &mut self.message };
+        if kept.is_none() {
+            *kept = Some(text);
+        }
+        self.present.push((key, false));
+    }
+
+    /// Records any other key, present unless its value is null.
+    fn other(&mut self, key: String, presence: Presence) {
+        match presence {
+            Presence::Null => {}
+            Presence::Object => self.present.push((key, true)),
+            Presence::Other => self.present.push((key, false)),
+        }
     }
 
     fn verdict(self, operation: &str, status: u16, bytes: &[u8], shape: Shape) -> Result<(), Error> {
@@ -270,29 +335,19 @@ impl<'de> Visitor<'de> for TopVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Top, A::Error> {
         let mut top = Top::default();
         while let Some(key) = map.next_key::<String>()? {
-            let slot = if key.eq_ignore_ascii_case("HttpStatusCode") {
-                let Number(number) = map.next_value()?;
-                top.http_status = top.http_status.or(number);
-                // Not a payload field of any operation: its presence does not matter.
-                continue;
-            } else if key.eq_ignore_ascii_case("FlinksCode") || key.eq_ignore_ascii_case("ServiceCode") {
-                &mut top.code
-            } else if key.eq_ignore_ascii_case("Message") {
-                &mut top.message
-            } else {
-                match map.next_value()? {
-                    Presence::Null => {}
-                    Presence::Object => top.present.push((key, true)),
-                    Presence::Other => top.present.push((key, false)),
+            match Slot::of(&key) {
+                Slot::Status => {
+                    let Number(number) = map.next_value()?;
+                    top.status(number);
                 }
-                continue;
-            };
-            let Text(text) = map.next_value()?;
-            if let Some(text) = text {
-                if slot.is_none() {
-                    *slot = Some(text);
+                slot @ (Slot::Code | Slot::Message) => {
+                    let Text(text) = map.next_value()?;
+                    top.text(slot, key, text);
                 }
-                top.present.push((key, false));
+                Slot::Other => {
+                    let presence = map.next_value()?;
+                    top.other(key, presence);
+                }
             }
         }
         Ok(top)
@@ -335,6 +390,74 @@ struct Number(#[serde(deserialize_with = "super::de::number")] Option<f64>);
 /// A lenient text (a string, or a number as written).
 #[derive(serde::Deserialize)]
 struct Text(#[serde(deserialize_with = "super::de::text")] Option<String>);
+
+/// A [`Top`] learnt while the body was decoded, and whether it can be trusted.
+#[derive(Default)]
+struct Observed {
+    top: Top,
+    /// Something was met that the decoding could not judge: the body is parsed for its top level.
+    unsure: bool,
+}
+
+impl TopLevel for Observed {
+    fn not_object(&mut self, what: &'static str) {
+        self.top.not_object = Some(what);
+    }
+
+    fn wants_value(&self, key: &str) -> bool {
+        !matches!(Slot::of(key), Slot::Other)
+    }
+
+    /// Read as the parsed [`Top`] reads it, with the same lenient decoders.
+    fn value(&mut self, key: String, value: &Value) {
+        match Slot::of(&key) {
+            Slot::Status => match Number::deserialize(value) {
+                Ok(Number(number)) => self.top.status(number),
+                Err(_) => self.unsure = true,
+            },
+            slot => match Text::deserialize(value) {
+                Ok(Text(text)) => self.top.text(slot, key, text),
+                Err(_) => self.unsure = true,
+            },
+        }
+    }
+
+    fn kind(&mut self, key: String, kind: Kind) {
+        let presence = match kind {
+            Kind::Null => Presence::Null,
+            Kind::Object => Presence::Object,
+            Kind::Other => Presence::Other,
+        };
+        self.top.other(key, presence);
+    }
+
+    fn unsure(&mut self) {
+        self.unsure = true;
+    }
+}
+
+/// What a top-level key is to the check.
+#[derive(Clone, Copy)]
+enum Slot {
+    Status,
+    Code,
+    Message,
+    Other,
+}
+
+impl Slot {
+    fn of(key: &str) -> Slot {
+        if key.eq_ignore_ascii_case("HttpStatusCode") {
+            Slot::Status
+        } else if key.eq_ignore_ascii_case("FlinksCode") || key.eq_ignore_ascii_case("ServiceCode") {
+            Slot::Code
+        } else if key.eq_ignore_ascii_case("Message") {
+            Slot::Message
+        } else {
+            Slot::Other
+        }
+    }
+}
 
 /// Whether a value is there, read without building it.
 enum Presence {
@@ -519,10 +642,9 @@ mod tests {
     }
 
     #[test]
-    fn large_bodies_are_checked_alongside_their_decoding() {
+    fn large_bodies_are_checked_as_small_ones_are() {
         let rows: Vec<Value> = (0..20_000).map(|i| json!({"Id": format!("a{i}"), "Title": "x".repeat(10)})).collect();
         let large = serde_json::to_vec(&json!({"Accounts": rows})).unwrap();
-        assert!(large.len() > PARALLEL_CHECK_BYTES);
         let decoded: Rows = decode_payload("Op", 200, &large).unwrap();
         assert_eq!(decoded.accounts.len(), 20_000);
         let envelope =
@@ -533,6 +655,47 @@ mod tests {
         assert!(matches!(decode_payload::<Rows>("Op", 200, &other), Err(Error::Protocol { .. })));
         assert!(matches!(decode_payload::<Rows>("Op", 200, &large[..large.len() - 1]), Err(Error::Decode { .. })));
         assert!(matches!(decode_payload::<Rows>("Op", 200, b"[]"), Err(Error::Protocol { .. })));
+    }
+
+    /// A model that reads nothing: every top-level value is skipped by the decoding.
+    #[derive(serde::Deserialize, Debug)]
+    struct Nothing {}
+
+    #[test]
+    fn the_top_level_learnt_while_decoding_is_the_parsed_one() {
+        let bodies = [
+            r#"{"Accounts": [{"Id": "a", "Message": "m"}], "HttpStatusCode": 200, "RequestId": "r"}"#,
+            r#"{"HttpStatusCode": "500", "FlinksCode": 12, "Message": "x\"y", "Login": {"Id": "l"}}"#,
+            r#"{"httpstatuscode": null, "flinkscode": "A", "servicecode": "B", "message": {"x": 1}, "Card": {}}"#,
+            r#"{"Value": 0, "Cash": "n/a", "Securities": null, "accounts": [], "Accounts": null}"#,
+            r#" { "HttpStatusCode" : 4.01e2 , "Message" : "\u00e9" , "Other" : [ "}" , { } ] } "#,
+            r#"{"Acc\u006funts": [], "Message": true, "FlinksCode": [1], "HttpStatusCode": {"a": 1}}"#,
+            "{}",
+            "[]",
+        ];
+        for body in bodies {
+            let parsed: Top = serde_json::from_slice(body.as_bytes()).unwrap();
+            let mut observed = Observed::default();
+            decode_observing::<Nothing>("Op", 200, body.as_bytes(), &mut observed).unwrap();
+            assert!(!observed.unsure, "{body}");
+            assert_eq!(observed.top, parsed, "{body}");
+            let mut observed = Observed::default();
+            if decode_observing::<Rows>("Op", 200, body.as_bytes(), &mut observed).is_ok() {
+                assert_eq!(observed.top, parsed, "{body}");
+            }
+            observed_top_agrees::<Nothing>(body.as_bytes()).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_payload_learnt_while_decoding_gets_the_verdict_of_one_parsed() {
+        let escaped_key = br#"{"\u0041ccounts": [], "HttpStatusCode": 500, "FlinksCode": "E", "Message": "m"}"#;
+        assert!(matches!(decode_payload::<Rows>("Op", 200, escaped_key), Err(Error::Api(_))));
+        assert!(matches!(decode_payload::<Rows>("Op", 200, br#"{"accounts": []}"#), Ok(Rows { .. })));
+        let error = decode_payload::<Rows>("Op", 200, br#"{"Message": "m", "FlinksCode": "E", "Rows": 1}"#);
+        assert!(matches!(error, Err(Error::Api(_))), "{error:?}");
+        // A body the model reads from an array is still not an object.
+        assert!(matches!(decode_payload::<Rows>("Op", 200, b"[[]]"), Err(Error::Protocol { .. })));
     }
 
     #[test]

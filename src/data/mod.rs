@@ -8,6 +8,7 @@ pub(crate) mod de;
 pub mod investments;
 pub(crate) mod json;
 pub mod login;
+mod observe;
 pub mod requests;
 
 pub use login::{Institution, Login};
