@@ -21,6 +21,9 @@ pub(crate) struct ApiRequest {
     pub operation: &'static str,
     pub method: Method,
     pub url: String,
+    /// `url` parsed once for every send of this request (a poll sends it many times); `None`
+    /// when it does not parse, and reqwest says why at the send.
+    parsed_url: Option<reqwest::Url>,
     pub body: Option<Vec<u8>>,
     /// Header values are secrets (keys and tokens).
     pub headers: Vec<(&'static str, Secret)>,
@@ -45,7 +48,17 @@ pub(crate) struct FreshHeader {
 
 impl ApiRequest {
     pub fn new(operation: &'static str, method: Method, url: String) -> Self {
-        ApiRequest { operation, method, url, body: None, headers: Vec::new(), idempotent: true, fresh_header: None }
+        let parsed_url = reqwest::Url::parse(&url).ok();
+        ApiRequest {
+            operation,
+            method,
+            url,
+            parsed_url,
+            body: None,
+            headers: Vec::new(),
+            idempotent: true,
+            fresh_header: None,
+        }
     }
 
     /// Sets the JSON body. Serialising the request bodies the client builds (maps of strings,
@@ -268,7 +281,10 @@ impl Http {
             .acquire()
             .await
             .map_err(|_| Attempt::Unsendable { message: "the client's connection slots are closed".to_owned() })?;
-        let mut builder = self.client.request(request.method.clone(), &request.url);
+        let mut builder = match &request.parsed_url {
+            Some(url) => self.client.request(request.method.clone(), url.clone()),
+            None => self.client.request(request.method.clone(), &request.url),
+        };
         if let Some(left) = time_left {
             builder = builder.timeout(left.min(self.timeout));
         }
