@@ -41,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -497,7 +498,7 @@ class Failed(Exception):
     """A child process failed: the run is reported as failed, and the others go on."""
 
 
-def _failure(what: str, code: int, errors: str) -> Failed:
+def child_failure(what: str, code: int, errors: str) -> Failed:
     """The last lines of a failed child's stderr go to ours; its last line names the failure."""
     lines = [line for line in errors.splitlines() if line.strip()]
     print(
@@ -505,6 +506,50 @@ def _failure(what: str, code: int, errors: str) -> Failed:
         file=sys.stderr,
     )
     return Failed(f"FAILED (exit {code}): {lines[-1] if lines else 'no message'}"[:200])
+
+
+@contextmanager
+def fresh_sandbox(
+    setup: Setup, sessions: int, sandbox_options: dict[str, Any]
+) -> Iterator[tuple[Sandbox, Path, list[str]]]:
+    """A sandbox of its own for one run, its LoginIds file and the LoginIds in it; stopped after."""
+    distinct = min(sessions, setup.distinct)
+    ids_file = setup.workdir / "login_ids.txt"
+    ids_file.unlink(missing_ok=True)
+    if "--login-ids-file" in setup.help_text:
+        sandbox_options = {**sandbox_options, "logins": distinct, "login_ids_file": str(ids_file)}
+    sandbox = Sandbox(setup.server_cpus, setup.help_text, **sandbox_options)
+    try:
+        ids = saved_login_ids(sandbox, distinct, ids_file)
+        if not ids:
+            raise RuntimeError("no saved LoginId could be made on the sandbox")
+        yield sandbox, ids_file, ids
+    finally:
+        sandbox.close()
+
+
+def child_spec(
+    variant: str, sandbox: Sandbox, ids_file: Path, sessions: int, concurrency: int, poll_interval: float
+) -> dict[str, Any]:
+    """What a child process running ``variant`` is told."""
+    return {
+        "variant": variant,
+        "base_url": sandbox.url,
+        "customer_id": sandbox.customer_id,
+        "ids_file": str(ids_file),
+        "sessions": sessions,
+        "concurrency": concurrency,
+        "poll_interval": poll_interval,
+    }
+
+
+def floor_command(
+    setup: Setup, sandbox: Sandbox, ids_file: Path, sessions: int, concurrency: int, poll_interval: float
+) -> list[str]:
+    """The floor's command line for one run."""
+    assert setup.floor is not None
+    command = [str(setup.floor), sandbox.url, sandbox.customer_id, str(ids_file), str(sessions)]
+    return [*command, str(concurrency), str(poll_interval)]
 
 
 def _run_once(
@@ -521,40 +566,21 @@ def _run_once(
     if variant == "floor" and setup.floor is None:
         run.skipped = "the floor binary is not built (cargo build --release --example sessions_floor)"
         return run
-    distinct = min(sessions, setup.distinct)
-    ids_file = setup.workdir / "login_ids.txt"
-    ids_file.unlink(missing_ok=True)
-    if "--login-ids-file" in setup.help_text:
-        sandbox_options = {**sandbox_options, "logins": distinct, "login_ids_file": str(ids_file)}
-    sandbox = Sandbox(setup.server_cpus, setup.help_text, **sandbox_options)
-    try:
-        ids = saved_login_ids(sandbox, distinct, ids_file)
-        if not ids:
-            raise RuntimeError("no saved LoginId could be made on the sandbox")
+    with fresh_sandbox(setup, sessions, sandbox_options) as (sandbox, ids_file, ids):
         server_before = sandbox.cpu_seconds()
         if variant == "floor":
             result = _run_floor(setup, sandbox, ids_file, sessions, concurrency, poll_interval)
         else:
-            spec = {
-                "variant": variant,
-                "base_url": sandbox.url,
-                "customer_id": sandbox.customer_id,
-                "ids_file": str(ids_file),
-                "sessions": sessions,
-                "concurrency": concurrency,
-                "poll_interval": poll_interval,
-                "sample_every": sample_every,
-            }
-            result = _run_child(setup, spec)
+            spec = child_spec(variant, sandbox, ids_file, sessions, concurrency, poll_interval)
+            result = _run_child(setup, {**spec, "sample_every": sample_every})
         server_cpu = sandbox.cpu_seconds() - server_before
-    finally:
-        sandbox.close()
     if "skipped" in result:
         run.skipped = result["skipped"]
         return run
     run.wall, run.cpu, run.latencies = result["wall"], result["cpu"], result["latencies"]
     run.peak_rss, run.rss_before = result["peak_rss"], result.get("rss_before", math.nan)
     run.samples, run.note, run.server_cpu = result.get("samples", []), result.get("note", ""), server_cpu
+    distinct = min(sessions, setup.distinct)
     if len(ids) < distinct:
         run.note = (run.note + f"; {len(ids)} distinct LoginId(s), cycled").lstrip("; ")
     return run
@@ -579,7 +605,7 @@ def _run_child(setup: Setup, spec: dict[str, Any]) -> dict[str, Any]:
         output, _ = process.communicate()
         if process.returncode != 0:
             errors.seek(0)
-            raise _failure(spec["variant"], process.returncode, errors.read())
+            raise child_failure(spec["variant"], process.returncode, errors.read())
     parsed: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
     return parsed
 
@@ -596,18 +622,16 @@ def _wait(process: subprocess.Popen[str]) -> tuple[str, int, resource.struct_rus
 def _run_floor(
     setup: Setup, sandbox: Sandbox, ids_file: Path, sessions: int, concurrency: int, poll_interval: float
 ) -> dict[str, Any]:
-    assert setup.floor is not None
     usages = []
     # Once with no session: the process's own start and exit, taken off the run's CPU time.
     for count in (0, sessions):
-        command = [str(setup.floor), sandbox.url, sandbox.customer_id, str(ids_file), str(count)]
-        command += [str(concurrency), str(poll_interval)]
+        command = floor_command(setup, sandbox, ids_file, count, concurrency, poll_interval)
         with tempfile.TemporaryFile("w+") as errors:
             process = spawn(setup.client_cpus, command, stdout=subprocess.PIPE, stderr=errors)
             output, code, usage = _wait(process)
             if code != 0:
                 errors.seek(0)
-                raise _failure("floor", code, errors.read())
+                raise child_failure("floor", code, errors.read())
         usages.append((json.loads(output.strip().splitlines()[-1]), usage))
     (nothing, empty), (result, usage) = usages
     cpu = (usage.ru_utime + usage.ru_stime) - (empty.ru_utime + empty.ru_stime)
