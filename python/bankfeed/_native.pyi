@@ -882,12 +882,18 @@ class Sandbox:
         """The faults still waiting, in order, as dicts with every key (``times``: what is left)."""
 
     def client(self, **options: Any) -> Client:
-        """A :class:`Client` of this sandbox; ``options`` are Client's keyword arguments."""
+        """A :class:`Client` of this sandbox; ``options`` are Client's keyword arguments.
+
+        It polls every 0.05 s unless given ``poll_interval`` (or every tenth of
+        ``pending_seconds``, when that is longer): the sandbox answers the poll after a 202 at
+        once, where the real service wants 10 s between polls, the default of ``Client``.
+        """
 
     def async_client(self, **options: Any) -> AsyncClient:
-        """An :class:`AsyncClient` of this sandbox; ``options`` are its keyword arguments::
+        """An :class:`AsyncClient` of this sandbox; ``options`` are its keyword arguments, and
+        ``poll_interval`` defaults as for :meth:`client`::
 
-            async with sb.async_client(poll_interval=0.05) as client:
+            async with sb.async_client() as client:
                 inv = await client.investments(sb.login_ids[0])
         """
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -82,3 +83,19 @@ def test_a_logins_count_out_of_range_is_a_config_error_naming_logins(value: int)
 def test_a_logins_count_of_another_type_is_a_type_error_naming_logins(value: Any) -> None:
     with pytest.raises(TypeError, match="logins"):
         bf.Sandbox(logins=value)
+
+
+def test_the_sandboxs_own_clients_poll_fast_unless_told_otherwise(bulk: bf.Sandbox) -> None:
+    """A bulk call of 200 logins through ``sb.client()`` with no options: each login's Investments
+    answers 202 twice, and at the real service's 10 s between polls this would take minutes."""
+    with bulk.client() as client:
+        assert client.poll_interval == 0.05
+        started = time.monotonic()
+        results = list(client.investments_many(bulk.login_ids[:200], concurrency=50))
+        assert time.monotonic() - started < 30
+    assert [error for _, error in results if isinstance(error, Exception)] == []
+    assert bulk.client(poll_interval=2.5).poll_interval == 2.5
+    assert bf.Client(bulk.url, bulk.customer_id).poll_interval == 10.0
+    with bf.Sandbox(pending_seconds=4) as slow:
+        assert slow.client().poll_interval == pytest.approx(0.4)
+        assert slow.async_client().poll_interval == pytest.approx(0.4)
