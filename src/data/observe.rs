@@ -123,6 +123,18 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Probe<'_, D> {
     }
 }
 
+/// Visits of a value that is not an object, each passed on after it is told.
+macro_rules! seen_as {
+    ($($method:ident($value:ty): $kind:ident, $what:literal;)*) => {
+        $(
+            fn $method<E: de::Error>(mut self, value: $value) -> Result<V::Value, E> {
+                self.seen.saw(Kind::$kind, $what);
+                self.inner.$method(value)
+            }
+        )*
+    };
+}
+
 /// A visitor passed on unchanged, which first tells what it was visited with.
 struct Watch<'t, V> {
     inner: V,
@@ -136,69 +148,20 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Watch<'_, V> {
         self.inner.expecting(f)
     }
 
-    fn visit_bool<E: de::Error>(mut self, v: bool) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a boolean");
-        self.inner.visit_bool(v)
-    }
-
-    fn visit_i64<E: de::Error>(mut self, v: i64) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a number");
-        self.inner.visit_i64(v)
-    }
-
-    fn visit_i128<E: de::Error>(mut self, v: i128) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a number");
-        self.inner.visit_i128(v)
-    }
-
-    fn visit_u64<E: de::Error>(mut self, v: u64) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a number");
-        self.inner.visit_u64(v)
-    }
-
-    fn visit_u128<E: de::Error>(mut self, v: u128) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a number");
-        self.inner.visit_u128(v)
-    }
-
-    fn visit_f64<E: de::Error>(mut self, v: f64) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a number");
-        self.inner.visit_f64(v)
-    }
-
-    fn visit_char<E: de::Error>(mut self, v: char) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a string");
-        self.inner.visit_char(v)
-    }
-
-    fn visit_str<E: de::Error>(mut self, v: &str) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a string");
-        self.inner.visit_str(v)
-    }
-
-    fn visit_borrowed_str<E: de::Error>(mut self, v: &'de str) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a string");
-        self.inner.visit_borrowed_str(v)
-    }
-
-    fn visit_string<E: de::Error>(mut self, v: String) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a string");
-        self.inner.visit_string(v)
-    }
-
-    fn visit_bytes<E: de::Error>(mut self, v: &[u8]) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a string");
-        self.inner.visit_bytes(v)
-    }
-
-    fn visit_borrowed_bytes<E: de::Error>(mut self, v: &'de [u8]) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a string");
-        self.inner.visit_borrowed_bytes(v)
-    }
-
-    fn visit_byte_buf<E: de::Error>(mut self, v: Vec<u8>) -> Result<V::Value, E> {
-        self.seen.saw(Kind::Other, "a string");
-        self.inner.visit_byte_buf(v)
+    seen_as! {
+        visit_bool(bool): Other, "a boolean";
+        visit_i64(i64): Other, "a number";
+        visit_i128(i128): Other, "a number";
+        visit_u64(u64): Other, "a number";
+        visit_u128(u128): Other, "a number";
+        visit_f64(f64): Other, "a number";
+        visit_char(char): Other, "a string";
+        visit_str(&str): Other, "a string";
+        visit_borrowed_str(&'de str): Other, "a string";
+        visit_string(String): Other, "a string";
+        visit_bytes(&[u8]): Other, "a string";
+        visit_borrowed_bytes(&'de [u8]): Other, "a string";
+        visit_byte_buf(Vec<u8>): Other, "a string";
     }
 
     fn visit_none<E: de::Error>(mut self) -> Result<V::Value, E> {
