@@ -20,6 +20,7 @@ pub(crate) struct ApiRequest {
     /// The operation's name, for error messages (`Authorize`, `Investments`, ...).
     pub operation: &'static str,
     pub method: Method,
+    /// Set by [`ApiRequest::new`] and never changed after: `parsed_url` is read from it there.
     pub url: String,
     /// `url` parsed once for every send of this request (a poll sends it many times); `None`
     /// when it does not parse, and reqwest says why at the send.
