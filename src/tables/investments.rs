@@ -1,14 +1,29 @@
 //! Investments as tables: accounts, positions and transactions (each with its account and its
 //! security joined), and securities.
 
-use std::collections::HashMap;
-
 use super::{build, Read, Table, Text};
 use crate::data::investments::{InvestmentAccount, InvestmentTransaction, Investments, Position, Security};
 
-/// Securities by Id, for the joins.
-fn securities_by_id<S: Text>(investments: &Investments<S>) -> HashMap<&str, &Security<S>> {
-    investments.securities.iter().filter_map(|s| Some((s.id.as_deref()?, s))).collect()
+/// Securities by Id, for the joins: sorted, and searched by halves. A payload lists tens of
+/// securities, found in a few comparisons each; a hash map spent more hashing every row's Id than
+/// the search does (BENCHMARKS.md, sessions).
+struct SecuritiesById<'a, S>(Vec<(&'a str, &'a Security<S>)>);
+
+impl<'a, S: Text> SecuritiesById<'a, S> {
+    fn new(investments: &'a Investments<S>) -> Self {
+        let mut securities: Vec<_> =
+            investments.securities.iter().filter_map(|s| Some((s.id.as_deref()?, s))).collect();
+        // Stable: of securities listed twice under one Id, the last stays last.
+        securities.sort_by(|a, b| a.0.cmp(b.0));
+        SecuritiesById(securities)
+    }
+
+    /// The security listed under `id`; the last listed when there are several.
+    fn get(&self, id: &str) -> Option<&'a Security<S>> {
+        let after = self.0.partition_point(|(listed, _)| *listed <= id);
+        let (listed, security) = self.0.get(after.checked_sub(1)?)?;
+        (*listed == id).then_some(*security)
+    }
 }
 
 pub fn investment_accounts_table<S: Text>(investments: &Investments<S>) -> Table {
@@ -44,16 +59,12 @@ fn joined<'a, S: Text, T>(
     items: fn(&InvestmentAccount<S>) -> &[T],
     security_id: fn(&T) -> Option<&str>,
 ) -> Vec<Joined<'a, S, T>> {
-    let securities = securities_by_id(investments);
+    let securities = SecuritiesById::new(investments);
     investments
         .accounts
         .iter()
         .flat_map(|account| items(account).iter().map(move |item| (account, item)))
-        .map(|(account, item)| Joined {
-            account,
-            item,
-            security: security_id(item).and_then(|id| securities.get(id).copied()),
-        })
+        .map(|(account, item)| Joined { account, item, security: security_id(item).and_then(|id| securities.get(id)) })
         .collect()
 }
 
@@ -203,6 +214,20 @@ mod tests {
             Some(ColumnData::Date(days)) => assert_eq!(days.value(1) - days.value(0), 1),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn items_join_the_security_listed_last_under_their_id() {
+        let mut investments = sample();
+        let listed_again = Security { id: Some("s1".into()), symbol: Some("XYZ.U".into()), ..Security::default() };
+        let other = Security { id: Some("s0".into()), symbol: Some("ABC".into()), ..Security::default() };
+        investments.securities.insert(0, other);
+        investments.securities.push(listed_again);
+        let table = investment_transactions_table(&investments);
+        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ.U"), None].into())));
+        investments.securities.truncate(1);
+        let table = positions_table(&investments);
+        assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![None::<&str>].into())));
     }
 
     #[test]

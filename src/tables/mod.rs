@@ -161,7 +161,8 @@ struct Validity {
 }
 
 impl Validity {
-    #[inline]
+    // Once per cell: a call each cost as much as the rest of the cell's work.
+    #[inline(always)]
     fn push(&mut self, present: bool) {
         match &mut self.valid {
             Some(valid) => valid.push(present),
