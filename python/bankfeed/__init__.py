@@ -13,6 +13,8 @@ layer over it. Start with a :class:`Sandbox` to try everything without the real 
             step = step.answer({"What city were you born in?": "Montreal"})  # ...
 """
 
+import logging as _logging
+
 from bankfeed._answers import answers
 from bankfeed._native import (
     Accounts,
@@ -57,6 +59,12 @@ from bankfeed.errors import (
     TransportError,
     Unauthorized,
 )
+
+# A library's records go where the application sends them, and nowhere when it configures no
+# logging: without a handler of its own, Python's last-resort handler would print every warning
+# to stderr, one line per failed login of a bulk call that hands its errors out
+# (docs/logging.md).
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 # A literal list: type checkers read it as the export list (an `__all__ +=` they do not follow).
 __all__ = [

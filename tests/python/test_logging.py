@@ -8,6 +8,8 @@ import contextlib
 import functools
 import logging
 import re
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -226,9 +228,19 @@ def test_nothing_below_the_configured_level_is_made(keyed: bf.Sandbox) -> None:
     """At WARNING no DEBUG record is even created (the core's levels come from Python's)."""
     with records_made() as made, captured(logging.WARNING) as records:
         client = keyed_client(keyed)
-        session = client.login(INSTITUTION, "Greatday", PASSWORD, save=True, on_challenge=bf.answers(
-            {"What city were you born in?": "Montreal", "What is the best country on earth?": "Canada",
-             "What shape do people like most?": "Triangle"}))
+        session = client.login(
+            INSTITUTION,
+            "Greatday",
+            PASSWORD,
+            save=True,
+            on_challenge=bf.answers(
+                {
+                    "What city were you born in?": "Montreal",
+                    "What is the best country on earth?": "Canada",
+                    "What shape do people like most?": "Triangle",
+                }
+            ),
+        )
         session.accounts_detail()
         keyed.inject({"kind": "status", "status": 503, "operation": "Investments", "times": 3})
         with pytest.raises(bf.ApiError):
@@ -271,3 +283,42 @@ def test_a_call_deadline_that_ends_a_pending_call_is_a_warning(keyed: bf.Sandbox
     message = records[0].getMessage()
     assert message.startswith("Investments still pending after") and "deadline" in message, message
     assert str(info.value.request_id) in message
+
+
+#: A pending timeout, then a refused connection (a warning each), in a process whose application
+#: configures no logging, then the same with ``logging.basicConfig()``.
+UNCONFIGURED = """
+import logging, socket, sys
+import bankfeed as bf
+if sys.argv[1] == "configured":
+    logging.basicConfig()
+with bf.Sandbox(logins=3, pending_seconds=60) as sb:
+    client = sb.client(poll_interval=0.01, poll_timeout=0.05)
+    results = [result for _, result in client.investments_many(sb.login_ids)]
+    assert len(results) == 3 and all(isinstance(result, bf.PendingTimeout) for result in results), results
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+gone = bf.Client(f"http://127.0.0.1:{port}", "cust", max_retries=1)
+try:
+    gone.investments("5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21")
+except bf.TransportError:
+    pass
+print("done")
+"""
+
+
+@pytest.mark.parametrize("setup", ["unconfigured", "configured"])
+def test_an_application_that_configures_no_logging_sees_no_warning(setup: str) -> None:
+    """Python prints a warning of a logger with no handler to stderr; bankfeed's has one that drops it."""
+    child = subprocess.run(
+        [sys.executable, "-c", UNCONFIGURED, setup], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert child.returncode == 0 and child.stdout == "done\n", child.stderr
+    warnings = [line for line in child.stderr.splitlines() if line.strip()]
+    if setup == "unconfigured":
+        assert warnings == []
+    else:
+        # The same run with logging configured: the two kinds of warning are there.
+        assert sum("still pending after" in line for line in warnings) == 3, warnings
+        assert any("retries exhausted" in line for line in warnings), warnings
