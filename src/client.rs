@@ -85,7 +85,7 @@ impl Client {
             // `close()` ends the call where it stands: the request in flight and any poll sleep
             // are dropped with it (docs/architecture.md#closing-a-client).
             tokio::select! {
-                result = deadline::bounded(operation, deadline, call) => result,
+                result = deadline::bounded(operation, deadline, call) => result.map_err(|error| error.resumed_as(operation)),
                 _ = closed.wait_for(|closed| *closed) => Err(Error::Closed { operation: operation.to_owned() }),
             }
         })
@@ -781,7 +781,7 @@ mod tests {
         let client = with_deadline(&base, Duration::from_millis(300));
         let started = std::time::Instant::now();
         match client.accounts_summary(&session(), &AccountsSummaryOptions::default()).await {
-            Err(Error::PendingTimeout { operation, request_id, waited }) => {
+            Err(Error::PendingTimeout { operation, request_id, waited, .. }) => {
                 assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsSummary", Some("r-p")));
                 assert!(waited >= Duration::from_millis(250), "{waited:?}");
             }

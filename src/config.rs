@@ -103,6 +103,9 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 /// The largest `max_connections`: more than a process can usually keep descriptors for.
 pub const MAX_CONNECTIONS: usize = 10_000;
 
+/// The most retries of one request: beyond it the backoff would outlast any call's patience.
+pub const MAX_RETRIES: u32 = 10;
+
 /// The shortest wait between two polls: a smaller `poll_interval` (0 included) is raised to it, so
 /// that a pending operation cannot become a flood of requests (docs/protocol.md#polling).
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
@@ -146,7 +149,8 @@ impl ClientConfig {
         // The customer id is the second segment of every path: anything but a plain segment could
         // move the credentials to another path (`..` would send them to /BankingServices/Authorize).
         if !is_safe_segment(&customer_id) {
-            return Err(Error::config("customer_id", format!("must be a GUID or {SAFE_SEGMENT}")));
+            let got = shown(&customer_id);
+            return Err(Error::config("customer_id", format!("must be a GUID or {SAFE_SEGMENT}, got {got}")));
         }
         let api_key = checked_key("api_key", options.api_key.or_else(|| env(ENV_API_KEY).map(Secret::new)))?;
         let secret_key =
@@ -158,17 +162,20 @@ impl ClientConfig {
             timeout: seconds("poll_timeout", options.poll_timeout.unwrap_or(1800.0), true)?,
         };
         let max_retries = options.max_retries.unwrap_or(2);
-        if max_retries > 10 {
-            return Err(Error::config("max_retries", "must be between 0 and 10"));
+        if max_retries > MAX_RETRIES {
+            return Err(Error::config(
+                "max_retries",
+                format!("must be between 0 and {MAX_RETRIES}, got {max_retries}"),
+            ));
         }
         let max_challenge_rounds = options.max_challenge_rounds.unwrap_or(10);
         if max_challenge_rounds == 0 {
-            return Err(Error::config("max_challenge_rounds", "must be at least 1"));
+            return Err(Error::config("max_challenge_rounds", "must be at least 1, got 0"));
         }
         let deadline = options.deadline.map(|value| seconds("deadline", value, false)).transpose()?;
         let max_body_bytes = options.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES);
         if max_body_bytes == 0 {
-            return Err(Error::config("max_body_bytes", "must be a number of bytes > 0"));
+            return Err(Error::config("max_body_bytes", "must be a number of bytes > 0, got 0"));
         }
         let max_connections = options.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
         if !(1..=MAX_CONNECTIONS).contains(&max_connections) {
@@ -220,6 +227,18 @@ impl ClientConfig {
 /// What [`is_safe_segment`] accepts, for messages.
 pub(crate) const SAFE_SEGMENT: &str =
     "a path segment of 1 to 128 ASCII letters, digits, '-' and '_' (no '.', '/', '\\', '%' or spaces)";
+
+/// How many characters of a refused value a message shows.
+pub(crate) const SHOWN_CHARS: usize = 40;
+
+/// A refused value that is not a secret, for a message: quoted and escaped (`{:?}`, so a line
+/// break shows as `\n`), its first [`SHOWN_CHARS`] characters and an ellipsis past them.
+pub(crate) fn shown(value: &str) -> String {
+    match value.char_indices().nth(SHOWN_CHARS) {
+        Some((end, _)) => format!("{:?}…", value.get(..end).unwrap_or(value)),
+        None => format!("{value:?}"),
+    }
+}
 
 /// Whether `value` can stand alone as one segment of a URL path: only ASCII letters, digits, `-`
 /// and `_`, so no `..`, no percent-escape, no separator (`/` or `\`), no CR/LF can move a request
@@ -302,13 +321,32 @@ fn checked_key(field: &'static str, key: Option<Secret>) -> Result<Option<Secret
     Ok(key)
 }
 
+/// Seconds below this are taken (about 31 years): far beyond any wait, well inside a `Duration`.
+const MAX_SECONDS: f64 = 1e9;
+
 fn seconds(field: &'static str, value: f64, zero_allowed: bool) -> Result<Duration, Error> {
-    let ok = value.is_finite() && (value > 0.0 || (zero_allowed && value == 0.0)) && value < 1e9;
+    let ok = value.is_finite() && (value > 0.0 || (zero_allowed && value == 0.0)) && value < MAX_SECONDS;
     if !ok {
-        let rule = if zero_allowed { "must be a number of seconds >= 0" } else { "must be a number of seconds > 0" };
+        let low = if zero_allowed { ">= 0" } else { "> 0" };
+        let rule = format!("must be a number of seconds {low} and below 1e9, got {}", number(value));
         return Err(Error::config(field, rule));
     }
     Ok(Duration::from_secs_f64(value))
+}
+
+/// A number much as Python shows it: `-1` for a whole one, `0.5`, `1e+300`, `-1e-5`, `nan`, `inf`.
+fn number(value: f64) -> String {
+    if value.is_nan() {
+        "nan".to_owned()
+    } else if value.is_infinite() {
+        if value > 0.0 { "inf" } else { "-inf" }.to_owned()
+    } else if value.fract() == 0.0 && value.abs() < 1e16 {
+        format!("{value:.0}")
+    } else if value.abs() >= 1e16 || value.abs() < 1e-4 {
+        format!("{value:e}").replace('e', "e+").replace("e+-", "e-")
+    } else {
+        format!("{value}")
+    }
 }
 
 #[cfg(test)]
@@ -522,6 +560,45 @@ mod tests {
         assert_eq!(again.api_key.unwrap().expose(), "ak");
         assert!(again.secret_key.is_none());
         assert_eq!(again.poll.interval, MIN_POLL_INTERVAL);
+    }
+
+    #[test]
+    fn a_refused_number_is_echoed_with_its_rule() {
+        let refused = |options: ClientOptions| rule_of(ClientConfig::resolve(options, |_| None));
+        let base = || options("https://example.com", "c");
+        let cases = [
+            (ClientOptions { timeout: Some(0.0), ..base() }, "timeout", "seconds > 0 and below 1e9, got 0"),
+            (ClientOptions { timeout: Some(-1.0), ..base() }, "timeout", "got -1"),
+            (ClientOptions { timeout: Some(-0.5), ..base() }, "timeout", "got -0.5"),
+            (ClientOptions { deadline: Some(f64::NAN), ..base() }, "deadline", "got nan"),
+            (ClientOptions { deadline: Some(f64::INFINITY), ..base() }, "deadline", "got inf"),
+            (ClientOptions { deadline: Some(1e300), ..base() }, "deadline", "got 1e+300"),
+            (
+                ClientOptions { poll_interval: Some(-1e-5), ..base() },
+                "poll_interval",
+                "seconds >= 0 and below 1e9, got -1e-5",
+            ),
+            (ClientOptions { poll_timeout: Some(f64::NEG_INFINITY), ..base() }, "poll_timeout", "got -inf"),
+            (ClientOptions { max_retries: Some(11), ..base() }, "max_retries", "between 0 and 10, got 11"),
+            (ClientOptions { max_challenge_rounds: Some(0), ..base() }, "max_challenge_rounds", "at least 1, got 0"),
+            (ClientOptions { max_body_bytes: Some(0), ..base() }, "max_body_bytes", "bytes > 0, got 0"),
+        ];
+        for (options, field, says) in cases {
+            let (got, rule) = refused(options);
+            assert_eq!(got, field);
+            assert!(rule.ends_with(says), "{field}: {rule}");
+        }
+    }
+
+    #[test]
+    fn a_refused_customer_id_is_echoed_escaped_and_bounded() {
+        let (_, rule) = rule_of(ClientConfig::new("https://example.com", "a/b"));
+        assert!(rule.ends_with(r#"got "a/b""#), "{rule}");
+        let (_, rule) = rule_of(ClientConfig::new("https://example.com", "a\r\nb"));
+        assert!(rule.ends_with(r#"got "a\r\nb""#) && !rule.contains('\n'), "{rule}");
+        let long = "x".repeat(500);
+        let (_, rule) = rule_of(ClientConfig::new("https://example.com", &long));
+        assert!(rule.ends_with(&format!("got \"{}\"…", "x".repeat(SHOWN_CHARS))), "{rule}");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::error::Error;
+use crate::error::{Error, Resume};
 
 tokio::task_local! {
     static CALL: Call;
@@ -93,6 +93,7 @@ impl Call {
                     operation: operation.to_owned(),
                     request_id: request_id.map(str::to_owned),
                     waited,
+                    resume: Resume::of(operation),
                 }
             }
             None => ran_out(progress.operation, self.limit),
@@ -141,7 +142,7 @@ mod tests {
             forever().await
         };
         match bounded("GetAccountsDetail", SHORT, call).await {
-            Err(Error::PendingTimeout { operation, request_id, waited }) => {
+            Err(Error::PendingTimeout { operation, request_id, waited, .. }) => {
                 assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsDetail", Some("r-1")));
                 assert!(waited >= Duration::from_millis(40), "{waited:?}");
             }

@@ -143,7 +143,7 @@ pub enum Error {
     /// The challenge loop hit its bound.
     TooManyChallenges { rounds: u32, request_id: String },
     /// Still 202 when the poll timeout ran out.
-    PendingTimeout { operation: String, request_id: Option<String>, waited: Duration },
+    PendingTimeout { operation: String, request_id: Option<String>, waited: Duration, resume: Resume },
     /// No HTTP answer: connection refused or reset, or the request timed out. `attempts` counts
     /// the sends, retries included.
     Transport { operation: String, message: String, timed_out: bool, attempts: u32 },
@@ -197,6 +197,45 @@ impl Error {
     }
 }
 
+/// How a caller resumes polling the RequestId of a `PendingTimeout`, named in its message in the
+/// terms of the calls the binding offers (docs/errors.md#pendingtimeout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resume {
+    /// The investments call again, with `request_id=`.
+    Investments,
+    /// The attributes call again, with `request_id=`: also when what was pending is the account
+    /// detail the attributes call waits for first.
+    Attributes,
+    /// A session of that RequestId, and the same call on it.
+    Session,
+}
+
+impl Resume {
+    /// The way to resume the call or operation named `call`.
+    pub fn of(call: &str) -> Self {
+        if call == "Investments" {
+            Resume::Investments
+        } else if call.ends_with("Attributes") {
+            Resume::Attributes
+        } else {
+            Resume::Session
+        }
+    }
+}
+
+impl Error {
+    /// This error as the call named `call` reports it: a `PendingTimeout` inside a call that takes
+    /// `request_id=` (an attributes call pending on its account detail) is resumed by that call.
+    pub(crate) fn resumed_as(self, call: &str) -> Self {
+        match self {
+            Error::PendingTimeout { operation, request_id, waited, resume: Resume::Session } => {
+                Error::PendingTimeout { operation, request_id, waited, resume: Resume::of(call) }
+            }
+            other => other,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -215,19 +254,17 @@ impl fmt::Display for Error {
                 "no session after {rounds} challenge round(s) (RequestId {request_id}); raise \
                  max_challenge_rounds if the institution really asks more"
             ),
-            Error::PendingTimeout { operation, request_id, waited } => {
+            Error::PendingTimeout { operation, request_id, waited, resume } => {
                 write!(f, "{operation} still pending after {:.1} s", waited.as_secs_f64())?;
                 // The way to resume is named in the Python terms the binding offers
                 // (docs/protocol.md#polling); the RequestId is no secret, the LoginId stays out.
                 match request_id {
                     Some(id) => {
                         write!(f, " (RequestId {id}): ")?;
-                        let call = if operation == "Investments" {
-                            "client.investments(login_id, "
-                        } else if operation.ends_with("Attributes") {
-                            "client.attributes(login_id, ..., "
-                        } else {
-                            ""
+                        let call = match resume {
+                            Resume::Investments => "client.investments(login_id, ",
+                            Resume::Attributes => "client.attributes(login_id, ..., ",
+                            Resume::Session => "",
                         };
                         if call.is_empty() {
                             write!(f, "resume polling it with client.session({id:?}, login_id=login_id)")?;
@@ -297,6 +334,7 @@ mod tests {
                 operation: operation.to_owned(),
                 request_id: request_id.map(str::to_owned),
                 waited: Duration::from_millis(30_000),
+                resume: Resume::of(operation),
             }
             .to_string()
         };
@@ -310,6 +348,18 @@ mod tests {
             .contains("as client.attributes(login_id, ..., request_id=\"r-2\");"));
         assert!(timeout("GetAccountsDetail", Some("r-3"))
             .contains("resume polling it with client.session(\"r-3\", login_id=login_id) and the same call"));
+        // An attributes call first waits for the account detail: pending there, it is resumed by
+        // the attributes call, not by a session.
+        let detail = Error::PendingTimeout {
+            operation: "GetAccountsDetail".to_owned(),
+            request_id: Some("r-4".to_owned()),
+            waited: Duration::from_secs(1),
+            resume: Resume::Session,
+        };
+        let in_attributes = detail.clone().resumed_as("Attributes").to_string();
+        assert!(in_attributes.starts_with("GetAccountsDetail still pending"), "{in_attributes}");
+        assert!(in_attributes.contains("as client.attributes(login_id, ..., request_id=\"r-4\");"), "{in_attributes}");
+        assert_eq!(detail.clone().resumed_as("GetAccountsDetail").to_string(), detail.to_string());
         assert_eq!(
             timeout("GetStatements", None),
             "GetStatements still pending after 30.0 s; call again later, or raise poll_timeout (and deadline, when set)"

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use crate::config::{is_safe_segment, PollPolicy, SAFE_SEGMENT};
 use crate::data::json::body_snippet;
 use crate::deadline;
-use crate::error::Error;
+use crate::error::{Error, Resume};
 use crate::http::{ApiRequest, Http, LogId, LogPath, Pending, Reply};
 
 /// Sends `request` until it answers with data, repeating it every poll interval while it answers
@@ -50,7 +50,12 @@ async fn poll_until_done(
             .is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
         let why = if call_ended { CALL_DEADLINE } else { "poll_timeout reached" };
         log_pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
-        Error::PendingTimeout { operation: request.operation.to_owned(), request_id: last_request_id, waited }
+        Error::PendingTimeout {
+            operation: request.operation.to_owned(),
+            request_id: last_request_id,
+            waited,
+            resume: Resume::of(request.operation),
+        }
     };
     let mut first = true;
     let mut round: u32 = 0;

@@ -279,7 +279,12 @@ class Client(_BaseClient):
         """
 
     def investments_many(
-        self, login_ids: Iterable[str], *, concurrency: int = 32, progress: bool = False
+        self,
+        login_ids: Iterable[str],
+        *,
+        concurrency: int = 32,
+        progress: bool = False,
+        request_ids: Mapping[str, str] | None = None,
     ) -> BulkResults[Investments]:
         """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
         of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
@@ -290,7 +295,13 @@ class Client(_BaseClient):
             results = list(client.investments_many(login_ids, concurrency=64, progress=True))
             positions = bf.combine(results).positions.to_pandas()   # a login_id column first
 
-        Ctrl-C, or leaving the loop and closing the iterator, stops every login in flight.
+        The call starts at once; Ctrl-C, closing the iterator, or leaving a ``with`` block around
+        it stops every login in flight. ``request_ids={login_id: request_id}`` resumes those
+        logins' polling where their :class:`PendingTimeout` left it, instead of opening new
+        sessions (each key must be one of ``login_ids``)::
+
+            pending = {i: r.request_id for i, r in results if isinstance(r, bf.PendingTimeout) and r.request_id}
+            later = list(client.investments_many(pending, request_ids=pending))
         """
 
     def attributes_many(
@@ -304,6 +315,7 @@ class Client(_BaseClient):
         account_filter: Sequence[str] | None = None,
         concurrency: int = 32,
         progress: bool = False,
+        request_ids: Mapping[str, str] | None = None,
     ) -> BulkResults[Attributes]:
         """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
 
@@ -320,6 +332,7 @@ class Client(_BaseClient):
         number_of_banking_statements: str | None = None,
         concurrency: int = 32,
         progress: bool = False,
+        request_ids: Mapping[str, str] | None = None,
     ) -> BulkResults[Accounts]:
         """A cached session of every login, then its account detail (see
         :meth:`Session.accounts_detail`), as :meth:`investments_many` runs them."""
@@ -486,7 +499,12 @@ class AsyncClient(_BaseClient):
         """
 
     def investments_many(
-        self, login_ids: Iterable[str], *, concurrency: int = 32, progress: bool = False
+        self,
+        login_ids: Iterable[str],
+        *,
+        concurrency: int = 32,
+        progress: bool = False,
+        request_ids: Mapping[str, str] | None = None,
     ) -> AsyncBulkResults[Investments]:
         """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
         of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
@@ -497,8 +515,10 @@ class AsyncClient(_BaseClient):
             results = [pair async for pair in client.investments_many(login_ids, concurrency=64)]
             positions = bf.combine(results).positions.to_pandas()   # a login_id column first
 
-        Cancelling the task, or leaving the loop and closing the iterator (``await it.aclose()``),
-        stops every login in flight.
+        The call starts at once; cancelling the task, closing the iterator (``await
+        it.aclose()``), or leaving an ``async with`` block around it stops every login in flight.
+        ``request_ids={login_id: request_id}`` resumes those logins' polling where their
+        :class:`PendingTimeout` left it, as on :meth:`Client.investments_many`.
         """
 
     def attributes_many(
@@ -512,6 +532,7 @@ class AsyncClient(_BaseClient):
         account_filter: Sequence[str] | None = None,
         concurrency: int = 32,
         progress: bool = False,
+        request_ids: Mapping[str, str] | None = None,
     ) -> AsyncBulkResults[Attributes]:
         """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
 
@@ -528,6 +549,7 @@ class AsyncClient(_BaseClient):
         number_of_banking_statements: str | None = None,
         concurrency: int = 32,
         progress: bool = False,
+        request_ids: Mapping[str, str] | None = None,
     ) -> AsyncBulkResults[Accounts]:
         """A cached session of every login, then its account detail (see
         :meth:`AsyncSession.accounts_detail`), as :meth:`investments_many` runs them."""
@@ -809,9 +831,11 @@ class Sandbox:
         faults: Sequence[Mapping[str, Any]] | None = None,
         logins: int = 0,
     ) -> Sandbox:
-        """Starts the server on ``host:port`` (an IP address; port 0 picks a free one).
+        """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
+        taken already is an :class:`OSError` naming the address.
 
-        - ``customer_id``: the id expected in every path (others get 404).
+        - ``customer_id``: the id expected in every path (others get 404). It, ``api_key`` and
+          ``secret_key`` must be what :class:`Client` takes: the same :class:`ConfigError` otherwise.
         - ``pending_polls``: how many times every data call answers 202 before 200;
           ``pending_seconds``: additionally answer 202 until this long after the first call;
           ``slow_pending_polls``: the count used instead for ``test_pending`` and ``test_dispatched``.
@@ -837,7 +861,9 @@ class Sandbox:
     @property
     def login_ids(self) -> list[str]:
         """The LoginIds of the ``logins`` bulk logins saved at start (``bulk_00000``,
-        ``bulk_00001``, ...), in order; the same as ``Sandbox.login_ids_for(logins, seed)``."""
+        ``bulk_00001``, ...), in order; the same as ``Sandbox.login_ids_for(logins, seed)``. Each
+        read is a new list (changing it changes nothing else), copied from one made on the first
+        read."""
 
     @staticmethod
     def login_ids_for(logins: int, seed: int = 0) -> list[str]:
@@ -997,6 +1023,10 @@ class Combined:
 
     def __getattr__(self, name: str) -> Table:
         """The table ``name``; AttributeError names the tables there are."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles as its kind, its tables (each as its columns) and its exceptions, so gathered
+        results cross process pools, Dask and Spark as the results themselves do."""
 
 def combine(pairs: Iterable[tuple[str, Investments | Accounts | Attributes | Statements | BaseException]]) -> Combined:
     """Gathers the ``(login_id, result_or_exception)`` pairs of a bulk call (``investments_many``,

@@ -66,6 +66,14 @@ class BulkResults(Protocol[_R_co]):
         """Stops every login still running; the iteration ends."""
         ...
 
+    def __enter__(self) -> BulkResults[_R_co]:
+        """``with client.investments_many(ids) as results:`` closes the call when the block ends."""
+        ...
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Stops every login still running, as :meth:`close`."""
+        ...
+
 
 class AsyncBulkResults(Protocol[_R_co]):
     """What ``AsyncClient.investments_many`` and its siblings return, for ``async for``."""
@@ -80,4 +88,13 @@ class AsyncBulkResults(Protocol[_R_co]):
 
     def aclose(self) -> Awaitable[None]:
         """Stops every login still running; the iteration ends."""
+        ...
+
+    def __aenter__(self) -> Awaitable[AsyncBulkResults[_R_co]]:
+        """``async with client.investments_many(ids) as results:`` closes the call when the block
+        ends."""
+        ...
+
+    def __aexit__(self, *exc_info: object) -> Awaitable[None]:
+        """Stops every login still running, as :meth:`aclose`."""
         ...

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::challenge::Challenge;
-use crate::config::{is_safe_segment, SAFE_SEGMENT};
+use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::data::json;
 use crate::data::login::{guid, Institution, Login};
 use crate::error::Error;
@@ -63,7 +63,8 @@ impl Session {
     /// one that came from Authorize.
     pub fn resume(request_id: &str, login_id: Option<&str>) -> Result<Self, Error> {
         if !is_safe_segment(request_id) {
-            return Err(Error::config("request_id", format!("must be {SAFE_SEGMENT}, such as a GUID")));
+            let got = shown(request_id);
+            return Err(Error::config("request_id", format!("must be {SAFE_SEGMENT}, such as a GUID, got {got}")));
         }
         if let Some(login_id) = login_id {
             guid("login_id", login_id)?;

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use super::de;
 use super::json::{check_payload_value, Shape};
 use super::login::{guid, Login};
+use crate::config::shown;
 use crate::error::Error;
 
 /// The use-case operations of docs/protocol.md#attributes, business ones included.
@@ -39,10 +40,17 @@ impl Package {
             .iter()
             .find(|(package, short)| *short == wanted || package.operation().eq_ignore_ascii_case(name.trim()))
             .map(|(package, _)| *package)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|(_, short)| *short).collect();
-                Error::config("package", format!("must be one of {names:?}"))
-            })
+            .ok_or_else(|| Error::config("package", format!("must be one of {}, got {}", Self::names(), shown(name))))
+    }
+
+    /// Every short name, quoted, for messages: `"income", "credit_risk", ... or "all_business"`.
+    pub(crate) fn names() -> String {
+        let quoted: Vec<String> = Self::ALL.iter().map(|(_, short)| format!("{short:?}")).collect();
+        match quoted.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => String::new(),
+        }
     }
 
     pub fn operation(self) -> &'static str {
@@ -315,6 +323,15 @@ mod tests {
         assert_eq!(Package::parse("Credit-Risk").unwrap(), Package::CreditRisk);
         assert_eq!(Package::parse("GetLendingAttributes").unwrap().operation(), "GetLendingAttributes");
         assert!(matches!(Package::parse("gold"), Err(Error::Config { field: "package", .. })));
+    }
+
+    #[test]
+    fn an_unknown_package_is_echoed_with_every_package_named() {
+        let Err(Error::Config { rule, .. }) = Package::parse("gold\n") else { panic!("gold is no package") };
+        for (_, short) in Package::ALL {
+            assert!(rule.contains(&format!("{short:?}")), "{short}: {rule}");
+        }
+        assert!(rule.ends_with(r#"or "all_business", got "gold\n""#), "{rule}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use crate::config::shown;
 use crate::error::Error;
 
 /// `Institution`: a name in banking answers, an object in investment answers
@@ -37,7 +38,8 @@ pub struct Login {
 }
 
 /// Identifiers of the service are GUIDs: a typo (or a RequestId passed as a LoginId by mistake
-/// of shape) is caught before the call.
+/// of shape) is caught before the call. The message shows what came: an id is no secret, and it
+/// is quoted, escaped and cut short ([`shown`]) so that no input can fill or forge a log line.
 pub(crate) fn guid(field: &'static str, value: &str) -> Result<(), Error> {
     let bytes = value.as_bytes();
     let ok = bytes.len() == 36
@@ -48,7 +50,8 @@ pub(crate) fn guid(field: &'static str, value: &str) -> Result<(), Error> {
     if ok {
         Ok(())
     } else {
-        Err(Error::config(field, "must be a GUID such as 5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21"))
+        let got = shown(value);
+        Err(Error::config(field, format!("must be a GUID such as 5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21, got {got}")))
     }
 }
 
@@ -61,6 +64,21 @@ mod tests {
         assert!(guid("login_id", "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21").is_ok());
         assert!(matches!(guid("login_id", "5e0e5f83"), Err(Error::Config { field: "login_id", .. })));
         assert!(guid("login_id", "5e0e5f83x6e9b-4a2c-a6a3-0d8f4b1c9e21").is_err());
+    }
+
+    #[test]
+    fn a_refused_id_is_shown_quoted_escaped_and_bounded() {
+        let rule = |value: &str| match guid("login_id", value) {
+            Err(Error::Config { rule, .. }) => rule,
+            other => panic!("expected a config error, got {other:?}"),
+        };
+        assert!(rule("not-a-guid").ends_with(r#"got "not-a-guid""#), "{}", rule("not-a-guid"));
+        assert!(rule("a\r\nb").ends_with(r#"got "a\r\nb""#), "{}", rule("a\r\nb"));
+        assert!(rule("").ends_with(r#"got """#));
+        let long = format!("{}{}", "é".repeat(crate::config::SHOWN_CHARS), "tail");
+        let shown = rule(&long);
+        assert!(shown.ends_with(&format!("got \"{}\"…", "é".repeat(crate::config::SHOWN_CHARS))), "{shown}");
+        assert!(!shown.contains("tail"));
     }
 
     #[test]

@@ -8,10 +8,11 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyString};
 
+use crate::config::{MAX_CONNECTIONS, MAX_RETRIES};
 use crate::error::Error;
 
 /// The Python type name of `value`, for messages.
-fn type_name(value: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
     value.get_type().name().map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
 }
 
@@ -124,16 +125,7 @@ pub(crate) fn whole<T>(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult
 where
     T: TryFrom<i128> + Bounds,
 {
-    let range = || format!("an int from {} to {}", T::MIN, T::MAX);
-    if value.is_instance_of::<PyBool>() {
-        return Err(wrong_type(name, &range(), value));
-    }
-    let number = match value.extract::<i128>() {
-        Ok(number) => number,
-        Err(err) if err.is_instance_of::<PyTypeError>(value.py()) => return Err(wrong_type(name, &range(), value)),
-        Err(_) => return Err(Error::config(name, format!("must be {}, got a larger int", range())).into()),
-    };
-    T::try_from(number).map_err(|_| Error::config(name, format!("must be {}, got {number}", range())).into())
+    whole_within(name, value, T::MIN, T::MAX, &format!("an int from {} to {}", T::MIN, T::MAX))
 }
 
 /// A whole number that fits `T`, or None.
@@ -144,7 +136,54 @@ where
     if value.is_none() {
         return Ok(None);
     }
-    whole(name, value).map(Some)
+    // Without "or None" the message would hide that leaving the argument out is allowed.
+    whole_within(name, value, T::MIN, T::MAX, &format!("an int from {} to {} or None", T::MIN, T::MAX)).map(Some)
+}
+
+/// A whole number from `min` to `max`, for an argument whose rule is narrower than its type's
+/// (`Sandbox(logins=...)`, `max_retries=`): the messages state the rule, not the range of the type.
+pub(crate) fn whole_in<T>(name: &'static str, value: &Bound<'_, PyAny>, min: T, max: T) -> PyResult<T>
+where
+    T: TryFrom<i128> + Into<i128>,
+{
+    let (min, max) = (min.into(), max.into());
+    whole_within(name, value, min, max, &format!("an int from {min} to {max}"))
+}
+
+/// A whole number of at least `min` that fits `T`, for a count with no upper bound of its own
+/// (`max_body_bytes=`): the message says "at least", not the largest value of the type.
+pub(crate) fn whole_at_least<T>(name: &'static str, value: &Bound<'_, PyAny>, min: T) -> PyResult<T>
+where
+    T: TryFrom<i128> + Into<i128> + Bounds,
+{
+    let min = min.into();
+    whole_within(name, value, min, T::MAX, &format!("an int of at least {min}"))
+}
+
+/// The int in `value`, from `min` to `max`, as `T`; `takes` says what the argument takes.
+fn whole_within<T: TryFrom<i128>>(
+    name: &'static str,
+    value: &Bound<'_, PyAny>,
+    min: i128,
+    max: i128,
+    takes: &str,
+) -> PyResult<T> {
+    if value.is_instance_of::<PyBool>() {
+        return Err(wrong_type(name, takes, value));
+    }
+    let number = match value.extract::<i128>() {
+        Ok(number) => number,
+        Err(err) if err.is_instance_of::<PyTypeError>(value.py()) => return Err(wrong_type(name, takes, value)),
+        Err(_) => {
+            let beyond = if value.lt(0).unwrap_or(false) { "a smaller int" } else { "a larger int" };
+            return Err(Error::config(name, format!("must be {takes}, got {beyond}")).into());
+        }
+    };
+    let out_of_range = || -> PyErr { Error::config(name, format!("must be {takes}, got {number}")).into() };
+    if !(min..=max).contains(&number) {
+        return Err(out_of_range());
+    }
+    T::try_from(number).map_err(|_| out_of_range())
 }
 
 /// The range of an integer type, for messages.
@@ -218,10 +257,6 @@ named! {
     pending_seconds: seconds -> f64;
     deadline: optional_seconds -> Option<f64>;
     // Whole numbers.
-    max_retries: whole -> i64;
-    max_challenge_rounds: whole -> i64;
-    max_body_bytes: whole -> usize;
-    max_connections: whole -> usize;
     port: whole -> u16;
     pending_polls: whole -> u32;
     slow_pending_polls: whole -> u32;
@@ -229,8 +264,6 @@ named! {
     seed: whole -> u64;
     investment_transactions: optional_whole -> Option<usize>;
     banking_transactions: optional_whole -> Option<usize>;
-    // Checked against the sandbox's own bound, so read wide.
-    logins: whole -> i64;
 }
 
 /// The most logins a bulk call runs at once; far more than one process can keep connections for.
@@ -238,15 +271,27 @@ const MAX_CONCURRENCY: i128 = 1_000_000;
 
 /// `concurrency` of the bulk calls: 1 to [`MAX_CONCURRENCY`].
 pub(crate) fn concurrency(value: &Bound<'_, PyAny>) -> PyResult<usize> {
-    let takes = format!("an int from 1 to {MAX_CONCURRENCY}");
-    if value.is_instance_of::<PyBool>() {
-        return Err(wrong_type("concurrency", &takes, value));
-    }
-    let number = value.extract::<i128>().map_err(|_| wrong_type("concurrency", &takes, value))?;
-    if !(1..=MAX_CONCURRENCY).contains(&number) {
-        return Err(Error::config("concurrency", format!("must be {takes}, got {number}")).into());
-    }
-    usize::try_from(number).map_err(|_| Error::config("concurrency", format!("must be {takes}, got {number}")).into())
+    whole_within("concurrency", value, 1, MAX_CONCURRENCY, &format!("an int from 1 to {MAX_CONCURRENCY}"))
+}
+
+// The client's counts, each told its own rule rather than its type's range; the configuration
+// checks them again for Rust callers (src/config.rs).
+
+pub(crate) fn max_retries(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    whole_in("max_retries", value, 0, MAX_RETRIES)
+}
+
+pub(crate) fn max_challenge_rounds(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    whole_at_least("max_challenge_rounds", value, 1_u32)
+}
+
+pub(crate) fn max_body_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    whole_within("max_body_bytes", value, 1, <usize as Bounds>::MAX, "an int of at least 1")
+}
+
+pub(crate) fn max_connections(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let max = MAX_CONNECTIONS as i128;
+    whole_within("max_connections", value, 1, max, &format!("an int from 1 to {max}"))
 }
 
 /// `login_id` where it may be left out (`Client.session`).

@@ -25,7 +25,6 @@ use pyo3::types::PyDict;
 use tokio::sync::oneshot;
 
 use super::challenge::{self, handler_error};
-use super::convert;
 use super::errors::PyBankfeedError;
 use super::operation::{refuse, Answerer, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
@@ -190,8 +189,8 @@ impl LoopWaker {
                 return;
             }
         };
-        if !answered.hasattr(intern!(py, "__await__")).unwrap_or(false) {
-            let _ = reply.send(convert::answers(&answered, &challenge));
+        if !challenge::is_awaitable(&answered) {
+            let _ = reply.send(challenge::handler_answers(&answered, &challenge));
             return;
         }
         let waiting = ensure_future(py, &answered, self.event_loop.bind(py)).and_then(|task| {
@@ -259,7 +258,7 @@ impl Reply {
         // `result()` raises the handler's exception (CancelledError too), which is then raised
         // by the call as it was.
         let answers = match task.call_method0(intern!(task.py(), "result")) {
-            Ok(answers) => convert::answers(&answers, &self.challenge),
+            Ok(answers) => challenge::handler_answers(&answers, &self.challenge),
             Err(err) => Err(handler_error(err)),
         };
         let _ = reply.send(answers);

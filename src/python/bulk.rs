@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyAttributeError, PyBaseException, PyKeyError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 
 use super::args;
 use super::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PyStatements};
@@ -27,14 +27,17 @@ use crate::tables::{self, Table};
 /// When no result succeeded, the kind is None and there are no tables.
 #[pyclass(name = "Combined", module = "bankfeed", frozen)]
 pub(crate) struct PyCombined {
-    kind: Option<&'static str>,
-    tables: Vec<(&'static str, Py<PyTable>)>,
+    kind: Option<String>,
+    tables: Vec<(String, Py<PyTable>)>,
     errors: Vec<(String, Py<PyAny>)>,
 }
 
+/// What `Combined._restore` takes: the kind, `[(name, table)]` and `[(login_id, exception)]`.
+type CombinedState<'py> = (Option<String>, Bound<'py, PyList>, Bound<'py, PyList>);
+
 impl PyCombined {
     fn table(&self, py: Python<'_>, name: &str) -> Option<Py<PyTable>> {
-        self.tables.iter().find(|(n, _)| *n == name).map(|(_, table)| table.clone_ref(py))
+        self.tables.iter().find(|(n, _)| n == name).map(|(_, table)| table.clone_ref(py))
     }
 
     /// The table names as Python writes a list of them, for messages.
@@ -49,8 +52,8 @@ impl PyCombined {
     /// The class of the combined results (``"Investments"``, ``"Accounts"``, ``"Attributes"`` or
     /// ``"Statements"``); None when no result succeeded.
     #[getter]
-    fn kind(&self) -> Option<&'static str> {
-        self.kind
+    fn kind(&self) -> Option<&str> {
+        self.kind.as_deref()
     }
 
     /// ``{name: Table}``, in the order of the result class's own tables.
@@ -87,8 +90,27 @@ impl PyCombined {
         })
     }
 
+    /// Pickles as its kind, its tables (each pickling as its columns) and its exceptions (each
+    /// pickling as itself), so a gathered bulk call crosses process pools like its results do.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, CombinedState<'py>)> {
+        let tables = PyList::new(py, self.tables.iter().map(|(name, table)| (name, table.clone_ref(py))))?;
+        let errors = PyList::new(py, self.errors.iter().map(|(login_id, error)| (login_id, error.clone_ref(py))))?;
+        Ok((py.get_type::<Self>().getattr("_restore")?, (self.kind.clone(), tables, errors)))
+    }
+
+    /// The `Combined` that `__reduce__` described.
+    #[classmethod]
+    fn _restore(
+        _cls: &Bound<'_, PyType>,
+        kind: Option<String>,
+        tables: Vec<(String, Py<PyTable>)>,
+        errors: Vec<(String, Py<PyAny>)>,
+    ) -> Self {
+        PyCombined { kind, tables, errors }
+    }
+
     fn __repr__(&self) -> String {
-        let kind = self.kind.map_or("None".to_owned(), |kind| format!("'{kind}'"));
+        let kind = self.kind.as_ref().map_or("None".to_owned(), |kind| format!("'{kind}'"));
         let tables: Vec<String> =
             self.tables.iter().map(|(name, table)| format!("{name}={}", table.get().len())).collect();
         let mut text = format!("Combined(kind={kind}");
@@ -195,7 +217,7 @@ pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCo
     })?;
     let tables = combined
         .into_iter()
-        .map(|(name, table)| Ok((name, Py::new(py, PyTable::new(table))?)))
+        .map(|(name, table)| Ok((name.to_owned(), Py::new(py, PyTable::new(table))?)))
         .collect::<PyResult<Vec<_>>>()?;
-    Ok(PyCombined { kind: Some(kind), tables, errors })
+    Ok(PyCombined { kind: Some(kind.to_owned()), tables, errors })
 }

@@ -47,10 +47,6 @@ pub(crate) struct PyClient;
 #[pyclass(name = "AsyncClient", module = "bankfeed", frozen, extends = PyBaseClient)]
 pub(crate) struct PyAsyncClient;
 
-fn count(field: &'static str, value: i64) -> Result<u32, Error> {
-    u32::try_from(value).map_err(|_| Error::config(field, format!("must be a whole number >= 0, got {value}")))
-}
-
 impl PyBaseClient {
     /// The Python object of `client`: a `Client`, or an `AsyncClient`.
     pub(crate) fn to_py(py: Python<'_>, client: &Client, flavor: Flavor) -> PyResult<Py<PyAny>> {
@@ -139,8 +135,8 @@ macro_rules! client_class {
                 #[pyo3(from_py_with = args::timeout)] timeout: f64,
                 #[pyo3(from_py_with = args::poll_interval)] poll_interval: f64,
                 #[pyo3(from_py_with = args::poll_timeout)] poll_timeout: f64,
-                #[pyo3(from_py_with = args::max_retries)] max_retries: i64,
-                #[pyo3(from_py_with = args::max_challenge_rounds)] max_challenge_rounds: i64,
+                #[pyo3(from_py_with = args::max_retries)] max_retries: u32,
+                #[pyo3(from_py_with = args::max_challenge_rounds)] max_challenge_rounds: u32,
                 #[pyo3(from_py_with = args::allow_insecure_http)] allow_insecure_http: bool,
                 #[pyo3(from_py_with = args::deadline)] deadline: Option<f64>,
                 #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
@@ -155,8 +151,8 @@ macro_rules! client_class {
                     timeout: Some(timeout),
                     poll_interval: Some(poll_interval),
                     poll_timeout: Some(poll_timeout),
-                    max_retries: Some(count("max_retries", max_retries)?),
-                    max_challenge_rounds: Some(count("max_challenge_rounds", max_challenge_rounds)?),
+                    max_retries: Some(max_retries),
+                    max_challenge_rounds: Some(max_challenge_rounds),
                     max_body_bytes: Some(max_body_bytes),
                     allow_insecure_http: Some(allow_insecure_http),
                     deadline,
@@ -387,16 +383,20 @@ impl PyBaseClient {
     /// The Investments of every login, ``concurrency`` at a time, each the whole flow of
     /// ``investments`` run in Rust. Yields ``(login_id, result)`` as each finishes, the result
     /// being Investments or the exception that login raised; ``progress=True`` shows progress.
-    #[pyo3(signature = (login_ids, *, concurrency=32, progress=false))]
+    /// ``request_ids={login_id: request_id}`` resumes the polling of those logins' RequestIds.
+    #[pyo3(signature = (login_ids, *, concurrency=32, progress=false, request_ids=None))]
     fn investments_many(
         &self,
         py: Python<'_>,
         #[pyo3(from_py_with = args::login_ids)] login_ids: Vec<String>,
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
+        request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let op = |client: Client, login_id: String| async move {
-            client.investments_tables_for_login(&login_id, None).await
+        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids)?;
+        let op = move |client: Client, login_id: String| {
+            let request_id = request_ids.get(&login_id).cloned();
+            async move { client.investments_tables_for_login(&login_id, request_id.as_deref()).await }
         };
         many::start(
             py,
@@ -413,7 +413,7 @@ impl PyBaseClient {
 
     /// ``attributes`` of every login, as ``investments_many`` runs them.
     #[pyo3(signature = (login_ids, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
-                        concurrency=32, progress=false))]
+                        concurrency=32, progress=false, request_ids=None))]
     #[allow(clippy::too_many_arguments)]
     fn attributes_many(
         &self,
@@ -426,12 +426,15 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
+        request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let query =
             std::sync::Arc::new(convert::attributes_query(attributes, package, filters, detail, account_filter)?);
+        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids)?;
         let op = move |client: Client, login_id: String| {
             let query = std::sync::Arc::clone(&query);
-            async move { client.attributes_tables_for_login(&login_id, &query, None).await }
+            let request_id = request_ids.get(&login_id).cloned();
+            async move { client.attributes_tables_for_login(&login_id, &query, request_id.as_deref()).await }
         };
         many::start(
             py,
@@ -450,7 +453,7 @@ impl PyBaseClient {
     /// ``Session.accounts_detail``), as ``investments_many`` runs them.
     #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
-                        number_of_banking_statements=None, concurrency=32, progress=false))]
+                        number_of_banking_statements=None, concurrency=32, progress=false, request_ids=None))]
     #[allow(clippy::too_many_arguments)]
     fn accounts_detail_many(
         &self,
@@ -467,7 +470,9 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::number_of_banking_statements)] number_of_banking_statements: Option<String>,
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
+        request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids)?;
         let options = std::sync::Arc::new(AccountsDetailOptions {
             with_transactions,
             days,
@@ -481,7 +486,8 @@ impl PyBaseClient {
         options.validate()?;
         let op = move |client: Client, login_id: String| {
             let options = std::sync::Arc::clone(&options);
-            async move { client.accounts_detail_tables_for_login(&login_id, &options, None).await }
+            let request_id = request_ids.get(&login_id).cloned();
+            async move { client.accounts_detail_tables_for_login(&login_id, &options, request_id.as_deref()).await }
         };
         many::start(
             py,

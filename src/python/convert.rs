@@ -219,12 +219,20 @@ pub(crate) fn attributes_query(
     detail: Option<Vec<String>>,
     account_filter: Option<Vec<String>>,
 ) -> Result<AttributesQuery, Error> {
-    const EITHER: &str = "pass either attributes={group: [names]} for a custom request \
-                          or package=\"income\" (credit_risk, user_analysis, lending, all)";
     const GROUPS: &str = "must map a group name to a list of attribute names, e.g. {\"Card\": [\"balance_min\"]}";
     const CUSTOM_ONLY: &str = "applies to custom attributes only (attributes=...), not to a package";
+    // Shown as "attributes {rule}": the field begins the sentence.
+    let either = |got: &str| {
+        let packages = Package::names();
+        let rule = format!(
+            "({{group: [names]}}, for a custom request) or package (one of {packages}) is required, exactly one \
+             of the two; got {got}"
+        );
+        Error::config("attributes", rule)
+    };
     match (attributes, package.as_deref()) {
-        (Some(_), Some(_)) | (None, None) => Err(Error::config("attributes", EITHER)),
+        (Some(_), Some(_)) => Err(either("both")),
+        (None, None) => Err(either("neither")),
         (None, Some(package)) => {
             let given = [
                 ("filters", filters.is_some()),

@@ -244,7 +244,7 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyR
             fields.set_item("request_id", request_id)?;
             Class::TooManyChallenges
         }
-        Error::PendingTimeout { operation, request_id, waited } => {
+        Error::PendingTimeout { operation, request_id, waited, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("waited", waited.as_secs_f64())?;

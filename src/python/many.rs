@@ -2,21 +2,24 @@
 //! whole flow with a bound on how many run at once (src/bulk.rs); each result crosses into Python
 //! once, when the iterator hands it out (docs/architecture.md#bulk-calls).
 
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration};
+use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyMapping, PyTuple};
 use tokio::sync::mpsc::{self, error::TryRecvError};
 
+use super::args;
 use super::asyncio;
 use super::blocking::SIGNAL_CHECK;
 use super::errors::PyBankfeedError;
 use super::operation::{Convert, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::bulk::{check_concurrency, run_many};
+use crate::config::shown;
 use crate::error::Error;
 use crate::sync::lock;
 use crate::Client;
@@ -62,6 +65,8 @@ where
                     Ok(object) => object,
                     Err(err) => err.into_value(py).into_any(),
                 }),
+                // Not one login's failure: the whole call ends, and the iterator raises it.
+                Err(error @ Error::Closed { .. }) => return Err(error),
                 Err(error) => Box::new(move |py| exception(py, error, &client, flavor)),
             };
             Ok(outcome)
@@ -91,10 +96,43 @@ where
     Ok(py.import("bankfeed._progress")?.getattr(wrap)?.call((iterator, total), Some(&kwargs))?.unbind())
 }
 
-/// `(login_id, result or exception)`.
+/// `request_ids=` of a bulk call: `{login_id: request_id}`, the RequestIds whose polling the logins
+/// resume (the ones their `PendingTimeout`s named) instead of opening new sessions. Each RequestId
+/// is checked when its login runs, as `request_id=` of a single call is, so a bad one fails that
+/// login only; a LoginId missing from `login_ids` is refused here, as it would be silently unused.
+pub(crate) fn request_ids(
+    value: Option<&Bound<'_, PyAny>>,
+    login_ids: &[String],
+) -> PyResult<Arc<HashMap<String, String>>> {
+    let Some(value) = value.filter(|value| !value.is_none()) else { return Ok(Arc::default()) };
+    let Ok(mapping) = value.cast::<PyMapping>() else {
+        let kind = value.get_type().name().map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string());
+        return Err(PyTypeError::new_err(format!(
+            "request_ids must be a mapping of login_id to request_id (e.g. {{login_id: exc.request_id}} of the \
+             PendingTimeouts of a previous call), not {kind}"
+        )));
+    };
+    let mut ids = HashMap::new();
+    for item in mapping.items()?.iter() {
+        let (login_id, request_id): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        let login_id = args::text("a key of request_ids", &login_id)?;
+        let request_id = args::text(&format!("request_ids[{}]", shown(&login_id)), &request_id)?;
+        ids.insert(login_id, request_id);
+    }
+    let listed: HashSet<&str> = login_ids.iter().map(String::as_str).collect();
+    if let Some(stray) = ids.keys().find(|id| !listed.contains(id.as_str())) {
+        let rule = format!("may only name LoginIds of login_ids, got {}", shown(stray));
+        return Err(Error::config("request_ids", rule).into());
+    }
+    Ok(Arc::new(ids))
+}
+
+/// `(login_id, result or exception)`; `ClientClosed` for the whole call when the login was stopped
+/// by `close()`, which is no failure of that login (docs/errors.md#clientclosed).
 fn pair(py: Python<'_>, (id, outcome): Item, client: &Client, flavor: Flavor) -> PyResult<Py<PyAny>> {
     let value = match outcome {
         Ok(outcome) => outcome(py),
+        Err(Error::Closed { .. }) => return Err(closed_call()),
         Err(error) => exception(py, error, client, flavor),
     };
     Ok(PyTuple::new(py, [id.into_pyobject(py)?.into_any().unbind(), value])?.into_any().unbind())
@@ -118,8 +156,13 @@ impl Feed {
     }
 
     fn closed(&self) -> Option<PyErr> {
-        self.client.is_closed().then(|| Error::Closed { operation: "a bulk call".to_owned() }.into())
+        self.client.is_closed().then(closed_call)
     }
+}
+
+/// What a bulk call raises when its client is closed.
+fn closed_call() -> PyErr {
+    Error::Closed { operation: "a bulk call".to_owned() }.into()
 }
 
 enum State {
@@ -130,7 +173,7 @@ enum State {
 }
 
 /// The iterator of a blocking bulk call: ``(login_id, result)`` pairs as each login finishes.
-#[pyclass(name = "_BulkResults", module = "bankfeed", frozen)]
+#[pyclass(name = "_BulkResults", module = "bankfeed._native", frozen)]
 pub(crate) struct PyBulkResults {
     state: Mutex<State>,
     driver: Mutex<AbortOnDrop>,
@@ -209,13 +252,13 @@ impl PyBulkResults {
             return Err(closed);
         }
         match self.next_item(py, &mut feed) {
-            Ok(Some(item)) => {
-                let pair = feed.pair(py, item);
-                if !self.resume(feed) {
-                    return Ok(None);
+            Ok(Some(item)) => match feed.pair(py, item) {
+                Ok(pair) => Ok(self.resume(feed).then_some(pair)),
+                Err(closed) => {
+                    self.end();
+                    Err(closed)
                 }
-                pair.map(Some)
-            }
+            },
             Ok(None) => {
                 self.end();
                 Ok(None)
@@ -234,6 +277,16 @@ impl PyBulkResults {
         self.end();
     }
 
+    /// ``with client.investments_many(ids) as results:`` closes the call when the block ends, as
+    /// the progress display's ``with`` does.
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(&self, _kind: Py<PyAny>, _value: Py<PyAny>, _traceback: Py<PyAny>) {
+        self.end();
+    }
+
     fn __repr__(&self) -> &'static str {
         match *lock(&self.state) {
             State::Ended => "<bankfeed bulk results: ended>",
@@ -245,7 +298,7 @@ impl PyBulkResults {
 type SharedFeed = Arc<tokio::sync::Mutex<Option<Feed>>>;
 
 /// The iterator of an async bulk call, for ``async for``.
-#[pyclass(name = "_AsyncBulkResults", module = "bankfeed", frozen)]
+#[pyclass(name = "_AsyncBulkResults", module = "bankfeed._native", frozen)]
 pub(crate) struct PyAsyncBulkResults {
     feed: SharedFeed,
     driver: Mutex<AbortOnDrop>,
@@ -275,7 +328,13 @@ impl PyAsyncBulkResults {
                 return Err(closed);
             }
             match feed.receiver.try_recv() {
-                Ok(item) => return asyncio::ready(py, feed.pair(py, item)?),
+                Ok(item) => {
+                    let pair = feed.pair(py, item);
+                    if pair.is_err() {
+                        *guard = None;
+                    }
+                    return asyncio::ready(py, pair?);
+                }
                 Err(TryRecvError::Disconnected) => {
                     *guard = None;
                     return Err(PyStopAsyncIteration::new_err(()));
@@ -304,6 +363,22 @@ impl PyAsyncBulkResults {
             guard.take();
         }
         asyncio::ready(py, py.None())
+    }
+
+    /// ``async with client.investments_many(ids) as results:`` closes the call when the block
+    /// ends.
+    fn __aenter__(slf: Py<Self>, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        asyncio::ready(py, slf.into_any())
+    }
+
+    fn __aexit__(
+        &self,
+        py: Python<'_>,
+        _kind: Py<PyAny>,
+        _value: Py<PyAny>,
+        _traceback: Py<PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        self.aclose(py)
     }
 }
 

@@ -42,6 +42,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PyAccounts>()?;
     m.add_class::<results::PyStatements>()?;
     m.add_class::<bulk::PyCombined>()?;
+    // Private and left out of `__all__` (typed by `bankfeed._types.BulkResults` and
+    // `AsyncBulkResults`): here so that the name their `type()` prints exists.
+    m.setattr("_BulkResults", m.py().get_type::<many::PyBulkResults>())?;
+    m.setattr("_AsyncBulkResults", m.py().get_type::<many::PyAsyncBulkResults>())?;
     m.add_function(wrap_pyfunction!(bulk::combine, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
     // Private and left out of `__all__`: a test hook, not API.

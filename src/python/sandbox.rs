@@ -4,6 +4,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use serde_json::Value;
 
@@ -11,10 +12,12 @@ use super::args;
 use super::blocking;
 use super::client::{PyAsyncClient, PyClient};
 use super::convert;
+use crate::config::{ClientConfig, ClientOptions};
 use crate::error::Error;
 use crate::sandbox::{
-    attribute_catalogue, attribute_packages, login_ids, users, Fault, Sandbox, SandboxConfig, MAX_LOGINS,
+    attribute_catalogue, attribute_packages, login_ids, users, Fault, ListenError, Sandbox, SandboxConfig, MAX_LOGINS,
 };
+use crate::secret::Secret;
 use crate::sync::lock;
 
 /// The embedded sandbox: a real HTTP server on loopback that speaks the same API, with the
@@ -32,16 +35,45 @@ pub(crate) struct PySandbox {
     api_key: Option<String>,
     seed: u64,
     logins: u32,
+    /// `login_ids`, made on its first read: a million LoginIds take seconds to compute, and
+    /// `client.investments(sb.login_ids[0])` reads them once per call.
+    login_ids: PyOnceLock<Py<PyList>>,
     /// The `pending_seconds` knob, for the poll interval of the clients it makes.
     pending_seconds: f64,
 }
 
-/// `logins`: a count from 0 to [`MAX_LOGINS`].
-fn login_count(logins: i64) -> PyResult<u32> {
-    u32::try_from(logins)
-        .ok()
-        .filter(|count| *count <= MAX_LOGINS)
-        .ok_or_else(|| Error::config("logins", format!("must be an int from 0 to {MAX_LOGINS}, got {logins}")).into())
+/// `logins`: a count from 0 to [`MAX_LOGINS`], which its messages state (rather than the range of
+/// the integer type it is read into).
+fn logins(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    args::whole_in("logins", value, 0, MAX_LOGINS)
+}
+
+/// Refuses a customer id or key that `sb.client()` would refuse, with the Client's own
+/// `ConfigError` (docs/errors.md#the-classes): otherwise the sandbox starts, and the mistake
+/// surfaces later as a failure to make its client. The checks are the Client's, run on a
+/// loopback URL of no consequence, so the two cannot drift apart; like the Client's, the
+/// messages never repeat a key.
+fn check_client_settings(customer_id: &str, api_key: Option<&str>, secret_key: Option<&str>) -> Result<(), Error> {
+    let options = ClientOptions {
+        base_url: Some("http://127.0.0.1".to_owned()),
+        customer_id: Some(customer_id.to_owned()),
+        api_key: api_key.map(Secret::new),
+        secret_key: secret_key.map(Secret::new),
+        ..ClientOptions::default()
+    };
+    // No environment: a key left out is no key, as for the sandbox itself.
+    ClientConfig::resolve(options, |_| None).map(drop)
+}
+
+/// The `OSError` of a sandbox that did not start; one that could not listen names the address
+/// (a taken port is the usual cause, and with several sandboxes the port is the clue).
+fn start_error(error: &std::io::Error) -> PyErr {
+    match error.get_ref().and_then(|inner| inner.downcast_ref::<ListenError>()) {
+        Some(listen) => {
+            PyOSError::new_err(format!("the sandbox could not listen on {}: {}", listen.addr, listen.source))
+        }
+        None => PyOSError::new_err(format!("the sandbox could not start: {error}")),
+    }
 }
 
 /// How often the clients `sb.client()` and `sb.async_client()` poll by default, in seconds.
@@ -78,9 +110,8 @@ impl PySandbox {
         #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
         #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
         faults: Option<Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = args::logins)] logins: i64,
+        #[pyo3(from_py_with = logins)] logins: u32,
     ) -> PyResult<Self> {
-        let logins = login_count(logins)?;
         let faults = match faults {
             Some(faults) if !faults.is_none() => faults_from(&faults)?,
             _ => Vec::new(),
@@ -90,8 +121,10 @@ impl PySandbox {
             return Err(Error::config("pending_seconds", rule).into());
         }
         let defaults = SandboxConfig::default();
+        let customer_id = customer_id.unwrap_or(defaults.customer_id);
+        check_client_settings(&customer_id, api_key.as_deref(), secret_key.as_deref())?;
         let config = SandboxConfig {
-            customer_id: customer_id.unwrap_or(defaults.customer_id),
+            customer_id,
             host: host.parse().map_err(|_| Error::config("host", format!("must be an IP address, not {host:?}")))?,
             port,
             pending_polls,
@@ -109,9 +142,7 @@ impl PySandbox {
             ..defaults
         };
         // Saving a million bulk logins takes a moment: other threads may run meanwhile.
-        let server = py
-            .detach(move || Sandbox::start(config))
-            .map_err(|e| PyOSError::new_err(format!("the sandbox could not start: {e}")))?;
+        let server = py.detach(move || Sandbox::start(config)).map_err(|error| start_error(&error))?;
         Ok(PySandbox {
             url: server.url(),
             customer_id: server.customer_id().to_owned(),
@@ -120,6 +151,7 @@ impl PySandbox {
             api_key,
             seed,
             logins,
+            login_ids: PyOnceLock::new(),
             pending_seconds,
         })
     }
@@ -137,10 +169,20 @@ impl PySandbox {
     }
 
     /// The LoginIds of the ``logins`` bulk logins saved at start (``bulk_00000``, ``bulk_00001``,
-    /// ...), in order; the same as ``Sandbox.login_ids_for(logins, seed)``.
+    /// ...), in order; the same as ``Sandbox.login_ids_for(logins, seed)``. Each read is a new
+    /// list (changing it changes nothing else), copied from one made on the first read.
     #[getter]
-    fn login_ids(&self) -> Vec<String> {
-        login_ids(self.seed, self.logins)
+    fn login_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let cached = self.login_ids.get_or_try_init(py, || {
+            let (seed, logins) = (self.seed, self.logins);
+            // Other threads run while the ids are computed; a second reader waits for this list.
+            let ids = py.detach(move || login_ids(seed, logins));
+            PyList::new(py, ids).map(Bound::unbind)
+        })?;
+        let cached = cached.bind(py);
+        // A copy of the pointers only (the strings are shared and immutable): milliseconds for a
+        // million, and a caller that sorts or clears its list leaves the next read intact.
+        Ok(cached.get_slice(0, cached.len()))
     }
 
     /// The LoginIds that ``Sandbox(logins=logins, seed=seed)`` saves, computed without a
@@ -148,10 +190,11 @@ impl PySandbox {
     #[staticmethod]
     #[pyo3(signature = (logins, seed=0))]
     fn login_ids_for(
-        #[pyo3(from_py_with = args::logins)] logins: i64,
+        py: Python<'_>,
+        #[pyo3(from_py_with = logins)] logins: u32,
         #[pyo3(from_py_with = args::seed)] seed: u64,
-    ) -> PyResult<Vec<String>> {
-        Ok(login_ids(seed, login_count(logins)?))
+    ) -> Vec<String> {
+        py.detach(move || login_ids(seed, logins))
     }
 
     /// Every test user: ``username``, ``password``, ``description``, ``challenge_types`` (in the
@@ -347,7 +390,8 @@ pub(crate) fn serve_sandbox(
     let sandbox = py.get_type::<PySandbox>().call((), Some(&kwargs))?.cast_into::<PySandbox>()?;
     let sandbox = sandbox.get();
     if let Some(path) = &login_ids_file {
-        if let Err(error) = write_login_ids(path, &sandbox.login_ids()) {
+        let ids = py.detach(|| login_ids(sandbox.seed, sandbox.logins));
+        if let Err(error) = write_login_ids(path, &ids) {
             sandbox.close(py);
             let message = format!("the LoginIds could not be written to {}: {error}", path.display());
             return Err(PyOSError::new_err(message));

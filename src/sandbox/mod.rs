@@ -172,7 +172,8 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// Binds the listener on the calling thread (so [`Sandbox::url`] is valid on return and a
-    /// taken port fails here), then serves on a background thread.
+    /// taken port fails here, with a [`ListenError`] naming the address inside the error), then
+    /// serves on a background thread.
     ///
     /// A `logins` count above [`MAX_LOGINS`] fails with `InvalidInput`.
     pub fn start(config: SandboxConfig) -> std::io::Result<Sandbox> {
@@ -180,13 +181,15 @@ impl Sandbox {
             let message = format!("logins must be at most {MAX_LOGINS}, got {}", config.logins);
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, message));
         }
-        let socket = bind(SocketAddr::new(config.host, config.port))?;
+        let wanted = SocketAddr::new(config.host, config.port);
+        let listening = |source| ListenError::wrap(wanted, source);
+        let socket = bind(wanted).map_err(listening)?;
         let addr = socket.local_addr()?;
         let runtime = runtime(addr.port())?;
         let listener = {
             // A tokio listener belongs to the runtime current when it is made.
             let _entered = runtime.enter();
-            socket.listen(BACKLOG)?
+            socket.listen(BACKLOG).map_err(listening)?
         };
         let shared = Arc::new(Shared::new(config));
         let (stop, stopped) = oneshot::channel::<()>();
@@ -290,6 +293,36 @@ pub fn login_id(seed: u64, username: &str) -> String {
     }
 }
 
+/// Why [`Sandbox::start`] could not listen on its address: the system's error alone ("Address
+/// already in use") does not say which address, and with several sandboxes or a fixed `port` that
+/// is the first thing to know. It travels inside the `std::io::Error` (same kind, same source),
+/// where a caller can find it with `get_ref()` and `downcast_ref`.
+#[derive(Debug)]
+pub struct ListenError {
+    /// The address asked for (port 0 when any free port would do).
+    pub addr: SocketAddr,
+    /// What the system said.
+    pub source: std::io::Error,
+}
+
+impl ListenError {
+    fn wrap(addr: SocketAddr, source: std::io::Error) -> std::io::Error {
+        std::io::Error::new(source.kind(), ListenError { addr, source })
+    }
+}
+
+impl std::fmt::Display for ListenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "could not listen on {}: {}", self.addr, self.source)
+    }
+}
+
+impl std::error::Error for ListenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// A socket bound to `addr`, to listen on with a [`BACKLOG`] deep queue (std's `bind` would
 /// ask for 128).
 fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpSocket> {
@@ -376,5 +409,17 @@ mod tests {
         assert_eq!(runtime.handle().runtime_flavor(), tokio::runtime::RuntimeFlavor::MultiThread);
         // One worker would serve requests one at a time.
         assert_eq!(runtime.metrics().num_workers(), 2);
+    }
+
+    #[test]
+    fn a_taken_port_names_the_address() {
+        let first = Sandbox::start(SandboxConfig::default()).unwrap();
+        let taken = SandboxConfig { port: first.addr().port(), ..SandboxConfig::default() };
+        let error = Sandbox::start(taken).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::AddrInUse);
+        let listen = error.get_ref().and_then(|inner| inner.downcast_ref::<ListenError>()).unwrap();
+        assert_eq!(listen.addr, first.addr());
+        assert!(error.to_string().starts_with(&format!("could not listen on {}: ", first.addr())), "{error}");
+        first.stop();
     }
 }

@@ -31,6 +31,7 @@ class Case:
 ONE: Any = 1
 FIVE: Any = "5"
 ZERO: Any = 0
+HALVES: Any = 1.5
 
 
 def sandbox_with(**options: Any) -> object:
@@ -86,6 +87,47 @@ CASES = [
     Case("pending_polls-str", lambda c, s: sandbox_with(pending_polls="2"), TypeError, ("pending_polls", "int", "str")),
     Case("banking_transactions", lambda c, s: sandbox_with(banking_transactions=-1), bf.ConfigError,
          ("banking_transactions", "-1")),
+    # Values of the right type: the message says what came (a non-secret value, quoted and cut
+    # short) and the rule.
+    Case("login_id-not-a-guid", lambda c, s: c.investments("not-a-guid"), bf.ConfigError,
+         ("login_id", "must be a GUID", 'got "not-a-guid"')),
+    Case("login_id-long", lambda c, s: c.authorize_cached("x" * 100 + "\n"), bf.ConfigError,
+         ("login_id", 'got "' + "x" * 40 + '"…')),
+    Case("request_id-slash", lambda c, s: c.session("a/b"), bf.ConfigError, ("request_id", "GUID", 'got "a/b"')),
+    Case("account_filter-not-a-guid", lambda c, s: s.attributes({"Card": ["x"]}, account_filter=["acc"]),
+         bf.ConfigError, ("account_filter", "GUID", 'got "acc"')),
+    Case("timeout-zero", lambda c, s: bf.Client("http://127.0.0.1:9", "c", timeout=0), bf.ConfigError,
+         ("timeout", "seconds > 0", "got 0")),
+    Case("deadline-nan", lambda c, s: bf.Client("http://127.0.0.1:9", "c", deadline=float("nan")), bf.ConfigError,
+         ("deadline", "seconds > 0", "got nan")),
+    Case("poll_interval-negative", lambda c, s: bf.Client("http://127.0.0.1:9", "c", poll_interval=-0.5),
+         bf.ConfigError, ("poll_interval", "seconds >= 0", "got -0.5")),
+    Case("max_retries-eleven", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=11), bf.ConfigError,
+         ("max_retries must be an int from 0 to 10, got 11",)),
+    Case("max_challenge_rounds-zero", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_challenge_rounds=0),
+         bf.ConfigError, ("max_challenge_rounds must be an int of at least 1, got 0",)),
+    # A wrong type is told the option's own rule, not the range of the type that holds it.
+    Case("max_retries-float", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=HALVES), TypeError,
+         ("max_retries must be an int from 0 to 10, not float",)),
+    Case("max_challenge_rounds-float", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_challenge_rounds=HALVES),
+         TypeError, ("max_challenge_rounds must be an int of at least 1, not float",)),
+    Case("max_body_bytes-str", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_body_bytes=FIVE), TypeError,
+         ("max_body_bytes must be an int of at least 1, not str",)),
+    Case("max_connections-float", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_connections=HALVES), TypeError,
+         ("max_connections must be an int from 1 to 10000, not float",)),
+    Case("max_retries-huge", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=-(2**200)), bf.ConfigError,
+         ("max_retries must be an int from 0 to 10, got a smaller int",)),
+    Case("customer_id-slash", lambda c, s: bf.Client("http://127.0.0.1:9", "a/b"), bf.ConfigError,
+         ("customer_id", "GUID", 'got "a/b"')),
+    Case("package-unknown", lambda c, s: s.attributes(package="gold"), bf.ConfigError,
+         ("package", '"business_analysis"', '"all_business"', 'got "gold"')),
+    # Neither or both of attributes= and package=: one sentence naming both and every package.
+    Case("attributes-neither", lambda c, s: s.attributes(), bf.ConfigError,
+         ("attributes (", ") or package (one of", "is required, exactly one of the two; got neither",
+          *(f'"{name}"' for name in ("income", "credit_risk", "user_analysis", "lending", "all",
+                                     "business_analysis", "all_business")))),
+    Case("attributes-both", lambda c, s: s.attributes({"Card": ["x"]}, package="income"), bf.ConfigError,
+         ("attributes (", "or package", '"all_business"', "got both")),
     # Results.
     Case("column", lambda c, s: bf.Accounts.from_json(b'{"Accounts": []}').accounts.column(ZERO), TypeError,
          ("name", "str", "int")),

@@ -6,17 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import gc
+import inspect
 import itertools
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NoReturn
 
 import pytest
 
 import bankfeed as bf
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, assert_investments, investment_posts, login_id_of
+from bfhelpers import (
+    GREATDAY,
+    INSTITUTION,
+    PASSWORD,
+    assert_investments,
+    assert_secret_free,
+    investment_posts,
+    login_id_of,
+)
 
 #: How long the request counter is watched after a cancel: at a poll every 0.01 s, a poll going
 #: on in the background would add about 20 requests in that time.
@@ -126,14 +137,73 @@ def test_an_exception_of_an_async_handler_comes_out_as_it_was(sandbox: bf.Sandbo
     assert info.value is exc
 
 
-def test_an_async_handler_returning_no_mapping_is_refused_as_a_plain_one_is(sandbox: bf.Sandbox) -> None:
-    async def ask(challenge: bf.AsyncChallenge) -> Any:
-        return 42
+#: What a handler returns instead of the answers, and the type its TypeError names.
+NOT_ANSWERS: list[tuple[Callable[[Any], Any], str]] = [
+    (lambda challenge: 42, "int"),
+    (lambda challenge: None, "None"),
+    (lambda challenge: [GREATDAY[prompt] for prompt in challenge.prompts], "list"),
+    # The answer on its own: its type is named, never its value.
+    (lambda challenge: GREATDAY[challenge.prompts[0]], "str"),
+]
+NOT_ANSWERS_IDS = ["int", "None", "list-of-answers", "an-answer"]
 
-    with pytest.raises(bf.InvalidAnswer, match="must be a mapping"):
+
+def refused_as_not_answers(info: pytest.ExceptionInfo[TypeError], got: str) -> None:
+    """The TypeError of a handler that returned ``got``: it names on_challenge, what came and
+    what it must return, and holds no answer."""
+    text = str(info.value)
+    assert f"on_challenge returned {got}, not the answers" in text, text
+    assert "mapping of each prompt" in text and "a str or a list of str" in text, text
+    assert 'answer to "answers"' not in text, "the handler, not an answer, is blamed"
+    assert_secret_free(text, repr(info.value), extra=GREATDAY.values())
+
+
+@pytest.mark.parametrize(("returns", "got"), NOT_ANSWERS, ids=NOT_ANSWERS_IDS)
+def test_a_handler_returning_no_mapping_is_a_type_error_naming_what_came(
+    sandbox: bf.Sandbox, returns: Callable[[Any], Any], got: str
+) -> None:
+    async def ask(challenge: bf.AsyncChallenge) -> Any:
+        await asyncio.sleep(0)
+        return returns(challenge)
+
+    before = sandbox.request_count
+    with pytest.raises(TypeError) as info:
         asyncio.run(async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
-    with pytest.raises(bf.InvalidAnswer, match="must be a mapping"):
-        sandbox.client().login(INSTITUTION, "Greatday", PASSWORD, on_challenge=lambda challenge: 42)  # type: ignore[arg-type,return-value]
+    refused_as_not_answers(info, got)
+    with pytest.raises(TypeError) as info:
+        asyncio.run(async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=returns))
+    refused_as_not_answers(info, got)
+    with pytest.raises(TypeError) as info:
+        sandbox.client().login(INSTITUTION, "Greatday", PASSWORD, on_challenge=returns)
+    refused_as_not_answers(info, got)
+    assert sandbox.request_count == before + 3, "each call sent its Authorize, and no answers"
+
+
+def test_an_async_handler_on_the_sync_client_is_refused_and_its_coroutine_closed(sandbox: bf.Sandbox) -> None:
+    made: list[collections.abc.Coroutine[Any, Any, dict[str, str]]] = []
+
+    async def ask(challenge: bf.Challenge) -> dict[str, str]:
+        return {prompt: GREATDAY[prompt] for prompt in challenge.prompts}
+
+    def asks(challenge: bf.Challenge) -> Any:
+        made.append(ask(challenge))
+        return made[-1]
+
+    with pytest.raises(TypeError) as info:
+        sandbox.client().login(INSTITUTION, "Greatday", PASSWORD, on_challenge=asks)
+    text = str(info.value)
+    assert "on_challenge returned a coroutine" in text, text
+    assert "plain" in text and "bf.AsyncClient" in text, text
+    assert [inspect.getcoroutinestate(coroutine) for coroutine in made] == [inspect.CORO_CLOSED]
+    assert_secret_free(text, repr(info.value), extra=GREATDAY.values())
+
+    # Given the async def itself, as a user would: Python warns of no coroutine left unawaited.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(TypeError, match="on_challenge returned a coroutine"):
+            sandbox.client().login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask)  # type: ignore[arg-type]
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)], [str(w.message) for w in caught]
 
 
 # --- Cancellation and timeouts --------------------------------------------------------------

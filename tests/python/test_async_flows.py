@@ -363,6 +363,9 @@ def test_attributes_resume_with_request_id(api: Api, slow_sandbox: bf.Sandbox) -
         api.run(impatient.attributes(login_id, package="income"))
     request_id = info.value.request_id
     assert request_id is not None and request_id in str(info.value)
+    # Pending on the account detail it waits for first, the message still names the attributes call.
+    assert info.value.operation == "GetAccountsDetail"
+    assert f'client.attributes(login_id, ..., request_id="{request_id}")' in str(info.value)
     logins = authorizes(slow_sandbox)
     attributes = api.run(api.client(slow_sandbox).attributes(login_id, package="income", request_id=request_id))
     assert isinstance(attributes, bf.Attributes) and len(attributes.values) > 0

@@ -181,6 +181,53 @@ def test_a_concurrency_below_one_is_refused(api: Api, mixed: Mixed, value: int) 
         api.collect(mixed.client(api).investments_many(mixed.ids, concurrency=value))
 
 
+# --- Resuming -------------------------------------------------------------------------------
+
+
+def authorizes(sb: bf.Sandbox) -> int:
+    return sum(1 for r in sb.requests if r["path"].rstrip("/").endswith("/Authorize"))
+
+
+@pytest.mark.parametrize("call", ["investments", "attributes", "accounts_detail"])
+def test_the_pending_logins_of_a_bulk_call_resume_with_request_ids(api: Api, call: str) -> None:
+    with bf.Sandbox(logins=4, pending_polls=25) as sb:
+
+        def many(client: Any, ids: Any, **options: Any) -> list[tuple[str, Any]]:
+            if call == "attributes":
+                options["package"] = "income"
+            pairs: list[tuple[str, Any]] = api.collect(getattr(client, f"{call}_many")(ids, **options))
+            return pairs
+
+        fresh = str(uuid.uuid4())  # not pending: no RequestId to resume, it starts afresh
+        pairs = many(api.client(sb, poll_timeout=0.05), sb.login_ids)
+        pending = {i: r.request_id for i, r in pairs if isinstance(r, bf.PendingTimeout)}
+        assert sorted(pending) == sorted(sb.login_ids) and all(pending.values()), pairs
+        logins = authorizes(sb)
+        resumed = dict(many(api.client(sb), [*pending, fresh], request_ids=pending))
+        # No new session for a resumed login: only the fresh one authorized (and is unknown).
+        assert authorizes(sb) == logins + 1
+        assert isinstance(resumed.pop(fresh), bf.InvalidLogin)
+        expected = {"investments": bf.Investments, "attributes": bf.Attributes, "accounts_detail": bf.Accounts}[call]
+        assert sorted(resumed) == sorted(pending)
+        assert all(isinstance(result, expected) for result in resumed.values()), resumed
+
+
+def test_request_ids_that_cannot_be_used_are_refused_before_anything_starts(api: Api) -> None:
+    with bf.Sandbox(logins=2) as sb:
+        client = api.client(sb)
+        ids = sb.login_ids
+        with pytest.raises(TypeError, match=r"request_ids must be a mapping of login_id to request_id.*not list"):
+            client.investments_many(ids, request_ids=["r"])
+        with pytest.raises(
+            bf.ConfigError, match='request_ids may only name LoginIds of login_ids, got "stray"'
+        ) as info:
+            client.investments_many(ids, request_ids={"stray": "r"})
+        assert info.value.field == "request_ids"
+        with pytest.raises(TypeError, match=r"request_ids\[.{5,}\] must be a str, not int"):
+            client.attributes_many(ids, package="income", request_ids={ids[0]: 7})
+        assert sb.request_count == 0
+
+
 # --- The concurrency bound ------------------------------------------------------------------
 
 #: Each Authorize of the bound test answers this late; logins run in waves of `concurrency`.
@@ -245,6 +292,30 @@ def test_closing_the_iterator_stops_every_login(api: Api, stuck: bf.Sandbox, pro
     before = stuck.request_count
     time.sleep(0.2)
     assert stuck.request_count == before, f"{stuck.request_count - before} requests after close()"
+
+
+@pytest.mark.parametrize("progress", [False, True], ids=["plain", "progress"])
+def test_leaving_a_with_block_stops_every_login(api: Api, stuck: bf.Sandbox, progress: bool) -> None:
+    client = api.client(stuck, poll_timeout=60)
+    ids = [str(uuid.uuid4()), *stuck.login_ids]
+    if api.is_async:
+
+        async def first_in_block() -> Any:
+            async with client.investments_many(ids, concurrency=8, progress=progress) as results:
+                _, first = await results.__anext__()
+                await asyncio.sleep(0.1)
+            return first
+
+        first = api.run(first_in_block())
+    else:
+        with client.investments_many(ids, concurrency=8, progress=progress) as results:
+            _, first = next(results)
+            time.sleep(0.1)
+    assert isinstance(first, bf.InvalidLogin)
+    time.sleep(0.03)
+    before = stuck.request_count
+    time.sleep(0.2)
+    assert stuck.request_count == before, f"{stuck.request_count - before} requests after the block"
 
 
 #: A child that asks a sync bulk iterator for more after its end: after the last pair, after

@@ -287,6 +287,25 @@ def test_tables_pickle_alone_with_their_types(sized: dh.Sized) -> None:
         assert copy.to_pandas().equals(table.to_pandas())
 
 
+def test_a_combined_bulk_call_pickles_with_its_tables_and_its_errors() -> None:
+    with bf.Sandbox(logins=3) as sb:
+        client = sb.client()
+        pairs = list(client.investments_many([*sb.login_ids, "not-a-guid"]))
+    combined = bf.combine(pairs)
+    assert combined.kind == "Investments" and list(combined.errors) == ["not-a-guid"]
+    for copy in every_protocol(combined):
+        assert (copy.kind, repr(copy)) == (combined.kind, repr(combined))
+        assert list(copy.tables) == list(combined.tables)
+        for name, table in combined.tables.items():
+            same_table(copy[name], table)
+        error = copy.errors["not-a-guid"]
+        assert type(error) is bf.ConfigError and str(error) == str(combined.errors["not-a-guid"])
+    nothing = bf.combine([])
+    assert [(c.kind, c.tables, c.errors) for c in every_protocol(nothing)] == [(None, {}, {})] * len(
+        every_protocol(nothing)
+    )
+
+
 def test_bytes_that_are_not_a_table_raise_value_error() -> None:
     good = pickle.dumps(bf.Investments.from_json(b'{"Accounts": []}').accounts)
     with pytest.raises(ValueError, match="table"):

@@ -81,8 +81,40 @@ def test_a_logins_count_out_of_range_is_a_config_error_naming_logins(value: int)
 
 @pytest.mark.parametrize("value", [True, 1.5, "10", None])
 def test_a_logins_count_of_another_type_is_a_type_error_naming_logins(value: Any) -> None:
-    with pytest.raises(TypeError, match="logins"):
+    with pytest.raises(TypeError) as caught:
         bf.Sandbox(logins=value)
+    assert str(caught.value) == f"logins must be an int from 0 to 1000000, not {type(value).__name__}"
+
+
+@pytest.fixture(scope="module")
+def large() -> Iterator[bf.Sandbox]:
+    """A sandbox with 200,000 bulk logins: enough that making the list of LoginIds takes a while."""
+    with bf.Sandbox(logins=200_000, seed=4) as sb:
+        yield sb
+
+
+def test_login_ids_is_made_once_and_read_cheaply(large: bf.Sandbox) -> None:
+    """``client.investments(sb.login_ids[0])`` in a loop (as in the docs) reads the whole list each time."""
+    first = large.login_ids
+    assert len(first) == 200_000 and first == bf.Sandbox.login_ids_for(200_000, seed=4)
+    assert large.login_ids[0] is first[0], "the LoginIds are made once, not on every read"
+    started = time.monotonic()
+    for _ in range(50):
+        if time.monotonic() - started > 5:
+            break
+        assert large.login_ids[12345] == first[12345]
+    assert time.monotonic() - started < 5, "50 reads of 200,000 LoginIds"
+
+
+def test_each_read_of_login_ids_is_a_list_of_its_own() -> None:
+    with bf.Sandbox(logins=5) as sb:
+        mine = sb.login_ids
+        expected = list(mine)
+        assert sb.login_ids is not mine
+        mine.clear()
+        mine.append("not a LoginId")
+        assert sb.login_ids == expected, "a caller changing its list leaves the next read intact"
+    assert sb.login_ids == expected, "still readable once closed, as before"
 
 
 def test_the_sandboxs_own_clients_poll_fast_unless_told_otherwise(bulk: bf.Sandbox) -> None:
