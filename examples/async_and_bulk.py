@@ -65,12 +65,13 @@ def etl_job(sb: bf.Sandbox) -> None:
             elif login_id == sb.login_ids[0]:
                 print(f"income of the first login: {result['sum_employer_income']}")
 
-        # Stopping early: close() (or a Ctrl-C) stops every login still running.
-        first = client.investments_many(sb.login_ids)
-        for login_id, _ in first:
-            print(f"first to finish: {login_id in sb.login_ids}")
-            break
-        first.close()
+        # Stopping early: leaving the with block (or close(), or a Ctrl-C) stops every login
+        # still running. bf.BulkResults names what a bulk call returns, for annotations.
+        first: bf.BulkResults[bf.Investments]
+        with client.investments_many(sb.login_ids) as first:
+            for login_id, _ in first:
+                print(f"first to finish: {login_id in sb.login_ids}")
+                break
     print(f"etl: done (client closed: {client.closed})")
 
 
@@ -110,8 +111,9 @@ async def notebook(sb: bf.Sandbox) -> None:
         some = await asyncio.gather(*(client.investments(login_id) for login_id in sb.login_ids[:20]))
         print(f"gathered: {sum(len(inv.positions) for inv in some)} positions of 20 logins")
 
-        # A bulk call, as an async iterator.
-        pairs = [pair async for pair in client.investments_many(sb.login_ids[:100], concurrency=32, progress=True)]
+        # A bulk call, as an async iterator (bf.AsyncBulkResults, for annotations).
+        bulk: bf.AsyncBulkResults[bf.Investments] = client.investments_many(sb.login_ids[:100], progress=True)
+        pairs = [pair async for pair in bulk]
         combined: bf.Combined = bf.combine(pairs)
         print(f"{combined.kind}: {list(combined.tables)}, {len(combined.errors)} errors")
         print(combined.positions.to_pandas().groupby("login_id").size().describe()[["count", "mean"]].to_dict())

@@ -125,7 +125,16 @@ impl fmt::Display for ApiError {
         if self.attempts > 1 {
             write!(f, " after {} attempts", self.attempts)?;
         }
-        write!(f, "; {}", self.next_step())
+        // Not twice: the service's message may end with the same advice ("...; retry later").
+        let step = self.next_step();
+        let said = self
+            .message
+            .as_deref()
+            .is_some_and(|message| message.trim_end().trim_end_matches('.').to_ascii_lowercase().ends_with(step));
+        if said {
+            return Ok(());
+        }
+        write!(f, "; {step}")
     }
 }
 
@@ -364,6 +373,15 @@ mod tests {
             timeout("GetStatements", None),
             "GetStatements still pending after 30.0 s; call again later, or raise poll_timeout (and deadline, when set)"
         );
+    }
+
+    #[test]
+    fn advice_the_service_already_gave_is_not_repeated() {
+        let mut error = api(401, Some("RETRY_LATER"));
+        error.message = Some("The institution is unavailable at the moment; retry later.".to_owned());
+        assert!(error.to_string().ends_with("unavailable at the moment; retry later."), "{error}");
+        error.message = Some("The institution is unavailable at the moment".to_owned());
+        assert!(error.to_string().ends_with("unavailable at the moment; retry later"), "{error}");
     }
 
     fn api(status: u16, code: Option<&str>) -> ApiError {

@@ -34,7 +34,16 @@ from bankfeed._native import (
     __version__,
     combine,
 )
-from bankfeed._types import Answer, Answers, AsyncChallengeHandler, AsyncStep, ChallengeHandler, Step
+from bankfeed._types import (
+    Answer,
+    Answers,
+    AsyncBulkResults,
+    AsyncChallengeHandler,
+    AsyncStep,
+    BulkResults,
+    ChallengeHandler,
+    Step,
+)
 from bankfeed.errors import (
     AggregationError,
     ApiError,
@@ -73,6 +82,7 @@ __all__ = [
     "Answer",
     "Answers",
     "ApiError",
+    "AsyncBulkResults",
     "AsyncChallenge",
     "AsyncChallengeHandler",
     "AsyncClient",
@@ -80,6 +90,7 @@ __all__ = [
     "AsyncStep",
     "Attributes",
     "BankfeedError",
+    "BulkResults",
     "Challenge",
     "ChallengeHandler",
     "ChallengeRequired",

@@ -39,7 +39,9 @@ const PERIODS: [&str; 3] = ["MostRecent", "Months3", "Months12"];
 
 fn one_of(field: &'static str, value: &Option<String>, allowed: &[&str]) -> Result<(), Error> {
     match value {
-        Some(v) if !allowed.contains(&v.as_str()) => Err(Error::config(field, format!("must be one of {allowed:?}"))),
+        Some(v) if !allowed.contains(&v.as_str()) => {
+            Err(Error::config(field, format!("must be one of {allowed:?}, got {}", crate::config::shown(v))))
+        }
         _ => Ok(()),
     }
 }

@@ -207,9 +207,17 @@ impl Sandbox {
         Ok(Sandbox { addr, shared, stop: Some(stop), thread: Some(thread), pid: std::process::id() })
     }
 
-    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`.
+    /// Base URL without a trailing slash, e.g. `http://127.0.0.1:41234`, the one its clients use.
+    /// Bound to every interface (`0.0.0.0`, `::`), it is reached on
+    /// loopback: a client refuses plain http to any other host, and `0.0.0.0` is no address to
+    /// connect to on every system.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let ip = match self.addr.ip() {
+            std::net::IpAddr::V4(ip) if ip.is_unspecified() => std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            std::net::IpAddr::V6(ip) if ip.is_unspecified() => std::net::IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            ip => ip,
+        };
+        format!("http://{}", SocketAddr::new(ip, self.addr.port()))
     }
 
     /// The bound address.
@@ -409,6 +417,13 @@ mod tests {
         assert_eq!(runtime.handle().runtime_flavor(), tokio::runtime::RuntimeFlavor::MultiThread);
         // One worker would serve requests one at a time.
         assert_eq!(runtime.metrics().num_workers(), 2);
+    }
+
+    #[test]
+    fn a_sandbox_on_every_interface_is_reached_on_loopback() {
+        let config = SandboxConfig { host: "0.0.0.0".parse().unwrap(), ..SandboxConfig::default() };
+        let sandbox = Sandbox::start(config).unwrap();
+        assert_eq!(sandbox.url(), format!("http://127.0.0.1:{}", sandbox.addr().port()));
     }
 
     #[test]

@@ -107,3 +107,10 @@ def test_a_customer_id_and_keys_its_client_takes_still_start() -> None:
         client = sb.client(poll_interval=0.01)
         session = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
         assert len(client.investments(login_id_of(session)).accounts) >= 1
+
+
+def test_a_sandbox_on_every_interface_is_served_to_its_own_client_on_loopback() -> None:
+    with bf.Sandbox(host="0.0.0.0", pending_polls=0) as sb:
+        assert sb.url.startswith("http://127.0.0.1:"), sb.url
+        session = sb.client().login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
+        assert isinstance(session, bf.Session)
