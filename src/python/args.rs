@@ -16,7 +16,8 @@ pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
     value.get_type().name().map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
 }
 
-fn wrong_type(name: &str, takes: &str, value: &Bound<'_, PyAny>) -> PyErr {
+/// The TypeError of an argument `name` that takes `takes` and got `value`.
+pub(crate) fn wrong_type(name: &str, takes: &str, value: &Bound<'_, PyAny>) -> PyErr {
     PyTypeError::new_err(format!("{name} must be {takes}, not {}", type_name(value)))
 }
 

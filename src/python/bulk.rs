@@ -143,10 +143,6 @@ fn result_tables(result: &Bound<'_, PyAny>) -> Option<Kind> {
     }
 }
 
-fn type_name(value: &Bound<'_, PyAny>) -> String {
-    value.get_type().name().map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
-}
-
 /// Gathers the ``(login_id, result_or_exception)`` pairs of a bulk call (``investments_many``,
 /// ``accounts_detail_many``, ``attributes_many``, or a list of such pairs) into a :class:`Combined`.
 ///
@@ -170,7 +166,7 @@ pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCo
             _ => {
                 return Err(PyTypeError::new_err(format!(
                     "combine takes (login_id, result) pairs, not {}",
-                    type_name(&pair)
+                    args::type_name(&pair)
                 )))
             }
         };
@@ -184,7 +180,7 @@ pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCo
             return Err(PyTypeError::new_err(format!(
                 "combine takes results of Investments, Accounts, Attributes or Statements, or exceptions; \
                  the result of {login_id:?} is {}",
-                type_name(&result)
+                args::type_name(&result)
             )));
         };
         match &kind {

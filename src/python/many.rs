@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration, PyTypeError};
+use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration};
 use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyTuple};
 use tokio::sync::mpsc::{self, error::TryRecvError};
@@ -106,11 +106,9 @@ pub(crate) fn request_ids(
 ) -> PyResult<Arc<HashMap<String, String>>> {
     let Some(value) = value.filter(|value| !value.is_none()) else { return Ok(Arc::default()) };
     let Ok(mapping) = value.cast::<PyMapping>() else {
-        let kind = value.get_type().name().map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string());
-        return Err(PyTypeError::new_err(format!(
-            "request_ids must be a mapping of login_id to request_id (e.g. {{login_id: exc.request_id}} of the \
-             PendingTimeouts of a previous call), not {kind}"
-        )));
+        let takes = "a mapping of login_id to request_id (e.g. {login_id: exc.request_id} of the PendingTimeouts \
+                     of a previous call)";
+        return Err(args::wrong_type("request_ids", takes, value));
     };
     let mut ids = HashMap::new();
     for item in mapping.items()?.iter() {
