@@ -25,6 +25,8 @@ GREATDAY = {
     "What is the best country on earth?": "Canada",
     "What shape do people like most?": "Triangle",
 }
+#: Canned answers serve both clients: bf.answers() gives a bf.CannedAnswers.
+CANNED: bf.CannedAnswers = bf.answers(GREATDAY)
 
 
 def etl_job(sb: bf.Sandbox) -> None:
@@ -72,6 +74,9 @@ def etl_job(sb: bf.Sandbox) -> None:
             for login_id, _ in first:
                 print(f"first to finish: {login_id in sb.login_ids}")
                 break
+        # A live login, its challenges answered from the canned answers.
+        live = client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=CANNED)
+        print(f"live login with canned answers: {live.request_id != ''}")
     print(f"etl: done (client closed: {client.closed})")
 
 
@@ -99,6 +104,9 @@ async def notebook(sb: bf.Sandbox) -> None:
             step = await step.answer({prompt: GREATDAY[prompt] for prompt in step.prompts})
         print(f"session {type(step).__name__}")
 
+        # The canned answers the ETL job used, now for the async client.
+        await client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=CANNED)
+
         # Without a handler, the challenge comes with the exception, ready to answer.
         try:
             await client.login(INSTITUTION, "Greatday", PASSWORD)
@@ -111,14 +119,20 @@ async def notebook(sb: bf.Sandbox) -> None:
         some = await asyncio.gather(*(client.investments(login_id) for login_id in sb.login_ids[:20]))
         print(f"gathered: {sum(len(inv.positions) for inv in some)} positions of 20 logins")
 
-        # A bulk call, as an async iterator (bf.AsyncBulkResults, for annotations).
+        # A bulk call, as an async iterator (bf.AsyncBulkResults, for annotations), gathered by
+        # bf.acombine as it comes. Combined is generic in its errors: a bulk call's are
+        # bf.BankfeedError.
         bulk: bf.AsyncBulkResults[bf.Investments] = client.investments_many(sb.login_ids[:100], progress=True)
-        pairs = [pair async for pair in bulk]
-        combined: bf.Combined = bf.combine(pairs)
+        combined: bf.Combined[bf.BankfeedError] = await bf.acombine(bulk)
         print(f"{combined.kind}: {list(combined.tables)}, {len(combined.errors)} errors")
         print(combined.positions.to_pandas().groupby("login_id").size().describe()[["count", "mean"]].to_dict())
 
-    # A cell that takes too long: cancelling it stops the Rust work at once, polling included.
+    # A call that takes too long: cancelling its task stops the Rust work at once, polling included.
+    # What stops it: asyncio.wait_for (as here) or asyncio.timeout around the await, task.cancel(),
+    # the client's deadline= option (the call raises when it runs out) or client.close(). Jupyter's
+    # "interrupt kernel" does not: ipykernel does not cancel an awaited cell (`await
+    # asyncio.sleep(10)` goes on too), so bound a long call in the cell itself. (A blocking
+    # bf.Client call does stop at the interrupt, as at Ctrl-C.)
     patient = bf.AsyncClient(sb.url, sb.customer_id, poll_interval=5)  # 5 s between polls
     try:
         await asyncio.wait_for(patient.investments(sb.login_ids[0]), timeout=0.2)

@@ -12,10 +12,10 @@ async def main(sb: bf.Sandbox) -> None:
         ten = await asyncio.gather(*(client.investments(login_id) for login_id in sb.login_ids[:10]))
         print(inv.value, len(ten))
 
-        # Bulk: each login's whole flow runs in Rust, 32 at a time; a pair comes as each one ends.
-        results = [pair async for pair in client.investments_many(sb.login_ids, progress=True)]
+        # Bulk: each login's whole flow runs in Rust, 32 at a time; a pair comes as each one ends,
+        # and acombine gathers them into one table per kind, a login_id column first.
+        combined = await bf.acombine(client.investments_many(sb.login_ids, progress=True))
 
-    combined = bf.combine(results)                 # one table per kind, a login_id column first
     positions = combined.positions.to_pandas()     # every login's positions in one DataFrame
     print(len(positions), "positions;", len(combined.errors), "errors")
 

@@ -35,7 +35,7 @@ with bf.Sandbox() as sb:                      # a real HTTP server on 127.0.0.1,
     attrs = client.attributes(login_id, package="income")  # the preparation sequence inside
     attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]},
                               filters={"AccountCategory": ["Operations"]}, detail=["count_nsf"])
-    values = attrs.values.to_pandas()                     # value is NaN where the service says NONE_DETECTED
+    values = attrs.values.to_pandas()                     # value is null (NaN in pandas) for NONE_DETECTED
 
     try:
         client.authorize_cached("00000000-0000-0000-0000-000000000000")

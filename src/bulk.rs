@@ -28,8 +28,9 @@ pub fn check_concurrency(concurrency: usize) -> Result<NonZeroUsize, Error> {
 /// - A duplicated id runs once per occurrence and is sent once per occurrence.
 /// - Only `concurrency` operations exist at a time: the next starts when one finishes, so memory
 ///   does not grow with the number of ids (only the ids themselves are held).
-/// - When the receiver of `sink` is dropped, the operations in flight are aborted and this returns,
-///   without starting the others.
+/// - When the receiver of `sink` is dropped or closed, the operations in flight are aborted and
+///   this returns, without starting the others (a closed receiver still holds what was sent: the
+///   Python iterator closes it to stop the run and keep the results already received).
 /// - Dropping this future aborts every operation in flight at once (their tasks are aborted by the
 ///   [`JoinSet`] that holds them): no request is sent after that, no poll goes on.
 ///
@@ -226,5 +227,26 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(1), run).await.expect("stops at once").unwrap().unwrap();
         tokio::time::sleep(Duration::from_millis(800)).await;
         assert_eq!(finished.load(Ordering::SeqCst), 1, "the sleeping operations were aborted");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_closed_receiver_stops_the_run_and_keeps_what_was_sent() {
+        let (sink, mut receiver) = mpsc::channel(4);
+        let run = tokio::spawn(run_many(
+            ids(100),
+            4,
+            |id| async move {
+                if id != "id-0" {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                }
+                Ok(())
+            },
+            sink,
+        ));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        receiver.close();
+        tokio::time::timeout(Duration::from_secs(1), run).await.expect("stops at once").unwrap().unwrap();
+        assert_eq!(receiver.try_recv().map(|(id, _)| id).ok(), Some("id-0".to_owned()));
+        assert!(receiver.try_recv().is_err(), "nothing more came");
     }
 }

@@ -111,6 +111,7 @@ pub const MAX_RETRIES: u32 = 10;
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 pub const ENV_BASE_URL: &str = "BANKFEED_BASE_URL";
+pub const ENV_INVESTMENTS_BASE_URL: &str = "BANKFEED_INVESTMENTS_BASE_URL";
 pub const ENV_CUSTOMER_ID: &str = "BANKFEED_CUSTOMER_ID";
 pub const ENV_API_KEY: &str = "BANKFEED_API_KEY";
 pub const ENV_SECRET_KEY: &str = "BANKFEED_SECRET_KEY";
@@ -133,28 +134,41 @@ impl ClientConfig {
 
     /// Completes `options` from `env` (a lookup of `BANKFEED_*` names), then validates.
     pub fn resolve(options: ClientOptions, env: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
-        let base_url = options
-            .base_url
-            .or_else(|| env(ENV_BASE_URL))
+        // A value read from a variable is checked as an argument would be; its error names the
+        // variable, since the caller passed nothing of that name.
+        let given = |value: Option<String>, variable: &'static str| match value {
+            Some(value) => Some(Given { value, variable: None }),
+            None => env(variable).map(|value| Given { value, variable: Some(variable) }),
+        };
+        let base_url = given(options.base_url, ENV_BASE_URL)
             .ok_or_else(|| Error::config("base_url", format!("is required: pass base_url= or set {ENV_BASE_URL}")))?;
         let allow_insecure_http = options.allow_insecure_http.unwrap_or(false);
-        let base_url = checked_url("base_url", &base_url, allow_insecure_http)?;
-        let investments_base_url = match options.investments_base_url {
-            Some(url) => checked_url("investments_base_url", &url, allow_insecure_http)?,
+        let base_url = base_url.check(|url| checked_url("base_url", url, allow_insecure_http))?;
+        let investments_base_url = match given(options.investments_base_url, ENV_INVESTMENTS_BASE_URL) {
+            Some(url) => url.check(|url| checked_url("investments_base_url", url, allow_insecure_http))?,
             None => base_url.clone(),
         };
-        let customer_id = options.customer_id.or_else(|| env(ENV_CUSTOMER_ID)).ok_or_else(|| {
+        let customer_id = given(options.customer_id, ENV_CUSTOMER_ID).ok_or_else(|| {
             Error::config("customer_id", format!("is required: pass customer_id= or set {ENV_CUSTOMER_ID}"))
         })?;
         // The customer id is the second segment of every path: anything but a plain segment could
         // move the credentials to another path (`..` would send them to /BankingServices/Authorize).
-        if !is_safe_segment(&customer_id) {
-            let got = shown(&customer_id);
-            return Err(Error::config("customer_id", format!("must be a GUID or {SAFE_SEGMENT}, got {got}")));
-        }
-        let api_key = checked_key("api_key", options.api_key.or_else(|| env(ENV_API_KEY).map(Secret::new)))?;
-        let secret_key =
-            checked_key("secret_key", options.secret_key.or_else(|| env(ENV_SECRET_KEY).map(Secret::new)))?;
+        let customer_id = customer_id.check(|id| {
+            if is_safe_segment(id) {
+                Ok(id.to_owned())
+            } else {
+                Err(Error::config("customer_id", format!("must be a GUID or {SAFE_SEGMENT}, got {}", shown(id))))
+            }
+        })?;
+        let key = |field: &'static str, value: Option<Secret>, variable: &'static str| match value {
+            Some(key) => checked_key(field, Some(key)),
+            None => match env(variable) {
+                Some(key) => checked_key(field, Some(Secret::new(key))).map_err(|error| error.read_from(variable)),
+                None => Ok(None),
+            },
+        };
+        let api_key = key("api_key", options.api_key, ENV_API_KEY)?;
+        let secret_key = key("secret_key", options.secret_key, ENV_SECRET_KEY)?;
 
         let timeout = seconds("timeout", options.timeout.unwrap_or(240.0), false)?;
         let poll = PollPolicy {
@@ -248,10 +262,11 @@ pub(crate) fn is_safe_segment(value: &str) -> bool {
 }
 
 /// A base URL: https, or http to a loopback host (or anywhere with `allow_insecure_http`), with no
-/// userinfo, query or fragment (docs/protocol.md#hosts-paths-and-versions). Messages never repeat
-/// the URL: its userinfo would be a secret.
+/// userinfo, query or fragment (docs/protocol.md#hosts-paths-and-versions). Messages show the URL
+/// without its userinfo, query and fragment, which may hold a secret (`shown_url`).
 fn checked_url(field: &'static str, url: &str, allow_insecure_http: bool) -> Result<String, Error> {
     const EXAMPLE: &str = "such as https://toolbox-api.private.fin.ag";
+    let given = url;
     let url = url.trim().trim_end_matches('/');
     // The URL parser drops tabs and newlines silently; a URL holding any is refused instead.
     let clean =
@@ -259,7 +274,33 @@ fn checked_url(field: &'static str, url: &str, allow_insecure_http: bool) -> Res
     let parsed = reqwest::Url::parse(url)
         .ok()
         .filter(|parsed| clean && parsed.query().is_none() && parsed.fragment().is_none())
-        .ok_or_else(|| Error::config(field, format!("must be an https:// URL without query or fragment, {EXAMPLE}")))?;
+        .ok_or_else(|| {
+            // The part left out of the shown URL is said to be there, or the URL would look valid.
+            let hidden = if given.contains(['?', '#']) { " and a query or fragment (not shown)" } else { "" };
+            Error::config(
+                field,
+                format!(
+                    "must be an https:// URL without query or fragment, {EXAMPLE}; got {}{hidden}",
+                    shown_url(given)
+                ),
+            )
+        })?;
+    // bankfeed adds /v3/{customer_id}/... itself (docs/protocol.md#hosts-paths-and-versions): a
+    // base URL ending in the version would send every request to /v3/v3/... and a 404.
+    if parsed
+        .path_segments()
+        .and_then(|mut segments| segments.next_back())
+        .is_some_and(|last| last.eq_ignore_ascii_case("v3"))
+    {
+        return Err(Error::config(
+            field,
+            format!(
+                "must be the service's root, without the /v3 version bankfeed adds to every path, {EXAMPLE}; \
+                 got {}",
+                shown_url(given)
+            ),
+        ));
+    }
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err(Error::config(
             field,
@@ -271,12 +312,15 @@ fn checked_url(field: &'static str, url: &str, allow_insecure_http: bool) -> Res
         "https" => {}
         "http" if allow_insecure_http || is_loopback(&parsed) => {}
         "http" => {
+            let host = shown(parsed.host_str().unwrap_or_default());
             return Err(Error::config(
                 field,
-                "uses http:// to a host that is not loopback (127.0.0.0/8, ::1, localhost): credentials and \
-                 keys are sent only over https; use https://, or pass allow_insecure_http=True to send them \
-                 in clear text",
-            ))
+                format!(
+                    "uses http:// to a host that is not loopback (127.0.0.0/8, ::1, localhost), got {host}: \
+                     credentials and keys are sent only over https; use https://, or pass \
+                     allow_insecure_http=True to send them in clear text"
+                ),
+            ));
         }
         // Named only when written as a scheme: in `user:password@host` it would be the user name.
         scheme if url.starts_with(&format!("{scheme}://")) => {
@@ -285,12 +329,45 @@ fn checked_url(field: &'static str, url: &str, allow_insecure_http: bool) -> Res
                 format!("uses the scheme {scheme}:// but the service is reached only over https://, {EXAMPLE}"),
             ))
         }
-        _ => return Err(Error::config(field, format!("must be an https:// URL {EXAMPLE}"))),
+        _ => return Err(Error::config(field, format!("must be an https:// URL {EXAMPLE}; got {}", shown_url(given)))),
     }
     if parsed.host().is_none() {
-        return Err(Error::config(field, format!("names no host: it must be an https:// URL {EXAMPLE}")));
+        return Err(Error::config(
+            field,
+            format!("names no host: it must be an https:// URL {EXAMPLE}; got {}", shown_url(given)),
+        ));
     }
     Ok(url.to_owned())
+}
+
+/// A value given as an argument, or read from the variable named.
+struct Given {
+    value: String,
+    variable: Option<&'static str>,
+}
+
+impl Given {
+    /// `check`'s result; its error names the variable the value came from, if one did.
+    fn check(self, check: impl FnOnce(&str) -> Result<String, Error>) -> Result<String, Error> {
+        check(&self.value).map_err(|error| match self.variable {
+            Some(variable) => error.read_from(variable),
+            None => error,
+        })
+    }
+}
+
+/// A refused URL as a message shows it ([`shown`]), without what may be a secret: the user info
+/// (`user:password@`, kept as `…@`), the query and the fragment (a token, say) are left out.
+fn shown_url(url: &str) -> String {
+    let without_query = url.split(['?', '#']).next().unwrap_or_default();
+    let after_scheme = without_query.find("://").map_or(0, |at| at + 3);
+    let shown = match (without_query.rfind('@'), without_query.get(..after_scheme)) {
+        (Some(at), Some(scheme)) if at >= after_scheme => {
+            format!("{scheme}…{}", without_query.get(at..).unwrap_or_default())
+        }
+        _ => without_query.to_owned(),
+    };
+    self::shown(&shown)
 }
 
 /// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
@@ -396,6 +473,77 @@ mod tests {
     }
 
     #[test]
+    fn the_investments_host_comes_from_its_variable_too() {
+        let env = |name: &str| match name {
+            ENV_BASE_URL => Some("https://toolbox-api.private.fin.ag".to_owned()),
+            ENV_INVESTMENTS_BASE_URL => Some("https://toolbox-wealth-api.private.fin.ag".to_owned()),
+            ENV_CUSTOMER_ID => Some("c".to_owned()),
+            _ => None,
+        };
+        let config = ClientConfig::resolve(ClientOptions::default(), env).unwrap();
+        assert_eq!(config.investments_base_url, "https://toolbox-wealth-api.private.fin.ag");
+        // An argument wins over the variable, as for every other option.
+        let given =
+            ClientOptions { investments_base_url: Some("https://w.example".into()), ..ClientOptions::default() };
+        assert_eq!(ClientConfig::resolve(given, env).unwrap().investments_base_url, "https://w.example");
+    }
+
+    #[test]
+    fn a_bad_value_from_a_variable_names_the_variable() {
+        let rule_of = |variable: &'static str, value: &'static str| {
+            let env = move |name: &str| match name {
+                name if name == variable => Some(value.to_owned()),
+                ENV_BASE_URL => Some("https://x.example".to_owned()),
+                ENV_CUSTOMER_ID => Some("c".to_owned()),
+                _ => None,
+            };
+            match ClientConfig::resolve(ClientOptions::default(), env) {
+                Err(Error::Config { rule, .. }) => rule,
+                other => panic!("{variable}: {:?}", other.map(|_| ())),
+            }
+        };
+        for (variable, value) in [
+            (ENV_API_KEY, "bad key"),
+            (ENV_SECRET_KEY, "bad\nkey"),
+            (ENV_CUSTOMER_ID, "43387ca6-0391-4c82-857d-70d95f087ecb\n"),
+            (ENV_BASE_URL, "ftp://x.example"),
+            (ENV_INVESTMENTS_BASE_URL, "https://x.example/v3"),
+        ] {
+            let rule = rule_of(variable, value);
+            assert!(rule.ends_with(&format!("(read from {variable})")), "{rule}");
+            if variable == ENV_API_KEY || variable == ENV_SECRET_KEY {
+                assert!(!rule.contains("key\n") && !rule.contains("bad key"), "a key in {rule}");
+            }
+        }
+        // Given as an argument, the same value's error names no variable.
+        let given = ClientOptions { api_key: Some(Secret::new("bad key")), ..options("https://x.example", "c") };
+        match ClientConfig::resolve(given, |_| None) {
+            Err(Error::Config { rule, .. }) => assert!(!rule.contains("read from"), "{rule}"),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+
+    #[test]
+    fn a_url_with_the_version_or_a_hidden_part_says_so() {
+        for url in ["https://x.example/v3", "https://x.example/V3/", "https://x.example/proxy/v3"] {
+            let rule = match ClientConfig::resolve(options(url, "c"), |_| None) {
+                Err(Error::Config { rule, .. }) => rule,
+                other => panic!("{url}: {:?}", other.map(|_| ())),
+            };
+            assert!(rule.contains("without the /v3 version"), "{rule}");
+        }
+        assert!(ClientConfig::resolve(options("https://x.example/proxy", "c"), |_| None).is_ok());
+        for url in ["https://x.example/#xyzzy", "https://x.example/?token=t0ps3cret"] {
+            let rule = match ClientConfig::resolve(options(url, "c"), |_| None) {
+                Err(Error::Config { rule, .. }) => rule,
+                other => panic!("{url}: {:?}", other.map(|_| ())),
+            };
+            assert!(rule.ends_with("and a query or fragment (not shown)"), "{rule}");
+            assert!(!rule.contains("t0ps3cret") && !rule.contains("xyzzy"), "{rule}");
+        }
+    }
+
+    #[test]
     fn missing_or_bad_values_name_their_field() {
         assert_eq!(field_of(ClientConfig::resolve(ClientOptions::default(), |_| None)), "base_url");
         let no_customer = ClientOptions { base_url: Some("http://127.0.0.1:9".into()), ..ClientOptions::default() };
@@ -456,6 +604,24 @@ mod tests {
         assert!(rule.contains("ftp://"), "{rule}");
         let (_, rule) = rule_of(ClientConfig::new("admin:hunter2@example.com", "c"));
         assert!(!rule.contains("admin") && !rule.contains("hunter2"), "{rule}");
+    }
+
+    #[test]
+    fn a_refused_url_is_shown_without_user_info_query_or_fragment() {
+        for (url, shown) in [
+            ("127.0.0.1:8080", "got \"127.0.0.1:8080\""),
+            ("https://", "got \"https://\""),
+            ("localhost:8080", "got \"localhost:8080\""),
+            ("https://example.com?token=hunter2", "got \"https://example.com\""),
+            ("https://example.com/#hunter2", "got \"https://example.com/\""),
+            ("admin:hunter2@exa mple.com", "got \"…@exa mple.com\""),
+            ("https://admin:hunter2@exa mple.com?x", "got \"https://…@exa mple.com\""),
+        ] {
+            let (field, rule) = rule_of(ClientConfig::new(url, "c"));
+            assert_eq!(field, "base_url", "{url}");
+            assert!(rule.contains(shown), "{url}: {rule}");
+            assert!(!rule.contains("hunter2") && !rule.contains("admin"), "{rule}");
+        }
     }
 
     #[test]

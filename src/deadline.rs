@@ -101,12 +101,13 @@ impl Call {
     }
 }
 
-fn ran_out(operation: &str, limit: Duration) -> Error {
+pub(crate) fn ran_out(operation: &str, limit: Duration) -> Error {
     Error::Transport {
         operation: operation.to_owned(),
         message: format!("the deadline of the whole call ({} s, the deadline option) ran out", limit.as_secs_f64()),
         timed_out: true,
         attempts: 1,
+        deadline: true,
     }
 }
 

@@ -92,41 +92,90 @@ impl ApiError {
         })
     }
 
+    /// Whether this refusal of an answer leaves the challenge open to a new answer
+    /// (docs/protocol.md#challenges-and-answer-rules).
+    pub(crate) fn keeps_challenge_open(&self) -> bool {
+        self.code.as_deref().is_some_and(|code| code.eq_ignore_ascii_case("INVALID_SECURITY_RESPONSE"))
+    }
+
+    /// What to do after a refused answer depends on whether the challenge is still open
+    /// (docs/protocol.md#challenges-and-answer-rules).
+    fn answer_next_step(&self) -> &'static str {
+        match self.code.as_deref().map(str::to_ascii_uppercase).as_deref() {
+            Some("INVALID_SECURITY_RESPONSE") => "the challenge stays open: answer it again (the error keeps it)",
+            Some("INVALID_SECURITY_RESPONSE_NO_RETRY") => "the answer may not be retried: start a new login later",
+            Some("UNKNOWN_CHALLENGE_KEY") => {
+                "answer the prompts of the pending challenge: the step the last answer returned, not an earlier one"
+            }
+            Some("SECURITYRESPONSES_INCOMPLETE") => "answer every prompt of the challenge in one call",
+            Some("QUESTION_NOT_FOUND") => "choose the questions among the challenge's choices",
+            _ => "answer the challenge again",
+        }
+    }
+
     fn next_step(&self) -> &'static str {
+        if self.is_session_loading() {
+            // Whatever the status: the service says when to come back.
+            return "retry in a moment: the session is still loading";
+        }
         match self.kind() {
             ApiErrorKind::Unauthorized => "check the api_key / secret_key and the customer's package",
             ApiErrorKind::InvalidLogin => "check the credentials or the LoginId",
             ApiErrorKind::LoginDisabled => "the end user must act at the institution first",
-            ApiErrorKind::InvalidSecurityResponse => "answer the challenge again",
+            ApiErrorKind::InvalidSecurityResponse => self.answer_next_step(),
             ApiErrorKind::Session => "open a new session (authorize again)",
             ApiErrorKind::ConcurrentSession => "wait for the other session on this login to end",
             ApiErrorKind::RetryLater | ApiErrorKind::RateLimited => "retry later",
             ApiErrorKind::InvalidRequest => "fix the request",
             ApiErrorKind::InstitutionUnavailable => "the institution or operation is not available",
-            ApiErrorKind::Aggregation | ApiErrorKind::Other => "retry later or contact the provider with the RequestId",
+            ApiErrorKind::Aggregation | ApiErrorKind::Other => NEXT_STEP_PROVIDER,
         }
+    }
+}
+
+/// The next step of a service failure that is not the caller's to fix.
+const NEXT_STEP_PROVIDER: &str = "retry later or contact the provider with the RequestId";
+
+/// Text of the service shown with its control characters escaped (`\n`, `\r`, `\u{1b}`).
+struct OneLine<'a>(&'a str);
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
     }
 }
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The service's own text, kept on one line: a job logs `str(exc)` as one log line, and a
+        // line break from the server must not split it or forge the next one.
         write!(f, "HTTP {}", self.status)?;
         if let Some(code) = &self.code {
-            write!(f, " {code}")?;
+            write!(f, " {}", OneLine(code))?;
         }
         match (&self.message, &self.body) {
-            (Some(message), _) => write!(f, ": {message}")?,
-            (None, Body::Text(text)) if !text.is_empty() => write!(f, ": {}", snippet(text, 200))?,
+            (Some(message), _) => write!(f, ": {}", OneLine(message))?,
+            (None, Body::Text(text)) if !text.is_empty() => write!(f, ": {}", OneLine(&snippet(text, 200)))?,
             _ => {}
         }
         if let Some(request_id) = &self.request_id {
-            write!(f, " (RequestId {request_id})")?;
+            write!(f, " (RequestId {})", OneLine(request_id))?;
         }
         if self.attempts > 1 {
             write!(f, " after {} attempts", self.attempts)?;
         }
         // Not twice: the service's message may end with the same advice ("...; retry later").
-        let step = self.next_step();
+        let step = match (self.next_step(), &self.request_id) {
+            (NEXT_STEP_PROVIDER, None) => "retry later, or contact the provider (this answer named no RequestId)",
+            (step, _) => step,
+        };
         let said = self
             .message
             .as_deref()
@@ -149,17 +198,27 @@ pub enum Error {
     Api(Box<ApiError>),
     /// A challenge came where a session was needed and no handler was given.
     ChallengeRequired(Box<Challenge>),
+    /// The service refused an answer and the challenge stays open (`INVALID_SECURITY_RESPONSE`):
+    /// the challenge is kept, so that a login whose handler answered wrong can be answered again
+    /// without a new live login (docs/errors.md#the-classes).
+    AnswerRefused { error: Box<ApiError>, challenge: Box<Challenge> },
     /// The challenge loop hit its bound.
     TooManyChallenges { rounds: u32, request_id: String },
     /// Still 202 when the poll timeout ran out.
     PendingTimeout { operation: String, request_id: Option<String>, waited: Duration, resume: Resume },
     /// No HTTP answer: connection refused or reset, or the request timed out. `attempts` counts
     /// the sends, retries included.
-    Transport { operation: String, message: String, timed_out: bool, attempts: u32 },
+    /// `deadline` is set when the call's own `deadline` ran out, not a request's `timeout`.
+    Transport { operation: String, message: String, timed_out: bool, attempts: u32, deadline: bool },
     /// The server answered with a status or a shape the operation does not expect (a data call
     /// answering 203, a token call without a token, DeleteCard answering 202): `status` is the
     /// status that really came, `snippet` the start of the body.
     Protocol { operation: String, status: u16, message: String, request_id: Option<String>, snippet: String },
+    /// A data answer of another login than the one the call was for: a RequestId resumed with
+    /// the LoginId of another login (src/data/login.rs). Raised as a `ProtocolError`, with its own
+    /// next step: the caller's mapping is wrong, not the service.
+    /// `message` names both LoginIds.
+    OtherLogin { operation: String, message: String, request_id: String, snippet: String },
     /// An answer that could not be decoded.
     Decode { operation: String, status: u16, message: String, snippet: String },
     /// The caller's challenge handler failed; its own error is kept to be raised as it was.
@@ -174,6 +233,15 @@ pub enum Error {
 impl Error {
     pub fn config(field: &'static str, rule: impl Into<String>) -> Self {
         Error::Config { field, rule: rule.into() }
+    }
+
+    /// This configuration error as it reads when the value came from the environment variable
+    /// `variable`, not from an argument: the message names the variable to fix.
+    pub(crate) fn read_from(self, variable: &str) -> Self {
+        match self {
+            Error::Config { field, rule } => Error::Config { field, rule: format!("{rule} (read from {variable})") },
+            other => other,
+        }
     }
 
     pub fn invalid_answer(prompt: &str, rule: impl Into<String>) -> Self {
@@ -197,10 +265,12 @@ impl Error {
     pub fn request_id(&self) -> Option<&str> {
         match self {
             Error::Api(api) => api.request_id.as_deref(),
+            Error::AnswerRefused { error, challenge } => error.request_id.as_deref().or(Some(&challenge.request_id)),
             Error::ChallengeRequired(challenge) => Some(&challenge.request_id),
             Error::TooManyChallenges { request_id, .. } => Some(request_id),
             Error::PendingTimeout { request_id, .. } => request_id.as_deref(),
             Error::Protocol { request_id, .. } => request_id.as_deref(),
+            Error::OtherLogin { request_id, .. } => Some(request_id),
             _ => None,
         }
     }
@@ -217,6 +287,9 @@ pub enum Resume {
     Attributes,
     /// A session of that RequestId, and the same call on it.
     Session,
+    /// The bulk call of that Python name again, with `request_ids=`: what a job that read the
+    /// failure from a bulk call resumes its pending logins with.
+    Many(&'static str),
 }
 
 impl Resume {
@@ -243,6 +316,32 @@ impl Error {
             other => other,
         }
     }
+
+    /// This error as the bulk call of Python name `call` hands it out for one login: a
+    /// `PendingTimeout` names that call's `request_ids=` as the way to resume.
+    pub fn resumed_in_bulk(self, call: &'static str) -> Self {
+        match self {
+            Error::PendingTimeout { operation, request_id, waited, .. } => {
+                Error::PendingTimeout { operation, request_id, waited, resume: Resume::Many(call) }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Seconds as a message shows them: to the millisecond under a second (a short `deadline` or
+/// `poll_timeout` would otherwise read "after 0.0 s"), to the tenth above.
+pub(crate) struct Seconds(pub Duration);
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let seconds = self.0.as_secs_f64();
+        if seconds < 1.0 {
+            write!(f, "{seconds:.3} s")
+        } else {
+            write!(f, "{seconds:.1} s")
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -250,7 +349,7 @@ impl fmt::Display for Error {
         match self {
             Error::Config { field, rule } => write!(f, "{field} {rule}"),
             Error::InvalidAnswer { prompt, rule } => write!(f, "answer to {prompt:?}: {rule}"),
-            Error::Api(api) => api.fmt(f),
+            Error::Api(api) | Error::AnswerRefused { error: api, .. } => api.fmt(f),
             Error::ChallengeRequired(challenge) => write!(
                 f,
                 "the institution asks {} security challenge(s) (RequestId {}): answer them with \
@@ -264,7 +363,7 @@ impl fmt::Display for Error {
                  max_challenge_rounds if the institution really asks more"
             ),
             Error::PendingTimeout { operation, request_id, waited, resume } => {
-                write!(f, "{operation} still pending after {:.1} s", waited.as_secs_f64())?;
+                write!(f, "{operation} still pending after {}", Seconds(*waited))?;
                 // The way to resume is named in the Python terms the binding offers
                 // (docs/protocol.md#polling); the RequestId is no secret, the LoginId stays out.
                 match request_id {
@@ -274,6 +373,14 @@ impl fmt::Display for Error {
                             Resume::Investments => "client.investments(login_id, ",
                             Resume::Attributes => "client.attributes(login_id, ..., ",
                             Resume::Session => "",
+                            Resume::Many(call) => {
+                                write!(
+                                    f,
+                                    "resume polling it with client.{call}(..., request_ids={{login_id: {id:?}}})"
+                                )?;
+                                write!(f, ", one entry per pending login")?;
+                                return f.write_str("; or raise poll_timeout (and deadline, when set)");
+                            }
                         };
                         if call.is_empty() {
                             write!(f, "resume polling it with client.session({id:?}, login_id=login_id)")?;
@@ -287,23 +394,54 @@ impl fmt::Display for Error {
                     None => f.write_str("; call again later, or raise poll_timeout (and deadline, when set)"),
                 }
             }
-            Error::Transport { operation, message, timed_out, attempts } => {
+            Error::Transport { operation, message, timed_out, attempts, deadline } => {
                 let what = if *timed_out { "timed out" } else { "failed" };
                 write!(f, "{operation} {what}")?;
                 if *attempts > 1 {
                     write!(f, " after {attempts} attempts")?;
                 }
-                write!(f, ": {message}")
+                write!(f, ": {}", OneLine(message))?;
+                // Retries are spent by now (docs/errors.md#transporterror).
+                if *deadline {
+                    f.write_str("; raise deadline if the call may take that long, or retry later")?;
+                } else if *timed_out {
+                    f.write_str("; the service did not answer in time: retry later, or raise timeout")?;
+                } else {
+                    f.write_str("; check base_url and the network, then retry later")?;
+                }
+                if operation == "Authorize" {
+                    // A live login sent again may be a second login at the bank; a cached one is
+                    // harmless to repeat, but the error cannot tell which it was.
+                    f.write_str(" (if it was a live login, it may have reached the bank: do not repeat it blindly)")?;
+                }
+                Ok(())
             }
             Error::Protocol { operation, status, message, request_id, snippet } => {
                 write!(f, "{operation}: unexpected HTTP {status} answer ({message})")?;
                 if let Some(request_id) = request_id {
-                    write!(f, " (RequestId {request_id})")?;
+                    write!(f, " (RequestId {})", OneLine(request_id))?;
                 }
-                write!(f, "; body starts {snippet:?}")
+                write!(f, "; body starts {snippet:?}")?;
+                // Only what the error has to report with.
+                f.write_str(match (request_id.is_some(), snippet.is_empty()) {
+                    (true, false) => "; not retried: report it to the provider with the RequestId and the body's start",
+                    (true, true) => "; not retried: report it to the provider with the RequestId",
+                    (false, false) => "; not retried: report it to the provider with the body's start",
+                    (false, true) => "; not retried: report it to the provider with the operation and the time",
+                })
             }
+            Error::OtherLogin { operation, message, request_id, .. } => write!(
+                f,
+                "{operation}: {message} (RequestId {request_id}): that RequestId belongs to another login; \
+                 resume each login with its own RequestId (request_ids={{login_id: the RequestId of that \
+                 login's own call}}, or client.session(request_id, login_id=...) with the LoginId that opened it)"
+            ),
             Error::Decode { operation, status, message, snippet } => {
-                write!(f, "{operation}: could not decode the HTTP {status} answer ({message}); body starts {snippet:?}")
+                write!(
+                    f,
+                    "{operation}: could not decode the HTTP {status} answer ({message}); body starts {snippet:?}"
+                )?;
+                f.write_str("; a proxy or an outage may have answered instead of the service: retry later, or report it with the body's start")
             }
             Error::Handler(error) => write!(f, "the challenge handler failed: {error}"),
             Error::Closed { operation } => write!(
@@ -373,6 +511,32 @@ mod tests {
             timeout("GetStatements", None),
             "GetStatements still pending after 30.0 s; call again later, or raise poll_timeout (and deadline, when set)"
         );
+        // Handed out by a bulk call: its own request_ids= resumes it, whatever the operation.
+        for operation in ["Investments", "GetAccountsDetail", "GetIncomeAttributes"] {
+            let many = detail.clone().resumed_as(operation).resumed_in_bulk("accounts_detail_many").to_string();
+            assert!(
+                many.contains(
+                    "resume polling it with client.accounts_detail_many(..., request_ids={login_id: \"r-4\"}), \
+                     one entry per pending login; or raise poll_timeout"
+                ),
+                "{many}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_wait_under_a_second_is_shown_to_the_millisecond() {
+        let pending = |millis| {
+            Error::PendingTimeout {
+                operation: "Investments".to_owned(),
+                request_id: None,
+                waited: Duration::from_millis(millis),
+                resume: Resume::Investments,
+            }
+            .to_string()
+        };
+        assert!(pending(22).starts_with("Investments still pending after 0.022 s;"), "{}", pending(22));
+        assert!(pending(1_250).starts_with("Investments still pending after 1.2 s;"), "{}", pending(1_250));
     }
 
     #[test]
@@ -432,6 +596,62 @@ mod tests {
         let mut error = api(500, None);
         error.body = Body::Text("upstream exploded".into());
         assert!(error.to_string().contains("upstream exploded"));
+    }
+
+    #[test]
+    fn the_services_line_breaks_stay_out_of_the_one_line_message() {
+        let mut error = api(500, None);
+        error.message = Some("line1\nFAKE LOG LINE: ok\r\n".into());
+        let text = error.to_string();
+        assert!(!text.contains(['\n', '\r']), "{text:?}");
+        assert!(text.contains(r"line1\nFAKE LOG LINE: ok\r\n"), "{text:?}");
+        let mut error = api(502, None);
+        error.body = Body::Text("<html>\n<h1>Bad gateway</h1>".into());
+        assert!(!error.to_string().contains('\n'), "{error}");
+    }
+
+    #[test]
+    fn without_a_request_id_the_advice_names_none() {
+        let mut error = api(500, Some("AGGREGATION_ERROR"));
+        assert!(error.to_string().ends_with("(this answer named no RequestId)"), "{error}");
+        error.request_id = Some("r-9".into());
+        assert!(error.to_string().ends_with("contact the provider with the RequestId"), "{error}");
+    }
+
+    #[test]
+    fn each_refused_answer_says_what_to_do_next() {
+        let step = |code: &str| api(401, Some(code)).to_string();
+        assert!(step("INVALID_SECURITY_RESPONSE").contains("the challenge stays open: answer it again"));
+        assert!(step("UNKNOWN_CHALLENGE_KEY").contains("the step the last answer returned"));
+        assert!(step("SECURITYRESPONSES_INCOMPLETE").contains("answer every prompt"));
+        assert!(step("INVALID_SECURITY_RESPONSE_NO_RETRY").contains("may not be retried"));
+        assert!(!step("UNKNOWN_CHALLENGE_KEY").contains("answer the challenge again"));
+    }
+
+    #[test]
+    fn failures_without_an_answer_of_the_service_end_with_a_next_step() {
+        let transport = |operation: &str, timed_out| {
+            Error::Transport {
+                operation: operation.into(),
+                message: "connection refused".into(),
+                timed_out,
+                attempts: 3,
+                deadline: false,
+            }
+            .to_string()
+        };
+        assert!(transport("Investments", false).ends_with("check base_url and the network, then retry later"));
+        assert!(transport("Investments", true).ends_with("retry later, or raise timeout"));
+        assert!(transport("Authorize", true).contains("do not repeat it blindly"));
+        let deadline = crate::deadline::ran_out("Investments", Duration::from_secs(5)).to_string();
+        assert!(deadline.ends_with("raise deadline if the call may take that long, or retry later"), "{deadline}");
+        let protocol = Error::protocol("Investments", 200, "no Accounts", br#"{"RequestId": "r-1"}"#).to_string();
+        assert!(protocol.ends_with("report it to the provider with the RequestId and the body's start"), "{protocol}");
+        let protocol = Error::protocol("Investments", 200, "no Accounts", b"{}").to_string();
+        assert!(protocol.ends_with("report it to the provider with the body's start"), "{protocol}");
+        let decode =
+            Error::Decode { operation: "Investments".into(), status: 202, message: "EOF".into(), snippet: "<".into() };
+        assert!(decode.to_string().ends_with("report it with the body's start"), "{decode}");
     }
 
     #[test]

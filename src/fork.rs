@@ -44,6 +44,21 @@ impl<T: Clone> PerProcess<T> {
     }
 }
 
+impl<T> PerProcess<T> {
+    /// Drops the value this process built (the next `get_or_try_init` builds another); a value of
+    /// another process is leaked, as above.
+    pub(crate) fn clear(&self) {
+        let stale = self.slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some((owner, value)) = stale {
+            if owner == std::process::id() {
+                drop(value);
+            } else {
+                std::mem::forget(value);
+            }
+        }
+    }
+}
+
 impl<T> Drop for PerProcess<T> {
     fn drop(&mut self) {
         // Same reason as above: a parent's value is left alone in a child.

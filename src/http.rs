@@ -107,6 +107,41 @@ pub(crate) struct Pending {
     pub body: Vec<u8>,
 }
 
+/// A failure of the call that fetches a single-use header (a token), with the answer's body left
+/// out: whatever the status or shape of an answer that is not the token, it may hold the token
+/// under any key, and secrets never reach an error (docs/errors.md#what-every-error-keeps). The
+/// service's code, message and RequestId stay, and an error envelope keeps its body unless it
+/// names a token.
+fn withheld(error: Error) -> Error {
+    const WITHHELD: &str = " (body withheld: it may hold a token)";
+    match error {
+        Error::Protocol { operation, status, message, request_id, snippet } if !snippet.is_empty() => Error::Protocol {
+            operation,
+            status,
+            message: format!("{message}{WITHHELD}"),
+            request_id,
+            snippet: String::new(),
+        },
+        Error::Decode { operation, status, message, snippet } if !snippet.is_empty() => {
+            Error::Decode { operation, status, message: format!("{message}{WITHHELD}"), snippet: String::new() }
+        }
+        // An error envelope keeps its body, as every `ApiError` does, unless it names a token.
+        Error::Api(mut api) if names_a_token(&api.body) => {
+            api.body = Body::Text(String::new());
+            Error::Api(api)
+        }
+        other => other,
+    }
+}
+
+/// Whether an error body names a token: a `Token` field, or the word in a text body.
+fn names_a_token(body: &Body) -> bool {
+    match body {
+        Body::Json(value) => field(value, "Token").is_some(),
+        Body::Text(text) => text.to_ascii_lowercase().contains("token"),
+    }
+}
+
 /// A classified answer.
 #[derive(Debug)]
 pub(crate) enum Reply {
@@ -263,8 +298,8 @@ impl Http {
         deadline: Instant,
     ) -> Result<Option<(&'static str, Secret)>, Error> {
         let Some(source) = &request.fresh_header else { return Ok(None) };
-        let reply = Box::pin(self.send_until(&source.request, Some(deadline))).await?;
-        Ok(Some((source.name, (source.parse)(reply)?)))
+        let reply = Box::pin(self.send_until(&source.request, Some(deadline))).await.map_err(withheld)?;
+        Ok(Some((source.name, (source.parse)(reply).map_err(withheld)?)))
     }
 
     /// One send; `fresh` is the attempt's single-use header, `time_left` shortens the request's timeout to what is left before the deadline.
@@ -585,9 +620,11 @@ impl Attempt {
         let operation = operation.to_owned();
         match self {
             Attempt::Transport { message, timed_out, .. } => {
-                Error::Transport { operation, message, timed_out, attempts }
+                Error::Transport { operation, message, timed_out, attempts, deadline: false }
             }
-            Attempt::Unsendable { message } => Error::Transport { operation, message, timed_out: false, attempts },
+            Attempt::Unsendable { message } => {
+                Error::Transport { operation, message, timed_out: false, attempts, deadline: false }
+            }
             Attempt::Api(mut api) => {
                 api.attempts = attempts;
                 Error::Api(api)
@@ -1237,6 +1274,27 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(server.requests().len(), 3, "no Authorize went out without its token");
+    }
+
+    #[tokio::test]
+    async fn no_answer_of_the_token_call_reaches_the_error_whatever_its_shape() {
+        for (status, body) in [
+            (202, r#"{"Token": "SECRET-1"}"#),
+            (302, r#"{"Token": "SECRET-2"}"#),
+            (200, r#"["SECRET-3"]"#),
+            (200, r#"{"HttpStatusCode": 200, "AuthToken": "SECRET-4"}"#),
+            (500, r#"{"FlinksCode": "AGGREGATION_ERROR", "Message": "m", "Token": "SECRET-5"}"#),
+            (200, r#"{"Token": "SECRET-6"#),
+        ] {
+            let server = stub::serve_answers(vec![stub::Answer::new(status, body)]);
+            match http_with(0, |_| {}).send(&authorize_with_token(&server.url)).await {
+                Err(error) => {
+                    let text = format!("{error} {error:?}");
+                    assert!(!text.contains("SECRET"), "{status} {body}: {text}");
+                }
+                Ok(reply) => panic!("{status} {body}: {reply:?}"),
+            }
+        }
     }
 
     #[tokio::test]

@@ -130,9 +130,9 @@ pub(crate) const CALL_DEADLINE: &str = "the call's deadline ran out";
 pub(crate) fn log_pending_timeout(operation: &str, request_id: Option<&str>, waited: Duration, why: &str) {
     log::warn!(
         target: LOG_TARGET,
-        "{} still pending after {:.1} s (RequestId {}): {}",
+        "{} still pending after {} (RequestId {}): {}",
         operation,
-        waited.as_secs_f64(),
+        crate::error::Seconds(waited),
         LogId(request_id),
         why,
     );

@@ -181,11 +181,15 @@ async fn a_wrong_answer_is_refused_and_can_be_corrected() {
     let (_sandbox, client) = sandbox();
     let challenge = challenge_of(client.authorize(credentials("Greatday", false)).await.unwrap());
     let prompt = challenge.challenges[0].prompt.clone();
-    let wrong = api_error(client.answer(&challenge, Answers::from_pairs([(prompt.clone(), vec!["Atlantis"])])).await);
+    let refused = client.answer(&challenge, Answers::from_pairs([(prompt.clone(), vec!["Atlantis"])])).await;
+    // The error keeps the challenge, which stays open: what a login whose handler answered wrong
+    // answers again (docs/errors.md#the-classes).
+    let Err(Error::AnswerRefused { error: wrong, challenge: open }) = refused else { panic!("{refused:?}") };
     assert_eq!(wrong.code.as_deref(), Some("INVALID_SECURITY_RESPONSE"));
     assert_eq!(wrong.request_id.as_deref(), Some(challenge.request_id.as_str()));
-    let right = answers_for(&user("Greatday"), &challenge);
-    assert!(client.answer(&challenge, right).await.is_ok());
+    assert_eq!(open.request_id, challenge.request_id);
+    let right = answers_for(&user("Greatday"), &open);
+    assert!(client.answer(&open, right).await.is_ok());
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use arrow_array::Array;
 use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
-use bankfeed::data::requests::{AccountsDetailOptions, StatementsOptions};
+use bankfeed::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use bankfeed::error::ApiErrorKind;
 use bankfeed::sandbox::{Sandbox, SandboxConfig};
 use bankfeed::tables::{self, ColumnData};
@@ -215,6 +215,57 @@ async fn a_resumed_session_checks_its_ids_before_any_call() {
     // Kept and read back as a session that came from Authorize.
     let again = Session::from_body(&Session::resume(login, Some(login)).unwrap().raw, None).unwrap();
     assert_eq!((again.request_id.as_str(), again.login_id.as_deref()), (login, Some(login)));
+}
+
+/// The RequestId of one login resumed as another's: the banking operations send the RequestId
+/// alone, so the sandbox answers with the data of the RequestId's own login, as the service does
+/// (docs/protocol.md#authorize); the client refuses to label it with the other LoginId.
+#[tokio::test]
+async fn a_request_id_resumed_with_the_login_id_of_another_login_is_refused() {
+    let (sandbox, client) = start(SandboxConfig { logins: 2, ..SandboxConfig::default() });
+    let ids = sandbox.login_ids();
+    let theirs = client.authorize_cached(&ids[1]).await.unwrap();
+    let mismatched = Session::resume(&theirs.request_id, Some(&ids[0])).unwrap();
+    let refused = |operation: &str, result: Result<(), Error>| match result {
+        Err(error @ Error::OtherLogin { .. }) => {
+            let message = error.to_string();
+            let Error::OtherLogin { operation: named, request_id, snippet, .. } = error else { unreachable!() };
+            assert_eq!(named, operation);
+            assert_eq!(request_id, theirs.request_id, "{operation}");
+            assert!(message.contains(&ids[0]) && message.contains(&ids[1]), "{operation}: {message}");
+            assert!(message.contains("resume each login with its own RequestId"), "{operation}: {message}");
+            assert!(snippet.starts_with('{'), "{operation}: {snippet}");
+        }
+        other => panic!("{operation}: {other:?}"),
+    };
+    let detail = AccountsDetailOptions::default();
+    refused("GetAccountsDetail", client.accounts_detail(&mismatched, &detail).await.map(drop));
+    refused("GetAccountsDetail", client.accounts_detail_tables(&mismatched, &detail).await.map(drop));
+    refused(
+        "GetAccountsDetail",
+        client.accounts_detail_tables_for_login(&ids[0], &detail, Some(&theirs.request_id)).await.map(drop),
+    );
+    let summary = AccountsSummaryOptions::default();
+    refused("GetAccountsSummary", client.accounts_summary(&mismatched, &summary).await.map(drop));
+    refused("GetAccountsSummary", client.accounts_summary_tables(&mismatched, &summary).await.map(drop));
+    let statements = StatementsOptions::default();
+    refused("GetStatements", client.statements(&mismatched, &statements).await.map(drop));
+    refused("GetStatements", client.statements_tables(&mismatched, &statements).await.map(drop));
+    // Attributes stop at the account detail they wait for, before their own call is sent.
+    let income = AttributesQuery::Package(Package::Income);
+    refused("GetAccountsDetail", client.attributes_tables(&mismatched, &income).await.map(drop));
+    assert!(!sandbox.requests().iter().any(|r| r.path.contains("/attributes/")), "no attributes call was sent");
+    // Investments name the LoginId in the request: the sandbox refuses the pair itself.
+    match client.investments_tables(&mismatched).await {
+        Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::InvalidRequest),
+        other => panic!("{other:?}"),
+    }
+    // The RequestId with its own login, or with no LoginId given, reads that login's data.
+    let own = Session::resume(&theirs.request_id, Some(&ids[1].to_ascii_uppercase())).unwrap();
+    assert!(client.accounts_detail_tables(&own, &detail).await.unwrap().tables.accounts.rows > 0);
+    let unknown = Session::resume(&theirs.request_id, None).unwrap();
+    let read = client.accounts_detail_tables(&unknown, &detail).await.unwrap();
+    assert_eq!(read.tables.login_id.as_deref(), Some(ids[1].as_str()));
 }
 
 #[tokio::test]

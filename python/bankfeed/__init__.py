@@ -5,17 +5,27 @@ layer over it. Start with a :class:`Sandbox` to try everything without the real 
 
     import bankfeed as bf
 
+    # Greatday asks three questions, one per round; bf.answers picks those a round asks.
+    greatday = bf.answers({
+        "What city were you born in?": "Montreal",
+        "What is the best country on earth?": "Canada",
+        "What shape do people like most?": "Triangle",
+    })
     with bf.Sandbox() as sb:
         client = sb.client(poll_interval=0.05)
         step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
         while isinstance(step, bf.Challenge):
-            print([c.prompt for c in step.challenges])
-            step = step.answer({"What city were you born in?": "Montreal"})  # ...
+            print(step.prompts)
+            step = step.answer(greatday(step))
+        print(step.login_id)
+
+``python -m bankfeed users`` lists the sandbox's users, and ``sb.users`` gives each one's answers.
 """
 
 import logging as _logging
 
-from bankfeed._answers import answers
+from bankfeed._answers import CannedAnswers, answers
+from bankfeed._combine import acombine
 from bankfeed._native import (
     Accounts,
     AsyncChallenge,
@@ -91,6 +101,7 @@ __all__ = [
     "Attributes",
     "BankfeedError",
     "BulkResults",
+    "CannedAnswers",
     "Challenge",
     "ChallengeHandler",
     "ChallengeRequired",
@@ -122,6 +133,7 @@ __all__ = [
     "TransportError",
     "Unauthorized",
     "__version__",
+    "acombine",
     "answers",
     "combine",
 ]

@@ -1,6 +1,7 @@
 """Command line: ``python -m bankfeed {demo,sandbox,users}``.
 
-- ``demo``: a live login against an embedded sandbox, challenge by challenge, then investments.
+- ``demo``: a live login against an embedded sandbox, challenge by challenge, then investments
+  (``--user`` takes any sandbox user, a ``bulk_<n>`` one included).
 - ``sandbox``: serve the sandbox on a port until Ctrl-C, for other programs to use.
 - ``users``: the sandbox's test users and the challenges each one is asked.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -49,14 +52,20 @@ def _walk(step: bf.Session | bf.Challenge, handler: CannedAnswers) -> tuple[bf.S
     return step, rounds
 
 
+#: A bulk user's name (docs/sandbox.md#many-logins): no challenge, a login of its own per number.
+_BULK_USER = re.compile(r"bulk_[0-9]+", re.IGNORECASE)
+
+
 def demo(user: str) -> int:
     """Logs ``user`` in on a fresh sandbox step by step, then reads its investments."""
     with bf.Sandbox(pending_polls=2) as sb:
         known = {u["username"]: u for u in sb.users}
-        if user not in known:
+        bulk = _BULK_USER.fullmatch(user.strip()) is not None
+        if user not in known and not bulk:
             print(f"unknown sandbox user {user!r}; see `python -m bankfeed users`", file=sys.stderr)
             return 2
-        handler = bf.answers(known[user]["answers"])
+        challenged = not bulk and bool(known[user]["challenge_types"])
+        handler = bf.answers({} if bulk else known[user]["answers"])
         client = sb.client(poll_interval=0.2)
         print(f"sandbox on {sb.url}; live login of {user!r} at {INSTITUTION}")
         session, rounds = _walk(client.authorize(INSTITUTION, user, PASSWORD, save=True), handler)
@@ -66,7 +75,7 @@ def demo(user: str) -> int:
             # A saved login always has one; without it there is nothing to read back.
             print("error: the sandbox opened a session without a LoginId", file=sys.stderr)
             return 1
-        if rounds == 0 and known[user]["challenge_types"]:
+        if rounds == 0 and challenged:
             # A trusted-device user meets its challenge on a live login by saved connection.
             print("live login by saved connection")
             session, _ = _walk(client.authorize_saved(login_id), handler)
@@ -81,8 +90,9 @@ def demo(user: str) -> int:
     return 0
 
 
-def _stop_on_sigterm() -> None:
-    """Makes SIGTERM stop the server as Ctrl-C does: closed cleanly, exit status 0."""
+def _stop_on_signals() -> None:
+    """Makes SIGTERM, and SIGINT always, stop the server as Ctrl-C does: closed cleanly, exit
+    status 0."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
@@ -90,6 +100,14 @@ def _stop_on_sigterm() -> None:
 
     if hasattr(signal, "SIGTERM"):
         signal.signal(signal.SIGTERM, interrupt)
+    # A shell script's background job (`python -m bankfeed sandbox &`) starts with SIGINT ignored,
+    # and Python then leaves it ignored: `kill -INT` would do nothing.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+#: The variables ``--keys-from-env`` reads: the ones ``bf.Client`` reads its keys from.
+_KEY_VARIABLES = {"api_key": "BANKFEED_API_KEY", "secret_key": "BANKFEED_SECRET_KEY"}
 
 
 def _faults(text: str) -> list[dict[str, Any]]:
@@ -115,19 +133,44 @@ def sandbox(args: argparse.Namespace) -> int:
     for name in (
         "pending_polls",
         "pending_seconds",
+        "slow_pending_polls",
+        "loading_polls",
         "customer_id",
         "seed",
         "investment_transactions",
         "banking_transactions",
+        "tier2",
         "logins",
         "faults",
     ):
         value = getattr(args, name)
         if value is not None:
             options[name] = value
-    _stop_on_sigterm()
+    if args.keys_from_env:
+        # From the environment, never the command line, which any user of the machine can read.
+        keys = {option: os.environ.get(variable) for option, variable in _KEY_VARIABLES.items()}
+        if not any(keys.values()):
+            states = [
+                f"{variable} is {'not set' if keys[option] is None else 'empty'}"
+                for option, variable in _KEY_VARIABLES.items()
+            ]
+            print(f"error: --keys-from-env needs a key in one of them: {', '.join(states)}", file=sys.stderr)
+            return 2
+        options.update({option: key for option, key in keys.items() if key})
+    _stop_on_signals()
     try:
         _native.serve_sandbox(args.port, host=args.host, login_ids_file=args.login_ids_file, **options)
+    except bf.ConfigError as exc:
+        # Named as the user wrote it: the flag, or for a key the variable it came from (never the
+        # key itself), rather than the Python option behind it.
+        if exc.field in _KEY_VARIABLES and args.keys_from_env:
+            where = f"{_KEY_VARIABLES[exc.field]} (--keys-from-env)"
+        elif exc.field in options or exc.field in ("port", "host"):
+            where = "--" + exc.field.replace("_", "-")
+        else:
+            raise
+        print(f"error: {where}: {exc.rule}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("stopped", flush=True)
     except OSError as exc:
@@ -173,7 +216,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument(
         "--pending-seconds", type=float, default=None, help="also answer 202 until this long after the first call"
     )
+    serve.add_argument(
+        "--slow-pending-polls",
+        type=int,
+        default=None,
+        help="202 answers before each 200 for test_pending and test_dispatched (default: 5)",
+    )
+    serve.add_argument(
+        "--loading-polls", type=int, default=None, help="400 SESSION_LOADING answers before the 202s (default: 0)"
+    )
     serve.add_argument("--customer-id", default=None, help="customer id expected in every path")
+    serve.add_argument(
+        "--tier2",
+        action="store_true",
+        default=None,
+        help="the customer has a Tier 2 package: GetAllAttributes answers",
+    )
+    serve.add_argument(
+        "--keys-from-env",
+        action="store_true",
+        help="require the keys in BANKFEED_API_KEY and BANKFEED_SECRET_KEY (each one that is set), "
+        "the variables bf.Client reads",
+    )
     serve.add_argument("--seed", type=int, default=None, help="seeds the LoginIds and all data (default: 0)")
     serve.add_argument(
         "--investment-transactions", type=int, default=None, help="exactly this many investment trades per login"
@@ -195,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("users", help="list the sandbox's test users")
 
     args = parser.parse_args(argv)
+    if args.command == "sandbox" and args.login_ids_file is not None and not args.logins:
+        # Otherwise the file is written empty, and a job reading it fetches nothing.
+        serve.error("--login-ids-file needs --logins N with N > 0: only the saved bulk logins have LoginIds to write")
     try:
         if args.command == "demo":
             return demo(args.user)
@@ -203,6 +270,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return users()
     except bf.BankfeedError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # `python -m bankfeed users | head` closes our stdout early: that is the reader's choice, not
+        # an error worth a traceback. Python flushes stdout again at exit, so point it at devnull first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
 

@@ -24,28 +24,44 @@ def _as_list(key: str, value: object) -> tuple[str, ...]:
     """
     if isinstance(value, str):
         return (value,)
+    # Only the type of what came is named: the value is an answer, a secret.
     if isinstance(value, (bytes, bytearray)) or not isinstance(value, Iterable):
-        raise TypeError(f"the answer to {key!r} must be a string or a list of strings")
+        raise TypeError(f"the answer to {key!r} must be a string or a list of strings, not {type(value).__name__}")
     items = tuple(value)
-    if not all(isinstance(item, str) for item in items):
-        raise TypeError(f"the answer to {key!r} must be a string or a list of strings")
+    wrong = next((item for item in items if not isinstance(item, str)), None)
+    if wrong is not None:
+        raise TypeError(
+            f"the answer to {key!r} must be a string or a list of strings, not a list holding {type(wrong).__name__}"
+        )
     return items
 
 
 class CannedAnswers:
-    """A challenge handler that answers from a fixed mapping (see :func:`answers`).
+    """A challenge handler that answers from a fixed mapping: what :func:`answers` returns.
 
-    Calling it with a :class:`bankfeed.Challenge` returns ``{prompt: [answer, ...]}`` for every
-    challenge of the step it has an answer for. Its ``repr`` lists the prompts, never the answers.
+    Calling it with a :class:`bankfeed.Challenge` or a :class:`bankfeed.AsyncChallenge` returns
+    ``{prompt: [answer, ...]}`` for every challenge of the step it has an answer for, so one
+    handler serves ``Client`` and ``AsyncClient`` alike; annotate it as ``bf.CannedAnswers``
+    (``bf.ChallengeHandler`` names the sync client's handlers only). Its ``repr`` lists the
+    prompts, never the answers.
     """
 
     __slots__ = ("_answers", "_folded")
 
     def __init__(self, mapping: Mapping[str, Answer] | Iterable[tuple[str, Answer]]) -> None:
         # Read as objects: the types are checked below, for callers without a type checker.
-        pairs: Iterable[tuple[object, object]] = mapping.items() if isinstance(mapping, Mapping) else mapping
+        given: object = mapping
+        takes = "answers takes a mapping of prompt to answer, or (prompt, answer) pairs"
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+            raise TypeError(f"{takes}, not {type(given).__name__}")
+        pairs: Iterable[object] = given.items() if isinstance(given, Mapping) else given
         table: dict[str, tuple[str, ...]] = {}
         for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                # Named by shape only: a pair holds an answer.
+                kind = type(pair).__name__
+                shape = f"a {kind} of {len(pair)} items" if isinstance(pair, (tuple, list)) else kind
+                raise TypeError(f"{takes}; got {shape} among the pairs")
             key, value = pair
             if not isinstance(key, str):
                 raise TypeError("answers are keyed by prompt: every key must be a string")
@@ -117,5 +133,7 @@ def answers(mapping: Mapping[str, Answer] | Iterable[tuple[str, Answer]]) -> Can
         })
         session = client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=handler)
         print(handler)   # bankfeed.answers(prompts=['What city were you born in?', ...])
+
+    The handler is a :class:`CannedAnswers`, which an ``AsyncClient`` takes as well.
     """
     return CannedAnswers(mapping)

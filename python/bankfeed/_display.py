@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     # Annotations only: the core imports this module lazily, when a notebook asks for a view.
-    from bankfeed._native import Challenge, SecurityChallenge
+    from bankfeed._native import AsyncChallenge, Challenge, SecurityChallenge
 
 __all__ = ["challenge_html", "security_challenge_html"]
 
@@ -65,10 +65,13 @@ def security_challenge_html(challenge: SecurityChallenge) -> str:
     return f"<div>{head}</div>"
 
 
-def challenge_html(step: Challenge) -> str:
-    """Every challenge of a step, in the order to answer them."""
+def challenge_html(step: Challenge | AsyncChallenge) -> str:
+    """Every challenge of a step, in the order to answer them, titled by the step's class: an
+    ``AsyncChallenge``'s answer is awaited."""
     parts = "".join(f"<li>{security_challenge_html(c)}</li>" for c in step.challenges)
+    title = type(step).__name__
+    call = "await challenge.answer" if title == "AsyncChallenge" else "challenge.answer"
     return (
-        f"<div><b>Challenge</b> <code>{escape(step.request_id)}</code>: answer all of these in one "
-        f"<code>.answer({{prompt: answer}})</code><ol>{parts}</ol></div>"
+        f"<div><b>{escape(title)}</b> <code>{escape(step.request_id)}</code>: answer all of these in one "
+        f"<code>{call}({{prompt: answer}})</code><ol>{parts}</ol></div>"
     )

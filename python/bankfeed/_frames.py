@@ -1,6 +1,7 @@
 """Conversions of :class:`bankfeed.Table` to pyarrow, pandas and polars.
 
-Each library is optional; a missing one raises ImportError naming the extra that installs it.
+Each library is optional; a missing one raises ImportError naming the extra that installs it. A
+library that is installed but fails to import raises its own error, whose cause is elsewhere.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ def _require(module: str, extra: str) -> None:
     """Imports ``module``, or raises ImportError naming the extra of bankfeed that installs it."""
     try:
         importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(f"this needs {module}: pip install 'bankfeed[{extra}]'") from exc
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise  # the library is there but one of its own imports is not: that is the news
+        raise ImportError(f"this needs {module}: pip install 'bankfeed[{extra}]'", name=module) from exc
 
 
 def to_arrow(table: Table) -> pyarrow.Table:

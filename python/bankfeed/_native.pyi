@@ -6,10 +6,16 @@ the binary.
 """
 
 import datetime
+import types
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, final
+from typing import Any, Generic, final
 
-from typing_extensions import disjoint_base
+# The frame libraries are optional at run time; in a type checker without them (or without
+# their stubs, as pyarrow has none) their types are Any.
+import pandas
+import polars
+import pyarrow
+from typing_extensions import TypeVar, disjoint_base
 
 from bankfeed._types import (
     Answers,
@@ -39,6 +45,7 @@ __all__ = [
     "_BaseChallenge",
     "_BaseClient",
     "_BaseSession",
+    "_Gathering",
     "__version__",
     "combine",
     "serve_sandbox",
@@ -132,8 +139,10 @@ class Client(_BaseClient):
 
         client = bf.Client(base_url="https://toolbox-api.private.fin.ag",
                            customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
-        session = client.login("FlinksCapital", "Greatday", "Everyday",
-                               on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
+        greatday = bf.answers({"What city were you born in?": "Montreal",
+                               "What is the best country on earth?": "Canada",
+                               "What shape do people like most?": "Triangle"})
+        session = client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=greatday)
     """
 
     def __new__(
@@ -162,9 +171,10 @@ class Client(_BaseClient):
         ``max_retries`` bounds the retries of a transient failure, ``max_challenge_rounds`` the
         challenge rounds of one login. ``deadline`` bounds a whole call (authorize, challenge
         rounds, polling and retries together), in seconds; ``None`` leaves a call bounded only
-        by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
-        transactions) bounds the size of an answer: a larger one raises
-        :class:`bankfeed.ProtocolError` before it is read whole. ``max_connections`` bounds the
+        by the other limits. In a bulk call it bounds each login's flow, not the whole call.
+        ``max_body_bytes`` (128 MiB by default, room for 100,000 transactions) bounds the size of
+        an answer: a larger one raises :class:`bankfeed.ProtocolError` before it is read whole.
+        ``max_connections`` bounds the
         requests in flight at once (1 to 10,000), and so the connections open to a host, within
         those opened in a race for an idle one: a bulk call of thousands of logins at full
         concurrency was measured with up to half again as many (302 for 200). Each login holds
@@ -299,9 +309,16 @@ class Client(_BaseClient):
             positions = bf.combine(results).positions.to_pandas()   # a login_id column first
 
         The call starts at once; Ctrl-C, closing the iterator, or leaving a ``with`` block around
-        it stops every login in flight. ``request_ids={login_id: request_id}`` resumes those
-        logins' polling where their :class:`PendingTimeout` left it, instead of opening new
-        sessions (each key must be one of ``login_ids``)::
+        it stops every login in flight. A reader still reading after ``close()`` (from a
+        watchdog thread, say) or the client's ``close()`` gets the results already fetched, then
+        ``(login_id, ClientClosed)`` for every login not finished, so the pairs always add up to
+        ``login_ids``. The client's ``deadline`` bounds each login's flow, not the whole call; a
+        ``threading.Timer(seconds, results.close)`` bounds the call. The iterator can only be
+        read in the process that started it (a forked child gets :class:`ClientClosed` at once).
+
+        ``request_ids={login_id: request_id}`` resumes those logins' polling where their
+        :class:`PendingTimeout` left it, instead of opening new sessions (each key must be one
+        of ``login_ids``)::
 
             pending = {i: r.request_id for i, r in results if isinstance(r, bf.PendingTimeout) and r.request_id}
             later = list(client.investments_many(pending, request_ids=pending))
@@ -384,9 +401,10 @@ class AsyncClient(_BaseClient):
         ``max_retries`` bounds the retries of a transient failure, ``max_challenge_rounds`` the
         challenge rounds of one login. ``deadline`` bounds a whole call (authorize, challenge
         rounds, polling and retries together), in seconds; ``None`` leaves a call bounded only
-        by the other limits. ``max_body_bytes`` (128 MiB by default, room for 100,000
-        transactions) bounds the size of an answer: a larger one raises
-        :class:`bankfeed.ProtocolError` before it is read whole. ``max_connections`` bounds the
+        by the other limits. In a bulk call it bounds each login's flow, not the whole call.
+        ``max_body_bytes`` (128 MiB by default, room for 100,000 transactions) bounds the size of
+        an answer: a larger one raises :class:`bankfeed.ProtocolError` before it is read whole.
+        ``max_connections`` bounds the
         requests in flight at once (1 to 10,000), and so the connections open to a host, within
         those opened in a race for an idle one: a bulk call of thousands of logins at full
         concurrency was measured with up to half again as many (302 for 200). Each login holds
@@ -516,13 +534,18 @@ class AsyncClient(_BaseClient):
         of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
         result being :class:`Investments` or the exception that login raised (one failure never
         stops the others); ``progress=True`` shows a progress bar. Gather them with
-        :func:`bankfeed.combine`::
+        :func:`bankfeed.acombine`::
 
-            results = [pair async for pair in client.investments_many(login_ids, concurrency=64)]
-            positions = bf.combine(results).positions.to_pandas()   # a login_id column first
+            combined = await bf.acombine(client.investments_many(login_ids, concurrency=64))
+            positions = combined.positions.to_pandas()   # a login_id column first
 
         The call starts at once; cancelling the task, closing the iterator (``await
         it.aclose()``), or leaving an ``async with`` block around it stops every login in flight.
+        A reader still reading after ``aclose()`` (from another task) or the client's
+        ``close()`` gets the results already fetched, then ``(login_id, ClientClosed)`` for every
+        login not finished. The client's ``deadline`` bounds each login's flow, not the whole
+        call; ``async with asyncio.timeout(seconds):`` around the ``async for`` or
+        :func:`bankfeed.acombine` bounds the call.
         ``request_ids={login_id: request_id}`` resumes those logins' polling where their
         :class:`PendingTimeout` left it, as on :meth:`Client.investments_many`.
         """
@@ -895,6 +918,10 @@ class Sandbox:
         """The use-case operations and the attribute names each returns."""
 
     @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called (or its ``with`` block ended)."""
+
+    @property
     def request_count(self) -> int:
         """How many HTTP requests the sandbox has received."""
 
@@ -973,14 +1000,14 @@ class Table:
     def column(self, name: str) -> list[Any]:
         """One column as a list (values as in :meth:`to_records`); KeyError names the columns."""
 
-    def to_arrow(self) -> Any:
+    def to_arrow(self) -> pyarrow.Table:
         """A ``pyarrow.Table`` (needs ``pip install 'bankfeed[arrow]'``)."""
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self) -> pandas.DataFrame:
         """A ``pandas.DataFrame``: dates as datetime64, numbers as float64 (needs
         ``bankfeed[pandas]``)."""
 
-    def to_polars(self) -> Any:
+    def to_polars(self) -> polars.DataFrame:
         """A ``polars.DataFrame`` (needs ``pip install 'bankfeed[polars]'``)."""
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
@@ -988,10 +1015,16 @@ class Table:
         always comes in its own types."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles as its columns (types, missing values and names kept); the copy is equal."""
+        """Pickles as its columns (types, missing values and names kept): the copy has the same
+        rows, ``t.to_arrow().equals(copy.to_arrow())``. A Table defines no ``==``: ``copy == t``
+        is False, as for any two distinct objects."""
+
+#: The type of the errors a :class:`Combined` holds: ``BankfeedError`` when it gathered a bulk call,
+#: whatever exceptions were given otherwise.
+_E_co = TypeVar("_E_co", bound=BaseException, default=BaseException, covariant=True)
 
 @final
-class Combined:
+class Combined(Generic[_E_co]):
     """The results of a bulk call gathered by :func:`combine`: one :class:`Table` per kind of
     table, each with the LoginId of its rows as its first column ``login_id``, and the failures
     apart.
@@ -1005,7 +1038,9 @@ class Combined:
         for login_id, error in combined.errors.items():
             print(login_id, error)
 
-    When no result succeeded, the kind is None and there are no tables.
+    When no result succeeded, the kind is None and there are no tables. The class is generic in
+    the type of its errors: ``bf.combine`` of a bulk call gives a ``Combined[bf.BankfeedError]``,
+    and a plain ``bf.Combined`` annotation means ``Combined[BaseException]``.
     """
 
     @property
@@ -1020,9 +1055,15 @@ class Combined:
         Attributes values, detail; Statements statements."""
 
     @property
-    def errors(self) -> dict[str, BaseException]:
-        """``{login_id: exception}`` for every LoginId whose call failed (a LoginId given twice
-        keeps its last exception)."""
+    def errors(self) -> dict[str, _E_co]:
+        """``{login_id: exception}`` for every LoginId whose call failed, a login that a close of
+        the bulk call cut off included (as a :class:`ClientClosed`). A LoginId given twice runs
+        twice: when one run failed and another succeeded, it is both in the tables and here
+        (with its last exception), so deduplicate ``login_ids`` (``list(dict.fromkeys(ids))``)
+        before a call whose errors you rerun."""
+
+    def __class_getitem__(cls, item: Any, /) -> types.GenericAlias:
+        """``bf.Combined[bf.BankfeedError]`` works at run time too, in annotations evaluated then."""
 
     def __getitem__(self, name: str, /) -> Table:
         """The table ``name``; KeyError names the tables there are."""
@@ -1034,7 +1075,7 @@ class Combined:
         """Pickles as its kind, its tables (each as its columns) and its exceptions, so gathered
         results cross process pools, Dask and Spark as the results themselves do."""
 
-def combine(pairs: Iterable[tuple[str, Investments | Accounts | Attributes | Statements | BaseException]]) -> Combined:
+def combine(pairs: Iterable[tuple[str, Investments | Accounts | Attributes | Statements | _E_co]]) -> Combined[_E_co]:
     """Gathers the ``(login_id, result_or_exception)`` pairs of a bulk call (``investments_many``,
     ``accounts_detail_many``, ``attributes_many``, or a list of such pairs) into a
     :class:`Combined`.
@@ -1042,12 +1083,29 @@ def combine(pairs: Iterable[tuple[str, Investments | Accounts | Attributes | Sta
     Each table of the results' class is concatenated over the logins, in the order of the pairs,
     with a first column ``login_id`` (a table's own ``login_id`` column, as Attributes' ``values``
     has, gives way to it); columns missing from some results are null there. Exceptions go to
-    ``errors``. Results of two classes in one call raise TypeError::
+    ``errors``. Results of two classes in one call raise TypeError.
+
+    Each result's rows are copied as it comes and the result is not kept, so combining the bulk
+    iterator itself (rather than a list of its pairs) needs about the memory of the combined
+    tables only; :func:`acombine` does the same for an ``AsyncClient``'s bulk call. A bulk call
+    closed while this reads it (``results.close()`` from a watchdog thread, or the client's
+    ``close()``) ends it with what was fetched, and a :class:`ClientClosed` in ``errors`` for
+    every login cut off::
 
         combined = bf.combine(client.investments_many(login_ids, concurrency=32))
         positions = combined.positions.to_pandas()
         failed = combined.errors            # {login_id: exception}
     """
+
+@final
+class _Gathering:
+    """What :func:`bankfeed.acombine` adds each pair of an async bulk call to (private)."""
+
+    def add(self, pair: tuple[str, Investments | Accounts | Attributes | Statements | BaseException], /) -> None:
+        """Adds one ``(login_id, result_or_exception)`` pair, as :func:`combine` does."""
+
+    def finish(self) -> Combined[Any]:
+        """The :class:`Combined` of the pairs added; the gathering is then spent."""
 
 @final
 class Investments:
@@ -1103,7 +1161,7 @@ class Attributes:
     """Attributes as tables::
 
     attrs = client.attributes(login_id, package="income")
-    attrs.values.to_pandas()   # group, login_id, attribute, value (NaN for NONE_DETECTED), raw_value
+    attrs.values.to_pandas()   # group, login_id, attribute, value (null for NONE_DETECTED), raw_value
     attrs["count_nsf"]         # the value of an attribute (first group that has it)
     """
 

@@ -3,7 +3,8 @@
 :func:`wrap` and :func:`awrap` pass the items of a bulk iterator through unchanged and show how
 many logins are done and how many failed (an item ``(login_id, result)`` whose result is an
 exception): with tqdm when it is installed (``tqdm.auto`` in a Jupyter notebook), otherwise on
-one line of stderr that is rewritten at most ten times a second.
+one line of stderr that is rewritten at most ten times a second (without a terminal, a line of
+its own at most every ten seconds).
 
 Closing the wrapper closes the iterator it wraps, so a bulk call stopped early (``break``,
 Ctrl-C) stops its work in Rust too.
@@ -11,6 +12,7 @@ Ctrl-C) stops its work in Rust too.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import time
@@ -23,6 +25,9 @@ T = TypeVar("T")
 
 # The plain line is rewritten at most this often (seconds).
 _MIN_INTERVAL = 0.1
+
+# Without a terminal (a log file, a cron job's mail), a line of its own at most this often.
+_LOG_INTERVAL = 10.0
 
 # The clock of the rate and of the throttle (a name of its own, for the tests to replace).
 _clock: Callable[[], float] = time.monotonic
@@ -68,22 +73,35 @@ class _Tqdm:
         self._bar.close()
 
 
+def _stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal, where a line can be rewritten in place."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return False
+
+
 class _Line:
-    """``\\r{description}: {done}/{total} ({failed} failed) {rate}/s`` on stderr."""
+    """``{description}: {done}/{total} ({failed} failed) {rate}/s`` on stderr: rewritten in place
+    (``\\r``) at most ten times a second on a terminal; elsewhere a line of its own at most every
+    ten seconds, so that a log holds lines rather than one line of thousands of updates."""
 
     def __init__(self, total: int | None, description: str) -> None:
         self._total = "?" if total is None else str(total)
         self._description = description
+        self._terminal = _stderr_is_terminal()
+        self._interval = _MIN_INTERVAL if self._terminal else _LOG_INTERVAL
         self._start = _clock()
         self._last = float("-inf")
         self._width = 0
         self._done = 0
         self._failed = 0
+        self._written: tuple[int, int] | None = None
 
     def update(self, done: int, failed: int) -> None:
         self._done, self._failed = done, failed
         now = _clock()
-        if now - self._last >= _MIN_INTERVAL:
+        if now - self._last >= self._interval:
             self._last = now
             self._write(now)
 
@@ -91,15 +109,22 @@ class _Line:
         elapsed = now - self._start
         rate = self._done / elapsed if elapsed > 0 else 0.0
         text = f"{self._description}: {self._done}/{self._total} ({self._failed} failed) {rate:.1f}/s"
-        # Spaces clear what a longer previous line left behind.
-        sys.stderr.write("\r" + text.ljust(self._width))
+        if self._terminal:
+            # Spaces clear what a longer previous line left behind.
+            sys.stderr.write("\r" + text.ljust(self._width))
+        else:
+            sys.stderr.write(text + "\n")
         sys.stderr.flush()
         self._width = len(text)
+        self._written = (self._done, self._failed)
 
     def close(self) -> None:
-        self._write(_clock())
-        sys.stderr.write("\n")
-        sys.stderr.flush()
+        if self._terminal:
+            self._write(_clock())
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        elif self._written != (self._done, self._failed):
+            self._write(_clock())
 
 
 def _display(total: int | None, description: str) -> _Display:
@@ -114,20 +139,54 @@ class _Counter:
     """What both wrappers count and show."""
 
     def __init__(self, total: int | None, description: str) -> None:
-        self._display: _Display | None = _display(total, description)
+        self._display: _Display | None = None
+        # tqdm draws its bar as it is made: a stderr that cannot be written fails right here, and
+        # is treated as in `_count`, with no display.
+        with contextlib.suppress(Exception):
+            self._display = _display(total, description)
+        self._total = total
+        self._description = description
         self._done = 0
         self._failed = 0
+        self._closed = False
+
+    def __repr__(self) -> str:
+        """What is wrapped and how far it got, e.g. ``<bankfeed Progress of investments: 3/32 done,
+        1 failed>``; ``closed`` once closed or at the end."""
+        total = "?" if self._total is None else self._total
+        closed = ", closed" if self._closed else ""
+        return (
+            f"<bankfeed {type(self).__name__} of {self._description}: {self._done}/{total} done, "
+            f"{self._failed} failed{closed}>"
+        )
 
     def _count(self, item: object) -> None:
         self._done += 1
         self._failed += _failed(item)
         if self._display is not None:
-            self._display.update(self._done, self._failed)
+            try:
+                self._display.update(self._done, self._failed)
+            except Exception:
+                # A closed or full stderr (a cron job's `2>&-`, a full disk) must not end a bulk
+                # call and lose every result fetched: the progress is a courtesy, the data is not.
+                self._display = None
+
+    def _call_and_end(self, iterator: object, method: str) -> None:
+        """Calls ``method`` of the wrapped ``iterator`` when it has one, then ends the display,
+        also when the call fails."""
+        try:
+            call = getattr(iterator, method, None)
+            if call is not None:
+                call()
+        finally:
+            self._end_display()
 
     def _end_display(self) -> None:
+        self._closed = True
         display, self._display = self._display, None
         if display is not None:
-            display.close()
+            with contextlib.suppress(Exception):  # as in _count
+                display.close()
 
 
 class Progress(_Counter, Iterator[T]):
@@ -155,12 +214,7 @@ class Progress(_Counter, Iterator[T]):
 
     def close(self) -> None:
         """Ends the display and closes the wrapped iterator (which cancels its work)."""
-        try:
-            close = getattr(self._iterator, "close", None)
-            if close is not None:
-                close()
-        finally:
-            self._end_display()
+        self._call_and_end(self._iterator, "close")
 
     def __enter__(self) -> Progress[T]:
         return self
@@ -188,6 +242,10 @@ class AsyncProgress(_Counter, AsyncIterator[T]):
             raise
         self._count(item)
         return item
+
+    def _stop_now(self) -> None:
+        """Stops the wrapped bulk call at once, without a loop (for ``bf.combine``'s refusal)."""
+        self._call_and_end(self._iterator, "_stop_now")
 
     async def aclose(self) -> None:
         """Ends the display and closes the wrapped iterator (which cancels its work)."""

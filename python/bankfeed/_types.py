@@ -39,6 +39,7 @@ Answers: TypeAlias = Mapping[str, Answer]
 Step: TypeAlias = Session | Challenge
 
 #: An ``on_challenge`` handler: takes the challenge step, returns its answers (see ``bf.answers``).
+#: A handler for both clients takes ``bf.Challenge | bf.AsyncChallenge``, as ``bf.CannedAnswers`` does.
 ChallengeHandler: TypeAlias = Callable[[Challenge], Answers]
 
 #: What ``AsyncClient.authorize``, ``authorize_saved`` and ``AsyncChallenge.answer`` give.
@@ -52,7 +53,13 @@ _R_co = TypeVar("_R_co", covariant=True)
 
 class BulkResults(Protocol[_R_co]):
     """What ``Client.investments_many`` and its siblings return: ``(login_id, result)`` pairs as
-    each login finishes, the result being the data or the exception that login raised."""
+    each login finishes, the result being the data or the exception that login raised.
+
+    Every LoginId asked for is handed out once, also when the call is stopped early: after
+    :meth:`close` (from a watchdog thread, say) or the client's ``close()``, a reader that goes on
+    reading gets the results already fetched, then ``(login_id, ClientClosed)`` for every login
+    not finished, then the end. Readable only in the process that started the call: a forked
+    child's ``next()`` raises :class:`~bankfeed.ClientClosed` at once."""
 
     def __iter__(self) -> BulkResults[_R_co]:
         """The iterator itself."""
@@ -63,7 +70,9 @@ class BulkResults(Protocol[_R_co]):
         ...
 
     def close(self) -> None:
-        """Stops every login still running; the iteration ends."""
+        """Stops every login still running, also while another thread reads; that reader (or a
+        later ``next()``) then gets the results already fetched and a ``ClientClosed`` pair for
+        every login not finished, then the end."""
         ...
 
     def __enter__(self) -> BulkResults[_R_co]:
@@ -76,7 +85,13 @@ class BulkResults(Protocol[_R_co]):
 
 
 class AsyncBulkResults(Protocol[_R_co]):
-    """What ``AsyncClient.investments_many`` and its siblings return, for ``async for``."""
+    """What ``AsyncClient.investments_many`` and its siblings return, for ``async for``.
+
+    As :class:`BulkResults`: after :meth:`aclose` (from another task) or the client's ``close()``,
+    a reader that goes on reading gets the results already fetched, then ``(login_id,
+    ClientClosed)`` for every login not finished. Cancelling the reading task instead (as
+    ``asyncio.timeout`` does) raises in the reader, and :func:`~bankfeed.acombine` or an ``async
+    with`` block around the call then stops every login."""
 
     def __aiter__(self) -> AsyncBulkResults[_R_co]:
         """The iterator itself."""
@@ -87,7 +102,9 @@ class AsyncBulkResults(Protocol[_R_co]):
         ...
 
     def aclose(self) -> Awaitable[None]:
-        """Stops every login still running; the iteration ends."""
+        """Stops every login still running, also while another task awaits ``__anext__``; that
+        reader then gets the results already fetched and a ``ClientClosed`` pair for every login
+        not finished, then the end."""
         ...
 
     def __aenter__(self) -> Awaitable[AsyncBulkResults[_R_co]]:

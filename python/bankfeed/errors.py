@@ -70,9 +70,14 @@ class BankfeedError(Exception):
         for name, value in fields.items():
             setattr(self, name, value)
 
+    #: Fields that belong to the client that raised the error (a challenge to answer): pickled
+    #: as ``None``, since a copy in another process has no client to answer through.
+    _client_bound: tuple[str, ...] = ()
+
     def __reduce__(self) -> tuple[Any, ...]:
         # Rebuilt from the text and the keyword fields, so that the attributes survive pickling.
-        return (_rebuild, (type(self), self._text, self._fields))
+        fields = {name: None if name in self._client_bound else value for name, value in self._fields.items()}
+        return (_rebuild, (type(self), self._text, fields))
 
     def __str__(self) -> str:
         return self._text
@@ -99,7 +104,8 @@ class InvalidAnswer(BankfeedError, ValueError):
     """A challenge answer breaks an answer rule; nothing was sent. Never carries the answer."""
 
     message: str
-    #: The challenge's prompt (or the offending key of the answers).
+    #: The challenge's prompt; ``"answers"`` for a key that is not a prompt (the key itself is
+    #: not shown: in a swapped dict it would be an answer).
     prompt: str
     #: The rule the answer breaks.
     rule: str
@@ -126,9 +132,7 @@ class ChallengeRequired(BankfeedError):
     #: The prompts of the challenge, verbatim.
     prompts: list[str]
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        fields = dict(self._fields, challenge=None)
-        return (_rebuild, (type(self), self._text, fields))
+    _client_bound = ("challenge",)
 
 
 class TooManyChallenges(BankfeedError):
@@ -263,7 +267,24 @@ class LoginDisabled(ApiError):
 
 class InvalidSecurityResponse(ApiError):
     """The server refused a challenge answer (``INVALID_SECURITY_RESPONSE``, ``UNKNOWN_CHALLENGE_KEY``,
-    ``SECURITYRESPONSES_INCOMPLETE``, ``QUESTION_NOT_FOUND``, ...)."""
+    ``SECURITYRESPONSES_INCOMPLETE``, ``QUESTION_NOT_FOUND``, ...).
+
+    For ``INVALID_SECURITY_RESPONSE`` the challenge stays open and the error keeps it, also when
+    ``on_challenge`` gave the wrong answer inside ``login()``: answer it again without a new live
+    login (the institution may count failed answers, so ask the user rather than resend)::
+
+        try:
+            session = client.login(institution, username, password, on_challenge=ask)
+        except bf.InvalidSecurityResponse as exc:
+            if exc.challenge is None:
+                raise
+            step = exc.challenge.answer(ask(exc.challenge))
+    """
+
+    #: The challenge that stays open (an AsyncChallenge when an AsyncClient raised it); ``None``
+    #: for the other codes, whose challenge is gone or was never open, and after unpickling.
+    challenge: Challenge | AsyncChallenge | None = None
+    _client_bound = ("challenge",)
 
 
 class SessionError(ApiError):

@@ -58,8 +58,10 @@ impl AuthorizeRequest {
             AuthorizeRequest::Credentials(c) => {
                 non_empty("institution", &c.institution)?;
                 non_empty("username", &c.username)?;
-                if c.password.expose().is_empty() {
-                    return Err(Error::config("password", "must not be empty"));
+                // Spaces alone are refused by the service too ("Password is required"); the
+                // message never shows the password.
+                if c.password.expose().trim().is_empty() {
+                    return Err(Error::config("password", "must not be empty or only spaces"));
                 }
                 if let Some(language) = &c.language {
                     if language != "en" && language != "fr" {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::de;
 use super::json::{Expected, Shape};
-use super::login::{Institution, Login};
+use super::login::{Institution, Login, NamesLogin};
 use crate::error::{snippet, Error};
 
 /// GetAccountsDetail and GetAccountsSummary share their account shape.
@@ -39,6 +39,12 @@ pub struct Accounts<S = String> {
 /// (docs/errors.md#protocol-surprises).
 impl<S> Expected for Accounts<S> {
     const SHAPE: Shape = Shape::AnyOf(&["Accounts"]);
+}
+
+impl<S> NamesLogin for Accounts<S> {
+    fn login_id(&self) -> Option<&str> {
+        self.login.as_ref()?.id.as_deref()
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -141,12 +147,21 @@ pub struct BankTransaction<S = String> {
 pub struct Statements {
     #[serde(deserialize_with = "de::list")]
     pub statements_by_account: Vec<AccountStatements>,
+    /// Not in every answer; when there, it names the login the statements belong to.
+    #[serde(deserialize_with = "de::lenient")]
+    pub login: Option<Login>,
     #[serde(deserialize_with = "de::text")]
     pub request_id: Option<String>,
 }
 
 impl Expected for Statements {
     const SHAPE: Shape = Shape::AnyOf(&["StatementsByAccount"]);
+}
+
+impl NamesLogin for Statements {
+    fn login_id(&self) -> Option<&str> {
+        self.login.as_ref()?.id.as_deref()
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -232,6 +247,7 @@ mod tests {
             .collect();
         Statements {
             statements_by_account: vec![AccountStatements { account_number: Some("1111".into()), statements }],
+            login: None,
             request_id: None,
         }
     }

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::de;
 use super::json::{check_payload_value, Shape};
-use super::login::{guid, Login};
+use super::login::{guid, Login, NamesLogin};
 use crate::config::shown;
 use crate::error::Error;
 
@@ -146,6 +146,12 @@ pub struct Attributes {
     pub request_id: Option<String>,
 }
 
+impl NamesLogin for Attributes {
+    fn login_id(&self) -> Option<&str> {
+        self.login.as_ref()?.id.as_deref()
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct AttributeGroup {
     pub name: String,
@@ -253,12 +259,15 @@ impl AttributeGroup {
 }
 
 /// A value as a float: numbers as they are, numeric strings parsed, anything else
-/// (`NONE_DETECTED`) NaN.
-pub fn value_as_f64(value: &Value) -> f64 {
+/// (`NONE_DETECTED`) missing. Missing rather than NaN, so that a table holds a null there: Arrow
+/// and polars count a null as missing and leave it out of a mean, while a NaN is a value that
+/// poisons it (pandas shows either as NaN). A string that parses to no finite number (`"NaN"`,
+/// `"inf"`) is no measurement either.
+pub fn value_as_f64(value: &Value) -> Option<f64> {
     match value {
-        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
-        Value::String(s) => s.trim().parse().unwrap_or(f64::NAN),
-        _ => f64::NAN,
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok().filter(|v: &f64| v.is_finite()),
+        _ => None,
     }
 }
 
@@ -296,8 +305,12 @@ mod tests {
         assert_eq!(parsed.groups[1].detail.len(), 1);
         assert_eq!(parsed.groups[2].detail[0].attribute.as_deref(), Some("x"));
         assert_eq!(parsed.request_id.as_deref(), Some("r"));
-        assert!(value_as_f64(&json!("NONE_DETECTED")).is_nan());
-        assert_eq!(value_as_f64(&json!("3.5")), 3.5);
+        assert_eq!(value_as_f64(&json!("NONE_DETECTED")), None);
+        assert_eq!(value_as_f64(&json!("3.5")), Some(3.5));
+        assert_eq!(value_as_f64(&json!(-2)), Some(-2.0));
+        for missing in [json!(null), json!("NaN"), json!("inf"), json!(true), json!([1])] {
+            assert_eq!(value_as_f64(&missing), None, "{missing}");
+        }
         assert_eq!(value_as_text(&json!(2)).as_deref(), Some("2"));
     }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::de;
 use super::json::{Expected, Shape};
-use super::login::{Institution, Login};
+use super::login::{Institution, Login, NamesLogin};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
@@ -32,6 +32,12 @@ pub struct Investments<S = String> {
 /// A 200 holding none of these is not an Investments payload (docs/errors.md#protocol-surprises).
 impl<S> Expected for Investments<S> {
     const SHAPE: Shape = Shape::AnyOf(&["Accounts", "Securities", "Value", "Cash"]);
+}
+
+impl<S> NamesLogin for Investments<S> {
+    fn login_id(&self) -> Option<&str> {
+        self.login.as_ref()?.id.as_deref()
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -37,6 +37,46 @@ pub struct Login {
     pub kind: Option<String>,
 }
 
+/// A payload that names the saved connection its data belongs to (its `Login`).
+pub(crate) trait NamesLogin {
+    /// `Login.Id`, when the payload has one.
+    fn login_id(&self) -> Option<&str>;
+}
+
+/// A data answer must be the data of the login it was asked for: a RequestId serves the login
+/// whose Authorize opened it, and the banking operations send the RequestId alone
+/// (docs/protocol.md#account-detail-summary-and-statements), so a RequestId of another login
+/// given with `login_id` (a `request_ids=` entry, `client.session(request_id, login_id=...)`)
+/// would label that login's data with the wrong LoginId. `expected` is the LoginId the call was
+/// made for, `named` the `Login.Id` of the answer; either unknown passes, and GUIDs are compared
+/// in any case.
+///
+/// A `ProtocolError`: the answer is valid data but not what the call expects, so nothing of it is
+/// handed out (docs/errors.md#protocol-surprises); `request_id` and the start of the body keep
+/// what the service said.
+pub(crate) fn check_same_login(
+    operation: &str,
+    expected: Option<&str>,
+    named: Option<&str>,
+    request_id: &str,
+    bytes: &[u8],
+) -> Result<(), Error> {
+    let (Some(expected), Some(named)) = (expected, named) else { return Ok(()) };
+    if expected.trim().eq_ignore_ascii_case(named.trim()) {
+        return Ok(());
+    }
+    Err(Error::OtherLogin {
+        operation: operation.to_owned(),
+        message: format!(
+            "the answer is the data of LoginId {}, not of LoginId {} that the call was for",
+            shown(named),
+            shown(expected)
+        ),
+        request_id: crate::data::json::request_id_of(bytes).unwrap_or_else(|| request_id.to_owned()),
+        snippet: crate::data::json::body_snippet(bytes),
+    })
+}
+
 /// Identifiers of the service are GUIDs: a typo (or a RequestId passed as a LoginId by mistake
 /// of shape) is caught before the call. The message shows what came: an id is no secret, and it
 /// is quoted, escaped and cut short ([`shown`]) so that no input can fill or forge a log line.
@@ -79,6 +119,45 @@ mod tests {
         let shown = rule(&long);
         assert!(shown.ends_with(&format!("got \"{}\"…", "é".repeat(crate::config::SHOWN_CHARS))), "{shown}");
         assert!(!shown.contains("tail"));
+    }
+
+    const MINE: &str = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
+    const OTHER: &str = "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d";
+
+    #[test]
+    fn an_answer_naming_another_login_is_refused_naming_both_logins_and_the_request_id() {
+        let body = format!(r#"{{"Accounts": [], "Login": {{"Id": "{OTHER}"}}, "RequestId": "r-1"}}"#);
+        match check_same_login("GetAccountsDetail", Some(MINE), Some(OTHER), "r-0", body.as_bytes()) {
+            Err(error @ Error::OtherLogin { .. }) => {
+                let Error::OtherLogin { operation, request_id, snippet, .. } = &error else { unreachable!() };
+                assert_eq!(operation, "GetAccountsDetail");
+                // The RequestId the answer names, which is the one that belongs to the other login.
+                assert_eq!(request_id, "r-1");
+                assert_eq!(snippet, &body);
+                let message = error.to_string();
+                for part in [MINE, OTHER, "(RequestId r-1)", "resume each login with its own RequestId"] {
+                    assert!(message.contains(part), "{part}: {message}");
+                }
+                assert!(!message.contains("provider"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without a RequestId in the body, the one the call polled.
+        let Err(Error::OtherLogin { request_id, .. }) =
+            check_same_login("Investments", Some(MINE), Some(OTHER), "r-0", b"{}")
+        else {
+            panic!("another login passed")
+        };
+        assert_eq!(request_id, "r-0");
+    }
+
+    #[test]
+    fn the_same_login_in_any_case_or_an_unknown_one_passes() {
+        let upper = MINE.to_ascii_uppercase();
+        assert!(check_same_login("GetAccountsDetail", Some(MINE), Some(&upper), "r", b"{}").is_ok());
+        assert!(check_same_login("GetAccountsDetail", Some(MINE), Some(MINE), "r", b"{}").is_ok());
+        assert!(check_same_login("GetAccountsDetail", Some(MINE), None, "r", b"{}").is_ok());
+        assert!(check_same_login("GetAccountsDetail", None, Some(OTHER), "r", b"{}").is_ok());
     }
 
     #[test]

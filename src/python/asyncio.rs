@@ -11,22 +11,23 @@
 //! finish together cost the loop one wake-up.
 
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration};
+use pyo3::exceptions::{PyAttributeError, PyBaseException, PyRuntimeError, PyRuntimeWarning, PyStopIteration};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString};
 use tokio::sync::oneshot;
 
 use super::challenge::{self, handler_error};
 use super::errors::PyBankfeedError;
-use super::operation::{refuse, Answerer, Flavor, Operation};
+use super::operation::{refuse, Answerer, CallName, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
 use crate::error::Error;
@@ -45,7 +46,7 @@ static NEXT_TOKEN: AtomicU64 = AtomicU64::new(0);
 /// Returns a coroutine that runs `operation` when awaited.
 pub(crate) fn start<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
     super::logging::refresh(py);
-    let Operation { client, start, on_challenge, convert } = operation;
+    let Operation { client, name, start, on_challenge, convert } = operation;
     let answers = on_challenge.is_some();
     let owner = client.clone();
     let launch: Launch = Box::new(move |wakeup, token, slot| {
@@ -61,13 +62,13 @@ pub(crate) fn start<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) 
             }));
         }))
     });
-    let call = PyCall { state: Mutex::new(State::New { launch, handler: on_challenge, client }) };
+    let call = PyCall { name, state: Mutex::new(State::New { launch, handler: on_challenge, client }) };
     Ok(Py::new(py, call)?.into_any())
 }
 
 /// A coroutine that returns `value` at once (`__aenter__`, an item already received).
 pub(crate) fn ready(py: Python<'_>, value: Py<PyAny>) -> PyResult<Py<PyAny>> {
-    let call = PyCall { state: Mutex::new(State::Ready(Box::new(move |_| Ok(value)))) };
+    let call = PyCall { name: None, state: Mutex::new(State::Ready(Box::new(move |_| Ok(value)))) };
     Ok(Py::new(py, call)?.into_any())
 }
 
@@ -215,15 +216,28 @@ impl LoopWaker {
     /// The reader callback: resolves the futures of the finished calls, and runs the handlers
     /// of the calls that met a challenge.
     fn __call__(&self, py: Python<'_>) {
-        // Disarmed before the queue is taken, so a push after the take writes a new byte.
-        self.wakeup.armed.store(false, Ordering::SeqCst);
+        // Drained, then disarmed, then the queue taken, in this order. Drained after the disarm,
+        // the socket could lose the byte of a push made in between: `armed` would stay set with
+        // nothing to read, no later push would write again, and every call of this loop would
+        // wait forever. In this order a push before the disarm is in the queue taken below, and
+        // a push after it writes a byte that wakes the loop again.
         let mut buffer = [0_u8; 64];
         while matches!((&self.reader).read(&mut buffer), Ok(read) if read == buffer.len()) {}
+        self.wakeup.armed.store(false, Ordering::SeqCst);
         let items = std::mem::take(&mut *lock(&self.wakeup.items));
         for item in items {
             match item {
                 Wake::Done(token) => {
                     let Some(entry) = self.forget(token) else { continue };
+                    if let Some(answering) = &entry.answering {
+                        // The call ended (its deadline ran out, say) while an `async def` handler
+                        // was still answering: its answer can no longer be used, so it is stopped
+                        // rather than left running in the background. A finished one ignores this.
+                        let answering = answering.bind(py);
+                        if let Err(err) = answering.call_method0(intern!(py, "cancel")) {
+                            err.write_unraisable(py, Some(answering));
+                        }
+                    }
                     let future = entry.future.bind(py);
                     // A cancelled future stays cancelled: its coroutine was told already.
                     let resolved =
@@ -288,8 +302,9 @@ fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     static GET_RUNNING_LOOP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
     asyncio_function(py, &GET_RUNNING_LOOP, "get_running_loop")?.call0().map_err(|_| {
         PyRuntimeError::new_err(
-            "an AsyncClient call runs in a running asyncio event loop: await it inside `async def` \
-             (asyncio.run(main())), or use bf.Client outside one",
+            "an AsyncClient call needs a running asyncio event loop (asyncio's or uvloop's) in this thread, and \
+             none is running: await the call inside `async def` run by asyncio (asyncio.run(main()), a notebook, \
+             pytest-asyncio, anyio's asyncio backend; trio is not supported), or use bf.Client outside one",
         )
     })
 }
@@ -362,9 +377,46 @@ impl Drop for Registered {
 /// The coroutine an async method returns. It is a `collections.abc.Coroutine` (`send`, `throw`,
 /// `close`, `__await__`), so `await`, `asyncio.run`, `create_task`, `gather` and `wait_for` all
 /// take it; the work starts when it is first awaited, and stops at once when it is cancelled.
+/// Dropped without ever being driven, it warns as a forgotten native coroutine does: a call never
+/// awaited sends nothing, and a notebook cell that forgot `await` would otherwise look done.
 #[pyclass(name = "_Call", module = "bankfeed", frozen)]
 pub(crate) struct PyCall {
+    name: Option<CallName>,
     state: Mutex<State>,
+}
+
+impl Drop for PyCall {
+    fn drop(&mut self) {
+        let Some(name) = self.name else { return };
+        let state = self.state.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Awaited, cancelled and closed calls have left `New` (the first step, `throw` or `close`).
+        if !matches!(state, State::New { .. }) {
+            return;
+        }
+        // No warning once Python's exit has begun: the warnings machinery may be gone by then.
+        super::exit::run_unless_exiting(|| Python::try_attach(|py| warn_never_awaited(py, name)));
+    }
+}
+
+/// Warns, as `RuntimeWarning: coroutine '...' was never awaited` does, from the deallocation of
+/// the call, with the GIL held.
+fn warn_never_awaited(py: Python<'_>, name: CallName) {
+    // The call may be dropped while an exception propagates (its frame unwinding): that exception
+    // is set aside, since the warnings machinery must run without one, and put back after.
+    let pending = PyErr::take(py);
+    let message = format!("{name} was never awaited, so it sent nothing: a bankfeed async call runs when awaited");
+    let warned = CString::new(message).map_err(|e| PyRuntimeError::new_err(e.to_string())).and_then(|message| {
+        // Level 1: the Python line running when the call was dropped, as for a native coroutine.
+        PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)
+    });
+    if let Err(err) = warned {
+        // `-W error::RuntimeWarning`: reported as Python reports a native coroutine's.
+        let shown = PyString::new(py, &format!("<awaitable {name}>"));
+        err.write_unraisable(py, Some(shown.as_any()));
+    }
+    if let Some(pending) = pending {
+        pending.restore(py);
+    }
 }
 
 fn returned(result: PyResult<Py<PyAny>>) -> PyErr {
@@ -431,6 +483,30 @@ impl PyCall {
 impl PyCall {
     fn __await__(slf: Py<Self>) -> Py<Self> {
         slf
+    }
+
+    /// Names the call but never its arguments, which may be secrets.
+    fn __repr__(&self) -> String {
+        let stage = match *lock(&self.state) {
+            State::New { .. } | State::Ready(_) => "",
+            State::Running(_) => " (running)",
+            State::Done => " (done)",
+        };
+        match self.name {
+            Some(name) => format!("<awaitable {name}{stage}>"),
+            None => format!("<awaitable bankfeed call{stage}>"),
+        }
+    }
+
+    /// Only for a failed lookup: the usual slip is a call used as its result, without `await`.
+    fn __getattr__(&self, attribute: &str) -> PyResult<Py<PyAny>> {
+        let mut message = format!("'bankfeed._Call' object has no attribute '{attribute}'");
+        if !attribute.starts_with('_') {
+            let what = self.name.map_or_else(|| "this bankfeed call".to_owned(), |name| name.to_string());
+            message
+                .push_str(&format!(": {what} is an awaitable; did you forget `await`? (`(await call).{attribute}`)"));
+        }
+        Err(PyAttributeError::new_err(message))
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

@@ -54,7 +54,7 @@ fn cancelled() -> Error {
 
 /// Runs `operation` to completion on the caller's behalf and converts its value.
 pub(crate) fn run<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
-    let Operation { client, start, on_challenge, convert } = operation;
+    let Operation { client, start, on_challenge, convert, .. } = operation;
     let value = wait(py, Some(&client), start, |py, challenge| match &on_challenge {
         Some(handler) => call_handler(py, handler.bind(py), &client, Flavor::Blocking, challenge),
         None => refuse(&challenge),

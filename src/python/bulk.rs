@@ -1,16 +1,18 @@
-//! `bf.combine`: the `(login_id, result_or_exception)` pairs of a bulk call as one table per kind,
-//! each with a `login_id` column first (the core's `tables::combine`), and the failures apart.
+//! `bf.combine` (and the gathering `bf.acombine` feeds): the `(login_id, result_or_exception)`
+//! pairs of a bulk call as one table per kind, each with a `login_id` column first (the core's
+//! `tables::Combiner`), and the failures apart.
 
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyAttributeError, PyBaseException, PyKeyError, PyTypeError};
+use pyo3::exceptions::{PyAttributeError, PyBaseException, PyKeyError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyDict, PyGenericAlias, PyList, PyTuple, PyType};
 
 use super::args;
 use super::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PyStatements};
 use super::table::PyTable;
-use crate::tables::{self, Table};
+use crate::tables::{Combiner, Table};
 
 /// The results of a bulk call gathered by :func:`combine`: one :class:`Table` per kind of table,
 /// each with the LoginId of its rows as its first column ``login_id``, and the failures apart.
@@ -40,10 +42,15 @@ impl PyCombined {
         self.tables.iter().find(|(n, _)| n == name).map(|(_, table)| table.clone_ref(py))
     }
 
-    /// The table names as Python writes a list of them, for messages.
-    fn names(&self) -> String {
+    /// What a message about a missing table adds: the tables there are, or, when there are none,
+    /// why (an unattended job meets this when every login failed, say on wrong keys).
+    fn tables_there_are(&self) -> String {
+        if self.kind.is_none() {
+            let errors = self.errors.len();
+            return format!("there are no tables: no result succeeded ({errors} error(s) in .errors)");
+        }
         let names: Vec<String> = self.tables.iter().map(|(name, _)| format!("'{name}'")).collect();
-        format!("[{}]", names.join(", "))
+        format!("tables: [{}]", names.join(", "))
     }
 }
 
@@ -66,8 +73,11 @@ impl PyCombined {
         Ok(tables)
     }
 
-    /// ``{login_id: exception}`` for every LoginId whose call failed (a LoginId given twice keeps
-    /// its last exception).
+    /// ``{login_id: exception}`` for every LoginId whose call failed, a login that a close of the
+    /// bulk call cut off included (as a :class:`ClientClosed`). A LoginId given twice runs twice:
+    /// when one run failed and another succeeded, it is both in the tables and here (with its
+    /// last exception), so deduplicate ``login_ids`` (``list(dict.fromkeys(ids))``) before a call
+    /// whose errors you rerun.
     #[getter]
     fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let errors = PyDict::new(py);
@@ -77,15 +87,24 @@ impl PyCombined {
         Ok(errors)
     }
 
+    /// ``bf.Combined[bf.BankfeedError]``: the stub makes the class generic in the type of its
+    /// errors, and an annotation evaluated at run time needs the subscript to work.
+    #[classmethod]
+    #[pyo3(signature = (item, /))]
+    fn __class_getitem__<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyGenericAlias::new(cls.py(), cls.as_any(), item)?.into_any())
+    }
+
     fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyTable>> {
-        self.table(py, name).ok_or_else(|| PyKeyError::new_err(format!("no table '{name}'; tables: {}", self.names())))
+        self.table(py, name)
+            .ok_or_else(|| PyKeyError::new_err(format!("no table '{name}'; {}", self.tables_there_are())))
     }
 
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyTable>> {
         self.table(py, name).ok_or_else(|| {
             PyAttributeError::new_err(format!(
-                "'Combined' object has no attribute or table '{name}'; tables: {}",
-                self.names()
+                "'Combined' object has no attribute or table '{name}'; {}",
+                self.tables_there_are()
             ))
         })
     }
@@ -149,32 +168,112 @@ fn result_tables(result: &Bound<'_, PyAny>) -> Option<Kind> {
 /// Each table of the results' class is concatenated over the logins, in the order of the pairs,
 /// with a first column ``login_id`` (a table's own ``login_id`` column, as Attributes' ``values``
 /// has, gives way to it); columns missing from some results are null there. Exceptions go to
-/// ``errors``. Results of two classes in one call raise TypeError::
+/// ``errors``. Results of two classes in one call raise TypeError.
+///
+/// Each result's rows are copied as it comes and the result is not kept, so combining the bulk
+/// iterator itself (rather than a list of its pairs) needs about the memory of the combined
+/// tables only; :func:`acombine` does the same for an ``AsyncClient``'s bulk call. A bulk call
+/// closed while this reads it (``results.close()`` from a watchdog thread, or the client's
+/// ``close()``) ends it with what was fetched, and a :class:`ClientClosed` in ``errors`` for every
+/// login cut off::
 ///
 ///     combined = bf.combine(client.investments_many(login_ids, concurrency=32))
 ///     positions = combined.positions.to_pandas()
 ///     failed = combined.errors            # {login_id: exception}
 #[pyfunction]
 pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCombined> {
-    let mut kind: Option<(&'static str, Vec<&'static str>)> = None;
-    let mut parts: Vec<(String, Vec<Arc<Table>>)> = Vec::new();
-    let mut errors: Vec<(String, Py<PyAny>)> = Vec::new();
-    for pair in pairs.try_iter()? {
-        let pair = pair?;
+    if !pairs.hasattr("__iter__")? && pairs.hasattr("__aiter__")? {
+        // An AsyncClient's bulk call (with or without progress) is stopped, so that its logins
+        // do not run on behind the refusal while the caller keeps the iterator.
+        let ours = pairs.hasattr(intern!(py, "_stop_now"))?;
+        let what = if ours {
+            pairs.call_method0(intern!(py, "_stop_now"))?;
+            "bf.AsyncBulkResults (its logins were stopped)".to_owned()
+        } else {
+            args::type_name(pairs)
+        };
+        return Err(PyTypeError::new_err(format!(
+            "combine takes an iterable of (login_id, result) pairs, not the async iterable {what}; \
+             await bf.acombine(...) gathers an AsyncClient's bulk call"
+        )));
+    }
+    let pairs = pairs.try_iter().map_err(|error| {
+        // Python's own "object is not iterable" names no argument; an error of the object's own
+        // __iter__ is its news and goes through.
+        if error.is_instance_of::<PyTypeError>(py) {
+            PyTypeError::new_err(format!(
+                "combine takes an iterable of (login_id, result) pairs, not {}",
+                args::type_name(pairs)
+            ))
+        } else {
+            error
+        }
+    })?;
+    let mut gathering = Gathering::default();
+    for pair in pairs {
+        gathering.add(py, &pair?)?;
+    }
+    gathering.finish(py)
+}
+
+/// What `bf.acombine` (python/bankfeed/_combine.py) feeds each pair of an async bulk call into:
+/// `combine`'s work, one pair at a time.
+#[pyclass(name = "_Gathering", module = "bankfeed._native")]
+pub(crate) struct PyGathering(Option<Gathering>);
+
+#[pymethods]
+impl PyGathering {
+    #[new]
+    fn new() -> Self {
+        PyGathering(Some(Gathering::default()))
+    }
+
+    /// Adds one ``(login_id, result_or_exception)`` pair, as :func:`combine` does.
+    #[pyo3(signature = (pair, /))]
+    fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.0.as_mut().ok_or_else(finished)?.add(py, pair)
+    }
+
+    /// The :class:`Combined` of the pairs added; the gathering is then spent.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<PyCombined> {
+        self.0.take().ok_or_else(finished)?.finish(py)
+    }
+}
+
+fn finished() -> PyErr {
+    PyValueError::new_err("this gathering has finished")
+}
+
+/// The pairs seen so far: each result's tables added to the combined ones as it comes and then
+/// dropped, so that combining a bulk iterator holds one result at a time, not all of them.
+#[derive(Default)]
+pub(crate) struct Gathering {
+    kind: Option<(&'static str, Vec<(&'static str, Combiner)>)>,
+    errors: Vec<(String, Py<PyAny>)>,
+}
+
+impl Gathering {
+    fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>) -> PyResult<()> {
         let pair = match pair.cast::<PyTuple>() {
-            Ok(tuple) if tuple.len() == 2 => tuple.clone(),
-            _ => {
+            Ok(tuple) if tuple.len() == 2 => tuple,
+            Ok(tuple) => {
+                return Err(PyTypeError::new_err(format!(
+                    "combine takes (login_id, result) pairs, not a tuple of {} items",
+                    tuple.len()
+                )))
+            }
+            Err(_) => {
                 return Err(PyTypeError::new_err(format!(
                     "combine takes (login_id, result) pairs, not {}",
-                    args::type_name(&pair)
+                    args::type_name(pair)
                 )))
             }
         };
         let login_id = args::text("login_id", &pair.get_item(0)?)?;
         let result = pair.get_item(1)?;
         if result.is_instance_of::<PyBaseException>() {
-            errors.push((login_id, result.unbind()));
-            continue;
+            self.errors.push((login_id, result.unbind()));
+            return Ok(());
         }
         let Some((this, named)) = result_tables(&result) else {
             return Err(PyTypeError::new_err(format!(
@@ -183,37 +282,29 @@ pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCo
                 args::type_name(&result)
             )));
         };
-        match &kind {
-            None => kind = Some((this, named.iter().map(|(name, _)| *name).collect())),
-            Some((first, _)) if *first != this => {
-                return Err(PyTypeError::new_err(format!(
-                    "combine takes results of one kind, got {first} and {this} (the result of {login_id:?})"
-                )))
-            }
-            Some(_) => {}
+        let (first, combiners) = self
+            .kind
+            .get_or_insert_with(|| (this, named.iter().map(|(name, _)| (*name, Combiner::default())).collect()));
+        if *first != this {
+            return Err(PyTypeError::new_err(format!(
+                "combine takes results of one kind, got {first} and {this} (the result of {login_id:?})"
+            )));
         }
-        parts.push((login_id, named.into_iter().map(|(_, table)| table).collect()));
+        // Copying a result's rows is Rust work: done without the GIL.
+        py.detach(|| {
+            combiners.iter_mut().zip(&named).try_for_each(|((_, combiner), (_, table))| combiner.add(&login_id, table))
+        })?;
+        Ok(())
     }
-    let Some((kind, names)) = kind else {
-        return Ok(PyCombined { kind: None, tables: Vec::new(), errors });
-    };
-    // Concatenating tens of thousands of rows is Rust work: done without the GIL.
-    let combined = py.detach(|| {
-        names
-            .iter()
-            .enumerate()
-            .map(|(index, name)| {
-                let of_name: Vec<(&str, &Table)> = parts
-                    .iter()
-                    .filter_map(|(login_id, tables)| tables.get(index).map(|table| (login_id.as_str(), &**table)))
-                    .collect();
-                tables::combine(&of_name).map(|table| (*name, table))
-            })
-            .collect::<Result<Vec<_>, _>>()
-    })?;
-    let tables = combined
-        .into_iter()
-        .map(|(name, table)| Ok((name.to_owned(), Py::new(py, PyTable::new(table))?)))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(PyCombined { kind: Some(kind.to_owned()), tables, errors })
+
+    fn finish(self, py: Python<'_>) -> PyResult<PyCombined> {
+        let Some((kind, combiners)) = self.kind else {
+            return Ok(PyCombined { kind: None, tables: Vec::new(), errors: self.errors });
+        };
+        let tables = combiners
+            .into_iter()
+            .map(|(name, combiner)| Ok((name.to_owned(), Py::new(py, PyTable::new(combiner.finish()))?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyCombined { kind: Some(kind.to_owned()), tables, errors: self.errors })
+    }
 }

@@ -110,7 +110,7 @@ impl PyBaseChallenge {
         let answers = convert::answers(answers, &self.challenge)?;
         let (client, challenge) = (self.client.clone(), self.challenge.clone());
         let future = async move { client.answer(&challenge, answers).await };
-        Operation::new(&self.client, future, step_to_py).run(py, self.flavor)
+        Operation::new(&self.client, future, step_to_py).named("AsyncChallenge", "answer").run(py, self.flavor)
     }
 
     /// The notebook view: each challenge, the images of an ImageSelection as a numbered grid.

@@ -33,8 +33,10 @@ pub(crate) struct PyBaseClient {
 ///
 ///     with bf.Client(base_url="https://toolbox-api.private.fin.ag",
 ///                    customer_id="43387ca6-0391-4c82-857d-70d95f087ecb") as client:
-///         session = client.login("FlinksCapital", "Greatday", "Everyday",
-///                                on_challenge=bf.answers({"What city were you born in?": "Montreal"}))
+///         greatday = bf.answers({"What city were you born in?": "Montreal",
+///                                "What is the best country on earth?": "Canada",
+///                                "What shape do people like most?": "Triangle"})
+///         session = client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=greatday)
 #[pyclass(name = "Client", module = "bankfeed", frozen, extends = PyBaseClient)]
 pub(crate) struct PyClient;
 
@@ -57,19 +59,22 @@ impl PyBaseClient {
         })
     }
 
+    /// Runs the operation named `method` (its Python name, shown by an async call's coroutine).
     fn run<T: Send + 'static>(
         &self,
         py: Python<'_>,
+        method: &'static str,
         future: impl std::future::Future<Output = Result<T, Error>> + Send + 'static,
         convert: super::operation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
-        Operation::new(&self.client, future, convert).run(py, self.flavor)
+        Operation::new(&self.client, future, convert).named("AsyncClient", method).run(py, self.flavor)
     }
 
     /// Runs the challenge loop from `request`, calling `on_challenge` for each challenge.
     fn sequence(
         &self,
         py: Python<'_>,
+        method: &'static str,
         request: AuthorizeRequest,
         on_challenge: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
@@ -83,12 +88,13 @@ impl PyBaseClient {
             client.within_deadline("Authorize", login).await
         };
         let handler = on_challenge.map(Bound::unbind);
-        Operation::answered(&self.client, handler, start, session_to_py).run(py, self.flavor)
+        let operation = Operation::answered(&self.client, handler, start, session_to_py);
+        operation.named("AsyncClient", method).run(py, self.flavor)
     }
 
-    fn step(&self, py: Python<'_>, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
+    fn step(&self, py: Python<'_>, method: &'static str, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        self.run(py, async move { client.authorize(request).await }, step_to_py)
+        self.run(py, method, async move { client.authorize(request).await }, step_to_py)
     }
 }
 
@@ -124,7 +130,7 @@ macro_rules! client_class {
                                 investments_base_url=None, timeout=240.0, poll_interval=10.0,
                                 poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10,
                                 allow_insecure_http=false, deadline=None, max_body_bytes=134217728,
-                                max_connections=100))]
+                                max_connections=100, _environment=true))]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
@@ -141,6 +147,9 @@ macro_rules! client_class {
                 #[pyo3(from_py_with = args::deadline)] deadline: Option<f64>,
                 #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
                 #[pyo3(from_py_with = args::max_connections)] max_connections: usize,
+                // Private: False for `sb.client()`, whose clients must never take a key or a URL
+                // from the `BANKFEED_*` variables of a machine set up for the real service.
+                _environment: bool,
             ) -> PyResult<PyClassInitializer<Self>> {
                 let options = ClientOptions {
                     base_url,
@@ -158,7 +167,12 @@ macro_rules! client_class {
                     deadline,
                     max_connections: Some(max_connections),
                 };
-                let client = ClientConfig::from_options(options).and_then(Client::new)?;
+                let config = if _environment {
+                    ClientConfig::from_options(options)
+                } else {
+                    ClientConfig::resolve(options, |_| None)
+                };
+                let client = config.and_then(Client::new)?;
                 Ok(PyClassInitializer::from(PyBaseClient { client, flavor: $flavor }).add_subclass($class))
             }
 
@@ -292,7 +306,11 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::tag)] tag: Option<String>,
         #[pyo3(from_py_with = args::schedule_refresh)] schedule_refresh: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        self.step(py, credentials(&institution, &username, password, save, language, tag, schedule_refresh))
+        self.step(
+            py,
+            "authorize",
+            credentials(&institution, &username, password, save, language, tag, schedule_refresh),
+        )
     }
 
     /// A live login whose challenges are answered by ``on_challenge(challenge) -> answers``
@@ -313,7 +331,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::schedule_refresh)] schedule_refresh: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         let request = credentials(&institution, &username, password, save, language, tag, schedule_refresh);
-        self.sequence(py, request, on_challenge)
+        self.sequence(py, "login", request, on_challenge)
     }
 
     /// A cached read of a saved connection (``MostRecentCached`` true): a new session on the
@@ -324,7 +342,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        self.run(py, async move { client.authorize_cached(&login_id).await }, session_to_py)
+        self.run(py, "authorize_cached", async move { client.authorize_cached(&login_id).await }, session_to_py)
     }
 
     /// A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
@@ -336,7 +354,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
         #[pyo3(from_py_with = args::save)] save: bool,
     ) -> PyResult<Py<PyAny>> {
-        self.step(py, AuthorizeRequest::SavedLive { login_id, save })
+        self.step(py, "authorize_saved", AuthorizeRequest::SavedLive { login_id, save })
     }
 
     /// ``authorize_saved`` with its challenges answered by ``on_challenge``.
@@ -348,7 +366,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = args::save)] save: bool,
     ) -> PyResult<Py<PyAny>> {
-        self.sequence(py, AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
+        self.sequence(py, "login_saved", AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
     }
 
     /// A cached session of ``login_id``, then its Investments (202 polled), as tables.
@@ -364,7 +382,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move { client.investments_tables_for_login(&login_id, request_id.as_deref()).await };
-        self.run(py, future, PyInvestments::to_py)
+        self.run(py, "investments", future, PyInvestments::to_py)
     }
 
     /// The session of a known RequestId, without sending anything: its data calls poll that
@@ -405,7 +423,7 @@ impl PyBaseClient {
             login_ids,
             concurrency,
             progress,
-            "investments",
+            "investments_many",
             op,
             PyInvestments::to_py,
         )
@@ -443,7 +461,7 @@ impl PyBaseClient {
             login_ids,
             concurrency,
             progress,
-            "attributes",
+            "attributes_many",
             op,
             PyAttributes::to_py,
         )
@@ -496,7 +514,7 @@ impl PyBaseClient {
             login_ids,
             concurrency,
             progress,
-            "accounts detail",
+            "accounts_detail_many",
             op,
             PyAccounts::to_py,
         )
@@ -529,7 +547,7 @@ impl PyBaseClient {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let client = self.client.clone();
         let future = async move { client.attributes_tables_for_login(&login_id, &query, request_id.as_deref()).await };
-        self.run(py, future, PyAttributes::to_py)
+        self.run(py, "attributes", future, PyAttributes::to_py)
     }
 
     /// Deletes the retained data of a saved connection (DeleteCard). Returns the server's answer:
@@ -541,7 +559,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move { client.delete_login(&login_id).await };
-        self.run(py, future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
+        self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
     }
 
     /// Cancels every call of this client in flight, in every thread and task, at once: each
@@ -624,6 +642,10 @@ impl PyBaseClient {
         }
         if config.max_connections != DEFAULT_MAX_CONNECTIONS {
             extra.push_str(&format!(", max_connections={}", config.max_connections));
+        }
+        // Not an option: the state `closed` reads, so that a closed client does not look usable.
+        if slf.get().client.is_closed() {
+            extra.push_str(", closed=True");
         }
         Ok(format!(
             "{}(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \

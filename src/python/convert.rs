@@ -7,6 +7,7 @@ use pyo3::types::{PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyMapping,
 use serde_json::{Map, Value};
 
 use crate::authorize::{Answers, Challenge};
+use crate::config::shown;
 use crate::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use crate::data::dates::ymd;
 use crate::error::Error;
@@ -82,7 +83,9 @@ impl Parsed {
 /// prompt and answer keyed by the answer (docs/protocol.md#challenges-and-answer-rules).
 pub(crate) fn answers(mapping: &Bound<'_, PyAny>, challenge: &Challenge) -> Result<Answers, Error> {
     const MAPPING: &str = "must be a mapping of prompt to answer";
-    let mapping = mapping.cast::<PyMapping>().map_err(|_| Error::invalid_answer("answers", MAPPING))?;
+    // Only the type of what came is named: its value could be an answer.
+    let not_a_mapping = format!("{MAPPING}, not {}", super::args::type_name(mapping));
+    let mapping = mapping.cast::<PyMapping>().map_err(|_| Error::invalid_answer("answers", not_a_mapping))?;
     let items = mapping.items().map_err(|_| Error::invalid_answer("answers", MAPPING))?;
     let mut answers = Answers::new();
     for item in items.iter() {
@@ -102,7 +105,10 @@ pub(crate) fn answers(mapping: &Bound<'_, PyAny>, challenge: &Challenge) -> Resu
         // Name the key only when it is one of the server's prompts (or choices): anything else
         // could be an answer written where its prompt belongs.
         let named = if challenge.is_key(&key) { key.as_str() } else { "answers" };
-        let shape = || Error::invalid_answer(named, "must map to a string or a list of strings");
+        let shape = || {
+            let came = super::args::type_name(&value);
+            Error::invalid_answer(named, format!("must map to a string or a list of strings, not {came}"))
+        };
         let values = match value.cast::<PyString>() {
             Ok(text) => vec![answer_text(text, named)?],
             Err(_) => {
@@ -117,6 +123,23 @@ pub(crate) fn answers(mapping: &Bound<'_, PyAny>, challenge: &Challenge) -> Resu
         answers.push(key, values);
     }
     Ok(answers)
+}
+
+/// What came as `attributes=` when it is not `{group: [names]}`: its type, or the first group
+/// whose names are not a list of strings, as `{"Card": str}` (names and groups are no secrets).
+fn groups_that_came(attributes: &Bound<'_, PyAny>) -> String {
+    let items = match attributes.cast::<PyMapping>().map(|mapping| mapping.items()) {
+        Ok(Ok(items)) => items,
+        _ => return super::args::type_name(attributes),
+    };
+    for item in items.iter() {
+        let Ok((group, names)) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>() else { continue };
+        let group = group.extract::<String>().map_or_else(|_| super::args::type_name(&group), |g| shown(&g));
+        if names.is_instance_of::<PyString>() || names.extract::<Vec<String>>().is_err() {
+            return format!("{{{group}: {}}}", super::args::type_name(&names));
+        }
+    }
+    super::args::type_name(attributes)
 }
 
 /// One answer string. A lone surrogate has no UTF-8 form: sending it would alter the answer, so
@@ -250,7 +273,9 @@ pub(crate) fn attributes_query(
                 .ok()
                 .and_then(|m| m.items().ok())
                 .and_then(|items| items.extract().ok())
-                .ok_or_else(|| Error::config("attributes", GROUPS))?;
+                .ok_or_else(|| {
+                    Error::config("attributes", format!("{GROUPS}; got {}", groups_that_came(&attributes)))
+                })?;
             let custom = CustomAttributes {
                 attributes: groups,
                 filters: filters.map(|f| from_python("filters", &f)).transpose()?,

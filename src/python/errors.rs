@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyType};
 use super::challenge;
 use super::convert;
 use super::operation::Flavor;
-use crate::error::{ApiErrorKind, Body, Error};
+use crate::error::{ApiError, ApiErrorKind, Body, Error};
 use crate::Client;
 
 /// A failure on its way to Python. Build it with `?` or `From`; raise it by converting to `PyErr`.
@@ -192,6 +192,21 @@ impl Class {
     }
 }
 
+/// `bf.ClientClosed(text, operation=operation)` with a text of the binding's own: what only a bulk
+/// iterator knows (which of its logins a close cut off, or that it belongs to another process).
+/// Never fails: when the class cannot be built, the text still arrives (see [`fallback`]).
+pub(crate) fn client_closed(py: Python<'_>, text: &str, operation: &str) -> PyErr {
+    let built = (|| {
+        let fields = PyDict::new(py);
+        fields.set_item("operation", operation)?;
+        Class::ClientClosed.get(py)?.call((text,), Some(&fields))
+    })();
+    match built {
+        Ok(value) => PyErr::from_value(value),
+        Err(failure) => fallback(py, text, Some(failure)),
+    }
+}
+
 /// `BankfeedError(text)`, caused by the bridge's own `failure` when there was one; a
 /// `RuntimeError(text)` only if `bankfeed.errors` itself cannot be imported.
 fn fallback(py: Python<'_>, text: &str, failure: Option<PyErr>) -> PyErr {
@@ -218,17 +233,15 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyR
             fields.set_item("rule", rule)?;
             Class::InvalidAnswer
         }
+        Error::AnswerRefused { error, challenge } => {
+            let challenge =
+                client.map(|(client, flavor)| challenge::to_py(py, client, *flavor, *challenge)).transpose()?;
+            fields.set_item("challenge", challenge)?;
+            api_fields(py, &fields, &error)?;
+            Class::of_api(error.kind())
+        }
         Error::Api(api) => {
-            fields.set_item("code", &api.code)?;
-            fields.set_item("status", api.status)?;
-            fields.set_item("message", &api.message)?;
-            fields.set_item("request_id", &api.request_id)?;
-            fields.set_item("retry_after", api.retry_after.map(|d| d.as_secs_f64()))?;
-            fields.set_item("attempts", api.attempts)?;
-            match &api.body {
-                Body::Json(value) => fields.set_item("body", convert::to_python(py, value)?)?,
-                Body::Text(text) => fields.set_item("body", text)?,
-            }
+            api_fields(py, &fields, &api)?;
             Class::of_api(api.kind())
         }
         Error::ChallengeRequired(challenge) => {
@@ -264,6 +277,14 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyR
             fields.set_item("snippet", snippet)?;
             Class::ProtocolError
         }
+        // docs/errors.md#protocol-surprises: an answer, valid but not of the login asked for.
+        Error::OtherLogin { operation, request_id, snippet, .. } => {
+            fields.set_item("operation", operation)?;
+            fields.set_item("status", 200)?;
+            fields.set_item("request_id", request_id)?;
+            fields.set_item("snippet", snippet)?;
+            Class::ProtocolError
+        }
         Error::Decode { operation, status, snippet, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("status", status)?;
@@ -284,4 +305,18 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyR
         Error::Internal { .. } => Class::BankfeedError,
     };
     Ok(PyErr::from_value(class.get(py)?.call((text,), Some(&fields))?))
+}
+
+/// The fields every `ApiError` keeps: what the service said, as it said it.
+fn api_fields(py: Python<'_>, fields: &Bound<'_, PyDict>, api: &ApiError) -> PyResult<()> {
+    fields.set_item("code", &api.code)?;
+    fields.set_item("status", api.status)?;
+    fields.set_item("message", &api.message)?;
+    fields.set_item("request_id", &api.request_id)?;
+    fields.set_item("retry_after", api.retry_after.map(|d| d.as_secs_f64()))?;
+    fields.set_item("attempts", api.attempts)?;
+    match &api.body {
+        Body::Json(value) => fields.set_item("body", convert::to_python(py, value)?),
+        Body::Text(text) => fields.set_item("body", text),
+    }
 }

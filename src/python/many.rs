@@ -2,10 +2,10 @@
 //! whole flow with a bound on how many run at once (src/bulk.rs); each result crosses into Python
 //! once, when the iterator hands it out (docs/architecture.md#bulk-calls).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration};
 use pyo3::prelude::*;
@@ -15,11 +15,11 @@ use tokio::sync::mpsc::{self, error::TryRecvError};
 use super::args;
 use super::asyncio;
 use super::blocking::SIGNAL_CHECK;
-use super::errors::PyBankfeedError;
+use super::errors::{client_closed, PyBankfeedError};
 use super::operation::{Convert, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::bulk::{check_concurrency, run_many};
-use crate::config::shown;
+use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::error::Error;
 use crate::sync::lock;
 use crate::Client;
@@ -32,8 +32,9 @@ type Item = (String, Result<Outcome, Error>);
 /// stops reading holds the work back instead of letting results pile up.
 const BUFFER_PER_FLOW: usize = 2;
 
-/// Starts a bulk call of `op` over `ids` and returns its iterator: `_BulkResults` (blocking) or
-/// `_AsyncBulkResults` (async), wrapped in a progress display when `progress` is set.
+/// Starts the bulk call named `call` (its Python name) of `op` over `ids` and returns its
+/// iterator: `_BulkResults` (blocking) or `_AsyncBulkResults` (async), wrapped in a progress
+/// display when `progress` is set.
 pub(crate) fn start<T, F, Fut>(
     py: Python<'_>,
     client: &Client,
@@ -41,7 +42,7 @@ pub(crate) fn start<T, F, Fut>(
     ids: Vec<String>,
     concurrency: usize,
     progress: bool,
-    description: &str,
+    call: &'static str,
     op: F,
     convert: Convert<T>,
 ) -> PyResult<Py<PyAny>>
@@ -51,6 +52,10 @@ where
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
     let concurrency = check_concurrency(concurrency)?.get();
+    if client.is_closed() {
+        // Refused, as every call of a closed client is: nothing starts.
+        return Err(Error::Closed { operation: call.to_owned() }.into());
+    }
     super::logging::refresh(py);
     let total = ids.len();
     let capacity = concurrency.saturating_mul(BUFFER_PER_FLOW).clamp(16, 4096);
@@ -65,41 +70,51 @@ where
                     Ok(object) => object,
                     Err(err) => err.into_value(py).into_any(),
                 }),
-                // Not one login's failure: the whole call ends, and the iterator raises it.
+                // Not this login's failure: the iterator hands out what a close leaves
+                // (`Feed::settle`).
                 Err(error @ Error::Closed { .. }) => return Err(error),
-                Err(error) => Box::new(move |py| exception(py, error, &client, flavor)),
+                Err(error) => {
+                    let error = error.resumed_in_bulk(call);
+                    Box::new(move |py| exception(py, error, &client, flavor))
+                }
             };
             Ok(outcome)
         }
     };
+    let owed = Owed::new(&ids);
     let task = runtime()?.spawn(async move {
         let _ = run_many(ids, concurrency, each, sink).await;
     });
     // Aborting the driver drops its `JoinSet`, which aborts every login in flight.
     let driver = Mutex::new(AbortOnDrop(Some(task)));
-    let feed = Feed { receiver, client: client.clone(), flavor };
+    let closing = Arc::new(AtomicBool::new(false));
+    let feed = Feed { receiver, client: client.clone(), flavor, call, owed, closing: Arc::clone(&closing), rest: None };
+    let origin = Origin::here(call);
     let (iterator, wrap) = match flavor {
         Flavor::Blocking => {
-            let results = PyBulkResults { state: Mutex::new(State::Idle(feed)), driver };
+            let results = PyBulkResults { state: Mutex::new(State::Idle(feed)), driver, closing, origin };
             (Py::new(py, results)?.into_any(), "wrap")
         }
         Flavor::Async => {
             let feed = Arc::new(tokio::sync::Mutex::new(Some(feed)));
-            (Py::new(py, PyAsyncBulkResults { feed, driver, ended: AtomicBool::new(false) })?.into_any(), "awrap")
+            (Py::new(py, PyAsyncBulkResults { feed, driver, closing, origin })?.into_any(), "awrap")
         }
     };
     if !progress {
         return Ok(iterator);
     }
     let kwargs = pyo3::types::PyDict::new(py);
+    // What the progress line calls the results: "accounts detail" of accounts_detail_many.
+    let description = call.trim_end_matches("_many").replace('_', " ");
     kwargs.set_item("description", description)?;
     Ok(py.import("bankfeed._progress")?.getattr(wrap)?.call((iterator, total), Some(&kwargs))?.unbind())
 }
 
 /// `request_ids=` of a bulk call: `{login_id: request_id}`, the RequestIds whose polling the logins
 /// resume (the ones their `PendingTimeout`s named) instead of opening new sessions. Each RequestId
-/// is checked when its login runs, as `request_id=` of a single call is, so a bad one fails that
-/// login only; a LoginId missing from `login_ids` is refused here, as it would be silently unused.
+/// is checked here, by the rule of `request_id=` of a single call, and a LoginId missing from
+/// `login_ids` is refused here too (it would be silently unused): before anything starts, rather
+/// than as one login's failure among thousands.
 pub(crate) fn request_ids(
     value: Option<&Bound<'_, PyAny>>,
     login_ids: &[String],
@@ -115,6 +130,11 @@ pub(crate) fn request_ids(
         let (login_id, request_id): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
         let login_id = args::text("a key of request_ids", &login_id)?;
         let request_id = args::text(&format!("request_ids[{}]", shown(&login_id)), &request_id)?;
+        if !is_safe_segment(&request_id) {
+            let rule =
+                format!("for {} must be {SAFE_SEGMENT}, such as a GUID, got {}", shown(&login_id), shown(&request_id));
+            return Err(Error::config("request_ids", rule).into());
+        }
         ids.insert(login_id, request_id);
     }
     let listed: HashSet<&str> = login_ids.iter().map(String::as_str).collect();
@@ -125,12 +145,10 @@ pub(crate) fn request_ids(
     Ok(Arc::new(ids))
 }
 
-/// `(login_id, result or exception)`; `ClientClosed` for the whole call when the login was stopped
-/// by `close()`, which is no failure of that login (docs/errors.md#clientclosed).
+/// `(login_id, result or exception)`.
 fn pair(py: Python<'_>, (id, outcome): Item, client: &Client, flavor: Flavor) -> PyResult<Py<PyAny>> {
     let value = match outcome {
         Ok(outcome) => outcome(py),
-        Err(Error::Closed { .. }) => return Err(closed_call()),
         Err(error) => exception(py, error, client, flavor),
     };
     Ok(PyTuple::new(py, [id.into_pyobject(py)?.into_any().unbind(), value])?.into_any().unbind())
@@ -140,12 +158,83 @@ fn exception(py: Python<'_>, error: Error, client: &Client, flavor: Flavor) -> P
     PyErr::from(PyBankfeedError::with_client(error, client, flavor)).into_value(py).into_any()
 }
 
+/// What stopped a bulk call before every login was handed out (docs/errors.md#clientclosed).
+#[derive(Clone, Copy)]
+enum Stop {
+    /// `close()`, `aclose()`, or the end of a `with` block around the iterator.
+    Iterator,
+    /// `close()` of the client, or the end of its `with` block.
+    Client,
+}
+
+/// The pair of a login that a close cut off: a `ClientClosed` as its result, so that a reader
+/// (`list()`, `bf.combine`) ends with every login it asked for, each fetched or named as not fetched.
+fn cut_off(call: &'static str, stop: Stop) -> Outcome {
+    Box::new(move |py| {
+        let text = match stop {
+            Stop::Iterator => format!(
+                "{call} was closed (close() or aclose() of its iterator, or the end of its with block) before this \
+                 login finished: nothing was fetched for it; ask for it again in a new call"
+            ),
+            Stop::Client => format!(
+                "{call} stopped before this login finished: the client was closed (close(), or the end of its with \
+                 or async with block); ask for it again with a new client"
+            ),
+        };
+        client_closed(py, &text, call).into_value(py).into_any()
+    })
+}
+
+/// The LoginIds of a call not handed out yet: each as many times as it was given and not yet
+/// handed out, in the order of `login_ids`.
+struct Owed {
+    order: Vec<String>,
+    left: HashMap<String, usize>,
+}
+
+impl Owed {
+    fn new(ids: &[String]) -> Self {
+        let mut left: HashMap<String, usize> = HashMap::with_capacity(ids.len());
+        for id in ids {
+            *left.entry(id.clone()).or_default() += 1;
+        }
+        Owed { order: ids.to_vec(), left }
+    }
+
+    fn handed_out(&mut self, id: &str) {
+        if let Some(count) = self.left.get_mut(id) {
+            *count = count.saturating_sub(1);
+        }
+    }
+
+    /// Every LoginId still owed, once per occurrence; none is owed after.
+    fn take_all(&mut self) -> Vec<String> {
+        let mut all = Vec::new();
+        for id in std::mem::take(&mut self.order) {
+            if let Some(count) = self.left.get_mut(&id) {
+                if *count > 0 {
+                    *count -= 1;
+                    all.push(id);
+                }
+            }
+        }
+        self.left.clear();
+        all
+    }
+}
+
 /// Where a running bulk call's results arrive. Its driver is held apart (`driver` of the
 /// iterators), so that `close()` can stop it while another thread or task waits on the feed.
 struct Feed {
     receiver: mpsc::Receiver<Item>,
     client: Client,
     flavor: Flavor,
+    call: &'static str,
+    owed: Owed,
+    /// Set by `close()` of the iterator, also from another thread or while a reader waits.
+    closing: Arc<AtomicBool>,
+    /// Once the call was stopped: the pairs left to hand out, then the end.
+    rest: Option<VecDeque<Item>>,
 }
 
 impl Feed {
@@ -153,14 +242,120 @@ impl Feed {
         pair(py, item, &self.client, self.flavor)
     }
 
-    fn closed(&self) -> Option<PyErr> {
-        self.client.is_closed().then(closed_call)
+    fn stop(&self) -> Option<Stop> {
+        if self.closing.load(Ordering::SeqCst) {
+            Some(Stop::Iterator)
+        } else if self.client.is_closed() {
+            Some(Stop::Client)
+        } else {
+            None
+        }
+    }
+
+    /// What is left once the call was stopped: the results already received, as they are (the
+    /// data was fetched), then a `ClientClosed` for every login not handed out. Closing the
+    /// receiver stops the driver (it watches for that) and fixes the list: nothing is received
+    /// after it, so no login is handed out twice.
+    fn settle(&mut self, stop: Stop) {
+        if self.rest.is_some() {
+            return;
+        }
+        self.receiver.close();
+        let mut rest = VecDeque::new();
+        while let Ok((id, outcome)) = self.receiver.try_recv() {
+            // A login cut off by the client's close is one of those owed below.
+            if !matches!(outcome, Err(Error::Closed { .. })) {
+                self.owed.handed_out(&id);
+                rest.push_back((id, outcome));
+            }
+        }
+        let call = self.call;
+        rest.extend(self.owed.take_all().into_iter().map(|id| (id, Ok(cut_off(call, stop)))));
+        self.rest = Some(rest);
+    }
+
+    /// A result received from the driver: the item to hand out, or None when it shows the client
+    /// was closed (then the call is settled and `rest` holds what comes next).
+    fn received(&mut self, (id, outcome): Item) -> Option<Item> {
+        if matches!(outcome, Err(Error::Closed { .. })) {
+            self.settle(Stop::Client);
+            return None;
+        }
+        self.owed.handed_out(&id);
+        Some((id, outcome))
+    }
+
+    /// The next thing to hand out without waiting: `Some(Some(item))`, `Some(None)` for the end,
+    /// or None when the reader must wait for the driver.
+    fn next_now(&mut self) -> Option<Option<Item>> {
+        loop {
+            if let Some(rest) = self.rest.as_mut() {
+                return Some(rest.pop_front());
+            }
+            if let Some(stop) = self.stop() {
+                self.settle(stop);
+                continue;
+            }
+            match self.receiver.try_recv() {
+                Ok(item) => {
+                    if let Some(item) = self.received(item) {
+                        return Some(Some(item));
+                    }
+                }
+                // The driver is gone: every login was handed out, unless a close stopped it, which
+                // the next turn sees (the flag is set before the driver is aborted).
+                Err(TryRecvError::Disconnected) => {
+                    if self.stop().is_none() {
+                        return Some(None);
+                    }
+                }
+                Err(TryRecvError::Empty) => return None,
+            }
+        }
     }
 }
 
-/// What a bulk call raises when its client is closed.
-fn closed_call() -> PyErr {
-    Error::Closed { operation: "a bulk call".to_owned() }.into()
+/// The process a bulk call was started in, and the refusal of any other: a forked child has the
+/// iterator's memory but not the parent's threads that run its logins, so a read there would
+/// wait forever (docs/architecture.md#fork-and-child-processes).
+struct Origin {
+    pid: u32,
+    call: &'static str,
+}
+
+impl Origin {
+    fn here(call: &'static str) -> Self {
+        Origin { pid: std::process::id(), call }
+    }
+
+    fn is_here(&self) -> bool {
+        self.pid == std::process::id()
+    }
+
+    fn check(&self, py: Python<'_>) -> PyResult<()> {
+        if self.is_here() {
+            return Ok(());
+        }
+        let text = format!(
+            "{} was started in process {}; a forked child (process {}) cannot read its results, which only the \
+             parent's threads receive: start the call in the child",
+            self.call,
+            self.pid,
+            std::process::id()
+        );
+        Err(client_closed(py, &text, self.call))
+    }
+
+    /// Stops the driver: aborted in the process that started it, forgotten in any other, where
+    /// its runtime is the parent's copy without threads (src/fork.rs leaves such values alone).
+    fn stop(&self, driver: &Mutex<AbortOnDrop>) {
+        let mut driver = lock(driver);
+        if self.is_here() {
+            driver.abort();
+        } else {
+            std::mem::forget(driver.0.take());
+        }
+    }
 }
 
 enum State {
@@ -175,50 +370,44 @@ enum State {
 pub(crate) struct PyBulkResults {
     state: Mutex<State>,
     driver: Mutex<AbortOnDrop>,
+    closing: Arc<AtomicBool>,
+    origin: Origin,
 }
 
 impl PyBulkResults {
-    /// Stops every login in flight; the iteration is over.
+    /// Stops every login in flight; the iteration is over, and nothing more is handed out.
     fn end(&self) {
-        lock(&self.driver).abort();
+        self.origin.stop(&self.driver);
         *lock(&self.state) = State::Ended;
     }
 
-    /// Puts the feed back after a wait; false when the call ended meanwhile (`close()` from
-    /// another thread), and then the feed goes.
-    fn resume(&self, feed: Feed) -> bool {
-        let mut state = lock(&self.state);
-        if matches!(*state, State::Ended) {
-            return false;
-        }
-        *state = State::Idle(feed);
-        true
-    }
-
     /// The next item: at once when one is ready, else waiting with the GIL released, looking for
-    /// Ctrl-C and `close()` every [`SIGNAL_CHECK`]. None when every login has finished.
+    /// Ctrl-C and a close every [`SIGNAL_CHECK`]. None when every login has been handed out.
     fn next_item(&self, py: Python<'_>, feed: &mut Feed) -> PyResult<Option<Item>> {
         let runtime = runtime()?;
         loop {
-            match feed.receiver.try_recv() {
-                Ok(item) => return Ok(Some(item)),
-                Err(TryRecvError::Disconnected) => return Ok(None),
-                Err(TryRecvError::Empty) => {}
+            // Looked for before every result, not only after a wait: results that keep coming
+            // never make the wait below time out, and a loop in C (list(), combine) runs no
+            // Python code between them that would raise it. Cheap when nothing is pending.
+            py.check_signals()?;
+            if let Some(next) = feed.next_now() {
+                if feed.rest.is_some() {
+                    // Stopped by a close: the driver goes at once, whoever closed.
+                    self.origin.stop(&self.driver);
+                }
+                return Ok(next);
             }
             let receiver = &mut feed.receiver;
             // The timer is made inside `block_on`, in the runtime's context.
             let waited =
                 py.detach(|| runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK, receiver.recv()).await }));
-            if let Ok(item) = waited {
-                return Ok(item);
+            if let Ok(Some(item)) = waited {
+                if let Some(item) = feed.received(item) {
+                    return Ok(Some(item));
+                }
             }
-            py.check_signals()?;
-            if let Some(closed) = feed.closed() {
-                return Err(closed);
-            }
-            if matches!(*lock(&self.state), State::Ended) {
-                return Ok(None);
-            }
+            // Anything else (a timeout, the driver gone, the client closed) is sorted out by
+            // `next_now` on the next turn.
         }
     }
 }
@@ -231,7 +420,10 @@ impl PyBulkResults {
 
     /// The next login to finish. Waits with the GIL released, looking for Ctrl-C every few
     /// milliseconds: Ctrl-C ends the whole call (every login in flight stops) and is raised.
+    /// After `close()` (or the client's), the results already received, then a `ClientClosed`
+    /// pair for every login not handed out, then the end.
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.origin.check(py)?;
         // Taken in a statement of its own: the lock's guard must be gone before the arms lock again.
         let state = std::mem::replace(&mut *lock(&self.state), State::Busy);
         let mut feed = match state {
@@ -245,23 +437,17 @@ impl PyBulkResults {
                 return Err(PyRuntimeError::new_err("this bulk call is already being iterated in another thread"));
             }
         };
-        if let Some(closed) = feed.closed() {
-            self.end();
-            return Err(closed);
-        }
         match self.next_item(py, &mut feed) {
-            Ok(Some(item)) => match feed.pair(py, item) {
-                Ok(pair) => Ok(self.resume(feed).then_some(pair)),
-                Err(closed) => {
-                    self.end();
-                    Err(closed)
-                }
-            },
+            Ok(Some(item)) => {
+                let pair = feed.pair(py, item);
+                *lock(&self.state) = State::Idle(feed);
+                pair.map(Some)
+            }
             Ok(None) => {
                 self.end();
                 Ok(None)
             }
-            // Ctrl-C, or the client closed: every login in flight stops before it is raised.
+            // Ctrl-C: every login in flight stops before it is raised.
             Err(err) => {
                 self.end();
                 Err(err)
@@ -269,10 +455,12 @@ impl PyBulkResults {
         }
     }
 
-    /// Stops every login still running, also while another thread waits on the iterator; the
-    /// iteration ends.
+    /// Stops every login still running, also while another thread waits on the iterator. A
+    /// reader that goes on reading gets the results already received, then ``(login_id,
+    /// ClientClosed)`` for every login not handed out, then the end.
     fn close(&self) {
-        self.end();
+        self.closing.store(true, Ordering::SeqCst);
+        self.origin.stop(&self.driver);
     }
 
     /// ``with client.investments_many(ids) as results:`` closes the call when the block ends, as
@@ -282,13 +470,30 @@ impl PyBulkResults {
     }
 
     fn __exit__(&self, _kind: Py<PyAny>, _value: Py<PyAny>, _traceback: Py<PyAny>) {
-        self.end();
+        self.close();
     }
 
-    fn __repr__(&self) -> &'static str {
-        match *lock(&self.state) {
-            State::Ended => "<bankfeed bulk results: ended>",
-            _ => "<bankfeed bulk results: running>",
+    /// The call, and where it stands: running, closed (what it left still to hand out), or ended.
+    fn __repr__(&self) -> String {
+        let stage = match &*lock(&self.state) {
+            State::Ended => "ended",
+            _ if self.closing.load(Ordering::SeqCst) => "closed",
+            State::Idle(feed) if feed.client.is_closed() => "client closed",
+            _ => "running",
+        };
+        format!("<bankfeed bulk results of Client.{}(...): {stage}>", self.origin.call)
+    }
+}
+
+impl Drop for PyBulkResults {
+    fn drop(&mut self) {
+        if !self.origin.is_here() {
+            // A forked child's copy: its channel and driver belong to the parent's runtime.
+            std::mem::forget(std::mem::replace(
+                self.state.get_mut().unwrap_or_else(PoisonError::into_inner),
+                State::Ended,
+            ));
+            self.origin.stop(&self.driver);
         }
     }
 }
@@ -300,8 +505,8 @@ type SharedFeed = Arc<tokio::sync::Mutex<Option<Feed>>>;
 pub(crate) struct PyAsyncBulkResults {
     feed: SharedFeed,
     driver: Mutex<AbortOnDrop>,
-    /// Set by `aclose()`: results already received are not handed out after it.
-    ended: AtomicBool,
+    closing: Arc<AtomicBool>,
+    origin: Origin,
 }
 
 #[pymethods]
@@ -310,57 +515,62 @@ impl PyAsyncBulkResults {
         slf
     }
 
-    /// The next login to finish: at once when one is ready, else when one finishes.
+    /// The next login to finish: at once when one is ready, else when one finishes. After
+    /// `aclose()` (or the client's close), the results already received, then a `ClientClosed`
+    /// pair for every login not handed out, then the end.
     fn __anext__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        if self.ended.load(Ordering::SeqCst) {
-            return Err(PyStopAsyncIteration::new_err(()));
-        }
+        self.origin.check(py)?;
         let client = {
             // Uncontended unless a previous `__anext__` is still waiting.
             let Ok(mut guard) = self.feed.try_lock() else {
                 return Err(PyRuntimeError::new_err("anext(): the previous one is still waiting"));
             };
             let Some(feed) = guard.as_mut() else { return Err(PyStopAsyncIteration::new_err(())) };
-            if let Some(closed) = feed.closed() {
-                *guard = None;
-                return Err(closed);
-            }
-            match feed.receiver.try_recv() {
-                Ok(item) => {
-                    let pair = feed.pair(py, item);
-                    if pair.is_err() {
-                        *guard = None;
-                    }
-                    return asyncio::ready(py, pair?);
-                }
-                Err(TryRecvError::Disconnected) => {
+            match feed.next_now() {
+                Some(Some(item)) => return asyncio::ready(py, feed.pair(py, item)?),
+                Some(None) => {
                     *guard = None;
                     return Err(PyStopAsyncIteration::new_err(()));
                 }
-                Err(TryRecvError::Empty) => feed.client.clone(),
+                None => feed.client.clone(),
             }
         };
         let feed = Arc::clone(&self.feed);
         let future = async move {
             let mut guard = feed.lock().await;
-            let item = match guard.as_mut() {
-                Some(feed) => feed.receiver.recv().await,
-                None => None,
-            };
-            Ok(item)
+            let Some(feed) = guard.as_mut() else { return Ok(None) };
+            loop {
+                if let Some(next) = feed.next_now() {
+                    if next.is_none() {
+                        *guard = None;
+                    }
+                    return Ok(next);
+                }
+                // `aclose()` aborts the driver, which ends this wait; the client's close ends
+                // every login, whose results end it.
+                if let Some(item) = feed.receiver.recv().await {
+                    if let Some(item) = feed.received(item) {
+                        return Ok(Some(item));
+                    }
+                }
+            }
         };
         Operation::new(&client, future, next_pair).run(py, Flavor::Async)
     }
 
-    /// Stops every login still running, also while an ``__anext__`` waits (it then ends the
-    /// iteration); the iteration ends.
+    /// Stops every login still running, also while an ``__anext__`` waits. A reader that goes on
+    /// reading gets the results already received, then ``(login_id, ClientClosed)`` for every
+    /// login not handed out, then the end.
     fn aclose(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.ended.store(true, Ordering::SeqCst);
-        lock(&self.driver).abort();
-        if let Ok(mut guard) = self.feed.try_lock() {
-            guard.take();
-        }
+        self._stop_now();
         asyncio::ready(py, py.None())
+    }
+
+    /// What `aclose()` does, at once and without a loop: for `bf.combine`, which refuses an
+    /// async iterator from sync code and stops its logins rather than leave them running.
+    fn _stop_now(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.origin.stop(&self.driver);
     }
 
     /// ``async with client.investments_many(ids) as results:`` closes the call when the block
@@ -377,6 +587,28 @@ impl PyAsyncBulkResults {
         _traceback: Py<PyAny>,
     ) -> PyResult<Py<PyAny>> {
         self.aclose(py)
+    }
+
+    /// As ``_BulkResults`` shows itself.
+    fn __repr__(&self) -> String {
+        let stage = match self.feed.try_lock() {
+            Ok(feed) if feed.is_none() => "ended",
+            _ if self.closing.load(Ordering::SeqCst) => "closed",
+            Ok(feed) if feed.as_ref().is_some_and(|feed| feed.client.is_closed()) => "client closed",
+            // Locked: an `__anext__` waits for the next result.
+            _ => "running",
+        };
+        format!("<bankfeed bulk results of AsyncClient.{}(...): {stage}>", self.origin.call)
+    }
+}
+
+impl Drop for PyAsyncBulkResults {
+    fn drop(&mut self) {
+        if !self.origin.is_here() {
+            // As for `PyBulkResults`: the parent's channel is never dropped in a child.
+            std::mem::forget(Arc::clone(&self.feed));
+            self.origin.stop(&self.driver);
+        }
     }
 }
 

@@ -42,6 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PyAccounts>()?;
     m.add_class::<results::PyStatements>()?;
     m.add_class::<bulk::PyCombined>()?;
+    m.add_class::<bulk::PyGathering>()?;
     // Private and left out of `__all__` (typed by `bankfeed._types.BulkResults` and
     // `AsyncBulkResults`): here so that the name their `type()` prints exists.
     m.setattr("_BulkResults", m.py().get_type::<many::PyBulkResults>())?;

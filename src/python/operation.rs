@@ -36,9 +36,26 @@ pub(crate) type CoreFuture<T> = Pin<Box<dyn Future<Output = Result<T, Error>> + 
 
 type Start<T> = Box<dyn FnOnce(Answerer) -> CoreFuture<T> + Send>;
 
+/// The Python name of an async call, e.g. `AsyncClient.investments`: what its coroutine's repr
+/// and its "never awaited" warning show. Never its arguments, which may be secrets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CallName {
+    pub(crate) class: &'static str,
+    pub(crate) method: &'static str,
+}
+
+impl std::fmt::Display for CallName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}(...)", self.class, self.method)
+    }
+}
+
 /// One call of one operation, not yet started.
 pub(crate) struct Operation<T> {
     pub(crate) client: Client,
+    /// Set for the calls a user makes; None for the internal steps a user never holds (a bulk
+    /// iterator's `__anext__`), which then never warn when dropped unawaited.
+    pub(crate) name: Option<CallName>,
     /// Builds the future, given what answers its challenges.
     pub(crate) start: Start<T>,
     /// The caller's `on_challenge`; None raises ChallengeRequired at the first challenge.
@@ -53,7 +70,13 @@ impl<T: Send + 'static> Operation<T> {
         future: impl Future<Output = Result<T, Error>> + Send + 'static,
         convert: Convert<T>,
     ) -> Self {
-        Operation { client: client.clone(), start: Box::new(move |_| Box::pin(future)), on_challenge: None, convert }
+        Operation {
+            client: client.clone(),
+            name: None,
+            start: Box::new(move |_| Box::pin(future)),
+            on_challenge: None,
+            convert,
+        }
     }
 
     /// An operation whose challenges `on_challenge` answers, through the answerer the runner gives.
@@ -67,7 +90,13 @@ impl<T: Send + 'static> Operation<T> {
         Fut: Future<Output = Result<T, Error>> + Send + 'static,
     {
         let start: Start<T> = Box::new(move |answerer| Box::pin(start(answerer)));
-        Operation { client: client.clone(), start, on_challenge, convert }
+        Operation { client: client.clone(), name: None, start, on_challenge, convert }
+    }
+
+    /// Names the call `class.method` for its coroutine (see [`CallName`]).
+    pub(crate) fn named(mut self, class: &'static str, method: &'static str) -> Self {
+        self.name = Some(CallName { class, method });
+        self
     }
 
     /// Runs it the way `flavor` says: the result itself (blocking), or a coroutine (async).

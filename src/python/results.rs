@@ -175,7 +175,7 @@ impl PyInvestments {
 /// Attributes (docs/protocol.md#attributes) as tables.
 ///
 ///     attrs = client.attributes(login_id, package="income")
-///     attrs.values.to_pandas()   # group, login_id, attribute, value (NaN for NONE_DETECTED), raw_value
+///     attrs.values.to_pandas()   # group, login_id, attribute, value (null for NONE_DETECTED), raw_value
 ///     attrs["count_nsf"]         # the value of an attribute (first group that has it)
 #[pyclass(name = "Attributes", module = "bankfeed", frozen)]
 pub(crate) struct PyAttributes {

@@ -227,6 +227,12 @@ impl PySandbox {
         Ok(packages)
     }
 
+    /// Whether ``close()`` was called (or its ``with`` block ended).
+    #[getter]
+    fn closed(&self) -> bool {
+        lock(&self.server).is_none()
+    }
+
     /// How many HTTP requests the sandbox has received.
     #[getter]
     fn request_count(&self) -> PyResult<u64> {
@@ -310,7 +316,8 @@ impl PySandbox {
 }
 
 impl PySandbox {
-    /// A client of class `C` with this sandbox's URL, customer id and keys, unless `options` say.
+    /// A client of class `C` with this sandbox's URL, customer id and keys, unless `options` say;
+    /// never anything from the environment (docs/sandbox.md#starting-it).
     fn make_client<C: pyo3::PyTypeInfo>(
         &self,
         py: Python<'_>,
@@ -334,6 +341,7 @@ impl PySandbox {
         if !kwargs.contains("poll_interval")? {
             kwargs.set_item("poll_interval", SANDBOX_POLL_INTERVAL.max(self.pending_seconds / 10.0))?;
         }
+        kwargs.set_item("_environment", false)?;
         Ok(py.get_type::<C>().call((), Some(&kwargs))?.unbind())
     }
 }

@@ -112,7 +112,7 @@ impl PyBaseSession {
     fn investments(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move { client.investments_tables(&session).await };
-        self.run(py, future, PyInvestments::to_py)
+        self.run(py, "investments", future, PyInvestments::to_py)
     }
 
     /// GetAccountsDetail (202 polled): accounts and transactions as tables.
@@ -145,7 +145,7 @@ impl PyBaseSession {
         };
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move { client.accounts_detail_tables(&session, &options).await };
-        self.run(py, future, PyAccounts::to_py)
+        self.run(py, "accounts_detail", future, PyAccounts::to_py)
     }
 
     /// GetAccountsSummary (202 polled): accounts as a table.
@@ -159,7 +159,7 @@ impl PyBaseSession {
         let options = AccountsSummaryOptions { with_balance, with_account_identity };
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move { client.accounts_summary_tables(&session, &options).await };
-        self.run(py, future, PyAccounts::to_py)
+        self.run(py, "accounts_summary", future, PyAccounts::to_py)
     }
 
     /// GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or ``"Months12"``.
@@ -173,7 +173,7 @@ impl PyBaseSession {
         let options = StatementsOptions { number_of_statements, accounts_filter: accounts_filter.unwrap_or_default() };
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move { client.statements_tables(&session, &options).await };
-        self.run(py, future, PyStatements::to_py)
+        self.run(py, "statements", future, PyStatements::to_py)
     }
 
     /// Attributes of this session: account detail polled first, then the attributes call
@@ -191,7 +191,7 @@ impl PyBaseSession {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move { client.attributes_tables(&session, &query).await };
-        self.run(py, future, PyAttributes::to_py)
+        self.run(py, "attributes", future, PyAttributes::to_py)
     }
 
     /// Pickles as its client (keys included, see ``Client``), its ids and the 200 body, so that
@@ -233,12 +233,14 @@ impl PyBaseSession {
 }
 
 impl PyBaseSession {
+    /// Runs the operation named `method` (its Python name, shown by an async call's coroutine).
     fn run<T: Send + 'static>(
         &self,
         py: Python<'_>,
+        method: &'static str,
         future: impl std::future::Future<Output = Result<T, crate::Error>> + Send + 'static,
         convert: super::operation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
-        Operation::new(&self.client, future, convert).run(py, self.flavor)
+        Operation::new(&self.client, future, convert).named("AsyncSession", method).run(py, self.flavor)
     }
 }

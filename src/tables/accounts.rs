@@ -2,6 +2,7 @@
 
 use super::{build, Read, Table, Text};
 use crate::data::accounts::{AccountStatements, Accounts, BankAccount, BankTransaction, Statement, Statements};
+use crate::data::login::NamesLogin;
 
 pub fn accounts_table<S: Text>(accounts: &Accounts<S>) -> Table {
     let rows: Vec<&BankAccount<S>> = accounts.accounts.iter().collect();
@@ -75,6 +76,8 @@ pub fn bank_transactions_table<S: Text>(accounts: &Accounts<S>) -> Table {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct AccountsTables {
     pub request_id: Option<String>,
+    /// `Login.Id`: the login the data belongs to.
+    pub login_id: Option<String>,
     /// Summary only, when sent at the top level: the share of EFT-eligible accounts (0..1).
     pub eft_eligible_ratio: Option<f64>,
     /// Summary only, when sent at the top level: the share of e-transfer-eligible accounts.
@@ -87,6 +90,7 @@ impl AccountsTables {
     pub fn new<S: Text>(accounts: &Accounts<S>) -> Self {
         AccountsTables {
             request_id: accounts.request_id.as_deref().map(str::to_owned),
+            login_id: accounts.login_id().map(str::to_owned),
             eft_eligible_ratio: accounts.eft_eligible_ratio,
             e_transfer_eligible_ratio: accounts.e_transfer_eligible_ratio,
             accounts: accounts_table(accounts),

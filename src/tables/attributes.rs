@@ -7,11 +7,12 @@ struct ValueRow<'a> {
     group: &'a AttributeGroup,
     login_id: Option<&'a str>,
     name: &'a str,
-    value: f64,
+    value: Option<f64>,
     raw: Option<String>,
 }
 
-/// `value` is a float, NaN where the service says `NONE_DETECTED`; `raw_value` keeps what it sent.
+/// `value` is a float, null where the service says `NONE_DETECTED` (pandas shows it as NaN);
+/// `raw_value` keeps what it sent.
 pub fn attribute_values_table(attributes: &Attributes) -> Table {
     let login_id = attributes.login.as_ref().and_then(|l| l.id.as_deref());
     let rows: Vec<ValueRow> = attributes
@@ -34,7 +35,7 @@ pub fn attribute_values_table(attributes: &Attributes) -> Table {
             ("group_id", Read::Text(|r| r.group.id.as_deref())),
             ("login_id", Read::Text(|r| r.login_id)),
             ("attribute", Read::Text(|r| Some(r.name))),
-            ("value", Read::Float(|r| Some(r.value))),
+            ("value", Read::Float(|r| r.value)),
             ("raw_value", Read::Text(|r| r.raw.as_deref())),
         ],
     )
@@ -83,7 +84,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn none_detected_is_nan_and_kept_raw() {
+    fn none_detected_is_null_and_kept_raw() {
         let body = json!({"Card": {"Id": "g", "count_nsf": 2, "sum_government_income": "NONE_DETECTED",
             "AttributesDetail": [{"Attribute": "count_nsf", "Transactions": [
                 {"TransactionId": "t", "AccountId": "a", "Date": "2026/11/01", "Description": "NSF FEE", "Debit": 48.0, "Credit": null}]}]},
@@ -94,7 +95,9 @@ mod tests {
         match values.column("value") {
             Some(ColumnData::Float(v)) => {
                 assert_eq!(v.value(0), 2.0);
-                assert!(v.value(1).is_nan() && !v.is_null(1));
+                // A null, not a NaN: Arrow and polars count it as missing.
+                assert!(v.is_null(1) && v.is_valid(0));
+                assert_eq!(v.null_count(), 1);
             }
             other => panic!("{other:?}"),
         }

@@ -2,19 +2,25 @@
 //! `login_id` column (what `bf.combine` gives for the results of a bulk call).
 
 use arrow_array::builder::{
-    BooleanBuilder, Date32Builder, Float64Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder,
+    ArrayBuilder, BooleanBuilder, Date32Builder, Float64Builder, ListBuilder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use arrow_array::cast::AsArray;
 use arrow_array::Array;
+use arrow_schema::DataType;
 
 use super::{Column, ColumnData, Table};
 use crate::error::Error;
 
-/// The name of the column [`combine`] puts first.
+/// The name of the column [`Combiner`] puts first.
 pub const LOGIN_ID: &str = "login_id";
 
-/// One table holding the rows of every `(login_id, table)` of `parts`, in order, with `login_id`
-/// as its first column.
+/// The most bytes of text one Arrow string column holds (its offsets are `i32`).
+const MAX_TEXT_BYTES: usize = i32::MAX as usize;
+
+/// Several logins' tables of one kind made into one as they come, so that a bulk call's results
+/// can be dropped one by one rather than all held until the last has come (`bf.combine` over a
+/// bulk iterator then needs about the memory of the combined table, not twice it).
 ///
 /// - The columns are the union of the parts' columns, in the order they are first seen; a part
 ///   without a column has nulls there (tables of one kind have the same columns, but, say, the
@@ -22,12 +28,36 @@ pub const LOGIN_ID: &str = "login_id";
 /// - A part's own `login_id` column (the attributes' values table has one) is left out: the
 ///   LoginId given with the part fills the first column of its rows.
 /// - No parts: a table with the `login_id` column only and no rows.
-///
-/// Fails with [`Error::Config`] (field `tables`) when two parts have a column of the same name
-/// but of different types, or a part's column is not as long as its table.
-pub fn combine(parts: &[(&str, &Table)]) -> Result<Table, Error> {
-    let mut shape: Vec<(&'static str, &ColumnData)> = Vec::new();
-    for (login_id, table) in parts {
+pub struct Combiner {
+    login_ids: StringBuilder,
+    columns: Vec<(&'static str, DataType, Builder)>,
+    rows: usize,
+    /// [`MAX_TEXT_BYTES`]; a test lowers it to reach it.
+    max_text_bytes: usize,
+}
+
+impl Default for Combiner {
+    fn default() -> Self {
+        Combiner { login_ids: StringBuilder::new(), columns: Vec::new(), rows: 0, max_text_bytes: MAX_TEXT_BYTES }
+    }
+}
+
+impl Combiner {
+    /// Appends the rows of `table`, each with `login_id`.
+    ///
+    /// Fails with [`Error::Config`] (field `tables`), and adds nothing of `table`, when one of its
+    /// columns has a type other than the column of that name had so far, is not as long as the
+    /// table, or would take a text column past Arrow's 2 GiB.
+    pub fn add(&mut self, login_id: &str, table: &Table) -> Result<(), Error> {
+        let too_much_text = |name: &str| {
+            Error::config(
+                "tables",
+                format!(
+                    "column {name:?} would hold more than 2 GiB of text, the most of one Arrow string column; \
+                     combine the logins in smaller groups"
+                ),
+            )
+        };
         for column in &table.columns {
             if column.data.len() != table.rows {
                 return Err(Error::config(
@@ -43,105 +73,139 @@ pub fn combine(parts: &[(&str, &Table)]) -> Result<Table, Error> {
             if column.name == LOGIN_ID {
                 continue;
             }
-            match shape.iter().find(|(name, _)| *name == column.name) {
-                Some((_, first)) if first.array().data_type() != column.data.array().data_type() => {
-                    return Err(Error::config(
-                        "tables",
-                        format!(
-                            "column {:?} is {} in one table and {} in the one of {login_id:?}",
-                            column.name,
-                            first.array().data_type(),
-                            column.data.array().data_type()
-                        ),
-                    ))
-                }
-                Some(_) => {}
-                None => shape.push((column.name, &column.data)),
+            let Some((_, data_type, builder)) = self.columns.iter().find(|(name, ..)| *name == column.name) else {
+                continue;
+            };
+            if data_type != column.data.array().data_type() {
+                return Err(Error::config(
+                    "tables",
+                    format!(
+                        "column {:?} is {data_type} in one table and {} in the one of {login_id:?}",
+                        column.name,
+                        column.data.array().data_type()
+                    ),
+                ));
+            }
+            if !builder.has_room_for(&column.data, self.max_text_bytes) {
+                return Err(too_much_text(column.name));
             }
         }
-    }
-    let rows = parts.iter().map(|(_, table)| table.rows).sum();
-    let mut columns = Vec::with_capacity(shape.len() + 1);
-    columns.push(Column { name: LOGIN_ID, data: login_ids(parts, rows) });
-    for (name, first) in shape {
-        let pieces: Vec<(usize, Option<&ColumnData>)> =
-            parts.iter().map(|(_, table)| (table.rows, table.column(name))).collect();
-        columns.push(Column { name, data: concat(first, &pieces, rows) });
-    }
-    Ok(Table { columns, rows })
-}
+        if self.login_ids.values_slice().len() + login_id.len() * table.rows > self.max_text_bytes {
+            return Err(too_much_text(LOGIN_ID));
+        }
 
-fn login_ids(parts: &[(&str, &Table)], rows: usize) -> ColumnData {
-    let bytes = parts.iter().map(|(login_id, table)| login_id.len() * table.rows).sum();
-    let mut b = StringBuilder::with_capacity(rows, bytes);
-    for (login_id, table) in parts {
-        (0..table.rows).for_each(|_| b.append_value(login_id));
-    }
-    ColumnData::Text(b.finish())
-}
-
-/// The pieces (a part's row count and its column, if it has one) one after the other; `first` is
-/// the first piece that has the column, which gives the variant and its Arrow type.
-fn concat(first: &ColumnData, pieces: &[(usize, Option<&ColumnData>)], rows: usize) -> ColumnData {
-    // Every piece of a column has the variant of `first`: combine checked their Arrow types.
-    macro_rules! each {
-        ($b:ident, $variant:ident, |$a:ident| $append:expr) => {
-            for (n, piece) in pieces {
-                match piece {
-                    Some(ColumnData::$variant($a)) => $append,
-                    _ => (0..*n).for_each(|_| $b.append_null()),
-                }
+        for column in &table.columns {
+            if column.name != LOGIN_ID && !self.columns.iter().any(|(name, ..)| *name == column.name) {
+                let mut builder = Builder::like(&column.data);
+                builder.append_nulls(self.rows);
+                self.columns.push((column.name, column.data.array().data_type().clone(), builder));
             }
-        };
+        }
+        for (name, _, builder) in &mut self.columns {
+            match table.column(name) {
+                Some(data) => builder.append(data),
+                None => builder.append_nulls(table.rows),
+            }
+        }
+        (0..table.rows).for_each(|_| self.login_ids.append_value(login_id));
+        self.rows += table.rows;
+        Ok(())
     }
-    match first {
-        ColumnData::Float(_) => {
-            let mut b = Float64Builder::with_capacity(rows);
-            each!(b, Float, |a| b.extend(a.iter()));
-            ColumnData::Float(b.finish())
-        }
-        ColumnData::Bool(_) => {
-            let mut b = BooleanBuilder::with_capacity(rows);
-            each!(b, Bool, |a| b.extend(a.iter()));
-            ColumnData::Bool(b.finish())
-        }
-        ColumnData::Text(_) => {
-            let bytes = pieces
-                .iter()
-                .map(|(_, piece)| match piece {
-                    Some(ColumnData::Text(a)) => a.value_data().len(),
-                    _ => 0,
-                })
-                .sum();
-            let mut b = StringBuilder::with_capacity(rows, bytes);
-            each!(b, Text, |a| b.extend(a.iter()));
-            ColumnData::Text(b.finish())
-        }
-        ColumnData::Date(_) => {
-            let mut b = Date32Builder::with_capacity(rows);
-            each!(b, Date, |a| b.extend(a.iter()));
-            ColumnData::Date(b.finish())
-        }
-        ColumnData::Timestamp(first) => {
+
+    /// The rows added so far as one table.
+    pub fn finish(mut self) -> Table {
+        let mut columns = Vec::with_capacity(self.columns.len() + 1);
+        columns.push(Column { name: LOGIN_ID, data: ColumnData::Text(self.login_ids.finish()) });
+        columns.extend(self.columns.into_iter().map(|(name, _, builder)| Column { name, data: builder.finish() }));
+        Table { columns, rows: self.rows }
+    }
+}
+
+/// The builder of one combined column, of the variant (and Arrow type) of its first part.
+enum Builder {
+    Float(Float64Builder),
+    Bool(BooleanBuilder),
+    Text(StringBuilder),
+    Date(Date32Builder),
+    Timestamp(TimestampMicrosecondBuilder),
+    TextList(ListBuilder<StringBuilder>),
+}
+
+impl Builder {
+    fn like(data: &ColumnData) -> Self {
+        match data {
+            ColumnData::Float(_) => Builder::Float(Float64Builder::new()),
+            ColumnData::Bool(_) => Builder::Bool(BooleanBuilder::new()),
+            ColumnData::Text(_) => Builder::Text(StringBuilder::new()),
+            ColumnData::Date(_) => Builder::Date(Date32Builder::new()),
             // The zone of the parts (UTC for every table the core builds) is kept.
-            let mut b = TimestampMicrosecondBuilder::with_capacity(rows).with_data_type(first.data_type().clone());
-            each!(b, Timestamp, |a| b.extend(a.iter()));
-            ColumnData::Timestamp(b.finish())
+            ColumnData::Timestamp(a) => {
+                Builder::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(a.data_type().clone()))
+            }
+            ColumnData::TextList(_) => Builder::TextList(ListBuilder::new(StringBuilder::new())),
         }
-        ColumnData::TextList(_) => {
-            let mut b = ListBuilder::with_capacity(StringBuilder::new(), rows);
-            each!(b, TextList, |a| {
+    }
+
+    /// Whether `data`'s text fits beside what the builder holds (only text has a limit short of
+    /// the memory: an Arrow string column's offsets are `i32`).
+    fn has_room_for(&self, data: &ColumnData, max_text_bytes: usize) -> bool {
+        match (self, data) {
+            (Builder::Text(b), ColumnData::Text(a)) => b.values_slice().len() + a.value_data().len() <= max_text_bytes,
+            (Builder::TextList(b), ColumnData::TextList(a)) => {
+                let items = a.values().as_string::<i32>();
+                b.values_ref().values_slice().len() + items.value_data().len() <= max_text_bytes
+                    && b.values_ref().len() + items.len() <= max_text_bytes
+            }
+            _ => true,
+        }
+    }
+
+    fn append_nulls(&mut self, n: usize) {
+        match self {
+            Builder::Float(b) => b.append_nulls(n),
+            Builder::Bool(b) => b.append_nulls(n),
+            Builder::Text(b) => b.append_nulls(n),
+            Builder::Date(b) => b.append_nulls(n),
+            Builder::Timestamp(b) => b.append_nulls(n),
+            Builder::TextList(b) => b.append_nulls(n),
+        }
+    }
+
+    /// Appends `data`, whose Arrow type [`Combiner::add`] checked to be the builder's, and whose
+    /// text it checked to fit.
+    fn append(&mut self, data: &ColumnData) {
+        match (self, data) {
+            (Builder::Float(b), ColumnData::Float(a)) => b.append_array(a),
+            (Builder::Bool(b), ColumnData::Bool(a)) => b.append_array(a),
+            (Builder::Text(b), ColumnData::Text(a)) => {
+                // Cannot fail: it fails only on the offset overflow `has_room_for` ruled out.
+                let _ = b.append_array(a);
+            }
+            (Builder::Date(b), ColumnData::Date(a)) => b.append_array(a),
+            (Builder::Timestamp(b), ColumnData::Timestamp(a)) => b.append_array(a),
+            (Builder::TextList(b), ColumnData::TextList(a)) => {
                 for row in 0..a.len() {
                     if a.is_null(row) {
                         b.append_null();
                     } else {
-                        let items = a.value(row);
-                        b.values().extend(items.as_string::<i32>().iter());
+                        b.values().extend(a.value(row).as_string::<i32>().iter());
                         b.append(true);
                     }
                 }
-            });
-            ColumnData::TextList(b.finish())
+            }
+            // Types are checked equal before anything is appended, and each Arrow type has one variant.
+            (builder, data) => builder.append_nulls(data.len()),
+        }
+    }
+
+    fn finish(self) -> ColumnData {
+        match self {
+            Builder::Float(mut b) => ColumnData::Float(b.finish()),
+            Builder::Bool(mut b) => ColumnData::Bool(b.finish()),
+            Builder::Text(mut b) => ColumnData::Text(b.finish()),
+            Builder::Date(mut b) => ColumnData::Date(b.finish()),
+            Builder::Timestamp(mut b) => ColumnData::Timestamp(b.finish()),
+            Builder::TextList(mut b) => ColumnData::TextList(b.finish()),
         }
     }
 }
@@ -152,6 +216,15 @@ mod tests {
 
     use super::*;
     use crate::tables::arrow::tests::{sample, Row};
+
+    /// One table of every `(login_id, table)` of `parts`, in order: a [`Combiner`] given them all.
+    fn combine(parts: &[(&str, &Table)]) -> Result<Table, Error> {
+        let mut combiner = Combiner::default();
+        for (login_id, table) in parts {
+            combiner.add(login_id, table)?;
+        }
+        Ok(combiner.finish())
+    }
 
     fn rows(n: usize, tag: &'static str) -> Vec<Row> {
         (0..n)
@@ -249,5 +322,31 @@ mod tests {
         let short = Table { rows: 2, ..a.clone() };
         let error = combine(&[("L1", &short)]).unwrap_err();
         assert!(error.to_string().contains("1 values for 2 rows"), "{error}");
+    }
+
+    #[test]
+    fn a_refused_part_adds_nothing_and_the_rows_before_it_stay() {
+        let a = table(vec![("x", floats(&[Some(1.0)])), ("k", texts(&[Some("a")]))]);
+        let b = table(vec![("k", texts(&[Some("b")])), ("x", texts(&[Some("1")]))]);
+        let mut combiner = Combiner::default();
+        combiner.add("L1", &a).unwrap();
+        assert!(combiner.add("L2", &b).is_err());
+        assert_eq!(combiner.finish(), combine(&[("L1", &a)]).unwrap());
+    }
+
+    #[test]
+    fn text_past_what_one_arrow_column_holds_is_refused_by_name() {
+        // Arrow's limit is 2 GiB; a lowered one reaches the same checks without the memory. Each
+        // part has 9 bytes of list items, 10 of text and a LoginId of 15.
+        let items = sample(&rows(1, "abcdefgh")).column("l").unwrap().clone();
+        let a = table(vec![("l", items), ("k", texts(&[Some("abcdefghij")]))]);
+        for (max_text_bytes, column) in [(15, "l"), (19, "k"), (25, "login_id")] {
+            let mut combiner = Combiner { max_text_bytes, ..Combiner::default() };
+            combiner.add(&"A".repeat(15), &a).unwrap();
+            let error = combiner.add(&"B".repeat(15), &a).unwrap_err();
+            assert!(error.to_string().contains(&format!("column {column:?} would hold more than 2 GiB")), "{error}");
+            let once = combiner.finish();
+            assert_eq!((once.rows, once.column("k")), (1, Some(&texts(&[Some("abcdefghij")]))));
+        }
     }
 }

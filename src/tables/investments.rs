@@ -3,6 +3,7 @@
 
 use super::{build, Read, Table, Text};
 use crate::data::investments::{InvestmentAccount, InvestmentTransaction, Investments, Position, Security};
+use crate::data::login::NamesLogin;
 
 /// Securities by Id, for the joins: sorted, and searched by halves. A payload lists tens of
 /// securities, found in a few comparisons each; a hash map spent more hashing every row's Id than
@@ -146,6 +147,8 @@ pub struct InvestmentsTables {
     /// `Cash`: the total cash of the accounts.
     pub cash: Option<f64>,
     pub request_id: Option<String>,
+    /// `Login.Id`: the login the data belongs to.
+    pub login_id: Option<String>,
     pub accounts: Table,
     pub positions: Table,
     pub transactions: Table,
@@ -158,6 +161,7 @@ impl InvestmentsTables {
             value: investments.value,
             cash: investments.cash,
             request_id: investments.request_id.as_deref().map(str::to_owned),
+            login_id: investments.login_id().map(str::to_owned),
             accounts: investment_accounts_table(investments),
             positions: positions_table(investments),
             transactions: investment_transactions_table(investments),

@@ -12,6 +12,7 @@ use super::{
 use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::Attributes;
 use crate::data::investments::Investments;
+use crate::data::login::NamesLogin;
 use crate::data::{json, Payload, Raw};
 use crate::error::Error;
 
@@ -101,8 +102,10 @@ impl From<Payload<Attributes>> for AttributesResult {
     }
 }
 
-/// Checks that a 200 of GetAccountsDetail is its payload, as reading it would, without keeping
-/// anything: the attributes preparation only needs the detail to be ready.
-pub(crate) fn check_accounts(operation: &str, raw: &Raw) -> Result<(), Error> {
-    json::decode_payload::<Accounts<Cow<str>>>(operation, 200, raw.bytes()).map(drop)
+/// Checks that a 200 of GetAccountsDetail is its payload, as reading it would, keeping only the
+/// `Login.Id` it names: the attributes preparation only needs the detail to be ready, and for
+/// the login it was asked for.
+pub(crate) fn check_accounts(operation: &str, raw: &Raw) -> Result<Option<String>, Error> {
+    let accounts = json::decode_payload::<Accounts<Cow<str>>>(operation, 200, raw.bytes())?;
+    Ok(accounts.login_id().map(str::to_owned))
 }

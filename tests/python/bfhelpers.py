@@ -221,6 +221,11 @@ def raises(
     assert_secret_free(str(exc), repr(exc), extra=extra_secrets)
 
 
+def fast_async_client(sb: bf.Sandbox, **options: Any) -> bf.AsyncClient:
+    """An AsyncClient of ``sb`` polling every 0.01 s, for at most a minute, unless ``options`` say."""
+    return sb.async_client(**{"poll_interval": 0.01, "poll_timeout": 60, **options})
+
+
 def investment_posts(sandbox: bf.Sandbox) -> int:
     """How many POSTs to .../Investments the sandbox has received."""
     return sum(

@@ -526,7 +526,7 @@ def _eq(a: object, b: object) -> bool:
 def assert_records_equal(
     got: Sequence[Mapping[str, object]], want: Sequence[Mapping[str, object]], what: str
 ) -> None:
-    """Row by row, key by key, with NaN equal to NaN (NONE_DETECTED values are NaN)."""
+    """Row by row, key by key, with NaN equal to NaN."""
     assert len(got) == len(want), f"{what}: {len(got)} rows != {len(want)}"
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         assert list(g) == list(w), f"{what} row {i}: keys {list(g)} != {list(w)}"
@@ -786,7 +786,7 @@ def assert_value(name: str, got: object, raw_value: object, want: AttributeValue
     """A row of ``Attributes.values`` (its ``value`` and ``raw_value`` cells, whose types are
     checked here) against the recomputed value."""
     if want == NONE:
-        assert isinstance(got, float) and math.isnan(got), f"{where}{name}: {got!r}, want NaN"
+        assert got is None, f"{where}{name}: {got!r}, want None (a null in the table)"
         assert raw_value == NONE, f"{where}{name}: raw_value {raw_value!r}"
     else:
         assert isinstance(got, float) and not math.isnan(got), f"{where}{name}: {got!r}, want {want}"

@@ -72,13 +72,37 @@ def test_the_result_is_a_fresh_copy_each_time() -> None:
     assert handler(fake_step(CITY)) == {"What city were you born in?": ["Montreal"]}
 
 
-@pytest.mark.parametrize("bad", [42, b"bytes", [1, 2], None], ids=["int", "bytes", "ints", "none"])
-def test_values_that_are_not_strings_are_refused_without_echoing_them(bad: object) -> None:
+@pytest.mark.parametrize(
+    ("bad", "came"),
+    [(42, "not int"), (b"bytes", "not bytes"), ([1, 2], "not a list holding int"), (None, "not NoneType")],
+    ids=["int", "bytes", "ints", "none"],
+)
+def test_values_that_are_not_strings_are_refused_without_echoing_them(bad: object, came: str) -> None:
     with pytest.raises(TypeError) as info:
         # A wrong type on purpose: the run-time check is what is under test.
         bf.answers({"What city were you born in?": bad})  # type: ignore[arg-type]
-    assert "What city were you born in?" in str(info.value)
-    assert repr(bad) not in str(info.value)
+    message = str(info.value)
+    assert "What city were you born in?" in message
+    # What came is named by its type only, never by its value.
+    assert message.endswith(came), message
+    assert repr(bad) not in message.removesuffix(came)
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        (5, "answers takes a mapping of prompt to answer, or (prompt, answer) pairs, not int"),
+        ("Montreal", "answers takes a mapping of prompt to answer, or (prompt, answer) pairs, not str"),
+        ([("q", "a", "b")], "answers takes a mapping of prompt to answer, or (prompt, answer) pairs; got a tuple of 3"),
+        (["Montreal"], "answers takes a mapping of prompt to answer, or (prompt, answer) pairs; got str among"),
+    ],
+    ids=["int", "str", "triple", "flat"],
+)
+def test_what_is_not_answers_is_refused_by_its_type(given: object, message: str) -> None:
+    with pytest.raises(TypeError) as info:
+        bf.answers(given)  # type: ignore[arg-type]
+    assert str(info.value).startswith(message), info.value
+    assert "Montreal" not in str(info.value)
 
 
 def test_the_repr_lists_the_prompts_but_never_the_answers() -> None:

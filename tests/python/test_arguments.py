@@ -184,3 +184,18 @@ def test_the_argument_is_also_named_in_a_note(client: bf.Client) -> None:
     with pytest.raises(TypeError) as info:
         client.investments(anything)
     assert "while processing 'login_id'" in getattr(info.value, "__notes__", [])
+
+
+def test_answers_attributes_and_an_insecure_url_say_what_came(client: bf.Client, sandbox: bf.Sandbox) -> None:
+    step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    assert isinstance(step, bf.Challenge)
+    with pytest.raises(bf.InvalidAnswer, match=r"must be a mapping of prompt to answer, not NoneType$"):
+        step.answer(None)  # type: ignore[arg-type]
+    with pytest.raises(bf.InvalidAnswer, match=r"must map to a string or a list of strings, not int$"):
+        step.answer({step.prompts[0]: 5})  # type: ignore[dict-item]
+    with pytest.raises(bf.ConfigError, match=r'; got \{"Card": str\}$'):
+        client.attributes_many([], {"Card": "balance_min"})
+    with pytest.raises(bf.ConfigError, match=r"; got list$"):
+        client.attributes_many([], ["balance_min"])  # type: ignore[arg-type]
+    with pytest.raises(bf.ConfigError, match=r'not loopback \(127\.0\.0\.0/8, ::1, localhost\), got "example\.com":'):
+        bf.Client("http://example.com", sandbox.customer_id)

@@ -25,6 +25,7 @@ from bfhelpers import (
     PASSWORD,
     assert_investments,
     assert_secret_free,
+    fast_async_client,
     investment_posts,
     login_id_of,
 )
@@ -50,17 +51,12 @@ def bulk() -> Iterator[bf.Sandbox]:
         yield sb
 
 
-def async_client(sb: bf.Sandbox, **options: Any) -> bf.AsyncClient:
-    """An AsyncClient of ``sb`` polling every 0.01 s."""
-    options = {"poll_interval": 0.01, "poll_timeout": 60, **options}
-    return bf.AsyncClient(sb.url, sb.customer_id, **options)
-
 
 # --- Coroutines -----------------------------------------------------------------------------
 
 
 def test_calls_are_coroutines_that_start_only_when_awaited(bulk: bf.Sandbox) -> None:
-    client = async_client(bulk)
+    client = fast_async_client(bulk)
     before = bulk.request_count
     call = client.investments(bulk.login_ids[0])
     assert isinstance(call, collections.abc.Coroutine)
@@ -76,7 +72,7 @@ def test_calls_are_coroutines_that_start_only_when_awaited(bulk: bf.Sandbox) -> 
 
 
 def test_create_task_gather_and_wait_for_take_the_coroutines(bulk: bf.Sandbox) -> None:
-    client = async_client(bulk)
+    client = fast_async_client(bulk)
     ids = bulk.login_ids[:3]
 
     async def main() -> list[bf.Investments]:
@@ -89,7 +85,7 @@ def test_create_task_gather_and_wait_for_take_the_coroutines(bulk: bf.Sandbox) -
 
 
 def test_driving_a_call_outside_a_running_loop_is_a_clear_runtime_error(bulk: bf.Sandbox) -> None:
-    call = async_client(bulk).investments(bulk.login_ids[0])
+    call = fast_async_client(bulk).investments(bulk.login_ids[0])
     with pytest.raises(RuntimeError, match="running asyncio event loop") as info:
         call.send(None)
     assert "asyncio.run" in str(info.value) and "bf.Client" in str(info.value)
@@ -99,7 +95,7 @@ def test_driving_a_call_outside_a_running_loop_is_a_clear_runtime_error(bulk: bf
 
 
 def test_an_async_handler_answers_every_round_on_the_loop_thread(sandbox: bf.Sandbox) -> None:
-    client = async_client(sandbox)
+    client = fast_async_client(sandbox)
     threads: list[int] = []
 
     async def ask(challenge: bf.AsyncChallenge) -> dict[str, str]:
@@ -117,7 +113,7 @@ def test_a_plain_handler_serves_the_async_client_too(sandbox: bf.Sandbox) -> Non
     def ask(challenge: bf.AsyncChallenge) -> dict[str, str]:
         return {prompt: GREATDAY[prompt] for prompt in challenge.prompts}
 
-    session = asyncio.run(async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
+    session = asyncio.run(fast_async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
     assert isinstance(session, bf.AsyncSession)
 
 
@@ -133,7 +129,7 @@ def test_an_exception_of_an_async_handler_comes_out_as_it_was(sandbox: bf.Sandbo
         raise exc
 
     with pytest.raises(Refused) as info:
-        asyncio.run(async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
+        asyncio.run(fast_async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
     assert info.value is exc
 
 
@@ -168,10 +164,10 @@ def test_a_handler_returning_no_mapping_is_a_type_error_naming_what_came(
 
     before = sandbox.request_count
     with pytest.raises(TypeError) as info:
-        asyncio.run(async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
+        asyncio.run(fast_async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
     refused_as_not_answers(info, got)
     with pytest.raises(TypeError) as info:
-        asyncio.run(async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=returns))
+        asyncio.run(fast_async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=returns))
     refused_as_not_answers(info, got)
     with pytest.raises(TypeError) as info:
         sandbox.client().login(INSTITUTION, "Greatday", PASSWORD, on_challenge=returns)
@@ -216,7 +212,7 @@ def cancelled_by(
     took, and the request count a moment after, then ``QUIET`` seconds later: both read inside
     the loop, before asyncio.run cancels whatever is left at its end."""
     sb, login_id = stuck
-    client = async_client(sb)
+    client = fast_async_client(sb)
 
     async def main() -> tuple[type[BaseException], float, int, int]:
         started = time.monotonic()
@@ -282,7 +278,7 @@ def test_asyncio_timeout_cancels_the_call(stuck: tuple[bf.Sandbox, str]) -> None
 
 
 def test_a_cancelled_call_leaves_the_client_usable(bulk: bf.Sandbox) -> None:
-    client = async_client(bulk)
+    client = fast_async_client(bulk)
 
     async def main() -> bf.Investments:
         with pytest.raises(TimeoutError):
@@ -293,7 +289,7 @@ def test_a_cancelled_call_leaves_the_client_usable(bulk: bf.Sandbox) -> None:
 
 
 def test_a_timeout_while_an_async_handler_waits_cancels_the_handler_and_the_login(sandbox: bf.Sandbox) -> None:
-    client = async_client(sandbox)
+    client = fast_async_client(sandbox)
     cancelled: list[bool] = []
 
     async def ask(challenge: bf.AsyncChallenge) -> dict[str, str]:
@@ -316,12 +312,37 @@ def test_a_timeout_while_an_async_handler_waits_cancels_the_handler_and_the_logi
     assert later == first
 
 
+def test_a_deadline_that_runs_out_while_an_async_handler_waits_cancels_the_handler(sandbox: bf.Sandbox) -> None:
+    # The call ends in Rust here, not by a cancel of the awaiting task: the handler's task must
+    # be stopped all the same, not left to run in the background with an answer nobody reads.
+    client = fast_async_client(sandbox, deadline=0.3)
+    seen: list[str] = []
+
+    async def ask(challenge: bf.AsyncChallenge) -> dict[str, str]:
+        try:
+            await asyncio.sleep(3)  # the user never answers
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        seen.append("finished")
+        return {}
+
+    async def main() -> list[str]:
+        with pytest.raises(bf.TransportError, match="deadline"):
+            await client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask)
+        await asyncio.sleep(0.1)  # the loop runs the cancellation
+        # Read before asyncio.run's own shutdown, which cancels every task left anyway.
+        return list(seen)
+
+    assert asyncio.run(main()) == ["cancelled"]
+
+
 # --- Concurrency ----------------------------------------------------------------------------
 
 
 def test_calls_gathered_on_one_loop_wait_together() -> None:
     with bf.Sandbox(logins=16, pending_seconds=0.3) as sb:
-        client = async_client(sb, poll_interval=0.02)
+        client = fast_async_client(sb, poll_interval=0.02)
 
         async def main() -> list[bf.Investments]:
             return await asyncio.gather(*(client.investments(login_id) for login_id in sb.login_ids))
@@ -335,10 +356,40 @@ def test_calls_gathered_on_one_loop_wait_together() -> None:
     assert elapsed < 1.6, f"16 calls of 0.3 s each took {elapsed:.2f} s together"
 
 
+@pytest.mark.parametrize("loop_kind", ["asyncio", "uvloop"])
+def test_calls_finishing_together_round_after_round_all_wake_their_loop(bulk: bf.Sandbox, loop_kind: str) -> None:
+    """Calls finish on the IO threads while the loop drains the wake-ups of the ones before: a
+    wake-up lost in between left every later call of that loop waiting forever (it took a few
+    dozen rounds of 50 calls; the fix drains the socket before it disarms)."""
+    new_loop: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+    if loop_kind == "uvloop":
+        new_loop = pytest.importorskip("uvloop").new_event_loop
+    client = fast_async_client(bulk)
+
+    async def rounds() -> int:
+        for round_number in range(200):
+            calls = [asyncio.ensure_future(client.authorize_cached(login_id)) for login_id in bulk.login_ids]
+            calls += [asyncio.ensure_future(client.authorize_cached(bulk.login_ids[0])) for _ in range(18)]
+            _, waiting = await asyncio.wait(calls, timeout=5)
+            if waiting:
+                for call in waiting:
+                    call.cancel()
+                return round_number
+        return -1
+
+    loop = new_loop()
+    try:
+        stalled_at = loop.run_until_complete(rounds())
+    finally:
+        client.close()
+        loop.close()
+    assert stalled_at == -1, f"calls of round {stalled_at} waited 5 s for answers that had come"
+
+
 def test_the_loop_runs_other_tasks_while_a_call_waits() -> None:
     with bf.Sandbox(pending_seconds=0.5) as sb:
         session = sb.client().login(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
-        client = async_client(sb, poll_interval=0.05)
+        client = fast_async_client(sb, poll_interval=0.05)
         ticks: list[float] = []
 
         async def ticker() -> None:
@@ -359,7 +410,7 @@ def test_the_loop_runs_other_tasks_while_a_call_waits() -> None:
 
 
 def test_several_event_loops_in_several_threads_share_one_client(bulk: bf.Sandbox) -> None:
-    client = async_client(bulk)
+    client = fast_async_client(bulk)
     ids = bulk.login_ids
     start = threading.Barrier(4)
     results: dict[int, list[str]] = {}
@@ -386,7 +437,7 @@ def test_several_event_loops_in_several_threads_share_one_client(bulk: bf.Sandbo
 
 def test_under_uvloop(bulk: bf.Sandbox, sandbox: bf.Sandbox) -> None:
     uvloop = pytest.importorskip("uvloop")
-    client = async_client(bulk)
+    client = fast_async_client(bulk)
 
     async def main() -> tuple[list[bf.Investments], Any]:
         many = await asyncio.gather(*(client.investments(login_id) for login_id in bulk.login_ids[:4]))
@@ -398,7 +449,7 @@ def test_under_uvloop(bulk: bf.Sandbox, sandbox: bf.Sandbox) -> None:
             await asyncio.sleep(0)
             return ask(challenge)
 
-        session = await async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
+        session = await fast_async_client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
         return many, session
 
     loop = uvloop.new_event_loop()
@@ -414,7 +465,7 @@ def test_under_uvloop(bulk: bf.Sandbox, sandbox: bf.Sandbox) -> None:
 def test_inside_an_already_running_loop_as_in_a_notebook(bulk: bf.Sandbox) -> None:
     """A notebook cell is a coroutine run by the kernel's loop: the calls are awaited inside it,
     from nested coroutines and from tasks the cell starts."""
-    client = async_client(bulk)
+    client = fast_async_client(bulk)
     ids = bulk.login_ids
 
     async def cell() -> list[str]:

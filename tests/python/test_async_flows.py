@@ -385,6 +385,28 @@ def test_a_session_data_call_resumes_through_client_session(api: Api, slow_sandb
     assert authorizes(slow_sandbox) == logins
 
 
+def test_a_session_resumed_with_the_login_id_of_another_login_refuses_its_data(api: Api) -> None:
+    with bf.Sandbox(logins=2) as sb:
+        client = api.client(sb)
+        mine, theirs = sb.login_ids
+        opened = api.run(client.authorize_cached(theirs))
+        session = client.session(opened.request_id, login_id=mine)
+        calls = {"accounts_detail": "GetAccountsDetail", "accounts_summary": "GetAccountsSummary",
+                 "statements": "GetStatements"}
+        for call, operation in calls.items():
+            with raises(bf.ProtocolError, operation=operation, status=200, request_id=opened.request_id) as info:
+                api.run(getattr(session, call)())
+            assert mine in str(info.value) and theirs in str(info.value), str(info.value)
+            assert "resume each login with its own RequestId" in str(info.value)
+        # Investments and attributes name the LoginId in their request: refused either way.
+        with raises(bf.InvalidRequest):
+            api.run(session.investments())
+        with raises(bf.ProtocolError, operation="GetAccountsDetail"):
+            api.run(session.attributes(package="income"))
+        detail = api.run(client.session(opened.request_id, login_id=theirs).accounts_detail())
+        assert isinstance(detail, bf.Accounts) and len(detail.accounts) > 0
+
+
 def test_the_repr_of_a_client_and_its_session_hides_the_keys(api: Api) -> None:
     with bf.Sandbox(api_key=API_KEY, secret_key=SECRET_KEY) as sb:
         client = api.client(sb, api_key=API_KEY, secret_key=SECRET_KEY)

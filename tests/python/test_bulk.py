@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -136,7 +136,11 @@ def test_combine_gathers_the_results_in_one_table_per_kind(api: Api, mixed: Mixe
     assert all(type(combined.errors[i]) is cls for i, cls in mixed.failures.items())
 
 
-def test_progress_writes_a_line_to_stderr(api: Api, mixed: Mixed, capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_writes_a_line_to_stderr(
+    api: Api, mixed: Mixed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The plain line, also where tqdm is installed (a None entry makes its import fail).
+    monkeypatch.setitem(sys.modules, "tqdm", None)
     capsys.readouterr()
     pairs = api.collect(mixed.client(api).investments_many(mixed.ids, progress=True))
     assert len(pairs) == len(mixed.ids)
@@ -202,6 +206,10 @@ def test_the_pending_logins_of_a_bulk_call_resume_with_request_ids(api: Api, cal
         pairs = many(api.client(sb, poll_timeout=0.05), sb.login_ids)
         pending = {i: r.request_id for i, r in pairs if isinstance(r, bf.PendingTimeout)}
         assert sorted(pending) == sorted(sb.login_ids) and all(pending.values()), pairs
+        # Each message names the way this bulk call resumes, with that login's RequestId.
+        for login_id, error in pairs:
+            advice = f"client.{call}_many(..., request_ids={{login_id: {pending[login_id]!r}}})".replace("'", '"')
+            assert advice in str(error), str(error)
         logins = authorizes(sb)
         resumed = dict(many(api.client(sb), [*pending, fresh], request_ids=pending))
         # No new session for a resumed login: only the fresh one authorized (and is unknown).
@@ -225,7 +233,34 @@ def test_request_ids_that_cannot_be_used_are_refused_before_anything_starts(api:
         assert info.value.field == "request_ids"
         with pytest.raises(TypeError, match=r"request_ids\[.{5,}\] must be a str, not int"):
             client.attributes_many(ids, package="income", request_ids={ids[0]: 7})
+        # A RequestId that cannot go into a URL, by the rule of request_id= of a single call.
+        with pytest.raises(bf.ConfigError, match=r'request_ids for ".{8}.*" must be a path segment .* got "\.\./x"'):
+            client.accounts_detail_many(ids, request_ids={ids[1]: "../x"})
         assert sb.request_count == 0
+
+
+@pytest.mark.parametrize("call", ["attributes", "accounts_detail"])
+def test_a_request_id_of_another_login_is_refused_not_labelled_with_the_login_given(api: Api, call: str) -> None:
+    with bf.Sandbox(logins=2) as sb:
+        client = api.client(sb)
+        mine, theirs = sb.login_ids
+        session = api.run(client.authorize_cached(theirs))
+        options: dict[str, Any] = {"package": "income"} if call == "attributes" else {}
+        many = getattr(client, f"{call}_many")
+        pairs = api.collect(many([mine], request_ids={mine: session.request_id}, **options))
+        [(login_id, error)] = pairs
+        assert login_id == mine
+        # The account detail answers for the RequestId's own login (attributes wait for it first):
+        # refused, instead of rows of `theirs` labelled `mine`.
+        assert isinstance(error, bf.ProtocolError), error
+        assert (error.operation, error.status, error.request_id) == ("GetAccountsDetail", 200, session.request_id)
+        assert mine in str(error) and theirs in str(error), str(error)
+        assert "resume each login with its own RequestId" in str(error)
+        assert error.snippet.startswith("{"), error.snippet  # the answer's start, kept as for any ProtocolError
+        assert not [r for r in sb.requests if "/attributes/" in r["path"]], "no attributes call was sent"
+        # With its own login, the RequestId reads that login's data.
+        [(login_id, result)] = api.collect(many([theirs], request_ids={theirs: session.request_id}, **options))
+        assert login_id == theirs and isinstance(result, bf.Attributes if call == "attributes" else bf.Accounts)
 
 
 # --- The concurrency bound ------------------------------------------------------------------
@@ -318,9 +353,28 @@ def test_leaving_a_with_block_stops_every_login(api: Api, stuck: bf.Sandbox, pro
     assert stuck.request_count == before, f"{stuck.request_count - before} requests after the block"
 
 
+def test_a_cancelled_acombine_stops_every_login(stuck: bf.Sandbox) -> None:
+    async def cancelled() -> BaseException:
+        # Not closed: closing the client would stop the logins whatever acombine does.
+        client = stuck.async_client(poll_interval=0.01, poll_timeout=60)
+        try:
+            await asyncio.wait_for(bf.acombine(client.investments_many(stuck.login_ids, concurrency=8)), 0.2)
+        except asyncio.TimeoutError as exc:
+            return exc
+        raise AssertionError("acombine ended while every login was pending")
+
+    # The exception is kept, with the traceback that holds acombine's frame and its iterator.
+    kept = asyncio.run(cancelled())
+    time.sleep(0.03)
+    before = stuck.request_count
+    time.sleep(0.2)
+    assert stuck.request_count == before, f"{stuck.request_count - before} requests after the cancel"
+    assert kept.__traceback__ is not None
+
+
 #: A child that asks a sync bulk iterator for more after its end: after the last pair, after
-#: close(), after the ClientClosed of its closed client. In process, a next() that blocks holding
-#: the GIL would freeze the whole test run.
+#: close() and the ClientClosed pairs of the logins it cut off, after those of its closed client.
+#: In process, a next() that blocks holding the GIL would freeze the whole test run.
 NEXT_AFTER_THE_END = """
 import sys, uuid
 import bankfeed as bf
@@ -329,16 +383,12 @@ with bf.Sandbox(logins=4, pending_seconds=0 if sys.argv[1] == "exhausted" else 6
     results = client.investments_many([str(uuid.uuid4()), *sb.login_ids])
     if sys.argv[1] == "exhausted":
         assert len(list(results)) == 5
-    elif sys.argv[1] == "closed":
-        next(results)
-        results.close()
     else:
         next(results)
-        client.close()
-        try:
-            next(results)
-        except bf.ClientClosed:
-            pass
+        results.close() if sys.argv[1] == "closed" else client.close()
+        rest = list(results)
+        assert sorted(login_id for login_id, _ in rest) == sorted(sb.login_ids), rest
+        assert all(isinstance(result, bf.ClientClosed) for _, result in rest), rest
     try:
         next(results)
     except StopIteration:
@@ -361,6 +411,11 @@ def test_a_closed_async_iterator_ends(stuck: bf.Sandbox) -> None:
         close_after_first(api, results)
 
         async def after() -> None:
+            rest = [await asyncio.wait_for(results.__anext__(), 2) for _ in stuck.login_ids]
+            assert sorted(login_id for login_id, _ in rest) == sorted(stuck.login_ids)
+            assert all(isinstance(result, bf.ClientClosed) for _, result in rest), rest
+            with pytest.raises(StopAsyncIteration):
+                await asyncio.wait_for(results.__anext__(), 2)
             with pytest.raises(StopAsyncIteration):
                 await asyncio.wait_for(results.__anext__(), 2)
 
@@ -428,7 +483,10 @@ def test_closing_the_iterator_from_another_thread_ends_a_waiting_next() -> None:
         results.close()
         waiter.join(2)
         assert not waiter.is_alive(), "next() went on waiting after close()"
-        assert got == [[]]
+        # Every login was still pending: each comes back as cut off by the close, none is lost.
+        [pairs] = got
+        assert sorted(login_id for login_id, _ in pairs) == sorted(sb.login_ids)
+        assert all(isinstance(result, bf.ClientClosed) for _, result in pairs), pairs
         before = sb.request_count
         time.sleep(0.3)
         assert sb.request_count == before, "logins went on polling after close()"
@@ -440,11 +498,106 @@ def test_aclose_ends_an_anext_that_is_waiting() -> None:
         waiting = asyncio.ensure_future(anext(results))
         await asyncio.sleep(0.3)
         await results.aclose()
-        with pytest.raises(StopAsyncIteration):
-            await asyncio.wait_for(waiting, 2)
+        # The waiting anext ends with the first login the close cut off; the others follow.
+        pairs = [await asyncio.wait_for(waiting, 2)]
+        pairs += [pair async for pair in results]
+        assert sorted(login_id for login_id, _ in pairs) == sorted(sb.login_ids)
+        assert all(isinstance(result, bf.ClientClosed) for _, result in pairs), pairs
         before = sb.request_count
         await asyncio.sleep(0.3)
         assert sb.request_count == before, "logins went on polling after aclose()"
 
     with bf.Sandbox(logins=4, pending_polls=100_000) as sb:
         asyncio.run(main(sb))
+
+
+# --- A bulk call stopped before its end: every login asked is accounted for -----------------
+
+
+#: When the watchdogs stop a bulk call of `slow`: some logins are done by then, most are not.
+WATCHDOG = 0.8
+
+
+@pytest.fixture(scope="module")
+def slow() -> Iterator[bf.Sandbox]:
+    """40 saved logins, each pending for a few polls: a bulk call of them at a concurrency of 4
+    takes about two seconds."""
+    with bf.Sandbox(logins=40, pending_polls=3) as sb:
+        yield sb
+
+
+def check_cut_short(combined: bf.Combined[Any], asked: list[str], cut_by: str) -> None:
+    """``combined`` holds every LoginId of ``asked`` once: in its tables (fetched) or in its errors
+    (a ClientClosed naming the bulk call and what cut it), and some of each."""
+    fetched = set(combined.positions.to_pandas()["login_id"]) if combined.kind else set()
+    errors = combined.errors
+    assert fetched.isdisjoint(errors)
+    assert fetched | set(errors) == set(asked)
+    assert errors, "the stop came after every login had finished"
+    for error in errors.values():
+        assert type(error) is bf.ClientClosed, repr(error)
+        assert error.operation == "investments_many"
+        assert cut_by in str(error) and "before this login finished" in str(error), str(error)
+
+
+def combine_stopped(api: Api, results: Any, stop: Callable[[], Awaitable[None] | None]) -> bf.Combined[Any]:
+    """``bf.combine`` (``bf.acombine`` for an async client) of ``results``, with ``stop`` called by
+    a watchdog ``WATCHDOG`` seconds in (awaited when it returns an awaitable), as a job bounds a
+    whole bulk call."""
+    if api.is_async:
+
+        async def bounded() -> bf.Combined[Any]:
+            async def watchdog() -> None:
+                await asyncio.sleep(WATCHDOG)
+                stopped = stop()
+                if stopped is not None:
+                    await stopped
+
+            dog = asyncio.ensure_future(watchdog())
+            combined = await bf.acombine(results)
+            await dog
+            return combined
+
+        gathered: bf.Combined[Any] = api.run(bounded())
+        return gathered
+    timer = threading.Timer(WATCHDOG, stop)
+    timer.start()
+    combined = bf.combine(results)
+    timer.join()
+    return combined
+
+
+@pytest.mark.parametrize("progress", [False, True], ids=["plain", "progress"])
+def test_a_watchdog_closing_the_iterator_leaves_every_unfetched_login_in_errors(
+    api: Api, slow: bf.Sandbox, progress: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job that bounds a bulk call with a timer: what was fetched is kept, every other login is
+    named in ``errors`` (before, the reader just ended: a partial result that looked whole)."""
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    client = api.client(slow, poll_interval=0.05)
+    results = client.investments_many(slow.login_ids, concurrency=4, progress=progress)
+    stop = results.aclose if api.is_async else results.close
+    combined = combine_stopped(api, results, stop)
+    check_cut_short(combined, slow.login_ids, "was closed")
+    assert combined.kind == "Investments", f"nothing was fetched in {WATCHDOG} s"
+
+
+def test_closing_the_client_during_a_bulk_read_keeps_what_was_fetched(api: Api, slow: bf.Sandbox) -> None:
+    """``client.close()`` while ``combine`` reads: the rows fetched are kept and every other login
+    is a ClientClosed in ``errors``, instead of one ClientClosed for the call that lost them all."""
+    client = api.client(slow, poll_interval=0.05)
+    results = client.investments_many(slow.login_ids, concurrency=4)
+    combined = combine_stopped(api, results, client.close)
+    check_cut_short(combined, slow.login_ids, "the client was closed")
+    assert combined.kind == "Investments", f"nothing was fetched in {WATCHDOG} s"
+    with pytest.raises(bf.ClientClosed):
+        # A bulk call of a closed client is refused, as every call is.
+        client.investments_many(slow.login_ids)
+
+
+def test_a_login_given_twice_and_cut_off_comes_back_twice(stuck: bf.Sandbox) -> None:
+    ids = [*stuck.login_ids[:2], stuck.login_ids[0]]
+    results = stuck.client(poll_interval=0.01, poll_timeout=60).investments_many(ids)
+    results.close()
+    assert Counter(login_id for login_id, _ in results) == Counter(ids)
+    assert list(results) == []

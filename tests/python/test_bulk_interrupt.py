@@ -17,12 +17,26 @@ STOP_WITHIN = 0.5
 #: How long the child watches the request counter after it caught the interrupt.
 QUIET = 0.3
 
-CHILD = textwrap.dedent(
+#: What every child starts with: its imports, and what it does once it caught the interrupt:
+#: watch the sandbox's request counter for requests sent after it.
+PRELUDE = textwrap.dedent(
     """
     import asyncio, json, sys, time
     import bankfeed as bf
 
-    mode, watch = sys.argv[1], sys.argv[2] == "watch"
+    def watch(sb, report):
+        report["caught"] = time.monotonic()
+        report["at_catch"] = sb.request_count
+        time.sleep(0.03)  # a request on the wire when the call stopped may still land
+        report["first"] = sb.request_count
+        time.sleep(%(quiet)r)
+        report["later"] = sb.request_count
+    """
+) % {"quiet": QUIET}
+
+CHILD = PRELUDE + textwrap.dedent(
+    """
+    mode, watching = sys.argv[1], sys.argv[2] == "watch"
     sb = bf.Sandbox(logins=200, pending_seconds=120)
     options = dict(poll_interval=0.01, poll_timeout=120)
     report = {}
@@ -42,43 +56,45 @@ CHILD = textwrap.dedent(
             for pair in client.investments_many(sb.login_ids, concurrency=64, progress=mode == "progress"):
                 print("finished", pair, flush=True)
     except KeyboardInterrupt:
-        report["caught"] = time.monotonic()
-        if watch:
-            report["at_catch"] = sb.request_count
-            time.sleep(0.03)  # a request on the wire when the call stopped may still land
-            report["first"] = sb.request_count
-            time.sleep(%(quiet)r)
-            report["later"] = sb.request_count
+        if watching:
+            watch(sb, report)
+        else:
+            report["caught"] = time.monotonic()
         print(json.dumps(report), flush=True)
         raise
     """
-) % {"quiet": QUIET}
+)
 
 
-def interrupt(mode: str, watch: bool) -> tuple[subprocess.CompletedProcess[str], dict[str, float], float, float]:
-    """Runs the child, sends SIGINT once its logins are polling; returns the finished child, its
-    report, and the monotonic times (shared by the processes) of the signal and of the exit."""
+def signal_child(script: str, *args: str) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Runs ``script`` in a child, sends SIGINT half a second after it prints ``ready``; returns
+    the finished child and the monotonic times (shared by the processes) of the signal and of
+    the exit."""
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, mode, "watch" if watch else "exit"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        [sys.executable, "-c", script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         assert child.stdout is not None
         assert child.stdout.readline() == "ready\n"
-        time.sleep(0.5)  # every login authorized and polling
+        time.sleep(0.5)  # every login authorized and polling, or finishing one after another
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=30)
+        out, err = child.communicate(timeout=60)
         exited = time.monotonic()
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-    lines = out.splitlines()
-    assert lines and not any(line.startswith("finished") for line in lines), out
-    return subprocess.CompletedProcess(child.args, child.returncode, out, err), json.loads(lines[-1]), sent, exited
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err), sent, exited
+
+
+def interrupt(mode: str, watch: bool) -> tuple[subprocess.CompletedProcess[str], dict[str, float], float, float]:
+    """Runs the child, sends SIGINT once its logins are polling; returns the finished child, its
+    report, and the monotonic times of the signal and of the exit."""
+    child, sent, exited = signal_child(CHILD, mode, "watch" if watch else "exit")
+    lines = child.stdout.splitlines()
+    assert lines and not any(line.startswith("finished") for line in lines), child.stdout
+    return child, json.loads(lines[-1]), sent, exited
 
 
 @pytest.mark.parametrize("mode", ["sync", "progress", "async"])
@@ -96,3 +112,34 @@ def test_the_process_exits_soon_after_ctrl_c(mode: str) -> None:
     assert child.returncode != 0 and "KeyboardInterrupt" in child.stderr, child.stderr[-3000:]
     assert report["caught"] - sent < STOP_WITHIN, f"stopped {report['caught'] - sent:.2f} s after the signal"
     assert exited - sent < 2 * STOP_WITHIN, f"the process exited {exited - sent:.2f} s after the signal"
+
+
+#: A child whose logins finish one after another all along (no wait between two results), read
+#: by a loop in C that runs no Python code between them: list(), or bf.combine.
+STREAMING_CHILD = PRELUDE + textwrap.dedent(
+    """
+    sb = bf.Sandbox(logins=3000, pending_polls=0)
+    client = sb.client(poll_interval=0.01, poll_timeout=120)
+    report = {}
+    try:
+        print("ready", flush=True)
+        results = client.investments_many(sb.login_ids, concurrency=32)
+        gathered = list(results) if sys.argv[1] == "list" else bf.combine(results)
+        report["finished"] = True
+    except KeyboardInterrupt:
+        watch(sb, report)
+    print(json.dumps(report), flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["list", "combine"])
+def test_ctrl_c_stops_a_bulk_call_whose_results_keep_coming(mode: str) -> None:
+    # Between two results that are already there nothing waits, so Ctrl-C must be looked for
+    # on every result, not only while waiting for one.
+    child, sent, _ = signal_child(STREAMING_CHILD, mode)
+    assert child.stdout.strip(), child.stderr[-3000:]
+    report = json.loads(child.stdout.splitlines()[-1])
+    assert "finished" not in report, "the call ended before the signal came: give it more logins"
+    assert report["caught"] - sent < STOP_WITHIN, f"stopped {report['caught'] - sent:.2f} s after the signal"
+    assert report["later"] == report["first"], f"{report['later'] - report['first']} requests after Ctrl-C"

@@ -55,6 +55,34 @@ def test_demo_of_an_unknown_user_fails() -> None:
     assert result.returncode != 0
 
 
+def test_demo_of_a_bulk_user_the_users_command_lists() -> None:
+    result = run("demo", "--user", "bulk_42")
+    assert result.returncode == 0, result.stderr
+    assert "session open" in result.stdout and "investments:" in result.stdout
+    # Bulk users are asked nothing. The marker is a line's start: a RequestId can hold "203".
+    assert not any(line.startswith("203:") for line in result.stdout.splitlines())
+
+
+@pytest.mark.parametrize("args", [("users",), ("demo", "--user", "Greatday")], ids=["users", "demo"])
+def test_a_reader_that_stops_early_gets_no_traceback(args: tuple[str, ...]) -> None:
+    # As `python -m bankfeed users | head -1`, made certain: the pipe's reader is gone before the first write.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "bankfeed", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env=ENV,
+        )
+    finally:
+        os.close(write_end)
+    assert result.returncode == 1
+    assert result.stderr == ""
+
+
 def test_users_lists_every_sandbox_user(users: dict[str, SandboxUser]) -> None:
     result = run("users")
     assert result.returncode == 0, result.stderr
@@ -101,12 +129,12 @@ def test_sandbox_serves_until_ctrl_c() -> None:
 
 
 
-def start_sandbox(*args: str) -> tuple[subprocess.Popen[str], bf.Client]:
+def start_sandbox(*args: str, env: dict[str, str] = ENV) -> tuple[subprocess.Popen[str], bf.Client]:
     """Starts ``python -m bankfeed sandbox --port 0 ...`` and reads its URL line (the first):
-    returns it and a fast client of the URL and customer id that line names."""
+    returns it and a fast client of the URL and customer id that line names (no keys)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()
@@ -165,6 +193,24 @@ def test_sandbox_without_a_file_names_how_to_compute_the_login_ids() -> None:
             proc.wait()
 
 
+def test_sandbox_started_as_a_scripts_background_job_stops_at_sigint() -> None:
+    # A non-interactive shell starts `python -m bankfeed sandbox &` with SIGINT ignored; an
+    # ignored disposition survives exec, as it does here.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("bankfeed sandbox on ")
+        assert "stopped" in stop(proc, signal.SIGINT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.parametrize(
     "args",
     [("--faults", "not json"), ("--faults", '{"kind": "status"}'), ("--logins", "-1"), ("--logins", "2000000")],
@@ -184,3 +230,65 @@ def test_sandbox_reports_a_login_ids_file_it_cannot_write(tmp_path: Path) -> Non
     assert result.returncode == 1
     assert "bankfeed sandbox on" not in result.stdout
     assert "LoginIds could not be written" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_sandbox_refuses_a_login_ids_file_with_no_logins_to_write(tmp_path: Path) -> None:
+    target = tmp_path / "ids.txt"
+    for logins in ((), ("--logins", "0")):
+        result = run("sandbox", "--port", "0", *logins, "--login-ids-file", str(target), timeout=30)
+        assert result.returncode == 2
+        assert "--login-ids-file needs --logins N with N > 0" in result.stderr, result.stderr
+        assert not target.exists()
+
+
+def test_sandbox_keys_from_the_environment_and_tier2() -> None:
+    keys = {"BANKFEED_API_KEY": "cli-api-key-1f2e", "BANKFEED_SECRET_KEY": "cli-secret-key-9a8b"}
+    proc, keyless = start_sandbox("--keys-from-env", "--tier2", "--logins", "1", env={**ENV, **keys})
+    try:
+        login_id = bf.Sandbox.login_ids_for(1)[0]
+        with pytest.raises(bf.Unauthorized):
+            keyless.investments(login_id)
+        client = bf.Client(
+            keyless.base_url, keyless.customer_id, api_key=keys["BANKFEED_API_KEY"],
+            secret_key=keys["BANKFEED_SECRET_KEY"], poll_interval=0.01, max_retries=0, timeout=5,
+        )
+        assert len(client.investments(login_id).positions) > 0
+        # GetAllAttributes answers only a Tier 2 customer.
+        assert len(client.attributes(login_id, package="all").values) > 0
+        out = stop(proc, signal.SIGINT)
+        assert not any(key in out for key in keys.values())
+        assert proc.stderr is not None
+        assert not any(key in proc.stderr.read() for key in keys.values())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_sandbox_keys_from_an_environment_without_them_is_refused() -> None:
+    result = run("sandbox", "--port", "0", "--keys-from-env", timeout=30)
+    assert result.returncode == 2
+    message = "needs a key in one of them: BANKFEED_API_KEY is not set, BANKFEED_SECRET_KEY is not set"
+    assert message in result.stderr, result.stderr
+    assert "bankfeed sandbox on" not in result.stdout
+    empty = subprocess.run(
+        [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--keys-from-env"],
+        capture_output=True, text=True, timeout=30, env={**ENV, "BANKFEED_API_KEY": ""},
+    )
+    assert empty.returncode == 2 and "BANKFEED_API_KEY is empty, BANKFEED_SECRET_KEY is not set" in empty.stderr
+
+
+def test_sandbox_names_the_variable_of_a_key_it_refuses() -> None:
+    bad = subprocess.run(
+        [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--keys-from-env"],
+        capture_output=True, text=True, timeout=30, env={**ENV, "BANKFEED_SECRET_KEY": "has a space"},
+    )
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: BANKFEED_SECRET_KEY (--keys-from-env): holds characters"), bad.stderr
+    assert "has a space" not in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_refused_flag_is_named_as_written() -> None:
+    result = run("sandbox", "--port", "0", "--pending-seconds", "-1", timeout=30)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: --pending-seconds: must be a number of seconds >= 0, got -1"), result.stderr

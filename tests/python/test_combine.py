@@ -3,6 +3,10 @@ each with a login_id column first, and the failures apart."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -81,6 +85,11 @@ def test_no_success_gives_no_tables_and_keeps_the_errors() -> None:
     combined = bf.combine([("a", failure)])
     assert (combined.kind, combined.tables, combined.errors) == (None, {}, {"a": failure})
     assert repr(bf.combine([])) == "Combined(kind=None, errors=0)"
+    # A job that reads its table when every login failed is told why there is none.
+    with pytest.raises(AttributeError, match=r"or table 'positions'; there are no tables: no result succeeded \(1 "):
+        combined.positions  # noqa: B018
+    with pytest.raises(KeyError, match=r"there are no tables: no result succeeded \(1 error\(s\) in \.errors\)"):
+        combined["positions"]
 
 
 def test_attributes_values_take_the_given_login_id() -> None:
@@ -97,3 +106,122 @@ def test_attributes_values_take_the_given_login_id() -> None:
     assert values.columns[0] == "login_id"
     assert len(values) == 2 * len(attributes.values)
     assert values.column("login_id") == ["outer"] * len(attributes.values) + ["other"] * len(attributes.values)
+
+
+# Run in a child so that nothing else of the test process counts. The results are distinct copies
+# of one login's year of account detail (about 140 KB each as tables). The peak is reset before
+# the combine (clear_refs 5), so it is the combine's own.
+COMBINE_PEAK = """
+import asyncio, pickle, sys
+import bankfeed as bf
+
+def kib(field):
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
+
+with bf.Sandbox(logins=1) as sb, sb.client(poll_interval=0.01) as client:
+    blob = pickle.dumps(client.authorize_cached(sb.login_ids[0]).accounts_detail(days="Days365"))
+pairs = ((f"L{i}", pickle.loads(blob)) for i in range(400))
+
+async def each():
+    for pair in pairs:
+        yield pair
+
+before = kib("VmRSS")
+with open("/proc/self/clear_refs", "w") as clear_refs:
+    clear_refs.write("5")
+if sys.argv[1] == "async":
+    combined = asyncio.run(bf.acombine(each()))
+else:
+    combined = bf.combine(list(pairs) if sys.argv[1] == "held" else pairs)
+assert len(combined.transactions) > 100_000
+print(kib("VmHWM") - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads and resets the peak in /proc/self")
+def test_combining_a_bulk_iterator_holds_one_result_at_a_time() -> None:
+    # An ETL job combining thousands of logins needs the memory of the combined tables, not of
+    # every result besides: results held in a list cost those tables twice over.
+    def peak_growth(mode: str) -> int:
+        child = subprocess.run(
+            [sys.executable, "-c", COMBINE_PEAK, mode], capture_output=True, text=True, timeout=120, check=True
+        )
+        return int(child.stdout)
+
+    streamed, held, in_async = peak_growth("streamed"), peak_growth("held"), peak_growth("async")
+    assert streamed < 0.65 * held, (streamed, held)
+    assert in_async < 0.65 * held, (in_async, held)
+
+
+def test_acombine_gathers_an_async_bulk_call_as_combine_does(bulk: bf.Sandbox, fast: bf.Client) -> None:
+    ids = [*bulk.login_ids, "00000000-0000-4000-8000-000000000000"]
+
+    async def gather() -> bf.Combined[bf.BankfeedError]:
+        async with bulk.async_client(poll_interval=0.01) as client:
+            return await bf.acombine(client.investments_many(ids, concurrency=2))
+
+    gathered = asyncio.run(gather())
+    # Pairs come in the order logins finish: compare with combine over the same order.
+    order = gathered.positions.column("login_id")
+    by_login = dict(fast.investments_many(bulk.login_ids))
+    expected = bf.combine([(login_id, by_login[login_id]) for login_id in dict.fromkeys(order)])
+    assert gathered.positions.to_records() == expected.positions.to_records()
+    assert list(gathered.tables) == list(expected.tables)
+    [error] = gathered.errors.values()
+    assert isinstance(error, bf.InvalidLogin)
+
+
+@pytest.mark.parametrize("progress", [False, True], ids=["plain", "progress"])
+def test_combine_points_an_async_iterable_to_acombine_and_stops_it(progress: bool) -> None:
+    with bf.Sandbox(logins=4, pending_seconds=60) as sb:
+
+        async def refused() -> tuple[str, int, int]:
+            # Not closed at the end: the refusal itself must stop the logins, the iterator kept.
+            client = sb.async_client(poll_interval=0.01, poll_timeout=60)
+            results = client.investments_many(sb.login_ids, progress=progress)
+            await asyncio.sleep(0.1)  # polling
+            with pytest.raises(TypeError) as caught:
+                bf.combine(results)  # type: ignore[arg-type]
+            await asyncio.sleep(0.03)
+            before = sb.request_count
+            await asyncio.sleep(0.2)
+            return str(caught.value), before, sb.request_count
+
+        message, before, after = asyncio.run(refused())
+    assert "not the async iterable bf.AsyncBulkResults (its logins were stopped)" in message, message
+    assert "await bf.acombine(...)" in message
+    assert after == before, f"{after - before} requests after the refusal"
+
+
+def test_acombine_refuses_pairs_that_are_not_async_and_stops_a_blocking_bulk_call() -> None:
+    with bf.Sandbox(logins=4, pending_seconds=60) as sb:
+        client = sb.client(poll_interval=0.01, poll_timeout=60)
+        blocking = client.investments_many(sb.login_ids)
+        with pytest.raises(TypeError) as caught:
+            asyncio.run(bf.acombine(blocking))  # type: ignore[arg-type]
+        message = str(caught.value)
+        assert "not bf.BulkResults" in message and "bf.combine(...)" in message and "was closed" in message, message
+        # Kept, as a notebook keeps the last exception: the logins stopped all the same.
+        time.sleep(0.03)
+        before = sb.request_count
+        time.sleep(0.2)
+        assert sb.request_count == before, f"{sb.request_count - before} requests after the refusal"
+        with pytest.raises(TypeError, match=r"not list; bf\.combine\(\.\.\.\) gathers other pairs \(a Client's"):
+            asyncio.run(bf.acombine([]))  # type: ignore[arg-type]
+
+
+def test_an_error_of_the_iterable_itself_goes_through() -> None:
+    class Broken:
+        def __iter__(self) -> Iterator[tuple[str, bf.Investments]]:
+            raise ValueError("the source broke")
+
+    with pytest.raises(ValueError, match="the source broke"):
+        bf.combine(Broken())
+
+
+def test_combine_names_what_came_instead_of_pairs() -> None:
+    with pytest.raises(TypeError, match=r"^combine takes an iterable of \(login_id, result\) pairs, not NoneType$"):
+        bf.combine(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^combine takes \(login_id, result\) pairs, not a tuple of 3 items$"):
+        bf.combine([("a", "b", "c")])  # type: ignore[list-item]

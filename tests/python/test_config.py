@@ -7,7 +7,13 @@ import pytest
 import bankfeed as bf
 from bfhelpers import INSTITUTION, PASSWORD, raises
 
-ENV_VARS = ("BANKFEED_BASE_URL", "BANKFEED_CUSTOMER_ID", "BANKFEED_API_KEY", "BANKFEED_SECRET_KEY")
+ENV_VARS = (
+    "BANKFEED_BASE_URL",
+    "BANKFEED_INVESTMENTS_BASE_URL",
+    "BANKFEED_CUSTOMER_ID",
+    "BANKFEED_API_KEY",
+    "BANKFEED_SECRET_KEY",
+)
 
 
 @pytest.fixture
@@ -84,3 +90,38 @@ def test_the_sandbox_client_uses_the_given_options(sandbox: bf.Sandbox) -> None:
     assert client.poll_timeout == pytest.approx(10)
     assert client.base_url.rstrip("/") == sandbox.url.rstrip("/")
     assert client.customer_id == sandbox.customer_id
+
+
+def test_the_investments_host_comes_from_its_variable(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_CUSTOMER_ID", "43387ca6-0391-4c82-857d-70d95f087ecb")
+    assert bf.Client().investments_base_url == "https://toolbox-wealth-api.private.fin.ag"
+
+
+def test_a_refused_value_from_the_environment_names_its_variable(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_CUSTOMER_ID", "43387ca6-0391-4c82-857d-70d95f087ecb\n")  # as read from a file
+    with raises(bf.ConfigError, field="customer_id") as info:
+        bf.Client()
+    assert str(info.value).endswith("(read from BANKFEED_CUSTOMER_ID)")
+    clean_env.setenv("BANKFEED_CUSTOMER_ID", "43387ca6-0391-4c82-857d-70d95f087ecb")
+    clean_env.setenv("BANKFEED_API_KEY", "prod key")
+    with raises(bf.ConfigError, field="api_key", extra_secrets=["prod key"]) as info:
+        bf.Client()
+    assert str(info.value).endswith("(read from BANKFEED_API_KEY)")
+
+
+def test_a_sandbox_client_takes_nothing_from_the_environment(
+    clean_env: pytest.MonkeyPatch, fresh_sandbox: bf.Sandbox
+) -> None:
+    # A machine set up for the real service: its keys and its Investments host must not reach a test's client.
+    clean_env.setenv("BANKFEED_API_KEY", "prodkey")
+    clean_env.setenv("BANKFEED_SECRET_KEY", "prodsecret")
+    clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
+    for client in (fresh_sandbox.client(), fresh_sandbox.async_client()):
+        assert client.investments_base_url == client.base_url
+        assert "'***'" not in repr(client), repr(client)  # no key
+    session = fresh_sandbox.client().login(INSTITUTION, "greatday_nomfa", PASSWORD)
+    session.investments()
+    assert not [request for request in fresh_sandbox.requests if "GenerateAuthorizeToken" in request["path"]]

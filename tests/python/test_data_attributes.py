@@ -79,17 +79,30 @@ def test_every_catalogue_value_recomputed(dataset: tuple[int, int | None]) -> No
             assert expected[name] == dh.NONE, name
 
 
-def test_none_detected_is_nan_with_raw_value_kept() -> None:
+def test_none_detected_is_null_with_raw_value_kept() -> None:
     _, client, login_id, _ = dh.attribute_sandbox(0)
     attrs = client.attributes(login_id, {"Card": ["sum_government_income", "count_nsf"]})
     rows = values_by_name(attrs, "Card")
-    assert math.isnan(rows["sum_government_income"]["value"])
+    assert rows["sum_government_income"]["value"] is None
     assert rows["sum_government_income"]["raw_value"] == "NONE_DETECTED"
     assert attrs.raw["Card"]["sum_government_income"] == "NONE_DETECTED"
     assert rows["count_nsf"]["raw_value"] == str(attrs.raw["Card"]["count_nsf"])
     frame = attrs.values.to_pandas()
     assert frame["value"].dtype == "float64"
     assert frame["value"].isna().tolist() == [True, False]
+
+
+def test_none_detected_is_a_null_of_arrow_and_polars_not_a_nan() -> None:
+    _, client, login_id, _ = dh.attribute_sandbox(0)
+    attrs = client.attributes(login_id, {"Card": ["sum_government_income", "count_nsf"]})
+    count_nsf = float(attrs["count_nsf"])
+    arrow = attrs.values.to_arrow().column("value")
+    assert arrow.null_count == 1
+    assert arrow.to_pylist() == [None, count_nsf]
+    polars = attrs.values.to_polars()["value"]
+    # A NaN would count as a value and make the mean NaN; a null is left out of both.
+    assert polars.null_count() == 1 and polars.is_nan().sum() == 0
+    assert polars.mean() == count_nsf
 
 
 def test_large_data_values_recomputed() -> None:

@@ -173,6 +173,21 @@ def test_missing_library_is_an_import_error_naming_the_extra(
     assert extra in str(info.value), str(info.value)
 
 
+def test_a_library_that_fails_its_own_import_is_not_reported_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Installed, but a module it imports is missing (or shadowed by a file of the user's own):
+    # "pip install bankfeed[pandas]" would fix nothing, so the library's own error comes through.
+    import importlib
+
+    def broken(name: str) -> None:
+        raise ModuleNotFoundError("No module named 'numpy.random'", name="numpy.random")
+
+    monkeypatch.setattr(importlib, "import_module", broken)
+    table = dh.fetched(1, 1).investments.transactions
+    with pytest.raises(ModuleNotFoundError, match=r"numpy\.random") as info:
+        table.to_pandas()
+    assert "bankfeed[pandas]" not in str(info.value)
+
+
 def test_records_still_work_without_any_dataframe_library(monkeypatch: pytest.MonkeyPatch) -> None:
     table = dh.fetched(1, 1).investments.transactions
     for module in ("pandas", "pyarrow", "polars"):

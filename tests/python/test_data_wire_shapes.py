@@ -291,7 +291,7 @@ def test_attributes_from_json_published_shape() -> None:
     assert rows[("Card", "count_nsf")]["value"] == 2.0 and rows[("Card", "count_nsf")]["raw_value"] == "2"
     assert rows[("Card", "balance_min")]["value"] == -56.25
     none = rows[("Card", "sum_employer_income")]
-    assert math.isnan(none["value"]) and none["raw_value"] == "NONE_DETECTED"
+    assert none["value"] is None and none["raw_value"] == "NONE_DETECTED"
     assert attrs["sum_employer_income"] == "NONE_DETECTED"
     assert all(r["login_id"] == LOGIN for r in rows.values())
     assert rows[("Card", "count_nsf")]["group_id"] == "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f"

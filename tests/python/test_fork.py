@@ -5,6 +5,7 @@ Every wait on a child has a deadline, so a hang fails the test instead of hangin
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import signal
@@ -15,6 +16,7 @@ import textwrap
 import time
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -49,9 +51,9 @@ def calls(client: bf.Client, login_id: str) -> str:
     return cached.request_id
 
 
-def in_child(body: Callable[[], object]) -> tuple[int, str]:
+def in_child(body: Callable[[], object], deadline: float = DEADLINE) -> tuple[int, str]:
     """Runs ``body`` in a forked child; returns its exit code and what it wrote. The parent waits at
-    most DEADLINE seconds, then kills the child and fails."""
+    most ``deadline`` seconds, then kills the child and fails."""
     read, write = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12+ warns that forking a threaded process is risky: that risk is what is tested.
@@ -74,11 +76,11 @@ def in_child(body: Callable[[], object]) -> tuple[int, str]:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
-        if time.monotonic() - started > DEADLINE:
+        if time.monotonic() - started > deadline:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(read)
-            pytest.fail(f"the forked child hung for {DEADLINE} s")
+            pytest.fail(f"the forked child hung for {deadline} s")
         time.sleep(0.02)
     with os.fdopen(read, "rb") as pipe:
         said = pipe.read().decode(errors="replace")
@@ -158,6 +160,64 @@ def test_a_child_that_exits_normally_leaves_the_parents_sandbox_alone() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "parent carried on"
     assert "panicked" not in done.stderr and "Exception" not in done.stderr, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("flavor", ["sync", "async"])
+def test_a_bulk_iterator_read_in_a_forked_child_is_refused_at_once(flavor: str) -> None:
+    """A bulk call's results reach only the process that started it (its logins run on the
+    parent's threads): before the fix, the child's next() waited forever, whatever ``deadline``."""
+    with bf.Sandbox(logins=3, pending_polls=2) as sandbox:
+        bulk_call_in_a_child(sandbox, flavor)
+
+
+def bulk_call_in_a_child(sandbox: bf.Sandbox, flavor: str) -> None:
+    """Starts a bulk call, reads it in a forked child (refused), then reads it all in the parent."""
+    options: dict[str, Any] = {"poll_interval": 0.01, "deadline": 5}
+    ids = list(sandbox.login_ids)
+    if flavor == "async":
+        aclient = bf.AsyncClient(sandbox.url, sandbox.customer_id, **options)
+        aresults = aclient.investments_many(ids)
+
+        def child() -> None:
+            with pytest.raises(bf.ClientClosed) as info:
+                asyncio.run(anext_of(aresults))
+            check_refusal(info.value)
+
+        async def gather() -> list[tuple[str, object]]:
+            return [pair async for pair in aresults]
+
+        def rest() -> list[tuple[str, object]]:
+            return asyncio.run(gather())
+
+    else:
+        results = bf.Client(sandbox.url, sandbox.customer_id, **options).investments_many(ids)
+
+        def child() -> None:
+            with pytest.raises(bf.ClientClosed) as info:
+                next(results)
+            check_refusal(info.value)
+
+        def rest() -> list[tuple[str, object]]:
+            return list(results)
+
+    # Generous for a loaded machine; the refusal itself is immediate.
+    assert in_child(child, deadline=15) == (0, "ok")
+    # The parent still reads every pair.
+    pairs = rest()
+    assert sorted(login_id for login_id, _ in pairs) == sorted(ids)
+    assert all(isinstance(result, bf.Investments) for _, result in pairs), pairs
+
+
+async def anext_of(results: Any) -> object:
+    return await results.__anext__()
+
+
+def check_refusal(error: bf.ClientClosed) -> None:
+    """The refusal names the call, the parent's process and what to do."""
+    assert error.operation == "investments_many"
+    text = str(error)
+    assert f"started in process {os.getppid()}" in text and "forked child" in text, text
+    assert "start the call in the child" in text, text
 
 
 def pool_work(config: tuple[str, str, str]) -> str:

@@ -75,3 +75,15 @@ def test_the_bound_of_challenge_rounds_raises_too_many_challenges(sandbox: bf.Sa
     # Three rounds fit in three.
     roomy = bf.Client(sandbox.url, sandbox.customer_id, poll_interval=0.01, max_challenge_rounds=3)
     assert isinstance(roomy.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY)), bf.Session)
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\t", " \n "], ids=["empty", "spaces", "tab", "newline"])
+@pytest.mark.parametrize("field", ["institution", "username", "password"])
+def test_blank_credentials_are_refused_before_anything_is_sent(
+    fresh_sandbox: bf.Sandbox, field: str, blank: str
+) -> None:
+    credentials = {"institution": INSTITUTION, "username": "greatday_nomfa", "password": PASSWORD, field: blank}
+    client = fresh_sandbox.client()
+    with raises(bf.ConfigError, field=field):
+        client.authorize(credentials["institution"], credentials["username"], credentials["password"])
+    assert fresh_sandbox.request_count == 0

@@ -131,7 +131,9 @@ def test_a_200_that_is_not_an_object_with_a_payload_field_is_a_protocol_error(
     with pytest.raises(bf.ProtocolError) as raised:
         call(serve, operation, body)
     error = raised.value
-    assert (error.operation, error.status, error.request_id, error.snippet) == (operation.name, 200, None, body)
+    # Whatever the token call answers instead of its token is withheld: it may hold one.
+    snippet = "" if operation.name == "GenerateAuthorizeToken" else body
+    assert (error.operation, error.status, error.request_id, error.snippet) == (operation.name, 200, None, snippet)
     assert "200" in str(error) and operation.name in str(error)
 
 
@@ -142,7 +144,10 @@ def test_a_protocol_error_keeps_the_request_id_the_body_named(serve: Serve, oper
         call(serve, operation, BARE)
     error = raised.value
     assert (error.operation, error.status, error.request_id) == (operation.name, 200, OTHER_REQUEST)
-    assert "OPERATION_PENDING" in error.snippet and len(error.snippet) <= 201
+    if operation.name == "GenerateAuthorizeToken":
+        assert error.snippet == ""  # withheld, as every answer of the token call that is not its token
+    else:
+        assert "OPERATION_PENDING" in error.snippet and len(error.snippet) <= 201
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=IDS)

@@ -41,6 +41,12 @@ def no_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stderr as a terminal, where the plain line is rewritten in place (capsys's is not one)."""
+    monkeypatch.setattr(_progress, "_stderr_is_terminal", lambda: True)
+
+
+@pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
     monkeypatch.setattr(_progress, "_clock", fake)
@@ -70,7 +76,7 @@ class Closable:
         self.closed = True
 
 
-@pytest.mark.usefixtures("no_tqdm")
+@pytest.mark.usefixtures("no_tqdm", "terminal")
 def test_the_plain_line_counts_done_and_failed_and_ends_with_a_newline(
     capsys: pytest.CaptureFixture[str], clock: Clock
 ) -> None:
@@ -87,7 +93,7 @@ def test_the_plain_line_counts_done_and_failed_and_ends_with_a_newline(
     assert "investments: 1/3 (0 failed)" in err
 
 
-@pytest.mark.usefixtures("no_tqdm")
+@pytest.mark.usefixtures("no_tqdm", "terminal")
 def test_the_plain_line_is_rewritten_at_most_ten_times_a_second(
     capsys: pytest.CaptureFixture[str], clock: Clock
 ) -> None:
@@ -97,6 +103,21 @@ def test_the_plain_line_is_rewritten_at_most_ten_times_a_second(
     # About ten updates in the second, plus the final line.
     assert 9 <= err.count("\r") <= 12, err.count("\r")
     assert err.rstrip("\n").split("\r")[-1].startswith("x: 1000/1000 (0 failed)")
+
+
+@pytest.mark.usefixtures("no_tqdm")
+def test_without_a_terminal_the_plain_line_is_a_line_of_its_own_every_ten_seconds(
+    capsys: pytest.CaptureFixture[str], clock: Clock
+) -> None:
+    # A cron job's log: lines, not one line of \r-separated updates.
+    for _ in _progress.wrap(iter(items(1000)), 1000, description="x"):
+        clock.now += 0.03  # 30 seconds over the 1000 items
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = err.splitlines()
+    assert 3 <= len(lines) <= 5, lines  # at 0, 10, 20 and 30 s, and the end if it differs
+    assert lines[0].startswith("x: 1/1000 (0 failed)") and lines[-1].startswith("x: 1000/1000 (0 failed)"), lines
+    assert err.endswith("\n")
 
 
 @pytest.mark.usefixtures("no_tqdm")
@@ -214,7 +235,7 @@ async def abulk(values: list[Item], finished: list[str]) -> AsyncIterator[Item]:
         finished.append("closed")
 
 
-@pytest.mark.usefixtures("no_tqdm")
+@pytest.mark.usefixtures("no_tqdm", "terminal")
 def test_awrap_counts_and_closes(capsys: pytest.CaptureFixture[str]) -> None:
     async def main() -> tuple[list[Item], list[str], list[str]]:
         finished: list[str] = []
@@ -294,5 +315,64 @@ def test_a_bulk_call_with_progress_shows_the_line(capsys: pytest.CaptureFixture[
         ids = [*sb.login_ids, "00000000-0000-4000-8000-000000000000"]
         results = list(client.investments_many(ids, concurrency=2, progress=True))
     assert sorted(login_id for login_id, _ in results) == sorted(ids)
-    last = capsys.readouterr().err.rstrip("\n").split("\r")[-1]
+    last = capsys.readouterr().err.rstrip("\n").replace("\r", "\n").split("\n")[-1]
     assert last.startswith("investments: 5/5 (1 failed) "), last
+
+
+class Unwritable:
+    """A stderr that fails every write, as a closed one (`2>&-`) or a full disk does."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+    def isatty(self) -> bool:
+        return False
+
+
+@pytest.mark.usefixtures("no_tqdm")
+@pytest.mark.parametrize("stderr", [Unwritable(), None], ids=["full", "none"])
+def test_a_stderr_that_cannot_be_written_loses_the_display_not_the_results(
+    monkeypatch: pytest.MonkeyPatch, stderr: object
+) -> None:
+    monkeypatch.setattr(sys, "stderr", stderr)
+    inner = Closable(items(5, failing={3}))
+    assert [login_id for login_id, _ in _progress.wrap(inner, 5, description="x")] == ["L0", "L1", "L2", "L3", "L4"]
+
+
+class FailingTqdm:
+    """A tqdm whose writes to stderr fail, as tqdm's do on a closed stderr: at once when it draws
+    its bar (``__init__``), or at an update or at the end."""
+
+    fail_in = "__init__"
+
+    def __init__(self, **_: object) -> None:
+        self._fail("__init__")
+        self.n = 0
+
+    def _fail(self, where: str) -> None:
+        if where == self.fail_in:
+            raise OSError(9, "Bad file descriptor")
+
+    def update(self, n: int = 1) -> None:
+        self._fail("update")
+
+    def set_postfix(self, refresh: bool = True, **postfix: object) -> None:
+        self._fail("update")
+
+    def close(self) -> None:
+        self._fail("close")
+
+
+@pytest.mark.parametrize("fail_in", ["__init__", "update", "close"])
+def test_a_tqdm_that_cannot_write_loses_the_display_not_the_results(
+    monkeypatch: pytest.MonkeyPatch, fail_in: str
+) -> None:
+    fake = types.ModuleType("tqdm")
+    fake.tqdm = type("tqdm", (FailingTqdm,), {"fail_in": fail_in})  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tqdm", fake)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", fake)
+    inner = Closable(items(5, failing={3}))
+    assert [login_id for login_id, _ in _progress.wrap(inner, 5, description="x")] == ["L0", "L1", "L2", "L3", "L4"]

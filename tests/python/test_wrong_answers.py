@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import pickle
+
 import pytest
 
 import bankfeed as bf
@@ -87,3 +90,62 @@ def test_a_wrong_answer_in_the_middle_of_greatday(client: bf.Client) -> None:
         step.answer({"What is the best country on earth?": WRONG_TEXT})
     session = complete(step, GREATDAY)
     assert isinstance(session, bf.Session)
+
+
+def test_a_wrong_answer_inside_login_keeps_the_challenge_to_answer_again(client: bf.Client) -> None:
+    calls: list[str] = []
+
+    def typed(challenge: bf.Challenge) -> dict[str, str]:
+        calls.append(challenge.request_id)
+        if len(calls) == 1:
+            return dict.fromkeys(challenge.prompts, WRONG_TEXT)
+        return {prompt: GREATDAY[prompt] for prompt in challenge.prompts}
+
+    with raises(bf.InvalidSecurityResponse, code="INVALID_SECURITY_RESPONSE") as info:
+        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=typed)
+    exc = info.value
+    assert "stays open" in str(exc)
+    assert isinstance(exc.challenge, bf.Challenge)
+    assert exc.challenge.request_id == exc.request_id == calls[0]
+    assert exc.challenge.prompts == ["What city were you born in?"]
+    # No new live login: the same RequestId goes on, the handler answers the rest.
+    session = complete(exc.challenge.answer(typed(exc.challenge)), GREATDAY)
+    assert isinstance(session, bf.Session)
+    # A copy in another process has no client to answer through; its fields are kept.
+    copy = pickle.loads(pickle.dumps(exc))
+    assert (type(copy), copy.challenge, copy.request_id, str(copy)) == (type(exc), None, exc.request_id, str(exc))
+
+
+def test_an_async_login_keeps_an_async_challenge_to_answer_again(sandbox: bf.Sandbox) -> None:
+    async def run() -> bf.AsyncSession:
+        async with sandbox.async_client(poll_interval=0.01) as client:
+            calls: list[str] = []
+
+            async def typed(challenge: bf.AsyncChallenge) -> dict[str, str]:
+                calls.append(challenge.request_id)
+                if len(calls) == 1:
+                    return dict.fromkeys(challenge.prompts, WRONG_TEXT)
+                return {prompt: GREATDAY[prompt] for prompt in challenge.prompts}
+
+            with raises(bf.InvalidSecurityResponse, code="INVALID_SECURITY_RESPONSE") as info:
+                await client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=typed)
+            challenge = info.value.challenge
+            assert isinstance(challenge, bf.AsyncChallenge)
+            step: bf.AsyncStep = challenge
+            while isinstance(step, bf.AsyncChallenge):
+                step = await step.answer(await typed(step))
+            assert isinstance(step, bf.AsyncSession)
+            return step
+
+    assert asyncio.run(run()).request_id
+
+
+def test_an_answer_to_a_challenge_already_passed_says_to_answer_the_pending_one(client: bf.Client) -> None:
+    first = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    assert isinstance(first, bf.Challenge)
+    first.answer({"What city were you born in?": "Montreal"})
+    with raises(bf.InvalidSecurityResponse, code="UNKNOWN_CHALLENGE_KEY") as info:
+        first.answer({"What city were you born in?": "Montreal"})
+    assert info.value.challenge is None  # that challenge is gone: nothing to answer again
+    assert "answer the challenge again" not in str(info.value)
+    assert "the step the last answer returned" in str(info.value)
