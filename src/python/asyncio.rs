@@ -45,7 +45,7 @@ static NEXT_TOKEN: AtomicU64 = AtomicU64::new(0);
 
 /// Returns a coroutine that runs `operation` when awaited.
 pub(crate) fn start<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
-    super::logging::refresh(py);
+    super::logging::refresh(py)?;
     let Operation { client, name, start, on_challenge, convert } = operation;
     let answers = on_challenge.is_some();
     let owner = client.clone();

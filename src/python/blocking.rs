@@ -77,7 +77,7 @@ where
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
     // The levels the application configured now apply to this call's records.
-    super::logging::refresh(py);
+    super::logging::refresh(py)?;
     let runtime = runtime()?;
     let (sender, mut receiver) = mpsc::channel();
     let future = start(Box::new(Asker { sender: sender.clone() }));

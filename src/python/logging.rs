@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
+use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -34,25 +35,44 @@ pub(crate) fn install(py: Python<'_>) {
     // An Err means another logger came first; only this module installs one, so it cannot happen.
     if log::set_logger(&BRIDGE).is_ok() {
         INSTALLED.store(true, Ordering::Release);
-        refresh(py);
+        // At import nothing waits on a Ctrl-C yet: Python raises it again at its next check.
+        let _ = refresh(py);
     }
 }
 
 /// Reads the levels of the core's Python loggers again, so that a change of level made by the
 /// application between two calls applies to the next one. Cheap: a few `isEnabledFor`, which
 /// Python answers from its own cache.
-pub(crate) fn refresh(py: Python<'_>) {
+///
+/// Fails only with a `KeyboardInterrupt` (or another exception that is not an `Exception`):
+/// Python raises a Ctrl-C that arrived just before at its next bytecode, which may be inside
+/// `isEnabledFor`; kept from the caller, that Ctrl-C would be lost and the call would wait on.
+pub(crate) fn refresh(py: Python<'_>) -> PyResult<()> {
     if !INSTALLED.load(Ordering::Acquire) {
-        return;
+        return Ok(());
     }
-    let loggers = loggers(py).ok();
+    let loggers = loggers(py).map(Some).or_else(|error| only_interrupts(py, error))?;
     let mut most = LevelFilter::Off;
     for (index, slot) in LEVELS.iter().enumerate() {
-        let level = loggers.and_then(|all| all.get(index)).map_or(LevelFilter::Off, |logger| accepted(logger.bind(py)));
+        let level = match loggers.and_then(|all| all.get(index)) {
+            Some(logger) => accepted(logger.bind(py))?,
+            None => LevelFilter::Off,
+        };
         slot.store(level as usize, Ordering::Relaxed);
         most = most.max(level);
     }
     log::set_max_level(most);
+    Ok(())
+}
+
+/// Passes on a `KeyboardInterrupt`, `SystemExit` and the like; an `Exception` (a logging setup
+/// that cannot be asked) becomes `None`: logging off, the call goes on.
+fn only_interrupts<T>(py: Python<'_>, error: PyErr) -> PyResult<Option<T>> {
+    if error.is_instance_of::<PyException>(py) {
+        Ok(None)
+    } else {
+        Err(error)
+    }
 }
 
 /// The Python loggers of `TARGETS`, in the same order, looked up once.
@@ -68,16 +88,16 @@ fn loggers(py: Python<'_>) -> PyResult<&'static Vec<Py<PyAny>>> {
 }
 
 /// The most verbose level of the core's (it logs nothing at TRACE) that `logger` accepts now;
-/// off when it cannot be asked.
-fn accepted(logger: &Bound<'_, PyAny>) -> LevelFilter {
+/// off when it cannot be asked (see `only_interrupts`).
+fn accepted(logger: &Bound<'_, PyAny>) -> PyResult<LevelFilter> {
     for level in [Level::Debug, Level::Info, Level::Warn, Level::Error] {
-        match is_enabled_for(logger, level) {
-            Ok(true) => return level.to_level_filter(),
-            Ok(false) => {}
-            Err(_) => return LevelFilter::Off,
+        match is_enabled_for(logger, level).map(Some).or_else(|error| only_interrupts(logger.py(), error))? {
+            Some(true) => return Ok(level.to_level_filter()),
+            Some(false) => {}
+            None => return Ok(LevelFilter::Off),
         }
     }
-    LevelFilter::Off
+    Ok(LevelFilter::Off)
 }
 
 fn is_enabled_for(logger: &Bound<'_, PyAny>, level: Level) -> PyResult<bool> {

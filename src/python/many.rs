@@ -56,7 +56,7 @@ where
         // Refused, as every call of a closed client is: nothing starts.
         return Err(Error::Closed { operation: call.to_owned() }.into());
     }
-    super::logging::refresh(py);
+    super::logging::refresh(py)?;
     let total = ids.len();
     let capacity = concurrency.saturating_mul(BUFFER_PER_FLOW).clamp(16, 4096);
     let (sink, receiver) = mpsc::channel::<Item>(capacity);
