@@ -525,6 +525,7 @@ pub(crate) fn parse_token(reply: Reply) -> Result<Secret, Error> {
         status,
         message: format!("{e} (body withheld: it may hold a token)"),
         snippet: String::new(),
+        resumable: None,
     })?;
     match json::field(&body, "Token") {
         Some(Value::String(token)) if !token.trim().is_empty() => Ok(Secret::new(token.clone())),

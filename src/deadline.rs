@@ -108,6 +108,7 @@ pub(crate) fn ran_out(operation: &str, limit: Duration) -> Error {
         timed_out: true,
         attempts: 1,
         deadline: true,
+        resumable: None,
     }
 }
 

@@ -209,7 +209,16 @@ pub enum Error {
     /// No HTTP answer: connection refused or reset, or the request timed out. `attempts` counts
     /// the sends, retries included.
     /// `deadline` is set when the call's own `deadline` ran out, not a request's `timeout`.
-    Transport { operation: String, message: String, timed_out: bool, attempts: u32, deadline: bool },
+    /// `resumable` is set when a data operation's RequestId was known (its session's, or the one
+    /// a 202 named): the service may still finish it, and polling it can be resumed.
+    Transport {
+        operation: String,
+        message: String,
+        timed_out: bool,
+        attempts: u32,
+        deadline: bool,
+        resumable: Option<Box<Resumable>>,
+    },
     /// The server answered with a status or a shape the operation does not expect (a data call
     /// answering 203, a token call without a token, DeleteCard answering 202): `status` is the
     /// status that really came, `snippet` the start of the body.
@@ -219,8 +228,8 @@ pub enum Error {
     /// next step: the caller's mapping is wrong, not the service.
     /// `message` names both LoginIds.
     OtherLogin { operation: String, message: String, request_id: String, snippet: String },
-    /// An answer that could not be decoded.
-    Decode { operation: String, status: u16, message: String, snippet: String },
+    /// An answer that could not be decoded; `resumable` as for `Transport`.
+    Decode { operation: String, status: u16, message: String, snippet: String, resumable: Option<Box<Resumable>> },
     /// The caller's challenge handler failed; its own error is kept to be raised as it was.
     Handler(Arc<dyn std::error::Error + Send + Sync>),
     /// bankfeed's own failure, not the service's nor the caller's: an operation of a bulk call
@@ -271,6 +280,9 @@ impl Error {
             Error::PendingTimeout { request_id, .. } => request_id.as_deref(),
             Error::Protocol { request_id, .. } => request_id.as_deref(),
             Error::OtherLogin { request_id, .. } => Some(request_id),
+            Error::Transport { resumable, .. } | Error::Decode { resumable, .. } => {
+                resumable.as_ref().map(|resumable| resumable.request_id.as_str())
+            }
             _ => None,
         }
     }
@@ -305,27 +317,104 @@ impl Resume {
     }
 }
 
+/// The RequestId of the data operation a `Transport` or `Decode` failure interrupted (its
+/// session's, or the one a 202 named): the service may still finish the operation, so the caller
+/// resumes polling it rather than start over with a new Authorize (docs/errors.md#an-error-while-polling).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resumable {
+    pub request_id: String,
+    pub resume: Resume,
+}
+
 impl Error {
-    /// This error as the call named `call` reports it: a `PendingTimeout` inside a call that takes
-    /// `request_id=` (an attributes call pending on its account detail) is resumed by that call.
-    pub(crate) fn resumed_as(self, call: &str) -> Self {
-        match self {
-            Error::PendingTimeout { operation, request_id, waited, resume: Resume::Session } => {
-                Error::PendingTimeout { operation, request_id, waited, resume: Resume::of(call) }
+    /// This error as it ends the polling of `operation` under `request_id` (when one is known):
+    /// the error keeps that RequestId, and a failure that got no readable answer says how to
+    /// resume polling it. A call started over would open a new RequestId, and the service's work
+    /// on the first would be lost.
+    pub(crate) fn while_pending(mut self, operation: &str, request_id: Option<&str>) -> Self {
+        let Some(id) = request_id else { return self };
+        match &mut self {
+            Error::Transport { resumable, .. } | Error::Decode { resumable, .. } => {
+                *resumable = Some(Box::new(Resumable { request_id: id.to_owned(), resume: Resume::of(operation) }));
             }
-            other => other,
+            Error::Api(api) if api.request_id.is_none() => api.request_id = Some(id.to_owned()),
+            Error::Protocol { request_id: slot @ None, .. } => *slot = Some(id.to_owned()),
+            _ => {}
+        }
+        self
+    }
+
+    /// How this error says to resume, when it says so.
+    fn resume_mut(&mut self) -> Option<&mut Resume> {
+        match self {
+            Error::PendingTimeout { resume, .. } => Some(resume),
+            Error::Transport { resumable, .. } | Error::Decode { resumable, .. } => {
+                resumable.as_mut().map(|resumable| &mut resumable.resume)
+            }
+            _ => None,
         }
     }
 
-    /// This error as the bulk call of Python name `call` hands it out for one login: a
-    /// `PendingTimeout` names that call's `request_ids=` as the way to resume.
-    pub fn resumed_in_bulk(self, call: &'static str) -> Self {
-        match self {
-            Error::PendingTimeout { operation, request_id, waited, .. } => {
-                Error::PendingTimeout { operation, request_id, waited, resume: Resume::Many(call) }
-            }
-            other => other,
+    /// This error as the call named `call` reports it: an operation pending inside a call that
+    /// takes `request_id=` (an attributes call pending on its account detail) is resumed by that
+    /// call.
+    pub(crate) fn resumed_as(mut self, call: &str) -> Self {
+        if let Some(resume @ Resume::Session) = self.resume_mut() {
+            *resume = Resume::of(call);
         }
+        self
+    }
+
+    /// This error as the bulk call of Python name `call` hands it out for one login: an operation
+    /// left pending is resumed with that call's `request_ids=`.
+    pub fn resumed_in_bulk(mut self, call: &'static str) -> Self {
+        if let Some(resume) = self.resume_mut() {
+            *resume = Resume::Many(call);
+        }
+        self
+    }
+}
+
+/// The way to resume polling the RequestId `.0`, in the Python terms the binding offers
+/// (docs/protocol.md#polling): "call again with request_id=...", or a session of it, or the bulk
+/// call's `request_ids=`. The RequestId is no secret; the LoginId stays out.
+struct ResumeHint<'a>(&'a str, Resume);
+
+impl fmt::Display for ResumeHint<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ResumeHint(id, resume) = *self;
+        match resume {
+            Resume::Investments | Resume::Attributes => {
+                let call = if resume == Resume::Investments {
+                    "client.investments(login_id, "
+                } else {
+                    "client.attributes(login_id, ..., "
+                };
+                write!(f, "call again with request_id={id:?} to resume polling it, as {call}request_id={id:?})")
+            }
+            Resume::Session => write!(
+                f,
+                "resume polling it with client.session({id:?}, login_id=login_id) and the same call on that session"
+            ),
+            Resume::Many(call) => write!(
+                f,
+                "resume polling it with client.{call}(..., request_ids={{login_id: {id:?}}}), one entry per pending login"
+            ),
+        }
+    }
+}
+
+/// The end of the message of a failure that interrupted a pending operation.
+fn write_resumable(f: &mut fmt::Formatter<'_>, resumable: Option<&Resumable>) -> fmt::Result {
+    match resumable {
+        Some(Resumable { request_id, resume }) => write!(
+            f,
+            "; its RequestId {} stays open, and the service may still finish the operation: rather than \
+             start over, {}",
+            OneLine(request_id),
+            ResumeHint(request_id, *resume)
+        ),
+        None => Ok(()),
     }
 }
 
@@ -364,37 +453,13 @@ impl fmt::Display for Error {
             ),
             Error::PendingTimeout { operation, request_id, waited, resume } => {
                 write!(f, "{operation} still pending after {}", Seconds(*waited))?;
-                // The way to resume is named in the Python terms the binding offers
-                // (docs/protocol.md#polling); the RequestId is no secret, the LoginId stays out.
+                let raise = "raise poll_timeout (and deadline, when set)";
                 match request_id {
-                    Some(id) => {
-                        write!(f, " (RequestId {id}): ")?;
-                        let call = match resume {
-                            Resume::Investments => "client.investments(login_id, ",
-                            Resume::Attributes => "client.attributes(login_id, ..., ",
-                            Resume::Session => "",
-                            Resume::Many(call) => {
-                                write!(
-                                    f,
-                                    "resume polling it with client.{call}(..., request_ids={{login_id: {id:?}}})"
-                                )?;
-                                write!(f, ", one entry per pending login")?;
-                                return f.write_str("; or raise poll_timeout (and deadline, when set)");
-                            }
-                        };
-                        if call.is_empty() {
-                            write!(f, "resume polling it with client.session({id:?}, login_id=login_id)")?;
-                            f.write_str(" and the same call on that session")?;
-                        } else {
-                            write!(f, "call again with request_id={id:?} to resume polling it, as ")?;
-                            write!(f, "{call}request_id={id:?})")?;
-                        }
-                        f.write_str("; or raise poll_timeout (and deadline, when set)")
-                    }
-                    None => f.write_str("; call again later, or raise poll_timeout (and deadline, when set)"),
+                    Some(id) => write!(f, " (RequestId {id}): {}; or {raise}", ResumeHint(id, *resume)),
+                    None => write!(f, "; call again later, or {raise}"),
                 }
             }
-            Error::Transport { operation, message, timed_out, attempts, deadline } => {
+            Error::Transport { operation, message, timed_out, attempts, deadline, resumable } => {
                 let what = if *timed_out { "timed out" } else { "failed" };
                 write!(f, "{operation} {what}")?;
                 if *attempts > 1 {
@@ -414,7 +479,7 @@ impl fmt::Display for Error {
                     // harmless to repeat, but the error cannot tell which it was.
                     f.write_str(" (if it was a live login, it may have reached the bank: do not repeat it blindly)")?;
                 }
-                Ok(())
+                write_resumable(f, resumable.as_deref())
             }
             Error::Protocol { operation, status, message, request_id, snippet } => {
                 write!(f, "{operation}: unexpected HTTP {status} answer ({message})")?;
@@ -436,12 +501,13 @@ impl fmt::Display for Error {
                  resume each login with its own RequestId (request_ids={{login_id: the RequestId of that \
                  login's own call}}, or client.session(request_id, login_id=...) with the LoginId that opened it)"
             ),
-            Error::Decode { operation, status, message, snippet } => {
+            Error::Decode { operation, status, message, snippet, resumable } => {
                 write!(
                     f,
                     "{operation}: could not decode the HTTP {status} answer ({message}); body starts {snippet:?}"
                 )?;
-                f.write_str("; a proxy or an outage may have answered instead of the service: retry later, or report it with the body's start")
+                f.write_str("; a proxy or an outage may have answered instead of the service: retry later, or report it with the body's start")?;
+                write_resumable(f, resumable.as_deref())
             }
             Error::Handler(error) => write!(f, "the challenge handler failed: {error}"),
             Error::Closed { operation } => write!(
@@ -637,6 +703,7 @@ mod tests {
                 timed_out,
                 attempts: 3,
                 deadline: false,
+                resumable: None,
             }
             .to_string()
         };
@@ -649,9 +716,37 @@ mod tests {
         assert!(protocol.ends_with("report it to the provider with the RequestId and the body's start"), "{protocol}");
         let protocol = Error::protocol("Investments", 200, "no Accounts", b"{}").to_string();
         assert!(protocol.ends_with("report it to the provider with the body's start"), "{protocol}");
-        let decode =
-            Error::Decode { operation: "Investments".into(), status: 202, message: "EOF".into(), snippet: "<".into() };
+        let decode = Error::Decode {
+            operation: "Investments".into(),
+            status: 202,
+            message: "EOF".into(),
+            snippet: "<".into(),
+            resumable: None,
+        };
         assert!(decode.to_string().ends_with("report it with the body's start"), "{decode}");
+    }
+
+    #[test]
+    fn a_failure_while_pending_says_how_to_resume_in_the_terms_of_its_call() {
+        let dropped = Error::Transport {
+            operation: "GetAccountsDetail".into(),
+            message: "connection reset".into(),
+            timed_out: false,
+            attempts: 1,
+            deadline: false,
+            resumable: None,
+        }
+        .while_pending("GetAccountsDetail", Some("r-1"));
+        assert!(dropped.to_string().contains(r#"client.session("r-1", login_id=login_id)"#), "{dropped}");
+        // An attributes call pending on its account detail is resumed by the attributes call.
+        let attributes = dropped.clone().resumed_as("Attributes").to_string();
+        assert!(attributes.contains(r#"client.attributes(login_id, ..., request_id="r-1")"#), "{attributes}");
+        let bulk = dropped.resumed_in_bulk("investments_many").to_string();
+        assert!(bulk.contains(r#"client.investments_many(..., request_ids={login_id: "r-1"})"#), "{bulk}");
+        // Nothing pending: the error is left as it was.
+        let api = Error::Api(Box::new(api(503, None)));
+        assert_eq!(api.clone().while_pending("Investments", None).request_id(), None);
+        assert_eq!(api.while_pending("Investments", Some("r-2")).request_id(), Some("r-2"));
     }
 
     #[test]

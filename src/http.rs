@@ -122,9 +122,13 @@ fn withheld(error: Error) -> Error {
             request_id,
             snippet: String::new(),
         },
-        Error::Decode { operation, status, message, snippet } if !snippet.is_empty() => {
-            Error::Decode { operation, status, message: format!("{message}{WITHHELD}"), snippet: String::new() }
-        }
+        Error::Decode { operation, status, message, snippet, resumable } if !snippet.is_empty() => Error::Decode {
+            operation,
+            status,
+            message: format!("{message}{WITHHELD}"),
+            snippet: String::new(),
+            resumable,
+        },
         // An error envelope keeps its body, as every `ApiError` does, unless it names a token.
         Error::Api(mut api) if names_a_token(&api.body) => {
             api.body = Body::Text(String::new());
@@ -620,16 +624,18 @@ impl Attempt {
         let operation = operation.to_owned();
         match self {
             Attempt::Transport { message, timed_out, .. } => {
-                Error::Transport { operation, message, timed_out, attempts, deadline: false }
+                Error::Transport { operation, message, timed_out, attempts, deadline: false, resumable: None }
             }
             Attempt::Unsendable { message } => {
-                Error::Transport { operation, message, timed_out: false, attempts, deadline: false }
+                Error::Transport { operation, message, timed_out: false, attempts, deadline: false, resumable: None }
             }
             Attempt::Api(mut api) => {
                 api.attempts = attempts;
                 Error::Api(api)
             }
-            Attempt::Decode { status, message, snippet } => Error::Decode { operation, status, message, snippet },
+            Attempt::Decode { status, message, snippet } => {
+                Error::Decode { operation, status, message, snippet, resumable: None }
+            }
             Attempt::Protocol { status, message, request_id, snippet } => {
                 Error::Protocol { operation, status, message, request_id, snippet }
             }

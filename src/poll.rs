@@ -96,7 +96,7 @@ async fn poll_until_done(
                 )
             }
             Err(Error::Api(api)) if api.is_session_loading() => api.code,
-            Err(error) => return Err(error),
+            Err(error) => return Err(error.while_pending(request.operation, last_request_id.as_deref())),
         };
         deadline::pending(request.operation, last_request_id.as_deref(), started);
         let waited = started.elapsed();
@@ -266,6 +266,33 @@ mod tests {
                 other => panic!("{bad}: {other:?}"),
             }
         }
+    }
+
+    #[tokio::test]
+    async fn a_failure_after_a_202_keeps_the_pending_request_id() {
+        use crate::http::stub::{serve_answers, Answer};
+        let pending = r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-1"}"#;
+        // The network gone between two polls, a proxy's page instead of a 202, and an error
+        // envelope that names no RequestId: each keeps the one the operation is pending under.
+        let failures =
+            [Answer::dropped(), Answer::new(202, "<html>proxy</html>"), Answer::new(502, "<html>bad</html>")];
+        for failure in failures {
+            let stub = serve_answers(vec![Answer::new(202, pending), failure.clone()]);
+            let (http, request) = http(&stub.url);
+            let error = poll(&http, &request, &policy(5000), None).await.unwrap_err();
+            assert_eq!(error.request_id(), Some("r-1"), "{failure:?}: {error:?}");
+            if let Error::Transport { .. } | Error::Decode { .. } = error {
+                let message = error.to_string();
+                assert!(message.contains("its RequestId r-1 stays open"), "{message}");
+                assert!(message.contains(r#"client.session("r-1", login_id=login_id)"#), "{message}");
+            }
+        }
+        // No RequestId known (none given, none named by a 202): nothing to resume.
+        let stub = serve_answers(vec![Answer::dropped()]);
+        let (http, request) = http(&stub.url);
+        let error = poll(&http, &request, &policy(5000), None).await.unwrap_err();
+        assert!(matches!(error, Error::Transport { resumable: None, .. }), "{error:?}");
+        assert!(!error.to_string().contains("stays open"), "{error}");
     }
 
     #[tokio::test]

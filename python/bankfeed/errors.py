@@ -188,7 +188,19 @@ class ClientClosed(BankfeedError):
 
 
 class TransportError(BankfeedError):
-    """The request got no HTTP answer (connection refused or reset, or timed out)."""
+    """The request got no HTTP answer (connection refused or reset, or timed out).
+
+    When the connection failed in a data operation (after its session was opened), ``request_id``
+    names that operation: the service may still finish it, so resume polling it rather than start
+    over (a new call sends a new Authorize and opens a new RequestId)::
+
+        try:
+            inv = client.investments(login_id)
+        except bf.TransportError as exc:
+            if exc.request_id is None:
+                raise
+            inv = client.investments(login_id, request_id=exc.request_id)   # once the network is back
+    """
 
     message: str
     #: The operation whose request failed.
@@ -197,10 +209,18 @@ class TransportError(BankfeedError):
     timed_out: bool
     #: How many times the request was sent (1 when it was not retried).
     attempts: int
+    #: The RequestId of the data operation the failure interrupted, to resume polling it with;
+    #: ``None`` for the Authorize and the token call.
+    request_id: str | None
 
 
 class DecodeError(BankfeedError):
-    """The server's answer could not be decoded."""
+    """The server's answer could not be decoded.
+
+    When it was the answer of a data operation, ``request_id`` names that operation, which the
+    service may still finish: resume polling it rather than start over, as the message says (see
+    :class:`TransportError`).
+    """
 
     message: str
     #: The operation whose answer it was.
@@ -209,6 +229,9 @@ class DecodeError(BankfeedError):
     status: int
     #: The start of the body.
     snippet: str
+    #: The RequestId of the data operation whose answer it was, to resume polling it with;
+    #: ``None`` otherwise.
+    request_id: str | None
 
 
 class ProtocolError(BankfeedError):

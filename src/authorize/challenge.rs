@@ -109,6 +109,7 @@ fn decode_image(index: usize, choice: &str) -> Result<Vec<u8>, Error> {
         status: 203,
         message: format!("image {index} is not valid base64: {e}"),
         snippet: crate::error::snippet(choice, 40),
+        resumable: None,
     })
 }
 

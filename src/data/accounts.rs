@@ -227,6 +227,7 @@ impl Statement {
             status: 200,
             message: format!("statement {:?} is not valid base64: {e}", self.unique_id.as_deref().unwrap_or("?")),
             snippet: snippet(encoded, 40),
+            resumable: None,
         })
     }
 }

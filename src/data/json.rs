@@ -21,7 +21,8 @@ pub(crate) fn body_snippet(bytes: &[u8]) -> String {
 
 /// A decode error of `operation` that keeps the start of the body.
 pub(crate) fn decode_error(operation: &str, status: u16, bytes: &[u8], message: impl Into<String>) -> Error {
-    Error::Decode { operation: operation.to_owned(), status, message: message.into(), snippet: body_snippet(bytes) }
+    let (operation, message, snippet) = (operation.to_owned(), message.into(), body_snippet(bytes));
+    Error::Decode { operation, status, message, snippet, resumable: None }
 }
 
 /// Decodes a successful body into `T`, or a decode error that keeps a snippet of it.

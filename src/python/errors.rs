@@ -263,10 +263,11 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyR
             fields.set_item("waited", waited.as_secs_f64())?;
             Class::PendingTimeout
         }
-        Error::Transport { operation, timed_out, attempts, .. } => {
+        Error::Transport { operation, timed_out, attempts, resumable, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("timed_out", timed_out)?;
             fields.set_item("attempts", attempts)?;
+            fields.set_item("request_id", resumable.map(|resumable| resumable.request_id))?;
             Class::TransportError
         }
         // docs/errors.md#protocol-surprises
@@ -285,10 +286,11 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyR
             fields.set_item("snippet", snippet)?;
             Class::ProtocolError
         }
-        Error::Decode { operation, status, snippet, .. } => {
+        Error::Decode { operation, status, snippet, resumable, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("status", status)?;
             fields.set_item("snippet", snippet)?;
+            fields.set_item("request_id", resumable.map(|resumable| resumable.request_id))?;
             Class::DecodeError
         }
         Error::Closed { operation } => {

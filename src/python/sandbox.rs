@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -258,6 +258,14 @@ impl PySandbox {
     /// Adds faults after those already waiting; each a dict as for ``faults=``.
     #[pyo3(signature = (*faults))]
     fn inject(&self, faults: &Bound<'_, PyTuple>) -> PyResult<()> {
+        // `faults=` takes a list, so a list is what a user passes here first.
+        if let Ok(first) = faults.get_item(0) {
+            if first.cast::<PyList>().is_ok() || first.cast::<PyTuple>().is_ok() {
+                let came = args::type_name(&first);
+                let message = format!("inject takes the faults one by one, sb.inject(*faults), not a {came}");
+                return Err(PyTypeError::new_err(message));
+            }
+        }
         let faults = faults_from(faults.as_any())?;
         self.with_server(|server| server.inject(faults))
     }

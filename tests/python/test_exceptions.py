@@ -185,7 +185,8 @@ CASES = [
         {"GetAccountsDetail": Answer(500, "upstream exploded")},
         detail,
         errors.AggregationError,
-        {"code": None, "status": 500, "message": None, "request_id": None, "body": "upstream exploded"},
+        # No RequestId in the body: the error keeps that of the session it was sent in, to resume.
+        {"code": None, "status": 500, "message": None, "request_id": REQUEST, "body": "upstream exploded"},
     ),
     # What the client raises about an answer it did not expect.
     Case(

@@ -130,3 +130,56 @@ def test_a_session_still_loading_is_retried_within_the_deadline() -> None:
         assert_investments(session.investments())
         posts = [r for r in sb.requests if r["path"].rstrip("/").endswith("/Investments")]
         assert [int(r["status"]) for r in posts] == [400, 400, 202, 200]
+
+
+#: A failure between two polls, as the sandbox makes it (docs/sandbox.md#faults): the network
+#: gone, and a proxy's page where a 202 belonged.
+BETWEEN_POLLS = {
+    "connection lost": ({"kind": "drop_before_response"}, bf.TransportError),
+    "proxy page": ({"kind": "html_error_page", "status": 202}, bf.DecodeError),
+}
+
+
+@pytest.mark.parametrize(("fault", "cls"), BETWEEN_POLLS.values(), ids=BETWEEN_POLLS.keys())
+def test_a_failure_between_two_polls_names_the_request_id_to_resume(
+    fault: dict[str, Any], cls: type[bf.TransportError | bf.DecodeError]
+) -> None:
+    with bf.Sandbox(pending_polls=3, logins=2) as sb:
+        client = sb.client(max_retries=0)
+        first, second = sb.login_ids
+        # The first Investments request is answered (202), the second is the fault.
+        sb.inject({"kind": "latency", "seconds": 0, "operation": "Investments"}, {**fault, "operation": "Investments"})
+        with raises(cls) as info:
+            client.investments(first)
+        exc = info.value
+        assert exc.request_id is not None, str(exc)
+        assert f'client.investments(login_id, request_id="{exc.request_id}")' in str(exc)
+        # Resumed where it stood: no new Authorize, the same RequestId's data.
+        authorizes = sum(r["path"].endswith("/Authorize") for r in sb.requests)
+        assert client.investments(first, request_id=exc.request_id).request_id == exc.request_id
+        assert sum(r["path"].endswith("/Authorize") for r in sb.requests) == authorizes
+
+        # A bulk call's pair names its request_ids=, which resumes it.
+        sb.inject({"kind": "latency", "seconds": 0, "operation": "Investments"}, {**fault, "operation": "Investments"})
+        failed = dict(client.investments_many([second], concurrency=1))[second]
+        assert isinstance(failed, cls) and failed.request_id is not None, failed
+        assert f'request_ids={{login_id: "{failed.request_id}"}}' in str(failed)
+        resumed = dict(client.investments_many([second], request_ids={second: failed.request_id}))[second]
+        assert isinstance(resumed, bf.Investments) and resumed.request_id == failed.request_id
+
+
+def test_a_failed_first_data_request_keeps_the_sessions_request_id_and_authorize_none() -> None:
+    with bf.Sandbox(logins=1, faults=[{"kind": "drop_before_response", "operation": "Investments"}]) as sb:
+        client, login_id = sb.client(max_retries=0), sb.login_ids[0]
+        with raises(bf.TransportError) as info:
+            client.investments(login_id)
+        # The session the cached Authorize opened is the one to resume: no second Authorize.
+        assert info.value.request_id is not None
+        assert client.investments(login_id, request_id=info.value.request_id).request_id == info.value.request_id
+        assert sum(r["path"].endswith("/Authorize") for r in sb.requests) == 1
+        # A failed Authorize opened nothing: no RequestId, and no advice to resume.
+        sb.inject({"kind": "drop_before_response", "operation": "Authorize"})
+        with raises(bf.TransportError) as info:
+            client.investments(login_id)
+        assert info.value.request_id is None
+        assert "stays open" not in str(info.value)

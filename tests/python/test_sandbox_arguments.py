@@ -114,3 +114,13 @@ def test_a_sandbox_on_every_interface_is_served_to_its_own_client_on_loopback() 
         assert sb.url.startswith("http://127.0.0.1:"), sb.url
         session = sb.client().login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
         assert isinstance(session, bf.Session)
+
+
+def test_inject_given_the_list_faults_takes_says_to_pass_them_one_by_one() -> None:
+    with bf.Sandbox() as sb:
+        fault = {"kind": "drop_before_response"}
+        with pytest.raises(TypeError, match=r"one by one, sb\.inject\(\*faults\), not a list"):
+            sb.inject([fault])  # type: ignore[arg-type]
+        assert sb.faults == []
+        sb.inject(fault, fault)
+        assert len(sb.faults) == 2
