@@ -16,6 +16,9 @@ import pytest
 STOP_WITHIN = 0.5
 #: How long the child watches the request counter after it caught the interrupt.
 QUIET = 0.3
+#: How long without a request the child waits for, before it watches: the requests on the wire
+#: when the call stopped have landed.
+SETTLE = 0.05
 
 #: What every child starts with: its imports, and what it does once it caught the interrupt:
 #: watch the sandbox's request counter for requests sent after it.
@@ -27,12 +30,20 @@ PRELUDE = textwrap.dedent(
     def watch(sb, report):
         report["caught"] = time.monotonic()
         report["at_catch"] = sb.request_count
-        time.sleep(0.03)  # a request on the wire when the call stopped may still land
+        # A request on the wire when the call stopped may still land, later on a loaded machine:
+        # wait (a second at most) for %(settle)r s without one. A call still running sends
+        # dozens in that time, so it never settles, and the count below goes on growing.
+        settle_by, seen = time.monotonic() + 1.0, sb.request_count
+        while time.monotonic() < settle_by:
+            time.sleep(%(settle)r)
+            if sb.request_count == seen:
+                break
+            seen = sb.request_count
         report["first"] = sb.request_count
         time.sleep(%(quiet)r)
         report["later"] = sb.request_count
     """
-) % {"quiet": QUIET}
+) % {"quiet": QUIET, "settle": SETTLE}
 
 CHILD = PRELUDE + textwrap.dedent(
     """
