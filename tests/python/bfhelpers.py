@@ -8,6 +8,7 @@ import contextlib
 import functools
 import inspect
 import re
+import time
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias, TypedDict, TypeVar
 
@@ -224,6 +225,24 @@ def raises(
 def fast_async_client(sb: bf.Sandbox, **options: Any) -> bf.AsyncClient:
     """An AsyncClient of ``sb`` polling every 0.01 s, for at most a minute, unless ``options`` say."""
     return sb.async_client(**{"poll_interval": 0.01, "poll_timeout": 60, **options})
+
+
+def requests_after(sb: bf.Sandbox, quiet: float = 0.2) -> int:
+    """How many requests ``sb`` receives in ``quiet`` seconds once what was on the wire when a
+    call stopped has landed: first 0.05 s without a request (a second at most; a fixed short
+    wait was too short on a loaded machine). A call still running never settles, and at a poll
+    every 0.01 s it sends dozens of requests in ``quiet``. From a coroutine, run it with
+    ``await asyncio.to_thread(requests_after, sb)``, so the loop keeps running meanwhile.
+    """
+    settle_by, seen = time.monotonic() + 1.0, sb.request_count
+    while time.monotonic() < settle_by:
+        time.sleep(0.05)
+        if sb.request_count == seen:
+            break
+        seen = sb.request_count
+    before = sb.request_count
+    time.sleep(quiet)
+    return sb.request_count - before
 
 
 def investment_posts(sandbox: bf.Sandbox) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api, assert_investments, login_id_of
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api, assert_investments, login_id_of, requests_after
 
 BULK = 8
 #: The bulk login refused as disabled (by a fault), and the one answered late (by a fault).
@@ -323,10 +323,7 @@ def test_closing_the_iterator_stops_every_login(api: Api, stuck: bf.Sandbox, pro
     client = api.client(stuck, poll_timeout=60)
     results = client.investments_many([str(uuid.uuid4()), *stuck.login_ids], concurrency=8, progress=progress)
     assert isinstance(close_after_first(api, results), bf.InvalidLogin)
-    time.sleep(0.03)
-    before = stuck.request_count
-    time.sleep(0.2)
-    assert stuck.request_count == before, f"{stuck.request_count - before} requests after close()"
+    assert (later := requests_after(stuck)) == 0, f"{later} requests after close()"
 
 
 @pytest.mark.parametrize("progress", [False, True], ids=["plain", "progress"])
@@ -347,10 +344,7 @@ def test_leaving_a_with_block_stops_every_login(api: Api, stuck: bf.Sandbox, pro
             _, first = next(results)
             time.sleep(0.1)
     assert isinstance(first, bf.InvalidLogin)
-    time.sleep(0.03)
-    before = stuck.request_count
-    time.sleep(0.2)
-    assert stuck.request_count == before, f"{stuck.request_count - before} requests after the block"
+    assert (later := requests_after(stuck)) == 0, f"{later} requests after the block"
 
 
 def test_a_cancelled_acombine_stops_every_login(stuck: bf.Sandbox) -> None:
@@ -365,10 +359,7 @@ def test_a_cancelled_acombine_stops_every_login(stuck: bf.Sandbox) -> None:
 
     # The exception is kept, with the traceback that holds acombine's frame and its iterator.
     kept = asyncio.run(cancelled())
-    time.sleep(0.03)
-    before = stuck.request_count
-    time.sleep(0.2)
-    assert stuck.request_count == before, f"{stuck.request_count - before} requests after the cancel"
+    assert (later := requests_after(stuck)) == 0, f"{later} requests after the cancel"
     assert kept.__traceback__ is not None
 
 

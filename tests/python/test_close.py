@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, assert_investments, fast_async_client, login_id_of
+from bfhelpers import INSTITUTION, PASSWORD, assert_investments, fast_async_client, login_id_of, requests_after
 
 #: How soon after close() every call in flight must have raised.
 WITHIN = 0.5
@@ -36,14 +36,6 @@ def stuck() -> Iterator[bf.Sandbox]:
 
 def client_of(sb: bf.Sandbox) -> bf.Client:
     return sb.client(poll_interval=0.01, poll_timeout=60)
-
-
-def quiet_after(sb: bf.Sandbox) -> int:
-    """How many requests the sandbox received in QUIET seconds, a moment after now."""
-    time.sleep(0.03)  # a request on the wire when the calls stopped may still land
-    before = sb.request_count
-    time.sleep(QUIET)
-    return sb.request_count - before
 
 
 def timed(call: Callable[[], object]) -> Callable[[], tuple[BaseException | None, float]]:
@@ -96,7 +88,7 @@ def test_close_cancels_the_calls_of_every_thread_at_once(stuck: bf.Sandbox) -> N
         assert ended - closed < WITHIN, f"{operation} ended {ended - closed:.2f} s after close()"
         assert exc.operation in (operation, "GetAccountsDetail"), exc.operation  # attributes poll the detail first
         assert "closed" in str(exc)
-    assert quiet_after(stuck) == 0
+    assert requests_after(stuck, QUIET) == 0
 
 
 def test_a_bulk_call_in_another_thread_ends_with_client_closed_pairs(stuck: bf.Sandbox) -> None:
@@ -118,7 +110,7 @@ def test_a_bulk_call_in_another_thread_ends_with_client_closed_pairs(stuck: bf.S
     # Every login was still pending: each comes as cut off by the close, so that a reader
     # (bf.combine) keeps what was fetched and names every login that was not.
     assert_cut_off(pairs, stuck.login_ids)
-    assert quiet_after(stuck) == 0
+    assert requests_after(stuck, QUIET) == 0
 
 
 def assert_cut_off(pairs: list[tuple[str, object]], login_ids: list[str]) -> None:
@@ -209,7 +201,7 @@ def test_async_close_cancels_every_awaiting_task(stuck: bf.Sandbox) -> None:
     results, closed, ended = asyncio.run(main())
     assert all(isinstance(result, bf.ClientClosed) for result in results), results
     assert ended - closed < WITHIN
-    assert quiet_after(stuck) == 0
+    assert requests_after(stuck, QUIET) == 0
 
     async def later() -> None:
         with pytest.raises(bf.ClientClosed):
@@ -240,7 +232,7 @@ def test_async_close_ends_an_async_bulk_call(stuck: bf.Sandbox) -> None:
 
     assert asyncio.run(main()) is None
     assert_cut_off(pairs, stuck.login_ids)
-    assert quiet_after(stuck) == 0
+    assert requests_after(stuck, QUIET) == 0
 
 
 def test_leaving_async_with_closes_the_client(stuck: bf.Sandbox) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
 
 import bankfeed as bf
+from bfhelpers import requests_after
 
 
 @pytest.fixture(scope="module")
@@ -176,22 +176,19 @@ def test_acombine_gathers_an_async_bulk_call_as_combine_does(bulk: bf.Sandbox, f
 def test_combine_points_an_async_iterable_to_acombine_and_stops_it(progress: bool) -> None:
     with bf.Sandbox(logins=4, pending_seconds=60) as sb:
 
-        async def refused() -> tuple[str, int, int]:
+        async def refused() -> tuple[str, int]:
             # Not closed at the end: the refusal itself must stop the logins, the iterator kept.
             client = sb.async_client(poll_interval=0.01, poll_timeout=60)
             results = client.investments_many(sb.login_ids, progress=progress)
             await asyncio.sleep(0.1)  # polling
             with pytest.raises(TypeError) as caught:
                 bf.combine(results)  # type: ignore[arg-type]
-            await asyncio.sleep(0.03)
-            before = sb.request_count
-            await asyncio.sleep(0.2)
-            return str(caught.value), before, sb.request_count
+            return str(caught.value), await asyncio.to_thread(requests_after, sb)
 
-        message, before, after = asyncio.run(refused())
+        message, after = asyncio.run(refused())
     assert "not the async iterable bf.AsyncBulkResults (its logins were stopped)" in message, message
     assert "await bf.acombine(...)" in message
-    assert after == before, f"{after - before} requests after the refusal"
+    assert after == 0, f"{after} requests after the refusal"
 
 
 def test_acombine_refuses_pairs_that_are_not_async_and_stops_a_blocking_bulk_call() -> None:
@@ -203,10 +200,7 @@ def test_acombine_refuses_pairs_that_are_not_async_and_stops_a_blocking_bulk_cal
         message = str(caught.value)
         assert "not bf.BulkResults" in message and "bf.combine(...)" in message and "was closed" in message, message
         # Kept, as a notebook keeps the last exception: the logins stopped all the same.
-        time.sleep(0.03)
-        before = sb.request_count
-        time.sleep(0.2)
-        assert sb.request_count == before, f"{sb.request_count - before} requests after the refusal"
+        assert (later := requests_after(sb)) == 0, f"{later} requests after the refusal"
         with pytest.raises(TypeError, match=r"not list; bf\.combine\(\.\.\.\) gathers other pairs \(a Client's"):
             asyncio.run(bf.acombine([]))  # type: ignore[arg-type]
 
