@@ -25,10 +25,11 @@ KNOWN_ANSWERS = {
 
 
 def saved_login_id(session: bf.Session) -> str:
-    """The LoginId of a session opened with ``save=True``; without one, the connection cannot be reused."""
+    """The LoginId of a session. Every login has one, but only a login made with ``save=True`` can be
+    opened again by it (``authorize_cached``); an unsaved one is refused there with ``InvalidLogin``."""
     login_id = session.login_id
     if login_id is None:
-        raise SystemExit("the service returned no LoginId: was the login saved?")
+        raise SystemExit("the service returned no LoginId")
     return login_id
 
 

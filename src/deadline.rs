@@ -55,6 +55,24 @@ pub(crate) async fn bounded<T>(
     let scope = Call { at, limit, progress: RefCell::new(Progress { operation, pending: None }) };
     CALL.scope(scope, async move {
         match tokio::time::timeout_at(at, call).await {
+            // A request cut at the deadline itself (its timeout shortened to the time left) ends
+            // a moment before the timer: the deadline ended it, and the message must say so, or
+            // the caller raises `timeout`, which changes nothing.
+            Ok(Err(Error::Transport { operation, timed_out: true, attempts, deadline: false, resumable, .. }))
+                if Instant::now() >= at =>
+            {
+                Err(match CALL.try_with(Call::expired) {
+                    Ok(pending @ Error::PendingTimeout { .. }) => pending,
+                    _ => Error::Transport {
+                        operation,
+                        message: ran_out_message(limit),
+                        timed_out: true,
+                        attempts,
+                        deadline: true,
+                        resumable,
+                    },
+                })
+            }
             Ok(result) => result,
             // What the call recorded last says what it was doing when time ran out.
             Err(_) => Err(CALL.try_with(Call::expired).unwrap_or_else(|_| ran_out(operation, limit))),
@@ -101,10 +119,14 @@ impl Call {
     }
 }
 
+fn ran_out_message(limit: Duration) -> String {
+    format!("the deadline of the whole call ({} s, the deadline option) ran out", limit.as_secs_f64())
+}
+
 pub(crate) fn ran_out(operation: &str, limit: Duration) -> Error {
     Error::Transport {
         operation: operation.to_owned(),
-        message: format!("the deadline of the whole call ({} s, the deadline option) ran out", limit.as_secs_f64()),
+        message: ran_out_message(limit),
         timed_out: true,
         attempts: 1,
         deadline: true,
@@ -134,6 +156,30 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[tokio::test]
+    async fn a_retry_cut_at_the_deadline_says_the_deadline_ended_it_not_the_timeout() {
+        // The retry's timeout was shortened to the time left: it times out at the deadline, a
+        // moment before the call's own timer would end the call.
+        let cut_retry = async {
+            tokio::time::sleep_until(current().unwrap()).await;
+            Err::<(), _>(Error::Transport {
+                operation: "Authorize".into(),
+                message: "operation timed out".into(),
+                timed_out: true,
+                attempts: 2,
+                deadline: false,
+                resumable: None,
+            })
+        };
+        match bounded("Authorize", SHORT, cut_retry).await {
+            Err(error @ Error::Transport { deadline: true, attempts: 2, .. }) => {
+                assert!(error.to_string().contains("raise deadline"), "{error}");
+                assert!(!error.to_string().contains("raise timeout"), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[tokio::test]

@@ -36,7 +36,12 @@ _clock: Callable[[], float] = time.monotonic
 class _Display(Protocol):
     def update(self, done: int, failed: int) -> None: ...
 
-    def close(self) -> None: ...
+    def close(self, stopped: bool) -> None: ...
+
+
+#: What the last line adds when the call was closed before its end: the logins not read yet are
+#: handed out later, as ClientClosed, to whoever reads on, and no display counts them then.
+_STOPPED = "stopped: the logins not done end as ClientClosed"
 
 
 def _failed(item: object) -> bool:
@@ -69,7 +74,9 @@ class _Tqdm:
         self._bar.update(done - self._done)
         self._done = done
 
-    def close(self) -> None:
+    def close(self, stopped: bool) -> None:
+        if stopped:
+            self._bar.set_postfix_str(f"failed={self._failed}, {_STOPPED}", refresh=False)
         self._bar.close()
 
 
@@ -105,10 +112,10 @@ class _Line:
             self._last = now
             self._write(now)
 
-    def _write(self, now: float) -> None:
+    def _write(self, now: float, note: str = "") -> None:
         elapsed = now - self._start
         rate = self._done / elapsed if elapsed > 0 else 0.0
-        text = f"{self._description}: {self._done}/{self._total} ({self._failed} failed) {rate:.1f}/s"
+        text = f"{self._description}: {self._done}/{self._total} ({self._failed} failed) {rate:.1f}/s{note}"
         if self._terminal:
             # Spaces clear what a longer previous line left behind.
             sys.stderr.write("\r" + text.ljust(self._width))
@@ -118,13 +125,14 @@ class _Line:
         self._width = len(text)
         self._written = (self._done, self._failed)
 
-    def close(self) -> None:
+    def close(self, stopped: bool) -> None:
+        note = f", {_STOPPED}" if stopped else ""
         if self._terminal:
-            self._write(_clock())
+            self._write(_clock(), note)
             sys.stderr.write("\n")
             sys.stderr.flush()
-        elif self._written != (self._done, self._failed):
-            self._write(_clock())
+        elif stopped or self._written != (self._done, self._failed):
+            self._write(_clock(), note)
 
 
 def _display(total: int | None, description: str) -> _Display:
@@ -184,9 +192,12 @@ class _Counter:
     def _end_display(self) -> None:
         self._closed = True
         display, self._display = self._display, None
+        # Closed (or interrupted) before every login was counted: the last line must not read as
+        # a run that ended with nothing failed.
+        stopped = self._total is not None and self._done < self._total
         if display is not None:
             with contextlib.suppress(Exception):  # as in _count
-                display.close()
+                display.close(stopped)
 
 
 class Progress(_Counter, Iterator[T]):

@@ -321,14 +321,19 @@ fn waker_for<'py>(py: Python<'py>, event_loop: &Bound<'py, PyAny>) -> PyResult<B
         }
     }
     // A closed loop will not call again: its waker and sockets go (the dict held the loop).
+    // The loops are listed first: `is_closed` is Python code, during which another thread may
+    // register its own loop, and a dict changed while it is iterated is a panic.
     let mut closed = Vec::new();
-    for (other, _) in wakers.iter() {
+    for other in wakers.keys() {
         if other.call_method0(intern!(py, "is_closed"))?.is_truthy()? {
             closed.push(other);
         }
     }
     for other in closed {
-        wakers.del_item(other)?;
+        // Another thread may have let it go meanwhile.
+        if wakers.contains(&other)? {
+            wakers.del_item(other)?;
+        }
     }
     let (reader, writer) =
         UnixStream::pair().map_err(|e| PyBankfeedError::internal(format!("no wake-up socket: {e}")))?;

@@ -223,12 +223,9 @@ impl PyBaseSession {
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let session = &slf.get().session;
-        Ok(format!(
-            "{}(request_id={:?}, login_id={:?})",
-            slf.get_type().name()?,
-            session.request_id,
-            session.login_id.as_deref().unwrap_or("None")
-        ))
+        // As Python shows the attribute: a quoted LoginId, or None unquoted when there is none.
+        let login_id = session.login_id.as_deref().map_or_else(|| "None".to_owned(), |id| format!("{id:?}"));
+        Ok(format!("{}(request_id={:?}, login_id={login_id})", slf.get_type().name()?, session.request_id))
     }
 }
 

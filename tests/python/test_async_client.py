@@ -433,6 +433,47 @@ def test_several_event_loops_in_several_threads_share_one_client(bulk: bf.Sandbo
     assert results == {n: [f"bulk_{i:05d}" for i in range(n * 8, n * 8 + 8)] for n in range(4)}
 
 
+class YieldingLoop(asyncio.SelectorEventLoop):
+    """An event loop whose ``is_closed`` lets other threads run, as any Python code may: the
+    first call on a loop asks every loop known so far whether it is closed."""
+
+    def is_closed(self) -> bool:
+        time.sleep(0.005)
+        return super().is_closed()
+
+
+def test_loops_of_several_threads_starting_at_once_each_get_their_calls(bulk: bf.Sandbox) -> None:
+    # The first call of each new loop looked through the known loops while the others added
+    # theirs: a PanicException ("dictionary changed size during iteration"), which no `except
+    # Exception` catches, killed the worker.
+    client = fast_async_client(bulk)
+    ids = bulk.login_ids
+    kept = YieldingLoop()  # known, and open, while the threads start theirs
+    try:
+        assert_investments(kept.run_until_complete(client.investments(ids[0])))
+        start = threading.Barrier(6)
+        outcomes: list[object] = []
+
+        def worker(n: int) -> None:
+            event_loop = YieldingLoop()
+            try:
+                start.wait(5)
+                outcomes.append(event_loop.run_until_complete(client.investments(ids[n])))
+            except BaseException as exc:
+                outcomes.append(exc)
+            finally:
+                event_loop.close()
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    finally:
+        kept.close()
+    assert len(outcomes) == 6 and all(isinstance(o, bf.Investments) for o in outcomes), outcomes
+
+
 def test_under_uvloop(bulk: bf.Sandbox, sandbox: bf.Sandbox) -> None:
     uvloop = pytest.importorskip("uvloop")
     client = fast_async_client(bulk)

@@ -163,6 +163,20 @@ def test_an_interrupt_while_waiting_closes_the_wrapped_iterator(capsys: pytest.C
 
 
 @pytest.mark.usefixtures("no_tqdm")
+def test_a_call_closed_before_its_end_says_so_on_its_last_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # The logins not read yet end as ClientClosed for whoever reads on, uncounted here: a last
+    # line of "3/10 (0 failed)" alone would read, in a cron log, as a run where nothing failed.
+    wrapped = _progress.wrap(Closable(items(10)), 10, description="x")
+    for _ in range(3):
+        next(wrapped)
+    wrapped.close()
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "x: 3/10 (0 failed)" in last and "stopped: the logins not done end as ClientClosed" in last, last
+    assert list(_progress.wrap(iter(items(3)), 3, description="x")) == items(3)
+    assert "stopped" not in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("no_tqdm")
 def test_items_that_are_not_pairs_pass_through_uncounted_as_failures(capsys: pytest.CaptureFixture[str]) -> None:
     values: list[object] = [ValueError("alone"), ("a", "b", ValueError()), ("L", KeyboardInterrupt())]
     assert list(_progress.wrap(iter(values), 3, description="x")) == values
@@ -187,6 +201,9 @@ class FakeBar:
     def set_postfix(self, refresh: bool = True, **values: Any) -> None:
         self.postfix.update(values)
 
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        self.postfix = {"text": text}
+
     def close(self) -> None:
         self.closed = True
 
@@ -207,6 +224,11 @@ def test_tqdm_is_used_when_installed(monkeypatch: pytest.MonkeyPatch, capsys: py
     assert bar.kwargs == {"total": 4, "desc": "attributes", "unit": "login"}
     assert (bar.n, bar.postfix, bar.closed) == (4, {"failed": 2}, True)
     assert capsys.readouterr().err == ""
+
+    stopped = _progress.wrap(iter(items(4, failing={0})), 4, description="attributes")
+    next(stopped)
+    stopped.close()
+    assert FakeBar.made[-1].postfix == {"text": "failed=1, stopped: the logins not done end as ClientClosed"}
 
 
 @pytest.mark.parametrize(

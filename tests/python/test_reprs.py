@@ -228,3 +228,11 @@ def test_the_notebook_view_of_an_async_challenge_says_await(sb: bf.Sandbox) -> N
     html = asyncio.run(main())
     assert "<b>AsyncChallenge</b>" in html and "<code>await challenge.answer({prompt: answer})</code>" in html
     assert_secret_free(html, extra=GREATDAY.values())
+
+
+def test_a_session_shows_its_login_id_as_python_would(sb: bf.Sandbox) -> None:
+    # A session of a RequestId alone has no LoginId: None, not the string "None".
+    assert repr(sb.client().session("r-1")) == 'Session(request_id="r-1", login_id=None)'
+    login_id = "0b9a4c1e-2f3d-4a5b-8c6d-7e8f9a0b1c2d"
+    saved = sb.client().session("r-2", login_id=login_id)
+    assert repr(saved) == f'Session(request_id="r-2", login_id="{login_id}")' and saved.login_id == login_id
