@@ -19,10 +19,10 @@ with bf.Sandbox() as sb:                      # a real HTTP server on 127.0.0.1,
                                                     "What is the best country on earth?": "Canada",
                                                     "What shape do people like most?": "Triangle"}))
 
-    # A saved connection has a LoginId; keep it to read the data again, or to delete it.
+    # Every login has a LoginId; only a saved one (save=True) can be opened again by it, or deleted.
     login_id = session.login_id
     if login_id is None:
-        raise RuntimeError("the service gave no LoginId: log in with save=True")
+        raise RuntimeError("the service gave no LoginId")
 
     cached = client.authorize_cached(login_id)            # a new RequestId on the saved connection
     inv = client.investments(login_id)                    # cached authorize + Investments, 202 polled
