@@ -609,14 +609,16 @@ impl OfLogin for AttributesResult {
 }
 
 /// Every data answer is read this way: `read` off the IO workers ([`off_io`]), then refused when
-/// it is the data of another login than the session's ([`same_login`]).
+/// it is the data of another login than the session's ([`same_login`]). An answer that cannot be
+/// read keeps the session's RequestId, as a failure while polling does: the caller can fetch it
+/// again without a new Authorize (docs/errors.md#an-error-while-polling).
 async fn read_for<T: OfLogin + Send + 'static>(
     operation: &str,
     session: &Session,
     raw: Raw,
     read: impl FnOnce(Raw) -> Result<T, Error> + Send + 'static,
 ) -> Result<T, Error> {
-    let value = off_io(raw, read).await?;
+    let value = off_io(raw, read).await.map_err(|error| error.while_pending(operation, Some(&session.request_id)))?;
     let (named, raw) = value.login_of();
     same_login(operation, session, named, raw)?;
     Ok(value)
@@ -1005,6 +1007,9 @@ mod payload_tests {
                 if operation == "Authorize" && request_id.is_some() || operation.contains("Attributes") && bare {
                     continue;
                 }
+                // A data answer that names no RequestId keeps its session's.
+                let session_id = (operation != "Authorize").then_some("11111111-2222-3333-4444-555555555555");
+                let request_id = request_id.or(session_id);
                 match run(operation, body).await {
                     Err(Error::Protocol { operation: named, status, request_id: id, snippet, .. }) => {
                         assert_eq!((named.as_str(), status, id.as_deref()), (operation, 200, request_id), "{body}");
@@ -1096,7 +1101,11 @@ mod payload_tests {
     #[tokio::test]
     async fn a_200_that_is_not_json_stays_a_decode_error() {
         for (operation, _) in OPERATIONS {
-            assert!(matches!(run(operation, "<html>").await, Err(Error::Decode { status: 200, .. })), "{operation}");
+            let error = run(operation, "<html>").await.unwrap_err();
+            assert!(matches!(error, Error::Decode { status: 200, .. }), "{operation}");
+            // A data answer's keeps its session's RequestId, to fetch it again; the Authorize's opened none.
+            let kept = (operation != "Authorize").then_some("11111111-2222-3333-4444-555555555555");
+            assert_eq!(error.request_id(), kept, "{operation}");
         }
     }
 
