@@ -618,7 +618,7 @@ async fn read_for<T: OfLogin + Send + 'static>(
     raw: Raw,
     read: impl FnOnce(Raw) -> Result<T, Error> + Send + 'static,
 ) -> Result<T, Error> {
-    let value = off_io(raw, read).await.map_err(|error| error.while_pending(operation, Some(&session.request_id)))?;
+    let value = off_io(raw, read).await.map_err(|error| error.resumable_at(operation, Some(&session.request_id)))?;
     let (named, raw) = value.login_of();
     same_login(operation, session, named, raw)?;
     Ok(value)

@@ -327,11 +327,11 @@ pub struct Resumable {
 }
 
 impl Error {
-    /// This error as it ends the polling of `operation` under `request_id` (when one is known):
-    /// the error keeps that RequestId, and a failure that got no readable answer says how to
-    /// resume polling it. A call started over would open a new RequestId, and the service's work
-    /// on the first would be lost.
-    pub(crate) fn while_pending(mut self, operation: &str, request_id: Option<&str>) -> Self {
+    /// This error as it ends the data operation `operation` of RequestId `request_id` (when one
+    /// is known), while polling it or reading its answer: the error keeps that RequestId, and a
+    /// failure that got no readable answer says how to resume polling it. A call started over
+    /// would open a new RequestId, and the service's work on the first would be lost.
+    pub(crate) fn resumable_at(mut self, operation: &str, request_id: Option<&str>) -> Self {
         let Some(id) = request_id else { return self };
         match &mut self {
             Error::Transport { resumable, .. } | Error::Decode { resumable, .. } => {
@@ -736,7 +736,7 @@ mod tests {
             deadline: false,
             resumable: None,
         }
-        .while_pending("GetAccountsDetail", Some("r-1"));
+        .resumable_at("GetAccountsDetail", Some("r-1"));
         assert!(dropped.to_string().contains(r#"client.session("r-1", login_id=login_id)"#), "{dropped}");
         // An attributes call pending on its account detail is resumed by the attributes call.
         let attributes = dropped.clone().resumed_as("Attributes").to_string();
@@ -745,8 +745,8 @@ mod tests {
         assert!(bulk.contains(r#"client.investments_many(..., request_ids={login_id: "r-1"})"#), "{bulk}");
         // Nothing pending: the error is left as it was.
         let api = Error::Api(Box::new(api(503, None)));
-        assert_eq!(api.clone().while_pending("Investments", None).request_id(), None);
-        assert_eq!(api.while_pending("Investments", Some("r-2")).request_id(), Some("r-2"));
+        assert_eq!(api.clone().resumable_at("Investments", None).request_id(), None);
+        assert_eq!(api.resumable_at("Investments", Some("r-2")).request_id(), Some("r-2"));
     }
 
     #[test]

@@ -96,7 +96,7 @@ async fn poll_until_done(
                 )
             }
             Err(Error::Api(api)) if api.is_session_loading() => api.code,
-            Err(error) => return Err(error.while_pending(request.operation, last_request_id.as_deref())),
+            Err(error) => return Err(error.resumable_at(request.operation, last_request_id.as_deref())),
         };
         deadline::pending(request.operation, last_request_id.as_deref(), started);
         let waited = started.elapsed();
