@@ -144,17 +144,14 @@ impl Client {
                 }
                 step => step?,
             };
-            // The answer call names no LoginId; a saved-connection flow's is carried over.
+            // The answer call names no LoginId; a saved-connection flow's is carried over, and a
+            // session of another login is refused as it is for the Authorize that named it.
             Ok(match step {
-                Step::Session(mut session) if session.login_id.is_none() => {
-                    session.login_id = challenge.login_id.clone();
-                    Step::Session(session)
-                }
+                Step::Session(session) => Step::Session(session.of_login(challenge.login_id.as_deref())?),
                 Step::Challenge(mut next) => {
                     next.login_id = challenge.login_id.clone();
                     Step::Challenge(next)
                 }
-                step => step,
             })
         })
         .await
@@ -746,10 +743,76 @@ mod tests {
     async fn a_token_is_sent_with_authorize() {
         let base = stub::serve(vec![
             (200, r#"{"Token": "t-1"}"#),
-            (200, r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "Login": {"Id": "l"}}"#),
+            (
+                200,
+                r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "Login": {"Id": "5E0E5F83-6E9B-4A2C-A6A3-0D8F4B1C9E21"}}"#,
+            ),
         ]);
         let session = client(&base, true).authorize_cached(LOGIN).await.unwrap();
-        assert_eq!(session.login_id.as_deref(), Some("l"));
+        assert_eq!(session.login_id.as_deref(), Some("5E0E5F83-6E9B-4A2C-A6A3-0D8F4B1C9E21"));
+    }
+
+    /// A session of another login than the one asked for: what a server or a caching proxy that
+    /// mixed up two logins answers.
+    const SESSION_OF_OTHER: &str = r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}}"#;
+
+    #[tokio::test]
+    async fn a_cached_authorize_answered_with_another_logins_session_fetches_nothing() {
+        let investments =
+            r#"{"Accounts": [], "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}, "RequestId": "r"}"#;
+        let stub =
+            stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER), stub::Answer::new(200, investments)]);
+        let client = client(&stub.url, false);
+        match client.investments_tables_for_login(LOGIN, None).await {
+            Err(error @ Error::Protocol { .. }) => {
+                let message = error.to_string();
+                assert!(
+                    message.contains(LOGIN) && message.contains("0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"),
+                    "{message}"
+                );
+                let Error::Protocol { operation, request_id, .. } = error else { unreachable!() };
+                assert_eq!(operation, "Authorize");
+                assert_eq!(request_id.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // The Authorize only: nothing was asked for the other login.
+        let requests = stub.requests();
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        assert!(requests[0].contains("/Authorize"), "{requests:?}");
+    }
+
+    #[tokio::test]
+    async fn every_authorize_that_names_a_login_refuses_a_session_of_another() {
+        let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER); 2]);
+        let named = client(&stub.url, false);
+        assert!(matches!(named.authorize_cached(LOGIN).await, Err(Error::Protocol { status: 200, .. })));
+        let saved = AuthorizeRequest::SavedLive { login_id: LOGIN.into(), save: false };
+        assert!(matches!(named.authorize(saved).await, Err(Error::Protocol { status: 200, .. })));
+        // A live login with credentials names no LoginId: its session's is the one it opened.
+        let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER)]);
+        let credentials = Credentials::new("FlinksCapital", "Greatday", Secret::new("Everyday"));
+        match client(&stub.url, false).authorize(AuthorizeRequest::Credentials(credentials)).await {
+            Ok(Step::Session(session)) => {
+                assert_eq!(session.login_id.as_deref(), Some("0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_challenge_rounds_of_a_saved_connection_refuse_a_session_of_another_login() {
+        let challenge = r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "SecurityChallenges": [{"Type": "WaitUntilEUAccept", "Prompt": "Confirm"}]}"#;
+        let stub =
+            stub::serve_answers(vec![stub::Answer::new(203, challenge), stub::Answer::new(200, SESSION_OF_OTHER)]);
+        let client = client(&stub.url, false);
+        let saved = AuthorizeRequest::SavedLive { login_id: LOGIN.into(), save: false };
+        let Ok(Step::Challenge(challenge)) = client.authorize(saved).await else { panic!("no challenge") };
+        let answers = Answers::from_pairs([("Confirm", vec!["VERIFIED"])]);
+        match client.answer(&challenge, answers).await {
+            Err(Error::Protocol { message, .. }) => assert!(message.contains(LOGIN), "{message}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

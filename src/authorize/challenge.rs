@@ -8,7 +8,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use crate::data::json::{self, field};
-use crate::data::login::Institution;
+use crate::data::login::{is_guid, Institution};
 use crate::error::Error;
 
 /// The type of a security challenge (docs/protocol.md#challenges-and-answer-rules); an unknown
@@ -127,6 +127,12 @@ impl fmt::Debug for SecurityChallenge {
     }
 }
 
+/// The most challenges one 203 may carry. The service asks three at once at most in the flows
+/// seen; a step of thousands is a server's fault, and each challenge costs the caller a prompt, a
+/// Python object and a check, so a step past this is refused rather than handed to a handler
+/// (docs/protocol.md#challenges-and-answer-rules).
+pub const MAX_CHALLENGES: usize = 100;
+
 /// A 203 answer: the challenges to answer before the session opens.
 #[derive(Clone)]
 pub struct Challenge {
@@ -150,10 +156,22 @@ impl Challenge {
             }
             let get = |name: &str| field(&body, name);
             let request_id = get("RequestId").and_then(Value::as_str).ok_or("the 203 has no RequestId")?;
+            // The answers go back under this RequestId, which must be a GUID: the server sent
+            // another shape, so it is the server's surprise, not the caller's ConfigError later.
+            if !is_guid(request_id) {
+                return Err("the 203's RequestId is not a GUID, so no answer could be sent under it".into());
+            }
             let items =
                 get("SecurityChallenges").and_then(Value::as_array).ok_or("the 203 has no SecurityChallenges")?;
             if items.is_empty() {
                 return Err("the 203 has an empty SecurityChallenges list".into());
+            }
+            if items.len() > MAX_CHALLENGES {
+                return Err(format!(
+                    "the 203 has {} security challenges, more than the {MAX_CHALLENGES} a step may carry \
+                     (docs/protocol.md#challenges-and-answer-rules)",
+                    items.len()
+                ));
             }
             let challenges = items.iter().cloned().map(SecurityChallenge::from_value).collect::<Result<_, _>>()?;
             let institution = get("Institution").cloned().and_then(|v| serde_json::from_value(v).ok());
@@ -186,13 +204,13 @@ mod tests {
 
     #[test]
     fn a_203_parses_into_typed_challenges() {
-        let challenge = parse(json!({"RequestId": "r", "Institution": "FlinksCapital", "HttpStatusCode": 203,
+        let challenge = parse(json!({"RequestId": "11111111-2222-3333-4444-555555555555", "Institution": "FlinksCapital", "HttpStatusCode": 203,
             "SecurityChallenges": [
                 {"Type": "QuestionAndAnswer", "Prompt": "What city were you born in?"},
                 {"Type": "MultipleChoice", "Prompt": "Pick", "Iterables": ["a", "b"]},
                 {"Type": "SomethingNew", "Prompt": "?"}]}))
         .unwrap();
-        assert_eq!(challenge.request_id, "r");
+        assert_eq!(challenge.request_id, "11111111-2222-3333-4444-555555555555");
         assert_eq!(challenge.institution, Some(Institution::Name("FlinksCapital".into())));
         let kinds: Vec<_> = challenge.challenges.iter().map(|c| c.kind.clone()).collect();
         assert_eq!(
@@ -208,14 +226,44 @@ mod tests {
     }
 
     #[test]
+    fn a_203_whose_request_id_is_not_a_guid_is_the_servers_surprise() {
+        for id in ["r", "../Authorize", "11111111-2222-3333-4444-55555555555g"] {
+            match parse(json!({"RequestId": id, "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "p"}]}))
+            {
+                Err(Error::Protocol { operation, status, message, .. }) => {
+                    assert_eq!((operation.as_str(), status), ("Authorize", 203));
+                    assert!(message.contains("not a GUID"), "{message}");
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_203_with_more_challenges_than_a_step_may_carry_is_refused() {
+        let step = |count: usize| {
+            let items: Vec<Value> =
+                (0..count).map(|i| json!({"Type": "QuestionAndAnswer", "Prompt": format!("Q{i}?")})).collect();
+            parse(json!({"RequestId": "11111111-2222-3333-4444-555555555555", "SecurityChallenges": items}))
+        };
+        assert_eq!(step(MAX_CHALLENGES).unwrap().challenges.len(), MAX_CHALLENGES);
+        match step(MAX_CHALLENGES + 1) {
+            Err(Error::Protocol { status: 203, message, .. }) => {
+                assert!(message.contains(&format!("{} security challenges", MAX_CHALLENGES + 1)), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_203_without_challenges_is_refused() {
-        assert!(parse(json!({"RequestId": "r", "SecurityChallenges": []})).is_err());
+        assert!(parse(json!({"RequestId": "11111111-2222-3333-4444-555555555555", "SecurityChallenges": []})).is_err());
         assert!(parse(json!({"SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "p"}]})).is_err());
     }
 
     #[test]
     fn images_decode_from_base64_and_data_urls() {
-        let challenge = parse(json!({"RequestId": "r", "SecurityChallenges": [
+        let challenge = parse(json!({"RequestId": "11111111-2222-3333-4444-555555555555", "SecurityChallenges": [
             {"Type": "ImageSelection", "Prompt": "Pick yours", "Iterables": ["iVBORw==", "data:image/png;base64,iVBORw=="]}]}))
         .unwrap();
         let images = challenge.challenges[0].images().unwrap().unwrap();

@@ -8,7 +8,7 @@ mod rules;
 mod session;
 
 pub use crate::data::login::{Institution, Login};
-pub use challenge::{Challenge, ChallengeType, SecurityChallenge};
+pub use challenge::{Challenge, ChallengeType, SecurityChallenge, MAX_CHALLENGES};
 pub use flow::ChallengeHandler;
 pub use request::{AuthorizeRequest, Credentials};
 pub use rules::Answers;

@@ -2,7 +2,7 @@
 //! sent. A violation names the prompt and the rule, and never repeats the answer (answers are
 //! secrets).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -32,8 +32,14 @@ impl Answers {
         self.0.iter().map(|(k, _)| k.as_str())
     }
 
-    fn get(&self, key: &str) -> Option<&[String]> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    /// The answers by key, the first of a key given twice: read once per check, so that checking
+    /// a step takes one pass over its challenges and one over the answers, not their product.
+    fn by_key(&self) -> HashMap<&str, &[String]> {
+        let mut by_key = HashMap::with_capacity(self.0.len());
+        for (key, values) in &self.0 {
+            by_key.entry(key.as_str()).or_insert(values.as_slice());
+        }
+        by_key
     }
 
     /// `SecurityResponses` as the service expects it: keys verbatim, never re-cased.
@@ -55,30 +61,46 @@ const TEXT_OR_CALL: [&str; 2] = ["Text", "Call"];
 impl Challenge {
     /// Checks `answers` against every rule; `Ok` means they may be sent.
     pub fn validate(&self, answers: &Answers) -> Result<(), Error> {
+        let keys = self.answer_keys();
         let mut seen = HashSet::new();
         for key in answers.keys() {
             // Known keys first: only a prompt (or a choice) may be named in a message.
-            if !self.is_key(key) {
+            if !keys.contains(key) {
                 return Err(unknown_key(self, key));
             }
             if !seen.insert(key) {
                 return Err(Error::invalid_answer(key, "is answered twice"));
             }
         }
-        self.challenges.iter().try_for_each(|challenge| check(challenge, answers))
+        let answers = answers.by_key();
+        self.challenges.iter().try_for_each(|challenge| check(challenge, &answers))
     }
 
-    /// Whether `key` may key an answer: a prompt, or a choice of a TextOrCall challenge. Only
-    /// such a key is ever repeated in an error message.
-    pub(crate) fn is_key(&self, key: &str) -> bool {
-        self.challenges.iter().any(|c| accepts_key(c, key))
+    /// The texts that may key an answer: the prompts, and the choices of TextOrCall challenges.
+    /// Only such a key is ever repeated in an error message. Made once per check, so that a
+    /// step's keys are looked up in constant time each.
+    pub(crate) fn answer_keys(&self) -> HashSet<&str> {
+        let mut keys = HashSet::with_capacity(self.challenges.len());
+        for challenge in &self.challenges {
+            match challenge.kind {
+                ChallengeType::TextOrCall => keys.extend(challenge.choices.iter().flatten().map(String::as_str)),
+                _ => {
+                    keys.insert(challenge.prompt.as_str());
+                }
+            }
+        }
+        keys
     }
 }
 
-fn accepts_key(challenge: &SecurityChallenge, key: &str) -> bool {
-    match challenge.kind {
-        ChallengeType::TextOrCall => challenge.choices.iter().flatten().any(|c| c == key),
-        _ => challenge.prompt == key,
+/// How many prompts or choices a message lists: a step has a few, and a message must stay a line.
+const LISTED: usize = 10;
+
+/// `items` as a message lists them: the first [`LISTED`], and how many more there are.
+fn listed<T: fmt::Debug>(items: &[T]) -> String {
+    match items.get(..LISTED) {
+        Some(first) if items.len() > LISTED => format!("{first:?} and {} more", items.len() - LISTED),
+        _ => format!("{items:?}"),
     }
 }
 
@@ -102,26 +124,30 @@ fn unknown_key(challenge: &Challenge, key: &str) -> Error {
         .filter(|c| c.kind == ChallengeType::TextOrCall)
         .flat_map(|c| c.choices.iter().flatten())
         .collect();
-    let mut rule = format!("an answer is keyed by text that is not one of the prompts; the prompts are: {prompts:?}");
+    let mut rule =
+        format!("an answer is keyed by text that is not one of the prompts; the prompts are: {}", listed(&prompts));
     if !choices.is_empty() {
-        rule.push_str(&format!(" (a TextOrCall challenge is keyed by one of its choices: {choices:?})"));
+        rule.push_str(&format!(" (a TextOrCall challenge is keyed by one of its choices: {})", listed(&choices)));
     }
     Error::invalid_answer("answers", rule)
 }
 
-fn check(challenge: &SecurityChallenge, answers: &Answers) -> Result<(), Error> {
+fn check(challenge: &SecurityChallenge, answers: &HashMap<&str, &[String]>) -> Result<(), Error> {
     let prompt = challenge.prompt.as_str();
     let fail = |rule: String| Err(Error::invalid_answer(prompt, rule));
     let choices = challenge.choices.as_deref().unwrap_or_default();
-    let in_choices = |value: &String| choices.contains(value);
+    // A set, so that answers naming many of many choices are still checked in one pass each.
+    let choice_set: HashSet<&str> = choices.iter().map(String::as_str).collect();
+    let in_choices = |value: &String| choice_set.contains(value.as_str());
 
     if challenge.kind == ChallengeType::TextOrCall {
-        let chosen: Vec<&String> = choices.iter().filter(|c| answers.get(c).is_some()).collect();
+        let chosen: Vec<&String> = choices.iter().filter(|c| answers.contains_key(c.as_str())).collect();
         return match chosen.as_slice() {
             [] => fail(format!(
-                "TextOrCall is answered with the chosen choice as the key and [\"Text\"] or [\"Call\"] as the value; choices: {choices:?}"
+                "TextOrCall is answered with the chosen choice as the key and [\"Text\"] or [\"Call\"] as the value; choices: {}",
+                listed(choices)
             )),
-            [choice] => match answers.get(choice).unwrap_or_default() {
+            [choice] => match answers.get(choice.as_str()).copied().unwrap_or_default() {
                 [value] if TEXT_OR_CALL.contains(&value.as_str()) => Ok(()),
                 _ => fail(format!("the value for choice {choice:?} must be [\"Text\"] or [\"Call\"]")),
             },
@@ -129,7 +155,7 @@ fn check(challenge: &SecurityChallenge, answers: &Answers) -> Result<(), Error> 
         };
     }
 
-    let Some(values) = answers.get(prompt) else {
+    let Some(&values) = answers.get(prompt) else {
         return fail("every prompt must be answered, and this one has no answer".to_owned());
     };
     let blank = values.iter().any(|v| v.trim().is_empty());
@@ -148,7 +174,7 @@ fn check(challenge: &SecurityChallenge, answers: &Answers) -> Result<(), Error> 
         },
         ChallengeType::MultipleChoice => match values {
             [value] if in_choices(value) => Ok(()),
-            [_] => fail(format!("the answer must be one of the choices {choices:?}")),
+            [_] => fail(format!("the answer must be one of the choices {}", listed(choices))),
             _ => fail("MultipleChoice takes exactly one answer".to_owned()),
         },
         ChallengeType::MultipleChoiceMultipleAnswers => {
@@ -156,7 +182,7 @@ fn check(challenge: &SecurityChallenge, answers: &Answers) -> Result<(), Error> 
                 return fail("MultipleChoiceMultipleAnswers takes one or more answers".to_owned());
             }
             if !values.iter().all(in_choices) {
-                return fail(format!("every answer must be one of the choices {choices:?}"));
+                return fail(format!("every answer must be one of the choices {}", listed(choices)));
             }
             if values.iter().collect::<HashSet<_>>().len() != values.len() {
                 return fail("a choice is given twice".to_owned());
@@ -187,7 +213,7 @@ mod tests {
     use serde_json::json;
 
     fn challenge(items: Value) -> Challenge {
-        let body = json!({"RequestId": "r", "SecurityChallenges": items});
+        let body = json!({"RequestId": "11111111-2222-3333-4444-555555555555", "SecurityChallenges": items});
         Challenge::parse(serde_json::to_vec(&body).unwrap(), None).unwrap()
     }
 
@@ -245,6 +271,30 @@ mod tests {
         broken(&c, swapped, "answers", "not one of the prompts");
         let twice = Answers::from_pairs([("Montreal", vec!["a"]), ("Montreal", vec!["b"])]);
         assert!(!c.validate(&twice).unwrap_err().to_string().contains("Montreal"));
+    }
+
+    #[test]
+    fn a_long_list_of_prompts_is_cut_in_a_message() {
+        let items: Vec<Value> =
+            (0..40).map(|i| json!({"Type": "QuestionAndAnswer", "Prompt": format!("Question {i}?")})).collect();
+        let c = challenge(Value::Array(items));
+        let err = c.validate(&answers(&[("Nothing?", &["a"])])).unwrap_err().to_string();
+        assert!(err.contains("\"Question 9?\"] and 30 more"), "{err}");
+        assert!(!err.contains("Question 10?"), "{err}");
+    }
+
+    /// A step as large as a step may be, answered whole, passes: the cap leaves room for any real
+    /// step, and every key and prompt is found among a hundred.
+    #[test]
+    fn a_full_step_answered_whole_passes() {
+        let max = crate::authorize::MAX_CHALLENGES;
+        let items: Vec<Value> = (0..max)
+            .map(|i| json!({"Type": "MultipleChoice", "Prompt": format!("Q{i}?"), "Iterables": ["a", "b"]}))
+            .collect();
+        let c = challenge(Value::Array(items));
+        let all: Vec<(String, Vec<String>)> = (0..max).map(|i| (format!("Q{i}?"), vec!["b".to_owned()])).collect();
+        assert!(c.validate(&Answers::from_pairs(all)).is_ok());
+        assert_eq!(c.answer_keys().len(), max);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::challenge::Challenge;
 use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::data::json;
-use crate::data::login::{guid, Institution, Login};
+use crate::data::login::{guid, same_login_id, Institution, Login};
 use crate::error::Error;
 use crate::http::Reply;
 
@@ -91,15 +91,47 @@ impl Session {
         let Some(request_id) = body.request_id else {
             return Err(Error::protocol("Authorize", status, "the session answer has no RequestId", &bytes));
         };
-        let login_id = body.login.as_ref().and_then(|l| l.id.clone()).or_else(|| login_id.map(str::to_owned));
-        Ok(Session {
+        let named = body.login.as_ref().and_then(|l| l.id.clone());
+        let session = Session {
             request_id,
-            login_id,
+            login_id: named,
             login: body.login,
             institution: body.institution,
             links: body.links.unwrap_or_default(),
             raw: bytes.into(),
-        })
+        };
+        session.of_login(login_id)
+    }
+
+    /// This session, as the session of `asked`: the LoginId the call named (a cached or
+    /// saved-connection Authorize, or the challenge rounds of one), if any. A session whose
+    /// `Login.Id` names another login is refused: its data would be handed out under the LoginId
+    /// asked for (a server or a caching proxy that mixed up two logins), so nothing may be fetched
+    /// with it (docs/errors.md#protocol-surprises). A session that names no login is taken as the
+    /// one asked for.
+    pub(crate) fn of_login(mut self, asked: Option<&str>) -> Result<Self, Error> {
+        let Some(asked) = asked else { return Ok(self) };
+        match self.login_id.as_deref() {
+            None => self.login_id = Some(asked.to_owned()),
+            Some(named) if same_login_id(named, asked) => {}
+            Some(named) => {
+                let message = format!(
+                    "the session answered is of LoginId {}, not of LoginId {} that the call asked for: a server or \
+                     a caching proxy mixed up two logins, so nothing was fetched with it; try again, and report it \
+                     to the service if it persists",
+                    shown(named),
+                    shown(asked)
+                );
+                return Err(Error::Protocol {
+                    operation: "Authorize".to_owned(),
+                    status: 200,
+                    message,
+                    request_id: Some(self.request_id).filter(|id| is_safe_segment(id)),
+                    snippet: json::body_snippet(&self.raw),
+                });
+            }
+        }
+        Ok(self)
     }
 }
 

@@ -62,7 +62,7 @@ pub(crate) fn check_same_login(
     bytes: &[u8],
 ) -> Result<(), Error> {
     let (Some(expected), Some(named)) = (expected, named) else { return Ok(()) };
-    if expected.trim().eq_ignore_ascii_case(named.trim()) {
+    if same_login_id(expected, named) {
         return Ok(());
     }
     Err(Error::OtherLogin {
@@ -77,17 +77,26 @@ pub(crate) fn check_same_login(
     })
 }
 
+/// Whether two LoginIds name the same login: GUIDs compared in any case, as the service does.
+pub(crate) fn same_login_id(one: &str, other: &str) -> bool {
+    one.trim().eq_ignore_ascii_case(other.trim())
+}
+
+/// Whether `value` has the shape of a GUID: 8-4-4-4-12 hexadecimal digits.
+pub(crate) fn is_guid(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
 /// Identifiers of the service are GUIDs: a typo (or a RequestId passed as a LoginId by mistake
 /// of shape) is caught before the call. The message shows what came: an id is no secret, and it
 /// is quoted, escaped and cut short ([`shown`]) so that no input can fill or forge a log line.
 pub(crate) fn guid(field: &'static str, value: &str) -> Result<(), Error> {
-    let bytes = value.as_bytes();
-    let ok = bytes.len() == 36
-        && bytes.iter().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => *b == b'-',
-            _ => b.is_ascii_hexdigit(),
-        });
-    if ok {
+    if is_guid(value) {
         Ok(())
     } else {
         let got = shown(value);

@@ -6,7 +6,7 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyMapping, PyString};
 
 use crate::config::{MAX_CONNECTIONS, MAX_RETRIES};
 use crate::error::Error;
@@ -21,65 +21,190 @@ pub(crate) fn wrong_type(name: &str, takes: &str, value: &Bound<'_, PyAny>) -> P
     PyTypeError::new_err(format!("{name} must be {takes}, not {}", type_name(value)))
 }
 
+/// What a message says of a `str` that holds a lone surrogate, and the next step. Never the value:
+/// it may be a password or a key.
+const NOT_TEXT: &str = "it holds a lone surrogate (what Python makes of bytes that are not UTF-8, read from \
+                        os.environ, sys.argv or a file opened with errors=\"surrogateescape\"), which has no UTF-8 \
+                        form and cannot be sent; decode those bytes with their real encoding first";
+
+/// The error of argument `field` holding a `str` with a lone surrogate; `item` names the part of
+/// the argument that does (`"an item at index 3"`), if not the whole.
+pub(crate) fn not_text(field: &'static str, item: Option<&str>) -> Error {
+    match item {
+        None => Error::config(field, format!("is not valid text: {NOT_TEXT}")),
+        Some(item) => Error::config(field, format!("has {item} that is not valid text: {NOT_TEXT}")),
+    }
+}
+
+/// The text of `text`, part of argument `field`. Python's own `UnicodeEncodeError` is dropped, not
+/// chained: its `object` is the whole value, which may be a secret.
+pub(crate) fn str_of<'a>(field: &'static str, item: Option<&str>, text: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    text.to_str().map_err(|_| not_text(field, item).into())
+}
+
 /// A `str`.
-pub(crate) fn text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn text(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<String> {
     match value.cast::<PyString>() {
-        Ok(text) => Ok(text.to_str()?.to_owned()),
+        Ok(text) => Ok(str_of(name, None, text)?.to_owned()),
         Err(_) => Err(wrong_type(name, "a str", value)),
     }
 }
 
 /// A `str`, borrowed from the Python object (for arguments with a literal default).
-pub(crate) fn borrowed_text<'a>(name: &str, value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+pub(crate) fn borrowed_text<'a>(name: &'static str, value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     match value.cast::<PyString>() {
-        Ok(text) => text.to_str(),
+        Ok(text) => str_of(name, None, text),
         Err(_) => Err(wrong_type(name, "a str", value)),
     }
 }
 
 /// A `str` or None.
-pub(crate) fn optional_text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+pub(crate) fn optional_text(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     if value.is_none() {
         return Ok(None);
     }
     match value.cast::<PyString>() {
-        Ok(text) => Ok(Some(text.to_str()?.to_owned())),
+        Ok(text) => Ok(Some(str_of(name, None, text)?.to_owned())),
         Err(_) => Err(wrong_type(name, "a str or None", value)),
+    }
+}
+
+/// The most items a list argument holds (`detail`, `account_filter`, the names of an attributes
+/// group, ...): far more than any real call, far less than a mistake that would take the
+/// process's memory (docs/bad-input.md#arguments).
+pub(crate) const MAX_ITEMS: usize = 10_000;
+
+/// The most LoginIds one bulk call takes: a million, some hundred megabytes of ids and
+/// bookkeeping; a job with more splits them into calls (docs/bad-input.md#arguments).
+pub(crate) const MAX_LOGIN_IDS: usize = 1_000_000;
+
+/// Reads the iterable `value` one item at a time, handing each to `each`, and refuses it past `max`
+/// items. Its length is never asked: a `__len__` (or `__length_hint__`) that lies would have
+/// memory reserved for it up front, which for a huge number aborts the process. An exception of
+/// the iterable's own `__iter__` or `__next__` goes through as it is.
+pub(crate) fn each_item<'py>(
+    name: &'static str,
+    value: &Bound<'py, PyAny>,
+    takes: &str,
+    max: usize,
+    mut each: impl FnMut(usize, Bound<'py, PyAny>) -> PyResult<()>,
+) -> PyResult<()> {
+    let items = value.try_iter().map_err(|error| {
+        // Python's own "not iterable" names no argument; any other error is the object's news.
+        if error.is_instance_of::<PyTypeError>(value.py()) {
+            wrong_type(name, takes, value)
+        } else {
+            error
+        }
+    })?;
+    for (index, item) in items.enumerate() {
+        if index >= max {
+            return Err(Error::config(name, format!("must hold at most {max} items, got more")).into());
+        }
+        each(index, item?)?;
+    }
+    Ok(())
+}
+
+/// The entries of a mapping, read one at a time: a dict's as a snapshot of its items (code run
+/// for one entry may change the dict, which an iterator over the dict itself would not survive);
+/// any other mapping's by iterating its keys and looking each value up, so that its length is
+/// never asked (see [`each_item`]). An exception of the mapping's own `__iter__` or `__getitem__`
+/// comes out as it is, with its traceback. Callers stop at their own bound.
+pub(crate) enum Entries<'py> {
+    Dict(pyo3::types::iter::BoundListIterator<'py>),
+    Mapping { mapping: Bound<'py, PyMapping>, keys: Bound<'py, pyo3::types::PyIterator> },
+}
+
+/// [`Entries`] of `value`.
+pub(crate) fn entries<'py>(value: &Bound<'py, PyMapping>) -> PyResult<Entries<'py>> {
+    Ok(match value.cast::<PyDict>() {
+        Ok(dict) => Entries::Dict(dict.items().into_iter()),
+        Err(_) => {
+            // Asked only so that a failing `__len__` is raised as the mapping's own error; what it
+            // answers reserves nothing.
+            value.len()?;
+            Entries::Mapping { mapping: value.clone(), keys: value.try_iter()? }
+        }
+    })
+}
+
+impl<'py> Iterator for Entries<'py> {
+    type Item = PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Entries::Dict(items) => items.next().map(|pair| pair.extract()),
+            Entries::Mapping { mapping, keys } => {
+                let key = match keys.next()? {
+                    Ok(key) => key,
+                    Err(error) => return Some(Err(error)),
+                };
+                Some(mapping.get_item(&key).map(|value| (key, value)))
+            }
+        }
     }
 }
 
 /// A list (or any iterable) of `str`, or None. A lone `str` is refused rather than read as its
 /// characters.
-pub(crate) fn optional_texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
+pub(crate) fn optional_texts(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<String>>> {
     if value.is_none() {
         return Ok(None);
     }
-    list_of_texts(name, value, "a list of str or None").map(Some)
+    list_of_texts(name, value, "a list of str or None", MAX_ITEMS).map(Some)
 }
 
-fn list_of_texts(name: &str, value: &Bound<'_, PyAny>, takes: &str) -> PyResult<Vec<String>> {
+/// Refuses a lone `str` (it would be read as its characters) and bytes where an iterable of `str`
+/// is wanted.
+fn not_a_single_text(name: &'static str, value: &Bound<'_, PyAny>, takes: &str) -> PyResult<()> {
     if value.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!("{name} must be {takes}, not a single str: wrap it in a list")));
     }
     if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
         return Err(wrong_type(name, takes, value));
     }
-    let items = value.try_iter().map_err(|_| wrong_type(name, takes, value))?;
-    items
-        .enumerate()
-        .map(|(index, item)| {
-            let item = item?;
-            match item.cast::<PyString>() {
-                Ok(text) => Ok(text.to_str()?.to_owned()),
-                Err(_) => Err(wrong_type(&format!("{name}[{index}]"), "a str", &item)),
-            }
-        })
-        .collect()
+    Ok(())
 }
 
-/// A list (or any iterable) of `str`; a lone `str` is refused rather than read as its characters.
-pub(crate) fn texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    list_of_texts(name, value, "a list (or any iterable) of str")
+fn list_of_texts(name: &'static str, value: &Bound<'_, PyAny>, takes: &str, max: usize) -> PyResult<Vec<String>> {
+    not_a_single_text(name, value, takes)?;
+    let mut texts = Vec::new();
+    each_item(name, value, takes, max, |index, item| {
+        match item.cast::<PyString>() {
+            Ok(text) => texts.push(str_of(name, Some(&format!("an item at index {index}")), text)?.to_owned()),
+            Err(_) => return Err(wrong_type(&format!("{name}[{index}]"), "a str", &item)),
+        }
+        Ok(())
+    })?;
+    Ok(texts)
+}
+
+/// The LoginIds of a bulk call, in order. One that is not valid text (a lone surrogate) is that
+/// login's own failure, not the call's: it is kept as the `str` that came, to be handed back with
+/// its `ConfigError`, and the other logins go on (docs/bad-input.md#arguments).
+pub(crate) struct LoginIds {
+    pub(crate) ids: Vec<String>,
+    pub(crate) unreadable: Vec<Py<PyAny>>,
+}
+
+/// `login_ids` of the bulk calls: an iterable of `str`, at most [`MAX_LOGIN_IDS`].
+pub(crate) fn login_ids(value: &Bound<'_, PyAny>) -> PyResult<LoginIds> {
+    const NAME: &str = "login_ids";
+    const TAKES: &str = "a list (or any iterable) of str";
+    not_a_single_text(NAME, value, TAKES)?;
+    let mut read = LoginIds { ids: Vec::new(), unreadable: Vec::new() };
+    each_item(NAME, value, TAKES, MAX_LOGIN_IDS, |index, item| {
+        match item.cast::<PyString>() {
+            Ok(text) => match text.to_str() {
+                Ok(id) => read.ids.push(id.to_owned()),
+                Err(_) => read.unreadable.push(item.unbind()),
+            },
+            Err(_) => return Err(wrong_type(&format!("{NAME}[{index}]"), "a str", &item)),
+        }
+        Ok(())
+    })?;
+    Ok(read)
 }
 
 /// A `bool` (not any truthy value: `save="no"` would otherwise save).
@@ -236,7 +361,6 @@ named! {
     number_of_statements: optional_text -> Option<String>;
     request_id: optional_text -> Option<String>;
     // Lists of strings.
-    login_ids: texts -> Vec<String>;
     detail: optional_texts -> Option<Vec<String>>;
     account_filter: optional_texts -> Option<Vec<String>>;
     accounts_filter: optional_texts -> Option<Vec<String>>;

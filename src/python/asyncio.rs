@@ -25,8 +25,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString};
 use tokio::sync::oneshot;
 
-use super::challenge::{self, handler_error};
 use super::errors::PyBankfeedError;
+use super::handler::{self, handler_error, Deliver};
 use super::operation::{refuse, Answerer, CallName, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
@@ -170,8 +170,10 @@ impl LoopWaker {
         lock(&self.calls).remove(&token)
     }
 
-    /// Runs `on_challenge` on the loop thread; an awaitable it returns is awaited in a task of its
-    /// own, whose result goes back to the call.
+    /// Starts `on_challenge` for the call `token` (src/python/handler.rs): an `async def` one as
+    /// a task of this loop, kept to be cancelled with the call; a plain one on a thread of its
+    /// own, so that a handler that blocks does not stall the loop, and the call still ends at its
+    /// deadline. The answers are read on the loop's thread, and go back to the call.
     fn ask(&self, py: Python<'_>, token: u64, challenge: Challenge, reply: oneshot::Sender<Result<Answers, Error>>) {
         let Some((handler, client)) = lock(&self.calls)
             .get(&token)
@@ -183,30 +185,15 @@ impl LoopWaker {
             let _ = reply.send(refuse(&challenge));
             return;
         };
-        let answered = match challenge::ask(py, handler.bind(py), &client, Flavor::Async, challenge.clone()) {
-            Ok(answered) => answered,
-            Err(error) => {
-                let _ = reply.send(Err(error));
-                return;
-            }
-        };
-        if !challenge::is_awaitable(&answered) {
-            let _ = reply.send(challenge::handler_answers(&answered, &challenge));
-            return;
-        }
-        let waiting = ensure_future(py, &answered, self.event_loop.bind(py)).and_then(|task| {
-            let reply = Py::new(py, Reply { reply: Mutex::new(Some(reply)), challenge })?;
-            task.call_method1(intern!(py, "add_done_callback"), (reply,))?;
-            Ok(task)
+        let asked = challenge.clone();
+        let deliver = Deliver::new(move |_, ok, value| {
+            let _ = reply.send(handler::outcome_answers(ok, &value, &asked, Flavor::Async));
         });
-        match waiting {
-            Ok(task) => {
-                if let Some(entry) = lock(&self.calls).get_mut(&token) {
-                    entry.answering = Some(task.unbind());
-                }
+        let event_loop = self.event_loop.bind(py);
+        if let Some(task) = handler::start_on_loop(py, event_loop, handler.bind(py), &client, challenge, deliver) {
+            if let Some(entry) = lock(&self.calls).get_mut(&token) {
+                entry.answering = Some(task.unbind());
             }
-            // `reply` went with the failed closure; the call then ends as not answered.
-            Err(err) => err.write_unraisable(py, Some(&answered)),
         }
     }
 }
@@ -258,44 +245,12 @@ impl LoopWaker {
     }
 }
 
-/// Takes the answers of an `async def` handler when its task is done.
-#[pyclass(frozen)]
-struct Reply {
-    reply: Mutex<Option<oneshot::Sender<Result<Answers, Error>>>>,
-    challenge: Challenge,
-}
-
-#[pymethods]
-impl Reply {
-    fn __call__(&self, task: &Bound<'_, PyAny>) {
-        let Some(reply) = lock(&self.reply).take() else { return };
-        // `result()` raises the handler's exception (CancelledError too), which is then raised
-        // by the call as it was.
-        let answers = match task.call_method0(intern!(task.py(), "result")) {
-            Ok(answers) => challenge::handler_answers(&answers, &self.challenge),
-            Err(err) => Err(handler_error(err)),
-        };
-        let _ = reply.send(answers);
-    }
-}
-
 fn asyncio_function<'py>(
     py: Python<'py>,
     cell: &'static PyOnceLock<Py<PyAny>>,
     name: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(cell.get_or_try_init(py, || Ok::<_, PyErr>(py.import("asyncio")?.getattr(name)?.unbind()))?.bind(py).clone())
-}
-
-fn ensure_future<'py>(
-    py: Python<'py>,
-    awaitable: &Bound<'py, PyAny>,
-    event_loop: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    static ENSURE_FUTURE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-    let kwargs = PyDict::new(py);
-    kwargs.set_item(intern!(py, "loop"), event_loop)?;
-    asyncio_function(py, &ENSURE_FUTURE, "ensure_future")?.call((awaitable,), Some(&kwargs))
 }
 
 fn running_loop(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {

@@ -11,8 +11,8 @@ use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::challenge::call_handler;
 use super::errors::PyBankfeedError;
+use super::handler::{self, Deliver};
 use super::operation::{refuse, Answerer, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
@@ -23,13 +23,20 @@ use crate::Client;
 /// How often a waiting call looks for Ctrl-C: well inside the half second a user tolerates.
 pub(crate) const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
+type Reply = oneshot::Sender<Result<Answers, Error>>;
+
 enum Message<T> {
     Done(Result<T, Error>),
-    Ask(Challenge, oneshot::Sender<Result<Answers, Error>>),
+    /// The call met a challenge: the handler is to be started, and its outcome sent back on the
+    /// sender that comes with it.
+    Ask(Challenge, Reply, mpsc::Sender<Message<T>>),
+    /// The handler's outcome, from its thread: read into answers on the waiting thread.
+    Answered(bool, Py<PyAny>, Challenge, Reply),
 }
 
-/// A handler that asks the waiting Python thread for the answers, so that the caller's
-/// `on_challenge` runs on the caller's own thread (where `input()` and Ctrl-C behave).
+/// A handler that asks the waiting Python thread for the answers: it starts the caller's
+/// `on_challenge` (on a thread of its own, src/python/handler.rs) and goes on waiting, for the
+/// answers or for the end of the call.
 struct Asker<T> {
     sender: mpsc::Sender<Message<T>>,
 }
@@ -40,7 +47,7 @@ impl<T: Send + 'static> ChallengeHandler for Asker<T> {
         challenge: &'a Challenge,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Answers, Error>> + Send + 'a>> {
         let (reply, answer) = oneshot::channel();
-        let sent = self.sender.send(Message::Ask(challenge.clone(), reply));
+        let sent = self.sender.send(Message::Ask(challenge.clone(), reply, self.sender.clone()));
         Box::pin(async move {
             sent.map_err(|_| cancelled())?;
             answer.await.map_err(|_| cancelled())?
@@ -55,22 +62,21 @@ fn cancelled() -> Error {
 /// Runs `operation` to completion on the caller's behalf and converts its value.
 pub(crate) fn run<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
     let Operation { client, start, on_challenge, convert, .. } = operation;
-    let value = wait(py, Some(&client), start, |py, challenge| match &on_challenge {
-        Some(handler) => call_handler(py, handler.bind(py), &client, Flavor::Blocking, challenge),
-        None => refuse(&challenge),
-    })?;
+    let handler = on_challenge.as_ref().map(|handler| handler.bind(py));
+    let value = wait(py, Some(&client), start, handler)?;
     convert(py, &client, Flavor::Blocking, value)
 }
 
 /// Runs `start(answerer)` with the GIL released, waking every [`SIGNAL_CHECK`] for Ctrl-C.
-/// `on_challenge` is called (with the GIL, on this thread) for each challenge the answerer
-/// receives. A core error leaves as the bridge type, carrying `client` so that a
-/// `ChallengeRequired` can be answered.
+/// `handler` (the caller's `on_challenge`) is started for each challenge the answerer receives,
+/// and its answers are read on this thread; without one a challenge is `ChallengeRequired`. A
+/// core error leaves as the bridge type, carrying `client` so that a `ChallengeRequired` can be
+/// answered.
 pub(crate) fn wait<T, Fut>(
     py: Python<'_>,
     client: Option<&Client>,
     start: impl FnOnce(Answerer) -> Fut,
-    mut on_challenge: impl FnMut(Python<'_>, Challenge) -> Result<Answers, Error>,
+    handler: Option<&Bound<'_, PyAny>>,
 ) -> Result<T, PyBankfeedError>
 where
     T: Send + 'static,
@@ -85,12 +91,20 @@ where
     let mut task = AbortOnDrop(Some(runtime.spawn(async move {
         let _ = sender.send(Message::Done(future.await));
     })));
+    // A message taken without waiting, once the task was seen finished.
+    let mut taken = None;
     loop {
-        let (back, message) = py.detach(move || {
-            let message = receiver.recv_timeout(SIGNAL_CHECK);
-            (receiver, message)
-        });
-        receiver = back;
+        let message = match taken.take() {
+            Some(message) => Ok(message),
+            None => {
+                let (back, message) = py.detach(move || {
+                    let message = receiver.recv_timeout(SIGNAL_CHECK);
+                    (receiver, message)
+                });
+                receiver = back;
+                message
+            }
+        };
         match message {
             Ok(Message::Done(result)) => {
                 return result.map_err(|error| match client {
@@ -98,10 +112,34 @@ where
                     None => error.into(),
                 })
             }
-            Ok(Message::Ask(challenge, reply)) => {
-                let _ = reply.send(on_challenge(py, challenge));
+            Ok(Message::Ask(challenge, reply, answers_to)) => match (handler, client) {
+                (Some(handler), Some(client)) => {
+                    let asked = challenge.clone();
+                    let deliver = Deliver::new(move |_, ok, value| {
+                        // The call may be over (its deadline, a close): then nobody reads this.
+                        let _ = answers_to.send(Message::Answered(ok, value.unbind(), asked, reply));
+                    });
+                    handler::start_blocking(py, handler, client, challenge, deliver);
+                }
+                _ => {
+                    let _ = reply.send(refuse(&challenge));
+                }
+            },
+            Ok(Message::Answered(ok, value, challenge, reply)) => {
+                let _ = reply.send(handler::outcome_answers(ok, value.bind(py), &challenge, Flavor::Blocking));
             }
-            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Timeout) => {
+                py.check_signals()?;
+                // A handler still running holds a sender, so a task that ended without an answer
+                // (a panic) is not seen as a closed channel: it is seen finished. What it sent
+                // before it ended is in the channel by then.
+                if task.0.as_ref().is_some_and(JoinHandle::is_finished) {
+                    match receiver.try_recv() {
+                        Ok(message) => taken = Some(message),
+                        Err(_) => return Err(ended(py, runtime, task.0.take())),
+                    }
+                }
+            }
             Err(RecvTimeoutError::Disconnected) => return Err(ended(py, runtime, task.0.take())),
         }
     }
@@ -126,7 +164,7 @@ where
     T: Send + 'static,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
-    wait(py, None, move |_| future, |_, challenge| refuse(&challenge))
+    wait(py, None, move |_| future, None)
 }
 
 /// Panics on the IO threads with `message`: lets the test suite check that the panic's message

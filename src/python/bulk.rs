@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyAttributeError, PyBaseException, PyKeyError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyGenericAlias, PyList, PyTuple, PyType};
+use pyo3::types::{PyDict, PyGenericAlias, PyList, PyString, PyTuple, PyType};
 
 use super::args;
 use super::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PyStatements};
@@ -31,7 +31,9 @@ use crate::tables::{Combiner, Table};
 pub(crate) struct PyCombined {
     kind: Option<String>,
     tables: Vec<(String, Py<PyTable>)>,
-    errors: Vec<(String, Py<PyAny>)>,
+    /// `(login_id, exception)`, the LoginId as the `str` that came (it may hold no text: a lone
+    /// surrogate is its own login's failure, see `args::LoginIds`).
+    errors: Vec<(Py<PyAny>, Py<PyAny>)>,
 }
 
 /// What `Combined._restore` takes: the kind, `[(name, table)]` and `[(login_id, exception)]`.
@@ -113,7 +115,8 @@ impl PyCombined {
     /// pickling as itself), so a gathered bulk call crosses process pools like its results do.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, CombinedState<'py>)> {
         let tables = PyList::new(py, self.tables.iter().map(|(name, table)| (name, table.clone_ref(py))))?;
-        let errors = PyList::new(py, self.errors.iter().map(|(login_id, error)| (login_id, error.clone_ref(py))))?;
+        let errors =
+            PyList::new(py, self.errors.iter().map(|(login_id, error)| (login_id.clone_ref(py), error.clone_ref(py))))?;
         Ok((py.get_type::<Self>().getattr("_restore")?, (self.kind.clone(), tables, errors)))
     }
 
@@ -123,7 +126,7 @@ impl PyCombined {
         _cls: &Bound<'_, PyType>,
         kind: Option<String>,
         tables: Vec<(String, Py<PyTable>)>,
-        errors: Vec<(String, Py<PyAny>)>,
+        errors: Vec<(Py<PyAny>, Py<PyAny>)>,
     ) -> Self {
         PyCombined { kind, tables, errors }
     }
@@ -249,7 +252,7 @@ fn finished() -> PyErr {
 #[derive(Default)]
 pub(crate) struct Gathering {
     kind: Option<(&'static str, Vec<(&'static str, Combiner)>)>,
-    errors: Vec<(String, Py<PyAny>)>,
+    errors: Vec<(Py<PyAny>, Py<PyAny>)>,
 }
 
 impl Gathering {
@@ -269,12 +272,16 @@ impl Gathering {
                 )))
             }
         };
-        let login_id = args::text("login_id", &pair.get_item(0)?)?;
-        let result = pair.get_item(1)?;
+        let (login_id, result) = (pair.get_item(0)?, pair.get_item(1)?);
+        if !login_id.is_instance_of::<PyString>() {
+            return Err(args::wrong_type("login_id", "a str", &login_id));
+        }
         if result.is_instance_of::<PyBaseException>() {
-            self.errors.push((login_id, result.unbind()));
+            self.errors.push((login_id.unbind(), result.unbind()));
             return Ok(());
         }
+        // A result's LoginId goes into the login_id column: it must be text.
+        let login_id = args::text("login_id", &login_id)?;
         let Some((this, named)) = result_tables(&result) else {
             return Err(PyTypeError::new_err(format!(
                 "combine takes results of Investments, Accounts, Attributes or Statements, or exceptions; \

@@ -1,19 +1,13 @@
 //! `Challenge` and `SecurityChallenge`.
 
-use std::sync::Arc;
-
-use pyo3::exceptions::PyTypeError;
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyMapping};
+use pyo3::types::PyBytes;
 
-use super::args::type_name;
 use super::convert::{self, Parsed};
 use super::operation::{Flavor, Operation};
 use super::session::step_to_py;
-use crate::authorize::{Answers, Challenge, SecurityChallenge};
-use crate::error::Error;
+use crate::authorize::{Challenge, SecurityChallenge};
 use crate::Client;
 
 /// What `Challenge` and `AsyncChallenge` share: the challenge, its client and every method but
@@ -137,85 +131,6 @@ fn display(object: &Bound<'_, PyAny>, view: &str) -> PyResult<String> {
 
 fn describe(challenge: &SecurityChallenge) -> String {
     format!("{}: {:?}", challenge.kind.as_str(), challenge.prompt)
-}
-
-/// Calls the caller's `on_challenge` with the challenge (a `Challenge` or an `AsyncChallenge`,
-/// as `flavor` says) and returns what it returned: answers, or an awaitable of them.
-pub(crate) fn ask<'py>(
-    py: Python<'py>,
-    handler: &Bound<'py, PyAny>,
-    client: &Client,
-    flavor: Flavor,
-    challenge: Challenge,
-) -> Result<Bound<'py, PyAny>, Error> {
-    let asked = to_py(py, client, flavor, challenge).map_err(handler_error)?;
-    super::exit::run_unless_exiting(|| handler.call1((asked,)))
-        .ok_or_else(|| {
-            handler_error(pyo3::exceptions::PyRuntimeError::new_err(
-                "the interpreter is exiting: the challenge handler was not called",
-            ))
-        })?
-        .map_err(handler_error)
-}
-
-/// The caller's own exception, kept to be raised as it was.
-pub(crate) fn handler_error(err: PyErr) -> Error {
-    Error::Handler(Arc::new(err))
-}
-
-/// Calls a blocking client's `on_challenge` and reads the answers it returns. An awaitable (an
-/// `async def` handler's coroutine) cannot be awaited here: it is closed and refused.
-pub(crate) fn call_handler(
-    py: Python<'_>,
-    handler: &Bound<'_, PyAny>,
-    client: &Client,
-    flavor: Flavor,
-    challenge: Challenge,
-) -> Result<Answers, Error> {
-    let answered = ask(py, handler, client, flavor, challenge.clone())?;
-    if is_awaitable(&answered) {
-        let got = match type_name(&answered).as_str() {
-            "coroutine" => "a coroutine".to_owned(),
-            other => format!("an awaitable {other}"),
-        };
-        close(&answered);
-        return Err(handler_error(PyTypeError::new_err(format!(
-            "on_challenge returned {got}, which bf.Client cannot await: a Client calls on_challenge as a plain \
-             function, so pass a plain def that returns the answers, or use bf.AsyncClient to await an async def"
-        ))));
-    }
-    handler_answers(&answered, &challenge)
-}
-
-/// Reads the answers an `on_challenge` handler returned (for an `async def` one, what it returned
-/// once awaited). Anything but a mapping is a TypeError naming its type, never its value: it may
-/// be an answer returned on its own.
-pub(crate) fn handler_answers(answered: &Bound<'_, PyAny>, challenge: &Challenge) -> Result<Answers, Error> {
-    if answered.cast::<PyMapping>().is_err() {
-        let got = if answered.is_none() { "None".to_owned() } else { type_name(answered) };
-        close(answered);
-        return Err(handler_error(PyTypeError::new_err(format!(
-            "on_challenge returned {got}, not the answers: it must return a mapping of each prompt \
-             (challenge.prompts) to its answer, a str or a list of str"
-        ))));
-    }
-    convert::answers(answered, challenge)
-}
-
-/// Whether `value` can be awaited (a coroutine, a Future, ...).
-pub(crate) fn is_awaitable(value: &Bound<'_, PyAny>) -> bool {
-    value.hasattr(intern!(value.py(), "__await__")).unwrap_or(false)
-}
-
-/// Closes a coroutine that will never be awaited, so that Python warns of none ("coroutine ...
-/// was never awaited"); anything else is left as it is.
-fn close(value: &Bound<'_, PyAny>) {
-    let py = value.py();
-    if is_awaitable(value) && value.hasattr(intern!(py, "close")).unwrap_or(false) {
-        if let Err(err) = value.call_method0(intern!(py, "close")) {
-            err.write_unraisable(py, Some(value));
-        }
-    }
 }
 
 /// One element of `Challenge.challenges`.

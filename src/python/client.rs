@@ -406,12 +406,12 @@ impl PyBaseClient {
     fn investments_many(
         &self,
         py: Python<'_>,
-        #[pyo3(from_py_with = args::login_ids)] login_ids: Vec<String>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: args::LoginIds,
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids)?;
+        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids.ids)?;
         let op = move |client: Client, login_id: String| {
             let request_id = request_ids.get(&login_id).cloned();
             async move { client.investments_tables_for_login(&login_id, request_id.as_deref()).await }
@@ -436,7 +436,7 @@ impl PyBaseClient {
     fn attributes_many(
         &self,
         py: Python<'_>,
-        #[pyo3(from_py_with = args::login_ids)] login_ids: Vec<String>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: args::LoginIds,
         attributes: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = args::package)] package: Option<String>,
         filters: Option<Bound<'_, PyAny>>,
@@ -448,7 +448,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let query =
             std::sync::Arc::new(convert::attributes_query(attributes, package, filters, detail, account_filter)?);
-        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids)?;
+        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids.ids)?;
         let op = move |client: Client, login_id: String| {
             let query = std::sync::Arc::clone(&query);
             let request_id = request_ids.get(&login_id).cloned();
@@ -476,7 +476,7 @@ impl PyBaseClient {
     fn accounts_detail_many(
         &self,
         py: Python<'_>,
-        #[pyo3(from_py_with = args::login_ids)] login_ids: Vec<String>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: args::LoginIds,
         #[pyo3(from_py_with = args::with_transactions)] with_transactions: Option<bool>,
         #[pyo3(from_py_with = args::days)] days: Option<String>,
         #[pyo3(from_py_with = args::with_account_identity)] with_account_identity: Option<bool>,
@@ -490,7 +490,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids)?;
+        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids.ids)?;
         let options = std::sync::Arc::new(AccountsDetailOptions {
             with_transactions,
             days,
@@ -605,7 +605,9 @@ impl PyBaseClient {
         let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
             Ok(state.get_item(key)?.filter(|value| !value.is_none()))
         };
-        let text = |key: &str| item(key)?.map(|v| v.extract::<String>()).transpose();
+        // Read as the constructor's arguments are: a key with a lone surrogate (a tampered pickle)
+        // is refused without its value.
+        let text = |key: &'static str| item(key)?.map(|v| args::text(key, &v)).transpose();
         let number = |key: &str| item(key)?.map(|v| v.extract::<f64>()).transpose();
         let count = |key: &str| item(key)?.map(|v| v.extract::<u32>()).transpose();
         let options = ClientOptions {

@@ -3,10 +3,13 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple, PyTzInfo};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple, PyTzInfo,
+};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
-use crate::authorize::{Answers, Challenge};
+use crate::authorize::{Answers, Challenge, MAX_CHALLENGES};
 use crate::config::shown;
 use crate::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use crate::data::dates::ymd;
@@ -86,11 +89,24 @@ pub(crate) fn answers(mapping: &Bound<'_, PyAny>, challenge: &Challenge) -> Resu
     // Only the type of what came is named: its value could be an answer.
     let not_a_mapping = format!("{MAPPING}, not {}", super::args::type_name(mapping));
     let mapping = mapping.cast::<PyMapping>().map_err(|_| Error::invalid_answer("answers", not_a_mapping))?;
-    let items = mapping.items().map_err(|_| Error::invalid_answer("answers", MAPPING))?;
+    let keys = challenge.answer_keys();
     let mut answers = Answers::new();
-    for item in items.iter() {
-        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-            item.extract().map_err(|_| Error::invalid_answer("answers", MAPPING))?;
+    // The mapping's own failure (its __iter__ or __getitem__) is raised as it is.
+    let own = |error: PyErr| Error::Handler(Arc::new(error));
+    for (index, entry) in super::args::entries(mapping).map_err(own)?.enumerate() {
+        // Every key must be one of the step's, answered once, so more entries than keys cannot
+        // pass: a mapping without end is not read to its end. Some more are read, so that a wrong
+        // key among a few is named by the check, as it is in a mapping of the right size.
+        let most = keys.len().saturating_add(MAX_CHALLENGES);
+        if index >= most {
+            let rule = format!(
+                "has {most} entries or more, and this step has {} prompts and choices to key them: each key must \
+                 be a prompt exactly as asked, answered once",
+                keys.len()
+            );
+            return Err(Error::invalid_answer("answers", rule));
+        }
+        let (key, value) = entry.map_err(own)?;
         let key = key
             .cast::<PyString>()
             .map_err(|_| Error::invalid_answer("answers", "keys must be strings (the prompts)"))?
@@ -104,42 +120,54 @@ pub(crate) fn answers(mapping: &Bound<'_, PyAny>, challenge: &Challenge) -> Resu
             .to_owned();
         // Name the key only when it is one of the server's prompts (or choices): anything else
         // could be an answer written where its prompt belongs.
-        let named = if challenge.is_key(&key) { key.as_str() } else { "answers" };
-        let shape = || {
-            let came = super::args::type_name(&value);
-            Error::invalid_answer(named, format!("must map to a string or a list of strings, not {came}"))
-        };
-        let values = match value.cast::<PyString>() {
-            Ok(text) => vec![answer_text(text, named)?],
-            Err(_) => {
-                let items: Vec<Bound<'_, PyAny>> = value.extract().map_err(|_| shape())?;
-                let mut values = Vec::with_capacity(items.len());
-                for item in items {
-                    values.push(answer_text(item.cast::<PyString>().map_err(|_| shape())?, named)?);
-                }
-                values
-            }
-        };
+        let named = if keys.contains(key.as_str()) { key.as_str() } else { "answers" };
+        let values = answer_values(&value, named).map_err(|error| match error {
+            Read::Own(error) => own(error),
+            Read::Refused(error) => error,
+        })?;
         answers.push(key, values);
     }
     Ok(answers)
 }
 
-/// What came as `attributes=` when it is not `{group: [names]}`: its type, or the first group
-/// whose names are not a list of strings, as `{"Card": str}` (names and groups are no secrets).
-fn groups_that_came(attributes: &Bound<'_, PyAny>) -> String {
-    let items = match attributes.cast::<PyMapping>().map(|mapping| mapping.items()) {
-        Ok(Ok(items)) => items,
-        _ => return super::args::type_name(attributes),
+/// The most answers one prompt takes: a choice question has a handful of choices.
+const MAX_VALUES: usize = 1000;
+
+/// Why an answer's values could not be read.
+enum Read {
+    /// The value's own code failed (its __iter__ or __next__): raised as it is.
+    Own(PyErr),
+    /// The value breaks a rule.
+    Refused(Error),
+}
+
+/// The answers to `prompt`: a string, or an iterable of strings read one at a time (never by its
+/// length, which may lie) up to [`MAX_VALUES`].
+fn answer_values(value: &Bound<'_, PyAny>, prompt: &str) -> Result<Vec<String>, Read> {
+    let shape = || {
+        let came = super::args::type_name(value);
+        Read::Refused(Error::invalid_answer(prompt, format!("must map to a string or a list of strings, not {came}")))
     };
-    for item in items.iter() {
-        let Ok((group, names)) = item.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>() else { continue };
-        let group = group.extract::<String>().map_or_else(|_| super::args::type_name(&group), |g| shown(&g));
-        if names.is_instance_of::<PyString>() || names.extract::<Vec<String>>().is_err() {
-            return format!("{{{group}: {}}}", super::args::type_name(&names));
-        }
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(vec![answer_text(text, prompt).map_err(Read::Refused)?]);
     }
-    super::args::type_name(attributes)
+    if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() || value.cast::<PyMapping>().is_ok() {
+        return Err(shape());
+    }
+    let items = match value.try_iter() {
+        Ok(items) => items,
+        Err(error) if error.is_instance_of::<PyTypeError>(value.py()) => return Err(shape()),
+        Err(error) => return Err(Read::Own(error)),
+    };
+    let mut values = Vec::new();
+    for (index, item) in items.enumerate() {
+        if index >= MAX_VALUES {
+            return Err(Read::Refused(Error::invalid_answer(prompt, format!("takes at most {MAX_VALUES} answers"))));
+        }
+        let item = item.map_err(Read::Own)?;
+        values.push(answer_text(item.cast::<PyString>().map_err(|_| shape())?, prompt).map_err(Read::Refused)?);
+    }
+    Ok(values)
 }
 
 /// One answer string. A lone surrogate has no UTF-8 form: sending it would alter the answer, so
@@ -206,24 +234,19 @@ fn container_to_json(value: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> Result<
     if let Ok(tuple) = value.cast::<PyTuple>() {
         return tuple.iter().map(|item| to_json(&item, path)).collect::<Result<_, _>>().map(Value::Array);
     }
-    // The items are taken as a list first: converting a value may run a nested mapping's own
-    // code, which could change the mapping being walked.
-    let items = match value.cast::<PyDict>() {
-        Ok(dict) => dict.items(),
-        Err(_) => match value.cast::<PyMapping>() {
-            Ok(mapping) => mapping.items().map_err(|e| format!("a mapping could not be read ({e})"))?,
-            Err(_) => {
-                let kind = value.get_type().name().map(|name| name.to_string()).unwrap_or_else(|_| "?".to_owned());
-                return Err(format!(
-                    "a value of type {kind} has no JSON form (use None, bool, int, float, str, dict, list)"
-                ));
-            }
-        },
+    let Ok(mapping) = value.cast::<PyMapping>() else {
+        let kind = value.get_type().name().map(|name| name.to_string()).unwrap_or_else(|_| "?".to_owned());
+        return Err(format!("a value of type {kind} has no JSON form (use None, bool, int, float, str, dict, list)"));
     };
-    let mut object = Map::with_capacity(items.len());
-    for pair in items.iter() {
-        let (key, item): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-            pair.extract().map_err(|e| format!("a mapping could not be read ({e})"))?;
+    // Read one entry at a time, never by a length that may lie (a dict as a snapshot: converting
+    // a value may run a nested mapping's own code, which could change the dict being walked).
+    let mut object = Map::new();
+    let unreadable = |e: PyErr| format!("a mapping could not be read ({e})");
+    for (index, entry) in super::args::entries(mapping).map_err(unreadable)?.enumerate() {
+        if index >= super::args::MAX_ITEMS {
+            return Err(format!("a mapping holds more than {} entries", super::args::MAX_ITEMS));
+        }
+        let (key, item) = entry.map_err(unreadable)?;
         object.insert(key_text(&key)?, to_json(&item, path)?);
     }
     Ok(Value::Object(object))
@@ -241,8 +264,7 @@ pub(crate) fn attributes_query(
     filters: Option<Bound<'_, PyAny>>,
     detail: Option<Vec<String>>,
     account_filter: Option<Vec<String>>,
-) -> Result<AttributesQuery, Error> {
-    const GROUPS: &str = "must map a group name to a list of attribute names, e.g. {\"Card\": [\"balance_min\"]}";
+) -> PyResult<AttributesQuery> {
     const CUSTOM_ONLY: &str = "applies to custom attributes only (attributes=...), not to a package";
     // Shown as "attributes {rule}": the field begins the sentence.
     let either = |got: &str| {
@@ -254,8 +276,8 @@ pub(crate) fn attributes_query(
         Error::config("attributes", rule)
     };
     match (attributes, package.as_deref()) {
-        (Some(_), Some(_)) => Err(either("both")),
-        (None, None) => Err(either("neither")),
+        (Some(_), Some(_)) => Err(either("both").into()),
+        (None, None) => Err(either("neither").into()),
         (None, Some(package)) => {
             let given = [
                 ("filters", filters.is_some()),
@@ -263,19 +285,12 @@ pub(crate) fn attributes_query(
                 ("account_filter", account_filter.is_some()),
             ];
             if let Some((field, _)) = given.into_iter().find(|(_, given)| *given) {
-                return Err(Error::config(field, CUSTOM_ONLY));
+                return Err(Error::config(field, CUSTOM_ONLY).into());
             }
-            Package::parse(package).map(AttributesQuery::Package)
+            Ok(Package::parse(package).map(AttributesQuery::Package)?)
         }
         (Some(attributes), None) => {
-            let groups: Vec<(String, Vec<String>)> = attributes
-                .cast::<PyMapping>()
-                .ok()
-                .and_then(|m| m.items().ok())
-                .and_then(|items| items.extract().ok())
-                .ok_or_else(|| {
-                    Error::config("attributes", format!("{GROUPS}; got {}", groups_that_came(&attributes)))
-                })?;
+            let groups = groups(&attributes)?;
             let custom = CustomAttributes {
                 attributes: groups,
                 filters: filters.map(|f| from_python("filters", &f)).transpose()?,
@@ -286,4 +301,55 @@ pub(crate) fn attributes_query(
             Ok(AttributesQuery::Custom(custom))
         }
     }
+}
+
+const GROUPS: &str = "must map a group name to a list of attribute names, e.g. {\"Card\": [\"balance_min\"]}";
+
+/// The most groups, and the most names in a group, one custom attributes call takes.
+const MAX_GROUP_ITEMS: usize = super::args::MAX_ITEMS;
+
+/// `attributes={group: [names]}`, read one entry and one name at a time (never by a length, which
+/// may lie) up to [`MAX_GROUP_ITEMS`]. A refusal names what came, as `{"Card": str}` (groups and
+/// names are no secrets); the mapping's or a list's own exception goes through as it is.
+fn groups(attributes: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Vec<String>)>> {
+    let refuse = |got: String| -> PyErr { Error::config("attributes", format!("{GROUPS}; got {got}")).into() };
+    let mapping = attributes.cast::<PyMapping>().map_err(|_| refuse(super::args::type_name(attributes)))?;
+    let mut groups = Vec::new();
+    for (index, entry) in super::args::entries(mapping)?.enumerate() {
+        if index >= MAX_GROUP_ITEMS {
+            return Err(
+                Error::config("attributes", format!("must hold at most {MAX_GROUP_ITEMS} groups, got more")).into()
+            );
+        }
+        let (group, names) = entry?;
+        let group = match group.cast::<PyString>() {
+            Ok(text) => super::args::str_of("attributes", Some("a group name"), text)?.to_owned(),
+            Err(_) => return Err(refuse(format!("{{{}: ...}}", super::args::type_name(&group)))),
+        };
+        let wrong = || refuse(format!("{{{}: {}}}", shown(&group), super::args::type_name(&names)));
+        if names.is_instance_of::<PyString>() || names.is_instance_of::<PyBytes>() || names.cast::<PyMapping>().is_ok()
+        {
+            return Err(wrong());
+        }
+        let items = match names.try_iter() {
+            Ok(items) => items,
+            Err(error) if error.is_instance_of::<PyTypeError>(names.py()) => return Err(wrong()),
+            Err(error) => return Err(error),
+        };
+        let mut read = Vec::new();
+        for (index, name) in items.enumerate() {
+            if index >= MAX_GROUP_ITEMS {
+                let rule = format!("group {} must hold at most {MAX_GROUP_ITEMS} names, got more", shown(&group));
+                return Err(Error::config("attributes", rule).into());
+            }
+            let name = name?;
+            let Ok(text) = name.cast::<PyString>() else { return Err(wrong()) };
+            read.push(
+                super::args::str_of("attributes", Some(&format!("a name in group {}", shown(&group))), text)?
+                    .to_owned(),
+            );
+        }
+        groups.push((group, read));
+    }
+    Ok(groups)
 }

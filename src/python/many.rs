@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration};
 use pyo3::prelude::*;
-use pyo3::types::{PyMapping, PyTuple};
+use pyo3::types::{PyMapping, PyString, PyTuple};
 use tokio::sync::mpsc::{self, error::TryRecvError};
 
 use super::args;
@@ -26,7 +26,26 @@ use crate::Client;
 
 /// One login's outcome, made Python when it is handed out: the result, or the exception as a value.
 type Outcome = Box<dyn FnOnce(Python<'_>) -> Py<PyAny> + Send>;
-type Item = (String, Result<Outcome, Error>);
+/// What the driver sends for each login it ran.
+type Sent = (String, Result<Outcome, Error>);
+/// What the iterator hands out: a login and its outcome.
+type Item = (LoginKey, Result<Outcome, Error>);
+
+/// A LoginId as the iterator hands it back: its text, or, for one that is not valid text (a lone
+/// surrogate), the very `str` that came, so that the caller can match it with its own list.
+enum LoginKey {
+    Text(String),
+    Unreadable(Py<PyAny>),
+}
+
+impl LoginKey {
+    fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self {
+            LoginKey::Text(id) => Ok(id.into_pyobject(py)?.into_any().unbind()),
+            LoginKey::Unreadable(id) => Ok(id),
+        }
+    }
+}
 
 /// Results waiting to be handed out, at most this many per unit of concurrency: a consumer that
 /// stops reading holds the work back instead of letting results pile up.
@@ -39,7 +58,7 @@ pub(crate) fn start<T, F, Fut>(
     py: Python<'_>,
     client: &Client,
     flavor: Flavor,
-    ids: Vec<String>,
+    login_ids: args::LoginIds,
     concurrency: usize,
     progress: bool,
     call: &'static str,
@@ -57,9 +76,13 @@ where
         return Err(Error::Closed { operation: call.to_owned() }.into());
     }
     super::logging::refresh(py)?;
-    let total = ids.len();
+    let args::LoginIds { ids, unreadable } = login_ids;
+    let total = ids.len() + unreadable.len();
+    // A LoginId that is not text fails alone, handed out first, and never reaches the driver.
+    let early: VecDeque<Item> =
+        unreadable.into_iter().map(|id| (LoginKey::Unreadable(id), Err(args::not_text("login_id", None)))).collect();
     let capacity = concurrency.saturating_mul(BUFFER_PER_FLOW).clamp(16, 4096);
-    let (sink, receiver) = mpsc::channel::<Item>(capacity);
+    let (sink, receiver) = mpsc::channel::<Sent>(capacity);
     let owner = client.clone();
     let each = move |id: String| {
         let (client, flavor) = (owner.clone(), flavor);
@@ -88,7 +111,8 @@ where
     // Aborting the driver drops its `JoinSet`, which aborts every login in flight.
     let driver = Mutex::new(AbortOnDrop(Some(task)));
     let closing = Arc::new(AtomicBool::new(false));
-    let feed = Feed { receiver, client: client.clone(), flavor, call, owed, closing: Arc::clone(&closing), rest: None };
+    let closing_flag = Arc::clone(&closing);
+    let feed = Feed { receiver, client: client.clone(), flavor, call, owed, closing: closing_flag, early, rest: None };
     let origin = Origin::here(call);
     let (iterator, wrap) = match flavor {
         Flavor::Blocking => {
@@ -126,18 +150,32 @@ pub(crate) fn request_ids(
         return Err(args::wrong_type("request_ids", takes, value));
     };
     let mut ids = HashMap::new();
-    for item in mapping.items()?.iter() {
-        let (login_id, request_id): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-        let login_id = args::text("a key of request_ids", &login_id)?;
-        let request_id = args::text(&format!("request_ids[{}]", shown(&login_id)), &request_id)?;
-        if !is_safe_segment(&request_id) {
-            let rule =
-                format!("for {} must be {SAFE_SEGMENT}, such as a GUID, got {}", shown(&login_id), shown(&request_id));
+    let listed: HashSet<&str> = login_ids.iter().map(String::as_str).collect();
+    for (index, entry) in args::entries(mapping)?.enumerate() {
+        // A mapping of more entries than `login_ids` has LoginIds names one that is not among
+        // them; it is not read to its end.
+        if index >= listed.len() {
+            let rule = "may only name LoginIds of login_ids, and holds more entries than login_ids has LoginIds";
             return Err(Error::config("request_ids", rule).into());
         }
-        ids.insert(login_id, request_id);
+        let (login_id, request_id) = entry?;
+        let login_id = match login_id.cast::<PyString>() {
+            Ok(text) => args::str_of("request_ids", Some("a key"), text)?.to_owned(),
+            Err(_) => return Err(args::wrong_type("a key of request_ids", "a str", &login_id)),
+        };
+        let request_id = match request_id.cast::<PyString>() {
+            Ok(text) => args::str_of("request_ids", Some(&format!("a value for {}", shown(&login_id))), text)?,
+            Err(_) => {
+                return Err(args::wrong_type(&format!("request_ids[{}]", shown(&login_id)), "a str", &request_id))
+            }
+        };
+        if !is_safe_segment(request_id) {
+            let rule =
+                format!("for {} must be {SAFE_SEGMENT}, such as a GUID, got {}", shown(&login_id), shown(request_id));
+            return Err(Error::config("request_ids", rule).into());
+        }
+        ids.insert(login_id, request_id.to_owned());
     }
-    let listed: HashSet<&str> = login_ids.iter().map(String::as_str).collect();
     if let Some(stray) = ids.keys().find(|id| !listed.contains(id.as_str())) {
         let rule = format!("may only name LoginIds of login_ids, got {}", shown(stray));
         return Err(Error::config("request_ids", rule).into());
@@ -151,7 +189,7 @@ fn pair(py: Python<'_>, (id, outcome): Item, client: &Client, flavor: Flavor) ->
         Ok(outcome) => outcome(py),
         Err(error) => exception(py, error, client, flavor),
     };
-    Ok(PyTuple::new(py, [id.into_pyobject(py)?.into_any().unbind(), value])?.into_any().unbind())
+    Ok(PyTuple::new(py, [id.into_py(py)?, value])?.into_any().unbind())
 }
 
 fn exception(py: Python<'_>, error: Error, client: &Client, flavor: Flavor) -> Py<PyAny> {
@@ -226,13 +264,16 @@ impl Owed {
 /// Where a running bulk call's results arrive. Its driver is held apart (`driver` of the
 /// iterators), so that `close()` can stop it while another thread or task waits on the feed.
 struct Feed {
-    receiver: mpsc::Receiver<Item>,
+    receiver: mpsc::Receiver<Sent>,
     client: Client,
     flavor: Flavor,
     call: &'static str,
     owed: Owed,
     /// Set by `close()` of the iterator, also from another thread or while a reader waits.
     closing: Arc<AtomicBool>,
+    /// The logins that failed before the call started (a LoginId that is not text): handed out
+    /// first.
+    early: VecDeque<Item>,
     /// Once the call was stopped: the pairs left to hand out, then the end.
     rest: Option<VecDeque<Item>>,
 }
@@ -261,28 +302,28 @@ impl Feed {
             return;
         }
         self.receiver.close();
-        let mut rest = VecDeque::new();
+        let mut rest = std::mem::take(&mut self.early);
         while let Ok((id, outcome)) = self.receiver.try_recv() {
             // A login cut off by the client's close is one of those owed below.
             if !matches!(outcome, Err(Error::Closed { .. })) {
                 self.owed.handed_out(&id);
-                rest.push_back((id, outcome));
+                rest.push_back((LoginKey::Text(id), outcome));
             }
         }
         let call = self.call;
-        rest.extend(self.owed.take_all().into_iter().map(|id| (id, Ok(cut_off(call, stop)))));
+        rest.extend(self.owed.take_all().into_iter().map(|id| (LoginKey::Text(id), Ok(cut_off(call, stop)))));
         self.rest = Some(rest);
     }
 
     /// A result received from the driver: the item to hand out, or None when it shows the client
     /// was closed (then the call is settled and `rest` holds what comes next).
-    fn received(&mut self, (id, outcome): Item) -> Option<Item> {
+    fn received(&mut self, (id, outcome): Sent) -> Option<Item> {
         if matches!(outcome, Err(Error::Closed { .. })) {
             self.settle(Stop::Client);
             return None;
         }
         self.owed.handed_out(&id);
-        Some((id, outcome))
+        Some((LoginKey::Text(id), outcome))
     }
 
     /// The next thing to hand out without waiting: `Some(Some(item))`, `Some(None)` for the end,
@@ -295,6 +336,9 @@ impl Feed {
             if let Some(stop) = self.stop() {
                 self.settle(stop);
                 continue;
+            }
+            if let Some(item) = self.early.pop_front() {
+                return Some(Some(item));
             }
             match self.receiver.try_recv() {
                 Ok(item) => {

@@ -10,6 +10,7 @@ mod client;
 mod convert;
 mod errors;
 mod exit;
+mod handler;
 mod logging;
 mod many;
 mod operation;

@@ -30,7 +30,7 @@ fn payload_raw(data: &Bound<'_, PyAny>) -> PyResult<Raw> {
     let bytes: std::sync::Arc<[u8]> = if let Ok(bytes) = data.cast::<PyBytes>() {
         bytes.as_bytes().into()
     } else if let Ok(text) = data.cast::<PyString>() {
-        text.to_str()?.as_bytes().into()
+        super::args::str_of("data", None, text)?.as_bytes().into()
     } else if let Ok(array) = data.cast::<PyByteArray>() {
         array.to_vec().into()
     } else {

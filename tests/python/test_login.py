@@ -55,17 +55,23 @@ def test_a_handler_failing_in_a_later_round_propagates_too(client: bf.Client) ->
     assert rounds == [["What city were you born in?"], ["What is the best country on earth?"]]
 
 
-def test_the_handler_runs_on_the_calling_thread(client: bf.Client) -> None:
+def test_the_handler_runs_off_the_calling_thread_in_the_callers_context(client: bf.Client) -> None:
+    """So that the call's deadline and close() end it whatever the handler does
+    (docs/architecture.md#challenge-handlers); its context variables are the caller's."""
+    import contextvars
     import threading
 
-    threads: list[int] = []
+    request: contextvars.ContextVar[str] = contextvars.ContextVar("request")
+    request.set("the caller's")
+    seen: list[tuple[int, str]] = []
 
     def handler(challenge: bf.Challenge) -> dict[str, str]:
-        threads.append(threading.get_ident())
+        seen.append((threading.get_ident(), request.get()))
         return {p: GREATDAY[p] for p in challenge.prompts}
 
     client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
-    assert threads == [threading.get_ident()] * 3
+    assert len(seen) == 3
+    assert all(ident != threading.get_ident() and value == "the caller's" for ident, value in seen)
 
 
 def test_the_bound_of_challenge_rounds_raises_too_many_challenges(sandbox: bf.Sandbox) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -44,24 +45,30 @@ def test_sixteen_threads_share_one_client_for_cached_investments(many: bf.Sandbo
         assert names == [f"bulk_{i:05d}" for i in range(n, 4 * THREADS, THREADS)]
 
 
-def test_threads_log_in_with_handlers_each_on_its_own_thread(sandbox: bf.Sandbox) -> None:
+def test_threads_log_in_with_handlers_each_in_its_own_context(sandbox: bf.Sandbox) -> None:
+    """Handlers run off the waiting threads (docs/architecture.md#challenge-handlers), each in a
+    copy of its own caller's context: eight logins at once never see each other's."""
     client = sandbox.client(poll_interval=0.01, poll_timeout=10)
     canned = bf.answers(GREATDAY)
+    caller: contextvars.ContextVar[int] = contextvars.ContextVar("caller")
 
-    def login(_: int) -> tuple[int, set[int], str | None]:
+    def login(n: int) -> tuple[int, set[int], set[int], str | None]:
+        caller.set(n)
         seen: set[int] = set()
+        contexts: set[int] = set()
 
         def handler(challenge: bf.Challenge) -> dict[str, list[str]]:
             seen.add(threading.get_ident())
+            contexts.add(caller.get())
             return canned(challenge)
 
         session = client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
-        return threading.get_ident(), seen, session.request_id
+        return n, {threading.get_ident()} & seen, contexts, session.request_id
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(login, range(8)))
-    assert all(seen == {ident} for ident, seen, _ in results)
-    assert len({request_id for _, _, request_id in results}) == 8
+    assert all(not on_caller and contexts == {n} for n, on_caller, contexts, _ in results), results
+    assert len({request_id for *_, request_id in results}) == 8
 
 
 def test_bulk_calls_from_several_threads_on_one_client(many: bf.Sandbox) -> None:
