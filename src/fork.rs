@@ -44,6 +44,15 @@ impl<T: Clone> PerProcess<T> {
     }
 }
 
+impl<T: Clone> PerProcess<T> {
+    /// The value this process built, if it built one; never builds.
+    #[cfg(feature = "python")]
+    pub(crate) fn get_if_made(&self) -> Option<T> {
+        let slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.as_ref().filter(|(owner, _)| *owner == std::process::id()).map(|(_, value)| value.clone())
+    }
+}
+
 impl<T> PerProcess<T> {
     /// Drops the value this process built (the next `get_or_try_init` builds another); a value of
     /// another process is leaked, as above.

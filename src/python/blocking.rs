@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 use tokio::runtime::Runtime;
@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use super::errors::PyBankfeedError;
 use super::handler::{self, Deliver};
+use super::log_emitter;
 use super::operation::{refuse, Answerer, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
@@ -84,6 +85,11 @@ where
 {
     // The levels the application configured now apply to this call's records.
     super::logging::refresh(py)?;
+    // The call's records are awaited before it returns, within what is left of its deadline.
+    let flush_by = client
+        .and_then(|client| client.config().deadline)
+        .and_then(|deadline| Instant::now().checked_add(deadline))
+        .unwrap_or_else(|| Instant::now() + log_emitter::FLUSH_WAIT);
     let runtime = runtime()?;
     let (sender, mut receiver) = mpsc::channel();
     let future = start(Box::new(Asker { sender: sender.clone() }));
@@ -107,6 +113,7 @@ where
         };
         match message {
             Ok(Message::Done(result)) => {
+                log_emitter::flush(py, flush_by);
                 return result.map_err(|error| match client {
                     Some(client) => PyBankfeedError::with_client(error, client, Flavor::Blocking),
                     None => error.into(),

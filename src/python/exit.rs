@@ -52,6 +52,8 @@ pub(crate) fn run_unless_exiting<R>(f: impl FnOnce() -> R) -> Option<R> {
 /// The `atexit` hook: closes the gate and waits for the threads inside Python to leave.
 #[pyfunction]
 fn _close_before_exit(py: Python<'_>) {
+    // The records still queued first, while their thread may still enter Python.
+    super::log_emitter::drain(py, Instant::now() + GRACE);
     CLOSED.store(true, Ordering::SeqCst);
     // Released: the threads inside may be waiting for the GIL to finish.
     py.detach(|| {

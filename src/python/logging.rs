@@ -4,10 +4,18 @@
 //! Python's levels are read on the calling thread, which holds the GIL already, at the start of
 //! every call (`refresh`), and kept in atomics that the IO threads read without the GIL. So a
 //! record below those levels costs one comparison (the `log` macros check `log::max_level()`
-//! before formatting anything), and an IO thread takes the GIL only for a record Python will
-//! emit. That thread waits for the GIL like any other Python thread; the caller's thread has
-//! released it while it waits (docs/architecture.md#where-the-gil-is-released), so they never
-//! wait on each other.
+//! before formatting anything).
+//!
+//! A record Python will emit is formatted where it happens and queued; the IO threads never enter
+//! Python for it (docs/logging.md#threads-and-the-gil). One thread of the process, `bankfeed-log`,
+//! hands the queued records to Python's `logging`, one at a time. So a handler that blocks (a
+//! full pipe, a lock, a network sink) delays only the records after it, never a request, a poll
+//! or a call's deadline; and a fork never copies an IO thread stopped inside a handler with a
+//! stream's lock held. The emitting thread itself is kept out of Python while a fork happens:
+//! an `os.register_at_fork` hook waits for the record being emitted (briefly; see
+//! [`FORK_WAIT`]), as Python's own `logging` does with its locks. A blocking call waits, briefly,
+//! for its records before it returns ([`flush`]), so that they come before its result, as they
+//! came before.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -16,7 +24,8 @@ use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyTuple;
+
+use super::log_emitter::Pending;
 
 /// The core's targets. A record of any other target is dropped: reqwest's own name whole URLs,
 /// queries included.
@@ -30,14 +39,20 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 static BRIDGE: Bridge = Bridge;
 
-/// Installs the bridge as the process's `log` logger; called once, when the module is imported.
-pub(crate) fn install(py: Python<'_>) {
+/// Installs the bridge as the process's `log` logger and its fork hooks; called once, when the
+/// module is imported.
+pub(crate) fn install(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    // Imported first, so that the emitting thread's fork hook runs before logging's own.
+    py.import("logging")?;
+    super::log_emitter::register(module)?;
     // An Err means another logger came first; only this module installs one, so it cannot happen.
     if log::set_logger(&BRIDGE).is_ok() {
         INSTALLED.store(true, Ordering::Release);
         // At import nothing waits on a Ctrl-C yet: Python raises it again at its next check.
         let _ = refresh(py);
     }
+    Ok(())
 }
 
 /// Reads the levels of the core's Python loggers again, so that a change of level made by the
@@ -114,6 +129,14 @@ fn python_level(level: Level) -> u8 {
     }
 }
 
+/// The Python logger of target `index` of `TARGETS`.
+pub(crate) fn logger(py: Python<'_>, index: usize) -> PyResult<&Bound<'_, PyAny>> {
+    loggers(py)?
+        .get(index)
+        .map(|logger| logger.bind(py))
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such logger"))
+}
+
 fn target_index(target: &str) -> Option<usize> {
     TARGETS.iter().position(|known| *known == target)
 }
@@ -127,43 +150,23 @@ impl Log for Bridge {
             .is_some_and(|slot| metadata.level() as usize <= slot.load(Ordering::Relaxed))
     }
 
+    /// Formats the record here, on the thread where it happened, and queues it for the emitting
+    /// thread (src/python/log_emitter.rs): no Python on this thread.
     fn log(&self, record: &Record<'_>) {
-        let Some(index) = target_index(record.target()) else { return };
+        let Some(target) = target_index(record.target()) else { return };
         if !self.enabled(record.metadata()) {
             return;
         }
-        // Formatted before the GIL is taken, to hold it no longer than Python needs it.
-        let message = record.args().to_string();
-        // None once Python's exit has begun (an exit with calls in flight, where Python code on
-        // an IO thread could abort the process; see exit.rs): the record is dropped. A failure
-        // inside Python is dropped too: logging must not fail a call, and on an IO thread there
-        // is nobody to tell (a handler's own error is printed by logging).
-        let _ = super::exit::attach_unless_exiting(|py| emit(py, index, record, message));
+        super::log_emitter::push(Pending {
+            target,
+            level: record.level(),
+            message: record.args().to_string(),
+            file: record.file_static(),
+            line: record.line(),
+            created: std::time::SystemTime::now(),
+            thread: std::thread::current().name().map(str::to_owned),
+        });
     }
 
     fn flush(&self) {}
-}
-
-fn emit(py: Python<'_>, index: usize, record: &Record<'_>, message: String) -> PyResult<()> {
-    let logger =
-        loggers(py)?.get(index).ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such logger"))?.bind(py);
-    // Asked again: the application may have raised the level since the call began, and nothing
-    // below the level it configured may reach a handler.
-    if !is_enabled_for(logger, record.level())? {
-        return Ok(());
-    }
-    let made = logger.call_method1(
-        intern!(py, "makeRecord"),
-        (
-            logger.getattr(intern!(py, "name"))?,
-            python_level(record.level()),
-            record.file().unwrap_or("bankfeed"),
-            record.line().unwrap_or(0),
-            message,
-            PyTuple::empty(py),
-            py.None(),
-        ),
-    )?;
-    logger.call_method1(intern!(py, "handle"), (made,))?;
-    Ok(())
 }

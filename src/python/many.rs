@@ -489,6 +489,8 @@ impl PyBulkResults {
             }
             Ok(None) => {
                 self.end();
+                // The records of the call's last logins come before the end, as a call's do.
+                super::log_emitter::flush(py, std::time::Instant::now() + super::log_emitter::FLUSH_WAIT);
                 Ok(None)
             }
             // Ctrl-C: every login in flight stops before it is raised.

@@ -11,6 +11,7 @@ mod convert;
 mod errors;
 mod exit;
 mod handler;
+mod log_emitter;
 mod logging;
 mod many;
 mod operation;
@@ -24,7 +25,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    logging::install(m.py());
+    logging::install(m)?;
     exit::register(m)?;
     m.add_class::<client::PyBaseClient>()?;
     m.add_class::<client::PyClient>()?;
