@@ -1,6 +1,7 @@
 //! Client configuration: what the caller passed, completed from `BANKFEED_*` variables and
 //! validated once, at construction, so that a bad option fails before the first call.
 
+use std::env::VarError;
 use std::time::Duration;
 
 use crate::error::Error;
@@ -129,26 +130,46 @@ impl ClientConfig {
 
     /// Completes `options` from the process environment, then validates.
     pub fn from_options(options: ClientOptions) -> Result<Self, Error> {
-        Self::resolve(options, |name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        Self::resolve_vars(options, |name| std::env::var(name))
     }
 
-    /// Completes `options` from `env` (a lookup of `BANKFEED_*` names), then validates.
+    /// Completes `options` from `env` (a lookup of `BANKFEED_*` names, which are all unset when it
+    /// gives `None`), then validates.
     pub fn resolve(options: ClientOptions, env: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
+        Self::resolve_vars(options, |name| env(name).ok_or(VarError::NotPresent))
+    }
+
+    /// Completes `options` from `env`, a lookup that answers as `std::env::var` does, then
+    /// validates. A variable set to an empty string counts as unset; one whose value is not UTF-8
+    /// is refused, naming it, when it is read.
+    pub fn resolve_vars(options: ClientOptions, env: impl Fn(&str) -> Result<String, VarError>) -> Result<Self, Error> {
+        // A variable is read only for an option the caller left out; one that is not UTF-8 is an
+        // error rather than unset, which would quietly drop a key.
+        let read = |field: &'static str, variable: &'static str| match env(variable) {
+            Ok(value) if value.is_empty() => Ok(None),
+            Ok(value) => Ok(Some(value)),
+            Err(VarError::NotPresent) => Ok(None),
+            Err(VarError::NotUnicode(_)) => Err(not_unicode(field, variable)),
+        };
         // A value read from a variable is checked as an argument would be; its error names the
         // variable, since the caller passed nothing of that name.
-        let given = |value: Option<String>, variable: &'static str| match value {
-            Some(value) => Some(Given { value, variable: None }),
-            None => env(variable).map(|value| Given { value, variable: Some(variable) }),
+        let given = |field: &'static str, value: Option<String>, variable: &'static str| -> Result<_, Error> {
+            match value {
+                Some(value) => Ok(Some(Given { value, variable: None })),
+                None => Ok(read(field, variable)?.map(|value| Given { value, variable: Some(variable) })),
+            }
         };
-        let base_url = given(options.base_url, ENV_BASE_URL)
+        let base_url = given("base_url", options.base_url, ENV_BASE_URL)?
             .ok_or_else(|| Error::config("base_url", format!("is required: pass base_url= or set {ENV_BASE_URL}")))?;
         let allow_insecure_http = options.allow_insecure_http.unwrap_or(false);
         let base_url = base_url.check(|url| checked_url("base_url", url, allow_insecure_http))?;
-        let investments_base_url = match given(options.investments_base_url, ENV_INVESTMENTS_BASE_URL) {
+        let investments_base_url =
+            given("investments_base_url", options.investments_base_url, ENV_INVESTMENTS_BASE_URL)?;
+        let investments_base_url = match investments_base_url {
             Some(url) => url.check(|url| checked_url("investments_base_url", url, allow_insecure_http))?,
             None => base_url.clone(),
         };
-        let customer_id = given(options.customer_id, ENV_CUSTOMER_ID).ok_or_else(|| {
+        let customer_id = given("customer_id", options.customer_id, ENV_CUSTOMER_ID)?.ok_or_else(|| {
             Error::config("customer_id", format!("is required: pass customer_id= or set {ENV_CUSTOMER_ID}"))
         })?;
         // The customer id is the second segment of every path: anything but a plain segment could
@@ -162,7 +183,7 @@ impl ClientConfig {
         })?;
         let key = |field: &'static str, value: Option<Secret>, variable: &'static str| match value {
             Some(key) => checked_key(field, Some(key)),
-            None => match env(variable) {
+            None => match read(field, variable)? {
                 Some(key) => checked_key(field, Some(Secret::new(key))).map_err(|error| error.read_from(variable)),
                 None => Ok(None),
             },
@@ -370,6 +391,18 @@ fn shown_url(url: &str) -> String {
     self::shown(&shown)
 }
 
+/// The error of a variable whose bytes are not UTF-8 text: it names the option and the variable,
+/// never the value, which may be a key.
+fn not_unicode(field: &'static str, variable: &str) -> Error {
+    Error::config(
+        field,
+        format!(
+            "cannot be read: its variable is not UTF-8 text; set the variable as text or unset it, or pass {field}="
+        ),
+    )
+    .read_from(variable)
+}
+
 /// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
 fn is_loopback(url: &reqwest::Url) -> bool {
     // The parser gives addresses in their normal form: `127.1` as `127.0.0.1`, IPv6 in brackets.
@@ -486,6 +519,35 @@ mod tests {
         let given =
             ClientOptions { investments_base_url: Some("https://w.example".into()), ..ClientOptions::default() };
         assert_eq!(ClientConfig::resolve(given, env).unwrap().investments_base_url, "https://w.example");
+    }
+
+    #[test]
+    fn a_variable_that_is_not_utf8_is_refused_naming_it_never_dropped() {
+        for (variable, field) in [
+            (ENV_API_KEY, "api_key"),
+            (ENV_SECRET_KEY, "secret_key"),
+            (ENV_BASE_URL, "base_url"),
+            (ENV_INVESTMENTS_BASE_URL, "investments_base_url"),
+            (ENV_CUSTOMER_ID, "customer_id"),
+        ] {
+            let env = |name: &str| match name {
+                name if name == variable => Err(VarError::NotUnicode(std::ffi::OsString::from("k3y-\u{fffd}"))),
+                ENV_BASE_URL => Ok("https://x.example".to_owned()),
+                ENV_CUSTOMER_ID => Ok("c".to_owned()),
+                _ => Err(VarError::NotPresent),
+            };
+            let (got, rule) = rule_of(ClientConfig::resolve_vars(ClientOptions::default(), env));
+            assert_eq!(got, field, "{variable}");
+            assert!(rule.contains("not UTF-8") && rule.ends_with(&format!("(read from {variable})")), "{rule}");
+            assert!(!rule.contains("k3y"), "{rule}");
+        }
+        // A variable left unread, for an option given as an argument, is no error.
+        let env = |name: &str| match name {
+            ENV_API_KEY => Err(VarError::NotUnicode(std::ffi::OsString::from("k"))),
+            _ => Err(VarError::NotPresent),
+        };
+        let given = ClientOptions { api_key: Some(Secret::new("ak")), ..options("https://x.example", "c") };
+        assert!(ClientConfig::resolve_vars(given, env).is_ok());
     }
 
     #[test]

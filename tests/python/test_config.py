@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 import bankfeed as bf
@@ -125,3 +130,43 @@ def test_a_sandbox_client_takes_nothing_from_the_environment(
     session = fresh_sandbox.client().login(INSTITUTION, "greatday_nomfa", PASSWORD)
     session.investments()
     assert not [request for request in fresh_sandbox.requests if "GenerateAuthorizeToken" in request["path"]]
+
+
+#: Makes a client with each variable set, in turn, to bytes that are not UTF-8, and prints what it raised.
+_NOT_UTF8 = """
+import json, os, sys
+import bankfeed as bf
+os.environ["BANKFEED_CUSTOMER_ID"] = "c"
+for variable in sys.argv[1:]:
+    name = variable.encode()
+    before = os.environb.get(name)
+    os.environb[name] = b"k3y-\\xff\\xfe"
+    try:
+        bf.Client("https://api.bank.test")
+        print(json.dumps([variable, None, None]))
+    except bf.ConfigError as error:
+        print(json.dumps([variable, error.field, str(error)]))
+    if before is None:
+        del os.environb[name]
+    else:
+        os.environb[name] = before
+"""
+
+
+def test_a_variable_that_is_not_utf8_is_refused_naming_it() -> None:
+    cases = {
+        "BANKFEED_API_KEY": "api_key",
+        "BANKFEED_SECRET_KEY": "secret_key",
+        "BANKFEED_CUSTOMER_ID": "customer_id",
+    }
+    env = {name: value for name, value in os.environ.items() if not name.startswith("BANKFEED_")}
+    run = subprocess.run(
+        [sys.executable, "-c", _NOT_UTF8, *cases], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    got = {variable: (field, text) for variable, field, text in map(json.loads, run.stdout.splitlines())}
+    assert set(got) == set(cases), run.stdout + run.stderr
+    for variable, field in cases.items():
+        got_field, text = got[variable]
+        assert got_field == field, (variable, text)
+        assert "not UTF-8" in text and text.endswith(f"(read from {variable})"), text
+        assert "k3y" not in text, text
