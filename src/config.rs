@@ -159,12 +159,19 @@ impl ClientConfig {
                 None => Ok(read(field, variable)?.map(|value| Given { value, variable: Some(variable) })),
             }
         };
+        let base_url_given = options.base_url.is_some();
         let base_url = given("base_url", options.base_url, ENV_BASE_URL)?
             .ok_or_else(|| Error::config("base_url", format!("is required: pass base_url= or set {ENV_BASE_URL}")))?;
         let allow_insecure_http = options.allow_insecure_http.unwrap_or(false);
         let base_url = base_url.check(|url| checked_url("base_url", url, allow_insecure_http))?;
-        let investments_base_url =
-            given("investments_base_url", options.investments_base_url, ENV_INVESTMENTS_BASE_URL)?;
+        // A host given as an argument is never split by a variable: `base_url=` a sandbox must not
+        // send Investments, and the key with them, to the host BANKFEED_INVESTMENTS_BASE_URL names
+        // (docs/protocol.md#hosts-paths-and-versions).
+        let investments_base_url = match options.investments_base_url {
+            Some(url) => Some(Given { value: url, variable: None }),
+            None if base_url_given => None,
+            None => given("investments_base_url", None, ENV_INVESTMENTS_BASE_URL)?,
+        };
         let investments_base_url = match investments_base_url {
             Some(url) => url.check(|url| checked_url("investments_base_url", url, allow_insecure_http))?,
             None => base_url.clone(),
@@ -519,6 +526,30 @@ mod tests {
         let given =
             ClientOptions { investments_base_url: Some("https://w.example".into()), ..ClientOptions::default() };
         assert_eq!(ClientConfig::resolve(given, env).unwrap().investments_base_url, "https://w.example");
+    }
+
+    #[test]
+    fn a_base_url_given_as_an_argument_is_the_investments_host_too() {
+        // A shell set up for the real service, and a client made by hand for a sandbox.
+        let env = |name: &str| match name {
+            ENV_BASE_URL => Some("https://toolbox-api.private.fin.ag".to_owned()),
+            ENV_INVESTMENTS_BASE_URL => Some("https://toolbox-wealth-api.private.fin.ag".to_owned()),
+            ENV_API_KEY => Some("prod-key".to_owned()),
+            _ => None,
+        };
+        let config = ClientConfig::resolve(options("http://127.0.0.1:9", "c"), env).unwrap();
+        assert_eq!(config.investments_base_url, "http://127.0.0.1:9");
+        // The keys still come from their variables (docs/protocol.md#authentication).
+        assert_eq!(config.api_key.unwrap().expose(), "prod-key");
+        // Both given: each is its own.
+        let both = ClientOptions {
+            investments_base_url: Some("https://w.example".into()),
+            ..options("https://x.example", "c")
+        };
+        assert_eq!(ClientConfig::resolve(both, env).unwrap().investments_base_url, "https://w.example");
+        // A refused BANKFEED_INVESTMENTS_BASE_URL is not even read then.
+        let refused = |name: &str| (name == ENV_INVESTMENTS_BASE_URL).then(|| "ftp://x".to_owned());
+        assert!(ClientConfig::resolve(options("https://x.example", "c"), refused).is_ok());
     }
 
     #[test]

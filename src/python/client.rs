@@ -647,11 +647,14 @@ impl PyBaseClient {
         if slf.get().client.is_closed() {
             extra.push_str(", closed=True");
         }
+        // Both hosts, always: which host Investments go to, and their key with them, is the
+        // first thing to check of a client (docs/protocol.md#hosts-paths-and-versions).
         Ok(format!(
-            "{}(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
+            "{}(base_url={:?}, investments_base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
              poll_interval={}, poll_timeout={}{extra})",
             slf.get_type().name()?,
             config.base_url,
+            config.investments_base_url,
             config.customer_id,
             set(&config.api_key),
             set(&config.secret_key),

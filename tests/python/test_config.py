@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, raises
+from bfhelpers import INSTITUTION, PASSWORD, investment_posts, login_id_of, raises
 
 ENV_VARS = (
     "BANKFEED_BASE_URL",
@@ -130,6 +130,35 @@ def test_a_sandbox_client_takes_nothing_from_the_environment(
     session = fresh_sandbox.client().login(INSTITUTION, "greatday_nomfa", PASSWORD)
     session.investments()
     assert not [request for request in fresh_sandbox.requests if "GenerateAuthorizeToken" in request["path"]]
+
+
+@pytest.mark.parametrize("cls", [bf.Client, bf.AsyncClient])
+def test_a_base_url_given_by_hand_is_the_investments_host_too(
+    clean_env: pytest.MonkeyPatch, fresh_sandbox: bf.Sandbox, cls: type[bf.Client | bf.AsyncClient]
+) -> None:
+    # A shell set up for the real service, and a client made by hand for a sandbox: its
+    # Investments, and the key with them, must not go to the production host.
+    clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_CUSTOMER_ID", fresh_sandbox.customer_id)
+    clean_env.setenv("BANKFEED_API_KEY", "prod-api-key")
+    client = cls(fresh_sandbox.url, poll_interval=0.01, timeout=5, max_retries=0)
+    assert client.investments_base_url == client.base_url
+    assert f'base_url="{client.base_url}", investments_base_url="{client.base_url}"' in repr(client), repr(client)
+    # The keys left out still come from their variables (documented).
+    assert "api_key='***'" in repr(client)
+    if not isinstance(client, bf.Client):
+        return
+    session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
+    assert client.investments(login_id_of(session)).accounts.to_records()
+    assert investment_posts(fresh_sandbox) >= 1
+
+
+def test_the_investments_variable_applies_with_the_base_url_variable(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
+    client = bf.Client(customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
+    assert 'investments_base_url="https://toolbox-wealth-api.private.fin.ag"' in repr(client)
 
 
 #: Makes a client with each variable set, in turn, to bytes that are not UTF-8, and prints what it raised.
