@@ -5,6 +5,7 @@ use std::env::VarError;
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::proxy::{Proxies, ProxyOption};
 use crate::secret::Secret;
 
 /// How 202 "still processing" answers are polled (docs/protocol.md#polling; the defaults are those
@@ -69,6 +70,9 @@ pub struct ClientConfig {
     /// many connections are open to a host; further requests wait their turn
     /// (docs/protocol.md#timing-and-limits).
     pub max_connections: usize,
+    /// The proxy of each request (docs/protocol.md#proxies), decided without an error for both
+    /// hosts when the configuration was made.
+    pub proxy: Proxies,
 }
 
 /// What the caller passed; every field is optional and completed from the environment.
@@ -88,6 +92,8 @@ pub struct ClientOptions {
     pub allow_insecure_http: Option<bool>,
     pub deadline: Option<f64>,
     pub max_connections: Option<usize>,
+    /// `None`: the default, the proxy variables of the environment.
+    pub proxy: Option<ProxyOption>,
 }
 
 /// At a few hundred bytes each, 100,000 transactions of account detail are some tens of MiB; the
@@ -117,6 +123,17 @@ pub const ENV_CUSTOMER_ID: &str = "BANKFEED_CUSTOMER_ID";
 pub const ENV_API_KEY: &str = "BANKFEED_API_KEY";
 pub const ENV_SECRET_KEY: &str = "BANKFEED_SECRET_KEY";
 
+/// The variables of the process a configuration reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variables {
+    /// The `BANKFEED_*` variables and the proxy variables: a client made by the caller.
+    All,
+    /// Only the proxy variables, which belong to the machine's network: a sandbox's client, and
+    /// an unpickled one, whose keys and hosts must not come from the `BANKFEED_*` variables of a
+    /// machine set up for the real service, or of another process.
+    ProxiesOnly,
+}
+
 impl ClientConfig {
     /// A configuration for `base_url` and `customer_id` with every default.
     pub fn new(base_url: &str, customer_id: &str) -> Result<Self, Error> {
@@ -128,13 +145,25 @@ impl ClientConfig {
         Self::resolve(options, |_| None)
     }
 
-    /// Completes `options` from the process environment, then validates.
+    /// Completes `options` from every variable of the process it reads (`Variables::All`), then
+    /// validates.
     pub fn from_options(options: ClientOptions) -> Result<Self, Error> {
-        Self::resolve_vars(options, |name| std::env::var(name))
+        Self::from_environment(options, Variables::All)
     }
 
-    /// Completes `options` from `env` (a lookup of `BANKFEED_*` names, which are all unset when it
-    /// gives `None`), then validates.
+    /// Completes `options` from the variables of the process that `variables` names, then
+    /// validates.
+    pub fn from_environment(options: ClientOptions, variables: Variables) -> Result<Self, Error> {
+        Self::resolve_vars(options, |name| {
+            if variables == Variables::ProxiesOnly && name.starts_with("BANKFEED_") {
+                return Err(VarError::NotPresent);
+            }
+            std::env::var(name)
+        })
+    }
+
+    /// Completes `options` from `env` (a lookup of `BANKFEED_*` names and proxy variables, which
+    /// are all unset when it gives `None`), then validates.
     pub fn resolve(options: ClientOptions, env: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
         Self::resolve_vars(options, |name| env(name).ok_or(VarError::NotPresent))
     }
@@ -224,6 +253,14 @@ impl ClientConfig {
             let rule = format!("must be from 1 to {MAX_CONNECTIONS}, got {max_connections}");
             return Err(Error::config("max_connections", rule));
         }
+        // Checked for the client's own hosts, the only ones it sends to: a proxy variable that
+        // cannot be used is an error only for a client it would carry (docs/protocol.md#proxies).
+        let proxy = Proxies::resolve(options.proxy.unwrap_or_default(), allow_insecure_http, &env)?;
+        for url in [&base_url, &investments_base_url] {
+            if let Ok(url) = reqwest::Url::parse(url) {
+                proxy.decide(&url)?;
+            }
+        }
         Ok(ClientConfig {
             base_url,
             investments_base_url,
@@ -238,14 +275,17 @@ impl ClientConfig {
             allow_insecure_http,
             deadline,
             max_connections,
+            proxy,
         })
     }
 }
 
 impl ClientConfig {
     /// The options that rebuild this configuration, keys included (a pickled Python `Client`
-    /// travels as these). Resolve them with no environment (`|_| None`): a key this configuration
-    /// lacks must not be filled in from the `BANKFEED_*` variables of another process.
+    /// travels as these). Resolve them without the `BANKFEED_*` variables
+    /// ([`Variables::ProxiesOnly`]): a key this configuration lacks must not be filled in from the
+    /// variables of another process. The proxy travels as given: `Environment` reads the proxy
+    /// variables where the copy is made, since a proxy belongs to the machine's network.
     pub fn to_options(&self) -> ClientOptions {
         ClientOptions {
             base_url: Some(self.base_url.clone()),
@@ -262,6 +302,7 @@ impl ClientConfig {
             allow_insecure_http: Some(self.allow_insecure_http),
             deadline: self.deadline.map(|deadline| deadline.as_secs_f64()),
             max_connections: Some(self.max_connections),
+            proxy: Some(self.proxy.option().clone()),
         }
     }
 }
@@ -386,7 +427,7 @@ impl Given {
 
 /// A refused URL as a message shows it ([`shown`]), without what may be a secret: the user info
 /// (`user:password@`, kept as `…@`), the query and the fragment (a token, say) are left out.
-fn shown_url(url: &str) -> String {
+pub(crate) fn shown_url(url: &str) -> String {
     let without_query = url.split(['?', '#']).next().unwrap_or_default();
     let after_scheme = without_query.find("://").map_or(0, |at| at + 3);
     let shown = match (without_query.rfind('@'), without_query.get(..after_scheme)) {
@@ -400,7 +441,7 @@ fn shown_url(url: &str) -> String {
 
 /// The error of a variable whose bytes are not UTF-8 text: it names the option and the variable,
 /// never the value, which may be a key.
-fn not_unicode(field: &'static str, variable: &str) -> Error {
+pub(crate) fn not_unicode(field: &'static str, variable: &str) -> Error {
     Error::config(
         field,
         format!(
@@ -411,7 +452,7 @@ fn not_unicode(field: &'static str, variable: &str) -> Error {
 }
 
 /// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
-fn is_loopback(url: &reqwest::Url) -> bool {
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
     // The parser gives addresses in their normal form: `127.1` as `127.0.0.1`, IPv6 in brackets.
     let Some(host) = url.host_str() else { return false };
     let address = host.trim_start_matches('[').trim_end_matches(']');
@@ -560,6 +601,7 @@ mod tests {
             (ENV_BASE_URL, "base_url"),
             (ENV_INVESTMENTS_BASE_URL, "investments_base_url"),
             (ENV_CUSTOMER_ID, "customer_id"),
+            ("HTTPS_PROXY", "proxy"),
         ] {
             let env = |name: &str| match name {
                 name if name == variable => Err(VarError::NotUnicode(std::ffi::OsString::from("k3y-\u{fffd}"))),
@@ -579,6 +621,23 @@ mod tests {
         };
         let given = ClientOptions { api_key: Some(Secret::new("ak")), ..options("https://x.example", "c") };
         assert!(ClientConfig::resolve_vars(given, env).is_ok());
+    }
+
+    #[test]
+    fn a_proxy_variable_is_checked_for_the_hosts_of_the_client_only() {
+        let env = |name: &str| (name == "ALL_PROXY").then(|| "socks5://proxy.corp:1080".to_owned());
+        assert!(ClientConfig::resolve(options("http://127.0.0.1:9", "c"), env).is_ok());
+        let (field, rule) = rule_of(ClientConfig::resolve(options("https://x.example", "c"), env));
+        assert_eq!(field, "proxy");
+        assert!(rule.ends_with("(read from ALL_PROXY)"), "{rule}");
+        // An explicit proxy is checked whatever the hosts.
+        let explicit = ClientOptions {
+            proxy: Some(ProxyOption::Url(Secret::new("socks5://u:hunter2@p:1"))),
+            ..options("http://127.0.0.1:9", "c")
+        };
+        let (field, rule) = rule_of(ClientConfig::resolve(explicit, |_| None));
+        assert_eq!(field, "proxy");
+        assert!(!rule.contains("hunter2"), "{rule}");
     }
 
     #[test]
@@ -811,6 +870,7 @@ mod tests {
             max_body_bytes: Some(1000),
             allow_insecure_http: Some(true),
             deadline: Some(9.75),
+            proxy: Some(ProxyOption::Url(Secret::new("http://u:pw@proxy.example:3128"))),
             ..options("http://example.com", "c")
         };
         let config = ClientConfig::resolve(options, |_| None).unwrap();
@@ -818,6 +878,7 @@ mod tests {
         assert_eq!(format!("{again:?}"), format!("{config:?}"));
         assert_eq!(again.api_key.unwrap().expose(), "ak");
         assert!(again.secret_key.is_none());
+        assert_eq!(again.proxy.option(), config.proxy.option());
         assert_eq!(again.poll.interval, MIN_POLL_INTERVAL);
     }
 

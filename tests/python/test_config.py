@@ -187,8 +187,15 @@ def test_a_variable_that_is_not_utf8_is_refused_naming_it() -> None:
         "BANKFEED_API_KEY": "api_key",
         "BANKFEED_SECRET_KEY": "secret_key",
         "BANKFEED_CUSTOMER_ID": "customer_id",
+        "HTTPS_PROXY": "proxy",
+        "https_proxy": "proxy",
+        "ALL_PROXY": "proxy",
     }
-    env = {name: value for name, value in os.environ.items() if not name.startswith("BANKFEED_")}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("BANKFEED_") and not name.lower().endswith("_proxy")
+    }
     run = subprocess.run(
         [sys.executable, "-c", _NOT_UTF8, *cases], env=env, capture_output=True, text=True, timeout=60, check=True
     )
