@@ -69,15 +69,26 @@ pub struct ProxyUrl {
 }
 
 impl ProxyUrl {
-    /// `value` as a proxy URL. A value without a scheme is an `http://` one, as curl reads it.
-    /// Errors name `proxy` (and the variable, when `source` is one), never the user name or
-    /// password.
+    /// `value` as a proxy URL. A variable's value without a scheme is an `http://` one, as curl
+    /// reads it; `proxy=` needs the scheme, so that a misspelt `"Environment"` or `"none"` is not
+    /// taken for a host. Errors name `proxy` (and the variable, when `source` is one), never the
+    /// user name or password.
     fn parse(value: &str, source: Source) -> Result<Self, Error> {
         let named = |error: Error| match source {
             Source::Option => error,
             Source::Variable(variable) => error.read_from(variable),
         };
         let given = value.trim();
+        if source == Source::Option && !given.contains("://") {
+            return Err(Error::config(
+                "proxy",
+                format!(
+                    "must be \"{ENVIRONMENT}\", None, or a proxy URL with its scheme, such as \
+                     http://proxy.corp:3128; got {}",
+                    shown_url(given)
+                ),
+            ));
+        }
         let with_scheme = if given.contains("://") { given.to_owned() } else { format!("http://{given}") };
         // The URL parser drops tabs and newlines silently; a value holding any is refused instead.
         let clean = !given.is_empty() && !given.chars().any(|c| c.is_whitespace() || c.is_control());
@@ -500,6 +511,11 @@ mod tests {
         assert_eq!(through(&proxies, "https://api.example.com").unwrap(), "https://proxy.corp:8443 (from proxy=)");
         assert_eq!(proxies.explicit().unwrap().shown(), "https://proxy.corp:8443");
         assert_eq!(ProxyOption::from_given(Some(ENVIRONMENT)), ProxyOption::Environment);
+        // Given as an argument, a value without a scheme is refused, not taken for a host.
+        for misspelt in ["Environment", "none", "proxy.corp:3128", "alice:hunter2@proxy.corp"] {
+            let rule = rule_of(Proxies::resolve(ProxyOption::from_given(Some(misspelt)), false, &env(&[])));
+            assert!(rule.contains("\"environment\", None, or a proxy URL") && !rule.contains("hunter2"), "{rule}");
+        }
     }
 
     #[test]

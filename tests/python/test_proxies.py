@@ -225,7 +225,9 @@ def test_the_proxy_shows_without_its_password(
     assert PROXY_PASSWORD not in repr(client) and "ci:" not in repr(client)
 
 
-@pytest.mark.parametrize("bad", ["socks5://ci:pr0xy-Zq81x@proxy.corp:1080", "http://", "http://proxy corp:1", ""])
+@pytest.mark.parametrize(
+    "bad", ["socks5://ci:pr0xy-Zq81x@proxy.corp:1080", "http://", "http://proxy corp:1", "", "Environment", "none"]
+)
 def test_an_explicit_proxy_that_cannot_be_used_is_refused_at_once(no_proxy_env: pytest.MonkeyPatch, bad: str) -> None:
     # Even for a sandbox, whose loopback host it would never carry: the caller asked for it.
     with raises(bf.ConfigError, field="proxy", extra_secrets=[PROXY_PASSWORD]):
