@@ -1,9 +1,11 @@
 //! Client configuration: what the caller passed, completed from `BANKFEED_*` variables and
 //! validated once, at construction, so that a bad option fails before the first call.
 
+use std::env::VarError;
 use std::time::Duration;
 
 use crate::error::Error;
+use crate::proxy::{Proxies, ProxyOption};
 use crate::secret::Secret;
 
 /// How 202 "still processing" answers are polled (docs/protocol.md#polling; the defaults are those
@@ -68,6 +70,9 @@ pub struct ClientConfig {
     /// many connections are open to a host; further requests wait their turn
     /// (docs/protocol.md#timing-and-limits).
     pub max_connections: usize,
+    /// The proxy of each request (docs/protocol.md#proxies), decided without an error for both
+    /// hosts when the configuration was made.
+    pub proxy: Proxies,
 }
 
 /// What the caller passed; every field is optional and completed from the environment.
@@ -87,6 +92,8 @@ pub struct ClientOptions {
     pub allow_insecure_http: Option<bool>,
     pub deadline: Option<f64>,
     pub max_connections: Option<usize>,
+    /// `None`: the default, the proxy variables of the environment.
+    pub proxy: Option<ProxyOption>,
 }
 
 /// At a few hundred bytes each, 100,000 transactions of account detail are some tens of MiB; the
@@ -116,6 +123,17 @@ pub const ENV_CUSTOMER_ID: &str = "BANKFEED_CUSTOMER_ID";
 pub const ENV_API_KEY: &str = "BANKFEED_API_KEY";
 pub const ENV_SECRET_KEY: &str = "BANKFEED_SECRET_KEY";
 
+/// The variables of the process a configuration reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variables {
+    /// The `BANKFEED_*` variables and the proxy variables: a client made by the caller.
+    All,
+    /// Only the proxy variables, which belong to the machine's network: a sandbox's client, and
+    /// an unpickled one, whose keys and hosts must not come from the `BANKFEED_*` variables of a
+    /// machine set up for the real service, or of another process.
+    ProxiesOnly,
+}
+
 impl ClientConfig {
     /// A configuration for `base_url` and `customer_id` with every default.
     pub fn new(base_url: &str, customer_id: &str) -> Result<Self, Error> {
@@ -127,28 +145,67 @@ impl ClientConfig {
         Self::resolve(options, |_| None)
     }
 
-    /// Completes `options` from the process environment, then validates.
+    /// Completes `options` from every variable of the process it reads (`Variables::All`), then
+    /// validates.
     pub fn from_options(options: ClientOptions) -> Result<Self, Error> {
-        Self::resolve(options, |name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        Self::from_environment(options, Variables::All)
     }
 
-    /// Completes `options` from `env` (a lookup of `BANKFEED_*` names), then validates.
+    /// Completes `options` from the variables of the process that `variables` names, then
+    /// validates.
+    pub fn from_environment(options: ClientOptions, variables: Variables) -> Result<Self, Error> {
+        Self::resolve_vars(options, |name| {
+            if variables == Variables::ProxiesOnly && name.starts_with("BANKFEED_") {
+                return Err(VarError::NotPresent);
+            }
+            std::env::var(name)
+        })
+    }
+
+    /// Completes `options` from `env` (a lookup of `BANKFEED_*` names and proxy variables, which
+    /// are all unset when it gives `None`), then validates.
     pub fn resolve(options: ClientOptions, env: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
+        Self::resolve_vars(options, |name| env(name).ok_or(VarError::NotPresent))
+    }
+
+    /// Completes `options` from `env`, a lookup that answers as `std::env::var` does, then
+    /// validates. A variable set to an empty string counts as unset; one whose value is not UTF-8
+    /// is refused, naming it, when it is read.
+    pub fn resolve_vars(options: ClientOptions, env: impl Fn(&str) -> Result<String, VarError>) -> Result<Self, Error> {
+        // A variable is read only for an option the caller left out; one that is not UTF-8 is an
+        // error rather than unset, which would quietly drop a key.
+        let read = |field: &'static str, variable: &'static str| match env(variable) {
+            Ok(value) if value.is_empty() => Ok(None),
+            Ok(value) => Ok(Some(value)),
+            Err(VarError::NotPresent) => Ok(None),
+            Err(VarError::NotUnicode(_)) => Err(not_unicode(field, variable)),
+        };
         // A value read from a variable is checked as an argument would be; its error names the
         // variable, since the caller passed nothing of that name.
-        let given = |value: Option<String>, variable: &'static str| match value {
-            Some(value) => Some(Given { value, variable: None }),
-            None => env(variable).map(|value| Given { value, variable: Some(variable) }),
+        let given = |field: &'static str, value: Option<String>, variable: &'static str| -> Result<_, Error> {
+            match value {
+                Some(value) => Ok(Some(Given { value, variable: None })),
+                None => Ok(read(field, variable)?.map(|value| Given { value, variable: Some(variable) })),
+            }
         };
-        let base_url = given(options.base_url, ENV_BASE_URL)
+        let base_url_given = options.base_url.is_some();
+        let base_url = given("base_url", options.base_url, ENV_BASE_URL)?
             .ok_or_else(|| Error::config("base_url", format!("is required: pass base_url= or set {ENV_BASE_URL}")))?;
         let allow_insecure_http = options.allow_insecure_http.unwrap_or(false);
         let base_url = base_url.check(|url| checked_url("base_url", url, allow_insecure_http))?;
-        let investments_base_url = match given(options.investments_base_url, ENV_INVESTMENTS_BASE_URL) {
+        // A host given as an argument is never split by a variable: `base_url=` a sandbox must not
+        // send Investments, and the key with them, to the host BANKFEED_INVESTMENTS_BASE_URL names
+        // (docs/protocol.md#hosts-paths-and-versions).
+        let investments_base_url = match options.investments_base_url {
+            Some(url) => Some(Given { value: url, variable: None }),
+            None if base_url_given => None,
+            None => given("investments_base_url", None, ENV_INVESTMENTS_BASE_URL)?,
+        };
+        let investments_base_url = match investments_base_url {
             Some(url) => url.check(|url| checked_url("investments_base_url", url, allow_insecure_http))?,
             None => base_url.clone(),
         };
-        let customer_id = given(options.customer_id, ENV_CUSTOMER_ID).ok_or_else(|| {
+        let customer_id = given("customer_id", options.customer_id, ENV_CUSTOMER_ID)?.ok_or_else(|| {
             Error::config("customer_id", format!("is required: pass customer_id= or set {ENV_CUSTOMER_ID}"))
         })?;
         // The customer id is the second segment of every path: anything but a plain segment could
@@ -162,7 +219,7 @@ impl ClientConfig {
         })?;
         let key = |field: &'static str, value: Option<Secret>, variable: &'static str| match value {
             Some(key) => checked_key(field, Some(key)),
-            None => match env(variable) {
+            None => match read(field, variable)? {
                 Some(key) => checked_key(field, Some(Secret::new(key))).map_err(|error| error.read_from(variable)),
                 None => Ok(None),
             },
@@ -196,6 +253,14 @@ impl ClientConfig {
             let rule = format!("must be from 1 to {MAX_CONNECTIONS}, got {max_connections}");
             return Err(Error::config("max_connections", rule));
         }
+        // Checked for the client's own hosts, the only ones it sends to: a proxy variable that
+        // cannot be used is an error only for a client it would carry (docs/protocol.md#proxies).
+        let proxy = Proxies::resolve(options.proxy.unwrap_or_default(), allow_insecure_http, &env)?;
+        for url in [&base_url, &investments_base_url] {
+            if let Ok(url) = reqwest::Url::parse(url) {
+                proxy.decide(&url)?;
+            }
+        }
         Ok(ClientConfig {
             base_url,
             investments_base_url,
@@ -210,14 +275,17 @@ impl ClientConfig {
             allow_insecure_http,
             deadline,
             max_connections,
+            proxy,
         })
     }
 }
 
 impl ClientConfig {
     /// The options that rebuild this configuration, keys included (a pickled Python `Client`
-    /// travels as these). Resolve them with no environment (`|_| None`): a key this configuration
-    /// lacks must not be filled in from the `BANKFEED_*` variables of another process.
+    /// travels as these). Resolve them without the `BANKFEED_*` variables
+    /// ([`Variables::ProxiesOnly`]): a key this configuration lacks must not be filled in from the
+    /// variables of another process. The proxy travels as given: `Environment` reads the proxy
+    /// variables where the copy is made, since a proxy belongs to the machine's network.
     pub fn to_options(&self) -> ClientOptions {
         ClientOptions {
             base_url: Some(self.base_url.clone()),
@@ -234,6 +302,7 @@ impl ClientConfig {
             allow_insecure_http: Some(self.allow_insecure_http),
             deadline: self.deadline.map(|deadline| deadline.as_secs_f64()),
             max_connections: Some(self.max_connections),
+            proxy: Some(self.proxy.option().clone()),
         }
     }
 }
@@ -358,7 +427,7 @@ impl Given {
 
 /// A refused URL as a message shows it ([`shown`]), without what may be a secret: the user info
 /// (`user:password@`, kept as `…@`), the query and the fragment (a token, say) are left out.
-fn shown_url(url: &str) -> String {
+pub(crate) fn shown_url(url: &str) -> String {
     let without_query = url.split(['?', '#']).next().unwrap_or_default();
     let after_scheme = without_query.find("://").map_or(0, |at| at + 3);
     let shown = match (without_query.rfind('@'), without_query.get(..after_scheme)) {
@@ -370,8 +439,20 @@ fn shown_url(url: &str) -> String {
     self::shown(&shown)
 }
 
+/// The error of a variable whose bytes are not UTF-8 text: it names the option and the variable,
+/// never the value, which may be a key.
+pub(crate) fn not_unicode(field: &'static str, variable: &str) -> Error {
+    Error::config(
+        field,
+        format!(
+            "cannot be read: its variable is not UTF-8 text; set the variable as text or unset it, or pass {field}="
+        ),
+    )
+    .read_from(variable)
+}
+
 /// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
-fn is_loopback(url: &reqwest::Url) -> bool {
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
     // The parser gives addresses in their normal form: `127.1` as `127.0.0.1`, IPv6 in brackets.
     let Some(host) = url.host_str() else { return false };
     let address = host.trim_start_matches('[').trim_end_matches(']');
@@ -486,6 +567,77 @@ mod tests {
         let given =
             ClientOptions { investments_base_url: Some("https://w.example".into()), ..ClientOptions::default() };
         assert_eq!(ClientConfig::resolve(given, env).unwrap().investments_base_url, "https://w.example");
+    }
+
+    #[test]
+    fn a_base_url_given_as_an_argument_is_the_investments_host_too() {
+        // A shell set up for the real service, and a client made by hand for a sandbox.
+        let env = |name: &str| match name {
+            ENV_BASE_URL => Some("https://toolbox-api.private.fin.ag".to_owned()),
+            ENV_INVESTMENTS_BASE_URL => Some("https://toolbox-wealth-api.private.fin.ag".to_owned()),
+            ENV_API_KEY => Some("prod-key".to_owned()),
+            _ => None,
+        };
+        let config = ClientConfig::resolve(options("http://127.0.0.1:9", "c"), env).unwrap();
+        assert_eq!(config.investments_base_url, "http://127.0.0.1:9");
+        // The keys still come from their variables (docs/protocol.md#authentication).
+        assert_eq!(config.api_key.unwrap().expose(), "prod-key");
+        // Both given: each is its own.
+        let both = ClientOptions {
+            investments_base_url: Some("https://w.example".into()),
+            ..options("https://x.example", "c")
+        };
+        assert_eq!(ClientConfig::resolve(both, env).unwrap().investments_base_url, "https://w.example");
+        // A refused BANKFEED_INVESTMENTS_BASE_URL is not even read then.
+        let refused = |name: &str| (name == ENV_INVESTMENTS_BASE_URL).then(|| "ftp://x".to_owned());
+        assert!(ClientConfig::resolve(options("https://x.example", "c"), refused).is_ok());
+    }
+
+    #[test]
+    fn a_variable_that_is_not_utf8_is_refused_naming_it_never_dropped() {
+        for (variable, field) in [
+            (ENV_API_KEY, "api_key"),
+            (ENV_SECRET_KEY, "secret_key"),
+            (ENV_BASE_URL, "base_url"),
+            (ENV_INVESTMENTS_BASE_URL, "investments_base_url"),
+            (ENV_CUSTOMER_ID, "customer_id"),
+            ("HTTPS_PROXY", "proxy"),
+        ] {
+            let env = |name: &str| match name {
+                name if name == variable => Err(VarError::NotUnicode(std::ffi::OsString::from("k3y-\u{fffd}"))),
+                ENV_BASE_URL => Ok("https://x.example".to_owned()),
+                ENV_CUSTOMER_ID => Ok("c".to_owned()),
+                _ => Err(VarError::NotPresent),
+            };
+            let (got, rule) = rule_of(ClientConfig::resolve_vars(ClientOptions::default(), env));
+            assert_eq!(got, field, "{variable}");
+            assert!(rule.contains("not UTF-8") && rule.ends_with(&format!("(read from {variable})")), "{rule}");
+            assert!(!rule.contains("k3y"), "{rule}");
+        }
+        // A variable left unread, for an option given as an argument, is no error.
+        let env = |name: &str| match name {
+            ENV_API_KEY => Err(VarError::NotUnicode(std::ffi::OsString::from("k"))),
+            _ => Err(VarError::NotPresent),
+        };
+        let given = ClientOptions { api_key: Some(Secret::new("ak")), ..options("https://x.example", "c") };
+        assert!(ClientConfig::resolve_vars(given, env).is_ok());
+    }
+
+    #[test]
+    fn a_proxy_variable_is_checked_for_the_hosts_of_the_client_only() {
+        let env = |name: &str| (name == "ALL_PROXY").then(|| "socks5://proxy.corp:1080".to_owned());
+        assert!(ClientConfig::resolve(options("http://127.0.0.1:9", "c"), env).is_ok());
+        let (field, rule) = rule_of(ClientConfig::resolve(options("https://x.example", "c"), env));
+        assert_eq!(field, "proxy");
+        assert!(rule.ends_with("(read from ALL_PROXY)"), "{rule}");
+        // An explicit proxy is checked whatever the hosts.
+        let explicit = ClientOptions {
+            proxy: Some(ProxyOption::Url(Secret::new("socks5://u:hunter2@p:1"))),
+            ..options("http://127.0.0.1:9", "c")
+        };
+        let (field, rule) = rule_of(ClientConfig::resolve(explicit, |_| None));
+        assert_eq!(field, "proxy");
+        assert!(!rule.contains("hunter2"), "{rule}");
     }
 
     #[test]
@@ -718,6 +870,7 @@ mod tests {
             max_body_bytes: Some(1000),
             allow_insecure_http: Some(true),
             deadline: Some(9.75),
+            proxy: Some(ProxyOption::Url(Secret::new("http://u:pw@proxy.example:3128"))),
             ..options("http://example.com", "c")
         };
         let config = ClientConfig::resolve(options, |_| None).unwrap();
@@ -725,6 +878,7 @@ mod tests {
         assert_eq!(format!("{again:?}"), format!("{config:?}"));
         assert_eq!(again.api_key.unwrap().expose(), "ak");
         assert!(again.secret_key.is_none());
+        assert_eq!(again.proxy.option(), config.proxy.option());
         assert_eq!(again.poll.interval, MIN_POLL_INTERVAL);
     }
 

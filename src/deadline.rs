@@ -70,6 +70,7 @@ pub(crate) async fn bounded<T>(
                         attempts,
                         deadline: true,
                         resumable,
+                        proxy: None,
                     },
                 })
             }
@@ -131,6 +132,7 @@ pub(crate) fn ran_out(operation: &str, limit: Duration) -> Error {
         attempts: 1,
         deadline: true,
         resumable: None,
+        proxy: None,
     }
 }
 
@@ -171,6 +173,7 @@ mod tests {
                 attempts: 2,
                 deadline: false,
                 resumable: None,
+                proxy: None,
             })
         };
         match bounded("Authorize", SHORT, cut_retry).await {

@@ -211,6 +211,9 @@ pub enum Error {
     /// `deadline` is set when the call's own `deadline` ran out, not a request's `timeout`.
     /// `resumable` is set when a data operation's RequestId was known (its session's, or the one
     /// a 202 named): the service may still finish it, and polling it can be resumed.
+    /// `proxy` is the proxy the request went through, as shown with where it came from
+    /// (`http://proxy.corp:3128 (from HTTPS_PROXY)`, never its user:password), when one did
+    /// (docs/protocol.md#proxies).
     Transport {
         operation: String,
         message: String,
@@ -218,6 +221,7 @@ pub enum Error {
         attempts: u32,
         deadline: bool,
         resumable: Option<Box<Resumable>>,
+        proxy: Option<String>,
     },
     /// The server answered with a status or a shape the operation does not expect (a data call
     /// answering 203, a token call without a token, DeleteCard answering 202): `status` is the
@@ -459,11 +463,16 @@ impl fmt::Display for Error {
                     None => write!(f, "; call again later, or {raise}"),
                 }
             }
-            Error::Transport { operation, message, timed_out, attempts, deadline, resumable } => {
+            Error::Transport { operation, message, timed_out, attempts, deadline, resumable, proxy } => {
                 let what = if *timed_out { "timed out" } else { "failed" };
                 write!(f, "{operation} {what}")?;
                 if *attempts > 1 {
                     write!(f, " after {attempts} attempts")?;
+                }
+                // A failure through a proxy may be the proxy's: the caller must know to look there
+                // (docs/protocol.md#proxies).
+                if let Some(proxy) = proxy {
+                    write!(f, " through the proxy {proxy}")?;
                 }
                 write!(f, ": {}", OneLine(message))?;
                 // Retries are spent by now (docs/errors.md#transporterror).
@@ -471,6 +480,11 @@ impl fmt::Display for Error {
                     f.write_str("; raise deadline if the call may take that long, or retry later")?;
                 } else if *timed_out {
                     f.write_str("; the service did not answer in time: retry later, or raise timeout")?;
+                } else if proxy.is_some() {
+                    f.write_str(
+                        "; check the proxy, base_url and the network, then retry later (proxy=None, or the host in \
+                         NO_PROXY, connects directly)",
+                    )?;
                 } else {
                     f.write_str("; check base_url and the network, then retry later")?;
                 }
@@ -704,6 +718,7 @@ mod tests {
                 attempts: 3,
                 deadline: false,
                 resumable: None,
+                proxy: None,
             }
             .to_string()
         };
@@ -735,6 +750,7 @@ mod tests {
             attempts: 1,
             deadline: false,
             resumable: None,
+            proxy: None,
         }
         .resumable_at("GetAccountsDetail", Some("r-1"));
         assert!(dropped.to_string().contains(r#"client.session("r-1", login_id=login_id)"#), "{dropped}");

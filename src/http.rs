@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use crate::config::{ClientConfig, RetryPolicy};
 use crate::data::json::{body_snippet, field, request_id_of, text_field};
 use crate::error::{snippet, ApiError, Body, Error};
+use crate::proxy::Proxies;
 use crate::secret::Secret;
 
 /// One request, kept whole so that the poll engine and the retry loop can send it again.
@@ -182,6 +183,9 @@ pub(crate) struct Http {
     max_body_bytes: usize,
     /// One permit per request in flight (`max_connections`): shared by the clones of this pool.
     slots: std::sync::Arc<tokio::sync::Semaphore>,
+    /// The one decision of which proxy a request goes through, shared with reqwest's connector,
+    /// so that a transport error names the proxy that carried the request.
+    proxies: std::sync::Arc<Proxies>,
 }
 
 /// Error bodies smaller than this are kept whole on the `ApiError`; a larger one is kept as a
@@ -200,7 +204,11 @@ impl Http {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.insert(USER_AGENT, HeaderValue::from_static(concat!("bankfeed/", env!("CARGO_PKG_VERSION"))));
-        let client = reqwest::Client::builder()
+        let proxies = std::sync::Arc::new(config.proxy.clone());
+        let mut builder = reqwest::Client::builder()
+            // reqwest's own reading of the proxy variables is off: it proxies loopback hosts, and a
+            // sandbox's passwords with them (docs/protocol.md#proxies). `Proxies` decides instead.
+            .no_proxy()
             .default_headers(headers)
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(30)))
@@ -212,9 +220,14 @@ impl Http {
             .pool_idle_timeout(Duration::from_secs(20))
             // The requests in flight are bounded by `max_connections` (see `slots`); a connection
             // opened in a race for an idle one is not kept past that many.
-            .pool_max_idle_per_host(config.max_connections)
-            .build()
-            .map_err(|e| Error::config("base_url", format!("could not build the HTTP client: {e}")))?;
+            .pool_max_idle_per_host(config.max_connections);
+        if proxies.any() {
+            let decide = std::sync::Arc::clone(&proxies);
+            builder =
+                builder.proxy(reqwest::Proxy::custom(move |url| decide.route(url).map(|proxy| proxy.url().clone())));
+        }
+        let client =
+            builder.build().map_err(|e| Error::config("base_url", format!("could not build the HTTP client: {e}")))?;
         Ok(Http {
             client,
             retry: config.retry.clone(),
@@ -222,7 +235,13 @@ impl Http {
             budget: config.poll.timeout,
             max_body_bytes: config.max_body_bytes,
             slots: std::sync::Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
+            proxies,
         })
+    }
+
+    /// The proxy `request` goes through, as messages show it, if any.
+    fn proxy_of(&self, request: &ApiRequest) -> Option<String> {
+        request.parsed_url.as_ref().and_then(|url| self.proxies.route(url)).map(ToString::to_string)
     }
 
     /// Sends `request`, retrying what is safe to retry within `poll_timeout` from now, and
@@ -338,7 +357,8 @@ impl Http {
         if let Some(body) = &request.body {
             builder = builder.header(CONTENT_TYPE, "application/json").body(body.clone());
         }
-        let mut response = builder.send().await.map_err(Attempt::from_reqwest)?;
+        let mut response =
+            builder.send().await.map_err(|error| Attempt::from_reqwest(error, self.proxy_of(request)))?;
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -351,7 +371,8 @@ impl Http {
             let bytes = self.read_body(&mut response, status).await.unwrap_or_default();
             return Err(redirected(status, location.as_deref(), &bytes));
         }
-        let bytes = self.read_body(&mut response, status).await?;
+        let bytes =
+            self.read_body(&mut response, status).await.map_err(|failure| failure.through(self.proxy_of(request)))?;
         classify(status, bytes, retry_after)
     }
 
@@ -367,7 +388,7 @@ impl Http {
         }
         let capacity = declared.and_then(|length| usize::try_from(length).ok()).unwrap_or(0).min(limit);
         let mut bytes = Vec::with_capacity(capacity);
-        while let Some(chunk) = response.chunk().await.map_err(Attempt::from_reqwest)? {
+        while let Some(chunk) = response.chunk().await.map_err(|error| Attempt::from_reqwest(error, None))? {
             if chunk.len() > limit.saturating_sub(bytes.len()) {
                 return Err(too_large(status, limit, None));
             }
@@ -537,11 +558,15 @@ fn is_retryable_status(api: &ApiError) -> bool {
 /// What one attempt ended with, before it becomes an [`Error`] naming the operation.
 #[derive(Debug)]
 enum Attempt {
-    /// No answer; `connect` when the connection was never made, so nothing was sent.
+    /// No answer; `connect` when the connection was never made, so nothing was sent. `proxy`:
+    /// the proxy the request went through, as shown; `refused` when that proxy would not open a
+    /// tunnel to the host, which a new attempt would not change.
     Transport {
         message: String,
         connect: bool,
         timed_out: bool,
+        proxy: Option<String>,
+        refused: bool,
     },
     /// The request cannot be put on the wire at all; sending it again would fail the same way.
     Unsendable {
@@ -562,22 +587,49 @@ enum Attempt {
 }
 
 impl Attempt {
-    fn from_reqwest(error: reqwest::Error) -> Self {
-        // reqwest's Display names the URL; ours carry no secret (keys travel in headers).
+    /// A failure of reqwest's, of a request sent through `proxy` when one is named.
+    fn from_reqwest(error: reqwest::Error, proxy: Option<String>) -> Self {
+        // reqwest's Display names the URL; ours carry no secret (keys travel in headers). A
+        // proxy's user:password never reaches a message: reqwest keeps it in a header.
         let mut message = error.to_string();
+        let mut refusal = None;
         let mut source = std::error::Error::source(&error);
         while let Some(inner) = source {
+            let text = inner.to_string();
+            refusal = refusal.or_else(|| tunnel_refusal(&text));
             message.push_str(": ");
-            message.push_str(&inner.to_string());
+            message.push_str(&text);
             source = inner.source();
         }
-        Attempt::Transport { message, connect: error.is_connect(), timed_out: error.is_timeout() }
+        if let Some(refusal) = refusal.filter(|_| proxy.is_some()) {
+            message.push_str(" (");
+            message.push_str(refusal);
+            message.push(')');
+        }
+        Attempt::Transport {
+            message,
+            connect: error.is_connect(),
+            timed_out: error.is_timeout(),
+            refused: refusal.is_some() && proxy.is_some(),
+            proxy,
+        }
+    }
+
+    /// This failure, of a request sent through `proxy` when one is named.
+    fn through(self, proxy: Option<String>) -> Self {
+        match self {
+            Attempt::Transport { message, connect, timed_out, refused, .. } => {
+                Attempt::Transport { message, connect, timed_out, proxy, refused }
+            }
+            other => other,
+        }
     }
 
     /// Whether sending again may help and cannot harm: a request that never reached the server
     /// always; a transient failure only when the request is safe to send twice.
     fn retryable(&self, idempotent: bool) -> bool {
         match self {
+            Attempt::Transport { refused: true, .. } => false,
             Attempt::Transport { connect: true, .. } => true,
             Attempt::Transport { .. } => idempotent,
             Attempt::Api(api) => idempotent && is_retryable_status(api),
@@ -589,6 +641,7 @@ impl Attempt {
     /// it names the whole URL.
     fn summary(&self) -> String {
         match self {
+            Attempt::Transport { refused: true, .. } => "no answer (the proxy refused the tunnel)".to_owned(),
             Attempt::Transport { connect: true, .. } => "no answer (could not connect)".to_owned(),
             Attempt::Transport { timed_out: true, .. } => "no answer (timed out)".to_owned(),
             Attempt::Transport { .. } => "no answer (connection lost)".to_owned(),
@@ -623,12 +676,18 @@ impl Attempt {
     fn into_error(self, operation: &'static str, attempts: u32) -> Error {
         let operation = operation.to_owned();
         match self {
-            Attempt::Transport { message, timed_out, .. } => {
-                Error::Transport { operation, message, timed_out, attempts, deadline: false, resumable: None }
+            Attempt::Transport { message, timed_out, proxy, .. } => {
+                Error::Transport { operation, message, timed_out, attempts, deadline: false, resumable: None, proxy }
             }
-            Attempt::Unsendable { message } => {
-                Error::Transport { operation, message, timed_out: false, attempts, deadline: false, resumable: None }
-            }
+            Attempt::Unsendable { message } => Error::Transport {
+                operation,
+                message,
+                timed_out: false,
+                attempts,
+                deadline: false,
+                resumable: None,
+                proxy: None,
+            },
             Attempt::Api(mut api) => {
                 api.attempts = attempts;
                 Error::Api(api)
@@ -640,6 +699,21 @@ impl Attempt {
                 Error::Protocol { operation, status, message, request_id, snippet }
             }
         }
+    }
+}
+
+/// What a proxy's refusal to open a tunnel (its answer to CONNECT) means, from the text of the
+/// error hyper-util gives for it; `None` for any other error.
+fn tunnel_refusal(text: &str) -> Option<&'static str> {
+    match text {
+        "tunnel error: proxy authorization required" => Some(
+            "the proxy answered 407 Proxy Authentication Required: put its user name and password in the \
+             proxy's URL, as http://user:password@host:port",
+        ),
+        "tunnel error: unsuccessful" => Some(
+            "the proxy refused to open a tunnel to the service's host (a 403, say): ask for the host to be let through",
+        ),
+        _ => None,
     }
 }
 
@@ -1451,5 +1525,54 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    }
+
+    /// An `Http` whose `proxy=` is `proxy`.
+    fn proxied(proxy: &str, max_retries: u32) -> Http {
+        let option = crate::proxy::ProxyOption::Url(Secret::new(proxy));
+        let proxies = Proxies::resolve(option, false, &|_| Err(std::env::VarError::NotPresent)).unwrap();
+        http_with(max_retries, |config| config.proxy = proxies)
+    }
+
+    #[tokio::test]
+    async fn a_failure_through_a_proxy_names_the_proxy_without_its_password() {
+        let dead = closed_port().replace("http://", "http://alice:hunter2@");
+        match proxied(&dead, 0).send(&post("https://api.example.invalid")).await {
+            Err(error @ Error::Transport { .. }) => {
+                let text = error.to_string();
+                let shown = dead.replace("alice:hunter2@", "***@");
+                assert!(text.contains(&format!("through the proxy {shown} (from proxy=)")), "{text}");
+                assert!(text.contains("check the proxy") && !text.contains("hunter2") && !text.contains("alice"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_loopback_host_is_reached_directly_whatever_the_proxy() {
+        let server = stub::serve_answers(vec![stub::Answer::new(200, "{}")]);
+        let reply = proxied(&closed_port(), 0).send(&post(&server.url)).await;
+        assert!(matches!(reply, Ok(Reply::Data { status: 200, .. })), "{reply:?}");
+        assert!(server.requests()[0].starts_with("POST /v3/cid/"), "{:?}", server.requests());
+    }
+
+    #[tokio::test]
+    async fn a_tunnel_the_proxy_refuses_is_named_and_not_retried() {
+        for (status, says) in [(407, "407 Proxy Authentication Required"), (403, "refused to open a tunnel")] {
+            let proxy = stub::serve_answers(vec![stub::Answer::new(status, ""); 3]);
+            let url = proxy.url.replace("http://", "http://alice:hunter2@");
+            match proxied(&url, 2).send(&post("https://api.example.invalid")).await {
+                Err(error @ Error::Transport { attempts: 1, .. }) => {
+                    let text = error.to_string();
+                    assert!(text.contains(says) && text.contains("through the proxy http://***@"), "{text}");
+                    assert!(!text.contains("hunter2"), "{text}");
+                }
+                other => panic!("{status}: {other:?}"),
+            }
+            let requests = proxy.requests();
+            assert_eq!(requests.len(), 1, "{requests:?}");
+            assert!(requests[0].starts_with("CONNECT api.example.invalid:443 "), "{requests:?}");
+            assert!(requests[0].to_ascii_lowercase().contains("proxy-authorization: basic "), "{requests:?}");
+        }
     }
 }

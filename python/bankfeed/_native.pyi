@@ -68,6 +68,11 @@ class _BaseClient:
         """The base URL of the Investments operation (the real service has a separate host)."""
 
     @property
+    def proxy(self) -> str | None:
+        """The ``proxy`` option: ``"environment"`` (the default), None (no proxy), or the proxy's
+        URL, shown without its user name and password (``http://***@proxy.corp:3128``)."""
+
+    @property
     def customer_id(self) -> str:
         """The customer id the calls are made for."""
 
@@ -132,8 +137,9 @@ class _BaseClient:
 class Client(_BaseClient):
     """A client of the bank-data aggregation API.
 
-    Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
-    ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``. Every call blocks with the GIL released;
+    Arguments left out fall back to ``BANKFEED_BASE_URL`` (with
+    ``BANKFEED_INVESTMENTS_BASE_URL``), ``BANKFEED_CUSTOMER_ID``, ``BANKFEED_API_KEY`` and
+    ``BANKFEED_SECRET_KEY``; the proxy variables apply too (see ``proxy``). Every call blocks with the GIL released;
     Ctrl-C stops a wait at once. A wrong argument type raises ``TypeError`` naming the argument;
     an invalid value raises :class:`bankfeed.ConfigError`::
 
@@ -162,6 +168,7 @@ class Client(_BaseClient):
         deadline: float | None = None,
         max_body_bytes: int = 134217728,
         max_connections: int = 100,
+        proxy: str | None = "environment",
     ) -> Client:
         """Checks the options and builds the client; nothing is sent yet.
 
@@ -185,6 +192,21 @@ class Client(_BaseClient):
         ``allow_insecure_http=True``. A URL with a user name or password, a ``customer_id`` that
         is not a GUID or a plain path segment, and an empty key or one a header cannot carry are
         refused too, with :class:`bankfeed.ConfigError` naming the option (never the key).
+
+        ``base_url`` given here is the host of every operation, Investments included, unless
+        ``investments_base_url`` is given too: ``BANKFEED_INVESTMENTS_BASE_URL`` applies only
+        with ``BANKFEED_BASE_URL``. ``customer_id``, ``api_key`` and ``secret_key`` left out still
+        come from their variables.
+
+        ``proxy`` says how requests reach the service. ``"environment"`` (the default) honours
+        ``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (upper case first, then
+        lower case); a URL such as ``"http://proxy.corp:3128"`` (or ``https://``, with
+        ``user:password@`` if the proxy asks for them) sends every request through that proxy;
+        ``None`` uses no proxy. Loopback hosts (127.0.0.0/8, ``::1``, ``localhost``, a
+        :class:`Sandbox`) never go through a proxy. A proxy that cannot be used (a ``socks5://``
+        one, a value that does not parse) raises :class:`bankfeed.ConfigError` naming ``proxy``
+        or the variable; the proxy's password never shows in a ``repr`` or a message, and a
+        :class:`bankfeed.TransportError` of a request sent through a proxy names it.
         """
 
     def authorize(
@@ -392,6 +414,7 @@ class AsyncClient(_BaseClient):
         deadline: float | None = None,
         max_body_bytes: int = 134217728,
         max_connections: int = 100,
+        proxy: str | None = "environment",
     ) -> AsyncClient:
         """Checks the options and builds the client; nothing is sent yet.
 
@@ -415,6 +438,21 @@ class AsyncClient(_BaseClient):
         ``allow_insecure_http=True``. A URL with a user name or password, a ``customer_id`` that
         is not a GUID or a plain path segment, and an empty key or one a header cannot carry are
         refused too, with :class:`bankfeed.ConfigError` naming the option (never the key).
+
+        ``base_url`` given here is the host of every operation, Investments included, unless
+        ``investments_base_url`` is given too: ``BANKFEED_INVESTMENTS_BASE_URL`` applies only
+        with ``BANKFEED_BASE_URL``. ``customer_id``, ``api_key`` and ``secret_key`` left out still
+        come from their variables.
+
+        ``proxy`` says how requests reach the service. ``"environment"`` (the default) honours
+        ``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` (upper case first, then
+        lower case); a URL such as ``"http://proxy.corp:3128"`` (or ``https://``, with
+        ``user:password@`` if the proxy asks for them) sends every request through that proxy;
+        ``None`` uses no proxy. Loopback hosts (127.0.0.0/8, ``::1``, ``localhost``, a
+        :class:`Sandbox`) never go through a proxy. A proxy that cannot be used (a ``socks5://``
+        one, a value that does not parse) raises :class:`bankfeed.ConfigError` naming ``proxy``
+        or the variable; the proxy's password never shows in a ``repr`` or a message, and a
+        :class:`bankfeed.TransportError` of a request sent through a proxy names it.
         """
 
     async def authorize(

@@ -434,6 +434,18 @@ pub(crate) fn host<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
     borrowed_text("host", value)
 }
 
+/// `proxy`: a str or None, borrowed, so that its default stays the literal `"environment"` pyo3
+/// shows in the signature.
+pub(crate) fn proxy<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    match value.cast::<PyString>() {
+        Ok(text) => text.to_str().map(Some),
+        Err(_) => Err(wrong_type("proxy", "a str (\"environment\" or a proxy URL) or None", value)),
+    }
+}
+
 /// `on_challenge`: a callable or None.
 pub(crate) fn on_challenge<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     if value.is_none() {

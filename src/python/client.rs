@@ -13,9 +13,10 @@ use super::operation::{Flavor, Operation};
 use super::results::{PyAccounts, PyAttributes, PyInvestments};
 use super::session::{session_to_py, step_to_py};
 use crate::authorize::{AuthorizeRequest, Credentials};
-use crate::config::{ClientConfig, ClientOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS};
+use crate::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS};
 use crate::data::requests::AccountsDetailOptions;
 use crate::error::Error;
+use crate::proxy::{ProxyOption, ENVIRONMENT};
 use crate::{Client, Secret};
 
 /// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
@@ -130,7 +131,7 @@ macro_rules! client_class {
                                 investments_base_url=None, timeout=240.0, poll_interval=10.0,
                                 poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10,
                                 allow_insecure_http=false, deadline=None, max_body_bytes=134217728,
-                                max_connections=100, _environment=true))]
+                                max_connections=100, proxy="environment", _environment=true))]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
@@ -147,6 +148,7 @@ macro_rules! client_class {
                 #[pyo3(from_py_with = args::deadline)] deadline: Option<f64>,
                 #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
                 #[pyo3(from_py_with = args::max_connections)] max_connections: usize,
+                #[pyo3(from_py_with = args::proxy)] proxy: Option<&str>,
                 // Private: False for `sb.client()`, whose clients must never take a key or a URL
                 // from the `BANKFEED_*` variables of a machine set up for the real service.
                 _environment: bool,
@@ -166,12 +168,12 @@ macro_rules! client_class {
                     allow_insecure_http: Some(allow_insecure_http),
                     deadline,
                     max_connections: Some(max_connections),
+                    proxy: Some(ProxyOption::from_given(proxy)),
                 };
-                let config = if _environment {
-                    ClientConfig::from_options(options)
-                } else {
-                    ClientConfig::resolve(options, |_| None)
-                };
+                // The proxy variables are read either way: they belong to the machine's network
+                // (docs/protocol.md#proxies), and a sandbox's loopback host never uses them.
+                let variables = if _environment { Variables::All } else { Variables::ProxiesOnly };
+                let config = ClientConfig::from_environment(options, variables);
                 let client = config.and_then(Client::new)?;
                 Ok(PyClassInitializer::from(PyBaseClient { client, flavor: $flavor }).add_subclass($class))
             }
@@ -226,6 +228,18 @@ impl PyBaseClient {
     #[getter]
     fn investments_base_url(&self) -> &str {
         &self.client.config().investments_base_url
+    }
+
+    /// The ``proxy`` option: ``"environment"``, None, or the proxy's URL without its user name
+    /// and password.
+    #[getter]
+    fn proxy(&self) -> Option<String> {
+        let proxies = &self.client.config().proxy;
+        match proxies.option() {
+            ProxyOption::Environment => Some(ENVIRONMENT.to_owned()),
+            ProxyOption::Off => None,
+            ProxyOption::Url(_) => proxies.explicit().map(|proxy| proxy.shown().to_owned()),
+        }
     }
 
     /// The customer id the calls are made for.
@@ -595,11 +609,21 @@ impl PyBaseClient {
         state.set_item("allow_insecure_http", options.allow_insecure_http)?;
         state.set_item("deadline", options.deadline)?;
         state.set_item("max_connections", options.max_connections)?;
+        // As given, user:password included, like the keys: None is no proxy, so it is kept as such.
+        state.set_item(
+            "proxy",
+            match options.proxy.unwrap_or_default() {
+                ProxyOption::Environment => Some(ENVIRONMENT.to_owned()),
+                ProxyOption::Off => None,
+                ProxyOption::Url(url) => Some(url.expose().to_owned()),
+            },
+        )?;
         Ok((slf.get_type().getattr("_restore")?, (state,)))
     }
 
-    /// The client `__reduce__` described. The environment is not read: a key the pickled client
-    /// did not have must not come from the `BANKFEED_*` variables of the process that unpickles it.
+    /// The client `__reduce__` described. The `BANKFEED_*` variables are not read: a key the
+    /// pickled client did not have must not come from the variables of the process that unpickles
+    /// it. `proxy="environment"` reads the proxy variables of that process, whose network it is.
     #[classmethod]
     fn _restore(cls: &Bound<'_, PyType>, state: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
@@ -625,8 +649,14 @@ impl PyBaseClient {
             allow_insecure_http: item("allow_insecure_http")?.map(|v| v.extract::<bool>()).transpose()?,
             deadline: number("deadline")?,
             max_connections: item("max_connections")?.map(|v| v.extract::<usize>()).transpose()?,
+            // Absent from a pickle of an older version: the default.
+            proxy: match state.get_item("proxy")? {
+                None => None,
+                Some(value) if value.is_none() => Some(ProxyOption::Off),
+                Some(value) => Some(ProxyOption::from_given(Some(&value.extract::<String>()?))),
+            },
         };
-        let client = ClientConfig::resolve(options, |_| None).and_then(Client::new)?;
+        let client = ClientConfig::from_environment(options, Variables::ProxiesOnly).and_then(Client::new)?;
         let flavor = if cls.is_subclass_of::<PyAsyncClient>()? { Flavor::Async } else { Flavor::Blocking };
         PyBaseClient::to_py(cls.py(), &client, flavor)
     }
@@ -645,15 +675,24 @@ impl PyBaseClient {
         if config.max_connections != DEFAULT_MAX_CONNECTIONS {
             extra.push_str(&format!(", max_connections={}", config.max_connections));
         }
+        match (config.proxy.option(), config.proxy.explicit()) {
+            (ProxyOption::Off, _) => extra.push_str(", proxy=None"),
+            // Without its user name and password (docs/protocol.md#proxies).
+            (ProxyOption::Url(_), Some(proxy)) => extra.push_str(&format!(", proxy={:?}", proxy.shown())),
+            _ => {}
+        }
         // Not an option: the state `closed` reads, so that a closed client does not look usable.
         if slf.get().client.is_closed() {
             extra.push_str(", closed=True");
         }
+        // Both hosts, always: which host Investments go to, and their key with them, is the
+        // first thing to check of a client (docs/protocol.md#hosts-paths-and-versions).
         Ok(format!(
-            "{}(base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
+            "{}(base_url={:?}, investments_base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
              poll_interval={}, poll_timeout={}{extra})",
             slf.get_type().name()?,
             config.base_url,
+            config.investments_base_url,
             config.customer_id,
             set(&config.api_key),
             set(&config.secret_key),

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, raises
+from bfhelpers import INSTITUTION, PASSWORD, investment_posts, login_id_of, raises
 
 ENV_VARS = (
     "BANKFEED_BASE_URL",
@@ -125,3 +130,79 @@ def test_a_sandbox_client_takes_nothing_from_the_environment(
     session = fresh_sandbox.client().login(INSTITUTION, "greatday_nomfa", PASSWORD)
     session.investments()
     assert not [request for request in fresh_sandbox.requests if "GenerateAuthorizeToken" in request["path"]]
+
+
+@pytest.mark.parametrize("cls", [bf.Client, bf.AsyncClient])
+def test_a_base_url_given_by_hand_is_the_investments_host_too(
+    clean_env: pytest.MonkeyPatch, fresh_sandbox: bf.Sandbox, cls: type[bf.Client | bf.AsyncClient]
+) -> None:
+    # A shell set up for the real service, and a client made by hand for a sandbox: its
+    # Investments, and the key with them, must not go to the production host.
+    clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_CUSTOMER_ID", fresh_sandbox.customer_id)
+    clean_env.setenv("BANKFEED_API_KEY", "prod-api-key")
+    client = cls(fresh_sandbox.url, poll_interval=0.01, timeout=5, max_retries=0)
+    assert client.investments_base_url == client.base_url
+    assert f'base_url="{client.base_url}", investments_base_url="{client.base_url}"' in repr(client), repr(client)
+    # The keys left out still come from their variables (documented).
+    assert "api_key='***'" in repr(client)
+    if not isinstance(client, bf.Client):
+        return
+    session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
+    assert client.investments(login_id_of(session)).accounts.to_records()
+    assert investment_posts(fresh_sandbox) >= 1
+
+
+def test_the_investments_variable_applies_with_the_base_url_variable(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
+    clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
+    client = bf.Client(customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
+    assert 'investments_base_url="https://toolbox-wealth-api.private.fin.ag"' in repr(client)
+
+
+#: Makes a client with each variable set, in turn, to bytes that are not UTF-8, and prints what it raised.
+_NOT_UTF8 = """
+import json, os, sys
+import bankfeed as bf
+os.environ["BANKFEED_CUSTOMER_ID"] = "c"
+for variable in sys.argv[1:]:
+    name = variable.encode()
+    before = os.environb.get(name)
+    os.environb[name] = b"k3y-\\xff\\xfe"
+    try:
+        bf.Client("https://api.bank.test")
+        print(json.dumps([variable, None, None]))
+    except bf.ConfigError as error:
+        print(json.dumps([variable, error.field, str(error)]))
+    if before is None:
+        del os.environb[name]
+    else:
+        os.environb[name] = before
+"""
+
+
+def test_a_variable_that_is_not_utf8_is_refused_naming_it() -> None:
+    cases = {
+        "BANKFEED_API_KEY": "api_key",
+        "BANKFEED_SECRET_KEY": "secret_key",
+        "BANKFEED_CUSTOMER_ID": "customer_id",
+        "HTTPS_PROXY": "proxy",
+        "https_proxy": "proxy",
+        "ALL_PROXY": "proxy",
+    }
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("BANKFEED_") and not name.lower().endswith("_proxy")
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", _NOT_UTF8, *cases], env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    got = {variable: (field, text) for variable, field, text in map(json.loads, run.stdout.splitlines())}
+    assert set(got) == set(cases), run.stdout + run.stderr
+    for variable, field in cases.items():
+        got_field, text = got[variable]
+        assert got_field == field, (variable, text)
+        assert "not UTF-8" in text and text.endswith(f"(read from {variable})"), text
+        assert "k3y" not in text, text

@@ -91,3 +91,19 @@ def test_a_wrong_secret_key_is_unauthorized_on_authorize(keyed_sandbox: bf.Sandb
     client = keyed_client(keyed_sandbox, api_key=API_KEY, secret_key=secret_key)
     with raises(bf.Unauthorized, extra_secrets=["sk-wrong-0000"]):
         client.login(INSTITUTION, "greatday_nomfa", PASSWORD)
+
+
+def test_a_proxy_password_shows_in_no_repr_getter_or_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    password = "pr0xy-pw-5d1f"
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    client = bf.Client("https://api.bank.test", "c", proxy=f"http://ci:{password}@127.0.0.1:9", max_retries=0)
+    texts = [repr(client), str(client), str(client.proxy)]
+    with raises(bf.TransportError, extra_secrets=[password]):
+        client.authorize_cached("5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21")
+    with raises(bf.ConfigError, field="proxy", extra_secrets=[password]):
+        bf.Client("https://api.bank.test", "c", proxy=f"socks5://ci:{password}@proxy.corp:1080")
+    monkeypatch.setenv("HTTPS_PROXY", f"socks5://ci:{password}@proxy.corp:1080")
+    with raises(bf.ConfigError, field="proxy", extra_secrets=[password]):
+        bf.Client("https://api.bank.test", "c")
+    assert_secret_free(*texts, extra=[password])
