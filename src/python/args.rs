@@ -441,7 +441,7 @@ pub(crate) fn proxy<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>
         return Ok(None);
     }
     match value.cast::<PyString>() {
-        Ok(text) => text.to_str().map(Some),
+        Ok(text) => str_of("proxy", None, text).map(Some),
         Err(_) => Err(wrong_type("proxy", "a str (\"environment\" or a proxy URL) or None", value)),
     }
 }

@@ -117,7 +117,7 @@ where
                 return result.map_err(|error| match client {
                     Some(client) => PyBankfeedError::with_client(error, client, Flavor::Blocking),
                     None => error.into(),
-                })
+                });
             }
             Ok(Message::Ask(challenge, reply, answers_to)) => match (handler, client) {
                 (Some(handler), Some(client)) => {

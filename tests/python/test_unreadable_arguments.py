@@ -57,6 +57,7 @@ ARGUMENTS: dict[str, Callable[[Any, Any], object]] = {
     "api_key": lambda c, s: bf.Client(HOST, CUSTOMER, api_key=BAD),
     "secret_key": lambda c, s: bf.Client(HOST, CUSTOMER, secret_key=BAD),
     "investments_base_url": lambda c, s: bf.Client(HOST, CUSTOMER, investments_base_url=BAD),
+    "proxy": lambda c, s: bf.Client(HOST, CUSTOMER, proxy=f"http://user:{BAD}@proxy.example:3128"),
     "data": lambda c, s: bf.Investments.from_json(BAD),
     "request_ids": lambda c, s: c.investments_many([LOGIN_ID], request_ids={LOGIN_ID: BAD}),
 }
