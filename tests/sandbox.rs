@@ -111,6 +111,7 @@ fn sandbox_is_send_and_sync_and_defaults_match_the_public_instance() {
     assert_eq!((config.port, config.pending_polls, config.slow_pending_polls), (0, 1, 5));
     assert_eq!(config.pending_seconds, 0.0);
     assert_eq!(config.session_ttl, Duration::from_secs(480));
+    assert_eq!(config.token_ttl, Duration::from_secs(300));
     assert!(config.secret_key.is_none() && config.api_key.is_none());
     assert_eq!(config.header_read_timeout, Duration::from_secs(10));
     assert_eq!(config.idle_timeout, Duration::from_secs(30));
@@ -952,6 +953,27 @@ async fn without_a_secret_key_tokens_are_optional() {
         }))
         .await;
     assert_eq!(with_token.0, 200);
+}
+
+#[tokio::test]
+async fn a_token_is_refused_after_its_lifetime() {
+    let api = Api::with(SandboxConfig {
+        secret_key: Some("s3cret".into()),
+        // Wide margins: a fresh token is used well within its second, a stale one well after.
+        token_ttl: Duration::from_secs(1),
+        ..SandboxConfig::default()
+    });
+    let nomfa = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
+    let token = || async {
+        let reply = api.post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({})).await;
+        reply.1["Token"].as_str().unwrap().to_owned()
+    };
+    let stale = token().await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let reply = api.post_with(AUTHORIZE, &[("flinks-auth-key", &stale)], nomfa.clone()).await;
+    assert_error(&reply, 401, "UNAUTHORIZED");
+    assert_message_names(&reply, "unexpired token");
+    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &token().await)], nomfa).await.0, 200);
 }
 
 // ---- sessions expire -----------------------------------------------------------------------

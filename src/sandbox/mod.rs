@@ -31,6 +31,7 @@ mod reply;
 mod routes;
 mod state;
 mod statements;
+mod tokens;
 mod users;
 
 use std::future::Future;
@@ -85,12 +86,16 @@ pub struct SandboxConfig {
     /// ("a data request sent while the session is loading may return an error").
     pub loading_polls: u32,
     /// When set, Authorize needs a single-use token from `GenerateAuthorizeToken`, which in turn
-    /// needs this key in the `flinks-auth-key` header.
+    /// needs this key in the `flinks-auth-key` header. Without it a token is handed out and not
+    /// kept, since Authorize asks for none.
     pub secret_key: Option<String>,
     /// When set, data operations need the header `x-api-key` equal to it.
     pub api_key: Option<String>,
     /// A RequestId dies after this long without activity (`SESSION_EXPIRED`).
     pub session_ttl: Duration,
+    /// A token from `GenerateAuthorizeToken` is refused this long after it was issued; at most
+    /// 10,000 unused ones are kept, the oldest forgotten first (docs/sandbox.md#limits).
+    pub token_ttl: Duration,
     /// Seeds LoginIds and all generated data: the same seed and username give the same LoginId,
     /// and the same LoginId the same accounts, in every sandbox.
     pub seed: u64,
@@ -132,6 +137,7 @@ impl Default for SandboxConfig {
             secret_key: None,
             api_key: None,
             session_ttl: Duration::from_secs(8 * 60),
+            token_ttl: Duration::from_secs(5 * 60),
             seed: 0,
             investment_transactions: None,
             banking_transactions: None,
