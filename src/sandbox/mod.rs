@@ -29,9 +29,11 @@ mod operation;
 mod pdf;
 mod reply;
 mod routes;
+mod slots;
 mod state;
 mod statements;
 mod tokens;
+mod upload;
 mod users;
 
 use std::future::Future;
@@ -111,11 +113,16 @@ pub struct SandboxConfig {
     /// for a connection's first request); otherwise the connection is closed
     /// (docs/sandbox.md#limits).
     pub header_read_timeout: Duration,
+    /// A whole request, head and body, must arrive within this long of its first byte; otherwise
+    /// it is answered 408 `REQUEST_TIMEOUT` and the connection is closed (docs/sandbox.md#limits).
+    pub request_read_timeout: Duration,
     /// A connection with nothing to do (no request yet, between two requests, or a read or
-    /// write that makes no progress) is closed after this long.
+    /// write that makes no progress) is closed after this long; a request whose body stops
+    /// arriving for this long is answered 408 `REQUEST_TIMEOUT` first.
     pub idle_timeout: Duration,
-    /// At most this many connections are open at once (0 counts as 1); further ones wait to be
-    /// accepted until one closes.
+    /// At most this many connections are open at once (0 counts as 1). When all are taken, a
+    /// newcomer takes the place of the one longest idle or reading its request, for at least a
+    /// second, or waits for one to close (docs/sandbox.md#making-room).
     pub max_connections: usize,
     /// Faults to inject, in order (docs/sandbox.md#faults); none by default.
     pub faults: Vec<Fault>,
@@ -143,6 +150,7 @@ impl Default for SandboxConfig {
             banking_transactions: None,
             tier2: false,
             header_read_timeout: Duration::from_secs(10),
+            request_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(30),
             max_connections: 1024,
             faults: Vec::new(),
@@ -372,8 +380,9 @@ impl std::fmt::Debug for Sandbox {
 
 /// Serves the sandbox on an already bound listener until `shutdown` completes (then lets
 /// in-flight requests finish, for at most a few seconds). `config.host` and `config.port` are
-/// not used: the listener decides; its connection limits (`header_read_timeout`, `idle_timeout`,
-/// `max_connections`) apply. This is what `python -m bankfeed sandbox --port N` runs.
+/// not used: the listener decides; its connection limits (`header_read_timeout`,
+/// `request_read_timeout`, `idle_timeout`, `max_connections`) apply. This is what
+/// `python -m bankfeed sandbox --port N` runs.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: SandboxConfig,
@@ -394,6 +403,7 @@ async fn serve_shared(
     };
     let limits = connection::Limits {
         header_read_timeout: shared.config.header_read_timeout,
+        request_read_timeout: shared.config.request_read_timeout,
         idle_timeout: shared.config.idle_timeout,
         max_connections: shared.config.max_connections,
     };
