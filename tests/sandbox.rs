@@ -1363,6 +1363,20 @@ fn past_max_connections_a_newcomer_takes_the_place_of_the_longest_idle_connectio
 }
 
 #[test]
+fn stop_does_not_wait_for_a_place_to_free() {
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 1);
+    let _holder = connect(&sandbox);
+    // Accepted, and waiting for the one place: its holder is within its second of grace.
+    let mut waiting = connect(&sandbox);
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    sandbox.stop();
+    assert!(started.elapsed() < Duration::from_secs(2), "stop took {:?}", started.elapsed());
+    let (_, received) = wait_closed(&mut waiting, Duration::from_secs(1));
+    assert!(received.is_empty(), "{:?}", String::from_utf8_lossy(&received));
+}
+
+#[test]
 fn a_request_being_answered_keeps_its_place() {
     use std::io::Write;
     let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 2);
