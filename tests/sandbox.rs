@@ -13,7 +13,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use bankfeed::sandbox::{users, RecordedRequest, Sandbox, SandboxConfig};
+use bankfeed::sandbox::{users, Fault, FaultKind, RecordedRequest, Sandbox, SandboxConfig};
 use base64::Engine as _;
 use common::{answers_for, assert_error, assert_message_names, challenges, strings, user, Api, Reply};
 use common::{AUTHORIZE, INVESTMENTS, TOKEN};
@@ -111,8 +111,10 @@ fn sandbox_is_send_and_sync_and_defaults_match_the_public_instance() {
     assert_eq!((config.port, config.pending_polls, config.slow_pending_polls), (0, 1, 5));
     assert_eq!(config.pending_seconds, 0.0);
     assert_eq!(config.session_ttl, Duration::from_secs(480));
+    assert_eq!(config.token_ttl, Duration::from_secs(300));
     assert!(config.secret_key.is_none() && config.api_key.is_none());
     assert_eq!(config.header_read_timeout, Duration::from_secs(10));
+    assert_eq!(config.request_read_timeout, Duration::from_secs(30));
     assert_eq!(config.idle_timeout, Duration::from_secs(30));
     assert_eq!(config.max_connections, 1024);
 }
@@ -954,6 +956,27 @@ async fn without_a_secret_key_tokens_are_optional() {
     assert_eq!(with_token.0, 200);
 }
 
+#[tokio::test]
+async fn a_token_is_refused_after_its_lifetime() {
+    let api = Api::with(SandboxConfig {
+        secret_key: Some("s3cret".into()),
+        // Wide margins: a fresh token is used well within its second, a stale one well after.
+        token_ttl: Duration::from_secs(1),
+        ..SandboxConfig::default()
+    });
+    let nomfa = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
+    let token = || async {
+        let reply = api.post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({})).await;
+        reply.1["Token"].as_str().unwrap().to_owned()
+    };
+    let stale = token().await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let reply = api.post_with(AUTHORIZE, &[("flinks-auth-key", &stale)], nomfa.clone()).await;
+    assert_error(&reply, 401, "UNAUTHORIZED");
+    assert_message_names(&reply, "unexpired token");
+    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &token().await)], nomfa).await.0, 200);
+}
+
 // ---- sessions expire -----------------------------------------------------------------------
 
 #[tokio::test]
@@ -1177,11 +1200,209 @@ fn a_body_announced_and_not_sent_ends_within_the_idle_timeout() {
     let started = Instant::now();
     let (_, received) = wait_closed(&mut stream, Duration::from_secs(3));
     assert!(started.elapsed() < Duration::from_millis(1700), "took {:?}", started.elapsed());
-    // A JSON refusal that says the connection closes: the rest of the body is not waited for.
-    let received = String::from_utf8_lossy(&received).to_ascii_lowercase();
-    assert!(received.starts_with("http/1.1 400"), "{received}");
-    assert!(received.contains("\r\nconnection: close\r\n"), "{received}");
-    assert!(received.contains(r#""flinkscode":"invalid_request""#), "{received}");
+    // A JSON 408 that says the connection closes: the rest of the body is not waited for.
+    let (status, head, body) = answer_of(&received);
+    assert_eq!(status, 408, "{head}");
+    assert!(head.to_ascii_lowercase().contains("\r\nconnection: close\r\n"), "{head}");
+    assert_eq!(body["HttpStatusCode"], 408, "{body}");
+    assert_eq!(body["FlinksCode"], "REQUEST_TIMEOUT", "{body}");
+    assert_eq!(body["Message"], "The request body stopped arriving for 0.5 s", "{body}");
+}
+
+/// The status, head and JSON body of an answer read whole by [`wait_closed`].
+fn answer_of(received: &[u8]) -> (u16, String, Value) {
+    let received = String::from_utf8_lossy(received);
+    let (head, body) = received.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no answer: {received:?}"));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {body:?}"));
+    (status, head.to_owned(), body)
+}
+
+/// A sandbox whose requests must arrive whole within `request_read_timeout`; its other
+/// timeouts are long enough to play no part.
+fn bounded(request_read_timeout: Duration, max_connections: usize) -> Sandbox {
+    Sandbox::start(SandboxConfig {
+        request_read_timeout,
+        header_read_timeout: Duration::from_secs(20),
+        idle_timeout: Duration::from_secs(20),
+        max_connections,
+        ..SandboxConfig::default()
+    })
+    .unwrap()
+}
+
+/// The head of an Authorize whose body of `length` bytes is still to come.
+fn upload_head(sandbox: &Sandbox, length: usize) -> String {
+    format!(
+        "POST /v3/{}/{AUTHORIZE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n",
+        sandbox.customer_id()
+    )
+}
+
+/// Sends `bytes` one at a time, every `pace`, until the server answers or closes: then returns
+/// how long that took, counted from `started`, and all it sent. None when `stop` is set first.
+fn dribble(
+    stream: &mut std::net::TcpStream,
+    bytes: &[u8],
+    pace: Duration,
+    started: Instant,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<(Duration, Vec<u8>)> {
+    use std::io::{Read, Write};
+    stream.set_read_timeout(Some(pace)).unwrap();
+    for byte in bytes {
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
+        let written = stream.write_all(&[*byte]);
+        let mut chunk = [0u8; 1024];
+        match stream.read(&mut chunk) {
+            Ok(0) => return Some((started.elapsed(), Vec::new())),
+            Ok(n) => {
+                let after = started.elapsed();
+                let (_, rest) = wait_closed(stream, Duration::from_secs(3));
+                return Some((after, [&chunk[..n], &rest[..]].concat()));
+            }
+            Err(error) if matches!(error.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                assert!(written.is_ok(), "the server closed without a word: {written:?}");
+            }
+            Err(_) => return Some((started.elapsed(), Vec::new())),
+        }
+    }
+    panic!("no answer after {} bytes", bytes.len())
+}
+
+#[test]
+fn a_body_sent_a_byte_at_a_time_gets_a_408_within_the_request_read_timeout() {
+    use std::io::Write;
+    let sandbox = bounded(Duration::from_secs(1), 16);
+    let mut stream = connect(&sandbox);
+    let started = Instant::now();
+    stream.write_all(upload_head(&sandbox, 10_000).as_bytes()).unwrap();
+    // A byte every 100 ms: each one is progress, so the idle timeout (20 s) would never end it.
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (after, received) =
+        dribble(&mut stream, &[b' '; 200], Duration::from_millis(100), started, &stop).expect("an answer");
+    assert!(after >= Duration::from_millis(900) && after < Duration::from_secs(3), "answered after {after:?}");
+    // The service's error envelope, and the connection closes: the rest is not waited for.
+    let (status, head, body) = answer_of(&received);
+    assert_eq!(status, 408, "{head}");
+    assert!(head.to_ascii_lowercase().contains("\r\nconnection: close\r\n"), "{head}");
+    assert_eq!(body["HttpStatusCode"], 408, "{body}");
+    assert_eq!(body["FlinksCode"], "REQUEST_TIMEOUT", "{body}");
+    assert_eq!(body["Message"], "The request was not received whole within 1 s of its first byte", "{body}");
+    assert_eq!(sandbox.requests().last().map(|request| request.status), Some(408));
+    // A request sent whole is served as before.
+    let mut stream = connect(&sandbox);
+    stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+}
+
+#[test]
+fn a_head_sent_a_byte_at_a_time_is_cut_within_the_request_read_timeout() {
+    // The header-read timeout is 20 s here: the bound of the whole request cuts the head first.
+    let sandbox = bounded(Duration::from_secs(1), 16);
+    let mut stream = connect(&sandbox);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let request = nomfa_request(&sandbox);
+    let (after, received) =
+        dribble(&mut stream, request.as_bytes(), Duration::from_millis(100), Instant::now(), &stop).expect("a close");
+    assert!(after >= Duration::from_millis(900) && after < Duration::from_secs(3), "closed after {after:?}");
+    // No request was read, so there is none to answer, as for the header-read timeout.
+    assert!(received.is_empty(), "{:?}", String::from_utf8_lossy(&received));
+    assert_eq!(sandbox.request_count(), 0);
+}
+
+#[test]
+fn with_every_connection_held_by_slow_uploads_a_normal_request_is_answered_at_once() {
+    use std::io::Write;
+    // The uploads would hold their places for 20 s, and each byte restarts their idle timeout.
+    let sandbox = bounded(Duration::from_secs(20), 4);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let uploads: Vec<_> = (0..4)
+        .map(|_| {
+            let mut stream = connect(&sandbox);
+            stream.write_all(upload_head(&sandbox, 10_000).as_bytes()).unwrap();
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                dribble(&mut stream, &[b' '; 10_000], Duration::from_millis(200), Instant::now(), &stop)
+            })
+        })
+        .collect();
+    // Every place taken, for longer than the second a connection has to send its request.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let started = Instant::now();
+    let mut stream = connect(&sandbox);
+    stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(3), "answered after {waited:?}");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    // One upload gave its place up, and was told why; the others were left alone.
+    let cut: Vec<_> = uploads.into_iter().filter_map(|upload| upload.join().unwrap()).collect();
+    assert_eq!(cut.len(), 1, "{cut:?}");
+    let (status, _, body) = answer_of(&cut[0].1);
+    assert_eq!((status, &body["FlinksCode"]), (408, &json!("REQUEST_TIMEOUT")), "{body}");
+    assert!(body["Message"].as_str().unwrap().contains("every connection"), "{body}");
+}
+
+#[test]
+fn past_max_connections_a_newcomer_takes_the_place_of_the_longest_idle_connection() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 4);
+    let mut idle: Vec<_> = (0..4).map(|_| connect(&sandbox)).collect();
+    std::thread::sleep(Duration::from_millis(1_200));
+    let started = Instant::now();
+    let mut stream = connect(&sandbox);
+    stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    assert!(started.elapsed() < Duration::from_secs(3), "answered after {:?}", started.elapsed());
+    // The oldest gave its place up, closed without a word: it had sent no request.
+    let (_, received) = wait_closed(&mut idle[0], Duration::from_secs(1));
+    assert!(received.is_empty(), "{:?}", String::from_utf8_lossy(&received));
+}
+
+#[test]
+fn stop_does_not_wait_for_a_place_to_free() {
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 1);
+    let _holder = connect(&sandbox);
+    // Accepted, and waiting for the one place: its holder is within its second of grace.
+    let mut waiting = connect(&sandbox);
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    sandbox.stop();
+    assert!(started.elapsed() < Duration::from_secs(2), "stop took {:?}", started.elapsed());
+    let (_, received) = wait_closed(&mut waiting, Duration::from_secs(1));
+    assert!(received.is_empty(), "{:?}", String::from_utf8_lossy(&received));
+}
+
+#[test]
+fn a_request_being_answered_keeps_its_place() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 2);
+    let slow = Fault {
+        operation: Some("Authorize".into()),
+        times: Some(2),
+        ..Fault::new(FaultKind::Latency { seconds: 2.5 })
+    };
+    sandbox.inject([slow]);
+    // Both places held by requests that take 2.5 s to answer: neither may be cut.
+    let answering: Vec<_> = (0..2)
+        .map(|_| {
+            let mut stream = connect(&sandbox);
+            stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1_500));
+    let started = Instant::now();
+    let mut stream = connect(&sandbox);
+    stream.write_all(nomfa_request(&sandbox).as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut stream).0, 200);
+    assert!(started.elapsed() >= Duration::from_millis(800), "answered after {:?}", started.elapsed());
+    for mut stream in answering {
+        assert_eq!(read_answer(&mut stream).0, 200);
+    }
 }
 
 /// Found by the fuzzing: the 404 of an unknown route answered before its body had arrived, and

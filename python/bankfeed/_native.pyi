@@ -911,8 +911,9 @@ class Sandbox:
         - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
           trades / transactions per login (None: a natural amount).
         - ``tier2``: whether the customer has the Tier 2 package ``GetAllAttributes`` needs.
-        - ``secret_key``: Authorize then needs a token from ``GenerateAuthorizeToken``, which needs
-          this key; ``api_key``: data operations then need this ``x-api-key`` header.
+        - ``secret_key``: Authorize then needs a single-use token from ``GenerateAuthorizeToken``,
+          which needs this key and is good for 5 minutes; ``api_key``: data operations then need
+          this ``x-api-key`` header.
         - ``faults``: faults to inject, in order, each a dict such as
           ``{"kind": "status", "status": 503, "operation": "Investments", "times": 2}``
           (see the Faults section of docs/sandbox.md); none by default.

@@ -5,11 +5,17 @@
 //! headers a byte at a time held a connection forever. So the sandbox runs hyper's HTTP/1
 //! connection itself:
 //!
-//! - at most `max_connections` are open; past that the accept loop waits (the kernel queues the
-//!   newcomers) until one closes, so a flood delays real requests, each idle connection
-//!   holding its place for no longer than the timeouts below;
+//! - at most `max_connections` are open. When all are taken and another is waiting, the one that
+//!   has gone longest without being answered (idle between requests, or still sending its
+//!   request, for at least a second) gives its place up (`slots`): a client holding every place
+//!   with slow uploads cannot keep a normal client waiting for its own connections to time out.
+//!   A connection whose request is being answered is never cut; when every one is, the newcomer
+//!   waits (the kernel queues the others) until one closes;
 //! - a request's headers must arrive within `header_read_timeout`, counted from the accept for
 //!   the first request and from the first byte of the head for later ones ([`Guarded`]);
+//! - a whole request, head and body, must arrive within `request_read_timeout` of its first
+//!   byte, or it is answered 408 and the connection closed (`upload`): the idle timeout alone
+//!   restarts at every byte, so a body sent a byte at a time would never end;
 //! - a connection with nothing to do (before its first request, between two requests, or
 //!   stuck on a read or write that makes no progress) is closed after `idle_timeout`;
 //! - anything that is not HTTP/1 is refused at once: a connection that opens with the HTTP/2
@@ -23,12 +29,12 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::{BoxError, Router};
+use axum::Router;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper::service::{service_fn, Service as _};
@@ -37,10 +43,13 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
-use tokio::time::{sleep, Sleep};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore, TryAcquireError};
+use tokio::time::{sleep, sleep_until, Instant, Sleep};
 
 use super::faults::Dropped;
+use super::slots::{Place, Room, Slot, Slots, GRACE};
+use super::upload::Upload;
+use crate::sync::lock;
 
 /// How long the accept loop pauses after an error that is not about one connection (out of
 /// file descriptors, say), so that it does not spin while connections close.
@@ -51,6 +60,10 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// How long a refused HTTP/2 connection is kept open for its client to read the refusal.
 const H2_LINGER: Duration = Duration::from_secs(1);
+
+/// How long a connection cut in the middle of its request has to write its 408: a few hundred
+/// bytes into an empty send buffer, so far longer than needed unless its client reads nothing.
+const CUT_LINGER: Duration = Duration::from_secs(1);
 
 /// The answer to an HTTP/2 preface: the server's preface (an empty SETTINGS frame), then GOAWAY
 /// (last stream 0) with the error code `HTTP_1_1_REQUIRED` (0xd).
@@ -65,6 +78,7 @@ const H2_REFUSAL: &[u8] = &[
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     pub header_read_timeout: Duration,
+    pub request_read_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_connections: usize,
 }
@@ -79,35 +93,64 @@ pub(crate) async fn serve(
 ) -> io::Result<()> {
     let max = limits.max_connections.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
     let permits = Arc::new(Semaphore::new(max));
+    let slots = Arc::new(Slots::default());
     let (closing, closing_seen) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        // Waiting for a permit before accepting leaves the surplus in the kernel's queue, where
-        // it costs this process no file descriptor.
-        let permit = tokio::select! {
-            () = &mut shutdown => break,
-            permit = Arc::clone(&permits).acquire_owned() => permit,
-        };
-        let Ok(permit) = permit else { break };
+        // Accepted before a place is free: a connection waiting is what lets one be made. The
+        // rest of the surplus stays in the kernel's queue, where it costs no file descriptor.
         let accepted = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => accepted,
         };
-        match accepted {
-            Ok((stream, _)) => {
-                // Answers are written whole; Nagle would only delay their last segment.
-                let _ = stream.set_nodelay(true);
-                tokio::spawn(serve_connection(stream, router.clone(), limits, closing_seen.clone(), permit));
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) if is_connection_error(&error) => continue,
+            Err(_) => {
+                sleep(ACCEPT_BACKOFF).await;
+                continue;
             }
-            Err(error) if is_connection_error(&error) => {}
-            Err(_) => sleep(ACCEPT_BACKOFF).await,
-        }
+        };
+        let permit = match Arc::clone(&permits).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(TryAcquireError::Closed) => break,
+            Err(TryAcquireError::NoPermits) => {
+                let permit = tokio::select! {
+                    () = &mut shutdown => break,
+                    permit = make_room(&permits, &slots) => permit,
+                };
+                let Some(permit) = permit else { break };
+                permit
+            }
+        };
+        // Answers are written whole; Nagle would only delay their last segment.
+        let _ = stream.set_nodelay(true);
+        let place = slots.open();
+        tokio::spawn(serve_connection(stream, router.clone(), limits, closing_seen.clone(), permit, place));
     }
     drop(listener);
     let _ = closing.send(true);
     // Every connection holds a permit until it is closed.
     let _ = permits.acquire_many(u32::try_from(max).unwrap_or(u32::MAX)).await;
     Ok(())
+}
+
+/// A place for the connection just accepted, when every place is taken: the connection longest
+/// unanswered is cut, and its place taken as soon as it closes (or any other's, if sooner). When
+/// none can be cut yet, it looks again once one can: a timer, never a busy loop.
+async fn make_room(permits: &Arc<Semaphore>, slots: &Slots) -> Option<OwnedSemaphorePermit> {
+    loop {
+        let now = Instant::now();
+        let look_again = match slots.make_room(now) {
+            // A cut connection closes at once, or within CUT_LINGER, well before this.
+            Room::Cut | Room::Nothing => now + GRACE,
+            Room::NotBefore(then) => then,
+        };
+        tokio::select! {
+            permit = Arc::clone(permits).acquire_owned() => return permit.ok(),
+            () = sleep_until(look_again) => {}
+        }
+    }
 }
 
 /// Errors that concern the one connection being accepted, not the listener.
@@ -124,20 +167,29 @@ async fn serve_connection(
     limits: Limits,
     mut closing: watch::Receiver<bool>,
     _permit: OwnedSemaphorePermit,
+    place: Place,
 ) {
-    let progress = Arc::new(Progress::new());
+    let slot = Arc::clone(place.slot());
+    let progress = Arc::new(Progress::new(Arc::clone(&slot)));
     let io = TokioIo::new(Guarded::new(stream, Arc::clone(&progress), limits));
     let router = TowerToHyperService::new(router);
+    let served = Arc::clone(&progress);
     let service = service_fn(move |request: Request<Incoming>| {
-        progress.head_read();
-        let done = AnswerDone(Arc::clone(&progress));
-        let request = request.map(|body| Body::new(Upload::new(body, limits.idle_timeout)));
+        let began = served.head_read();
+        let done = AnswerDone(Arc::clone(&served));
+        let slot = Arc::clone(&served.slot);
+        let request = request.map(|body| {
+            let upload = Upload::new(body, Arc::clone(&slot), limits.idle_timeout, limits.request_read_timeout, began);
+            Body::new(upload)
+        });
         let answer = router.call(request);
         async move {
             let response = match answer.await {
                 Ok(response) => response,
                 Err(never) => match never {},
             };
+            // Its answer is ready, whether or not its body was read: the request keeps its place.
+            slot.answering();
             // An error from the service makes hyper close the connection without an answer.
             if response.extensions().get::<Dropped>().is_some() {
                 return Err(ConnectionDropped);
@@ -150,16 +202,29 @@ async fn serve_connection(
     // so it is the idle timeout; the stricter per-head timer is Guarded's.
     builder.timer(TokioTimer::new()).header_read_timeout(limits.idle_timeout);
     let mut connection = std::pin::pin!(builder.serve_connection(io, service));
+    let mut cut = std::pin::pin!(slot.cut());
     let mut asked_to_close = false;
     loop {
         tokio::select! {
             // A failed connection (a timeout, a reset, a malformed request) has no one to tell.
-            _ = connection.as_mut() => break,
+            _ = connection.as_mut() => return,
             _ = closing.wait_for(|closing| *closing), if !asked_to_close => {
                 asked_to_close = true;
                 connection.as_mut().graceful_shutdown();
             }
+            () = &mut cut => break,
         }
+    }
+    // Cut to make room for a newcomer (docs/sandbox.md#making-room). Between requests there is no
+    // one to answer: the connection closes now. A request still arriving gets its 408 (its
+    // Upload fails with the cut), and the connection closes once that is written; one whose
+    // body came whole just as it was cut is answered as usual.
+    if progress.awaiting_head.load(Ordering::SeqCst) {
+        return;
+    }
+    connection.as_mut().graceful_shutdown();
+    if tokio::time::timeout(CUT_LINGER, connection.as_mut()).await.is_err() && slot.is_answering() {
+        let _ = connection.await;
     }
 }
 
@@ -182,16 +247,29 @@ struct Progress {
     /// How many heads have been read, so a timer of an earlier head is never mistaken for one of
     /// the next.
     heads: AtomicU64,
+    /// When the first byte of the head being read came, which `request_read_timeout` counts from.
+    head_began: Mutex<Option<Instant>>,
+    /// The connection's place among the open ones.
+    slot: Arc<Slot>,
 }
 
 impl Progress {
-    fn new() -> Progress {
-        Progress { awaiting_head: AtomicBool::new(true), heads: AtomicU64::new(0) }
+    fn new(slot: Arc<Slot>) -> Progress {
+        Progress { awaiting_head: AtomicBool::new(true), heads: AtomicU64::new(0), head_began: Mutex::new(None), slot }
     }
 
-    fn head_read(&self) {
+    /// A head has been read; returns when its first byte came.
+    fn head_read(&self) -> Instant {
         self.heads.fetch_add(1, Ordering::SeqCst);
         self.awaiting_head.store(false, Ordering::SeqCst);
+        // A head read in one go with the end of the previous request (pipelined) has no first
+        // byte of its own on record: its time starts now, once it is whole.
+        lock(&self.head_began).take().unwrap_or_else(Instant::now)
+    }
+
+    /// Bytes came while a head was awaited: the first of them starts the request's time.
+    fn bytes_came(&self) {
+        lock(&self.head_began).get_or_insert_with(Instant::now);
     }
 }
 
@@ -201,6 +279,7 @@ struct AnswerDone(Arc<Progress>);
 impl Drop for AnswerDone {
     fn drop(&mut self) {
         self.0.awaiting_head.store(true, Ordering::SeqCst);
+        self.0.slot.waiting();
     }
 }
 
@@ -227,55 +306,10 @@ impl HttpBody for Answer {
     }
 }
 
-/// A request body that fails when the client stops sending it for the idle timeout, so a
-/// handler never waits forever for a body announced and not sent.
-struct Upload {
-    body: Incoming,
-    stall: Duration,
-    stalled: Option<Pin<Box<Sleep>>>,
-}
-
-impl Upload {
-    fn new(body: Incoming, stall: Duration) -> Upload {
-        Upload { body, stall, stalled: None }
-    }
-}
-
-impl HttpBody for Upload {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.get_mut();
-        match Pin::new(&mut this.body).poll_frame(cx) {
-            Poll::Pending => {
-                let stall = this.stall;
-                let stalled = this.stalled.get_or_insert_with(|| Box::pin(sleep(stall)));
-                if stalled.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Some(Err("the request body stopped arriving".into())));
-                }
-                Poll::Pending
-            }
-            ready => {
-                this.stalled = None;
-                ready.map_err(Into::into)
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
-}
-
 /// The TCP stream with the two timers hyper does not have: a request head must be complete
 /// within the header-read timeout of its first byte (of the accept, for the first request), and
-/// a write that makes no progress fails after the idle timeout. An error from here makes hyper
-/// drop the connection.
+/// within the request-read timeout, which bounds the whole request; and a write that makes no
+/// progress fails after the idle timeout. An error from here makes hyper drop the connection.
 struct Guarded {
     /// Taken only when the stream is dropped, to refuse HTTP/2 ([`refuse_http2`]).
     stream: Option<TcpStream>,
@@ -290,8 +324,13 @@ struct Guarded {
 
 impl Guarded {
     fn new(stream: TcpStream, progress: Arc<Progress>, limits: Limits) -> Guarded {
-        let head = Some((0, Box::pin(sleep(limits.header_read_timeout))));
+        let head = Some((0, Box::pin(sleep(Guarded::head_timeout(&limits)))));
         Guarded { stream: Some(stream), progress, limits, head, write_stalled: None, preface: Some(0) }
+    }
+
+    /// A head is part of its request, so the bound of the whole request holds for it too.
+    fn head_timeout(limits: &Limits) -> Duration {
+        limits.header_read_timeout.min(limits.request_read_timeout)
     }
 
     fn match_preface(&mut self, read: &[u8]) {
@@ -336,8 +375,12 @@ impl AsyncRead for Guarded {
         if this.preface.is_some() {
             this.match_preface(buf.filled().get(before..).unwrap_or_default());
         }
-        if matches!(read, Poll::Ready(Ok(()))) && awaiting && buf.filled().len() > before && this.head.is_none() {
-            let mut deadline = Box::pin(sleep(this.limits.header_read_timeout));
+        let came = matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before;
+        if came && awaiting {
+            this.progress.bytes_came();
+        }
+        if came && awaiting && this.head.is_none() {
+            let mut deadline = Box::pin(sleep(Guarded::head_timeout(&this.limits)));
             // Polled once so that its wake-up is registered even if hyper reads no further.
             let _ = deadline.as_mut().poll(cx);
             this.head = Some((heads, deadline));

@@ -29,8 +29,11 @@ mod operation;
 mod pdf;
 mod reply;
 mod routes;
+mod slots;
 mod state;
 mod statements;
+mod tokens;
+mod upload;
 mod users;
 
 use std::future::Future;
@@ -85,12 +88,16 @@ pub struct SandboxConfig {
     /// ("a data request sent while the session is loading may return an error").
     pub loading_polls: u32,
     /// When set, Authorize needs a single-use token from `GenerateAuthorizeToken`, which in turn
-    /// needs this key in the `flinks-auth-key` header.
+    /// needs this key in the `flinks-auth-key` header. Without it a token is handed out and not
+    /// kept, since Authorize asks for none.
     pub secret_key: Option<String>,
     /// When set, data operations need the header `x-api-key` equal to it.
     pub api_key: Option<String>,
     /// A RequestId dies after this long without activity (`SESSION_EXPIRED`).
     pub session_ttl: Duration,
+    /// A token from `GenerateAuthorizeToken` is refused this long after it was issued; at most
+    /// 10,000 unused ones are kept, the oldest forgotten first (docs/sandbox.md#limits).
+    pub token_ttl: Duration,
     /// Seeds LoginIds and all generated data: the same seed and username give the same LoginId,
     /// and the same LoginId the same accounts, in every sandbox.
     pub seed: u64,
@@ -106,11 +113,16 @@ pub struct SandboxConfig {
     /// for a connection's first request); otherwise the connection is closed
     /// (docs/sandbox.md#limits).
     pub header_read_timeout: Duration,
+    /// A whole request, head and body, must arrive within this long of its first byte; otherwise
+    /// it is answered 408 `REQUEST_TIMEOUT` and the connection is closed (docs/sandbox.md#limits).
+    pub request_read_timeout: Duration,
     /// A connection with nothing to do (no request yet, between two requests, or a read or
-    /// write that makes no progress) is closed after this long.
+    /// write that makes no progress) is closed after this long; a request whose body stops
+    /// arriving for this long is answered 408 `REQUEST_TIMEOUT` first.
     pub idle_timeout: Duration,
-    /// At most this many connections are open at once (0 counts as 1); further ones wait to be
-    /// accepted until one closes.
+    /// At most this many connections are open at once (0 counts as 1). When all are taken, a
+    /// newcomer takes the place of the one longest idle or reading its request, for at least a
+    /// second, or waits for one to close (docs/sandbox.md#making-room).
     pub max_connections: usize,
     /// Faults to inject, in order (docs/sandbox.md#faults); none by default.
     pub faults: Vec<Fault>,
@@ -132,11 +144,13 @@ impl Default for SandboxConfig {
             secret_key: None,
             api_key: None,
             session_ttl: Duration::from_secs(8 * 60),
+            token_ttl: Duration::from_secs(5 * 60),
             seed: 0,
             investment_transactions: None,
             banking_transactions: None,
             tier2: false,
             header_read_timeout: Duration::from_secs(10),
+            request_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(30),
             max_connections: 1024,
             faults: Vec::new(),
@@ -366,8 +380,9 @@ impl std::fmt::Debug for Sandbox {
 
 /// Serves the sandbox on an already bound listener until `shutdown` completes (then lets
 /// in-flight requests finish, for at most a few seconds). `config.host` and `config.port` are
-/// not used: the listener decides; its connection limits (`header_read_timeout`, `idle_timeout`,
-/// `max_connections`) apply. This is what `python -m bankfeed sandbox --port N` runs.
+/// not used: the listener decides; its connection limits (`header_read_timeout`,
+/// `request_read_timeout`, `idle_timeout`, `max_connections`) apply. This is what
+/// `python -m bankfeed sandbox --port N` runs.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: SandboxConfig,
@@ -388,6 +403,7 @@ async fn serve_shared(
     };
     let limits = connection::Limits {
         header_read_timeout: shared.config.header_read_timeout,
+        request_read_timeout: shared.config.request_read_timeout,
         idle_timeout: shared.config.idle_timeout,
         max_connections: shared.config.max_connections,
     };

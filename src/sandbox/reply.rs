@@ -13,6 +13,9 @@ pub(crate) const OPERATION_DISPATCHED: &str = "OPERATION_DISPATCHED";
 /// The error a data call gets while the session is still loading. The protocol does not name its
 /// code (docs/protocol.md#polling); the client also recognises it by its message.
 pub(crate) const SESSION_LOADING: &str = "SESSION_LOADING";
+/// The code of the 408 of a request that did not arrive within the sandbox's limits
+/// (docs/sandbox.md#limits): the sandbox's own, since the protocol names none.
+pub(crate) const REQUEST_TIMEOUT: &str = "REQUEST_TIMEOUT";
 
 /// The `LastRefresh` of every login: fixed, so answers are reproducible.
 pub(crate) const LAST_REFRESH: &str = "2026-11-20T08:15:42.1234567";

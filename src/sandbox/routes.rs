@@ -16,8 +16,9 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use hyper::body::{Frame, SizeHint};
 
-use super::reply::ErrorReply;
+use super::reply::{ErrorReply, REQUEST_TIMEOUT};
 use super::state::Shared;
+use super::upload::ReadTimedOut;
 use super::{
     accounts, attributes, authorize, delete as delete_card, faults, investments, keys, operation, statements,
     RecordedRequest,
@@ -132,7 +133,7 @@ pub(crate) fn too_large() -> ErrorReply {
 }
 
 /// Gives a refusal that is not JSON (axum's extractor rejections: the plain-text 413 of a body
-/// past the limit, the 400 of a body that stopped arriving) the envelope of every other error
+/// past the limit, the 400 of a body that failed) the envelope of every other error
 /// (docs/protocol.md#errors), so a client reads every refusal the same way.
 async fn json_errors(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
@@ -166,7 +167,8 @@ async fn json_errors(request: Request, next: Next) -> Response {
     reply
 }
 
-/// Makes sure the client can send its next request on the connection after any answer.
+/// Makes sure the client can send its next request on the connection after any answer, and
+/// answers a request that did not arrive in time with a 408.
 ///
 /// hyper does not read the rest of a body its handler left unread (the 404 of an unknown route,
 /// a refusal before the body, the 413 past the limit): it closes the connection once the answer
@@ -175,9 +177,16 @@ async fn json_errors(request: Request, next: Next) -> Response {
 /// - the rest of the body, up to [`DRAIN_LIMIT`], is read and dropped before the answer, so the
 ///   connection stays open and the client's next request is served on it (closing it with
 ///   unread bytes could also reset it before the client read its answer);
-/// - a body that is larger, broken, or stopped arriving (the idle timeout of
-///   `connection::Upload` bounds the wait) is not read further: the answer says
-///   `Connection: close`, so the client opens a new connection for its next request.
+/// - a body that is larger, broken, or stopped arriving (the bounds of `upload::Upload` limit the
+///   wait) is not read further: the answer says `Connection: close`, so the client opens a new
+///   connection for its next request.
+///
+/// A body that was not read whole in time ([`ReadTimedOut`]) before the answer was made gets a
+/// 408 `REQUEST_TIMEOUT` instead of that answer, whichever layer was reading it: axum's extractor
+/// makes the failure a 400, and the fault layer a 413, neither of which says what happened. The
+/// request never reached its handler whole, so nothing was done (docs/sandbox.md#limits). A body
+/// left unread by its handler and timed out while drained keeps the handler's answer, since the
+/// handler has acted.
 ///
 /// Done here, around every route, rather than in each handler, so no answer can miss it.
 async fn whole_body(request: Request, next: Next) -> Response {
@@ -185,6 +194,12 @@ async fn whole_body(request: Request, next: Next) -> Response {
     let seen = Arc::new(Seen::default());
     let body = Body::new(Watched { body, seen: Arc::clone(&seen) });
     let mut response = next.run(Request::from_parts(parts, body)).await;
+    if let Some(timed_out) = seen.timed_out.lock().ok().and_then(|timed_out| *timed_out) {
+        let mut reply =
+            ErrorReply::new(StatusCode::REQUEST_TIMEOUT, REQUEST_TIMEOUT, timed_out.to_string()).into_response();
+        reply.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+        return reply;
+    }
     if seen.ended.load(Ordering::SeqCst) || response.extensions().get::<faults::Dropped>().is_some() {
         return response;
     }
@@ -226,6 +241,8 @@ struct Seen {
     ended: AtomicBool,
     /// Reading the body failed; the rest of it is not worth waiting for.
     failed: AtomicBool,
+    /// Why, when it failed for lack of time.
+    timed_out: Mutex<Option<ReadTimedOut>>,
     /// The unread rest of the body, handed back when the handler dropped it.
     left: Mutex<Option<Body>>,
 }
@@ -245,7 +262,12 @@ impl HttpBody for Watched {
         let frame = Pin::new(&mut this.body).poll_frame(cx);
         match &frame {
             Poll::Ready(None) => this.seen.ended.store(true, Ordering::SeqCst),
-            Poll::Ready(Some(Err(_))) => this.seen.failed.store(true, Ordering::SeqCst),
+            Poll::Ready(Some(Err(error))) => {
+                this.seen.failed.store(true, Ordering::SeqCst);
+                if let (Some(why), Ok(mut timed_out)) = (ReadTimedOut::find(error), this.seen.timed_out.lock()) {
+                    *timed_out = Some(why);
+                }
+            }
             _ => {}
         }
         frame

@@ -1,6 +1,6 @@
 //! What the server remembers between requests: sessions, saved logins, tokens, the request log.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -14,6 +14,7 @@ use super::challenge::Round;
 use super::faults::Faults;
 use super::generator::{login_guid_for, DataCache, Guid};
 use super::reply::{self, ErrorReply};
+use super::tokens::Tokens;
 use super::users::{bulk_username, User};
 use super::{RecordedRequest, SandboxConfig};
 use crate::sync::lock;
@@ -75,7 +76,6 @@ impl Shared {
 }
 
 /// The mutable part, behind one lock: every operation touches at most a session and a login.
-#[derive(Default)]
 pub(crate) struct Inner {
     sessions: HashMap<String, Session>,
     /// Keyed by number: 100,000 saved bulk logins (docs/sandbox.md#many-logins) cost about
@@ -83,7 +83,8 @@ pub(crate) struct Inner {
     logins: HashMap<Guid, Login>,
     /// LoginIds are derived from it (see `login_guid_for`).
     seed: u64,
-    tokens: HashSet<String>,
+    /// Only with a secret key: without one, Authorize asks for no token and none is kept.
+    tokens: Tokens,
     sweep_at: usize,
 }
 
@@ -215,7 +216,13 @@ impl Session {
 impl Inner {
     /// The state of a new sandbox: `config.logins` bulk logins saved (docs/sandbox.md#many-logins).
     fn new(config: &SandboxConfig) -> Inner {
-        let mut inner = Inner { seed: config.seed, ..Inner::default() };
+        let mut inner = Inner {
+            sessions: HashMap::new(),
+            logins: HashMap::new(),
+            seed: config.seed,
+            tokens: Tokens::new(config.token_ttl),
+            sweep_at: 0,
+        };
         inner.logins.reserve(config.logins as usize);
         for index in 0..config.logins {
             let login_id = login_guid_for(config.seed, &bulk_username(index));
@@ -224,13 +231,20 @@ impl Inner {
         inner
     }
 
-    pub fn add_token(&mut self, token: String) {
-        self.tokens.insert(token);
+    /// Keeps a token for its lifetime (docs/sandbox.md#limits).
+    pub fn add_token(&mut self, token: u128) {
+        self.tokens.add(token, Instant::now());
     }
 
-    /// Single use: a token is gone once it has been presented.
-    pub fn take_token(&mut self, token: &str) -> bool {
-        self.tokens.remove(token)
+    /// Single use: a token is gone once it has been presented, and refused after its lifetime.
+    pub fn take_token(&mut self, token: u128) -> bool {
+        self.tokens.take(token, Instant::now())
+    }
+
+    /// How many tokens are kept.
+    #[cfg(test)]
+    pub fn token_count(&self) -> usize {
+        self.tokens.len()
     }
 
     /// Stores a new session and returns its RequestId.
