@@ -244,8 +244,11 @@ class Client(_BaseClient):
     ) -> Session:
         """A live login whose challenges are answered by ``on_challenge(challenge) -> answers``.
 
-        See :func:`bankfeed.answers` for a handler from a fixed mapping. Without a handler, a
-        challenge raises :class:`bankfeed.ChallengeRequired` (whose ``challenge`` can be answered).
+        The handler runs on a thread of its own, in a copy of your ``contextvars`` context, so that
+        the call's ``deadline``, ``close()`` and Ctrl-C end it even while the handler waits for the
+        end user; a handler still running then is left to finish on its own. See
+        :func:`bankfeed.answers` for a handler from a fixed mapping. Without a handler, a challenge
+        raises :class:`bankfeed.ChallengeRequired` (whose ``challenge`` can be answered).
         """
 
     def authorize_cached(self, login_id: str) -> Session:
@@ -490,9 +493,11 @@ class AsyncClient(_BaseClient):
     ) -> AsyncSession:
         """A live login whose challenges are answered by ``on_challenge(challenge) -> answers``.
 
-        ``on_challenge`` may be a plain function or an ``async def`` one; it runs on the event
-        loop's thread. See :func:`bankfeed.answers` for a handler from a fixed mapping. Without a handler, a
-        challenge raises :class:`bankfeed.ChallengeRequired` (whose ``challenge`` can be answered).
+        ``on_challenge`` may be an ``async def`` function, run as a task of the event loop (and
+        cancelled when the call ends first), or a plain one, run on a thread of its own so that it
+        never blocks the loop (left to finish on its own when the call ends first). See
+        :func:`bankfeed.answers` for a handler from a fixed mapping. Without a handler, a challenge
+        raises :class:`bankfeed.ChallengeRequired` (whose ``challenge`` can be answered).
         """
 
     async def authorize_cached(self, login_id: str) -> AsyncSession:
