@@ -36,12 +36,12 @@ class Blocking(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
-        self.release = threading.Event()
+        self.go = threading.Event()
         self.entered = threading.Event()
 
     def emit(self, record: logging.LogRecord) -> None:
         self.entered.set()
-        self.release.wait(HELD)
+        self.go.wait(HELD)
 
 
 @contextlib.contextmanager
@@ -64,7 +64,7 @@ def test_a_handler_that_blocks_delays_no_call(sandbox: bf.Sandbox) -> None:
         client = sandbox.client(poll_interval=0.01, deadline=2)
 
         def call() -> None:
-            session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
+            session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
             outcome.append(session)
             outcome.append(client.authorize_cached(session.login_id or "").accounts_summary())
 
@@ -75,7 +75,7 @@ def test_a_handler_that_blocks_delays_no_call(sandbox: bf.Sandbox) -> None:
         elapsed = time.monotonic() - started
         assert handler.entered.is_set(), "records reached the handler"
         finished = not worker.is_alive()
-        handler.release.set()
+        handler.go.set()
     assert finished, "the calls waited for a handler that blocks"
     assert isinstance(outcome[-1], bf.Accounts), outcome
     # Each call waits for its records for a moment at most (docs/logging.md#threads-and-the-gil).
@@ -93,7 +93,7 @@ def test_an_async_call_is_not_held_by_a_handler_that_blocks(sandbox: bf.Sandbox)
         try:
             session = asyncio.run(main())
         finally:
-            handler.release.set()
+            handler.go.set()
     assert isinstance(session, bf.AsyncSession)
     assert handler.entered.is_set()
 

@@ -223,6 +223,6 @@ def test_answers_whose_length_lies_are_read_for_what_they_hold(client: bf.Client
     step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
     assert isinstance(step, bf.Challenge)
     step.validate({prompt: Lying(["Montreal"]) for prompt in step.prompts})
+    endless: Any = iter(lambda: "x", None)
     with pytest.raises(bf.InvalidAnswer, match="at most 1000"):
-        endless: Any = iter(lambda: "x", None)
-        step.validate({prompt: endless for prompt in step.prompts})
+        step.validate(dict.fromkeys(step.prompts, endless))
