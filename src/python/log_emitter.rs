@@ -181,22 +181,12 @@ fn run(shared: &Shared) {
     }
 }
 
-fn python_level(level: Level) -> u8 {
-    match level {
-        Level::Error => 40,
-        Level::Warn => 30,
-        Level::Info => 20,
-        Level::Debug => 10,
-        Level::Trace => 5,
-    }
-}
-
 /// Hands `record` to its Python logger, as made where it happened.
 fn emit(py: Python<'_>, record: Pending) -> PyResult<()> {
     let logger = super::logging::logger(py, record.target)?;
     // Asked again: the application may have raised the level since the record was made, and
     // nothing below the level it configured may reach a handler.
-    let level = python_level(record.level);
+    let level = super::logging::python_level(record.level);
     if !logger.call_method1(intern!(py, "isEnabledFor"), (level,))?.is_truthy()? {
         return Ok(());
     }

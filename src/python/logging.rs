@@ -119,7 +119,7 @@ fn is_enabled_for(logger: &Bound<'_, PyAny>, level: Level) -> PyResult<bool> {
     logger.call_method1(intern!(logger.py(), "isEnabledFor"), (python_level(level),))?.is_truthy()
 }
 
-fn python_level(level: Level) -> u8 {
+pub(crate) fn python_level(level: Level) -> u8 {
     match level {
         Level::Error => 40,
         Level::Warn => 30,

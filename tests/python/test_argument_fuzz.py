@@ -14,41 +14,21 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import bankfeed as bf
+
+#: This folder, where the child imports ``lying`` from.
+HERE = str(Path(__file__).parent)
 
 SCRIPT = r'''
 import itertools, json, sys
 import bankfeed as bf
 
-URL, CUSTOMER, LOGIN = sys.argv[1], sys.argv[2], sys.argv[3]
+URL, CUSTOMER, LOGIN, HERE = sys.argv[1:5]
+sys.path.insert(0, HERE)
+from lying import Hinting, Lying
 SECRET = "fuzz-Secret-7f3a"
-
-
-class Lying:
-    def __init__(self, items, length):
-        self.items, self.length = list(items), length
-    def __len__(self):
-        return self.length
-    def __iter__(self):
-        return iter(self.items)
-    def __getitem__(self, index):
-        return self.items[index]
-
-
-class Hinting:
-    def __init__(self, items):
-        self.items = iter(items)
-    def __iter__(self):
-        return self
-    def __next__(self):
-        return next(self.items)
-    def __length_hint__(self):
-        return 2**62
-
-
-class Raising(dict):
-    pass
 
 
 class RaisingMapping:
@@ -163,7 +143,7 @@ print("calls", calls)
 def test_no_hostile_argument_aborts_panics_or_leaks(sandbox: bf.Sandbox) -> None:
     login_id = sandbox.login_ids_for(1)[0]
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SCRIPT), sandbox.url, sandbox.customer_id, login_id],
+        [sys.executable, "-c", textwrap.dedent(SCRIPT), sandbox.url, sandbox.customer_id, login_id, HERE],
         capture_output=True,
         text=True,
         timeout=600,

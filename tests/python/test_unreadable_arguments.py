@@ -23,6 +23,7 @@ import sys
 import textwrap
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -146,31 +147,12 @@ def run_child(code: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-PRELUDE = """
+PRELUDE = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
 import bankfeed as bf
-
-class Lying:
-    '''A sequence whose __len__ claims far more than it holds.'''
-    def __init__(self, items, length):
-        self.items, self.length = list(items), length
-    def __len__(self):
-        return self.length
-    def __iter__(self):
-        return iter(self.items)
-    def __getitem__(self, index):
-        return self.items[index]
-
-class Hinting:
-    '''An iterator whose __length_hint__ claims far more than it yields.'''
-    def __init__(self, items):
-        self.items = iter(items)
-    def __iter__(self):
-        return self
-    def __next__(self):
-        return next(self.items)
-    def __length_hint__(self):
-        return 2**62
-
+from lying import Hinting, Lying
+""" + """
 def outcome(call):
     try:
         call()
