@@ -85,11 +85,10 @@ where
 {
     // The levels the application configured now apply to this call's records.
     super::logging::refresh(py)?;
-    // The call's records are awaited before it returns, within what is left of its deadline.
-    let flush_by = client
-        .and_then(|client| client.config().deadline)
-        .and_then(|deadline| Instant::now().checked_add(deadline))
-        .unwrap_or_else(|| Instant::now() + log_emitter::FLUSH_WAIT);
+    // When the call's deadline runs out (or, given none, never): its records are awaited before
+    // it returns, but not for long past that.
+    let deadline =
+        client.and_then(|client| client.config().deadline).and_then(|deadline| Instant::now().checked_add(deadline));
     let runtime = runtime()?;
     let (sender, mut receiver) = mpsc::channel();
     let future = start(Box::new(Asker { sender: sender.clone() }));
@@ -113,7 +112,7 @@ where
         };
         match message {
             Ok(Message::Done(result)) => {
-                log_emitter::flush(py, flush_by);
+                log_emitter::flush(py, log_emitter::flush_until(deadline));
                 return result.map_err(|error| match client {
                     Some(client) => PyBankfeedError::with_client(error, client, Flavor::Blocking),
                     None => error.into(),

@@ -52,6 +52,8 @@ struct Queue {
     dropped: u64,
     /// The emitting thread is inside Python with a record.
     busy: bool,
+    /// Since when it has been inside Python with the record it is emitting.
+    busy_since: Option<Instant>,
     /// A fork is about to happen: no record enters Python until it has.
     forking: bool,
 }
@@ -107,7 +109,20 @@ pub(crate) fn push(record: Pending) {
 
 /// The longest a blocking call waits for its records before it returns: far more than emitting
 /// them takes, short enough that a handler that stalls delays a result by little.
-pub(crate) const FLUSH_WAIT: Duration = Duration::from_millis(500);
+const FLUSH_WAIT: Duration = Duration::from_millis(500);
+
+/// How long past its `deadline` a call may wait for its records: enough for the emitting thread
+/// to hand over the last ones (the warning that the deadline ran out among them), little enough
+/// that a handler that stalls cannot hold the call much past its deadline.
+const PAST_DEADLINE: Duration = Duration::from_millis(100);
+
+/// Until when a blocking call that ends now waits for its records, given when its `deadline`
+/// runs out: [`FLUSH_WAIT`] at most, and [`PAST_DEADLINE`] at most past the deadline.
+pub(crate) fn flush_until(deadline: Option<Instant>) -> Instant {
+    let now = Instant::now();
+    let most = now + FLUSH_WAIT;
+    deadline.map_or(most, |deadline| deadline.max(now + PAST_DEADLINE).min(most))
+}
 
 /// Waits, with the GIL released, until the records queued so far are emitted, or until `until`
 /// (at most [`FLUSH_WAIT`] from now): a blocking call's records come before its result, unless a
@@ -117,7 +132,10 @@ pub(crate) fn flush(py: Python<'_>, until: Instant) {
     let until = until.min(Instant::now() + FLUSH_WAIT);
     let target = {
         let queue = shared.lock();
-        if queue.done >= queue.pushed {
+        // A handler stuck for longer than a flush may wait has stalled: the records will follow
+        // when it comes back, and no call waits for them meanwhile.
+        let stalled = queue.busy_since.is_some_and(|since| since.elapsed() > FLUSH_WAIT);
+        if queue.done >= queue.pushed || stalled {
             return;
         }
         queue.pushed
@@ -157,6 +175,7 @@ fn run(shared: &Shared) {
                 queue = shared.ready.wait(queue).unwrap_or_else(PoisonError::into_inner);
             }
             queue.busy = true;
+            queue.busy_since = Some(Instant::now());
             (queue.records.pop_front(), std::mem::take(&mut queue.dropped))
         };
         let emitted = record.is_some();
@@ -173,6 +192,7 @@ fn run(shared: &Shared) {
         });
         let mut queue = shared.lock();
         queue.busy = false;
+        queue.busy_since = None;
         if emitted {
             queue.done += 1;
         }

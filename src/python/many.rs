@@ -490,7 +490,7 @@ impl PyBulkResults {
             Ok(None) => {
                 self.end();
                 // The records of the call's last logins come before the end, as a call's do.
-                super::log_emitter::flush(py, std::time::Instant::now() + super::log_emitter::FLUSH_WAIT);
+                super::log_emitter::flush(py, super::log_emitter::flush_until(None));
                 Ok(None)
             }
             // Ctrl-C: every login in flight stops before it is raised.

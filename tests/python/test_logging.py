@@ -195,7 +195,11 @@ def test_every_flow_at_debug_logs_each_request_retry_and_round_and_no_secret(key
     assert all(lines), [m for m, line in zip(requests, lines, strict=True) if not line]
     logged = [(line["method"], line["path"], line["answer"][:3]) for line in lines if line]
     received = [(r["method"].upper(), r["path"].split("?")[0], str(r["status"])) for r in keyed.requests]
-    assert Counter(logged) == Counter(received)
+    assert not Counter(logged) - Counter(received), "every line names a request the server received"
+    # Every request but one may have its line: the pending timeout's last poll, when the server
+    # answered it just as poll_timeout cut it, was received and never answered to the client.
+    unlogged = Counter(received) - Counter(logged)
+    assert sum(unlogged.values()) <= 1 and all(status == "202" for _, _, status in unlogged), unlogged
     assert all(r.levelno == logging.DEBUG for r, m in zip(records, messages, strict=True) if m in requests)
     attempts = Counter(line["attempt"] for line in lines if line)
     assert attempts["1"] > 0 and attempts["2"] > 0 and attempts["3"] > 0
