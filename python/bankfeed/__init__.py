@@ -26,6 +26,8 @@ import logging as _logging
 
 from bankfeed._answers import CannedAnswers, answers
 from bankfeed._combine import acombine
+from bankfeed._export.kinds import schema
+from bankfeed._export.run import ExportReport, aexport, export
 from bankfeed._native import (
     Accounts,
     AsyncChallenge,
@@ -111,6 +113,7 @@ __all__ = [
     "ConcurrentSession",
     "ConfigError",
     "DecodeError",
+    "ExportReport",
     "InstitutionUnavailable",
     "InvalidAnswer",
     "InvalidLogin",
@@ -134,6 +137,9 @@ __all__ = [
     "Unauthorized",
     "__version__",
     "acombine",
+    "aexport",
     "answers",
     "combine",
+    "export",
+    "schema",
 ]

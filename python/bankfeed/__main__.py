@@ -1,9 +1,10 @@
-"""Command line: ``python -m bankfeed {demo,sandbox,users}``.
+"""Command line: ``python -m bankfeed {demo,sandbox,users,export}`` (also the ``bankfeed`` command).
 
 - ``demo``: a live login against an embedded sandbox, challenge by challenge, then investments
   (``--user`` takes any sandbox user, a ``bulk_<n>`` one included).
 - ``sandbox``: serve the sandbox on a port until Ctrl-C, for other programs to use.
 - ``users``: the sandbox's test users and the challenges each one is asked.
+- ``export``: every login's data into Parquet datasets (docs/export.md#the-command).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import bankfeed as bf
 from bankfeed._answers import CannedAnswers
+from bankfeed._export import cli as export_cli
 
 INSTITUTION = "FlinksCapital"
 PASSWORD = "Everyday"
@@ -198,7 +200,9 @@ def users() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m bankfeed`` and of the ``bankfeed`` script."""
     # Not __doc__: it is None under python -OO.
-    parser = argparse.ArgumentParser(prog="bankfeed", description="bankfeed's embedded sandbox: demo, sandbox, users.")
+    parser = argparse.ArgumentParser(
+        prog="bankfeed", description="bankfeed: export, and the embedded sandbox (demo, sandbox, users)."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     run_demo = commands.add_parser("demo", help="a live login with challenges against a sandbox")
@@ -257,6 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     commands.add_parser("users", help="list the sandbox's test users")
+    export_cli.add_parser(commands)
 
     args = parser.parse_args(argv)
     if args.command == "sandbox" and args.login_ids_file is not None and not args.logins:
@@ -267,6 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return demo(args.user)
         if args.command == "sandbox":
             return sandbox(args)
+        if args.command == "export":
+            return export_cli.run(args)
         return users()
     except bf.BankfeedError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)

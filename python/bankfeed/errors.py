@@ -336,3 +336,9 @@ class InstitutionUnavailable(ApiError):
 
 class AggregationError(ApiError):
     """``AGGREGATION_ERROR``: the service failed while collecting data from the institution."""
+
+
+def _config_error(field: str, rule: str) -> ConfigError:
+    """A :class:`ConfigError` of the Python layer, worded as the core words its own: ``"{field}
+    {rule}"``, the rule saying what came and what is wanted."""
+    return ConfigError(f"{field} {rule}", field=field, rule=rule)

@@ -1,0 +1,209 @@
+"""``bankfeed export`` (and ``python -m bankfeed export``): ``bf.export`` from the command line
+(docs/export.md#the-command).
+
+Exit status: 0 when every login was written, 1 when some failed and the rest were written, 2 for a
+usage or configuration error (one line on stderr, no traceback), 130 after Ctrl-C (or SIGTERM),
+once what was fetched is written and the manifest says where the run stopped. The keys come only
+from ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``, never from the command line, which every
+user of the machine can read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from bankfeed._export.run import ExportReport, _run
+
+__all__ = ["add_parser", "run"]
+
+#: The flags of the ``bf.Client`` options: flag, option, type, help. Keys are not among them.
+_CLIENT_FLAGS: list[tuple[str, str, Any, str]] = [
+    ("--base-url", "base_url", str, "the service's root (default: BANKFEED_BASE_URL; none: an embedded sandbox)"),
+    ("--customer-id", "customer_id", str, "the customer id (default: BANKFEED_CUSTOMER_ID)"),
+    ("--investments-base-url", "investments_base_url", str, "the Investments host (default: the base URL)"),
+    ("--timeout", "timeout", float, "seconds per request (default: 240)"),
+    ("--poll-interval", "poll_interval", float, "seconds between two polls of a pending answer (default: 10)"),
+    ("--poll-timeout", "poll_timeout", float, "seconds an operation may stay pending (default: 1800)"),
+    ("--max-retries", "max_retries", int, "retries of a transient failure (default: 2)"),
+    ("--max-challenge-rounds", "max_challenge_rounds", int, "challenge rounds of one login (default: 10)"),
+    ("--deadline", "deadline", float, "seconds one login's whole flow may take (default: none)"),
+    ("--max-body-bytes", "max_body_bytes", int, "largest answer read (default: 128 MiB)"),
+    ("--max-connections", "max_connections", int, "requests in flight at once (default: 100)"),
+    ("--proxy", "proxy", str, 'a proxy URL, or "environment" (the default: HTTPS_PROXY, NO_PROXY, ...)'),
+]
+
+
+def add_parser(commands: Any) -> argparse.ArgumentParser:
+    """Adds ``export`` to the subcommands of the ``bankfeed`` command."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "export",
+        help="fetch many logins' data into Parquet datasets",
+        description="Fetches every login's data and writes one dataset per table under --out "
+        "(<kind>/<table>/part-*.parquet), with _failures.jsonl and _manifest.json. Keys come from "
+        "BANKFEED_API_KEY and BANKFEED_SECRET_KEY only. Exit status: 0 all written, 1 some failed, "
+        "2 usage or configuration error, 130 interrupted.",
+    )
+    parser.add_argument("login_ids", nargs="*", metavar="LOGIN_ID", help="LoginIds to export")
+    parser.add_argument(
+        "--logins",
+        metavar="FILE",
+        help="a file of LoginIds: one a line, or a CSV with a login_id column; - for standard input",
+    )
+    parser.add_argument("--out", required=True, metavar="DIR", help="the output directory (or an fsspec URL)")
+    parser.add_argument(
+        "--what",
+        default="investments",
+        help="comma list of investments, accounts, attributes:<package> or attributes:<query.json> "
+        "(default: investments)",
+    )
+    parser.add_argument(
+        "--days", choices=("90", "365"), help="days of transactions of accounts (default: the service's)"
+    )
+    parser.add_argument("--format", choices=("parquet", "csv"), default=None, help="parquet (default) or csv")
+    parser.add_argument("--concurrency", type=int, default=32, help="logins fetched at once (default: 32)")
+    parser.add_argument(
+        "--batch-logins",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="logins per part file, at most (default: 1000; a batch is also written every 5 s)",
+    )
+    parser.add_argument("--resume", action="store_true", help="go on with the export already in --out")
+    parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    parser.add_argument(
+        "--sandbox-logins",
+        type=int,
+        default=100,
+        metavar="N",
+        help="without a base URL: saved logins of the embedded sandbox exported (default: 100)",
+    )
+    client = parser.add_argument_group("client options (the BANKFEED_* variables fill the rest)")
+    for flag, option, kind, text in _CLIENT_FLAGS:
+        client.add_argument(flag, dest=option, type=kind, default=None, help=text)
+    client.add_argument(
+        "--allow-insecure-http", action="store_true", default=None, help="send keys over http:// to a remote host"
+    )
+    return parser
+
+
+def _read_logins(source: str) -> Iterator[str]:
+    """LoginIds from a file (``-``: standard input): one a line (blank lines and ``#`` comments
+    skipped), or a CSV whose header has a ``login_id`` column."""
+    if source == "-":
+        text = sys.stdin.read()
+    else:
+        with open(source, encoding="utf-8", errors="surrogateescape", newline="") as file:
+            text = file.read()
+    lines = text.splitlines()
+    first = next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), "")
+    header = [name.strip().lower() for name in next(csv.reader([first]), [])]
+    if "login_id" in header and ("," in first or header == ["login_id"]):
+        reader = csv.DictReader(io.StringIO(text))
+        column = next(name for name in reader.fieldnames or [] if name.strip().lower() == "login_id")
+        for row in reader:
+            value = (row.get(column) or "").strip()
+            if value:
+                yield value
+        return
+    for line in lines:
+        value = line.strip()
+        if value and not value.startswith("#"):
+            yield value
+
+
+def _flag_of(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def _summary(report: ExportReport, out: str) -> str:
+    """What the person at the terminal reads at the end."""
+    lines = [
+        f"written: {report.logins_written} logins"
+        + (f" ({report.logins_skipped} already written before)" if report.logins_skipped else ""),
+    ]
+    if report.failed:
+        classes = Counter(type(error).__name__ for _, error in report.failed)
+        by_class = ", ".join(f"{name} {count}" for name, count in classes.most_common())
+        lines.append(
+            f"failed: {report.logins_failed} logins ({by_class}); listed in {os.path.join(out, '_failures.jsonl')}"
+        )
+    for table, rows in report.written.items():
+        lines.append(f"  {table}: {rows:,} rows")
+    stopped = " (interrupted: run again with --resume to go on)" if report.interrupted else ""
+    lines.append(f"time: {report.elapsed:.1f} s{stopped}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs ``bankfeed export`` with the parsed ``args``; the exit status."""
+    import bankfeed as bf
+    from bankfeed.__main__ import _stop_on_signals
+
+    options = {option: getattr(args, option) for _, option, _, _ in _CLIENT_FLAGS if getattr(args, option) is not None}
+    if args.allow_insecure_http:
+        options["allow_insecure_http"] = True
+    login_ids: list[str] = list(args.login_ids)
+    try:
+        if args.logins is not None:
+            login_ids.extend(_read_logins(args.logins))
+    except OSError as exc:
+        print(f"error: --logins: {exc.strerror or exc}: {args.logins}", file=sys.stderr)
+        return 2
+    sandbox: bf.Sandbox | None = None
+    _stop_on_signals()
+    try:
+        if "base_url" not in options and not os.environ.get("BANKFEED_BASE_URL"):
+            # No service named anywhere: a newcomer's first try, on an embedded sandbox.
+            if args.sandbox_logins < 1:
+                print("error: --sandbox-logins: must be at least 1 without a base URL", file=sys.stderr)
+                return 2
+            sandbox = bf.Sandbox(logins=args.sandbox_logins)
+            if not args.quiet:
+                print(
+                    "no base URL (--base-url or BANKFEED_BASE_URL): exporting from an embedded sandbox at "
+                    f"{sandbox.url} with {args.sandbox_logins} saved logins",
+                    file=sys.stderr,
+                )
+            client = sandbox.client(**{k: v for k, v in options.items() if k != "customer_id"})
+            if not login_ids:
+                login_ids = sandbox.login_ids
+        else:
+            client = bf.Client(**options)
+        if not login_ids:
+            print("error: no LoginIds: give them as arguments or with --logins FILE", file=sys.stderr)
+            return 2
+        report = _run(
+            client,
+            login_ids,
+            args.out,
+            what=args.what,
+            format=args.format or "parquet",
+            concurrency=args.concurrency,
+            resume=args.resume,
+            progress=not args.quiet,
+            days=args.days,
+            batch_logins=args.batch_logins,
+            raise_interrupt=False,
+        )
+    except bf.ConfigError as exc:
+        print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        # Stopped before the run began (while the sandbox started, say): nothing was written.
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if sandbox is not None:
+            sandbox.close()
+    if not args.quiet:
+        print(_summary(report, args.out))
+    if report.interrupted:
+        return 130
+    return 0 if report.logins_failed == 0 else 1

@@ -1,0 +1,165 @@
+"""What an export fetches: its kinds of data, their tables, and the bulk call of each
+(docs/export.md#what-is-fetched).
+
+A kind is a directory of the output (``investments``, ``accounts``, ``attributes``) holding one
+dataset per table of its results. The table names and the columns are those of the in-memory
+results; every exported row starts with ``login_id``, ``request_id`` and ``fetched_at``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bankfeed._native import Accounts, Attributes, Investments, combine
+from bankfeed.errors import _config_error
+
+if TYPE_CHECKING:
+    import pyarrow
+
+__all__ = ["KINDS", "PROVENANCE", "Kind", "parse_what", "schema"]
+
+#: The tables of each kind, in the order of the results' own tables.
+KINDS: dict[str, tuple[str, ...]] = {
+    "investments": ("accounts", "positions", "transactions", "securities"),
+    "accounts": ("accounts", "transactions"),
+    "attributes": ("values", "detail"),
+}
+
+#: The columns every exported row starts with: the login, the RequestId its data came from, and
+#: when it was fetched (UTC).
+PROVENANCE = ("login_id", "request_id", "fetched_at")
+
+#: ``days=`` as the command line and ``bf.export`` take it, to the service's value.
+_DAYS = {"90": "Days90", "365": "Days365", "days90": "Days90", "days365": "Days365"}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind to export: its name, and the options of its bulk call."""
+
+    name: str
+    #: Keyword arguments of the bulk call (``package=``, ``attributes=``, ``days=``, ...).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: How the kind was asked for, as the manifest and the messages show it.
+    label: str = ""
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables of this kind."""
+        return KINDS[self.name]
+
+    def bulk_call(self, client: Any) -> Any:
+        """The bulk method of ``client`` that fetches this kind."""
+        name = {"investments": "investments_many", "accounts": "accounts_detail_many"}.get(
+            self.name, "attributes_many"
+        )
+        return getattr(client, name)
+
+
+def _days(days: object) -> str:
+    if isinstance(days, int) and not isinstance(days, bool):
+        days = str(days)
+    if isinstance(days, str) and days.strip().lower() in _DAYS:
+        return _DAYS[days.strip().lower()]
+    raise _config_error("days", f"must be 90 or 365 (or \"Days90\", \"Days365\"), got {days!r}")
+
+
+def _attributes(spec: str) -> Kind:
+    """``attributes:<package>`` or ``attributes:<query file>`` (a JSON object of the arguments of
+    ``client.attributes``: ``attributes``, ``filters``, ``detail``, ``account_filter``)."""
+    _, _, rest = spec.partition(":")
+    rest = rest.strip()
+    if not rest:
+        raise _config_error(
+            "what", "needs a package or a query file after attributes: attributes:income, attributes:query.json"
+        )
+    if rest.endswith(".json") or os.sep in rest or os.path.exists(rest):
+        try:
+            with open(rest, encoding="utf-8") as file:
+                query = json.load(file)
+        except (OSError, ValueError) as exc:
+            raise _config_error(
+                "what", f"names an attributes query file {rest!r} that could not be read: {exc}"
+            ) from None
+        return _custom(query, label=spec)
+    return Kind("attributes", {"package": rest}, label=f"attributes:{rest}")
+
+
+_QUERY_KEYS = ("attributes", "filters", "detail", "account_filter")
+
+
+def _shown(value: object) -> str:
+    """What came, for a message: the type of anything but a mapping, whose keys are shown."""
+    if isinstance(value, Mapping):
+        return "an object with " + (", ".join(repr(key) for key in list(value)[:10]) or "no key")
+    return type(value).__name__
+
+
+def _custom(query: object, label: str) -> Kind:
+    if not isinstance(query, Mapping) or "attributes" not in query or set(query) - set(_QUERY_KEYS):
+        optional = ", ".join(f'"{key}"' for key in _QUERY_KEYS[1:])
+        raise _config_error(
+            "what",
+            f"has an attributes query that is not a JSON object of \"attributes\" ({{group: [names]}}) and "
+            f"optionally {optional}; got {_shown(query)}",
+        )
+    return Kind("attributes", dict(query), label=label)
+
+
+def parse_what(what: Iterable[object] | str, *, days: object = None) -> list[Kind]:
+    """The kinds ``what`` asks for: ``"investments"``, ``"accounts"``, ``"attributes:<package>"``,
+    ``"attributes:<query.json>"``, or ``("attributes", {query})``; a comma list as one string is
+    read too. Each kind at most once."""
+    items: list[object] = [part.strip() for part in what.split(",")] if isinstance(what, str) else list(what)
+    kinds: list[Kind] = []
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2 and item[0] == "attributes":
+            kinds.append(_custom(item[1], label="attributes:custom"))
+        elif isinstance(item, str) and item == "investments":
+            kinds.append(Kind("investments", label="investments"))
+        elif isinstance(item, str) and item == "accounts":
+            options: dict[str, Any] = {"with_transactions": True}
+            if days is not None:
+                options["days"] = _days(days)
+            kinds.append(Kind("accounts", options, label="accounts"))
+        elif isinstance(item, str) and item.split(":", 1)[0] == "attributes":
+            kinds.append(_attributes(item))
+        else:
+            raise _config_error(
+                "what", f"must name investments, accounts or attributes:<package> (or <query.json>), got {item!r}"
+            )
+    if not kinds:
+        raise _config_error("what", "names no kind to export: investments, accounts or attributes:<package>")
+    names = [kind.name for kind in kinds]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice is not None:
+        raise _config_error("what", f"asks for {twice} twice: each kind is one directory of the output")
+    return kinds
+
+
+#: The smallest payload of each kind: its results have every table, with no row.
+_EMPTY: dict[str, tuple[type[Any], dict[str, Any]]] = {
+    "investments": (Investments, {"Accounts": [], "Securities": [], "Value": 0, "Cash": 0}),
+    "accounts": (Accounts, {"Accounts": []}),
+    "attributes": (Attributes, {"Card": {"Id": "00000000-0000-0000-0000-000000000000"}}),
+}
+
+
+def schema(kind: str, table: str) -> pyarrow.Schema:
+    """The Arrow schema of the exported ``table`` of ``kind``: ``login_id``, ``request_id``,
+    ``fetched_at``, then the columns of the in-memory table, with their types. Made from the
+    same code that writes the rows, so it cannot drift from them."""
+
+    if kind not in KINDS or table not in KINDS[kind]:
+        known = ", ".join(f"{k}/{t}" for k, tables in KINDS.items() for t in tables)
+        raise _config_error("table", f"must be one of {known}, got {kind}/{table}")
+    cls, payload = _EMPTY[kind]
+    combined = combine([("", cls.from_json(json.dumps(payload)))])
+    from bankfeed._export.columns import with_provenance
+
+    return with_provenance(combined.tables[table].to_arrow(), [], [], []).schema
+

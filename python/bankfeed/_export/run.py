@@ -1,0 +1,425 @@
+"""``bf.export`` and ``bf.aexport``: every login's data of the kinds asked for, fetched by the bulk
+calls and written to a dataset per table as it comes (docs/export.md).
+
+One export is described once (:class:`_Export`: what to fetch, what is already there, where each
+result goes) and run by one of two loops that differ only in how they wait: the blocking bulk
+iterator of a ``Client``, or the async one of an ``AsyncClient``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bankfeed._export.kinds import KINDS, Kind, parse_what
+from bankfeed._export.progress import ExportProgress
+from bankfeed._export.state import FAILURES, MANIFEST, KindState, previous_manifest, read_state, write_summary
+from bankfeed._export.storage import Storage
+from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
+from bankfeed._native import AsyncClient, Client, __version__
+from bankfeed.errors import _config_error
+
+__all__ = ["ExportReport", "aexport", "export"]
+
+#: Logins handed to one bulk call: far inside its bound of a million, and small enough that the
+#: bookkeeping of a call stays small whatever the number of logins.
+_CHUNK = 100_000
+
+#: The formats an export writes.
+_FORMATS = ("parquet", "csv")
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """What an export did (``bf.export`` returns it; the command prints it).
+
+    ``written`` counts the rows this run wrote per table (``"investments/positions"``), ``failed``
+    lists this run's failures as ``(login_id, exception)`` (a login that failed in two kinds is
+    there twice), and the counts are of distinct logins: written in every kind asked, failed in at
+    least one, or skipped because an earlier run had written them (``resume``). ``interrupted``
+    is true when Ctrl-C (or another stop) ended the run before every login was done; what was
+    written until then is complete, and the manifest says so. ``out`` is the output directory.
+
+    Example::
+
+        report = bf.export(client, login_ids, "nightly/", what=["investments", "accounts"])
+        print(report.logins_written, report.logins_failed, report.written["investments/positions"])
+        for login_id, error in report.failed:
+            print(login_id, type(error).__name__, error)
+    """
+
+    out: str
+    written: Mapping[str, int]
+    failed: list[tuple[str, BaseException]]
+    logins_written: int
+    logins_failed: int
+    logins_skipped: int
+    elapsed: float
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Whether every login asked for was written (none failed, and the run was not stopped)."""
+        return self.logins_failed == 0 and not self.interrupted
+
+    def __repr__(self) -> str:
+        rows = sum(self.written.values())
+        state = ", interrupted" if self.interrupted else ""
+        return (
+            f"ExportReport(out={self.out!r}, logins_written={self.logins_written}, "
+            f"logins_failed={self.logins_failed}, logins_skipped={self.logins_skipped}, rows={rows}, "
+            f"elapsed={self.elapsed:.1f}{state})"
+        )
+
+
+def _texts(login_ids: object) -> list[Any]:
+    """The LoginIds in order, each once: from any iterable of text (a list, a pandas or polars
+    Series, a NumPy array, a pyarrow array). Values that are not text are kept as they came: the
+    bulk call makes each its own login's error (or the call's ``TypeError``)."""
+    if isinstance(login_ids, (str, bytes)):
+        raise TypeError(f"login_ids must be a list (or any iterable) of str, not a single {type(login_ids).__name__}")
+    to_pylist = getattr(login_ids, "to_pylist", None)  # a pyarrow array or chunked array
+    items: Iterable[Any] = to_pylist() if callable(to_pylist) else login_ids  # type: ignore[assignment]
+    try:
+        iterator = iter(items)
+    except TypeError:
+        raise TypeError(f"login_ids must be a list (or any iterable) of str, not {type(login_ids).__name__}") from None
+    seen: dict[Any, None] = {}
+    for item in iterator:
+        as_py = getattr(item, "as_py", None)  # a pyarrow scalar
+        value = as_py() if callable(as_py) else item
+        try:
+            seen.setdefault(value)
+        except TypeError:
+            raise TypeError(f"login_ids must hold str, not {type(value).__name__}") from None
+    return list(seen)
+
+
+#: What an output directory holds when an export wrote it.
+_OURS = (*KINDS, JOURNAL, MANIFEST, FAILURES)
+
+
+@dataclass
+class _Export:
+    """One export, before and while it runs: the kinds, the output, what each kind has left."""
+
+    storage: Storage
+    kinds: list[Kind]
+    fmt: str
+    asked: list[Any]
+    concurrency: int
+    limits: Limits
+    show: bool
+    run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3))
+    started: float = field(default_factory=time.time)
+    clock: float = field(default_factory=time.monotonic)
+    skipped: dict[str, int] = field(default_factory=dict)
+    #: Logins an earlier run wrote in every kind: nothing is fetched for them.
+    skipped_logins: int = 0
+    todo: dict[str, list[Any]] = field(default_factory=dict)
+    resumes: dict[str, dict[str, str]] = field(default_factory=dict)
+    writers: dict[str, KindWriter] = field(default_factory=dict)
+    failures: list[tuple[str, BaseException]] = field(default_factory=list)
+    done: int = 0
+    failed: int = 0
+    progress: ExportProgress | None = None
+
+    @classmethod
+    def plan(
+        cls,
+        login_ids: object,
+        out: str | os.PathLike[str],
+        *,
+        what: Iterable[object] | str,
+        fmt: str,
+        concurrency: int,
+        resume: bool,
+        progress: bool,
+        days: object,
+        batch_logins: int,
+    ) -> _Export:
+        if fmt not in _FORMATS:
+            raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
+        if fmt == "parquet":
+            try:
+                import pyarrow.parquet  # noqa: F401
+            except ImportError:
+                raise _config_error(
+                    "format", '"parquet" needs pyarrow: pip install \'bankfeed[arrow]\', or pass format="csv"'
+                ) from None
+        if isinstance(batch_logins, bool) or not isinstance(batch_logins, int) or batch_logins < 1:
+            raise _config_error("batch_logins", f"must be an int of at least 1, got {batch_logins!r}")
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise _config_error("concurrency", f"must be an int of at least 1, got {concurrency!r}")
+        kinds = parse_what(what, days=days)
+        storage = Storage(out)
+        limits = Limits(logins=batch_logins)
+        export = cls(storage, kinds, fmt, _texts(login_ids), concurrency, limits, progress)
+        export._check_output(resume)
+        for kind in kinds:
+            state = read_state(storage, kind.name, fmt)
+            export.todo[kind.name] = [login for login in export.asked if login not in state.written]
+            export.skipped[kind.name] = len(export.asked) - len(export.todo[kind.name])
+            # A login whose data was still pending polls its RequestId where it stood.
+            export.resumes[kind.name] = {
+                login: record["request_id"]
+                for login, record in state.failed.items()
+                if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
+            }
+        todo = [set(export.todo[kind.name]) for kind in kinds]
+        export.skipped_logins = sum(1 for login in export.asked if not any(login in left for left in todo))
+        return export
+
+    def _check_output(self, resume: bool) -> None:
+        storage = self.storage
+        present = [name for name in storage.listdir(storage.root) if name in _OURS]
+        if not resume and present:
+            raise _config_error(
+                "out",
+                f"already holds an export ({storage.shown}: {', '.join(present)}): pass resume=True (--resume) to "
+                "go on with it, or write to an empty directory",
+            )
+        previous = previous_manifest(storage) if resume else None
+        if previous is not None and previous.get("format") not in (None, self.fmt):
+            raise _config_error(
+                "format",
+                f"must be the format the export in {storage.shown} was written in, {previous.get('format')!r}, to "
+                f"resume it; got {self.fmt!r}",
+            )
+        storage.makedirs(storage.root)
+
+    @property
+    def total(self) -> int:
+        return sum(len(todo) for todo in self.todo.values())
+
+    def start(self) -> None:
+        if self.show:
+            self.progress = ExportProgress(self.total)
+
+    def writer(self, kind: Kind) -> KindWriter:
+        writer = KindWriter(self.storage, kind, self.fmt, self.run_id, self.limits)
+        self.writers[kind.name] = writer
+        return writer
+
+    def chunks(self, kind: Kind) -> list[tuple[list[Any], dict[str, str]]]:
+        """The bulk calls of ``kind``: its logins in chunks, each with the RequestIds to resume."""
+        todo, resumes = self.todo[kind.name], self.resumes[kind.name]
+        chunks = []
+        for start in range(0, len(todo), _CHUNK):
+            chunk = todo[start : start + _CHUNK]
+            chunks.append((chunk, {login: resumes[login] for login in chunk if login in resumes}))
+        return chunks
+
+    def call(self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str]) -> Any:
+        return kind.bulk_call(client)(
+            chunk, concurrency=self.concurrency, request_ids=request_ids or None, **kind.options
+        )
+
+    def take(self, writer: KindWriter, login_id: Any, result: object) -> bool:
+        """Gathers one pair of a bulk call; whether the batch is due to be committed."""
+        if isinstance(result, BaseException):
+            writer.fail(login_id if isinstance(login_id, str) else repr(login_id), result)
+            self.failures.append((login_id, result))
+            self.failed += 1
+        else:
+            writer.add(login_id, result, time.time_ns() // 1000)
+        self.done += 1
+        if self.progress is not None:
+            self.progress.update(self.done, self.failed, sum(w.gathered for w in self.writers.values()))
+        return writer.due()
+
+    def finish(self, interrupted: bool) -> ExportReport:
+        """Writes the manifest and the failures; the report of this run."""
+        if self.progress is not None:
+            self.progress.close(interrupted)
+        for kind in self.kinds:
+            for table in kind.tables:
+                directory = self.storage.path(kind.name, table)
+                if not any(name.startswith("part-") for name in self.storage.listdir(directory)):
+                    self.storage.makedirs(directory)
+                    write_empty(self.storage, kind, table, self.fmt, f"{self.run_id}-000000")
+        states: dict[str, tuple[str, KindState]] = {
+            kind.name: (kind.label, read_state(self.storage, kind.name, self.fmt)) for kind in self.kinds
+        }
+        run = {
+            "run": self.run_id,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "logins_asked": len(self.asked),
+            "logins_fetched": self.done,
+            "logins_failed": self.failed,
+            "interrupted": interrupted,
+        }
+        write_summary(
+            self.storage,
+            states,
+            fmt=self.fmt,
+            version=__version__,
+            run=run,
+            previous=previous_manifest(self.storage),
+        )
+        fetched = {login for writer in self.writers.values() for login in writer.written}
+        failed_now = {login for login, _ in self.failures}
+        written_now = {
+            login for login in fetched if all(login in state.written for _, state in states.values())
+        } - failed_now
+        return ExportReport(
+            out=self.storage.shown,
+            written={
+                f"{kind}/{table}": count
+                for kind, writer in self.writers.items()
+                for table, count in writer.rows.items()
+            },
+            failed=self.failures,
+            logins_written=len(written_now),
+            logins_failed=len(failed_now),
+            logins_skipped=self.skipped_logins,
+            elapsed=time.monotonic() - self.clock,
+            interrupted=interrupted,
+        )
+
+
+def export(
+    client: Client,
+    login_ids: Iterable[str],
+    out: str | os.PathLike[str],
+    *,
+    what: Iterable[object] | str = ("investments",),
+    format: str = "parquet",
+    concurrency: int = 32,
+    resume: bool = False,
+    progress: bool = False,
+    days: int | str | None = None,
+    batch_logins: int = 1000,
+) -> ExportReport:
+    """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
+    dataset per table, as it comes (docs/export.md).
+
+    ``what`` holds ``"investments"``, ``"accounts"`` (account detail with its transactions;
+    ``days=90`` or ``365``) and ``"attributes:<package>"`` (or ``("attributes", {"attributes":
+    {group: [names]}, ...})``). ``out`` is a directory, or an fsspec URL when fsspec is installed.
+    The layout: ``out/<kind>/<table>/part-*.parquet`` (``format="csv"`` writes CSV), each row
+    starting with ``login_id``, ``request_id`` and ``fetched_at``; ``out/_failures.jsonl`` lists
+    the logins that failed, ``out/_manifest.json`` what was asked and written. A login is written
+    in a table once or not at all, whatever stops the run; ``resume=True`` goes on with an export
+    that was stopped or had failures: logins already written are skipped, with no request sent,
+    failed ones are tried again, and one that was still pending polls its RequestId again.
+    ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
+    pyarrow array); duplicates are fetched once. Results are written a batch at a time: at
+    ``batch_logins`` logins, or every 5 seconds, whichever comes first, so a kill loses at most
+    that much. Ctrl-C stops the run after writing what was fetched, then raises
+    ``KeyboardInterrupt``.
+
+    Example::
+
+        with bf.Client() as client:   # base_url, customer_id and the keys from BANKFEED_*
+            report = bf.export(client, login_ids, "exports/2026-11-26", what=["investments", "accounts"])
+        print(report)
+        positions = pandas.read_parquet("exports/2026-11-26/investments/positions")
+    """
+    return _run(
+        client, login_ids, out, what=what, format=format, concurrency=concurrency, resume=resume, progress=progress,
+        days=days, batch_logins=batch_logins, raise_interrupt=True,
+    )
+
+
+def _run(
+    client: Client,
+    login_ids: Iterable[str],
+    out: str | os.PathLike[str],
+    *,
+    what: Iterable[object] | str,
+    format: str,
+    concurrency: int,
+    resume: bool,
+    progress: bool,
+    days: int | str | None,
+    batch_logins: int,
+    raise_interrupt: bool,
+) -> ExportReport:
+    """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
+    report whose ``interrupted`` is true instead of raising."""
+    if not isinstance(client, Client):
+        raise TypeError(
+            f"client must be a bf.Client, not {type(client).__name__}"
+            + ("; await bf.aexport(...) exports with an AsyncClient" if isinstance(client, AsyncClient) else "")
+        )
+    run = _Export.plan(
+        login_ids, out, what=what, fmt=format, concurrency=concurrency, resume=resume, progress=progress, days=days,
+        batch_logins=batch_logins,
+    )
+    run.start()
+    try:
+        for kind in run.kinds:
+            writer = run.writer(kind)
+            try:
+                for chunk, request_ids in run.chunks(kind):
+                    with run.call(client, kind, chunk, request_ids) as results:
+                        for login_id, result in results:
+                            if run.take(writer, login_id, result):
+                                writer.commit()
+            finally:
+                # What was gathered is complete: it is written, also when Ctrl-C ends the run.
+                writer.commit()
+    except KeyboardInterrupt:
+        report = run.finish(interrupted=True)
+        if raise_interrupt:
+            raise
+        return report
+    except BaseException:
+        # A failure of the run itself (a full disk): the manifest says where it stopped.
+        run.finish(interrupted=True)
+        raise
+    return run.finish(interrupted=False)
+
+
+async def aexport(
+    client: AsyncClient,
+    login_ids: Iterable[str],
+    out: str | os.PathLike[str],
+    *,
+    what: Iterable[object] | str = ("investments",),
+    format: str = "parquet",
+    concurrency: int = 32,
+    resume: bool = False,
+    progress: bool = False,
+    days: int | str | None = None,
+    batch_logins: int = 1000,
+) -> ExportReport:
+    """:func:`export` for an ``AsyncClient``: the same files and report. The files are written in a
+    worker thread, so that the event loop goes on meanwhile; cancelling the task stops the run as
+    Ctrl-C stops ``bf.export``.
+
+    Example::
+
+        async with bf.AsyncClient() as client:
+            report = await bf.aexport(client, login_ids, "exports/today")
+    """
+    import asyncio
+
+    if not isinstance(client, AsyncClient):
+        raise TypeError(f"client must be a bf.AsyncClient, not {type(client).__name__}; bf.export takes a bf.Client")
+    run = await asyncio.to_thread(
+        _Export.plan, login_ids, out, what=what, fmt=format, concurrency=concurrency, resume=resume,
+        progress=progress, days=days, batch_logins=batch_logins,
+    )
+    run.start()
+    try:
+        for kind in run.kinds:
+            writer = run.writer(kind)
+            try:
+                for chunk, request_ids in run.chunks(kind):
+                    async with run.call(client, kind, chunk, request_ids) as results:
+                        async for login_id, result in results:
+                            if run.take(writer, login_id, result):
+                                await asyncio.to_thread(writer.commit)
+            finally:
+                await asyncio.shield(asyncio.to_thread(writer.commit))
+    except BaseException:
+        await asyncio.shield(asyncio.to_thread(run.finish, True))
+        raise
+    return await asyncio.to_thread(run.finish, False)

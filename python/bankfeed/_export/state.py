@@ -1,0 +1,163 @@
+"""What an output directory holds, read back from its journal (docs/export.md#resume), and the
+two files that describe it to people and tools: ``_manifest.json`` and ``_failures.jsonl``.
+
+Reading the state also finishes what a kill interrupted: a committed batch whose files were not
+renamed yet is renamed into place, and temporary files of batches never committed are deleted
+(``writer.py`` says why this leaves every login in a dataset once).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bankfeed._export.kinds import KINDS
+from bankfeed._export.storage import Storage
+from bankfeed._export.writer import JOURNAL, temporary_name
+
+__all__ = ["FAILURES", "MANIFEST", "KindState", "read_state", "write_summary"]
+
+MANIFEST = "_manifest.json"
+FAILURES = "_failures.jsonl"
+
+
+@dataclass
+class KindState:
+    """One kind's committed batches, as the journal says."""
+
+    #: LoginId to the RequestId its data came from.
+    written: dict[str, str | None] = field(default_factory=dict)
+    #: LoginId to its latest failure, for the logins not written.
+    failed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+    batches: int = 0
+
+
+def _entries(storage: Storage, kind: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+    """The journal entries of ``kind`` whose batch names start with ``prefix``, oldest first."""
+    directory = storage.path(JOURNAL, kind)
+    entries: list[tuple[str, dict[str, Any]]] = []
+    for name in storage.listdir(directory):
+        if not name.endswith(".json") or name.startswith(".") or not name.startswith(prefix):
+            continue
+        try:
+            entry = json.loads(storage.read_text(storage.path(directory, name)))
+        except (OSError, ValueError):
+            continue  # not one of ours, or cut short by a copy: no batch is committed by it
+        if isinstance(entry, dict) and isinstance(entry.get("batch"), str):
+            entries.append((name, entry))
+    entries.sort(key=lambda item: (float(item[1].get("committed_at") or 0), item[0]))
+    return entries
+
+
+def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "") -> KindState:
+    """The state of ``kind`` (of the batches starting with ``prefix``), after finishing the
+    commits a kill interrupted and deleting what no commit kept."""
+    state = KindState(rows=dict.fromkeys(KINDS[kind], 0))
+    kept: dict[str, set[str]] = {table: set() for table in KINDS[kind]}
+    for name, entry in _entries(storage, kind, prefix):
+        files: Mapping[str, str] = entry.get("files") or {}
+        batch = entry["batch"]
+        complete = True
+        for table, file in files.items():
+            directory = storage.path(kind, table)
+            final, temporary = storage.path(directory, file), storage.path(directory, temporary_name(batch, fmt))
+            if not storage.exists(final):
+                if storage.exists(temporary):
+                    storage.rename(temporary, final)
+                else:
+                    complete = False
+        if not complete:
+            # A file of the batch is gone (deleted by hand, say): the batch is dropped whole, so
+            # that its logins are fetched again rather than half present.
+            for table, file in files.items():
+                storage.remove(storage.path(kind, table, file))
+            storage.remove(storage.path(JOURNAL, kind, name))
+            continue
+        state.batches += 1
+        for table, file in files.items():
+            kept.setdefault(table, set()).add(file)
+        for table, count in (entry.get("rows") or {}).items():
+            state.rows[table] = state.rows.get(table, 0) + int(count)
+        for login, request_id in entry.get("written") or []:
+            state.written[login] = request_id
+            state.failed.pop(login, None)
+        for record in entry.get("failed") or []:
+            if isinstance(record, dict) and record.get("login_id") not in state.written:
+                state.failed[record["login_id"]] = record
+    # Temporary files that no committed batch names were left by a kill before their commit.
+    for table in KINDS[kind]:
+        directory = storage.path(kind, table)
+        for name in storage.listdir(directory):
+            if name.startswith(".part-" + prefix) and name.endswith(".tmp"):
+                storage.remove(storage.path(directory, name))
+    return state
+
+
+def previous_manifest(storage: Storage) -> dict[str, Any] | None:
+    """The manifest an earlier run left, if any."""
+    path = storage.path(MANIFEST)
+    if not storage.exists(path):
+        return None
+    try:
+        manifest = json.loads(storage.read_text(path))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def write_summary(
+    storage: Storage,
+    states: Mapping[str, tuple[str, KindState]],
+    *,
+    fmt: str,
+    version: str,
+    run: Mapping[str, Any],
+    previous: Mapping[str, Any] | None,
+) -> None:
+    """Writes ``_failures.jsonl`` (one JSON object per login not written, per kind) and
+    ``_manifest.json`` (what was asked, by which bankfeed, the logins written and the rows), each
+    whole or not at all. ``states`` maps a kind to how it was asked for and its state."""
+    lines = [
+        json.dumps(record, sort_keys=True)
+        for _, state in states.values()
+        for record in sorted(state.failed.values(), key=lambda record: str(record.get("login_id")))
+    ]
+    storage.write_whole(storage.path(FAILURES), ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
+    runs: list[Any] = list((previous or {}).get("runs") or [])
+    runs.append(dict(run))
+    kinds: dict[str, Any] = dict((previous or {}).get("kinds") or {})
+    for kind, (label, state) in states.items():
+        kinds[kind] = {
+            "what": label,
+            "tables": {table: f"{kind}/{table}" for table in KINDS[kind]},
+            "rows": state.rows,
+            "logins_written": sorted(state.written),
+            "logins_failed": sorted(state.failed),
+        }
+    manifest = {
+        "bankfeed_version": version,
+        "format": fmt,
+        "what": [label for label, _ in states.values()],
+        "layout": "<kind>/<table>/part-<batch>." + fmt + "; every row starts with login_id, request_id, fetched_at",
+        "updated_at": _utc(time.time()),
+        "complete": all(not state.failed for _, state in states.values()) and not run.get("interrupted"),
+        "kinds": kinds,
+        "runs": runs,
+    }
+    storage.write_whole(storage.path(MANIFEST), (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def logins_of(states: Iterable[KindState], asked: Sequence[str]) -> tuple[int, int]:
+    """How many of ``asked`` are written in every kind, and how many failed in one."""
+    states = list(states)
+    written = sum(1 for login in asked if all(login in state.written for state in states))
+    failed = sum(1 for login in asked if any(login in state.failed for state in states))
+    return written, failed

@@ -1,0 +1,270 @@
+"""Results written as they come, a batch at a time, so that a kill loses little and leaves nothing
+half written (docs/export.md#how-files-are-written).
+
+A batch is the logins of one kind gathered since the last commit: their rows, one combined table
+per table (``bf.combine``'s gathering, ``login_id`` first), and their failures. A commit:
+
+1. writes each table's rows to a hidden temporary file in the table's directory
+   (``.part-<batch>.parquet.tmp``: readers of the dataset skip names starting with ``.``, and a
+   ``*.parquet`` glob does not match it);
+2. writes the batch's journal entry, ``_journal/<kind>/<batch>.json``: the logins written (with
+   their RequestIds), the failures, the files and their row counts; this is the moment the batch
+   is committed;
+3. renames the temporary files to ``part-<batch>.parquet``.
+
+A kill before 2 leaves temporary files only, which a resume deletes; a kill between 2 and 3 leaves
+a committed batch whose renames a resume completes (``state.py``). So a login is in a table's
+dataset once, or not at all, whatever is killed when.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bankfeed import _native
+from bankfeed._export.columns import with_provenance
+from bankfeed._export.kinds import Kind
+from bankfeed._export.storage import Storage
+
+__all__ = ["JOURNAL", "KindWriter", "Limits", "failure_record", "part_name", "temporary_name"]
+
+#: The directory of the journal entries, one directory per kind.
+JOURNAL = "_journal"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When a batch is committed: at this many logins, at this many rows, or this many seconds
+    after its first login, whichever comes first."""
+
+    logins: int = 1000
+    rows: int = 250_000
+    seconds: float = 5.0
+
+
+def part_name(batch: str, fmt: str) -> str:
+    """The final name of a batch's file of one table."""
+    return f"part-{batch}.{fmt}"
+
+
+def temporary_name(batch: str, fmt: str) -> str:
+    """The name a batch's file has until its batch is committed: hidden, and not ``*.<fmt>``."""
+    return f".part-{batch}.{fmt}.tmp"
+
+
+def failure_record(login_id: str, error: BaseException, kind: str) -> dict[str, Any]:
+    """A failed login as ``_failures.jsonl`` and the journal keep it: the exception's class, the
+    service's code, the message, the RequestId to resume with, the operation. No secret: bankfeed's
+    exceptions carry none (docs/errors.md#what-every-error-keeps)."""
+    return {
+        "login_id": login_id,
+        "kind": kind,
+        "error": type(error).__name__,
+        "code": getattr(error, "code", None),
+        "message": str(error),
+        "request_id": getattr(error, "request_id", None),
+        "operation": getattr(error, "operation", None),
+    }
+
+
+@dataclass
+class _Batch:
+    started: float
+    gathering: Any = field(default_factory=_native._Gathering)
+    logins: list[str] = field(default_factory=list)
+    request_ids: list[str | None] = field(default_factory=list)
+    fetched_at: list[int] = field(default_factory=list)
+    #: Per table, the rows of each login gathered, in order.
+    counts: dict[str, list[int]] = field(default_factory=dict)
+    rows: int = 0
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.logins and not self.failures
+
+
+class KindWriter:
+    """Writes one kind's results under ``storage``, a batch at a time; batch names start with
+    ``prefix`` (unique to the run, or to the partition of a cluster run)."""
+
+    def __init__(self, storage: Storage, kind: Kind, fmt: str, prefix: str, limits: Limits) -> None:
+        self.storage = storage
+        self.kind = kind
+        self.fmt = fmt
+        self.prefix = prefix
+        self.limits = limits
+        self._sequence = 0
+        self._batch: _Batch | None = None
+        #: Rows written per table, and the logins written and failed, by this writer.
+        self.rows: dict[str, int] = dict.fromkeys(kind.tables, 0)
+        #: Rows gathered so far, committed or not: what a progress display counts.
+        self.gathered = 0
+        self.written: dict[str, str | None] = {}
+        self.failed: dict[str, dict[str, Any]] = {}
+        for table in kind.tables:
+            storage.makedirs(storage.path(kind.name, table))
+        storage.makedirs(storage.path(JOURNAL, kind.name))
+
+    def _current(self) -> _Batch:
+        if self._batch is None:
+            self._batch = _Batch(started=time.monotonic())
+        return self._batch
+
+    def add(self, login_id: str, result: Any, fetched_at_us: int) -> None:
+        """Gathers the result of ``login_id``."""
+        batch = self._current()
+        batch.gathering.add((login_id, result))
+        batch.logins.append(login_id)
+        batch.request_ids.append(getattr(result, "request_id", None))
+        batch.fetched_at.append(fetched_at_us)
+        for table in self.kind.tables:
+            count = len(getattr(result, table))
+            batch.counts.setdefault(table, []).append(count)
+            batch.rows += count
+            self.gathered += count
+
+    def fail(self, login_id: str, error: BaseException) -> None:
+        """Keeps the failure of ``login_id``, committed with the batch."""
+        self._current().failures.append(failure_record(login_id, error, self.kind.name))
+
+    def due(self) -> bool:
+        """Whether the batch should be committed now."""
+        batch = self._batch
+        if batch is None or batch.empty:
+            return False
+        return (
+            len(batch.logins) >= self.limits.logins
+            or batch.rows >= self.limits.rows
+            or time.monotonic() - batch.started >= self.limits.seconds
+        )
+
+    def commit(self) -> None:
+        """Writes the batch (see the module's docstring); nothing when it is empty."""
+        batch, self._batch = self._batch, None
+        if batch is None or batch.empty:
+            return
+        self._sequence += 1
+        name = f"{self.prefix}-{self._sequence:06d}"
+        combined = batch.gathering.finish()
+        files: dict[str, str] = {}
+        rows: dict[str, int] = {}
+        for table in self.kind.tables:
+            gathered = combined.tables.get(table)
+            if gathered is None or len(gathered) == 0:
+                continue
+            directory = self.storage.path(self.kind.name, table)
+            temporary = self.storage.path(directory, temporary_name(name, self.fmt))
+            self._write(gathered, batch, batch.counts[table], temporary)
+            files[table] = part_name(name, self.fmt)
+            rows[table] = len(gathered)
+        entry = {
+            "batch": name,
+            "kind": self.kind.name,
+            "committed_at": time.time(),
+            "written": [[login, request_id] for login, request_id in zip(batch.logins, batch.request_ids, strict=True)],
+            "failed": batch.failures,
+            "files": files,
+            "rows": rows,
+        }
+        self.storage.write_whole(
+            self.storage.path(JOURNAL, self.kind.name, f"{name}.json"), json.dumps(entry).encode("utf-8")
+        )
+        for table, file in files.items():
+            directory = self.storage.path(self.kind.name, table)
+            self.storage.rename(
+                self.storage.path(directory, temporary_name(name, self.fmt)), self.storage.path(directory, file)
+            )
+        for table, count in rows.items():
+            self.rows[table] += count
+        for login, request_id in zip(batch.logins, batch.request_ids, strict=True):
+            self.written[login] = request_id
+            self.failed.pop(login, None)
+        for record in batch.failures:
+            self.failed[record["login_id"]] = record
+
+    def _write(self, table: Any, batch: _Batch, counts: list[int], path: str) -> None:
+        """Writes the combined ``table`` with its provenance columns to ``path``."""
+        try:
+            import pyarrow
+        except ImportError:
+            pyarrow = None
+        if pyarrow is None:
+            # CSV without pyarrow: what a machine without it can still produce.
+            _write_csv_records(self.storage, path, table, batch, counts)
+            return
+        arrow = with_provenance(table.to_arrow(), batch.request_ids, batch.fetched_at, counts)
+        with self.storage.open_write(path) as file:
+            if self.fmt == "parquet":
+                import pyarrow.parquet
+
+                pyarrow.parquet.write_table(arrow, file, compression="zstd")
+            else:
+                import pyarrow.csv
+
+                pyarrow.csv.write_csv(_flat(arrow), file)
+
+
+def _flat(table: Any) -> Any:
+    """``table`` with its list columns (a security's aliases) as JSON text, which CSV can hold."""
+    import pyarrow
+
+    for index, column in enumerate(table.schema):
+        if pyarrow.types.is_list(column.type) or pyarrow.types.is_large_list(column.type):
+            texts = [None if value is None else json.dumps(value) for value in table.column(index).to_pylist()]
+            table = table.set_column(index, column.name, pyarrow.array(texts, pyarrow.string()))
+    return table
+
+
+def _write_csv_records(storage: Storage, path: str, table: Any, batch: _Batch, counts: list[int]) -> None:
+    """The rows of ``table`` as CSV, with the provenance columns, written with the standard library."""
+    import csv
+    import datetime
+    import io
+
+    text = io.StringIO()
+    columns = list(table.columns)
+    header = [columns[0], "request_id", "fetched_at", *columns[1:]]
+    out = csv.writer(text)
+    out.writerow(header)
+    records = table.to_records()
+    row = 0
+    for login, count in enumerate(counts):
+        fetched = datetime.datetime.fromtimestamp(batch.fetched_at[login] / 1e6, datetime.timezone.utc).isoformat()
+        for _ in range(count):
+            record: Mapping[str, Any] = records[row]
+            row += 1
+            values = [record[columns[0]], batch.request_ids[login], fetched, *(record[c] for c in columns[1:])]
+            out.writerow(["" if value is None else value for value in values])
+    with storage.open_write(path) as file:
+        file.write(text.getvalue().encode("utf-8"))
+
+
+def write_empty(storage: Storage, kind: Kind, table: str, fmt: str, batch: str) -> None:
+    """An empty file of ``table``, with its columns, where the table has no file yet: so that
+    ``pyarrow.dataset``, ``pandas.read_parquet`` and a ``*.parquet`` glob read a table with no row
+    as such, rather than fail on an empty directory. Rows added later come in files of their own."""
+    from bankfeed._export.kinds import PROVENANCE, schema
+
+    path = storage.path(kind.name, table, part_name(batch, fmt))
+    try:
+        import pyarrow
+    except ImportError:
+        columns = list(PROVENANCE)  # without pyarrow: CSV, and the table's columns are unknown here
+        storage.write_whole(path, (",".join(columns) + "\n").encode("utf-8"))
+        return
+    empty = schema(kind.name, table).empty_table()
+    sink = pyarrow.BufferOutputStream()
+    if fmt == "parquet":
+        import pyarrow.parquet
+
+        pyarrow.parquet.write_table(empty, sink, compression="zstd")
+    else:
+        import pyarrow.csv
+
+        pyarrow.csv.write_csv(_flat(empty), sink)
+    storage.write_whole(path, sink.getvalue().to_pybytes())

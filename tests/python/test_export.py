@@ -1,0 +1,344 @@
+"""``bf.export`` and ``bankfeed export`` on one machine (docs/export.md): the layout other tools
+read, the failures and the manifest, a run stopped at any point (``kill -9`` included) and
+resumed with each login exactly once in every table and no request for what is written, the exit
+statuses, CSV, and the ``AsyncClient`` form.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow
+import pyarrow.dataset
+import pytest
+
+import bankfeed as bf
+
+LOGINS = 8
+BAD = "not-a-guid"
+TABLES = {
+    "investments": ("accounts", "positions", "transactions", "securities"),
+    "accounts": ("accounts", "transactions"),
+    "attributes": ("values", "detail"),
+}
+
+
+@pytest.fixture(scope="module")
+def many() -> Iterator[bf.Sandbox]:
+    with bf.Sandbox(logins=LOGINS) as sb:
+        yield sb
+
+
+def client_of(sb: bf.Sandbox, **options: Any) -> bf.Client:
+    return sb.client(**{"poll_interval": 0.01, "poll_timeout": 30, **options})
+
+
+def table(out: Path, kind: str, name: str) -> pyarrow.Table:
+    return pyarrow.dataset.dataset(out / kind / name).to_table()
+
+
+def logins_of(data: pyarrow.Table) -> Counter[str]:
+    return Counter(data.column("login_id").to_pylist())
+
+
+def test_every_table_is_a_dataset_read_whole_by_pyarrow_pandas_and_duckdb(many: bf.Sandbox, tmp_path: Path) -> None:
+    import duckdb
+    import pandas
+
+    client = client_of(many)
+    report = bf.export(client, [*many.login_ids, BAD], tmp_path, what=["investments", "accounts", "attributes:income"])
+    assert (report.logins_written, report.logins_failed, report.interrupted) == (LOGINS, 1, False)
+    # The same rows as the in-memory tables of the bulk calls, each login's once.
+    expected = {
+        "investments": bf.combine(client.investments_many(many.login_ids)),
+        "accounts": bf.combine(client.accounts_detail_many(many.login_ids, with_transactions=True)),
+        "attributes": bf.combine(client.attributes_many(many.login_ids, package="income")),
+    }
+    for kind, tables in TABLES.items():
+        for name in tables:
+            data = table(tmp_path, kind, name)
+            assert data.schema.names[:3] == ["login_id", "request_id", "fetched_at"]
+            assert data.schema.equals(bf.schema(kind, name)), (kind, name)
+            in_memory = expected[kind].tables[name].to_arrow()
+            assert data.num_rows == in_memory.num_rows == report.written[f"{kind}/{name}"], (kind, name)
+            assert logins_of(data) == logins_of(in_memory)
+            assert data.drop_columns(["request_id", "fetched_at"]).sort_by("login_id").column_names == (
+                in_memory.column_names
+            )
+            frame = pandas.read_parquet(tmp_path / kind / name)
+            assert len(frame) == data.num_rows
+            glob = str(tmp_path / kind / name / "*.parquet")
+            assert duckdb.sql(f"select count(*) from read_parquet('{glob}')").fetchone() == (data.num_rows,)
+    # Each login's rows carry the RequestId its data came from, and when.
+    positions = table(tmp_path, "investments", "positions")
+    assert all(isinstance(rid, str) and len(rid) == 36 for rid in positions.column("request_id").to_pylist())
+    assert str(positions.schema.field("fetched_at").type) == "timestamp[us, tz=UTC]"
+
+
+def test_the_failures_and_the_manifest_say_what_happened(many: bf.Sandbox, tmp_path: Path) -> None:
+    bf.export(client_of(many), [many.login_ids[0], BAD], tmp_path, what="investments,accounts")
+    failures = [json.loads(line) for line in (tmp_path / "_failures.jsonl").read_text().splitlines()]
+    assert [(f["login_id"], f["kind"], f["error"]) for f in failures] == [
+        (BAD, "investments", "ConfigError"),
+        (BAD, "accounts", "ConfigError"),
+    ]
+    assert set(failures[0]) >= {"login_id", "error", "code", "message", "request_id", "operation"}
+    manifest = json.loads((tmp_path / "_manifest.json").read_text())
+    assert manifest["bankfeed_version"] == bf.__version__
+    assert manifest["what"] == ["investments", "accounts"] and manifest["format"] == "parquet"
+    assert manifest["kinds"]["investments"]["logins_written"] == [many.login_ids[0]]
+    assert manifest["kinds"]["investments"]["logins_failed"] == [BAD]
+    assert manifest["kinds"]["investments"]["rows"]["positions"] == table(tmp_path, "investments", "positions").num_rows
+    assert manifest["complete"] is False
+
+
+def test_an_output_that_holds_an_export_is_refused_without_resume(many: bf.Sandbox, tmp_path: Path) -> None:
+    client = client_of(many)
+    bf.export(client, many.login_ids[:1], tmp_path)
+    with pytest.raises(bf.ConfigError) as raised:
+        bf.export(client, many.login_ids[:1], tmp_path)
+    assert raised.value.field == "out" and "resume" in str(raised.value)
+    with pytest.raises(bf.ConfigError) as wrong:
+        bf.export(client, many.login_ids[:1], tmp_path, resume=True, format="csv")
+    assert wrong.value.field == "format"
+
+
+def authorizes(sb: bf.Sandbox) -> int:
+    return sum(1 for request in sb.requests if request["path"].endswith("/Authorize"))
+
+
+def test_resume_skips_what_is_written_and_sends_nothing_for_it(tmp_path: Path) -> None:
+    with bf.Sandbox(logins=LOGINS) as sb:
+        client = client_of(sb)
+        first = bf.export(client, sb.login_ids[:5], tmp_path, what=["investments", "accounts"])
+        assert first.logins_written == 5
+        before = authorizes(sb)
+        again = bf.export(client, sb.login_ids, tmp_path, what=["investments", "accounts"], resume=True)
+        # Only the three new logins were fetched: an Authorize each, per kind.
+        assert authorizes(sb) - before == 3 * 2
+        assert (again.logins_written, again.logins_skipped) == (3, 5)
+        nothing = bf.export(client, sb.login_ids, tmp_path, what=["investments", "accounts"], resume=True)
+        assert (nothing.logins_written, nothing.logins_skipped) == (0, LOGINS)
+        assert authorizes(sb) - before == 3 * 2, "nothing sent for logins written"
+    for kind, tables in TABLES.items():
+        if kind == "attributes":
+            continue
+        for name in tables:
+            counts = logins_of(table(tmp_path, kind, name))
+            assert set(counts) <= set(sb.login_ids) and all(count > 0 for count in counts.values())
+    assert set(logins_of(table(tmp_path, "investments", "accounts"))) == set(sb.login_ids)
+
+
+def test_a_login_still_pending_resumes_its_request_id_without_a_new_session(tmp_path: Path) -> None:
+    with bf.Sandbox(logins=2, pending_seconds=1.0) as sb:
+        impatient = client_of(sb, poll_timeout=0.05)
+        first = bf.export(impatient, sb.login_ids, tmp_path)
+        assert first.logins_failed == 2
+        assert all(isinstance(error, bf.PendingTimeout) for _, error in first.failed)
+        failures = [json.loads(line) for line in (tmp_path / "_failures.jsonl").read_text().splitlines()]
+        pending = [error for _, error in first.failed if isinstance(error, bf.PendingTimeout)]
+        assert {f["request_id"] for f in failures} == {error.request_id for error in pending}
+        before = authorizes(sb)
+        time.sleep(1.0)
+        again = bf.export(client_of(sb), sb.login_ids, tmp_path, resume=True)
+        assert again.logins_written == 2 and again.logins_failed == 0
+        assert authorizes(sb) == before, "the pending RequestIds were polled, with no new Authorize"
+    assert (tmp_path / "_failures.jsonl").read_text() == ""
+    assert set(logins_of(table(tmp_path, "investments", "accounts"))) == set(sb.login_ids)
+
+
+def test_csv_and_small_batches_make_many_complete_files(many: bf.Sandbox, tmp_path: Path) -> None:
+    import pyarrow.csv
+
+    report = bf.export(client_of(many), many.login_ids, tmp_path, format="csv", batch_logins=3)
+    files = sorted((tmp_path / "investments" / "accounts").glob("part-*.csv"))
+    assert len(files) == 3  # 8 logins in batches of 3
+    rows = sum(pyarrow.csv.read_csv(file).num_rows for file in files)
+    assert rows == report.written["investments/accounts"]
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_the_async_form_writes_the_same(many: bf.Sandbox, tmp_path: Path) -> None:
+    async def main() -> bf.ExportReport:
+        client = many.async_client(poll_interval=0.01)
+        return await bf.aexport(client, many.login_ids, tmp_path)
+
+    report = asyncio.run(main())
+    assert report.logins_written == LOGINS
+    assert set(logins_of(table(tmp_path, "investments", "positions"))) <= set(many.login_ids)
+    assert table(tmp_path, "investments", "accounts").num_rows == report.written["investments/accounts"]
+
+
+def test_login_ids_come_from_any_iterable_of_text(many: bf.Sandbox, tmp_path: Path) -> None:
+    import pandas
+
+    ids = many.login_ids[:3]
+    for n, source in enumerate([pandas.Series(ids), pyarrow.array(ids), pyarrow.chunked_array([ids[:1], ids[1:]])]):
+        report = bf.export(client_of(many), source, tmp_path / str(n))
+        assert report.logins_written == 3, type(source)
+
+
+def test_wrong_arguments_are_refused_before_anything_is_written(many: bf.Sandbox, tmp_path: Path) -> None:
+    client = client_of(many)
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"what": "gold"}, "what"),
+        ({"what": ["investments", "investments"]}, "what"),
+        ({"format": "xlsx"}, "format"),
+        ({"what": "accounts", "days": 30}, "days"),
+        ({"batch_logins": 0}, "batch_logins"),
+    ]
+    for options, field in cases:
+        with pytest.raises(bf.ConfigError) as raised:
+            bf.export(client, many.login_ids, tmp_path / "x", **options)
+        assert raised.value.field == field
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(TypeError, match="aexport"):
+        bf.export(many.async_client(), many.login_ids, tmp_path / "y")  # type: ignore[arg-type]
+
+
+# --- The command ------------------------------------------------------------------------------
+
+
+def command(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "bankfeed", "export", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        **kwargs,
+    )
+
+
+def test_the_command_exports_a_file_of_login_ids_some_bad(many: bf.Sandbox, tmp_path: Path) -> None:
+    ids = tmp_path / "ids.csv"
+    ids.write_text("login_id,name\n" + "".join(f"{i},x\n" for i in [*many.login_ids[:3], BAD]))
+    out = tmp_path / "out"
+    args = ["--base-url", many.url, "--customer-id", many.customer_id, "--poll-interval", "0.01"]
+    done = command("--logins", str(ids), "--out", str(out), *args)
+    assert done.returncode == 1, done.stderr
+    assert "written: 3 logins" in done.stdout and "ConfigError 1" in done.stdout, done.stdout
+    assert str(out / "_failures.jsonl") in done.stdout
+    assert set(logins_of(table(out, "investments", "accounts"))) == set(many.login_ids[:3])
+    again = command("--logins", str(ids), "--out", str(out), "--resume", *args)
+    assert again.returncode == 1 and "already written" in again.stdout, again.stdout
+    good = command(*many.login_ids[:2], "--out", str(tmp_path / "good"), *args)
+    assert good.returncode == 0, good.stderr
+
+
+def test_usage_errors_exit_2_with_one_line(many: bf.Sandbox, tmp_path: Path) -> None:
+    args = ["--base-url", many.url, "--customer-id", many.customer_id]
+    for extra, says in [
+        (["--what", "gold"], "--what"),
+        (["--timeout", "-1"], "--timeout"),
+        (["--customer-id", "a/b"], "--customer-id"),
+        (["--logins", str(tmp_path / "missing.txt")], "--logins"),
+    ]:
+        done = command(many.login_ids[0], "--out", str(tmp_path / "o"), *args, *extra)
+        assert done.returncode == 2, (extra, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_without_a_base_url_the_command_exports_an_embedded_sandbox(tmp_path: Path) -> None:
+    done = command("--out", str(tmp_path), "--sandbox-logins", "3", "--poll-interval", "0.01")
+    assert done.returncode == 0, done.stderr
+    assert "embedded sandbox" in done.stderr
+    assert len(set(logins_of(table(tmp_path, "investments", "accounts")))) == 3
+
+
+def test_an_unreachable_service_fails_every_login_and_exits_1(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = command(
+        str(__import__("uuid").UUID(int=1)), "--out", str(tmp_path), "--base-url", f"http://127.0.0.1:{port}",
+        "--customer-id", "cust", "--max-retries", "0",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "TransportError 1" in done.stdout
+
+
+#: A sandbox in a process of its own, slow enough (each data call pending for a while) that an
+#: export is stopped in its middle.
+SLOW_SANDBOX = [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--logins", "40", "--pending-polls", "3"]
+
+
+@pytest.fixture
+def slow_sandbox(tmp_path: Path) -> Iterator[tuple[str, str, list[str]]]:
+    ids = tmp_path / "ids.txt"
+    server = subprocess.Popen(
+        [*SLOW_SANDBOX, "--login-ids-file", str(ids)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        url = line.split(" on ")[1].split(" ")[0]
+        customer = line.split("customer id ")[1].rstrip(")\n")
+        yield url, customer, ids.read_text().split()
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(30)
+
+
+def stop_when_committed(process: subprocess.Popen[str], journal: Path, how: int) -> None:
+    """Sends ``how`` to ``process`` once its first batch is committed."""
+    until = time.monotonic() + 120
+    while time.monotonic() < until and not (journal.exists() and any(journal.glob("*.json"))):
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.02)
+    process.send_signal(how)
+    process.wait(60)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_a_run_stopped_in_its_middle_resumes_with_each_login_once(
+    slow_sandbox: tuple[str, str, list[str]], tmp_path: Path, how: int
+) -> None:
+    url, customer, ids = slow_sandbox
+    out = tmp_path / "out"
+    args = [
+        *ids, "--out", str(out), "--base-url", url, "--customer-id", customer, "--poll-interval", "0.05",
+        "--concurrency", "4", "--batch-logins", "2", "--quiet",
+    ]
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bankfeed", "export", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+    )
+    stop_when_committed(process, out / "_journal" / "investments", how)
+    if how == signal.SIGINT:
+        assert process.returncode == 130
+        manifest = json.loads((out / "_manifest.json").read_text())
+        assert manifest["runs"][-1]["interrupted"] is True
+    written = set(logins_of(table(out, "investments", "accounts")))
+    assert 0 < len(written) < len(ids), "stopped in the middle"
+    done = command(*args, "--resume")
+    assert done.returncode == 0, done.stderr
+    for name in TABLES["investments"]:
+        counts = logins_of(table(out, "investments", name))
+        assert set(counts) <= set(ids)
+        if name == "accounts":
+            assert set(counts) == set(ids)
+    # Each login once: its accounts are the same rows as a fresh fetch would give, no more.
+    accounts = table(out, "investments", "accounts")
+    keys = list(zip(accounts.column("login_id").to_pylist(), accounts.column("account_id").to_pylist(), strict=True))
+    assert len(keys) == len(set(keys)), "no login is in the dataset twice"
+    assert not list(out.rglob("*.tmp"))
