@@ -24,6 +24,7 @@ LAST_LINE = {
     "challenges.py": "challenges: done",
     "data.py": "data: done",
     "handling_errors.py": "errors: done",
+    "nightly_export.py": "nightly export: done",
     "quickstart.py": "INVALID_LOGIN 401 None",
     "sessions.py": "sessions: done",
 }
