@@ -253,6 +253,10 @@ def test_usage_errors_exit_2_with_one_line(many: bf.Sandbox, tmp_path: Path) -> 
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], done.stderr
         assert "Traceback" not in done.stderr
+    # A key is refused by the name of its variable, never shown.
+    done = command(many.login_ids[0], "--out", str(tmp_path / "k"), *args, env={"BANKFEED_API_KEY": "a b"})
+    assert done.returncode == 2 and done.stderr.startswith("error: BANKFEED_API_KEY: "), done.stderr
+    assert "a b" not in done.stderr
 
 
 def test_without_a_base_url_the_command_exports_an_embedded_sandbox(tmp_path: Path) -> None:

@@ -118,8 +118,13 @@ def _read_logins(source: str) -> Iterator[str]:
             yield value
 
 
+#: The options with no flag: the keys, which only their variables give (see the module's docstring).
+_KEY_VARIABLES = {"api_key": "BANKFEED_API_KEY", "secret_key": "BANKFEED_SECRET_KEY"}
+
+
 def _flag_of(field: str) -> str:
-    return "--" + field.replace("_", "-")
+    """Where the user gave what a ``ConfigError`` names: a flag, or a key's variable."""
+    return _KEY_VARIABLES.get(field) or "--" + field.replace("_", "-")
 
 
 def _summary(report: ExportReport, out: str) -> str:
