@@ -341,6 +341,12 @@ class Client(_BaseClient):
             results = list(client.investments_many(login_ids, concurrency=64, progress=True))
             positions = bf.combine(results).positions.to_pandas()   # a login_id column first
 
+        ``login_ids`` is any iterable of text, read one item at a time: a list, a pandas or
+        polars Series, a NumPy array, a pyarrow array or chunked array (a Ray Data batch's
+        column). A missing value in it (None, NaN, ``pandas.NA``, an Arrow null) is that login's
+        own :class:`ConfigError`, handed back as ``("", error)``; an item of another kind (a
+        number, bytes) raises TypeError, and a whole DataFrame too (pass its column).
+
         The call starts at once; Ctrl-C, closing the iterator, or leaving a ``with`` block around
         it stops every login in flight. A reader still reading after ``close()`` (from a
         watchdog thread, say) or the client's ``close()`` gets the results already fetched, then
@@ -589,6 +595,10 @@ class AsyncClient(_BaseClient):
 
             combined = await bf.acombine(client.investments_many(login_ids, concurrency=64))
             positions = combined.positions.to_pandas()   # a login_id column first
+
+        ``login_ids`` is any iterable of text, as for :meth:`Client.investments_many`: a list, a
+        pandas or polars Series, a NumPy or pyarrow array; a missing value is that login's own
+        :class:`ConfigError`, handed back as ``("", error)``.
 
         The call starts at once; cancelling the task, closing the iterator (``await
         it.aclose()``), or leaving an ``async with`` block around it stops every login in flight.
