@@ -196,6 +196,18 @@ pub(crate) struct Unusable {
     pub(crate) error: Error,
 }
 
+impl LoginIds {
+    /// One LoginId given as text: kept, or, when it is not valid text, that login's failure.
+    fn push_text(&mut self, text: &Bound<'_, PyString>) {
+        match text.to_str() {
+            Ok(id) => self.ids.push(id.to_owned()),
+            Err(_) => self
+                .unusable
+                .push(Unusable { key: text.clone().into_any().unbind(), error: not_text("login_id", None) }),
+        }
+    }
+}
+
 /// What the `login_ids` of the bulk calls take, for messages.
 const LOGIN_IDS_TAKE: &str = "an iterable of str (a list, a pandas or polars Series, a NumPy or pyarrow array)";
 
@@ -211,30 +223,28 @@ pub(crate) fn login_ids(value: &Bound<'_, PyAny>) -> PyResult<LoginIds> {
     let py = value.py();
     let mut read = LoginIds { ids: Vec::new(), unusable: Vec::new() };
     each_item(NAME, value, LOGIN_IDS_TAKE, MAX_LOGIN_IDS, |index, item| {
-        // An Arrow scalar is read with its `as_py()`; text (which has none) as it is.
+        // Text as it is (a column of a million LoginIds asks nothing more of each); an Arrow
+        // scalar through its `as_py()`.
         let as_py =
             if item.is_instance_of::<PyString>() { None } else { item.getattr_opt(pyo3::intern!(py, "as_py"))? };
-        let (arrow, value) = match as_py {
-            Some(as_py) => (true, as_py.call0()?),
-            None => (false, item.clone()),
+        let value = match &as_py {
+            Some(as_py) => as_py.call0()?,
+            None => item.clone(),
         };
-        if let Some(what) = missing(&value) {
-            let what = if arrow { "an Arrow null" } else { what };
-            let rule = format!(
-                "is missing: login_ids[{index}] is {what}, not a LoginId; leave the missing values out first \
-                 (series.dropna(), or drop_nulls() in polars)"
-            );
-            let key = PyString::new(py, "").into_any().unbind();
-            read.unusable.push(Unusable { key, error: Error::config("login_id", rule) });
+        if let Ok(text) = value.cast::<PyString>() {
+            read.push_text(text);
             return Ok(());
         }
-        match value.cast::<PyString>() {
-            Ok(id) => match id.to_str() {
-                Ok(id) => read.ids.push(id.to_owned()),
-                Err(_) => read.unusable.push(Unusable { key: value.unbind(), error: not_text("login_id", None) }),
-            },
-            Err(_) => return Err(wrong_type(&format!("{NAME}[{index}]"), "a str", &item)),
-        }
+        let Some(what) = missing(&value) else {
+            return Err(wrong_type(&format!("{NAME}[{index}]"), "a str", &item));
+        };
+        let what = if as_py.is_some() { "an Arrow null" } else { what };
+        let rule = format!(
+            "is missing: login_ids[{index}] is {what}, not a LoginId; leave the missing values out first \
+             (series.dropna(), or drop_nulls() in polars)"
+        );
+        let key = PyString::new(py, "").into_any().unbind();
+        read.unusable.push(Unusable { key, error: Error::config("login_id", rule) });
         Ok(())
     })?;
     Ok(read)
