@@ -1,4 +1,5 @@
-//! The client: one per configuration, cheap to clone, sharing one HTTP connection pool.
+//! The client: one per configuration, cheap to clone; every client of one configuration in a
+//! process shares one HTTP connection pool (src/pools.rs).
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use crate::error::Error;
 use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http, Reply};
 use crate::poll::poll;
+use crate::pools;
 use crate::secret::Secret;
 use crate::tables::{check_accounts, AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
 
@@ -32,26 +34,48 @@ pub struct Client {
 #[derive(Debug)]
 struct Inner {
     config: ClientConfig,
-    /// Rebuilt in a forked child: the pool's connections belong to the parent's runtime.
-    http: PerProcess<Http>,
+    /// Made at random with the client and carried by its copies (pickles): what tells Dask that
+    /// two copies are the same client, without anything derived from the keys.
+    identity: uuid::Uuid,
+    /// This client's hold on the pool of its configuration, which other clients of the same
+    /// configuration in the process share (docs/architecture.md#one-pool-per-configuration).
+    /// Taken again in a forked child: the pool's connections belong to the parent's runtime.
+    http: PerProcess<Arc<Http>>,
     /// True once `close()` was called: every call in flight, in any thread, ends with
     /// `Error::Closed`, and new ones are refused.
     closed: tokio::sync::watch::Sender<bool>,
 }
 
 impl Client {
+    /// A new client. It shares the connection pool, and the bound of `max_connections`, of the
+    /// other clients of the same configuration in this process, if there are any.
     pub fn new(config: ClientConfig) -> Result<Self, Error> {
-        let http = Http::new(&config)?;
+        Self::copy_of(config, uuid::Uuid::new_v4())
+    }
+
+    /// A copy of the client `identity` names (its [`Client::identity`]), made from its
+    /// configuration: a client of its own, closed on its own, on the shared pool.
+    pub fn copy_of(config: ClientConfig, identity: uuid::Uuid) -> Result<Self, Error> {
+        let http = pools::shared(&config)?;
         let closed = tokio::sync::watch::Sender::new(false);
-        Ok(Client { inner: Arc::new(Inner { config, http: PerProcess::with(http), closed }) })
+        Ok(Client { inner: Arc::new(Inner { config, identity, http: PerProcess::with(http), closed }) })
+    }
+
+    /// The same for a client and its copies, random otherwise; never derived from the keys.
+    pub fn identity(&self) -> uuid::Uuid {
+        self.inner.identity
     }
 
     /// Cancels every call of this client in flight, in every thread, and refuses new ones: each
-    /// ends with `Error::Closed`. Clones share it (they are the same client); idempotent.
+    /// ends with `Error::Closed`. Clones share it (they are the same client); idempotent. Other
+    /// clients of the same configuration, copies included, go on.
     pub fn close(&self) {
         self.inner.closed.send_replace(true);
-        // The pool's idle connections close once the calls cancelled above let go of it: a
-        // closed client still referenced (a long-lived service's attribute) keeps no sockets.
+        // Lets go of this client's hold on the pool, never the pool itself, which other clients
+        // of the configuration may be using (docs/architecture.md#one-pool-per-configuration).
+        // When none is left, the pool's idle connections close once the calls cancelled above let
+        // go of it: a closed client still referenced (a long-lived service's attribute) keeps no
+        // sockets of its own.
         self.inner.http.clear();
     }
 
@@ -60,12 +84,12 @@ impl Client {
     }
 
     /// The connection pool of this process (docs/architecture.md#fork-and-child-processes).
-    fn http(&self) -> Result<Http, Error> {
-        // Not built again by a call that raced `close()`: its pool would outlive the client.
+    fn http(&self) -> Result<Arc<Http>, Error> {
+        // Not taken again by a call that raced `close()`: its hold would outlive the client.
         if self.is_closed() {
             return Err(Error::Closed { operation: "a request".to_owned() });
         }
-        self.inner.http.get_or_try_init(|| Http::new(&self.inner.config))
+        self.inner.http.get_or_try_init(|| pools::shared(&self.inner.config))
     }
 
     pub fn config(&self) -> &ClientConfig {
@@ -211,7 +235,7 @@ impl Client {
         if let Some(body) = body {
             request = request.json(&body)?;
         }
-        let bytes = poll(&self.http()?, &request, &self.inner.config.poll, Some(request_id)).await?;
+        let bytes = poll(&*self.http()?, &request, &self.inner.config.poll, Some(request_id)).await?;
         Ok(Raw(bytes.into()))
     }
 

@@ -68,7 +68,8 @@ pub struct ClientConfig {
     pub deadline: Option<Duration>,
     /// At most this many requests of the client are in flight at once, so at most about this
     /// many connections are open to a host; further requests wait their turn
-    /// (docs/protocol.md#timing-and-limits).
+    /// (docs/protocol.md#timing-and-limits). The clients of one configuration in a process share
+    /// the bound (docs/architecture.md#one-pool-per-configuration).
     pub max_connections: usize,
     /// The proxy of each request (docs/protocol.md#proxies), decided without an error for both
     /// hosts when the configuration was made.

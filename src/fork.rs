@@ -12,8 +12,8 @@ pub(crate) struct PerProcess<T> {
 }
 
 impl<T: Clone> PerProcess<T> {
-    /// Empty: the first `get_or_try_init` builds the value (the Python layer's shared runtime).
-    #[cfg(any(feature = "python", test))]
+    /// Empty: the first `get_or_try_init` builds the value (the Python layer's shared runtime,
+    /// the registry of connection pools).
     pub(crate) const fn new() -> Self {
         PerProcess { slot: Mutex::new(None) }
     }

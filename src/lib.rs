@@ -16,6 +16,7 @@ mod fork;
 pub mod fuzzing;
 mod http;
 mod poll;
+mod pools;
 pub mod proxy;
 mod secret;
 // Only the sandbox and the Python layer (which needs the sandbox) hold locks today.

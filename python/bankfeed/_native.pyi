@@ -107,8 +107,10 @@ class _BaseClient:
 
     @property
     def max_connections(self) -> int:
-        """How many requests of this client may be in flight at once (about as many connections per
-        host); further requests wait their turn."""
+        """How many requests may be in flight at once (about as many connections per host); further
+        requests wait their turn. The bound, and the connections, are shared by every client of
+        the same options in the process: the copies a pickle makes (each task of a Dask or Spark
+        worker unpickling its own), and clients made anew with the same options."""
 
     @property
     def deadline(self) -> float | None:
@@ -125,13 +127,19 @@ class _BaseClient:
     def close(self) -> None:
         """Cancels every call of this client in flight, in every thread and task, at once: each
         raises :class:`bankfeed.ClientClosed`, and so do later calls. Sessions and challenges
-        of the client close with it; a pickled copy is a new client. Calling it again does
-        nothing."""
+        of the client close with it; a pickled copy is a new client, which goes on (the
+        connections it shares close once no client uses them). Calling it again does nothing."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as the client's configuration, **keys included** (``api_key``, ``secret_key``):
         the pickle is as secret as the keys. The copy is a new client with the same options, which
-        reads no ``BANKFEED_*`` variable; ``repr`` still hides the keys."""
+        reads no ``BANKFEED_*`` variable, and shares the connections of the clients of those
+        options in its process; ``repr`` still hides the keys."""
+
+    def __dask_tokenize__(self) -> tuple[object, ...]:
+        """What Dask names the client by in a task key (``dask.base.tokenize``): the same for the
+        client and its copies, and nothing derived from its keys, which therefore never reach a
+        task key, the dashboard or a worker's log."""
 
 @final
 class Client(_BaseClient):
@@ -332,6 +340,12 @@ class Client(_BaseClient):
 
             results = list(client.investments_many(login_ids, concurrency=64, progress=True))
             positions = bf.combine(results).positions.to_pandas()   # a login_id column first
+
+        ``login_ids`` is any iterable of text, read one item at a time: a list, a pandas or
+        polars Series, a NumPy array, a pyarrow array or chunked array (a Ray Data batch's
+        column). A missing value in it (None, NaN, ``pandas.NA``, an Arrow null) is that login's
+        own :class:`ConfigError`, handed back as ``("", error)``; an item of another kind (a
+        number, bytes) raises TypeError, and a whole DataFrame too (pass its column).
 
         The call starts at once; Ctrl-C, closing the iterator, or leaving a ``with`` block around
         it stops every login in flight. A reader still reading after ``close()`` (from a
@@ -582,6 +596,10 @@ class AsyncClient(_BaseClient):
             combined = await bf.acombine(client.investments_many(login_ids, concurrency=64))
             positions = combined.positions.to_pandas()   # a login_id column first
 
+        ``login_ids`` is any iterable of text, as for :meth:`Client.investments_many`: a list, a
+        pandas or polars Series, a NumPy or pyarrow array; a missing value is that login's own
+        :class:`ConfigError`, handed back as ``("", error)``.
+
         The call starts at once; cancelling the task, closing the iterator (``await
         it.aclose()``), or leaving an ``async with`` block around it stops every login in flight.
         A reader still reading after ``aclose()`` (from another task) or the client's
@@ -669,6 +687,10 @@ class _BaseSession:
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as its client (keys included, see :meth:`Client.__reduce__`), its ids and the
         200 body: the copy serves the data operations and gives the same :attr:`raw`."""
+
+    def __dask_tokenize__(self) -> tuple[object, ...]:
+        """What Dask names the session by in a task key: its client's token and its ids, nothing
+        of the keys its pickle carries."""
 
 @final
 class Session(_BaseSession):

@@ -6,7 +6,7 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyMapping, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyMapping, PyString};
 
 use crate::config::{MAX_CONNECTIONS, MAX_RETRIES};
 use crate::error::Error;
@@ -180,31 +180,113 @@ fn list_of_texts(name: &'static str, value: &Bound<'_, PyAny>, takes: &str, max:
     Ok(texts)
 }
 
-/// The LoginIds of a bulk call, in order. One that is not valid text (a lone surrogate) is that
-/// login's own failure, not the call's: it is kept as the `str` that came, to be handed back with
-/// its `ConfigError`, and the other logins go on (docs/bad-input.md#arguments).
+/// The LoginIds of a bulk call, in order. One that cannot be sent is that login's own failure,
+/// not the call's, and the other logins go on (docs/bad-input.md#arguments).
 pub(crate) struct LoginIds {
     pub(crate) ids: Vec<String>,
-    pub(crate) unreadable: Vec<Py<PyAny>>,
+    pub(crate) unusable: Vec<Unusable>,
 }
 
-/// `login_ids` of the bulk calls: an iterable of `str`, at most [`MAX_LOGIN_IDS`].
+/// A LoginId that cannot be sent, the key it is handed back with, and its `ConfigError`.
+pub(crate) struct Unusable {
+    /// Text that is not valid (a lone surrogate): the very `str` that came, so that the caller can
+    /// match it with its own list. A missing value: `""`, the text of no LoginId, since the pairs
+    /// of a bulk call are typed `(str, result)` and `bf.combine` keys its errors by text.
+    pub(crate) key: Py<PyAny>,
+    pub(crate) error: Error,
+}
+
+impl LoginIds {
+    /// One LoginId given as text: kept, or, when it is not valid text, that login's failure.
+    fn push_text(&mut self, text: &Bound<'_, PyString>) {
+        match text.to_str() {
+            Ok(id) => self.ids.push(id.to_owned()),
+            Err(_) => self
+                .unusable
+                .push(Unusable { key: text.clone().into_any().unbind(), error: not_text("login_id", None) }),
+        }
+    }
+}
+
+/// What the `login_ids` of the bulk calls take, for messages.
+const LOGIN_IDS_TAKE: &str = "an iterable of str (a list, a pandas or polars Series, a NumPy or pyarrow array)";
+
+/// `login_ids` of the bulk calls: an iterable of text, at most [`MAX_LOGIN_IDS`], read one item
+/// at a time (see [`each_item`]). The items are what the data libraries hand out: `str` and its
+/// subclasses (NumPy's `str_`), and Arrow scalars (a pyarrow array yields them, a Ray Data batch's
+/// column is one), read with their `as_py()`. A missing value (None, NaN, `pandas.NA`, an Arrow
+/// null) is that login's own `ConfigError`; any other item is the call's `TypeError`.
 pub(crate) fn login_ids(value: &Bound<'_, PyAny>) -> PyResult<LoginIds> {
     const NAME: &str = "login_ids";
-    const TAKES: &str = "a list (or any iterable) of str";
-    not_a_single_text(NAME, value, TAKES)?;
-    let mut read = LoginIds { ids: Vec::new(), unreadable: Vec::new() };
-    each_item(NAME, value, TAKES, MAX_LOGIN_IDS, |index, item| {
-        match item.cast::<PyString>() {
-            Ok(text) => match text.to_str() {
-                Ok(id) => read.ids.push(id.to_owned()),
-                Err(_) => read.unreadable.push(item.unbind()),
-            },
-            Err(_) => return Err(wrong_type(&format!("{NAME}[{index}]"), "a str", &item)),
+    not_a_single_text(NAME, value, LOGIN_IDS_TAKE)?;
+    not_a_whole_frame(value)?;
+    let py = value.py();
+    let mut read = LoginIds { ids: Vec::new(), unusable: Vec::new() };
+    each_item(NAME, value, LOGIN_IDS_TAKE, MAX_LOGIN_IDS, |index, item| {
+        // Text as it is (a column of a million LoginIds asks nothing more of each); an Arrow
+        // scalar through its `as_py()`.
+        let as_py =
+            if item.is_instance_of::<PyString>() { None } else { item.getattr_opt(pyo3::intern!(py, "as_py"))? };
+        let value = match &as_py {
+            Some(as_py) => as_py.call0()?,
+            None => item.clone(),
+        };
+        if let Ok(text) = value.cast::<PyString>() {
+            read.push_text(text);
+            return Ok(());
         }
+        let Some(what) = missing(&value) else {
+            return Err(wrong_type(&format!("{NAME}[{index}]"), "a str", &item));
+        };
+        let what = if as_py.is_some() { "an Arrow null" } else { what };
+        let rule = format!(
+            "is missing: login_ids[{index}] is {what}, not a LoginId; leave the missing values out first \
+             (series.dropna(), or drop_nulls() in polars)"
+        );
+        let key = PyString::new(py, "").into_any().unbind();
+        read.unusable.push(Unusable { key, error: Error::config("login_id", rule) });
         Ok(())
     })?;
     Ok(read)
+}
+
+/// What a missing value among `login_ids` is, for its message, or None for any other item:
+/// None, a NaN float (pandas' missing text in an `object` column), and `pandas.NA` (its missing
+/// text in a `string` column), recognised without importing pandas.
+fn missing(item: &Bound<'_, PyAny>) -> Option<&'static str> {
+    if item.is_none() {
+        return Some("None");
+    }
+    if let Ok(number) = item.cast::<PyFloat>() {
+        return number.value().is_nan().then_some("NaN");
+    }
+    let kind = item.get_type();
+    let of_pandas = kind.module().is_ok_and(|module| module.to_str().is_ok_and(|name| name.starts_with("pandas")));
+    (of_pandas && kind.name().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "NAType"))).then_some("pandas.NA")
+}
+
+/// Refuses a whole table where its column of LoginIds is wanted: a pandas DataFrame iterates its
+/// column names, which would be read as LoginIds, and the others would fail less clearly.
+fn not_a_whole_frame(value: &Bound<'_, PyAny>) -> PyResult<()> {
+    const FRAMES: [(&str, &str); 5] = [
+        ("pandas", "DataFrame"),
+        ("polars", "DataFrame"),
+        ("polars", "LazyFrame"),
+        ("pyarrow", "Table"),
+        ("pyarrow", "RecordBatch"),
+    ];
+    for class in value.get_type().mro().iter() {
+        let (Ok(module), Ok(name)) = (class.getattr("__module__"), class.getattr("__name__")) else { continue };
+        let (Ok(module), Ok(name)) = (module.extract::<String>(), name.extract::<String>()) else { continue };
+        let root = module.split('.').next().unwrap_or_default();
+        if FRAMES.contains(&(root, name.as_str())) {
+            return Err(PyTypeError::new_err(format!(
+                "login_ids must be {LOGIN_IDS_TAKE}, not a whole {name}: pass its column of LoginIds, such as \
+                 frame[\"login_id\"]"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A `bool` (not any truthy value: `save="no"` would otherwise save).

@@ -2,8 +2,9 @@
 //! configuration and defines every operation once; the two differ only in how a call runs
 //! (docs/architecture.md#one-operation-two-runners).
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyType};
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 use super::args;
 use super::asyncio;
@@ -297,8 +298,8 @@ impl PyBaseClient {
         self.client.config().deadline.map(|deadline| deadline.as_secs_f64())
     }
 
-    /// How many requests of this client may be in flight at once (about as many connections
-    /// per host); further requests wait their turn.
+    /// How many requests may be in flight at once (about as many connections per host), shared
+    /// by the clients of the same options in the process; further requests wait their turn.
     #[getter]
     fn max_connections(&self) -> usize {
         self.client.config().max_connections
@@ -578,7 +579,8 @@ impl PyBaseClient {
 
     /// Cancels every call of this client in flight, in every thread and task, at once: each
     /// raises ClientClosed. Later calls raise it too. Sessions and challenges of the client are
-    /// closed with it; a copy (pickle) is a new client. Calling it again does nothing.
+    /// closed with it; a copy (pickle) is a new client, which goes on. Calling it again does
+    /// nothing.
     fn close(&self) {
         self.client.close();
     }
@@ -589,12 +591,14 @@ impl PyBaseClient {
         self.client.is_closed()
     }
 
-    /// Pickles as the client's configuration, keys included (docs/architecture.md#pickling): the
-    /// copy is a new client with the same options, and its own connections.
+    /// Pickles as the client's configuration, keys included, and its identity
+    /// (docs/architecture.md#pickling): the copy is a new client with the same options, which
+    /// shares the connections of the other clients of that configuration in its process.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let py = slf.py();
         let options = slf.get().client.config().to_options();
         let state = PyDict::new(py);
+        state.set_item("identity", slf.get().client.identity().to_string())?;
         state.set_item("base_url", options.base_url)?;
         state.set_item("investments_base_url", options.investments_base_url)?;
         state.set_item("customer_id", options.customer_id)?;
@@ -656,9 +660,37 @@ impl PyBaseClient {
                 Some(value) => Some(ProxyOption::from_given(Some(&value.extract::<String>()?))),
             },
         };
-        let client = ClientConfig::from_environment(options, Variables::ProxiesOnly).and_then(Client::new)?;
+        // Absent from a pickle of an older version: a client of its own identity.
+        let identity = match text("identity")? {
+            None => uuid::Uuid::new_v4(),
+            Some(identity) => uuid::Uuid::try_parse(&identity)
+                .map_err(|_| PyValueError::new_err("a pickled client's identity must be a UUID"))?,
+        };
+        let config = ClientConfig::from_environment(options, Variables::ProxiesOnly)?;
+        let client = Client::copy_of(config, identity)?;
         let flavor = if cls.is_subclass_of::<PyAsyncClient>()? { Flavor::Async } else { Flavor::Blocking };
         PyBaseClient::to_py(cls.py(), &client, flavor)
+    }
+
+    /// What Dask makes the client's part of a task key from (``dask.base.tokenize``): the same
+    /// for a client and its copies, so that Dask sees one client, and nothing derived from the
+    /// keys. Without it, Dask would hash the pickle, keys and all (docs/architecture.md#pickling).
+    fn __dask_tokenize__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let client = &slf.get().client;
+        let config = client.config();
+        let proxy = Self::proxy(slf.get());
+        let parts: Vec<Bound<'py, PyAny>> = vec![
+            "bankfeed".into_pyobject(py)?.into_any(),
+            slf.get_type().name()?.into_any(),
+            client.identity().to_string().into_pyobject(py)?.into_any(),
+            config.base_url.as_str().into_pyobject(py)?.into_any(),
+            config.investments_base_url.as_str().into_pyobject(py)?.into_any(),
+            config.customer_id.as_str().into_pyobject(py)?.into_any(),
+            config.max_connections.into_pyobject(py)?.into_any(),
+            proxy.into_pyobject(py)?.into_any(),
+        ];
+        PyTuple::new(py, parts)
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {

@@ -31,18 +31,18 @@ type Sent = (String, Result<Outcome, Error>);
 /// What the iterator hands out: a login and its outcome.
 type Item = (LoginKey, Result<Outcome, Error>);
 
-/// A LoginId as the iterator hands it back: its text, or, for one that is not valid text (a lone
-/// surrogate), the very `str` that came, so that the caller can match it with its own list.
+/// A LoginId as the iterator hands it back: its text, or, for one that cannot be sent, the key
+/// `args::Unusable` says (the very `str` that came for one that is not valid text).
 enum LoginKey {
     Text(String),
-    Unreadable(Py<PyAny>),
+    Unusable(Py<PyAny>),
 }
 
 impl LoginKey {
     fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         match self {
             LoginKey::Text(id) => Ok(id.into_pyobject(py)?.into_any().unbind()),
-            LoginKey::Unreadable(id) => Ok(id),
+            LoginKey::Unusable(id) => Ok(id),
         }
     }
 }
@@ -76,11 +76,12 @@ where
         return Err(Error::Closed { operation: call.to_owned() }.into());
     }
     super::logging::refresh(py)?;
-    let args::LoginIds { ids, unreadable } = login_ids;
-    let total = ids.len() + unreadable.len();
-    // A LoginId that is not text fails alone, handed out first, and never reaches the driver.
+    let args::LoginIds { ids, unusable } = login_ids;
+    let total = ids.len() + unusable.len();
+    // A LoginId that cannot be sent (not text, or missing) fails alone, handed out first, and
+    // never reaches the driver.
     let early: VecDeque<Item> =
-        unreadable.into_iter().map(|id| (LoginKey::Unreadable(id), Err(args::not_text("login_id", None)))).collect();
+        unusable.into_iter().map(|unusable| (LoginKey::Unusable(unusable.key), Err(unusable.error))).collect();
     let capacity = concurrency.saturating_mul(BUFFER_PER_FLOW).clamp(16, 4096);
     let (sink, receiver) = mpsc::channel::<Sent>(capacity);
     let owner = client.clone();

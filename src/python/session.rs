@@ -221,6 +221,21 @@ impl PyBaseSession {
         session_to_py(cls.py(), &client.client, client.flavor, session)
     }
 
+    /// What Dask makes the session's part of a task key from: its client's identity (the same
+    /// for the client's copies) and its ids, as its repr shows them; nothing of the keys its
+    /// pickle carries (docs/architecture.md#pickling).
+    fn __dask_tokenize__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let (py, this) = (slf.py(), slf.get());
+        let parts: Vec<Bound<'py, PyAny>> = vec![
+            "bankfeed".into_pyobject(py)?.into_any(),
+            slf.get_type().name()?.into_any(),
+            this.client.identity().to_string().into_pyobject(py)?.into_any(),
+            this.session.request_id.as_str().into_pyobject(py)?.into_any(),
+            this.session.login_id.as_deref().into_pyobject(py)?.into_any(),
+        ];
+        pyo3::types::PyTuple::new(py, parts)
+    }
+
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let session = &slf.get().session;
         // As Python shows the attribute: a quoted LoginId, or None unquoted when there is none.

@@ -7,55 +7,14 @@ The connections are counted from the kernel's table of TCP sockets, so the test 
 
 from __future__ import annotations
 
-import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 import bankfeed as bf
+from nethelpers import ON_LINUX, peak_connections
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/net/tcp")
-
-ESTABLISHED = "01"
-
-
-def connections_to(port: int) -> int:
-    """Established TCP connections whose remote end is `port` on this machine (the client side)."""
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        path = Path(table)
-        if not path.exists():
-            continue
-        for line in path.read_text().splitlines()[1:]:
-            fields = line.split()
-            remote, state = fields[2], fields[3]
-            if state == ESTABLISHED and int(remote.rsplit(":", 1)[1], 16) == port:
-                count += 1
-    return count
-
-
-@contextmanager
-def peak_connections(port: int) -> Iterator[list[int]]:
-    """Samples the connections to `port` every few milliseconds; the list holds the peak after."""
-    peak = [0]
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            peak[0] = max(peak[0], connections_to(port))
-            done.wait(0.002)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        yield peak
-    finally:
-        done.set()
-        sampler.join()
+pytestmark = pytest.mark.skipif(not ON_LINUX, reason="reads /proc/net/tcp")
 
 
 def burst(max_connections: int) -> int:
