@@ -76,6 +76,19 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="logins per part file, at most (default: 1000; a batch is also written every 5 s)",
     )
     parser.add_argument("--resume", action="store_true", help="go on with the export already in --out")
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: the scheduler's address, tcp://HOST:8786 (needs bankfeed[dask]; --out must be "
+        "a path every worker shares, or an fsspec URL)",
+    )
+    parser.add_argument(
+        "--partition-size",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="with --scheduler: logins per task on a worker (default: 1000)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
     parser.add_argument(
         "--sandbox-logins",
@@ -196,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
             days=args.days,
             batch_logins=args.batch_logins,
             raise_interrupt=False,
+            scheduler=args.scheduler,
+            partition_size=args.partition_size,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)

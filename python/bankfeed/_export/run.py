@@ -13,7 +13,7 @@ import secrets
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.kinds import KINDS, Kind, parse_what
 from bankfeed._export.progress import ExportProgress
@@ -22,6 +22,9 @@ from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
 from bankfeed.errors import _config_error
+
+if TYPE_CHECKING:
+    import distributed
 
 __all__ = ["ExportReport", "aexport", "export"]
 
@@ -127,6 +130,10 @@ class _Export:
     done: int = 0
     failed: int = 0
     progress: ExportProgress | None = None
+    #: What the partitions of a cluster run wrote, which has no writer here (docs/scale-out.md):
+    #: the logins, and the rows per ``"kind/table"``.
+    remote_logins: set[Any] = field(default_factory=set)
+    remote_rows: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def plan(
@@ -205,12 +212,13 @@ class _Export:
         self.writers[kind.name] = writer
         return writer
 
-    def chunks(self, kind: Kind) -> list[tuple[list[Any], dict[str, str]]]:
-        """The bulk calls of ``kind``: its logins in chunks, each with the RequestIds to resume."""
+    def chunks(self, kind: Kind, size: int = _CHUNK) -> list[tuple[list[Any], dict[str, str]]]:
+        """The bulk calls of ``kind``: its logins in chunks of ``size`` (the partitions of a cluster
+        run), each with the RequestIds to resume."""
         todo, resumes = self.todo[kind.name], self.resumes[kind.name]
         chunks = []
-        for start in range(0, len(todo), _CHUNK):
-            chunk = todo[start : start + _CHUNK]
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
             chunks.append((chunk, {login: resumes[login] for login in chunk if login in resumes}))
         return chunks
 
@@ -232,8 +240,23 @@ class _Export:
             self.progress.update(self.done, self.failed, sum(w.gathered for w in self.writers.values()))
         return writer.due()
 
-    def finish(self, interrupted: bool) -> ExportReport:
-        """Writes the manifest and the failures; the report of this run."""
+    def absorb(
+        self, done: int, written: Iterable[Any], rows: Mapping[str, int], failures: list[tuple[Any, BaseException]]
+    ) -> None:
+        """Counts what a partition of a cluster run did: ``done`` logins, of which ``written``
+        were, ``rows`` per ``"kind/table"``, and the ``failures``."""
+        self.done += done
+        self.failed += len(failures)
+        self.failures.extend(failures)
+        self.remote_logins.update(written)
+        for name, count in rows.items():
+            self.remote_rows[name] = self.remote_rows.get(name, 0) + count
+        if self.progress is not None:
+            self.progress.update(self.done, self.failed, sum(self.remote_rows.values()))
+
+    def finish(self, interrupted: bool, repair: bool = True) -> ExportReport:
+        """Writes the manifest and the failures; the report of this run. ``repair`` false: the
+        journal is read as it stands, since workers of a cluster run may still be committing."""
         if self.progress is not None:
             self.progress.close(interrupted)
         for kind in self.kinds:
@@ -243,7 +266,7 @@ class _Export:
                     self.storage.makedirs(directory)
                     write_empty(self.storage, kind, table, self.fmt, f"{self.run_id}-000000")
         states: dict[str, tuple[str, KindState]] = {
-            kind.name: (kind.label, read_state(self.storage, kind.name, self.fmt)) for kind in self.kinds
+            kind.name: (kind.label, read_state(self.storage, kind.name, self.fmt, repair=repair)) for kind in self.kinds
         }
         run = {
             "run": self.run_id,
@@ -262,18 +285,18 @@ class _Export:
             run=run,
             previous=previous_manifest(self.storage),
         )
-        fetched = {login for writer in self.writers.values() for login in writer.written}
+        fetched = {login for writer in self.writers.values() for login in writer.written} | self.remote_logins
         failed_now = {login for login, _ in self.failures}
         written_now = {
             login for login in fetched if all(login in state.written for _, state in states.values())
         } - failed_now
+        written = dict(self.remote_rows)
+        for name, writer in self.writers.items():
+            for table, count in writer.rows.items():
+                written[f"{name}/{table}"] = written.get(f"{name}/{table}", 0) + count
         return ExportReport(
             out=self.storage.shown,
-            written={
-                f"{kind}/{table}": count
-                for kind, writer in self.writers.items()
-                for table, count in writer.rows.items()
-            },
+            written=written,
             failed=self.failures,
             logins_written=len(written_now),
             logins_failed=len(failed_now),
@@ -295,6 +318,8 @@ def export(
     progress: bool = False,
     days: int | str | None = None,
     batch_logins: int = 1000,
+    scheduler: distributed.Client | str | None = None,
+    partition_size: int = 1000,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -314,6 +339,14 @@ def export(
     that much. Ctrl-C stops the run after writing what was fetched, then raises
     ``KeyboardInterrupt``.
 
+    ``scheduler`` (a ``distributed.Client``, or a scheduler's address such as
+    ``"tcp://10.0.0.5:8786"``; ``pip install 'bankfeed[dask]'``) runs the same export on a Dask
+    cluster (docs/scale-out.md): the logins are split into partitions of ``partition_size``, each
+    partition's bulk call runs on a worker, which writes its part files straight to ``out``; ``out``
+    must then be a path every worker shares, or an fsspec URL. The files, the resume and the report
+    are those of a run in one process; a partition whose worker died is run again, with no login
+    written twice.
+
     Example::
 
         with bf.Client() as client:   # base_url, customer_id and the keys from BANKFEED_*
@@ -323,7 +356,8 @@ def export(
     """
     return _run(
         client, login_ids, out, what=what, format=format, concurrency=concurrency, resume=resume, progress=progress,
-        days=days, batch_logins=batch_logins, raise_interrupt=True,
+        days=days, batch_logins=batch_logins, raise_interrupt=True, scheduler=scheduler,
+        partition_size=partition_size,
     )
 
 
@@ -340,6 +374,8 @@ def _run(
     days: int | str | None,
     batch_logins: int,
     raise_interrupt: bool,
+    scheduler: distributed.Client | str | None = None,
+    partition_size: int = 1000,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -348,10 +384,18 @@ def _run(
             f"client must be a bf.Client, not {type(client).__name__}"
             + ("; await bf.aexport(...) exports with an AsyncClient" if isinstance(client, AsyncClient) else "")
         )
+    if isinstance(partition_size, bool) or not isinstance(partition_size, int) or partition_size < 1:
+        raise _config_error("partition_size", f"must be an int of at least 1, got {partition_size!r}")
+    if scheduler is not None:
+        from bankfeed._export import cluster
+
+        cluster.check_installed()
     run = _Export.plan(
         login_ids, out, what=what, fmt=format, concurrency=concurrency, resume=resume, progress=progress, days=days,
         batch_logins=batch_logins,
     )
+    if scheduler is not None:
+        return cluster.run(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
     run.start()
     try:
         for kind in run.kinds:

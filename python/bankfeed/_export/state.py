@@ -53,9 +53,13 @@ def _entries(storage: Storage, kind: str, prefix: str) -> list[tuple[str, dict[s
     return entries
 
 
-def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "") -> KindState:
+def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "", *, repair: bool = True) -> KindState:
     """The state of ``kind`` (of the batches starting with ``prefix``), after finishing the
-    commits a kill interrupted and deleting what no commit kept."""
+    commits a kill interrupted and deleting what no commit kept.
+
+    With ``repair`` false nothing is renamed or deleted, and a batch counts as soon as its journal
+    entry exists: what a cluster run's driver reads while workers may still be committing
+    (docs/scale-out.md#stopping-a-cluster-run); a later resume repairs."""
     state = KindState(rows=dict.fromkeys(KINDS[kind], 0))
     kept: dict[str, set[str]] = {table: set() for table in KINDS[kind]}
     for name, entry in _entries(storage, kind, prefix):
@@ -66,10 +70,15 @@ def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "") -> KindS
             directory = storage.path(kind, table)
             final, temporary = storage.path(directory, file), storage.path(directory, temporary_name(batch, fmt))
             if not storage.exists(final):
-                if storage.exists(temporary):
+                if not repair:
+                    # Looked for again: the worker may have renamed it between the two looks.
+                    complete = complete and (storage.exists(temporary) or storage.exists(final))
+                elif storage.exists(temporary):
                     storage.rename(temporary, final)
                 else:
                     complete = False
+        if not complete and not repair:
+            continue
         if not complete:
             # A file of the batch is gone (deleted by hand, say): the batch is dropped whole, so
             # that its logins are fetched again rather than half present.
@@ -88,6 +97,8 @@ def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "") -> KindS
         for record in entry.get("failed") or []:
             if isinstance(record, dict) and record.get("login_id") not in state.written:
                 state.failed[record["login_id"]] = record
+    if not repair:
+        return state
     # Temporary files that no committed batch names were left by a kill before their commit.
     for table in KINDS[kind]:
         directory = storage.path(kind, table)

@@ -1,0 +1,109 @@
+"""Many logins' data as a lazy Dask DataFrame, for analysis rather than files
+(docs/scale-out.md#one-table-as-a-dask-dataframe). ``pip install 'bankfeed[dask]'``.
+
+To write files from a cluster, ``bf.export(..., scheduler=...)`` is the tool; ``read`` is for a
+table to compute on: each partition runs the kind's bulk call over its logins when the frame is
+computed, on whatever scheduler computes it (a ``distributed.Client``'s cluster, or Dask's
+threads), and nothing is fetched to build the frame.
+
+Example::
+
+    import bankfeed as bf
+    import bankfeed.dask
+    from distributed import Client
+
+    with Client("tcp://10.0.0.5:8786"), bf.Client() as client:
+        positions = bankfeed.dask.read(client, login_ids, "investments", "positions")
+        by_login = positions.groupby("login_id").market_value.sum().compute()
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from bankfeed._export.fetch import TableFetch, kind_of
+from bankfeed._export.run import _texts
+from bankfeed._native import Client
+from bankfeed.errors import _config_error
+
+if TYPE_CHECKING:
+    import dask.dataframe
+    import pandas
+
+__all__ = ["read"]
+
+
+class _Partition:
+    """What ``dd.from_map`` calls for one partition: its LoginIds to the rows of the table, as
+    pandas. ``columns`` lets Dask read only the columns a computation uses."""
+
+    def __init__(self, fetch: TableFetch) -> None:
+        self.fetch = fetch
+
+    def __call__(self, login_ids: list[str], columns: list[str] | None = None) -> pandas.DataFrame:
+        table = self.fetch.arrow(login_ids)
+        if columns is not None:
+            table = table.select(list(columns))
+        frame: pandas.DataFrame = table.to_pandas()
+        return frame
+
+    def __dask_tokenize__(self) -> tuple[str, ...]:
+        # The task keys come from this, never from the client (whose pickle holds its keys): each
+        # read is a fetch of its own, so two reads never share results (docs/scale-out.md#keys).
+        return ("bankfeed.dask.read", self.fetch.kind.name, self.fetch.table, self.fetch.token)
+
+    def __repr__(self) -> str:
+        return f"<bankfeed.dask.read partition of {self.fetch.kind.name}/{self.fetch.table}>"
+
+
+def read(
+    client: Client,
+    login_ids: Iterable[str],
+    kind: str,
+    table: str,
+    *,
+    partition_size: int = 1000,
+    concurrency: int = 32,
+    on_error: str = "raise",
+    **options: Any,
+) -> dask.dataframe.DataFrame:
+    """``table`` of ``kind`` for every login, as a lazy ``dask.dataframe.DataFrame``: one
+    partition per ``partition_size`` logins, each fetched by the kind's bulk call
+    (``investments_many``, ``accounts_detail_many``, ``attributes_many``) when computed, with
+    ``concurrency`` logins at once.
+
+    ``kind`` is ``"investments"``, ``"accounts"`` (with its transactions) or ``"attributes"``
+    (or ``"attributes:<package>"``); ``options`` go to the bulk call (``days="Days365"``,
+    ``package="income"``, ...). The columns are those ``bf.export`` writes: ``login_id``,
+    ``request_id``, ``fetched_at``, then the table's, with the types of ``bf.schema(kind, table)``,
+    which is also the frame's ``meta``: nothing is fetched to build the frame. A login that fails
+    makes its partition raise its exception (``on_error="raise"``), or is left out
+    (``on_error="skip"``). LoginIds given twice are fetched once.
+
+    The client travels to the workers as its pickle, which holds its keys; the task keys and
+    names never do (docs/scale-out.md#keys).
+
+    Example::
+
+        positions = bankfeed.dask.read(client, login_ids, "investments", "positions")
+        positions[positions.quantity > 0].groupby("login_id").market_value.sum().compute()
+    """
+    import dask.dataframe
+
+    if not isinstance(client, Client):
+        raise TypeError(f"client must be a bf.Client, not {type(client).__name__}")
+    if isinstance(partition_size, bool) or not isinstance(partition_size, int) or partition_size < 1:
+        raise _config_error("partition_size", f"must be an int of at least 1, got {partition_size!r}")
+    fetch = TableFetch(
+        client, kind_of(kind, table, options), table, concurrency=concurrency, on_error=on_error,
+        token=secrets.token_hex(8),
+    )
+    ids = _texts(login_ids)
+    partitions = [ids[start : start + partition_size] for start in range(0, len(ids), partition_size)] or [[]]
+    meta = fetch.schema.empty_table().to_pandas()
+    frame: dask.dataframe.DataFrame = dask.dataframe.from_map(
+        _Partition(fetch), partitions, meta=meta, label=f"bankfeed-{fetch.kind.name}-{table}", enforce_metadata=False
+    )
+    return frame
