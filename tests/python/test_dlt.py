@@ -18,6 +18,7 @@ import pytest
 import bankfeed as bf
 import bankfeed.dlt
 from bankfeed._export.kinds import KINDS
+from bfhelpers import API_KEY, SECRET_KEY
 
 LOGINS = 5
 BAD = "not-a-guid"
@@ -157,3 +158,20 @@ def test_wrong_arguments_are_refused_when_the_source_is_made(sandbox: bf.Sandbox
         bankfeed.dlt.source(sandbox.async_client(), sandbox.login_ids)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="single str"):
         bankfeed.dlt.source(client, sandbox.login_ids[0])
+
+
+def test_no_key_reaches_a_file_a_log_or_a_repr(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # dlt keeps a pipeline's state, schema and trace in files: none may hold a key of the client.
+    with bf.Sandbox(logins=2, api_key=API_KEY, secret_key=SECRET_KEY) as sb:
+        client = bf.Client(sb.url, sb.customer_id, api_key=API_KEY, secret_key=SECRET_KEY, poll_interval=0.01)
+        source = bankfeed.dlt.source(client, [*sb.login_ids, BAD], what=["investments", "accounts"])
+        with caplog.at_level("DEBUG"):
+            pipeline(tmp_path).run(source)
+        assert per_login(tmp_path, "investments_accounts").keys() == set(sb.login_ids)
+    texts = [repr(source), str(source), *(repr(error) for _, error in source.failures), caplog.text]
+    files = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert files
+    for secret in (API_KEY, SECRET_KEY):
+        assert not any(secret in text for text in texts), secret
+        found = [str(path) for path in files if secret.encode() in path.read_bytes()]
+        assert not found, (secret, found)
