@@ -31,6 +31,7 @@ from dlt.extract.source import DltSource
 from bankfeed._export.columns import with_provenance
 from bankfeed._export.kinds import KINDS, Kind, parse_what, schema
 from bankfeed._export.run import _CHUNK, _texts
+from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client, _Gathering
 from bankfeed.errors import _config_error
 
@@ -67,11 +68,6 @@ PRIMARY_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
 #: transaction. ``deduplicated``: dlt would otherwise keep one row per primary key, and drop a
 #: row whose ids the service repeated, a row ``bf.export`` writes.
 _WRITE_DISPOSITION: Any = {"disposition": "merge", "strategy": "delete-insert", "deduplicated": True}
-
-#: Rows of one batch, at most, whatever ``batch_logins`` is: one login with many transactions
-#: must not grow a batch without bound (the export's own limit, writer.Limits).
-_BATCH_ROWS = 250_000
-
 
 class BankfeedSource(DltSource):
     """The dlt source that :func:`source` returns: a ``dlt.sources.DltSource`` with
@@ -131,7 +127,9 @@ class _Fetch:
         self.kind = kind
         self.login_ids = login_ids
         self.concurrency = concurrency
-        self.batch_logins = batch_logins
+        # The export's limits: at batch_logins logins, or at its rows limit, so that one login with
+        # many transactions cannot grow a batch without bound.
+        self.limits = Limits(logins=batch_logins)
         self.failures: list[tuple[str, BaseException]] = []
 
     def batches(self) -> Iterator[dict[str, pyarrow.Table]]:
@@ -150,7 +148,7 @@ class _Fetch:
                         self.failures.append((login_id, result))
                         continue
                     batch.add(login_id, result)
-                    if batch.logins >= self.batch_logins or batch.rows >= _BATCH_ROWS:
+                    if batch.logins >= self.limits.logins or batch.rows >= self.limits.rows:
                         done, batch = batch.finish(), _Batch(tables)
                         seen.update(done)
                         yield done
