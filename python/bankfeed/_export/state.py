@@ -12,7 +12,7 @@ import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.storage import Storage
@@ -28,8 +28,9 @@ FAILURES = "_failures.jsonl"
 class KindState:
     """One kind's committed batches, as the journal says."""
 
-    #: LoginId to the RequestId its data came from.
-    written: dict[str, str | None] = field(default_factory=dict)
+    #: The LoginIds written (a set: at 100,000 logins, keeping each one's RequestId too cost as
+    #: much again, for nothing that reads it).
+    written: set[str] = field(default_factory=set)
     #: LoginId to its latest failure, for the logins not written.
     failed: dict[str, dict[str, Any]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
@@ -91,8 +92,8 @@ def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "", *, repai
             kept.setdefault(table, set()).add(file)
         for table, count in (entry.get("rows") or {}).items():
             state.rows[table] = state.rows.get(table, 0) + int(count)
-        for login, request_id in entry.get("written") or []:
-            state.written[login] = request_id
+        for login, _ in entry.get("written") or []:
+            state.written.add(login)
             state.failed.pop(login, None)
         for record in entry.get("failed") or []:
             if isinstance(record, dict) and record.get("login_id") not in state.written:
@@ -159,7 +160,14 @@ def write_summary(
         "kinds": kinds,
         "runs": runs,
     }
-    storage.write_whole(storage.path(MANIFEST), (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+    # Streamed into its file, a piece at a time: at 100,000 logins the manifest as one string
+    # would be the export's largest single allocation. The login lists go unindented, a line each.
+    storage.write_streamed(storage.path(MANIFEST), lambda file: _dump(manifest, file))
+
+
+def _dump(manifest: Mapping[str, Any], file: IO[str]) -> None:
+    json.dump(manifest, file, indent=1, separators=(",", ": "))
+    file.write("\n")
 
 
 def _utc(seconds: float) -> str:

@@ -9,9 +9,10 @@ reader ever sees half of it; an object store writes an object whole by itself.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -107,6 +108,20 @@ class Storage:
         else:
             with self._fs.open(path, "wb") as file:
                 yield file
+
+    def write_streamed(self, path: str, write: Callable[[IO[str]], None]) -> None:
+        """Writes the text ``write`` writes to the file it is given, as :meth:`write_whole` writes:
+        a reader sees all of it or nothing. For a large file, which need not be one string first."""
+        target = path
+        if self._fs is None:
+            target = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
+        with self.open_write(target) as binary:
+            text = io.TextIOWrapper(binary, encoding="utf-8")
+            write(text)
+            text.flush()
+            text.detach()  # the binary file is closed (and flushed to disk) by open_write
+        if self._fs is None:
+            os.replace(target, path)
 
     def write_whole(self, path: str, data: bytes) -> None:
         """Writes ``data`` to ``path`` so that a reader sees all of it or nothing."""

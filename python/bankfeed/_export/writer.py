@@ -104,7 +104,7 @@ class KindWriter:
         self.rows: dict[str, int] = dict.fromkeys(kind.tables, 0)
         #: Rows gathered so far, committed or not: what a progress display counts.
         self.gathered = 0
-        self.written: dict[str, str | None] = {}
+        self.written: set[str] = set()
         self.failed: dict[str, dict[str, Any]] = {}
         for table in kind.tables:
             storage.makedirs(storage.path(kind.name, table))
@@ -181,8 +181,8 @@ class KindWriter:
             )
         for table, count in rows.items():
             self.rows[table] += count
-        for login, request_id in zip(batch.logins, batch.request_ids, strict=True):
-            self.written[login] = request_id
+        for login in batch.logins:
+            self.written.add(login)
             self.failed.pop(login, None)
         for record in batch.failures:
             self.failed[record["login_id"]] = record
