@@ -116,8 +116,8 @@ class _Done:
     index: int
     #: Logins handled (written or failed); fewer than the partition's when it was stopped.
     done: int = 0
-    #: Logins written by any attempt of this partition in this run.
-    written: list[Any] = field(default_factory=list)
+    #: How many logins any attempt of this partition wrote in this run.
+    written: int = 0
     rows: dict[str, int] = field(default_factory=dict)
     failures: list[tuple[Any, BaseException]] = field(default_factory=list)
 
@@ -209,7 +209,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
         stop.finished()
         writer.commit()
     done.done += len(state.written)
-    done.written = [*state.written, *writer.written]
+    done.written = len(state.written) + writer.logins_written
     done.rows = {
         f"{kind.name}/{table}": state.rows.get(table, 0) + writer.rows.get(table, 0) for table in kind.tables
     }

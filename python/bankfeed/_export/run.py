@@ -133,8 +133,7 @@ class _Export:
     failed: int = 0
     progress: ExportProgress | None = None
     #: What the partitions of a cluster run wrote, which has no writer here (docs/scale-out.md):
-    #: the logins, and the rows per ``"kind/table"``.
-    remote_logins: set[Any] = field(default_factory=set)
+    #: the rows per ``"kind/table"``.
     remote_rows: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -243,14 +242,13 @@ class _Export:
         return writer.due()
 
     def absorb(
-        self, done: int, written: Iterable[Any], rows: Mapping[str, int], failures: list[tuple[Any, BaseException]]
+        self, done: int, written: int, rows: Mapping[str, int], failures: list[tuple[Any, BaseException]]
     ) -> None:
         """Counts what a partition of a cluster run did: ``done`` logins, of which ``written``
         were, ``rows`` per ``"kind/table"``, and the ``failures``."""
         self.done += done
         self.failed += len(failures)
         self.failures.extend(failures)
-        self.remote_logins.update(written)
         for name, count in rows.items():
             self.remote_rows[name] = self.remote_rows.get(name, 0) + count
         if self.progress is not None:
@@ -267,11 +265,7 @@ class _Export:
                 if not any(name.startswith("part-") for name in self.storage.listdir(directory)):
                     self.storage.makedirs(directory)
                     write_empty(self.storage, kind, table, self.fmt, f"{self.run_id}-000000")
-        # The journal is the truth of the directory (earlier runs, a cluster's partitions); what
-        # the writers remember of the logins is let go first, so as not to hold both at once.
-        for writer in self.writers.values():
-            writer.written.clear()
-        self.remote_logins.clear()
+        # The journal is the truth of the directory (earlier runs, a cluster's partitions).
         states: dict[str, tuple[str, KindState]] = {
             kind.name: (kind.label, read_state(self.storage, kind.name, self.fmt, repair=repair)) for kind in self.kinds
         }

@@ -104,7 +104,9 @@ class KindWriter:
         self.rows: dict[str, int] = dict.fromkeys(kind.tables, 0)
         #: Rows gathered so far, committed or not: what a progress display counts.
         self.gathered = 0
-        self.written: set[str] = set()
+        #: A count, not the LoginIds: what is written is in the journal, and at 100,000 logins a
+        #: set of them is the largest thing an export would keep (BENCHMARKS.md, export).
+        self.logins_written = 0
         self.failed: dict[str, dict[str, Any]] = {}
         for table in kind.tables:
             storage.makedirs(storage.path(kind.name, table))
@@ -181,8 +183,8 @@ class KindWriter:
             )
         for table, count in rows.items():
             self.rows[table] += count
+        self.logins_written += len(batch.logins)
         for login in batch.logins:
-            self.written.add(login)
             self.failed.pop(login, None)
         for record in batch.failures:
             self.failed[record["login_id"]] = record
@@ -202,11 +204,28 @@ class KindWriter:
             if self.fmt == "parquet":
                 import pyarrow.parquet
 
-                pyarrow.parquet.write_table(arrow, file, compression="zstd")
+                pyarrow.parquet.write_table(arrow, file, compression="zstd", **_parquet_options(arrow.schema))
             else:
                 import pyarrow.csv
 
                 pyarrow.csv.write_csv(_flat(arrow), file)
+
+
+def _parquet_options(schema: Any) -> dict[str, Any]:
+    """How a part file is encoded: dictionaries for the text columns only (a login's ids and
+    names repeat over its rows; amounts and dates seldom do), and statistics for the columns a
+    reader filters on (the login, the request, the dates), which lets it skip files. Against
+    pyarrow's defaults: 14% less CPU to encode, and smaller files (BENCHMARKS.md, export)."""
+    import pyarrow
+
+    return {
+        "use_dictionary": [field.name for field in schema if pyarrow.types.is_string(field.type)],
+        "write_statistics": [
+            field.name
+            for field in schema
+            if field.name in ("login_id", "request_id", "fetched_at") or pyarrow.types.is_temporal(field.type)
+        ],
+    }
 
 
 def _flat(table: Any) -> Any:
@@ -262,7 +281,7 @@ def write_empty(storage: Storage, kind: Kind, table: str, fmt: str, batch: str) 
     if fmt == "parquet":
         import pyarrow.parquet
 
-        pyarrow.parquet.write_table(empty, sink, compression="zstd")
+        pyarrow.parquet.write_table(empty, sink, compression="zstd", **_parquet_options(empty.schema))
     else:
         import pyarrow.csv
 
