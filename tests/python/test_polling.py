@@ -48,6 +48,12 @@ def stall_during(call: Callable[[], T]) -> tuple[T, float, float]:
             if now - previous > 0.001:
                 gaps.append((previous, now))
             previous = now
+        # The last stretch counts too: when the GIL comes back to this thread only once the call
+        # has ended and `stop` is set (other threads of the process took it first), the loop ends
+        # at its next check, and the wait would otherwise go unrecorded.
+        now = time.monotonic()
+        if now - previous > 0.001:
+            gaps.append((previous, now))
 
     thread = threading.Thread(target=ticker, daemon=True)
     thread.start()
