@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 import dlt
 from dlt.extract.source import DltSource
 
-from bankfeed._export.columns import with_provenance
+from bankfeed._export.columns import Gathered
 from bankfeed._export.kinds import KINDS, Kind, parse_what, schema
 from bankfeed._export.run import _CHUNK, _texts
 from bankfeed._export.writer import Limits
-from bankfeed._native import AsyncClient, Client, _Gathering
+from bankfeed._native import AsyncClient, Client
 from bankfeed.errors import _config_error
 
 if TYPE_CHECKING:
@@ -93,38 +93,9 @@ class BankfeedSource(DltSource):
         return [pair for fetch in self._bankfeed_fetches for pair in fetch.failures]
 
 
-class _Batch:
-    """The logins of one kind gathered since the last batch was handed to dlt."""
-
-    def __init__(self, tables: Sequence[str]) -> None:
-        self.tables = tables
-        self.gathering = _Gathering()
-        self.request_ids: list[str | None] = []
-        self.fetched_at: list[int] = []
-        self.counts: dict[str, list[int]] = {table: [] for table in tables}
-        self.logins = 0
-        self.rows = 0
-
-    def add(self, login_id: str, result: Any) -> None:
-        self.gathering.add((login_id, result))
-        self.request_ids.append(getattr(result, "request_id", None))
-        self.fetched_at.append(time.time_ns() // 1000)
-        self.logins += 1
-        for table in self.tables:
-            count = len(getattr(result, table))
-            self.counts[table].append(count)
-            self.rows += count
-
-    def finish(self) -> dict[str, pyarrow.Table]:
-        """The batch's tables that have rows, each with the export's provenance columns."""
-        combined = self.gathering.finish()
-        arrow: dict[str, pyarrow.Table] = {}
-        for table in self.tables:
-            gathered = combined.tables.get(table)
-            if gathered is not None and len(gathered) > 0:
-                counts = self.counts[table]
-                arrow[table] = with_provenance(gathered.to_arrow(), self.request_ids, self.fetched_at, counts)
-        return arrow
+def _arrow(gathered: Gathered) -> dict[str, pyarrow.Table]:
+    """A batch's tables that have rows, each with the export's provenance columns."""
+    return {table: gathered.arrow(table, combined) for table, combined in gathered.finish().items()}
 
 
 class _Fetch:
@@ -146,7 +117,7 @@ class _Fetch:
         self.failures = []
         tables = self.kind.tables
         seen: set[str] = set()
-        batch = _Batch(tables)
+        batch = Gathered(tables)
         call = self.kind.bulk_call(self.client)
         for start in range(0, len(self.login_ids), _CHUNK):
             chunk = self.login_ids[start : start + _CHUNK]
@@ -156,12 +127,12 @@ class _Fetch:
                     if isinstance(result, BaseException):
                         self.failures.append((login_id, result))
                         continue
-                    batch.add(login_id, result)
-                    if batch.logins >= self.limits.logins or batch.rows >= self.limits.rows:
-                        done, batch = batch.finish(), _Batch(tables)
+                    batch.add(login_id, result, time.time_ns() // 1000)
+                    if len(batch.logins) >= self.limits.logins or batch.rows >= self.limits.rows:
+                        done, batch = _arrow(batch), Gathered(tables)
                         seen.update(done)
                         yield done
-        done = batch.finish() if batch.logins else {}
+        done = _arrow(batch) if batch.logins else {}
         seen.update(done)
         # A table no login had a row in still gets its columns in the destination, as the
         # export writes an empty file for it (docs/export.md#the-layout).

@@ -346,3 +346,18 @@ def test_a_run_stopped_in_its_middle_resumes_with_each_login_once(
     keys = list(zip(accounts.column("login_id").to_pylist(), accounts.column("account_id").to_pylist(), strict=True))
     assert len(keys) == len(set(keys)), "no login is in the dataset twice"
     assert not list(out.rglob("*.tmp"))
+
+
+def test_no_key_reaches_a_file_the_output_or_the_report(tmp_path: Path) -> None:
+    api_key, secret_key = "ak-export-5d1e9c", "sk-export-8b2f47"
+    with bf.Sandbox(logins=2, api_key=api_key, secret_key=secret_key) as sb:
+        client = sb.client(poll_interval=0.01, api_key=api_key, secret_key=secret_key)
+        report = bf.export(client, [*sb.login_ids, BAD], tmp_path / "py", what="investments,accounts")
+        keys = {"BANKFEED_API_KEY": api_key, "BANKFEED_SECRET_KEY": secret_key}
+        args = ["--base-url", sb.url, "--customer-id", sb.customer_id, "--poll-interval", "0.01"]
+        done = command(*sb.login_ids, BAD, "--out", str(tmp_path / "cli"), *args, env=keys)
+    assert report.logins_written == 2 and done.returncode == 1, done.stderr
+    texts = [repr(report), *(f"{error!r} {error}" for _, error in report.failed), done.stdout, done.stderr]
+    texts += [path.read_bytes().decode("latin-1") for path in tmp_path.rglob("*") if path.is_file()]
+    assert len(texts) > 10
+    assert not [text for text in texts if api_key in text or secret_key in text]

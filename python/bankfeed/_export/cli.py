@@ -60,6 +60,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--what",
         default="investments",
+        metavar="LIST",
         help="comma list of investments, accounts, attributes:<package> or attributes:<query.json> "
         "(default: investments)",
     )
@@ -67,7 +68,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--days", choices=("90", "365"), help="days of transactions of accounts (default: the service's)"
     )
     parser.add_argument("--format", choices=("parquet", "csv"), default=None, help="parquet (default) or csv")
-    parser.add_argument("--concurrency", type=int, default=32, help="logins fetched at once (default: 32)")
+    parser.add_argument(
+        "--concurrency", type=int, default=32, metavar="N", help="logins fetched at once (default: 32)"
+    )
     parser.add_argument(
         "--batch-logins",
         type=int,
@@ -99,7 +102,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     client = parser.add_argument_group("client options (the BANKFEED_* variables fill the rest)")
     for flag, option, kind, text in _CLIENT_FLAGS:
-        client.add_argument(flag, dest=option, type=kind, default=None, help=text)
+        metavar = {int: "N", float: "SECONDS"}.get(kind) or ("URL" if "url" in option or option == "proxy" else "ID")
+        client.add_argument(flag, dest=option, type=kind, default=None, metavar=metavar, help=text)
     client.add_argument(
         "--allow-insecure-http", action="store_true", default=None, help="send keys over http:// to a remote host"
     )

@@ -9,12 +9,16 @@ logins were gathered, so a login's two values are repeated over its rows by inde
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from bankfeed._native import _Gathering
 
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["FETCHED_AT_TYPE", "with_provenance"]
+    from bankfeed._native import Table
+
+__all__ = ["FETCHED_AT_TYPE", "Gathered", "with_provenance"]
 
 #: The type of ``fetched_at``: microseconds, UTC, as the tables' own timestamps.
 FETCHED_AT_TYPE = ("us", "UTC")
@@ -42,3 +46,45 @@ def with_provenance(
     fetched = pyarrow.array(fetched_at, pyarrow.timestamp(*FETCHED_AT_TYPE)).take(indices)
     table = table.add_column(1, pyarrow.field("request_id", pyarrow.string()), request_id)
     return table.add_column(2, pyarrow.field("fetched_at", pyarrow.timestamp(*FETCHED_AT_TYPE)), fetched)
+
+
+class Gathered:
+    """The results of some logins of one kind, gathered as they come into one combined table per
+    table (``bf.combine``'s gathering, each result dropped once its rows are copied), with what
+    each login's provenance columns need: its RequestId, when it was fetched, and its rows per
+    table. What the export writes a batch of, and the dlt source yields."""
+
+    def __init__(self, tables: Sequence[str]) -> None:
+        self.tables = tuple(tables)
+        self._gathering = _Gathering()
+        self.logins: list[str] = []
+        self.request_ids: list[str | None] = []
+        self.fetched_at: list[int] = []
+        #: Per table, the rows of each login gathered, in order.
+        self.counts: dict[str, list[int]] = {table: [] for table in self.tables}
+        self.rows = 0
+
+    def add(self, login_id: str, result: Any, fetched_at_us: int) -> int:
+        """Gathers the result of ``login_id``, fetched at ``fetched_at_us`` (microseconds since
+        the epoch); the rows it adds."""
+        self._gathering.add((login_id, result))
+        self.logins.append(login_id)
+        self.request_ids.append(getattr(result, "request_id", None))
+        self.fetched_at.append(fetched_at_us)
+        added = 0
+        for table in self.tables:
+            count = len(getattr(result, table))
+            self.counts[table].append(count)
+            added += count
+        self.rows += added
+        return added
+
+    def finish(self) -> dict[str, Table]:
+        """The combined tables that have rows, ``login_id`` first; the gathering is then spent."""
+        combined = self._gathering.finish()
+        found = {table: combined.tables.get(table) for table in self.tables}
+        return {table: gathered for table, gathered in found.items() if gathered is not None and len(gathered) > 0}
+
+    def arrow(self, table: str, gathered: Table) -> pyarrow.Table:
+        """``gathered``, the combined ``table`` of :meth:`finish`, as Arrow with its provenance."""
+        return with_provenance(gathered.to_arrow(), self.request_ids, self.fetched_at, self.counts[table])

@@ -122,7 +122,6 @@ class _Export:
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3))
     started: float = field(default_factory=time.time)
     clock: float = field(default_factory=time.monotonic)
-    skipped: dict[str, int] = field(default_factory=dict)
     #: Logins an earlier run wrote in every kind: nothing is fetched for them.
     skipped_logins: int = 0
     todo: dict[str, list[Any]] = field(default_factory=dict)
@@ -171,7 +170,6 @@ class _Export:
         for kind in kinds:
             state = read_state(storage, kind.name, fmt)
             export.todo[kind.name] = [login for login in export.asked if login not in state.written]
-            export.skipped[kind.name] = len(export.asked) - len(export.todo[kind.name])
             # A login whose data was still pending polls its RequestId where it stood.
             export.resumes[kind.name] = {
                 login: record["request_id"]

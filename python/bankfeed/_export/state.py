@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -172,11 +172,3 @@ def _dump(manifest: Mapping[str, Any], file: IO[str]) -> None:
 
 def _utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
-
-
-def logins_of(states: Iterable[KindState], asked: Sequence[str]) -> tuple[int, int]:
-    """How many of ``asked`` are written in every kind, and how many failed in one."""
-    states = list(states)
-    written = sum(1 for login in asked if all(login in state.written for state in states))
-    failed = sum(1 for login in asked if any(login in state.failed for state in states))
-    return written, failed

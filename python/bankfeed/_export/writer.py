@@ -25,8 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bankfeed import _native
-from bankfeed._export.columns import with_provenance
+from bankfeed._export.columns import Gathered
 from bankfeed._export.kinds import Kind
 from bankfeed._export.storage import Storage
 
@@ -74,18 +73,12 @@ def failure_record(login_id: str, error: BaseException, kind: str) -> dict[str, 
 @dataclass
 class _Batch:
     started: float
-    gathering: Any = field(default_factory=_native._Gathering)
-    logins: list[str] = field(default_factory=list)
-    request_ids: list[str | None] = field(default_factory=list)
-    fetched_at: list[int] = field(default_factory=list)
-    #: Per table, the rows of each login gathered, in order.
-    counts: dict[str, list[int]] = field(default_factory=dict)
-    rows: int = 0
+    gathered: Gathered
     failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.logins and not self.failures
+        return not self.gathered.logins and not self.failures
 
 
 class KindWriter:
@@ -100,35 +93,25 @@ class KindWriter:
         self.limits = limits
         self._sequence = 0
         self._batch: _Batch | None = None
-        #: Rows written per table, and the logins written and failed, by this writer.
+        #: Rows written per table by this writer.
         self.rows: dict[str, int] = dict.fromkeys(kind.tables, 0)
         #: Rows gathered so far, committed or not: what a progress display counts.
         self.gathered = 0
         #: A count, not the LoginIds: what is written is in the journal, and at 100,000 logins a
         #: set of them is the largest thing an export would keep (BENCHMARKS.md, export).
         self.logins_written = 0
-        self.failed: dict[str, dict[str, Any]] = {}
         for table in kind.tables:
             storage.makedirs(storage.path(kind.name, table))
         storage.makedirs(storage.path(JOURNAL, kind.name))
 
     def _current(self) -> _Batch:
         if self._batch is None:
-            self._batch = _Batch(started=time.monotonic())
+            self._batch = _Batch(started=time.monotonic(), gathered=Gathered(self.kind.tables))
         return self._batch
 
     def add(self, login_id: str, result: Any, fetched_at_us: int) -> None:
         """Gathers the result of ``login_id``."""
-        batch = self._current()
-        batch.gathering.add((login_id, result))
-        batch.logins.append(login_id)
-        batch.request_ids.append(getattr(result, "request_id", None))
-        batch.fetched_at.append(fetched_at_us)
-        for table in self.kind.tables:
-            count = len(getattr(result, table))
-            batch.counts.setdefault(table, []).append(count)
-            batch.rows += count
-            self.gathered += count
+        self.gathered += self._current().gathered.add(login_id, result, fetched_at_us)
 
     def fail(self, login_id: str, error: BaseException) -> None:
         """Keeps the failure of ``login_id``, committed with the batch."""
@@ -140,8 +123,8 @@ class KindWriter:
         if batch is None or batch.empty:
             return False
         return (
-            len(batch.logins) >= self.limits.logins
-            or batch.rows >= self.limits.rows
+            len(batch.gathered.logins) >= self.limits.logins
+            or batch.gathered.rows >= self.limits.rows
             or time.monotonic() - batch.started >= self.limits.seconds
         )
 
@@ -152,23 +135,20 @@ class KindWriter:
             return
         self._sequence += 1
         name = f"{self.prefix}-{self._sequence:06d}"
-        combined = batch.gathering.finish()
+        gathered = batch.gathered
         files: dict[str, str] = {}
         rows: dict[str, int] = {}
-        for table in self.kind.tables:
-            gathered = combined.tables.get(table)
-            if gathered is None or len(gathered) == 0:
-                continue
+        for table, combined in gathered.finish().items():
             directory = self.storage.path(self.kind.name, table)
-            temporary = self.storage.path(directory, temporary_name(name, self.fmt))
-            self._write(gathered, batch, batch.counts[table], temporary)
+            self._write(table, combined, gathered, self.storage.path(directory, temporary_name(name, self.fmt)))
             files[table] = part_name(name, self.fmt)
-            rows[table] = len(gathered)
+            rows[table] = len(combined)
+        written = zip(gathered.logins, gathered.request_ids, strict=True)
         entry = {
             "batch": name,
             "kind": self.kind.name,
             "committed_at": time.time(),
-            "written": [[login, request_id] for login, request_id in zip(batch.logins, batch.request_ids, strict=True)],
+            "written": [[login, request_id] for login, request_id in written],
             "failed": batch.failures,
             "files": files,
             "rows": rows,
@@ -183,23 +163,20 @@ class KindWriter:
             )
         for table, count in rows.items():
             self.rows[table] += count
-        self.logins_written += len(batch.logins)
-        for login in batch.logins:
-            self.failed.pop(login, None)
-        for record in batch.failures:
-            self.failed[record["login_id"]] = record
+        self.logins_written += len(gathered.logins)
 
-    def _write(self, table: Any, batch: _Batch, counts: list[int], path: str) -> None:
-        """Writes the combined ``table`` with its provenance columns to ``path``."""
+    def _write(self, table: str, combined: Any, gathered: Gathered, path: str) -> None:
+        """Writes ``combined``, the rows of ``table`` in ``gathered``, with their provenance
+        columns to ``path``."""
         try:
             import pyarrow
         except ImportError:
             pyarrow = None
         if pyarrow is None:
             # CSV without pyarrow: what a machine without it can still produce.
-            _write_csv_records(self.storage, path, table, batch, counts)
+            _write_csv_records(self.storage, path, combined, gathered, gathered.counts[table])
             return
-        arrow = with_provenance(table.to_arrow(), batch.request_ids, batch.fetched_at, counts)
+        arrow = gathered.arrow(table, combined)
         with self.storage.open_write(path) as file:
             if self.fmt == "parquet":
                 import pyarrow.parquet
@@ -239,7 +216,7 @@ def _flat(table: Any) -> Any:
     return table
 
 
-def _write_csv_records(storage: Storage, path: str, table: Any, batch: _Batch, counts: list[int]) -> None:
+def _write_csv_records(storage: Storage, path: str, table: Any, gathered: Gathered, counts: list[int]) -> None:
     """The rows of ``table`` as CSV, with the provenance columns, written with the standard library."""
     import csv
     import datetime
@@ -253,11 +230,11 @@ def _write_csv_records(storage: Storage, path: str, table: Any, batch: _Batch, c
     records = table.to_records()
     row = 0
     for login, count in enumerate(counts):
-        fetched = datetime.datetime.fromtimestamp(batch.fetched_at[login] / 1e6, datetime.timezone.utc).isoformat()
+        fetched = datetime.datetime.fromtimestamp(gathered.fetched_at[login] / 1e6, datetime.timezone.utc).isoformat()
         for _ in range(count):
             record: Mapping[str, Any] = records[row]
             row += 1
-            values = [record[columns[0]], batch.request_ids[login], fetched, *(record[c] for c in columns[1:])]
+            values = [record[columns[0]], gathered.request_ids[login], fetched, *(record[c] for c in columns[1:])]
             out.writerow(["" if value is None else value for value in values])
     with storage.open_write(path) as file:
         file.write(text.getvalue().encode("utf-8"))
