@@ -9,22 +9,20 @@ use serde_json::{json, Value};
 use crate::authorize::{
     parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
 };
-use crate::config::{is_safe_segment, ClientConfig, SAFE_SEGMENT};
-use crate::data::accounts::{Accounts, Statements};
-use crate::data::attributes::{Attributes, AttributesQuery};
-use crate::data::investments::Investments;
+use crate::config::ClientConfig;
 use crate::data::json;
-use crate::data::login::{check_same_login, guid, NamesLogin};
-use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
-use crate::data::{Payload, Raw};
+use crate::data::login::{check_same_login, guid};
+use crate::data::requests::AccountsDetailOptions;
+use crate::data::Raw;
 use crate::deadline;
 use crate::error::Error;
 use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http, Reply};
+use crate::ops::{self, DataOp, Target};
 use crate::poll::poll;
 use crate::pools;
 use crate::secret::Secret;
-use crate::tables::{check_accounts, AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
+use crate::tables::check_accounts;
 
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -222,15 +220,35 @@ impl Client {
         .await
     }
 
-    /// Sends a data operation with the api key, polling 202 answers until 200.
-    async fn fetch(
-        &self,
-        operation: &'static str,
-        method: Method,
-        url: String,
-        body: Option<Value>,
-        request_id: &str,
-    ) -> Result<Raw, Error> {
+    /// Runs the data operation `O` on `target` with `options`, within one `deadline`: its session
+    /// opened (a cached Authorize) or resumed, account detail made ready first when `O` needs it,
+    /// its request sent and 202 polled, and its 200 read off the IO workers and checked to be the
+    /// session's login (docs/protocol.md#polling).
+    pub async fn data<O: DataOp>(&self, target: Target<'_>, options: &O::Options) -> Result<O::Output, Error> {
+        self.within_deadline(O::CALL, async {
+            O::validate(options)?;
+            let opened;
+            let session = match target {
+                Target::Session(session) => session,
+                Target::Login { login_id, request_id } => {
+                    opened = self.session_for_login(login_id, request_id).await?;
+                    &opened
+                }
+            };
+            let request = O::request(&self.inner.config, session, options)?;
+            if O::NEEDS_ACCOUNT_DETAIL {
+                self.account_detail_ready(session).await?;
+            }
+            let operation = request.operation;
+            let raw = self.fetch(request, &session.request_id).await?;
+            read_for::<O>(operation, session, raw).await
+        })
+        .await
+    }
+
+    /// Sends `request` with the api key, polling its 202 answers until 200.
+    async fn fetch(&self, request: ops::Request, request_id: &str) -> Result<Raw, Error> {
+        let ops::Request { operation, method, url, body } = request;
         let mut request = self.with_api_key(ApiRequest::new(operation, method, url));
         if let Some(body) = body {
             request = request.json(&body)?;
@@ -249,265 +267,14 @@ impl Client {
         }
     }
 
-    /// The bytes of the Investments 200 of an open session, 202 polled.
-    async fn investments_raw(&self, session: &Session) -> Result<Raw, Error> {
-        let config = &self.inner.config;
-        let login_id = session_login_id(session)?;
-        let url = format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id);
-        let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
-        self.fetch("Investments", Method::POST, url, Some(body), &session.request_id).await
-    }
-
-    /// The Investments payload of an open session, 202 polled.
-    pub async fn investments(&self, session: &Session) -> Result<Payload<Investments>, Error> {
-        self.within_deadline("Investments", async {
-            let raw = self.investments_raw(session).await?;
-            read_for("Investments", session, raw, |raw| typed::<Investments>("Investments", raw)).await
-        })
-        .await
-    }
-
-    /// The Investments of an open session as tables, read with borrowed text off the IO workers.
-    pub async fn investments_tables(&self, session: &Session) -> Result<InvestmentsResult, Error> {
-        self.within_deadline("Investments", async {
-            let raw = self.investments_raw(session).await?;
-            read_for("Investments", session, raw, InvestmentsResult::read).await
-        })
-        .await
-    }
-
-    /// Cached Authorize of `login_id`, then its Investments.
-    pub async fn investments_for_login(&self, login_id: &str) -> Result<Payload<Investments>, Error> {
-        self.within_deadline("Investments", async {
-            let session = self.authorize_cached(login_id).await?;
-            self.investments(&session).await
-        })
-        .await
-    }
-
-    /// [`Client::investments_tables`] of `login_id`: after a cached Authorize, or, with
-    /// `request_id`, polling that RequestId again without one (resuming after a `PendingTimeout`).
-    pub async fn investments_tables_for_login(
-        &self,
-        login_id: &str,
-        request_id: Option<&str>,
-    ) -> Result<InvestmentsResult, Error> {
-        self.within_deadline("Investments", async {
-            let session = self.session_for_login(login_id, request_id).await?;
-            self.investments_tables(&session).await
-        })
-        .await
-    }
-
-    /// The bytes of the GetAccountsDetail 200, 202 polled (on its `...Async` link when the 202
-    /// names one).
-    async fn accounts_detail_raw(&self, session: &Session, options: &AccountsDetailOptions) -> Result<Raw, Error> {
-        options.validate()?;
-        let body = options.body(&session.request_id);
-        let url = self.banking_url("GetAccountsDetail");
-        self.fetch("GetAccountsDetail", Method::POST, url, Some(body), &session.request_id).await
-    }
-
-    /// GetAccountsDetail, 202 polled (on its `...Async` link when the 202 names one).
-    pub async fn accounts_detail(
-        &self,
-        session: &Session,
-        options: &AccountsDetailOptions,
-    ) -> Result<Payload<Accounts>, Error> {
-        self.within_deadline("GetAccountsDetail", async {
-            let raw = self.accounts_detail_raw(session, options).await?;
-            read_for("GetAccountsDetail", session, raw, |raw| typed::<Accounts>("GetAccountsDetail", raw)).await
-        })
-        .await
-    }
-
-    /// GetAccountsDetail as tables, read with borrowed text off the IO workers.
-    pub async fn accounts_detail_tables(
-        &self,
-        session: &Session,
-        options: &AccountsDetailOptions,
-    ) -> Result<AccountsResult, Error> {
-        self.within_deadline("GetAccountsDetail", async {
-            let raw = self.accounts_detail_raw(session, options).await?;
-            read_for("GetAccountsDetail", session, raw, |raw| AccountsResult::read("GetAccountsDetail", raw)).await
-        })
-        .await
-    }
-
-    /// [`Client::accounts_detail_tables`] of `login_id`, as [`Client::investments_tables_for_login`].
-    pub async fn accounts_detail_tables_for_login(
-        &self,
-        login_id: &str,
-        options: &AccountsDetailOptions,
-        request_id: Option<&str>,
-    ) -> Result<AccountsResult, Error> {
-        self.within_deadline("GetAccountsDetail", async {
-            options.validate()?;
-            let session = self.session_for_login(login_id, request_id).await?;
-            self.accounts_detail_tables(&session, options).await
-        })
-        .await
-    }
-
-    /// The bytes of the GetAccountsSummary 200, 202 polled.
-    async fn accounts_summary_raw(&self, session: &Session, options: &AccountsSummaryOptions) -> Result<Raw, Error> {
-        let body = options.body(&session.request_id);
-        let url = self.banking_url("GetAccountsSummary");
-        self.fetch("GetAccountsSummary", Method::POST, url, Some(body), &session.request_id).await
-    }
-
-    /// GetAccountsSummary, 202 polled.
-    pub async fn accounts_summary(
-        &self,
-        session: &Session,
-        options: &AccountsSummaryOptions,
-    ) -> Result<Payload<Accounts>, Error> {
-        self.within_deadline("GetAccountsSummary", async {
-            let raw = self.accounts_summary_raw(session, options).await?;
-            read_for("GetAccountsSummary", session, raw, |raw| typed::<Accounts>("GetAccountsSummary", raw)).await
-        })
-        .await
-    }
-
-    /// GetAccountsSummary as tables, read with borrowed text off the IO workers.
-    pub async fn accounts_summary_tables(
-        &self,
-        session: &Session,
-        options: &AccountsSummaryOptions,
-    ) -> Result<AccountsResult, Error> {
-        self.within_deadline("GetAccountsSummary", async {
-            let raw = self.accounts_summary_raw(session, options).await?;
-            read_for("GetAccountsSummary", session, raw, |raw| AccountsResult::read("GetAccountsSummary", raw)).await
-        })
-        .await
-    }
-
-    /// The bytes of the GetStatements 200, 202 polled.
-    async fn statements_raw(&self, session: &Session, options: &StatementsOptions) -> Result<Raw, Error> {
-        options.validate()?;
-        let body = options.body(&session.request_id);
-        let url = self.banking_url("GetStatements");
-        self.fetch("GetStatements", Method::POST, url, Some(body), &session.request_id).await
-    }
-
-    /// GetStatements, 202 polled.
-    pub async fn statements(
-        &self,
-        session: &Session,
-        options: &StatementsOptions,
-    ) -> Result<Payload<Statements>, Error> {
-        self.within_deadline("GetStatements", async {
-            let raw = self.statements_raw(session, options).await?;
-            read_for("GetStatements", session, raw, |raw| typed::<Statements>("GetStatements", raw)).await
-        })
-        .await
-    }
-
-    /// GetStatements with its table, read off the IO workers.
-    pub async fn statements_tables(
-        &self,
-        session: &Session,
-        options: &StatementsOptions,
-    ) -> Result<StatementsResult, Error> {
-        self.within_deadline("GetStatements", async {
-            let raw = self.statements_raw(session, options).await?;
-            read_for("GetStatements", session, raw, StatementsResult::read).await
-        })
-        .await
-    }
-
-    /// The bytes of an attributes 200 and the operation that answered it, with the preparation of
-    /// docs/protocol.md#attributes: account detail polled to 200 first, then the attributes call,
-    /// itself polled (attributes answer 202 while account detail is still being processed).
-    async fn attributes_raw(&self, session: &Session, query: &AttributesQuery) -> Result<(&'static str, Raw), Error> {
-        if let AttributesQuery::Custom(custom) = query {
-            custom.validate()?;
-        }
-        let login_id = session_login_id(session)?;
-        // Both ids came from the service and go into a URL that carries the api key.
-        path_segment(session, "LoginId", login_id)?;
-        path_segment(session, "RequestId", &session.request_id)?;
-        // The detail only has to be ready, and be a detail payload: it is checked, not kept.
-        let detail = self.accounts_detail_raw(session, &AccountsDetailOptions::default()).await?;
-        let named = off_io(detail.clone(), |raw| check_accounts("GetAccountsDetail", &raw)).await?;
-        same_login("GetAccountsDetail", session, named.as_deref(), &detail)?;
-        let config = &self.inner.config;
-        let base = format!(
-            "{}/v3/{}/insight/login/{login_id}/attributes/{}",
-            config.base_url, config.customer_id, session.request_id
-        );
-        Ok(match query {
-            AttributesQuery::Package(package) => {
-                let url = format!("{base}/{}", package.operation());
-                (
-                    package.operation(),
-                    self.fetch(package.operation(), Method::GET, url, None, &session.request_id).await?,
-                )
-            }
-            AttributesQuery::Custom(custom) => (
-                "Attributes",
-                self.fetch("Attributes", Method::POST, base, Some(custom.body()), &session.request_id).await?,
-            ),
-        })
-    }
-
-    /// Attributes of an open session, with the preparation of docs/protocol.md#attributes: account
-    /// detail polled to 200 first, then the attributes call, itself polled (attributes answer 202
-    /// while account detail is still being processed).
-    pub async fn attributes(&self, session: &Session, query: &AttributesQuery) -> Result<Payload<Attributes>, Error> {
-        self.within_deadline("Attributes", async {
-            let (operation, raw) = self.attributes_raw(session, query).await?;
-            let read = move |raw: Raw| Ok(Payload { data: Attributes::read(operation, raw.bytes())?, raw });
-            read_for(operation, session, raw, read).await
-        })
-        .await
-    }
-
-    /// [`Client::attributes`] with its tables, read off the IO workers.
-    pub async fn attributes_tables(
-        &self,
-        session: &Session,
-        query: &AttributesQuery,
-    ) -> Result<AttributesResult, Error> {
-        self.within_deadline("Attributes", async {
-            let (operation, raw) = self.attributes_raw(session, query).await?;
-            read_for(operation, session, raw, move |raw| AttributesResult::read(operation, raw)).await
-        })
-        .await
-    }
-
-    /// Cached Authorize of `login_id`, then [`Client::attributes`].
-    pub async fn attributes_for_login(
-        &self,
-        login_id: &str,
-        query: &AttributesQuery,
-    ) -> Result<Payload<Attributes>, Error> {
-        self.within_deadline("Attributes", async {
-            if let AttributesQuery::Custom(custom) = query {
-                custom.validate()?;
-            }
-            let session = self.authorize_cached(login_id).await?;
-            self.attributes(&session, query).await
-        })
-        .await
-    }
-
-    /// [`Client::attributes_tables`] of `login_id`, as [`Client::investments_tables_for_login`]:
-    /// resuming polls the account detail and then the attributes call on that RequestId.
-    pub async fn attributes_tables_for_login(
-        &self,
-        login_id: &str,
-        query: &AttributesQuery,
-        request_id: Option<&str>,
-    ) -> Result<AttributesResult, Error> {
-        self.within_deadline("Attributes", async {
-            if let AttributesQuery::Custom(custom) = query {
-                custom.validate()?;
-            }
-            let session = self.session_for_login(login_id, request_id).await?;
-            self.attributes_tables(&session, query).await
-        })
-        .await
+    /// docs/protocol.md#attributes: account detail polled to 200, and checked to be a detail
+    /// payload of the session's login; it only has to be ready, so it is not kept.
+    async fn account_detail_ready(&self, session: &Session) -> Result<(), Error> {
+        let request = ops::AccountsDetail::request(&self.inner.config, session, &AccountsDetailOptions::default())?;
+        let operation = request.operation;
+        let detail = self.fetch(request, &session.request_id).await?;
+        let named = off_io(detail.clone(), move |raw| check_accounts(operation, &raw)).await?;
+        same_login(operation, session, named.as_deref(), &detail)
     }
 
     /// DeleteCard: removes the retained data of a saved connection. Returns the answer: a JSON body
@@ -571,85 +338,23 @@ pub(crate) fn delete_answer(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).unwrap_or_else(|_| json!({"Message": String::from_utf8_lossy(bytes).trim()}))
 }
 
-/// An id of `session` that goes into a URL must be one safe path segment
-/// (docs/protocol.md#hosts-paths-and-versions): else the Authorize answer that named it was a
-/// protocol surprise. The error keeps the answer's snippet, not the offending value (it may hold
-/// line breaks).
-fn path_segment(session: &Session, field: &str, value: &str) -> Result<(), Error> {
-    if is_safe_segment(value) {
-        return Ok(());
-    }
-    Err(Error::Protocol {
-        operation: "Authorize".to_owned(),
-        status: 200,
-        message: format!("the session's {field} is not {SAFE_SEGMENT}, so it cannot go into a URL"),
-        request_id: Some(session.request_id.clone()).filter(|id| is_safe_segment(id)),
-        snippet: json::body_snippet(&session.raw),
-    })
-}
-
 /// The answer of `operation` on `session` is refused when it names another login than the
 /// session's (see [`check_same_login`]): a RequestId resumed with the LoginId of another login.
 fn same_login(operation: &str, session: &Session, named: Option<&str>, raw: &Raw) -> Result<(), Error> {
     check_same_login(operation, session.login_id.as_deref(), named, &session.request_id, raw.bytes())
 }
 
-/// A read answer of a data operation: the login it names, and the body it was read from.
-trait OfLogin {
-    fn login_of(&self) -> (Option<&str>, &Raw);
-}
-
-impl<T: NamesLogin> OfLogin for Payload<T> {
-    fn login_of(&self) -> (Option<&str>, &Raw) {
-        (self.data.login_id(), &self.raw)
-    }
-}
-
-impl OfLogin for InvestmentsResult {
-    fn login_of(&self) -> (Option<&str>, &Raw) {
-        (self.tables.login_id.as_deref(), &self.raw)
-    }
-}
-
-impl OfLogin for AccountsResult {
-    fn login_of(&self) -> (Option<&str>, &Raw) {
-        (self.tables.login_id.as_deref(), &self.raw)
-    }
-}
-
-impl OfLogin for StatementsResult {
-    fn login_of(&self) -> (Option<&str>, &Raw) {
-        self.payload.login_of()
-    }
-}
-
-impl OfLogin for AttributesResult {
-    fn login_of(&self) -> (Option<&str>, &Raw) {
-        self.payload.login_of()
-    }
-}
-
 /// Every data answer is read this way: `read` off the IO workers ([`off_io`]), then refused when
 /// it is the data of another login than the session's ([`same_login`]). An answer that cannot be
 /// read keeps the session's RequestId, as a failure while polling does: the caller can fetch it
 /// again without a new Authorize (docs/errors.md#an-error-while-polling).
-async fn read_for<T: OfLogin + Send + 'static>(
-    operation: &str,
-    session: &Session,
-    raw: Raw,
-    read: impl FnOnce(Raw) -> Result<T, Error> + Send + 'static,
-) -> Result<T, Error> {
-    let value = off_io(raw, read).await.map_err(|error| error.resumable_at(operation, Some(&session.request_id)))?;
-    let (named, raw) = value.login_of();
+async fn read_for<O: DataOp>(operation: &'static str, session: &Session, raw: Raw) -> Result<O::Output, Error> {
+    let value = off_io(raw, move |raw| O::read(operation, raw))
+        .await
+        .map_err(|error| error.resumable_at(operation, Some(&session.request_id)))?;
+    let (named, raw) = O::login_of(&value);
     same_login(operation, session, named, raw)?;
     Ok(value)
-}
-
-fn session_login_id(session: &Session) -> Result<&str, Error> {
-    session
-        .login_id
-        .as_deref()
-        .ok_or_else(|| Error::config("login_id", "is unknown for this session: open it with a login or a LoginId"))
 }
 
 /// Bodies from this size on are read on tokio's blocking pool: decoding them and building their
@@ -679,20 +384,13 @@ async fn off_io<T: Send + 'static>(
     }
 }
 
-/// The payload of a data operation's 200, checked to be one (docs/errors.md#protocol-surprises).
-fn typed<T: serde::de::DeserializeOwned + json::Expected>(
-    operation: &'static str,
-    raw: Raw,
-) -> Result<Payload<T>, Error> {
-    let data = json::decode_payload(operation, 200, raw.bytes())?;
-    Ok(Payload { data, raw })
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::data::attributes::AttributesQuery;
+    use crate::data::requests::AccountsSummaryOptions;
     use crate::http::stub;
 
     pub(super) const LOGIN: &str = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
@@ -734,7 +432,9 @@ mod tests {
             203,
             r#"{"RequestId": "r-203", "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#,
         )]);
-        let result = client(&base, false).accounts_summary(&session(), &AccountsSummaryOptions::default()).await;
+        let result = client(&base, false)
+            .data::<ops::AccountsSummary>(Target::Session(&session()), &AccountsSummaryOptions::default())
+            .await;
         let (operation, status, request_id, snippet) = protocol(result);
         assert_eq!((operation.as_str(), status, request_id.as_deref()), ("GetAccountsSummary", 203, Some("r-203")));
         assert!(snippet.contains("City?"), "{snippet}");
@@ -787,7 +487,7 @@ mod tests {
         let stub =
             stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER), stub::Answer::new(200, investments)]);
         let client = client(&stub.url, false);
-        match client.investments_tables_for_login(LOGIN, None).await {
+        match client.data::<ops::Investments>(Target::login(LOGIN, None), &()).await {
             Err(error @ Error::Protocol { .. }) => {
                 let message = error.to_string();
                 assert!(
@@ -925,7 +625,7 @@ mod tests {
     async fn the_deadline_ends_a_call_whose_server_is_silent() {
         let client = with_deadline(&always(None), Duration::from_millis(300));
         let started = std::time::Instant::now();
-        match client.investments_for_login(LOGIN).await {
+        match client.data::<ops::Investments>(Target::login(LOGIN, None), &()).await {
             Err(Error::Transport { operation, timed_out: true, message, .. }) => {
                 assert_eq!(operation, "Authorize");
                 assert!(message.contains("deadline"), "{message}");
@@ -941,7 +641,8 @@ mod tests {
         let base = always(Some((202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-p"}"#)));
         let client = with_deadline(&base, Duration::from_millis(300));
         let started = std::time::Instant::now();
-        match client.accounts_summary(&session(), &AccountsSummaryOptions::default()).await {
+        match client.data::<ops::AccountsSummary>(Target::Session(&session()), &AccountsSummaryOptions::default()).await
+        {
             Err(Error::PendingTimeout { operation, request_id, waited, .. }) => {
                 assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsSummary", Some("r-p")));
                 assert!(waited >= Duration::from_millis(250), "{waited:?}");
@@ -967,12 +668,13 @@ mod tests {
         for bad in ["..", "%2e%2e", "a\\b", "a\r\nb", "a/b", "../../BankingServices/Authorize"] {
             let mut hostile_login = session();
             hostile_login.login_id = Some(bad.into());
-            let (operation, status, request_id, _) = protocol(client.attributes(&hostile_login, &query).await);
+            let (operation, status, request_id, _) =
+                protocol(client.data::<ops::Attributes>(Target::Session(&hostile_login), &query).await);
             assert_eq!((operation.as_str(), status), ("Authorize", 200));
             assert_eq!(request_id.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
             let mut hostile_request = session();
             hostile_request.request_id = bad.into();
-            match client.attributes(&hostile_request, &query).await {
+            match client.data::<ops::Attributes>(Target::Session(&hostile_request), &query).await {
                 Err(Error::Protocol { message, request_id: None, .. }) => assert!(message.contains("RequestId")),
                 other => panic!("{bad:?}: {other:?}"),
             }
@@ -986,7 +688,7 @@ mod tests {
 mod payload_tests {
     use super::tests::{session, LOGIN};
     use super::*;
-    use crate::data::attributes::Package;
+    use crate::data::attributes::{AttributesQuery, Package};
     use crate::error::{ApiErrorKind, Body};
     use crate::http::stub;
     const ENVELOPE: &str = r#"{"HttpStatusCode": 500, "Message": "aggregation failed", "FlinksCode": "AGGREGATION_ERROR", "RequestId": "r-e"}"#;
@@ -1012,10 +714,20 @@ mod payload_tests {
 
     /// [`run`] on `session`.
     async fn run_on(session: &Session, operation: &str, body: &'static str) -> Result<(), Error> {
-        let typed = run_typed(session, operation, body).await;
-        let tables = run_tables(session, operation, body).await;
-        assert_eq!(format!("{typed:?}"), format!("{tables:?}"), "{operation} answering {body}");
-        typed
+        let client = client(&stub::serve(answers(operation, body)));
+        let on = Target::Session(session);
+        match operation {
+            "Investments" => client.data::<ops::Investments>(on, &()).await.map(drop),
+            "GetAccountsDetail" => client.data::<ops::AccountsDetail>(on, &Default::default()).await.map(drop),
+            "GetAccountsSummary" => client.data::<ops::AccountsSummary>(on, &Default::default()).await.map(drop),
+            "GetStatements" => client.data::<ops::Statements>(on, &Default::default()).await.map(drop),
+            "GetIncomeAttributes" => {
+                client.data::<ops::Attributes>(on, &AttributesQuery::Package(Package::Income)).await.map(drop)
+            }
+            "Attributes" => client.data::<ops::Attributes>(on, &AttributesQuery::Custom(custom())).await.map(drop),
+            "Authorize" => client.authorize_cached(LOGIN).await.map(drop),
+            other => panic!("no operation {other}"),
+        }
     }
 
     fn answers(operation: &str, body: &'static str) -> Vec<(u16, &'static str)> {
@@ -1030,44 +742,6 @@ mod payload_tests {
         crate::data::attributes::CustomAttributes {
             attributes: vec![("Card".into(), vec!["balance_min".into()])],
             ..Default::default()
-        }
-    }
-
-    async fn run_tables(session: &Session, operation: &str, body: &'static str) -> Result<(), Error> {
-        let client = client(&stub::serve(answers(operation, body)));
-        match operation {
-            "Investments" => client.investments_tables(session).await.map(drop),
-            "GetAccountsDetail" => {
-                client.accounts_detail_tables(session, &AccountsDetailOptions::default()).await.map(drop)
-            }
-            "GetAccountsSummary" => {
-                client.accounts_summary_tables(session, &AccountsSummaryOptions::default()).await.map(drop)
-            }
-            "GetStatements" => client.statements_tables(session, &StatementsOptions::default()).await.map(drop),
-            "GetIncomeAttributes" => {
-                client.attributes_tables(session, &AttributesQuery::Package(Package::Income)).await.map(drop)
-            }
-            "Attributes" => client.attributes_tables(session, &AttributesQuery::Custom(custom())).await.map(drop),
-            "Authorize" => client.authorize_cached(LOGIN).await.map(drop),
-            other => panic!("no operation {other}"),
-        }
-    }
-
-    async fn run_typed(session: &Session, operation: &str, body: &'static str) -> Result<(), Error> {
-        let client = client(&stub::serve(answers(operation, body)));
-        match operation {
-            "Investments" => client.investments(session).await.map(drop),
-            "GetAccountsDetail" => client.accounts_detail(session, &AccountsDetailOptions::default()).await.map(drop),
-            "GetAccountsSummary" => {
-                client.accounts_summary(session, &AccountsSummaryOptions::default()).await.map(drop)
-            }
-            "GetStatements" => client.statements(session, &StatementsOptions::default()).await.map(drop),
-            "GetIncomeAttributes" => {
-                client.attributes(session, &AttributesQuery::Package(Package::Income)).await.map(drop)
-            }
-            "Attributes" => client.attributes(session, &AttributesQuery::Custom(custom())).await.map(drop),
-            "Authorize" => client.authorize_cached(LOGIN).await.map(drop),
-            other => panic!("no operation {other}"),
         }
     }
 
@@ -1168,7 +842,10 @@ mod payload_tests {
         let detail = r#"{"Accounts": [], "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}, "RequestId": "r-d"}"#;
         let attributes = r#"{"Income": {"Id": "g"}, "RequestId": "r-d"}"#;
         let client = client(&stub::serve(vec![(200, detail), (200, attributes)]));
-        match client.attributes_tables(&session(), &AttributesQuery::Package(Package::Income)).await {
+        match client
+            .data::<ops::Attributes>(Target::Session(&session()), &AttributesQuery::Package(Package::Income))
+            .await
+        {
             Err(error @ Error::OtherLogin { .. }) => {
                 assert!(error.to_string().contains(OTHER), "{error}");
                 let Error::OtherLogin { operation, request_id, .. } = error else { unreachable!() };

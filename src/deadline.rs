@@ -3,8 +3,8 @@
 //! retries, all together.
 //!
 //! The outermost operation of a call opens the scope; the operations it calls inside share it,
-//! so `attributes_for_login` (a cached Authorize, account detail, attributes) has one deadline,
-//! not three. When time runs out the call's future is dropped, which ends the request in flight
+//! so an attributes call on a saved login (a cached Authorize, account detail, attributes) has
+//! one deadline, not three. When time runs out the call's future is dropped, which ends the request in flight
 //! and any wait, and the error says what the call was doing: `PendingTimeout` while an operation
 //! was pending (a 202 or "session still loading" had come), otherwise a `TransportError` with
 //! `timed_out` set.

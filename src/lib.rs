@@ -15,6 +15,7 @@ mod fork;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http;
+pub mod ops;
 mod poll;
 mod pools;
 pub mod proxy;
@@ -34,4 +35,5 @@ pub use authorize::{Answers, Challenge, ChallengeHandler, ChallengeType, Securit
 pub use client::Client;
 pub use config::{ClientConfig, PollPolicy, RetryPolicy};
 pub use error::{ApiError, Body, Error};
+pub use ops::{DataOp, Target};
 pub use secret::Secret;

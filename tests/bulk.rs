@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use bankfeed::bulk::run_many;
 use bankfeed::error::ApiErrorKind;
+use bankfeed::ops::{self, Target};
 use bankfeed::sandbox::{Fault, FaultKind, SandboxConfig};
 use bankfeed::Error;
 use common::client_of;
@@ -78,7 +79,7 @@ async fn many_logins_run_within_the_bound_and_failures_stay_with_their_login() {
         let counter = Arc::clone(&counter);
         async move {
             let _running = Running::start(&counter);
-            client.investments_for_login(&login_id).await
+            client.data::<ops::Investments>(Target::login(&login_id, None), &()).await
         }
     };
     let run = tokio::spawn(run_many(ids.clone(), 6, op, sink));
@@ -102,7 +103,7 @@ async fn many_logins_run_within_the_bound_and_failures_stay_with_their_login() {
     }
     for login_id in saved.iter().filter(|id| **id != refused) {
         let payload = results[login_id].as_ref().unwrap_or_else(|e| panic!("{login_id}: {e}"));
-        assert!(!payload.data.accounts.is_empty(), "{login_id} has investment accounts");
+        assert!(payload.tables.accounts.rows > 0, "{login_id} has investment accounts");
     }
 }
 
@@ -119,7 +120,7 @@ async fn dropping_the_run_stops_every_request_at_once() {
         let counter = Arc::clone(&counter);
         async move {
             let _running = Running::start(&counter);
-            client.investments_for_login(&login_id).await
+            client.data::<ops::Investments>(Target::login(&login_id, None), &()).await
         }
     };
     let run = run_many(sandbox.login_ids(), 4, op, sink);
@@ -145,7 +146,7 @@ async fn a_dropped_receiver_ends_the_run_and_its_requests() {
     let (sink, receiver) = mpsc::channel::<(String, Result<_, Error>)>(4);
     let op = move |login_id: String| {
         let client = client.clone();
-        async move { client.investments_for_login(&login_id).await }
+        async move { client.data::<ops::Investments>(Target::login(&login_id, None), &()).await }
     };
     let run = tokio::spawn(run_many(sandbox.login_ids(), 4, op, sink));
     tokio::time::sleep(Duration::from_millis(300)).await;

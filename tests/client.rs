@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
 use bankfeed::config::ClientOptions;
 use bankfeed::error::ApiErrorKind;
+use bankfeed::ops::{self, Target};
 use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
 use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Secret, Session, Step};
 use common::{client_of as start, no_challenge, user, INSTITUTION};
@@ -239,9 +240,9 @@ async fn investments_are_polled_to_200() {
         .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
         .await
         .unwrap();
-    let investments = client.investments(&session).await.unwrap();
-    assert!(!investments.data.accounts.is_empty());
-    assert_eq!(investments.data.request_id.as_deref(), Some(session.request_id.as_str()));
+    let investments = client.data::<ops::Investments>(Target::Session(&session), &()).await.unwrap();
+    assert!(investments.tables.accounts.rows > 0);
+    assert_eq!(investments.tables.request_id.as_deref(), Some(session.request_id.as_str()));
     let value = investments.raw.to_value().unwrap();
     assert_eq!(value["RequestId"], session.request_id.as_str());
     let polls = sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).count();
@@ -255,7 +256,7 @@ async fn a_session_still_loading_is_waited_out_like_a_202() {
         .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
         .await
         .unwrap();
-    assert!(client.investments(&session).await.is_ok());
+    assert!(client.data::<ops::Investments>(Target::Session(&session), &()).await.is_ok());
     let statuses: Vec<u16> =
         sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).map(|r| r.status).collect();
     assert_eq!(statuses, [400, 400, 202, 200]);
@@ -270,7 +271,7 @@ async fn the_dispatched_user_is_polled_too() {
         .login(Credentials::new(INSTITUTION, "test_dispatched", "Everyday".into()).saved(), &mut handler)
         .await
         .unwrap();
-    assert!(client.investments(&session).await.is_ok());
+    assert!(client.data::<ops::Investments>(Target::Session(&session), &()).await.is_ok());
 }
 
 #[tokio::test]
@@ -289,7 +290,7 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
         .await
         .unwrap();
     let started = Instant::now();
-    match client.investments(&session).await {
+    match client.data::<ops::Investments>(Target::Session(&session), &()).await {
         Err(Error::PendingTimeout { request_id, waited, .. }) => {
             assert_eq!(request_id.as_deref(), Some(session.request_id.as_str()));
             assert!(waited >= Duration::from_millis(300));
@@ -306,7 +307,11 @@ async fn dropping_a_poll_stops_it() {
         .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
         .await
         .unwrap();
-    let cancelled = tokio::time::timeout(Duration::from_millis(200), client.investments(&session)).await;
+    let cancelled = tokio::time::timeout(
+        Duration::from_millis(200),
+        client.data::<ops::Investments>(Target::Session(&session), &()),
+    )
+    .await;
     assert!(cancelled.is_err());
     let after_cancel = sandbox.request_count();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -337,8 +342,8 @@ async fn keys_are_sent_where_the_service_expects_them() {
         .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
         .await
         .unwrap();
-    assert!(client.investments(&session).await.is_ok());
-    let wrong = api_error(make("ak-wrong").investments(&session).await);
+    assert!(client.data::<ops::Investments>(Target::Session(&session), &()).await.is_ok());
+    let wrong = api_error(make("ak-wrong").data::<ops::Investments>(Target::Session(&session), &()).await);
     assert_eq!(wrong.kind(), ApiErrorKind::Unauthorized);
     // Without the secret key there is no token, and Authorize is refused.
     let options = ClientOptions {

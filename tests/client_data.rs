@@ -14,9 +14,12 @@ mod common;
 use std::time::Duration;
 
 use arrow_array::Array;
+use bankfeed::data::accounts::Accounts;
 use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
+use bankfeed::data::investments::Investments;
 use bankfeed::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use bankfeed::error::ApiErrorKind;
+use bankfeed::ops::{self, Target};
 use bankfeed::sandbox::{Sandbox, SandboxConfig};
 use bankfeed::tables::{self, ColumnData};
 use bankfeed::{Client, Error, Session};
@@ -35,7 +38,7 @@ async fn account_detail_is_polled_on_its_async_link() {
     let session = saved_session(&client).await;
     let options =
         AccountsDetailOptions { with_transactions: Some(true), days: Some("Days365".into()), ..Default::default() };
-    let detail = client.accounts_detail(&session, &options).await.unwrap();
+    let detail = client.data::<ops::AccountsDetail>(Target::Session(&session), &options).await.unwrap();
     let paths: Vec<String> =
         sandbox.requests().iter().map(|r| format!("{} {} {}", r.method, r.path, r.status)).collect();
     let polled = paths.iter().filter(|p| p.contains("GetAccountsDetail")).cloned().collect::<Vec<_>>();
@@ -48,11 +51,12 @@ async fn account_detail_is_polled_on_its_async_link() {
     );
     assert!(polled.last().unwrap().ends_with(" 200"));
     // The transactions table has one row per transaction of the payload, debits summing alike.
-    let table = tables::bank_transactions_table(&detail.data);
-    let count: usize = detail.data.accounts.iter().map(|a| a.transactions.len()).sum();
+    let payload = Accounts::parse("GetAccountsDetail", detail.raw.bytes()).unwrap();
+    let table = tables::bank_transactions_table(&payload);
+    let count: usize = payload.accounts.iter().map(|a| a.transactions.len()).sum();
     assert_eq!(table.rows, count);
     assert!(count > 100, "365 days of activity");
-    let debits: f64 = detail.data.accounts.iter().flat_map(|a| &a.transactions).filter_map(|t| t.debit).sum();
+    let debits: f64 = payload.accounts.iter().flat_map(|a| &a.transactions).filter_map(|t| t.debit).sum();
     assert!((floats(&table, "debit").iter().sum::<f64>() - debits).abs() < 1e-6);
 }
 
@@ -60,8 +64,8 @@ async fn account_detail_is_polled_on_its_async_link() {
 async fn investments_tables_match_the_payload() {
     let (_sandbox, client) = start(SandboxConfig { investment_transactions: Some(500), ..SandboxConfig::default() });
     let session = saved_session(&client).await;
-    let investments = client.investments(&session).await.unwrap();
-    let data = &investments.data;
+    let investments = client.data::<ops::Investments>(Target::Session(&session), &()).await.unwrap();
+    let data = &Investments::parse(investments.raw.bytes()).unwrap();
     let transactions = tables::investment_transactions_table(data);
     assert_eq!(transactions.rows, 500);
     let amounts: f64 = data.accounts.iter().flat_map(|a| &a.transactions).filter_map(|t| t.amount).sum();
@@ -78,8 +82,11 @@ async fn attributes_run_the_preparation_sequence() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() });
     let session = saved_session(&client).await;
     let login_id = session.login_id.clone().unwrap();
-    let attributes = client.attributes_for_login(&login_id, &AttributesQuery::Package(Package::Income)).await.unwrap();
-    let names: Vec<&str> = attributes.data.groups[0].values.iter().map(|(name, _)| name.as_str()).collect();
+    let attributes = client
+        .data::<ops::Attributes>(Target::login(&login_id, None), &AttributesQuery::Package(Package::Income))
+        .await
+        .unwrap();
+    let names: Vec<&str> = attributes.payload.data.groups[0].values.iter().map(|(name, _)| name.as_str()).collect();
     assert!(names.contains(&"sum_employer_income"), "{names:?}");
     // Order: cached Authorize, account detail to 200, then the attributes call.
     let log: Vec<String> = sandbox.requests().iter().map(|r| r.path.clone()).collect();
@@ -95,14 +102,14 @@ async fn unknown_attributes_and_tier_limits_are_service_errors() {
     let session = saved_session(&client).await;
     let custom =
         CustomAttributes { attributes: vec![("Card".into(), vec!["count_unicorns".into()])], ..Default::default() };
-    match client.attributes(&session, &AttributesQuery::Custom(custom)).await {
+    match client.data::<ops::Attributes>(Target::Session(&session), &AttributesQuery::Custom(custom)).await {
         Err(Error::Api(api)) => {
             assert_eq!(api.code.as_deref(), Some("INVALID_REQUEST"));
             assert!(api.message.unwrap_or_default().contains("count_unicorns"));
         }
         other => panic!("{other:?}"),
     }
-    match client.attributes(&session, &AttributesQuery::Package(Package::All)).await {
+    match client.data::<ops::Attributes>(Target::Session(&session), &AttributesQuery::Package(Package::All)).await {
         Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::Unauthorized),
         other => panic!("{other:?}"),
     }
@@ -113,11 +120,11 @@ async fn statements_are_pdfs() {
     let (_sandbox, client) = start(SandboxConfig::default());
     let session = saved_session(&client).await;
     let options = StatementsOptions { number_of_statements: Some("Months3".into()), ..Default::default() };
-    let statements = client.statements(&session, &options).await.unwrap();
-    let table = tables::statements_table(&statements.data);
+    let statements = client.data::<ops::Statements>(Target::Session(&session), &options).await.unwrap();
+    let table = tables::statements_table(&statements.payload.data);
     assert!(table.rows >= 3);
     use base64::Engine;
-    for account in &statements.data.statements_by_account {
+    for account in &statements.payload.data.statements_by_account {
         for statement in &account.statements {
             let pdf =
                 base64::engine::general_purpose::STANDARD.decode(statement.base64_bytes.as_deref().unwrap()).unwrap();
@@ -154,7 +161,9 @@ fn answered(sandbox: &Sandbox, path: &str, status: u16) -> usize {
 async fn a_pending_timeout_is_resumed_on_its_request_id_without_a_new_authorize() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 5, ..SandboxConfig::default() });
     let login_id = saved_session(&client).await.login_id.unwrap();
-    let error = impatient(&client, Duration::from_millis(25)).investments_tables_for_login(&login_id, None).await;
+    let error = impatient(&client, Duration::from_millis(25))
+        .data::<ops::Investments>(Target::login(&login_id, None), &())
+        .await;
     let (request_id, message) = match error {
         Err(error @ Error::PendingTimeout { .. }) => (error.request_id().unwrap().to_owned(), error.to_string()),
         other => panic!("{other:?}"),
@@ -166,7 +175,7 @@ async fn a_pending_timeout_is_resumed_on_its_request_id_without_a_new_authorize(
     assert!((1..5).contains(&pending_before), "{pending_before}");
     let authorizes = answered(&sandbox, "/Authorize", 200);
 
-    let resumed = client.investments_tables_for_login(&login_id, Some(&request_id)).await.unwrap();
+    let resumed = client.data::<ops::Investments>(Target::login(&login_id, Some(&request_id)), &()).await.unwrap();
     assert_eq!(answered(&sandbox, "/Authorize", 200), authorizes, "no new Authorize");
     // The sandbox's pending count went on from where it was: five 202s in all, then the 200.
     assert_eq!(answered(&sandbox, "/Investments", 202), 5);
@@ -180,14 +189,15 @@ async fn attributes_resume_on_their_request_id_too() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 5, ..SandboxConfig::default() });
     let login_id = saved_session(&client).await.login_id.unwrap();
     let query = AttributesQuery::Package(Package::Income);
-    let error =
-        impatient(&client, Duration::from_millis(25)).attributes_tables_for_login(&login_id, &query, None).await;
+    let error = impatient(&client, Duration::from_millis(25))
+        .data::<ops::Attributes>(Target::login(&login_id, None), &query)
+        .await;
     let request_id = match error {
         Err(error @ Error::PendingTimeout { .. }) => error.request_id().unwrap().to_owned(),
         other => panic!("{other:?}"),
     };
     let authorizes = answered(&sandbox, "/Authorize", 200);
-    let resumed = client.attributes_tables_for_login(&login_id, &query, Some(&request_id)).await.unwrap();
+    let resumed = client.data::<ops::Attributes>(Target::login(&login_id, Some(&request_id)), &query).await.unwrap();
     assert_eq!(answered(&sandbox, "/Authorize", 200), authorizes, "no new Authorize");
     assert!(resumed.values.rows > 0);
     let detail_pending: usize =
@@ -200,12 +210,12 @@ async fn a_resumed_session_checks_its_ids_before_any_call() {
     let (sandbox, client) = start(SandboxConfig::default());
     let login = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
     for bad in ["", "..", "a/b", "a\r\nb", "%2e"] {
-        match client.investments_tables_for_login(login, Some(bad)).await {
+        match client.data::<ops::Investments>(Target::login(login, Some(bad)), &()).await {
             Err(Error::Config { field: "request_id", .. }) => {}
             other => panic!("{bad:?}: {other:?}"),
         }
     }
-    match client.investments_tables_for_login("not-a-guid", Some(login)).await {
+    match client.data::<ops::Investments>(Target::login("not-a-guid", Some(login)), &()).await {
         Err(Error::Config { field: "login_id", .. }) => {}
         other => panic!("{other:?}"),
     }
@@ -239,32 +249,44 @@ async fn a_request_id_resumed_with_the_login_id_of_another_login_is_refused() {
         other => panic!("{operation}: {other:?}"),
     };
     let detail = AccountsDetailOptions::default();
-    refused("GetAccountsDetail", client.accounts_detail(&mismatched, &detail).await.map(drop));
-    refused("GetAccountsDetail", client.accounts_detail_tables(&mismatched, &detail).await.map(drop));
     refused(
         "GetAccountsDetail",
-        client.accounts_detail_tables_for_login(&ids[0], &detail, Some(&theirs.request_id)).await.map(drop),
+        client.data::<ops::AccountsDetail>(Target::Session(&mismatched), &detail).await.map(drop),
+    );
+    refused(
+        "GetAccountsDetail",
+        client.data::<ops::AccountsDetail>(Target::Session(&mismatched), &detail).await.map(drop),
+    );
+    refused(
+        "GetAccountsDetail",
+        client.data::<ops::AccountsDetail>(Target::login(&ids[0], Some(&theirs.request_id)), &detail).await.map(drop),
     );
     let summary = AccountsSummaryOptions::default();
-    refused("GetAccountsSummary", client.accounts_summary(&mismatched, &summary).await.map(drop));
-    refused("GetAccountsSummary", client.accounts_summary_tables(&mismatched, &summary).await.map(drop));
+    refused(
+        "GetAccountsSummary",
+        client.data::<ops::AccountsSummary>(Target::Session(&mismatched), &summary).await.map(drop),
+    );
+    refused(
+        "GetAccountsSummary",
+        client.data::<ops::AccountsSummary>(Target::Session(&mismatched), &summary).await.map(drop),
+    );
     let statements = StatementsOptions::default();
-    refused("GetStatements", client.statements(&mismatched, &statements).await.map(drop));
-    refused("GetStatements", client.statements_tables(&mismatched, &statements).await.map(drop));
+    refused("GetStatements", client.data::<ops::Statements>(Target::Session(&mismatched), &statements).await.map(drop));
+    refused("GetStatements", client.data::<ops::Statements>(Target::Session(&mismatched), &statements).await.map(drop));
     // Attributes stop at the account detail they wait for, before their own call is sent.
     let income = AttributesQuery::Package(Package::Income);
-    refused("GetAccountsDetail", client.attributes_tables(&mismatched, &income).await.map(drop));
+    refused("GetAccountsDetail", client.data::<ops::Attributes>(Target::Session(&mismatched), &income).await.map(drop));
     assert!(!sandbox.requests().iter().any(|r| r.path.contains("/attributes/")), "no attributes call was sent");
     // Investments name the LoginId in the request: the sandbox refuses the pair itself.
-    match client.investments_tables(&mismatched).await {
+    match client.data::<ops::Investments>(Target::Session(&mismatched), &()).await {
         Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::InvalidRequest),
         other => panic!("{other:?}"),
     }
     // The RequestId with its own login, or with no LoginId given, reads that login's data.
     let own = Session::resume(&theirs.request_id, Some(&ids[1].to_ascii_uppercase())).unwrap();
-    assert!(client.accounts_detail_tables(&own, &detail).await.unwrap().tables.accounts.rows > 0);
+    assert!(client.data::<ops::AccountsDetail>(Target::Session(&own), &detail).await.unwrap().tables.accounts.rows > 0);
     let unknown = Session::resume(&theirs.request_id, None).unwrap();
-    let read = client.accounts_detail_tables(&unknown, &detail).await.unwrap();
+    let read = client.data::<ops::AccountsDetail>(Target::Session(&unknown), &detail).await.unwrap();
     assert_eq!(read.tables.login_id.as_deref(), Some(ids[1].as_str()));
 }
 
@@ -272,18 +294,19 @@ async fn a_request_id_resumed_with_the_login_id_of_another_login_is_refused() {
 async fn the_live_tables_are_those_of_the_payload_read_again() {
     let (_sandbox, client) = start(SandboxConfig { investment_transactions: Some(2_000), ..SandboxConfig::default() });
     let session = saved_session(&client).await;
-    let live = client.investments_tables(&session).await.unwrap();
+    let live = client.data::<ops::Investments>(Target::Session(&session), &()).await.unwrap();
     assert!(live.raw.bytes().len() > 64 * 1024, "read off the IO workers");
     assert_eq!(live.tables, tables::InvestmentsTables::from_json(live.raw.bytes()).unwrap());
     assert_eq!(live.tables.transactions.rows, 2_000);
-    let typed = client.investments(&session).await.unwrap();
-    assert_eq!(tables::InvestmentsTables::new(&typed.data), live.tables);
+    // The tables built from the typed model of the same bytes are the same.
+    assert_eq!(tables::InvestmentsTables::new(&Investments::parse(live.raw.bytes()).unwrap()), live.tables);
 
     let options = AccountsDetailOptions { with_transactions: Some(true), ..Default::default() };
-    let detail = client.accounts_detail_tables(&session, &options).await.unwrap();
+    let detail = client.data::<ops::AccountsDetail>(Target::Session(&session), &options).await.unwrap();
     assert_eq!(detail.tables, tables::AccountsTables::from_json(detail.raw.bytes()).unwrap());
-    let summary = client.accounts_summary_tables(&session, &Default::default()).await.unwrap();
+    let summary = client.data::<ops::AccountsSummary>(Target::Session(&session), &Default::default()).await.unwrap();
     assert_eq!(summary.tables.transactions.rows, 0);
-    let statements = client.statements_tables(&session, &StatementsOptions::default()).await.unwrap();
+    let statements =
+        client.data::<ops::Statements>(Target::Session(&session), &StatementsOptions::default()).await.unwrap();
     assert_eq!(statements.statements.rows, tables::statements_table(&statements.payload.data).rows);
 }

@@ -194,6 +194,14 @@ pub struct StatementFile {
     pub content: Vec<u8>,
 }
 
+impl Accounts {
+    /// Reads a 200 of `operation` (`GetAccountsDetail` or `GetAccountsSummary`), such as a saved
+    /// one, checked as a live answer is.
+    pub fn parse(operation: &str, bytes: &[u8]) -> Result<Self, Error> {
+        super::json::decode_payload(operation, 200, bytes)
+    }
+}
+
 impl Statements {
     /// Reads a GetStatements 200, such as a saved one, checked as a live answer is.
     pub fn parse(bytes: &[u8]) -> Result<Self, Error> {

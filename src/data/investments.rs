@@ -30,6 +30,13 @@ pub struct Investments<S = String> {
 }
 
 /// A 200 holding none of these is not an Investments payload (docs/errors.md#protocol-surprises).
+impl Investments {
+    /// Reads an Investments 200, such as a saved one, checked as a live answer is.
+    pub fn parse(bytes: &[u8]) -> Result<Self, crate::Error> {
+        super::json::decode_payload("Investments", 200, bytes)
+    }
+}
+
 impl<S> Expected for Investments<S> {
     const SHAPE: Shape = Shape::AnyOf(&["Accounts", "Securities", "Value", "Cash"]);
 }

@@ -11,12 +11,13 @@ use super::asyncio;
 use super::convert;
 use super::many;
 use super::operation::{Flavor, Operation};
-use super::results::{PyAccounts, PyAttributes, PyInvestments};
+use super::results::PyDataOp;
 use super::session::{session_to_py, step_to_py};
 use crate::authorize::{AuthorizeRequest, Credentials};
 use crate::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS};
 use crate::data::requests::AccountsDetailOptions;
 use crate::error::Error;
+use crate::ops::{self, Target};
 use crate::proxy::{ProxyOption, ENVIRONMENT};
 use crate::{Client, Secret};
 
@@ -70,6 +71,21 @@ impl PyBaseClient {
         convert: super::operation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
         Operation::new(&self.client, future, convert).named("AsyncClient", method).run(py, self.flavor)
+    }
+
+    /// Runs the data operation `O` on the saved login `login_id`, resumed at `request_id` when
+    /// one is given, as the method `method`.
+    fn for_login<O: PyDataOp>(
+        &self,
+        py: Python<'_>,
+        method: &'static str,
+        login_id: String,
+        request_id: Option<String>,
+        options: O::Options,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move { client.data::<O>(Target::login(&login_id, request_id.as_deref()), &options).await };
+        self.run(py, method, future, O::CONVERT)
     }
 
     /// Runs the challenge loop from `request`, calling `on_challenge` for each challenge.
@@ -395,9 +411,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
         #[pyo3(from_py_with = args::request_id)] request_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move { client.investments_tables_for_login(&login_id, request_id.as_deref()).await };
-        self.run(py, "investments", future, PyInvestments::to_py)
+        self.for_login::<ops::Investments>(py, "investments", login_id, request_id, ())
     }
 
     /// The session of a known RequestId, without sending anything: its data calls poll that
@@ -426,21 +440,17 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids.ids)?;
-        let op = move |client: Client, login_id: String| {
-            let request_id = request_ids.get(&login_id).cloned();
-            async move { client.investments_tables_for_login(&login_id, request_id.as_deref()).await }
-        };
-        many::start(
+        let (flavor, resumes) = (self.flavor, request_ids.as_ref());
+        many::start_data::<ops::Investments>(
             py,
             &self.client,
-            self.flavor,
+            flavor,
             login_ids,
             concurrency,
             progress,
             "investments_many",
-            op,
-            PyInvestments::to_py,
+            resumes,
+            (),
         )
     }
 
@@ -461,24 +471,18 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let query =
-            std::sync::Arc::new(convert::attributes_query(attributes, package, filters, detail, account_filter)?);
-        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids.ids)?;
-        let op = move |client: Client, login_id: String| {
-            let query = std::sync::Arc::clone(&query);
-            let request_id = request_ids.get(&login_id).cloned();
-            async move { client.attributes_tables_for_login(&login_id, &query, request_id.as_deref()).await }
-        };
-        many::start(
+        let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
+        let (flavor, resumes) = (self.flavor, request_ids.as_ref());
+        many::start_data::<ops::Attributes>(
             py,
             &self.client,
-            self.flavor,
+            flavor,
             login_ids,
             concurrency,
             progress,
             "attributes_many",
-            op,
-            PyAttributes::to_py,
+            resumes,
+            query,
         )
     }
 
@@ -505,8 +509,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let request_ids = many::request_ids(request_ids.as_ref(), &login_ids.ids)?;
-        let options = std::sync::Arc::new(AccountsDetailOptions {
+        let options = AccountsDetailOptions {
             with_transactions,
             days,
             with_account_identity,
@@ -514,24 +517,18 @@ impl PyBaseClient {
             accounts_filter: accounts_filter.unwrap_or_default(),
             with_details_and_banking_statements,
             number_of_banking_statements,
-        });
-        // Checked once here, rather than failing every login the same way.
-        options.validate()?;
-        let op = move |client: Client, login_id: String| {
-            let options = std::sync::Arc::clone(&options);
-            let request_id = request_ids.get(&login_id).cloned();
-            async move { client.accounts_detail_tables_for_login(&login_id, &options, request_id.as_deref()).await }
         };
-        many::start(
+        let (flavor, resumes) = (self.flavor, request_ids.as_ref());
+        many::start_data::<ops::AccountsDetail>(
             py,
             &self.client,
-            self.flavor,
+            flavor,
             login_ids,
             concurrency,
             progress,
             "accounts_detail_many",
-            op,
-            PyAccounts::to_py,
+            resumes,
+            options,
         )
     }
 
@@ -560,9 +557,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::request_id)] request_id: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
-        let client = self.client.clone();
-        let future = async move { client.attributes_tables_for_login(&login_id, &query, request_id.as_deref()).await };
-        self.run(py, "attributes", future, PyAttributes::to_py)
+        self.for_login::<ops::Attributes>(py, "attributes", login_id, request_id, query)
     }
 
     /// Deletes the retained data of a saved connection (DeleteCard). Returns the server's answer:

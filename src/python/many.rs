@@ -17,10 +17,12 @@ use super::asyncio;
 use super::blocking::SIGNAL_CHECK;
 use super::errors::{client_closed, PyBankfeedError};
 use super::operation::{Convert, Flavor, Operation};
+use super::results::PyDataOp;
 use super::runtime::{runtime, AbortOnDrop};
 use crate::bulk::{check_concurrency, run_many};
 use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::error::Error;
+use crate::ops::Target;
 use crate::sync::lock;
 use crate::Client;
 
@@ -133,6 +135,35 @@ where
     let description = call.trim_end_matches("_many").replace('_', " ");
     kwargs.set_item("description", description)?;
     Ok(py.import("bankfeed._progress")?.getattr(wrap)?.call((iterator, total), Some(&kwargs))?.unbind())
+}
+
+/// Starts the bulk call named `call` of the data operation `O` over `login_ids`: each login's
+/// whole flow is `Client::data::<O>` on the saved login, resumed at its RequestId of
+/// `request_ids=` when it has one. The options are checked once here, rather than failing every
+/// login the same way.
+pub(crate) fn start_data<O: PyDataOp>(
+    py: Python<'_>,
+    client: &Client,
+    flavor: Flavor,
+    login_ids: args::LoginIds,
+    concurrency: usize,
+    progress: bool,
+    call: &'static str,
+    resumes: Option<&Bound<'_, PyAny>>,
+    options: O::Options,
+) -> PyResult<Py<PyAny>>
+where
+    O::Options: Sync,
+{
+    let resumes = request_ids(resumes, &login_ids.ids)?;
+    O::validate(&options)?;
+    let options = Arc::new(options);
+    let op = move |client: Client, login_id: String| {
+        let options = Arc::clone(&options);
+        let request_id = resumes.get(&login_id).cloned();
+        async move { client.data::<O>(Target::login(&login_id, request_id.as_deref()), &options).await }
+    };
+    start(py, client, flavor, login_ids, concurrency, progress, call, op, O::CONVERT)
 }
 
 /// `request_ids=` of a bulk call: `{login_id: request_id}`, the RequestIds whose polling the logins

@@ -8,9 +8,10 @@ use super::challenge;
 use super::client::PyBaseClient;
 use super::convert::{self, Parsed};
 use super::operation::{Flavor, Operation};
-use super::results::{PyAccounts, PyAttributes, PyInvestments, PyStatements};
+use super::results::PyDataOp;
 use crate::authorize::{Session, Step};
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
+use crate::ops::{self, Target};
 use crate::Client;
 
 /// What `Session` and `AsyncSession` share: the session, its client, and every data operation,
@@ -110,9 +111,7 @@ impl PyBaseSession {
 
     /// Investments of this session (202 answers polled until 200), as tables.
     fn investments(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let (client, session) = (self.client.clone(), self.session.clone());
-        let future = async move { client.investments_tables(&session).await };
-        self.run(py, "investments", future, PyInvestments::to_py)
+        self.data::<ops::Investments>(py, "investments", ())
     }
 
     /// GetAccountsDetail (202 polled): accounts and transactions as tables.
@@ -143,9 +142,7 @@ impl PyBaseSession {
             with_details_and_banking_statements,
             number_of_banking_statements,
         };
-        let (client, session) = (self.client.clone(), self.session.clone());
-        let future = async move { client.accounts_detail_tables(&session, &options).await };
-        self.run(py, "accounts_detail", future, PyAccounts::to_py)
+        self.data::<ops::AccountsDetail>(py, "accounts_detail", options)
     }
 
     /// GetAccountsSummary (202 polled): accounts as a table.
@@ -157,9 +154,7 @@ impl PyBaseSession {
         #[pyo3(from_py_with = args::with_account_identity)] with_account_identity: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
         let options = AccountsSummaryOptions { with_balance, with_account_identity };
-        let (client, session) = (self.client.clone(), self.session.clone());
-        let future = async move { client.accounts_summary_tables(&session, &options).await };
-        self.run(py, "accounts_summary", future, PyAccounts::to_py)
+        self.data::<ops::AccountsSummary>(py, "accounts_summary", options)
     }
 
     /// GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or ``"Months12"``.
@@ -171,9 +166,7 @@ impl PyBaseSession {
         #[pyo3(from_py_with = args::accounts_filter)] accounts_filter: Option<Vec<String>>,
     ) -> PyResult<Py<PyAny>> {
         let options = StatementsOptions { number_of_statements, accounts_filter: accounts_filter.unwrap_or_default() };
-        let (client, session) = (self.client.clone(), self.session.clone());
-        let future = async move { client.statements_tables(&session, &options).await };
-        self.run(py, "statements", future, PyStatements::to_py)
+        self.data::<ops::Statements>(py, "statements", options)
     }
 
     /// Attributes of this session: account detail polled first, then the attributes call
@@ -189,9 +182,7 @@ impl PyBaseSession {
         #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
     ) -> PyResult<Py<PyAny>> {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
-        let (client, session) = (self.client.clone(), self.session.clone());
-        let future = async move { client.attributes_tables(&session, &query).await };
-        self.run(py, "attributes", future, PyAttributes::to_py)
+        self.data::<ops::Attributes>(py, "attributes", query)
     }
 
     /// Pickles as its client (keys included, see ``Client``), its ids and the 200 body, so that
@@ -254,5 +245,12 @@ impl PyBaseSession {
         convert: super::operation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
         Operation::new(&self.client, future, convert).named("AsyncSession", method).run(py, self.flavor)
+    }
+
+    /// Runs the data operation `O` on this session, as its method `method`.
+    fn data<O: PyDataOp>(&self, py: Python<'_>, method: &'static str, options: O::Options) -> PyResult<Py<PyAny>> {
+        let (client, session) = (self.client.clone(), self.session.clone());
+        let future = async move { client.data::<O>(Target::Session(&session), &options).await };
+        self.run(py, method, future, O::CONVERT)
     }
 }

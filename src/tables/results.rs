@@ -2,7 +2,7 @@
 //! bytes as they came (for `.raw` and pickling) and what else a result reads from the payload.
 //!
 //! Each is read from bytes with borrowed text where the payload allows it, the same way for a
-//! live answer ([`crate::Client::investments_tables`] and its siblings) and a saved one (`from_json`).
+//! live answer ([`crate::Client::data`]) and a saved one (`from_json`).
 
 use std::borrow::Cow;
 
