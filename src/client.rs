@@ -10,6 +10,7 @@ use crate::authorize::{
     parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
 };
 use crate::config::ClientConfig;
+use crate::data::answer::Reply;
 use crate::data::json;
 use crate::data::login::{check_same_login, guid};
 use crate::data::requests::AccountsDetailOptions;
@@ -17,7 +18,7 @@ use crate::data::Raw;
 use crate::deadline;
 use crate::error::Error;
 use crate::fork::PerProcess;
-use crate::http::{ApiRequest, Http, Reply};
+use crate::http::{ApiRequest, Http};
 use crate::ops::{self, DataOp, Target};
 use crate::poll::poll;
 use crate::pools;

@@ -5,8 +5,10 @@ use std::env::VarError;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::proxy::{Proxies, ProxyOption};
+use crate::proxy::{is_loopback, Proxies, ProxyOption};
+// Messages of the options show refused values this way; callers name them from here too.
 use crate::secret::Secret;
+pub(crate) use crate::shown::{shown, shown_url};
 
 /// How 202 "still processing" answers are polled (docs/protocol.md#polling; the defaults are those
 /// of docs/protocol.md#timing-and-limits).
@@ -179,7 +181,7 @@ impl ClientConfig {
             Ok(value) if value.is_empty() => Ok(None),
             Ok(value) => Ok(Some(value)),
             Err(VarError::NotPresent) => Ok(None),
-            Err(VarError::NotUnicode(_)) => Err(not_unicode(field, variable)),
+            Err(VarError::NotUnicode(_)) => Err(Error::not_unicode(field, variable)),
         };
         // A value read from a variable is checked as an argument would be; its error names the
         // variable, since the caller passed nothing of that name.
@@ -312,18 +314,6 @@ impl ClientConfig {
 pub(crate) const SAFE_SEGMENT: &str =
     "a path segment of 1 to 128 ASCII letters, digits, '-' and '_' (no '.', '/', '\\', '%' or spaces)";
 
-/// How many characters of a refused value a message shows.
-pub(crate) const SHOWN_CHARS: usize = 40;
-
-/// A refused value that is not a secret, for a message: quoted and escaped (`{:?}`, so a line
-/// break shows as `\n`), its first [`SHOWN_CHARS`] characters and an ellipsis past them.
-pub(crate) fn shown(value: &str) -> String {
-    match value.char_indices().nth(SHOWN_CHARS) {
-        Some((end, _)) => format!("{:?}…", value.get(..end).unwrap_or(value)),
-        None => format!("{value:?}"),
-    }
-}
-
 /// Whether `value` can stand alone as one segment of a URL path: only ASCII letters, digits, `-`
 /// and `_`, so no `..`, no percent-escape, no separator (`/` or `\`), no CR/LF can move a request
 /// carrying keys to another path. GUIDs pass.
@@ -424,40 +414,6 @@ impl Given {
             None => error,
         })
     }
-}
-
-/// A refused URL as a message shows it ([`shown`]), without what may be a secret: the user info
-/// (`user:password@`, kept as `…@`), the query and the fragment (a token, say) are left out.
-pub(crate) fn shown_url(url: &str) -> String {
-    let without_query = url.split(['?', '#']).next().unwrap_or_default();
-    let after_scheme = without_query.find("://").map_or(0, |at| at + 3);
-    let shown = match (without_query.rfind('@'), without_query.get(..after_scheme)) {
-        (Some(at), Some(scheme)) if at >= after_scheme => {
-            format!("{scheme}…{}", without_query.get(at..).unwrap_or_default())
-        }
-        _ => without_query.to_owned(),
-    };
-    self::shown(&shown)
-}
-
-/// The error of a variable whose bytes are not UTF-8 text: it names the option and the variable,
-/// never the value, which may be a key.
-pub(crate) fn not_unicode(field: &'static str, variable: &str) -> Error {
-    Error::config(
-        field,
-        format!(
-            "cannot be read: its variable is not UTF-8 text; set the variable as text or unset it, or pass {field}="
-        ),
-    )
-    .read_from(variable)
-}
-
-/// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
-pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
-    // The parser gives addresses in their normal form: `127.1` as `127.0.0.1`, IPv6 in brackets.
-    let Some(host) = url.host_str() else { return false };
-    let address = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || address.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A key that is given must be sendable as a header and not empty (an empty header would be sent
@@ -919,7 +875,7 @@ mod tests {
         assert!(rule.ends_with(r#"got "a\r\nb""#) && !rule.contains('\n'), "{rule}");
         let long = "x".repeat(500);
         let (_, rule) = rule_of(ClientConfig::new("https://example.com", &long));
-        assert!(rule.ends_with(&format!("got \"{}\"…", "x".repeat(SHOWN_CHARS))), "{rule}");
+        assert!(rule.ends_with(&format!("got \"{}\"…", "x".repeat(crate::shown::SHOWN_CHARS))), "{rule}");
     }
 
     #[test]

@@ -107,7 +107,7 @@ impl Call {
             Some(pending) => {
                 let waited = pending.since.elapsed();
                 let (operation, request_id) = (pending.operation, pending.request_id.as_deref());
-                crate::poll::log_pending_timeout(operation, request_id, waited, crate::poll::CALL_DEADLINE);
+                crate::events::pending_timeout(operation, request_id, waited, CALL_DEADLINE);
                 Error::PendingTimeout {
                     operation: operation.to_owned(),
                     request_id: request_id.map(str::to_owned),
@@ -119,6 +119,9 @@ impl Call {
         }
     }
 }
+
+/// Why a pending operation ended when the `deadline` option ended it.
+pub(crate) const CALL_DEADLINE: &str = "the call's deadline ran out";
 
 fn ran_out_message(limit: Duration) -> String {
     format!("the deadline of the whole call ({} s, the deadline option) ran out", limit.as_secs_f64())

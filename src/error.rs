@@ -5,7 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::authorize::Challenge;
+use crate::authorize::challenge::Challenge;
+use crate::shown::{snippet, Seconds};
 
 /// A response body as received: JSON when it parsed, otherwise the text.
 #[derive(Clone, Debug, PartialEq)]
@@ -257,6 +258,19 @@ impl Error {
         }
     }
 
+    /// The error of a variable whose bytes are not UTF-8 text: it names the option and the
+    /// variable, never the value, which may be a key.
+    pub(crate) fn not_unicode(field: &'static str, variable: &str) -> Self {
+        Error::config(
+            field,
+            format!(
+                "cannot be read: its variable is not UTF-8 text; set the variable as text or unset it, or pass \
+                 {field}="
+            ),
+        )
+        .read_from(variable)
+    }
+
     pub fn invalid_answer(prompt: &str, rule: impl Into<String>) -> Self {
         Error::InvalidAnswer { prompt: prompt.to_owned(), rule: rule.into() }
     }
@@ -269,8 +283,8 @@ impl Error {
             operation: operation.to_owned(),
             status,
             message: message.into(),
-            request_id: crate::data::json::request_id_of(body),
-            snippet: crate::data::json::body_snippet(body),
+            request_id: crate::data::fields::request_id_of(body),
+            snippet: crate::shown::body_snippet(body),
         }
     }
 
@@ -422,21 +436,6 @@ fn write_resumable(f: &mut fmt::Formatter<'_>, resumable: Option<&Resumable>) ->
     }
 }
 
-/// Seconds as a message shows them: to the millisecond under a second (a short `deadline` or
-/// `poll_timeout` would otherwise read "after 0.0 s"), to the tenth above.
-pub(crate) struct Seconds(pub Duration);
-
-impl fmt::Display for Seconds {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let seconds = self.0.as_secs_f64();
-        if seconds < 1.0 {
-            write!(f, "{seconds:.3} s")
-        } else {
-            write!(f, "{seconds:.1} s")
-        }
-    }
-}
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -539,14 +538,6 @@ impl std::error::Error for Error {}
 impl From<ApiError> for Error {
     fn from(error: ApiError) -> Self {
         Error::Api(Box::new(error))
-    }
-}
-
-/// The first `max` characters of `text`, cut on a character boundary.
-pub(crate) fn snippet(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
     }
 }
 

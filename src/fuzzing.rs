@@ -12,12 +12,12 @@ use serde_json::{Map, Value};
 
 use crate::authorize::{parse_step, Answers, Step};
 use crate::data::accounts::{Accounts, Statements};
+use crate::data::answer::Reply;
 use crate::data::attributes::{value_as_f64, value_as_text, Attributes};
 use crate::data::dates::{parse_date, parse_timestamp};
 use crate::data::investments::Investments;
 use crate::data::json;
 use crate::error::{ApiError, Body, Error};
-use crate::http::Reply;
 use crate::tables::{
     attribute_detail_table, attribute_values_table, statements_table, AccountsTables, InvestmentsTables,
 };
@@ -495,7 +495,7 @@ fn authorize(reply: Reply) -> Result<(), Error> {
 /// An error answer, for every error status and for a 202 (which must be a JSON object).
 fn error_answers(bytes: &[u8]) -> Result<(), Error> {
     for status in [202, 400, 401, 403, 404, 408, 418, 429, 500, 503] {
-        if let Some(api) = crate::http::api_error(status, bytes.to_vec()) {
+        if let Some(api) = crate::data::answer::api_error(status, bytes.to_vec()) {
             api.kind();
             api.is_session_loading();
             api.to_string();

@@ -6,14 +6,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, LOCATION, RETRY_AFTER, USER_AGENT};
 use reqwest::{redirect, Method};
-use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::config::{ClientConfig, RetryPolicy};
-use crate::data::json::{body_snippet, field, request_id_of, text_field};
-use crate::error::{snippet, ApiError, Body, Error};
+use crate::data::answer::{classify, request_id_field, Refusal, Reply};
+use crate::data::json::{body_snippet, field, request_id_of};
+use crate::error::{ApiError, Body, Error};
+use crate::events::{self, LogId};
 use crate::proxy::Proxies;
 use crate::secret::Secret;
+use crate::shown::snippet;
 
 /// One request, kept whole so that the poll engine and the retry loop can send it again.
 #[derive(Clone, Debug)]
@@ -78,6 +80,11 @@ impl ApiRequest {
         self
     }
 
+    /// What a log line says of this request.
+    pub(crate) fn sent(&self) -> events::Sent<'_> {
+        events::Sent { operation: self.operation, method: &self.method, url: &self.url }
+    }
+
     pub fn not_idempotent(mut self) -> Self {
         self.idempotent = false;
         self
@@ -97,17 +104,6 @@ impl ApiRequest {
 }
 
 /// A 202: the data is still being processed.
-#[derive(Clone, Debug)]
-pub(crate) struct Pending {
-    /// `OPERATION_PENDING` or `OPERATION_DISPATCHED`.
-    pub code: Option<String>,
-    pub request_id: Option<String>,
-    /// The `href` of an `...Async` link, when the body names one: poll it with GET.
-    pub async_href: Option<String>,
-    /// The body as sent, for the error of an operation that does not expect a 202.
-    pub body: Vec<u8>,
-}
-
 /// A failure of the call that fetches a single-use header (a token), with the answer's body left
 /// out: whatever the status or shape of an answer that is not the token, it may hold the token
 /// under any key, and secrets never reach an error (docs/errors.md#what-every-error-keeps). The
@@ -147,31 +143,6 @@ fn names_a_token(body: &Body) -> bool {
     }
 }
 
-/// A classified answer.
-#[derive(Debug)]
-pub(crate) enum Reply {
-    /// A 2xx other than 202 and 203, with its status.
-    Data { status: u16, bytes: Vec<u8> },
-    /// A 202.
-    Pending(Pending),
-    /// A 203, with its body.
-    Challenge(Vec<u8>),
-}
-
-impl Reply {
-    /// This answer as a protocol surprise of `operation` (docs/errors.md#protocol-surprises): the
-    /// status that came, the RequestId its body carried, the start of the body, and `message`
-    /// saying what the operation expected instead.
-    pub fn unexpected(self, operation: &str, message: impl Into<String>) -> Error {
-        let (status, bytes) = match self {
-            Reply::Data { status, bytes } => (status, bytes),
-            Reply::Pending(pending) => (202, pending.body),
-            Reply::Challenge(bytes) => (203, bytes),
-        };
-        Error::protocol(operation, status, message, &bytes)
-    }
-}
-
 #[derive(Clone, Debug)]
 pub(crate) struct Http {
     client: reqwest::Client,
@@ -187,14 +158,6 @@ pub(crate) struct Http {
     /// so that a transport error names the proxy that carried the request.
     proxies: std::sync::Arc<Proxies>,
 }
-
-/// Error bodies smaller than this are kept whole on the `ApiError`; a larger one is kept as a
-/// snippet, so that an exception stays small enough to log and pickle.
-const ERROR_BODY_KEPT: usize = 64 * 1024;
-/// Longest `Message` an `ApiError` keeps, and its display with it.
-const MESSAGE_CHARS: usize = 1000;
-/// A code or a RequestId longer than this is not one; it is cut rather than kept whole.
-const ID_CHARS: usize = 100;
 
 impl Http {
     pub fn new(config: &ClientConfig) -> Result<Self, Error> {
@@ -289,17 +252,10 @@ impl Http {
                     return Err(failure.into_error(request.operation, sent));
                 }
             }
-            log::debug!(
-                target: LOG_TARGET,
-                "{} retry: {} {} again in {:.1} ms (attempt {} of at most {}) after {}",
-                request.operation,
-                request.method,
-                LogPath(&request.url),
-                wait.as_secs_f64() * 1000.0,
-                sent.saturating_add(1),
-                self.retry.max_retries.saturating_add(1),
-                failure.summary(),
-            );
+            if events::debug_wanted(events::HTTP_TARGET) {
+                let most = self.retry.max_retries.saturating_add(1);
+                events::retry(request.sent(), wait, sent.saturating_add(1), most, &failure.summary());
+            }
             tokio::time::sleep(wait).await;
             // A value already sent may have been used even when no answer came back: each attempt
             // carries a new one, fetched within the same deadline.
@@ -373,7 +329,7 @@ impl Http {
         }
         let bytes =
             self.read_body(&mut response, status).await.map_err(|failure| failure.through(self.proxy_of(request)))?;
-        classify(status, bytes, retry_after)
+        classify(status, bytes, retry_after).map_err(Attempt::from)
     }
 
     /// Reads the body chunk by chunk, refusing it once it passes `max_body_bytes` (or at once when
@@ -398,14 +354,10 @@ impl Http {
     }
 }
 
-/// The logger of requests and retries: `bankfeed.http` in Python (docs/logging.md).
-pub(crate) const LOG_TARGET: &str = "bankfeed::http";
-
-/// One line per attempt at DEBUG (docs/logging.md#what-is-logged): method, path, status or why
-/// there was none, duration, RequestId, attempt. The RequestId of a data answer is read from its
-/// body only when the line is wanted.
+/// The DEBUG line of one attempt; the RequestId of a data answer is read from its body only when
+/// the line is wanted.
 fn log_attempt(request: &ApiRequest, outcome: &Result<Reply, Attempt>, started: Instant, attempt: u32) {
-    if !log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
+    if !events::debug_wanted(events::HTTP_TARGET) {
         return;
     }
     let (answer, request_id) = match outcome {
@@ -414,63 +366,12 @@ fn log_attempt(request: &ApiRequest, outcome: &Result<Reply, Attempt>, started: 
         Ok(Reply::Challenge(bytes)) => ("203".to_owned(), request_id_field(bytes)),
         Err(failure) => (failure.summary(), failure.request_id()),
     };
-    log::debug!(
-        target: LOG_TARGET,
-        "{} {} {} -> {} in {:.1} ms (RequestId {}, attempt {})",
-        request.operation,
-        request.method,
-        LogPath(&request.url),
-        answer,
-        started.elapsed().as_secs_f64() * 1000.0,
-        LogId(request_id.as_deref()),
-        attempt,
-    );
+    events::attempt(request.sent(), &answer, request_id.as_deref(), started, attempt);
 }
 
-/// A WARNING when a failure that could have been retried ends the call.
+/// The WARNING of a failure that could have been retried and ends the call.
 fn log_given_up(request: &ApiRequest, failure: &Attempt, attempts: u32, why: &str) {
-    log::warn!(
-        target: LOG_TARGET,
-        "{} {} {}: retries exhausted after {} attempt{} ({}): {} (RequestId {})",
-        request.operation,
-        request.method,
-        LogPath(&request.url),
-        attempts,
-        if attempts == 1 { "" } else { "s" },
-        why,
-        failure.summary(),
-        LogId(failure.request_id().as_deref()),
-    );
-}
-
-/// The RequestId of a body, found without building the rest of it.
-fn request_id_field(bytes: &[u8]) -> Option<String> {
-    serde_json::from_slice::<ErrorFields>(bytes).ok()?.request_id
-}
-
-/// The path of a URL for a log line: never its query, its userinfo or its host.
-pub(crate) struct LogPath<'a>(pub &'a str);
-
-impl std::fmt::Display for LogPath<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match reqwest::Url::parse(self.0) {
-            Ok(url) => f.write_str(url.path()),
-            Err(_) => f.write_str("(a URL that does not parse)"),
-        }
-    }
-}
-
-/// A value the server chose (a RequestId, a code) in a log line: cut short, with control
-/// characters escaped, so that it cannot forge a line of its own; `-` when there is none.
-pub(crate) struct LogId<'a>(pub Option<&'a str>);
-
-impl std::fmt::Display for LogId<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Some(id) => write!(f, "{}", snippet(id, ID_CHARS).escape_debug()),
-            None => f.write_str("-"),
-        }
-    }
+    events::given_up(request.sent(), attempts, why, &failure.summary(), failure.request_id().as_deref());
 }
 
 /// A 3xx: never followed, never sent again (docs/errors.md#protocol-surprises).
@@ -584,6 +485,15 @@ enum Attempt {
         request_id: Option<String>,
         snippet: String,
     },
+}
+
+impl From<Refusal> for Attempt {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::Api(api) => Attempt::Api(api),
+            Refusal::Decode { status, message, snippet } => Attempt::Decode { status, message, snippet },
+        }
+    }
 }
 
 impl Attempt {
@@ -715,125 +625,6 @@ fn tunnel_refusal(text: &str) -> Option<&'static str> {
         ),
         _ => None,
     }
-}
-
-fn classify(status: u16, bytes: Vec<u8>, retry_after: Option<Duration>) -> Result<Reply, Attempt> {
-    match status {
-        202 => {
-            let body = parse_object(status, &bytes)?;
-            Ok(Reply::Pending(Pending {
-                code: text_field(&body, &["FlinksCode", "ServiceCode"]),
-                request_id: text_field(&body, &["RequestId"]),
-                async_href: async_href(&body),
-                body: bytes,
-            }))
-        }
-        203 => Ok(Reply::Challenge(bytes)),
-        200..=299 => Ok(Reply::Data { status, bytes }),
-        _ => Err(Attempt::Api(Box::new(error_answer(status, bytes, retry_after)))),
-    }
-}
-
-/// An error answer, kept bounded: the parsed body when it is small, a snippet otherwise, and
-/// code, message and RequestId cut to a sane length.
-fn error_answer(status: u16, bytes: Vec<u8>, retry_after: Option<Duration>) -> ApiError {
-    let fields = serde_json::from_slice::<ErrorFields>(&bytes).unwrap_or_default();
-    let body = if bytes.len() >= ERROR_BODY_KEPT {
-        Body::Text(body_snippet(&bytes))
-    } else {
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(value) => Body::Json(value),
-            Err(_) => Body::Text(String::from_utf8_lossy(&bytes).into_owned()),
-        }
-    };
-    let cut = |text: Option<String>, max: usize| text.map(|text| snippet(&text, max));
-    ApiError {
-        status,
-        code: cut(fields.flinks_code.or(fields.service_code), ID_CHARS),
-        message: cut(fields.message, MESSAGE_CHARS),
-        request_id: cut(fields.request_id, ID_CHARS),
-        retry_after,
-        body,
-        attempts: 1,
-    }
-}
-
-/// The fields an error body is read for, found without building the rest of the body, so that a
-/// large one costs no more than its bytes. Keys match case-insensitively, as everywhere.
-#[derive(Debug, Default)]
-struct ErrorFields {
-    flinks_code: Option<String>,
-    service_code: Option<String>,
-    message: Option<String>,
-    request_id: Option<String>,
-}
-
-impl<'de> serde::Deserialize<'de> for ErrorFields {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> serde::de::Visitor<'de> for Fields {
-            type Value = ErrorFields;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ErrorFields, A::Error> {
-                let mut fields = ErrorFields::default();
-                while let Some(key) = map.next_key::<String>()? {
-                    let slot = match key.to_ascii_lowercase().as_str() {
-                        "flinkscode" => &mut fields.flinks_code,
-                        "servicecode" => &mut fields.service_code,
-                        "message" => &mut fields.message,
-                        "requestid" => &mut fields.request_id,
-                        _ => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    // Only a string counts; the first one under the name wins.
-                    let value = map.next_value::<Value>()?;
-                    if slot.is_none() {
-                        *slot = value.as_str().map(str::to_owned);
-                    }
-                }
-                Ok(fields)
-            }
-        }
-        deserializer.deserialize_map(Fields)
-    }
-}
-
-/// The `ApiError` an answer of the error status `status` with `bytes` becomes, built exactly as
-/// [`Http::send`] builds one; for a 200 whose envelope says error (docs/errors.md#protocol-surprises).
-/// `None` when `status` is not an error status.
-pub(crate) fn api_error(status: u16, bytes: Vec<u8>) -> Option<ApiError> {
-    match classify(status, bytes, None) {
-        Err(Attempt::Api(api)) => Some(*api),
-        _ => None,
-    }
-}
-
-/// Parses a body that must be a JSON object.
-fn parse_object(status: u16, bytes: &[u8]) -> Result<Value, Attempt> {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(value @ Value::Object(_)) => Ok(value),
-        Ok(_) => Err(decode_error(status, bytes, "expected a JSON object".to_owned())),
-        Err(e) => Err(decode_error(status, bytes, e.to_string())),
-    }
-}
-
-fn decode_error(status: u16, bytes: &[u8], message: String) -> Attempt {
-    Attempt::Decode { status, message, snippet: body_snippet(bytes) }
-}
-
-fn async_href(body: &Value) -> Option<String> {
-    let links = field(body, "Links")?.as_array()?;
-    links.iter().find_map(|link| {
-        let rel = text_field(link, &["rel"]).unwrap_or_default();
-        let href = text_field(link, &["href"])?;
-        (rel.ends_with("Async") || href.trim_end_matches('/').ends_with("Async")).then_some(href)
-    })
 }
 
 /// A loopback HTTP server for the core's unit tests: it answers each request, in order, with the
@@ -973,115 +764,6 @@ pub(crate) mod stub {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn bytes(value: Value) -> Vec<u8> {
-        serde_json::to_vec(&value).unwrap()
-    }
-
-    #[test]
-    fn a_log_line_names_the_path_only_and_escapes_what_the_server_chose() {
-        let url = "https://user:pw@h.example:8443/v3/c/Investments?token=t0k&x=1#f";
-        assert_eq!(LogPath(url).to_string(), "/v3/c/Investments");
-        assert_eq!(LogPath("not a url").to_string(), "(a URL that does not parse)");
-        assert_eq!(LogId(Some("r-1\r\nWARNING forged")).to_string(), "r-1\\r\\nWARNING forged");
-        assert_eq!(LogId(None).to_string(), "-");
-        assert_eq!(LogId(Some(&"x".repeat(500))).to_string().chars().count(), ID_CHARS + 1);
-    }
-
-    #[test]
-    fn a_202_is_pending_under_either_code_name() {
-        for key in ["FlinksCode", "ServiceCode"] {
-            let body = json!({key: "OPERATION_DISPATCHED", "HttpStatusCode": 202, "RequestId": "r", "Links": []});
-            match classify(202, bytes(body), None).unwrap() {
-                Reply::Pending(p) => {
-                    assert_eq!(p.code.as_deref(), Some("OPERATION_DISPATCHED"));
-                    assert_eq!(p.request_id.as_deref(), Some("r"));
-                    assert_eq!(p.async_href, None);
-                }
-                other => panic!("{other:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn a_202_naming_an_async_link_is_polled_there() {
-        let body = json!({"FlinksCode": "OPERATION_PENDING", "Links": [{"rel": "GetAccountsDetailAsync",
-            "href": "/GetAccountsDetailAsync", "example": "/GetAccountsDetailAsync/r"}]});
-        match classify(202, bytes(body), None).unwrap() {
-            Reply::Pending(p) => assert_eq!(p.async_href.as_deref(), Some("/GetAccountsDetailAsync")),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn errors_keep_code_message_request_id_and_body() {
-        let body =
-            json!({"HttpStatusCode": 400, "Message": "gone", "FlinksCode": "SESSION_NONEXISTENT", "RequestId": "r"});
-        match classify(400, bytes(body.clone()), Some(Duration::from_secs(3))) {
-            Err(Attempt::Api(api)) => {
-                assert_eq!(api.code.as_deref(), Some("SESSION_NONEXISTENT"));
-                assert_eq!(api.message.as_deref(), Some("gone"));
-                assert_eq!(api.request_id.as_deref(), Some("r"));
-                assert_eq!(api.retry_after, Some(Duration::from_secs(3)));
-                assert_eq!(api.body, Body::Json(body.clone()));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_plain_text_error_body_is_kept_as_text() {
-        match classify(500, b"Internal Server Error".to_vec(), None) {
-            Err(Attempt::Api(api)) => {
-                assert_eq!(api.body, Body::Text("Internal Server Error".into()));
-                assert_eq!(api.code, None);
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn an_unexpected_answer_keeps_its_status_request_id_and_body() {
-        let pending = classify(202, br#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-2"}"#.to_vec(), None);
-        match pending.unwrap().unexpected("DeleteCard", "not polled") {
-            Error::Protocol { operation, status, message, request_id, snippet } => {
-                assert_eq!((operation.as_str(), status, message.as_str()), ("DeleteCard", 202, "not polled"));
-                assert_eq!(request_id.as_deref(), Some("r-2"));
-                assert!(snippet.contains("OPERATION_PENDING"), "{snippet}");
-            }
-            other => panic!("{other:?}"),
-        }
-        let challenge = classify(203, br#"{"RequestId": "r-3", "SecurityChallenges": []}"#.to_vec(), None);
-        match challenge.unwrap().unexpected("Investments", "no challenge expected") {
-            Error::Protocol { status, request_id, snippet, .. } => {
-                assert_eq!((status, request_id.as_deref()), (203, Some("r-3")));
-                assert!(snippet.contains("SecurityChallenges"), "{snippet}");
-            }
-            other => panic!("{other:?}"),
-        }
-        match classify(204, Vec::new(), None).unwrap().unexpected("GenerateAuthorizeToken", "no Token") {
-            Error::Protocol { status, request_id, snippet, .. } => {
-                assert_eq!((status, request_id, snippet.as_str()), (204, None, ""));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_2xx_keeps_its_status() {
-        assert!(matches!(classify(201, b"{}".to_vec(), None), Ok(Reply::Data { status: 201, .. })));
-    }
-
-    #[test]
-    fn a_202_that_is_not_json_is_a_decode_error_with_a_snippet() {
-        match classify(202, b"<html>busy".to_vec(), None) {
-            Err(Attempt::Decode { snippet, status, .. }) => {
-                assert_eq!(status, 202);
-                assert_eq!(snippet, "<html>busy");
-            }
-            other => panic!("{other:?}"),
-        }
-    }
 
     /// Every delay of the retry loop shortened, so that the tests run in milliseconds.
     fn http_with(max_retries: u32, tweak: impl FnOnce(&mut ClientConfig)) -> Http {

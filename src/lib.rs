@@ -9,6 +9,7 @@ pub mod config;
 pub mod data;
 mod deadline;
 pub mod error;
+mod events;
 mod fork;
 // Entry points and a mutator for the fuzz tests (tests/fuzz_*.rs); not an API, not in the wheel.
 #[cfg(any(test, feature = "fuzzing"))]
@@ -20,6 +21,7 @@ mod poll;
 mod pools;
 pub mod proxy;
 mod secret;
+mod shown;
 // Only the sandbox and the Python layer (which needs the sandbox) hold locks today.
 #[cfg(feature = "sandbox")]
 mod sync;

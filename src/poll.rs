@@ -3,16 +3,16 @@
 //! Dropping the future cancels the wait at once (the sleep and any request in flight), which is
 //! how the Python layer stops a poll on Ctrl-C.
 
-use std::time::Duration;
-
 use reqwest::Method;
 use tokio::time::Instant;
 
 use crate::config::{is_safe_segment, PollPolicy, SAFE_SEGMENT};
+use crate::data::answer::{Pending, Reply};
 use crate::data::json::body_snippet;
 use crate::deadline;
 use crate::error::{Error, Resume};
-use crate::http::{ApiRequest, Http, LogId, LogPath, Pending, Reply};
+use crate::events;
+use crate::http::{ApiRequest, Http};
 
 /// Sends `request` until it answers with data, repeating it every poll interval while it answers
 /// 202, or GETting the `...Async/{requestId}` link when a 202 names one. A "session still loading"
@@ -48,8 +48,8 @@ async fn poll_until_done(
         // The poll may be cut at the call's deadline a moment before the deadline itself ends it.
         let call_ended = deadline::current()
             .is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
-        let why = if call_ended { CALL_DEADLINE } else { "poll_timeout reached" };
-        log_pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
+        let why = if call_ended { deadline::CALL_DEADLINE } else { "poll_timeout reached" };
+        events::pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
         Error::PendingTimeout {
             operation: request.operation.to_owned(),
             request_id: last_request_id,
@@ -104,38 +104,10 @@ async fn poll_until_done(
             return Err(pending_timeout(last_request_id));
         }
         let wait = policy.interval.min(policy.timeout.saturating_sub(waited));
-        log::debug!(
-            target: LOG_TARGET,
-            "{} pending, round {} ({}, RequestId {}): {} {} in {:.1} ms, {:.1} ms elapsed",
-            request.operation,
-            round,
-            LogId(Some(code.as_deref().unwrap_or("no code"))),
-            LogId(last_request_id.as_deref()),
-            current.method,
-            LogPath(&current.url),
-            wait.as_secs_f64() * 1000.0,
-            waited.as_secs_f64() * 1000.0,
-        );
+        let sent = events::Sent { operation: request.operation, ..current.sent() };
+        events::pending_round(sent, round, code.as_deref(), last_request_id.as_deref(), wait, waited);
         tokio::time::sleep(wait).await;
     }
-}
-
-/// The logger of poll rounds and pending timeouts: `bankfeed.poll` in Python (docs/logging.md).
-pub(crate) const LOG_TARGET: &str = "bankfeed::poll";
-
-/// Why a pending operation ended when the `deadline` option ended it.
-pub(crate) const CALL_DEADLINE: &str = "the call's deadline ran out";
-
-/// The WARNING of an operation still pending when its time ran out, `why` saying which limit.
-pub(crate) fn log_pending_timeout(operation: &str, request_id: Option<&str>, waited: Duration, why: &str) {
-    log::warn!(
-        target: LOG_TARGET,
-        "{} still pending after {} (RequestId {}): {}",
-        operation,
-        crate::error::Seconds(waited),
-        LogId(request_id),
-        why,
-    );
 }
 
 /// The GET of `{dir of the request's URL}/{href}/{requestId}`: the Async endpoints sit beside the
@@ -175,6 +147,8 @@ fn unsafe_segment(operation: &str, field: &str, pending: &Pending, request_id: O
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::config::ClientConfig;
     use crate::http::stub;

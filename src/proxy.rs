@@ -9,9 +9,9 @@ use std::env::VarError;
 use std::fmt;
 use std::net::IpAddr;
 
-use crate::config::{is_loopback, not_unicode, shown_url};
 use crate::error::Error;
 use crate::secret::Secret;
+use crate::shown::shown_url;
 
 /// The variables read for an `https://` host, the first set one winning: the specific ones, upper
 /// case first, then `ALL_PROXY`.
@@ -26,6 +26,14 @@ const CGI_VARIABLE: &str = "REQUEST_METHOD";
 
 /// The value of `proxy=` that reads the proxy variables (the default).
 pub const ENVIRONMENT: &str = "environment";
+
+/// Whether the URL's host is this machine: 127.0.0.0/8, ::1 or `localhost`.
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
+    // The parser gives addresses in their normal form: `127.1` as `127.0.0.1`, IPv6 in brackets.
+    let Some(host) = url.host_str() else { return false };
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || address.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
 
 /// The `proxy` option as the caller gave it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -378,7 +386,7 @@ fn first_set(
         Ok(value) if value.is_empty() => None,
         Ok(value) => Some((variable, Ok(value))),
         Err(VarError::NotPresent) => None,
-        Err(VarError::NotUnicode(_)) => Some((variable, Err(not_unicode("proxy", variable)))),
+        Err(VarError::NotUnicode(_)) => Some((variable, Err(Error::not_unicode("proxy", variable)))),
     })
 }
 

@@ -1,8 +1,9 @@
 //! Opening a session: the four request shapes, the challenge model and its answer rules, the
 //! session, and the loop that sequences challenges.
 
-mod challenge;
+pub(crate) mod challenge;
 mod flow;
+mod read;
 mod request;
 mod rules;
 mod session;

@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::challenge::Challenge;
 use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
+use crate::data::answer::Reply;
 use crate::data::json;
 use crate::data::login::{guid, same_login_id, Institution, Login};
 use crate::error::Error;
-use crate::http::Reply;
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct Link {
@@ -158,7 +158,7 @@ pub(crate) fn parse_step(reply: Reply, login_id: Option<&str>) -> Result<Step, E
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::Pending;
+    use crate::data::answer::Pending;
     use serde_json::json;
 
     #[test]

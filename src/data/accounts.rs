@@ -10,7 +10,8 @@ use serde::Deserialize;
 use super::de;
 use super::json::{Expected, Shape};
 use super::login::{Institution, Login, NamesLogin};
-use crate::error::{snippet, Error};
+use crate::error::Error;
+use crate::shown::snippet;
 
 /// GetAccountsDetail and GetAccountsSummary share their account shape.
 #[derive(Clone, Debug, Default, Deserialize)]

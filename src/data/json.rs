@@ -9,15 +9,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::observe::{self, Kind, TopLevel};
-use crate::error::{snippet, Error};
-
-/// How much of a body an error keeps.
-const SNIPPET_CHARS: usize = 200;
-
-/// The start of `bytes` as text, for an error message.
-pub(crate) fn body_snippet(bytes: &[u8]) -> String {
-    snippet(&String::from_utf8_lossy(bytes), SNIPPET_CHARS)
-}
+use crate::error::Error;
+// Callers read fields and show bodies through this module too.
+pub(crate) use super::fields::{field, request_id_of, text_field};
+pub(crate) use crate::shown::body_snippet;
 
 /// A decode error of `operation` that keeps the start of the body.
 pub(crate) fn decode_error(operation: &str, status: u16, bytes: &[u8], message: impl Into<String>) -> Error {
@@ -34,23 +29,6 @@ pub(crate) fn decode<'a, T: serde::Deserialize<'a>>(operation: &str, status: u16
         Err(_) => serde_json::from_slice(bytes),
     };
     parsed.map_err(|e| decode_error(operation, status, bytes, e.to_string()))
-}
-
-/// The value under `name` in `value`, the key matched case-insensitively (the service binds keys
-/// case-insensitively, and its answers vary in casing too).
-pub(crate) fn field<'a>(value: &'a Value, name: &str) -> Option<&'a Value> {
-    value.as_object()?.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, v)| v)
-}
-
-/// The first of `names` present in `value` as a string, keys matched case-insensitively.
-pub(crate) fn text_field(value: &Value, names: &[&str]) -> Option<String> {
-    names.iter().find_map(|name| field(value, name).and_then(Value::as_str).map(str::to_owned))
-}
-
-/// The `RequestId` of a body, when it is a JSON object that names one.
-pub(crate) fn request_id_of(bytes: &[u8]) -> Option<String> {
-    let value: Value = serde_json::from_slice(bytes).ok()?;
-    text_field(&value, &["RequestId"])
 }
 
 /// What makes a 200 body the payload of its operation rather than an empty result
@@ -263,7 +241,7 @@ impl Top {
         // Built by the same code as an answer with an error status, so that it is classified
         // (code first, then status) and kept exactly as one. An envelope that names no error
         // status keeps the status that came; the body is read the same for any error status.
-        match crate::http::api_error(error_status.max(400), bytes.to_vec()) {
+        match crate::data::answer::api_error(error_status.max(400), bytes.to_vec()) {
             Some(mut api) => {
                 api.status = error_status;
                 Err(api.into())

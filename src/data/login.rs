@@ -3,22 +3,9 @@
 
 use serde::Deserialize;
 
+pub use super::institution::Institution;
 use crate::config::shown;
 use crate::error::Error;
-
-/// `Institution`: a name in banking answers, an object in investment answers
-/// (docs/protocol.md#authorize).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(untagged)]
-pub enum Institution {
-    Name(String),
-    Object {
-        #[serde(rename = "Id", default)]
-        id: Option<i64>,
-        #[serde(rename = "Name", default)]
-        name: Option<String>,
-    },
-}
 
 /// A saved connection (docs/protocol.md#authorize).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -124,9 +111,9 @@ mod tests {
         assert!(rule("not-a-guid").ends_with(r#"got "not-a-guid""#), "{}", rule("not-a-guid"));
         assert!(rule("a\r\nb").ends_with(r#"got "a\r\nb""#), "{}", rule("a\r\nb"));
         assert!(rule("").ends_with(r#"got """#));
-        let long = format!("{}{}", "é".repeat(crate::config::SHOWN_CHARS), "tail");
+        let long = format!("{}{}", "é".repeat(crate::shown::SHOWN_CHARS), "tail");
         let shown = rule(&long);
-        assert!(shown.ends_with(&format!("got \"{}\"…", "é".repeat(crate::config::SHOWN_CHARS))), "{shown}");
+        assert!(shown.ends_with(&format!("got \"{}\"…", "é".repeat(crate::shown::SHOWN_CHARS))), "{shown}");
         assert!(!shown.contains("tail"));
     }
 

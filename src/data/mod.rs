@@ -2,9 +2,12 @@
 //! options of their requests.
 
 pub mod accounts;
+pub(crate) mod answer;
 pub mod attributes;
 pub mod dates;
 pub(crate) mod de;
+pub(crate) mod fields;
+pub(crate) mod institution;
 pub mod investments;
 pub(crate) mod json;
 pub mod login;

@@ -29,7 +29,7 @@ use super::log_emitter::Pending;
 
 /// The core's targets. A record of any other target is dropped: reqwest's own name whole URLs,
 /// queries included.
-const TARGETS: [&str; 2] = [crate::http::LOG_TARGET, crate::poll::LOG_TARGET];
+const TARGETS: [&str; 2] = [crate::events::HTTP_TARGET, crate::events::POLL_TARGET];
 
 /// The most verbose level each target's Python logger accepted at the last refresh, as a
 /// `LevelFilter` (0 is off).
