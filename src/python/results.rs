@@ -433,6 +433,10 @@ macro_rules! convert_parts {
                 Ok(Py::new(py, $class::new(py, parts)?)?.into_any())
             }
         }
+
+        impl ResultClass for $parts {
+            const CONVERT: super::operation::Convert<$parts> = $class::to_py;
+        }
     )*};
 }
 
@@ -443,32 +447,19 @@ convert_parts!(
     PyStatements from StatementsParts,
 );
 
-/// A data operation of the core (src/ops.rs) as the binding runs it: the result class its
-/// output becomes. With it, a data method of a client or a session is one line
+/// The result class a core result becomes, for both runners.
+pub(crate) trait ResultClass: Sized + Send + 'static {
+    const CONVERT: super::operation::Convert<Self>;
+}
+
+/// A data operation of the core (src/ops.rs) as the binding runs it: every one whose result has
+/// a class. With it, a data method of a client or a session is one line
 /// (docs/architecture.md#adding-an-operation).
-pub(crate) trait PyDataOp: crate::ops::DataOp<Options: Send + 'static> {
-    const CONVERT: super::operation::Convert<Self::Output>;
+pub(crate) trait PyDataOp: crate::ops::DataOp<Options: Send + 'static, Output: ResultClass> {
+    const CONVERT: super::operation::Convert<Self::Output> = <Self::Output as ResultClass>::CONVERT;
 }
 
-impl PyDataOp for crate::ops::Investments {
-    const CONVERT: super::operation::Convert<InvestmentsParts> = PyInvestments::to_py;
-}
-
-impl PyDataOp for crate::ops::AccountsDetail {
-    const CONVERT: super::operation::Convert<AccountsParts> = PyAccounts::to_py;
-}
-
-impl PyDataOp for crate::ops::AccountsSummary {
-    const CONVERT: super::operation::Convert<AccountsParts> = PyAccounts::to_py;
-}
-
-impl PyDataOp for crate::ops::Statements {
-    const CONVERT: super::operation::Convert<StatementsParts> = PyStatements::to_py;
-}
-
-impl PyDataOp for crate::ops::Attributes {
-    const CONVERT: super::operation::Convert<AttributesParts> = PyAttributes::to_py;
-}
+impl<O: crate::ops::DataOp<Options: Send + 'static, Output: ResultClass>> PyDataOp for O {}
 
 /// The tables of a result class by the name of their getter, in the order `bf.combine` gives
 /// them (src/python/bulk.rs); `KIND` is the class's Python name.
