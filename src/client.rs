@@ -115,7 +115,7 @@ impl Client {
             // `close()` ends the call where it stands: the request in flight and any poll sleep
             // are dropped with it (docs/architecture.md#closing-a-client).
             tokio::select! {
-                result = deadline::bounded(operation, deadline, call) => result.map_err(|error| error.resumed_as(operation)),
+                result = deadline::bounded(operation, deadline, call) => result,
                 _ = closed.wait_for(|closed| *closed) => Err(Error::Closed { operation: operation.to_owned() }),
             }
         })
@@ -352,7 +352,7 @@ fn same_login(operation: &str, session: &Session, named: Option<&str>, raw: &Raw
 async fn read_for<O: DataOp>(operation: &'static str, session: &Session, raw: Raw) -> Result<O::Output, Error> {
     let value = off_io(raw, move |raw| O::read(operation, raw))
         .await
-        .map_err(|error| error.resumable_at(operation, Some(&session.request_id)))?;
+        .map_err(|error| error.resumable_at(Some(&session.request_id)))?;
     let (named, raw) = O::login_of(&value);
     same_login(operation, session, named, raw)?;
     Ok(value)

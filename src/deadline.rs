@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::error::{Error, Resume};
+use crate::error::Error;
 
 tokio::task_local! {
     static CALL: Call;
@@ -112,7 +112,6 @@ impl Call {
                     operation: operation.to_owned(),
                     request_id: request_id.map(str::to_owned),
                     waited,
-                    resume: Resume::of(operation),
                 }
             }
             None => ran_out(progress.operation, self.limit),

@@ -206,7 +206,7 @@ pub enum Error {
     /// The challenge loop hit its bound.
     TooManyChallenges { rounds: u32, request_id: String },
     /// Still 202 when the poll timeout ran out.
-    PendingTimeout { operation: String, request_id: Option<String>, waited: Duration, resume: Resume },
+    PendingTimeout { operation: String, request_id: Option<String>, waited: Duration },
     /// No HTTP answer: connection refused or reset, or the request timed out. `attempts` counts
     /// the sends, retries included.
     /// `deadline` is set when the call's own `deadline` ran out, not a request's `timeout`.
@@ -306,54 +306,23 @@ impl Error {
     }
 }
 
-/// How a caller resumes polling the RequestId of a `PendingTimeout`, named in its message in the
-/// terms of the calls the binding offers (docs/errors.md#pendingtimeout).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Resume {
-    /// The investments call again, with `request_id=`.
-    Investments,
-    /// The attributes call again, with `request_id=`: also when what was pending is the account
-    /// detail the attributes call waits for first.
-    Attributes,
-    /// A session of that RequestId, and the same call on it.
-    Session,
-    /// The bulk call of that Python name again, with `request_ids=`: what a job that read the
-    /// failure from a bulk call resumes its pending logins with.
-    Many(&'static str),
-}
-
-impl Resume {
-    /// The way to resume the call or operation named `call`.
-    pub fn of(call: &str) -> Self {
-        if call == "Investments" {
-            Resume::Investments
-        } else if call.ends_with("Attributes") {
-            Resume::Attributes
-        } else {
-            Resume::Session
-        }
-    }
-}
-
 /// The RequestId of the data operation a `Transport` or `Decode` failure interrupted (its
 /// session's, or the one a 202 named): the service may still finish the operation, so the caller
 /// resumes polling it rather than start over with a new Authorize (docs/errors.md#an-error-while-polling).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resumable {
     pub request_id: String,
-    pub resume: Resume,
 }
 
 impl Error {
-    /// This error as it ends the data operation `operation` of RequestId `request_id` (when one
-    /// is known), while polling it or reading its answer: the error keeps that RequestId, and a
-    /// failure that got no readable answer says how to resume polling it. A call started over
-    /// would open a new RequestId, and the service's work on the first would be lost.
-    pub(crate) fn resumable_at(mut self, operation: &str, request_id: Option<&str>) -> Self {
+    /// This error as it ends a data operation of RequestId `request_id` (when one is known), while polling it or reading its answer: the error keeps that RequestId, and a
+    /// failure that got no readable answer says that polling it can be resumed. A call started
+    /// over would open a new RequestId, and the service's work on the first would be lost.
+    pub(crate) fn resumable_at(mut self, request_id: Option<&str>) -> Self {
         let Some(id) = request_id else { return self };
         match &mut self {
             Error::Transport { resumable, .. } | Error::Decode { resumable, .. } => {
-                *resumable = Some(Box::new(Resumable { request_id: id.to_owned(), resume: Resume::of(operation) }));
+                *resumable = Some(Box::new(Resumable { request_id: id.to_owned() }));
             }
             Error::Api(api) if api.request_id.is_none() => api.request_id = Some(id.to_owned()),
             Error::Protocol { request_id: slot @ None, .. } => *slot = Some(id.to_owned()),
@@ -362,103 +331,110 @@ impl Error {
         self
     }
 
-    /// How this error says to resume, when it says so.
-    fn resume_mut(&mut self) -> Option<&mut Resume> {
-        match self {
-            Error::PendingTimeout { resume, .. } => Some(resume),
-            Error::Transport { resumable, .. } | Error::Decode { resumable, .. } => {
-                resumable.as_mut().map(|resumable| &mut resumable.resume)
-            }
-            _ => None,
-        }
-    }
-
-    /// This error as the call named `call` reports it: an operation pending inside a call that
-    /// takes `request_id=` (an attributes call pending on its account detail) is resumed by that
-    /// call.
-    pub(crate) fn resumed_as(mut self, call: &str) -> Self {
-        if let Some(resume @ Resume::Session) = self.resume_mut() {
-            *resume = Resume::of(call);
-        }
-        self
-    }
-
-    /// This error as the bulk call of Python name `call` hands it out for one login: an operation
-    /// left pending is resumed with that call's `request_ids=`.
-    pub fn resumed_in_bulk(mut self, call: &'static str) -> Self {
-        if let Some(resume) = self.resume_mut() {
-            *resume = Resume::Many(call);
-        }
-        self
+    /// The message of this error with the next steps in the words of `advice`: those of the
+    /// API the caller used. `Display` gives the core's own ([`CoreAdvice`]).
+    pub fn explained<'a>(&'a self, advice: &'a dyn Advice) -> impl fmt::Display + 'a {
+        Explained(self, advice)
     }
 }
 
-/// The way to resume polling the RequestId `.0`, in the Python terms the binding offers
-/// (docs/protocol.md#polling): "call again with request_id=...", or a session of it, or the bulk
-/// call's `request_ids=`. The RequestId is no secret; the LoginId stays out.
-struct ResumeHint<'a>(&'a str, Resume);
+/// The next steps an error gives that depend on the API its caller used: the core's errors carry
+/// the facts (which operation, which RequestId, whether it can be resumed), and an API names its
+/// own calls for them. The core's words ([`CoreAdvice`]) name its Rust API; the Python binding
+/// names its methods (src/python/errors.rs).
+pub trait Advice {
+    /// How to resume polling the RequestId `request_id` of the pending data operation
+    /// `operation`, without a new Authorize.
+    fn resume(&self, f: &mut fmt::Formatter<'_>, operation: &str, request_id: &str) -> fmt::Result;
+    /// How to answer the challenges that came where a session was needed.
+    fn answer_challenge(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// What closed the client.
+    fn closed_by(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// How to resume each login with its own RequestId.
+    fn own_request_ids(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
 
-impl fmt::Display for ResumeHint<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ResumeHint(id, resume) = *self;
-        match resume {
-            Resume::Investments | Resume::Attributes => {
-                let call = if resume == Resume::Investments {
-                    "client.investments(login_id, "
-                } else {
-                    "client.attributes(login_id, ..., "
-                };
-                write!(f, "call again with request_id={id:?} to resume polling it, as {call}request_id={id:?})")
-            }
-            Resume::Session => write!(
-                f,
-                "resume polling it with client.session({id:?}, login_id=login_id) and the same call on that session"
-            ),
-            Resume::Many(call) => write!(
-                f,
-                "resume polling it with client.{call}(..., request_ids={{login_id: {id:?}}}), one entry per pending login"
-            ),
-        }
+/// The core's own words for the next steps of an error: its Rust API.
+pub struct CoreAdvice;
+
+impl Advice for CoreAdvice {
+    fn resume(&self, f: &mut fmt::Formatter<'_>, _operation: &str, request_id: &str) -> fmt::Result {
+        write!(f, "resume polling it with the same call on Target::login(login_id, Some({request_id:?}))")
+    }
+
+    fn answer_challenge(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("answer them with Client::answer, or complete the login with a ChallengeHandler")
+    }
+
+    fn closed_by(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Client::close")
+    }
+
+    fn own_request_ids(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Target::login(login_id, Some(the RequestId of that login's own call))")
     }
 }
+
+/// An error's message with the next steps of an [`Advice`].
+struct Explained<'a>(&'a Error, &'a dyn Advice);
 
 /// The end of the message of a failure that interrupted a pending operation.
-fn write_resumable(f: &mut fmt::Formatter<'_>, resumable: Option<&Resumable>) -> fmt::Result {
+fn write_resumable(
+    f: &mut fmt::Formatter<'_>,
+    operation: &str,
+    resumable: Option<&Resumable>,
+    advice: &dyn Advice,
+) -> fmt::Result {
     match resumable {
-        Some(Resumable { request_id, resume }) => write!(
-            f,
-            "; its RequestId {} stays open, and the service may still finish the operation: rather than \
-             start over, {}",
-            OneLine(request_id),
-            ResumeHint(request_id, *resume)
-        ),
+        Some(Resumable { request_id }) => {
+            write!(
+                f,
+                "; its RequestId {} stays open, and the service may still finish the operation: rather than \
+                 start over, ",
+                OneLine(request_id)
+            )?;
+            advice.resume(f, operation, request_id)
+        }
         None => Ok(()),
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        Explained(self, &CoreAdvice).fmt(f)
+    }
+}
+
+impl fmt::Display for Explained<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Explained(error, advice) = *self;
+        match error {
             Error::Config { field, rule } => write!(f, "{field} {rule}"),
             Error::InvalidAnswer { prompt, rule } => write!(f, "answer to {prompt:?}: {rule}"),
             Error::Api(api) | Error::AnswerRefused { error: api, .. } => api.fmt(f),
-            Error::ChallengeRequired(challenge) => write!(
-                f,
-                "the institution asks {} security challenge(s) (RequestId {}): answer them with \
-                 challenge.answer(...) or pass on_challenge=",
-                challenge.challenges.len(),
-                challenge.request_id
-            ),
+            Error::ChallengeRequired(challenge) => {
+                write!(
+                    f,
+                    "the institution asks {} security challenge(s) (RequestId {}): ",
+                    challenge.challenges.len(),
+                    challenge.request_id
+                )?;
+                advice.answer_challenge(f)
+            }
             Error::TooManyChallenges { rounds, request_id } => write!(
                 f,
                 "no session after {rounds} challenge round(s) (RequestId {request_id}); raise \
                  max_challenge_rounds if the institution really asks more"
             ),
-            Error::PendingTimeout { operation, request_id, waited, resume } => {
+            Error::PendingTimeout { operation, request_id, waited } => {
                 write!(f, "{operation} still pending after {}", Seconds(*waited))?;
                 let raise = "raise poll_timeout (and deadline, when set)";
                 match request_id {
-                    Some(id) => write!(f, " (RequestId {id}): {}; or {raise}", ResumeHint(id, *resume)),
+                    Some(id) => {
+                        write!(f, " (RequestId {id}): ")?;
+                        advice.resume(f, operation, id)?;
+                        write!(f, "; or {raise}")
+                    }
                     None => write!(f, "; call again later, or {raise}"),
                 }
             }
@@ -492,7 +468,7 @@ impl fmt::Display for Error {
                     // harmless to repeat, but the error cannot tell which it was.
                     f.write_str(" (if it was a live login, it may have reached the bank: do not repeat it blindly)")?;
                 }
-                write_resumable(f, resumable.as_deref())
+                write_resumable(f, operation, resumable.as_deref(), advice)
             }
             Error::Protocol { operation, status, message, request_id, snippet } => {
                 write!(f, "{operation}: unexpected HTTP {status} answer ({message})")?;
@@ -508,26 +484,29 @@ impl fmt::Display for Error {
                     (false, true) => "; not retried: report it to the provider with the operation and the time",
                 })
             }
-            Error::OtherLogin { operation, message, request_id, .. } => write!(
-                f,
-                "{operation}: {message} (RequestId {request_id}): that RequestId belongs to another login; \
-                 resume each login with its own RequestId (request_ids={{login_id: the RequestId of that \
-                 login's own call}}, or client.session(request_id, login_id=...) with the LoginId that opened it)"
-            ),
+            Error::OtherLogin { operation, message, request_id, .. } => {
+                write!(
+                    f,
+                    "{operation}: {message} (RequestId {request_id}): that RequestId belongs to another login; \
+                     resume each login with its own RequestId ("
+                )?;
+                advice.own_request_ids(f)?;
+                f.write_str(")")
+            }
             Error::Decode { operation, status, message, snippet, resumable } => {
                 write!(
                     f,
                     "{operation}: could not decode the HTTP {status} answer ({message}); body starts {snippet:?}"
                 )?;
                 f.write_str("; a proxy or an outage may have answered instead of the service: retry later, or report it with the body's start")?;
-                write_resumable(f, resumable.as_deref())
+                write_resumable(f, operation, resumable.as_deref(), advice)
             }
             Error::Handler(error) => write!(f, "the challenge handler failed: {error}"),
-            Error::Closed { operation } => write!(
-                f,
-                "{operation} stopped: the client was closed (close(), or the end of its with or async with \
-                 block), so the call was cancelled or never sent; make a new client to go on"
-            ),
+            Error::Closed { operation } => {
+                write!(f, "{operation} stopped: the client was closed (")?;
+                advice.closed_by(f)?;
+                f.write_str("), so the call was cancelled or never sent; make a new client to go on")
+            }
             Error::Internal { message } => f.write_str(message),
         }
     }
@@ -545,54 +524,67 @@ impl From<ApiError> for Error {
 mod tests {
     use super::*;
 
+    /// An API's own words, to see where each next step goes.
+    struct Marked;
+
+    impl Advice for Marked {
+        fn resume(&self, f: &mut fmt::Formatter<'_>, operation: &str, request_id: &str) -> fmt::Result {
+            write!(f, "<resume {operation} {request_id}>")
+        }
+        fn answer_challenge(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("<answer>")
+        }
+        fn closed_by(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("<closed>")
+        }
+        fn own_request_ids(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("<own>")
+        }
+    }
+
     #[test]
-    fn a_pending_timeout_names_the_call_that_resumes_its_request_id() {
-        let timeout = |operation: &str, request_id: Option<&str>| {
-            Error::PendingTimeout {
-                operation: operation.to_owned(),
-                request_id: request_id.map(str::to_owned),
-                waited: Duration::from_millis(30_000),
-                resume: Resume::of(operation),
-            }
-            .to_string()
+    fn a_pending_timeout_says_how_to_resume_its_request_id_in_the_words_of_the_api() {
+        let timeout = |operation: &str, request_id: Option<&str>| Error::PendingTimeout {
+            operation: operation.to_owned(),
+            request_id: request_id.map(str::to_owned),
+            waited: Duration::from_secs(30),
         };
         assert_eq!(
-            timeout("Investments", Some("r-1")),
-            "Investments still pending after 30.0 s (RequestId r-1): call again with request_id=\"r-1\" to resume \
-             polling it, as client.investments(login_id, request_id=\"r-1\"); or raise poll_timeout (and deadline, \
-             when set)"
+            timeout("Investments", Some("r-1")).to_string(),
+            "Investments still pending after 30.0 s (RequestId r-1): resume polling it with the same call on \
+             Target::login(login_id, Some(\"r-1\")); or raise poll_timeout (and deadline, when set)"
         );
-        assert!(timeout("GetIncomeAttributes", Some("r-2"))
-            .contains("as client.attributes(login_id, ..., request_id=\"r-2\");"));
-        assert!(timeout("GetAccountsDetail", Some("r-3"))
-            .contains("resume polling it with client.session(\"r-3\", login_id=login_id) and the same call"));
-        // An attributes call first waits for the account detail: pending there, it is resumed by
-        // the attributes call, not by a session.
-        let detail = Error::PendingTimeout {
-            operation: "GetAccountsDetail".to_owned(),
-            request_id: Some("r-4".to_owned()),
-            waited: Duration::from_secs(1),
-            resume: Resume::Session,
-        };
-        let in_attributes = detail.clone().resumed_as("Attributes").to_string();
-        assert!(in_attributes.starts_with("GetAccountsDetail still pending"), "{in_attributes}");
-        assert!(in_attributes.contains("as client.attributes(login_id, ..., request_id=\"r-4\");"), "{in_attributes}");
-        assert_eq!(detail.clone().resumed_as("GetAccountsDetail").to_string(), detail.to_string());
         assert_eq!(
-            timeout("GetStatements", None),
+            timeout("GetAccountsDetail", Some("r-2")).explained(&Marked).to_string(),
+            "GetAccountsDetail still pending after 30.0 s (RequestId r-2): <resume GetAccountsDetail r-2>; or raise \
+             poll_timeout (and deadline, when set)"
+        );
+        assert_eq!(
+            timeout("GetStatements", None).explained(&Marked).to_string(),
             "GetStatements still pending after 30.0 s; call again later, or raise poll_timeout (and deadline, when set)"
         );
-        // Handed out by a bulk call: its own request_ids= resumes it, whatever the operation.
-        for operation in ["Investments", "GetAccountsDetail", "GetIncomeAttributes"] {
-            let many = detail.clone().resumed_as(operation).resumed_in_bulk("accounts_detail_many").to_string();
-            assert!(
-                many.contains(
-                    "resume polling it with client.accounts_detail_many(..., request_ids={login_id: \"r-4\"}), \
-                     one entry per pending login; or raise poll_timeout"
-                ),
-                "{many}"
-            );
-        }
+    }
+
+    #[test]
+    fn every_next_step_that_names_a_call_is_the_apis() {
+        let challenge = crate::authorize::challenge::Challenge {
+            request_id: "r-3".to_owned(),
+            challenges: Vec::new(),
+            institution: None,
+            login_id: None,
+            raw: std::sync::Arc::from(&b"{}"[..]),
+        };
+        let required = Error::ChallengeRequired(Box::new(challenge)).explained(&Marked).to_string();
+        assert!(required.ends_with("(RequestId r-3): <answer>"), "{required}");
+        let closed = Error::Closed { operation: "Investments".to_owned() }.explained(&Marked).to_string();
+        assert!(closed.starts_with("Investments stopped: the client was closed (<closed>), so"), "{closed}");
+        let other = Error::OtherLogin {
+            operation: "GetAccountsDetail".to_owned(),
+            message: "the answer is another login's".to_owned(),
+            request_id: "r-4".to_owned(),
+            snippet: String::new(),
+        };
+        assert!(other.explained(&Marked).to_string().ends_with("with its own RequestId (<own>)"), "{other}");
     }
 
     #[test]
@@ -602,7 +594,6 @@ mod tests {
                 operation: "Investments".to_owned(),
                 request_id: None,
                 waited: Duration::from_millis(millis),
-                resume: Resume::Investments,
             }
             .to_string()
         };
@@ -733,7 +724,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_while_pending_says_how_to_resume_in_the_terms_of_its_call() {
+    fn a_failure_while_pending_keeps_its_request_id_and_says_it_can_be_resumed() {
         let dropped = Error::Transport {
             operation: "GetAccountsDetail".into(),
             message: "connection reset".into(),
@@ -743,17 +734,14 @@ mod tests {
             resumable: None,
             proxy: None,
         }
-        .resumable_at("GetAccountsDetail", Some("r-1"));
-        assert!(dropped.to_string().contains(r#"client.session("r-1", login_id=login_id)"#), "{dropped}");
-        // An attributes call pending on its account detail is resumed by the attributes call.
-        let attributes = dropped.clone().resumed_as("Attributes").to_string();
-        assert!(attributes.contains(r#"client.attributes(login_id, ..., request_id="r-1")"#), "{attributes}");
-        let bulk = dropped.resumed_in_bulk("investments_many").to_string();
-        assert!(bulk.contains(r#"client.investments_many(..., request_ids={login_id: "r-1"})"#), "{bulk}");
+        .resumable_at(Some("r-1"));
+        assert_eq!(dropped.request_id(), Some("r-1"));
+        let message = dropped.explained(&Marked).to_string();
+        assert!(message.ends_with("rather than start over, <resume GetAccountsDetail r-1>"), "{message}");
         // Nothing pending: the error is left as it was.
         let api = Error::Api(Box::new(api(503, None)));
-        assert_eq!(api.clone().resumable_at("Investments", None).request_id(), None);
-        assert_eq!(api.resumable_at("Investments", Some("r-2")).request_id(), Some("r-2"));
+        assert_eq!(api.clone().resumable_at(None).request_id(), None);
+        assert_eq!(api.resumable_at(Some("r-2")).request_id(), Some("r-2"));
     }
 
     #[test]

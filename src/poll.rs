@@ -10,7 +10,7 @@ use crate::config::{is_safe_segment, PollPolicy, SAFE_SEGMENT};
 use crate::data::answer::{Pending, Reply};
 use crate::data::json::body_snippet;
 use crate::deadline;
-use crate::error::{Error, Resume};
+use crate::error::Error;
 use crate::events;
 use crate::http::{ApiRequest, Http};
 
@@ -50,12 +50,7 @@ async fn poll_until_done(
             .is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
         let why = if call_ended { deadline::CALL_DEADLINE } else { "poll_timeout reached" };
         events::pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
-        Error::PendingTimeout {
-            operation: request.operation.to_owned(),
-            request_id: last_request_id,
-            waited,
-            resume: Resume::of(request.operation),
-        }
+        Error::PendingTimeout { operation: request.operation.to_owned(), request_id: last_request_id, waited }
     };
     let mut first = true;
     let mut round: u32 = 0;
@@ -96,7 +91,7 @@ async fn poll_until_done(
                 )
             }
             Err(Error::Api(api)) if api.is_session_loading() => api.code,
-            Err(error) => return Err(error.resumable_at(request.operation, last_request_id.as_deref())),
+            Err(error) => return Err(error.resumable_at(last_request_id.as_deref())),
         };
         deadline::pending(request.operation, last_request_id.as_deref(), started);
         let waited = started.elapsed();
@@ -258,7 +253,7 @@ mod tests {
             if let Error::Transport { .. } | Error::Decode { .. } = error {
                 let message = error.to_string();
                 assert!(message.contains("its RequestId r-1 stays open"), "{message}");
-                assert!(message.contains(r#"client.session("r-1", login_id=login_id)"#), "{message}");
+                assert!(message.contains(r#"Target::login(login_id, Some("r-1"))"#), "{message}");
             }
         }
         // No RequestId known (none given, none named by a 202): nothing to resume.

@@ -169,7 +169,7 @@ async fn a_pending_timeout_is_resumed_on_its_request_id_without_a_new_authorize(
         other => panic!("{other:?}"),
     };
     // The message names the RequestId and the call that resumes it, and no LoginId.
-    let resume = format!("client.investments(login_id, request_id=\"{request_id}\")");
+    let resume = format!("Target::login(login_id, Some(\"{request_id}\"))");
     assert!(message.contains(&resume) && !message.contains(&login_id), "{message}");
     let pending_before = answered(&sandbox, "/Investments", 202);
     assert!((1..5).contains(&pending_before), "{pending_before}");

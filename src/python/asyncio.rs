@@ -49,6 +49,7 @@ pub(crate) fn start<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) 
     let Operation { client, name, start, on_challenge, convert } = operation;
     let answers = on_challenge.is_some();
     let owner = client.clone();
+    let method = name.map(|name| name.method);
     let launch: Launch = Box::new(move |wakeup, token, slot| {
         let answerer: Answerer =
             if answers { Box::new(LoopAsker { wakeup: Arc::clone(wakeup), token }) } else { Box::new(refuse) };
@@ -58,7 +59,7 @@ pub(crate) fn start<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) 
             let result = future.await;
             finisher.finish(Box::new(move |py| match result {
                 Ok(value) => convert(py, &owner, Flavor::Async, value),
-                Err(error) => Err(PyBankfeedError::with_client(error, &owner, Flavor::Async).into()),
+                Err(error) => Err(PyBankfeedError::with_client(error, &owner, Flavor::Async, method).into()),
             }));
         }))
     });

@@ -62,9 +62,9 @@ fn cancelled() -> Error {
 
 /// Runs `operation` to completion on the caller's behalf and converts its value.
 pub(crate) fn run<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
-    let Operation { client, start, on_challenge, convert, .. } = operation;
+    let Operation { client, name, start, on_challenge, convert } = operation;
     let handler = on_challenge.as_ref().map(|handler| handler.bind(py));
-    let value = wait(py, Some(&client), start, handler)?;
+    let value = wait(py, Some(&client), name.map(|name| name.method), start, handler)?;
     convert(py, &client, Flavor::Blocking, value)
 }
 
@@ -76,6 +76,7 @@ pub(crate) fn run<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) ->
 pub(crate) fn wait<T, Fut>(
     py: Python<'_>,
     client: Option<&Client>,
+    call: Option<&'static str>,
     start: impl FnOnce(Answerer) -> Fut,
     handler: Option<&Bound<'_, PyAny>>,
 ) -> Result<T, PyBankfeedError>
@@ -114,7 +115,7 @@ where
             Ok(Message::Done(result)) => {
                 log_emitter::flush(py, log_emitter::flush_until(deadline));
                 return result.map_err(|error| match client {
-                    Some(client) => PyBankfeedError::with_client(error, client, Flavor::Blocking),
+                    Some(client) => PyBankfeedError::with_client(error, client, Flavor::Blocking, call),
                     None => error.into(),
                 });
             }
@@ -170,7 +171,7 @@ where
     T: Send + 'static,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
-    wait(py, None, move |_| future, None)
+    wait(py, None, None, move |_| future, None)
 }
 
 /// Panics on the IO threads with `message`: lets the test suite check that the panic's message

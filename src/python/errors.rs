@@ -12,16 +12,18 @@ use pyo3::types::{PyDict, PyType};
 use super::challenge;
 use super::convert;
 use super::operation::Flavor;
-use crate::error::{ApiError, ApiErrorKind, Body, Error};
+use crate::error::{Advice, ApiError, ApiErrorKind, Body, Error};
 use crate::Client;
 
 /// A failure on its way to Python. Build it with `?` or `From`; raise it by converting to `PyErr`.
-pub(crate) struct PyBankfeedError(Failure);
+/// Boxed: a failure is rare, and the results that may carry one stay small.
+pub(crate) struct PyBankfeedError(Box<Failure>);
 
 enum Failure {
     /// A core error; `client` makes a `ChallengeRequired`'s challenge answerable, in the flavor
     /// of the client that raised it (an `AsyncClient` gives an `AsyncChallenge`).
-    Core { error: Error, client: Option<(Client, Flavor)> },
+    /// `call` is the Python method that failed, whose terms the next steps are given in.
+    Core { error: Error, client: Option<(Client, Flavor)>, call: Option<&'static str> },
     /// A Python exception (Ctrl-C while waiting, a failed conversion): raised as it is.
     Python(PyErr),
     /// bankfeed's own failure outside the core (a panicked background task, a runtime that did
@@ -32,24 +34,26 @@ enum Failure {
 impl PyBankfeedError {
     /// `error`, with the client whose call failed (a `ChallengeRequired` then carries a challenge
     /// that can be answered).
-    pub(crate) fn with_client(error: Error, client: &Client, flavor: Flavor) -> Self {
-        PyBankfeedError(Failure::Core { error, client: Some((client.clone(), flavor)) })
+    /// `call` is the Python method that failed (`investments`, `attributes_many`), when known: the
+    /// error's next steps name it (see [`PythonAdvice`]).
+    pub(crate) fn with_client(error: Error, client: &Client, flavor: Flavor, call: Option<&'static str>) -> Self {
+        PyBankfeedError(Box::new(Failure::Core { error, client: Some((client.clone(), flavor)), call }))
     }
 
     pub(crate) fn internal(text: impl Into<String>) -> Self {
-        PyBankfeedError(Failure::Internal(text.into()))
+        PyBankfeedError(Box::new(Failure::Internal(text.into())))
     }
 
     /// The exception to raise. Never fails: when the rich exception cannot be built, the
     /// original text still arrives as a `BankfeedError`, with the bridge's failure as its cause.
     fn into_pyerr(self, py: Python<'_>) -> PyErr {
-        let (error, client) = match self.0 {
+        let (error, client, call) = match *self.0 {
             Failure::Python(err) => return err,
             Failure::Internal(text) => return fallback(py, &text, None),
-            Failure::Core { error, client } => (error, client),
+            Failure::Core { error, client, call } => (error, client, call),
         };
-        let text = error.to_string();
-        match build(py, error, client.as_ref()) {
+        let text = error.explained(&PythonAdvice { call }).to_string();
+        match build(py, error, client.as_ref(), text.clone()) {
             Ok(err) => err,
             Err(failure) => fallback(py, &text, Some(failure)),
         }
@@ -58,13 +62,13 @@ impl PyBankfeedError {
 
 impl From<Error> for PyBankfeedError {
     fn from(error: Error) -> Self {
-        PyBankfeedError(Failure::Core { error, client: None })
+        PyBankfeedError(Box::new(Failure::Core { error, client: None, call: None }))
     }
 }
 
 impl From<PyErr> for PyBankfeedError {
     fn from(err: PyErr) -> Self {
-        PyBankfeedError(Failure::Python(err))
+        PyBankfeedError(Box::new(Failure::Python(err)))
     }
 }
 
@@ -219,8 +223,7 @@ fn fallback(py: Python<'_>, text: &str, failure: Option<PyErr>) -> PyErr {
 }
 
 /// The exception of `error`: `cls(text, **fields)`, its fields kept as attributes.
-fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>) -> PyResult<PyErr> {
-    let text = error.to_string();
+fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>, text: String) -> PyResult<PyErr> {
     let fields = PyDict::new(py);
     let class = match error {
         Error::Config { field, rule } => {
@@ -320,5 +323,55 @@ fn api_fields(py: Python<'_>, fields: &Bound<'_, PyDict>, api: &ApiError) -> PyR
     match &api.body {
         Body::Json(value) => fields.set_item("body", convert::to_python(py, value)?),
         Body::Text(text) => fields.set_item("body", text),
+    }
+}
+
+/// The next steps of an error in the words of the Python API (docs/errors.md): the core's errors
+/// carry the facts, and the method that failed decides which call resumes a pending operation.
+struct PythonAdvice {
+    /// The Python method that failed, when known.
+    call: Option<&'static str>,
+}
+
+impl Advice for PythonAdvice {
+    fn resume(&self, f: &mut std::fmt::Formatter<'_>, operation: &str, id: &str) -> std::fmt::Result {
+        // The method's name decides (an attributes call pending on its account detail is resumed
+        // by the attributes call); without one, the operation that was pending does.
+        let call = self.call.unwrap_or(operation);
+        if call.ends_with("_many") {
+            // A job that read the failure from a bulk call resumes its pending logins with it.
+            return write!(
+                f,
+                "resume polling it with client.{call}(..., request_ids={{login_id: {id:?}}}), one entry per pending login"
+            );
+        }
+        let again = match call {
+            "investments" | "Investments" => "client.investments(login_id, ",
+            _ if call.eq_ignore_ascii_case("attributes") || call.ends_with("Attributes") => {
+                "client.attributes(login_id, ..., "
+            }
+            _ => {
+                return write!(
+                    f,
+                    "resume polling it with client.session({id:?}, login_id=login_id) and the same call on that session"
+                )
+            }
+        };
+        write!(f, "call again with request_id={id:?} to resume polling it, as {again}request_id={id:?})")
+    }
+
+    fn answer_challenge(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("answer them with challenge.answer(...) or pass on_challenge=")
+    }
+
+    fn closed_by(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("close(), or the end of its with or async with block")
+    }
+
+    fn own_request_ids(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "request_ids={login_id: the RequestId of that login's own call}, or client.session(request_id, \
+             login_id=...) with the LoginId that opened it",
+        )
     }
 }

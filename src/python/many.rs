@@ -99,10 +99,7 @@ where
                 // Not this login's failure: the iterator hands out what a close leaves
                 // (`Feed::settle`).
                 Err(error @ Error::Closed { .. }) => return Err(error),
-                Err(error) => {
-                    let error = error.resumed_in_bulk(call);
-                    Box::new(move |py| exception(py, error, &client, flavor))
-                }
+                Err(error) => Box::new(move |py| exception(py, error, &client, flavor, Some(call))),
             };
             Ok(outcome)
         }
@@ -219,13 +216,14 @@ pub(crate) fn request_ids(
 fn pair(py: Python<'_>, (id, outcome): Item, client: &Client, flavor: Flavor) -> PyResult<Py<PyAny>> {
     let value = match outcome {
         Ok(outcome) => outcome(py),
-        Err(error) => exception(py, error, client, flavor),
+        // A login that never ran (not text, or cut off by a close): no call to resume it by.
+        Err(error) => exception(py, error, client, flavor, None),
     };
     Ok(PyTuple::new(py, [id.into_py(py)?, value])?.into_any().unbind())
 }
 
-fn exception(py: Python<'_>, error: Error, client: &Client, flavor: Flavor) -> Py<PyAny> {
-    PyErr::from(PyBankfeedError::with_client(error, client, flavor)).into_value(py).into_any()
+fn exception(py: Python<'_>, error: Error, client: &Client, flavor: Flavor, call: Option<&'static str>) -> Py<PyAny> {
+    PyErr::from(PyBankfeedError::with_client(error, client, flavor, call)).into_value(py).into_any()
 }
 
 /// What stopped a bulk call before every login was handed out (docs/errors.md#clientclosed).
