@@ -20,6 +20,9 @@ use crate::error::Error;
 use crate::proxy::{ProxyOption, ENVIRONMENT};
 use crate::{Client, Secret};
 
+/// The key of a pickled client's identity, beside its options.
+const IDENTITY: &str = "identity";
+
 /// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
 /// `close()`, and every operation, run the way `flavor` says.
 #[pyclass(name = "_BaseClient", module = "bankfeed", frozen, subclass)]
@@ -160,16 +163,16 @@ macro_rules! client_class {
                     customer_id,
                     api_key: api_key.map(Secret::new),
                     secret_key: secret_key.map(Secret::new),
-                    timeout: Some(timeout),
-                    poll_interval: Some(poll_interval),
-                    poll_timeout: Some(poll_timeout),
-                    max_retries: Some(max_retries),
-                    max_challenge_rounds: Some(max_challenge_rounds),
-                    max_body_bytes: Some(max_body_bytes),
-                    allow_insecure_http: Some(allow_insecure_http),
+                    timeout,
+                    poll_interval,
+                    poll_timeout,
+                    max_retries,
+                    max_challenge_rounds,
+                    max_body_bytes,
+                    allow_insecure_http,
                     deadline,
-                    max_connections: Some(max_connections),
-                    proxy: Some(ProxyOption::from_given(proxy)),
+                    max_connections,
+                    proxy: ProxyOption::from_given(proxy),
                 };
                 // The proxy variables are read either way: they belong to the machine's network
                 // (docs/protocol.md#proxies), and a sandbox's loopback host never uses them.
@@ -591,37 +594,14 @@ impl PyBaseClient {
         self.client.is_closed()
     }
 
-    /// Pickles as the client's configuration, keys included, and its identity
+    /// Pickles as the client's options, keys included, and its identity
     /// (docs/architecture.md#pickling): the copy is a new client with the same options, which
     /// shares the connections of the other clients of that configuration in its process.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let py = slf.py();
-        let options = slf.get().client.config().to_options();
-        let state = PyDict::new(py);
-        state.set_item("identity", slf.get().client.identity().to_string())?;
-        state.set_item("base_url", options.base_url)?;
-        state.set_item("investments_base_url", options.investments_base_url)?;
-        state.set_item("customer_id", options.customer_id)?;
-        state.set_item("api_key", options.api_key.as_ref().map(Secret::expose))?;
-        state.set_item("secret_key", options.secret_key.as_ref().map(Secret::expose))?;
-        state.set_item("timeout", options.timeout)?;
-        state.set_item("poll_interval", options.poll_interval)?;
-        state.set_item("poll_timeout", options.poll_timeout)?;
-        state.set_item("max_retries", options.max_retries)?;
-        state.set_item("max_challenge_rounds", options.max_challenge_rounds)?;
-        state.set_item("max_body_bytes", options.max_body_bytes)?;
-        state.set_item("allow_insecure_http", options.allow_insecure_http)?;
-        state.set_item("deadline", options.deadline)?;
-        state.set_item("max_connections", options.max_connections)?;
-        // As given, user:password included, like the keys: None is no proxy, so it is kept as such.
-        state.set_item(
-            "proxy",
-            match options.proxy.unwrap_or_default() {
-                ProxyOption::Environment => Some(ENVIRONMENT.to_owned()),
-                ProxyOption::Off => None,
-                ProxyOption::Url(url) => Some(url.expose().to_owned()),
-            },
-        )?;
+        let client = &slf.get().client;
+        let state = pythonize::pythonize(py, &client.config().to_options())?.cast_into::<PyDict>()?;
+        state.set_item(IDENTITY, client.identity().to_string())?;
         Ok((slf.get_type().getattr("_restore")?, (state,)))
     }
 
@@ -630,42 +610,25 @@ impl PyBaseClient {
     /// it. `proxy="environment"` reads the proxy variables of that process, whose network it is.
     #[classmethod]
     fn _restore(cls: &Bound<'_, PyType>, state: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
-        let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
-            Ok(state.get_item(key)?.filter(|value| !value.is_none()))
-        };
-        // Read as the constructor's arguments are: a key with a lone surrogate (a tampered pickle)
-        // is refused without its value.
-        let text = |key: &'static str| item(key)?.map(|v| args::text(key, &v)).transpose();
-        let number = |key: &str| item(key)?.map(|v| v.extract::<f64>()).transpose();
-        let count = |key: &str| item(key)?.map(|v| v.extract::<u32>()).transpose();
-        let options = ClientOptions {
-            base_url: text("base_url")?,
-            investments_base_url: text("investments_base_url")?,
-            customer_id: text("customer_id")?,
-            api_key: text("api_key")?.map(Secret::new),
-            secret_key: text("secret_key")?.map(Secret::new),
-            timeout: number("timeout")?,
-            poll_interval: number("poll_interval")?,
-            poll_timeout: number("poll_timeout")?,
-            max_retries: count("max_retries")?,
-            max_challenge_rounds: count("max_challenge_rounds")?,
-            max_body_bytes: item("max_body_bytes")?.map(|v| v.extract::<usize>()).transpose()?,
-            allow_insecure_http: item("allow_insecure_http")?.map(|v| v.extract::<bool>()).transpose()?,
-            deadline: number("deadline")?,
-            max_connections: item("max_connections")?.map(|v| v.extract::<usize>()).transpose()?,
-            // Absent from a pickle of an older version: the default.
-            proxy: match state.get_item("proxy")? {
-                None => None,
-                Some(value) if value.is_none() => Some(ProxyOption::Off),
-                Some(value) => Some(ProxyOption::from_given(Some(&value.extract::<String>()?))),
-            },
-        };
-        // Absent from a pickle of an older version: a client of its own identity.
-        let identity = match text("identity")? {
+        let options = state.copy()?;
+        // Absent: a client of its own identity.
+        let identity = match options.get_item(IDENTITY)? {
             None => uuid::Uuid::new_v4(),
-            Some(identity) => uuid::Uuid::try_parse(&identity)
-                .map_err(|_| PyValueError::new_err("a pickled client's identity must be a UUID"))?,
+            Some(identity) => {
+                options.del_item(IDENTITY)?;
+                identity
+                    .extract::<String>()
+                    .ok()
+                    .and_then(|identity| uuid::Uuid::try_parse(&identity).ok())
+                    .ok_or_else(|| PyValueError::new_err("a pickled client's identity must be a UUID"))?
+            }
         };
+        // The reader's error is not passed on: it may quote a value, and the values include keys.
+        let options: ClientOptions = pythonize::depythonize(&options).map_err(|_| {
+            PyValueError::new_err(
+                "a pickled client's options cannot be read (altered, or pickled by another version of bankfeed)",
+            )
+        })?;
         let config = ClientConfig::from_environment(options, Variables::ProxiesOnly)?;
         let client = Client::copy_of(config, identity)?;
         let flavor = if cls.is_subclass_of::<PyAsyncClient>()? { Flavor::Async } else { Flavor::Blocking };
