@@ -14,7 +14,7 @@ use super::operation::{Flavor, Operation};
 use super::results::{PyAccounts, PyAttributes, PyInvestments};
 use super::session::{session_to_py, step_to_py};
 use crate::authorize::{AuthorizeRequest, Credentials};
-use crate::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS};
+use crate::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
 use crate::data::requests::AccountsDetailOptions;
 use crate::error::Error;
 use crate::proxy::{ProxyOption, ENVIRONMENT};
@@ -121,11 +121,9 @@ fn credentials(
     AuthorizeRequest::Credentials(credentials)
 }
 
-// The signature's default is a literal so that Python sees its value (stubtest compares it).
-const _: () = assert!(DEFAULT_MAX_BODY_BYTES == 134217728, "update max_body_bytes= in Client's signature");
-const _: () = assert!(DEFAULT_MAX_CONNECTIONS == 100, "update max_connections= in Client's signature");
-
-/// The constructor of both clients: one signature, written once.
+/// The constructor of both clients: one signature, written once. Its defaults are literals so that
+/// Python sees their values (`help()`, stubtest); `tests/python/test_defaults.py` checks them
+/// against `ClientOptions::default()`.
 macro_rules! client_class {
     ($class:ident, $flavor:expr, { $($methods:tt)* }) => {
         #[pymethods]

@@ -76,6 +76,48 @@ fn start_error(error: &std::io::Error) -> PyErr {
     }
 }
 
+/// The defaults of `Sandbox`'s options in the core, named as its signature names them: what
+/// `tests/python/test_defaults.py` compares with the signature's literals. The settings Python
+/// cannot set (the timeouts, `max_connections`) are left out.
+pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let SandboxConfig {
+        customer_id,
+        host,
+        port,
+        pending_polls,
+        pending_seconds,
+        slow_pending_polls,
+        loading_polls,
+        secret_key,
+        api_key,
+        seed,
+        investment_transactions,
+        banking_transactions,
+        tier2,
+        faults,
+        logins,
+        ..
+    } = SandboxConfig::default();
+    let defaults = PyDict::new(py);
+    defaults.set_item("customer_id", customer_id)?;
+    defaults.set_item("host", host.to_string())?;
+    defaults.set_item("port", port)?;
+    defaults.set_item("pending_polls", pending_polls)?;
+    defaults.set_item("pending_seconds", pending_seconds)?;
+    defaults.set_item("slow_pending_polls", slow_pending_polls)?;
+    defaults.set_item("loading_polls", loading_polls)?;
+    defaults.set_item("secret_key", secret_key)?;
+    defaults.set_item("api_key", api_key)?;
+    defaults.set_item("seed", seed)?;
+    defaults.set_item("investment_transactions", investment_transactions)?;
+    defaults.set_item("banking_transactions", banking_transactions)?;
+    defaults.set_item("tier2", tier2)?;
+    let faults = faults.iter().map(|fault| convert::to_python(py, &fault.to_json())).collect::<PyResult<Vec<_>>>()?;
+    defaults.set_item("faults", faults)?;
+    defaults.set_item("logins", logins)?;
+    Ok(defaults)
+}
+
 /// How often the clients `sb.client()` and `sb.async_client()` poll by default, in seconds.
 const SANDBOX_POLL_INTERVAL: f64 = 0.05;
 
