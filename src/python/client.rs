@@ -23,34 +23,21 @@ use crate::{Client, Secret};
 /// The key of a pickled client's identity, beside its options.
 const IDENTITY: &str = "identity";
 
-/// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
-/// `close()`, and every operation, run the way `flavor` says.
+// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
+// `close()`, and every operation, run the way `flavor` says
+// (docs/architecture.md#one-operation-two-runners).
+#[doc = stub_doc!("_BaseClient")]
 #[pyclass(name = "_BaseClient", module = "bankfeed", frozen, subclass)]
 pub(crate) struct PyBaseClient {
     pub(crate) client: Client,
     pub(crate) flavor: Flavor,
 }
 
-/// A client of the bank-data aggregation API; every call blocks with the GIL released.
-///
-/// Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
-/// ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``::
-///
-///     with bf.Client(base_url="https://toolbox-api.private.fin.ag",
-///                    customer_id="43387ca6-0391-4c82-857d-70d95f087ecb") as client:
-///         greatday = bf.answers({"What city were you born in?": "Montreal",
-///                                "What is the best country on earth?": "Canada",
-///                                "What shape do people like most?": "Triangle"})
-///         session = client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=greatday)
+#[doc = stub_doc!("Client")]
 #[pyclass(name = "Client", module = "bankfeed", frozen, extends = PyBaseClient)]
 pub(crate) struct PyClient;
 
-/// A ``Client`` for asyncio: the same options and methods, each awaited.
-///
-///     async with bf.AsyncClient() as client:
-///         inv = await client.investments(login_id)
-///         async for login_id, result in client.investments_many(login_ids):
-///             ...
+#[doc = stub_doc!("AsyncClient")]
 #[pyclass(name = "AsyncClient", module = "bankfeed", frozen, extends = PyBaseClient)]
 pub(crate) struct PyAsyncClient;
 
@@ -186,11 +173,12 @@ macro_rules! client_class {
 }
 
 client_class!(PyClient, Flavor::Blocking, {
+    #[doc = stub_doc!("Client.__enter__")]
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
 
-    /// Closes the client (see ``close``).
+    #[doc = stub_doc!("Client.__exit__")]
     fn __exit__(
         slf: &Bound<'_, Self>,
         _kind: Option<Bound<'_, PyAny>>,
@@ -202,11 +190,12 @@ client_class!(PyClient, Flavor::Blocking, {
 });
 
 client_class!(PyAsyncClient, Flavor::Async, {
+    #[doc = stub_doc!("AsyncClient.__aenter__")]
     fn __aenter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         asyncio::ready(slf.py(), slf.clone().into_any().unbind())
     }
 
-    /// Closes the client (see ``close``).
+    #[doc = stub_doc!("AsyncClient.__aexit__")]
     fn __aexit__(
         slf: &Bound<'_, Self>,
         _kind: Option<Bound<'_, PyAny>>,
@@ -220,20 +209,19 @@ client_class!(PyAsyncClient, Flavor::Async, {
 
 #[pymethods]
 impl PyBaseClient {
-    /// The service's base URL (``/v3/...`` is added per operation).
+    #[doc = stub_doc!("_BaseClient.base_url")]
     #[getter]
     fn base_url(&self) -> &str {
         &self.client.config().base_url
     }
 
-    /// The base URL of the Investments operation (the real service has a separate host).
+    #[doc = stub_doc!("_BaseClient.investments_base_url")]
     #[getter]
     fn investments_base_url(&self) -> &str {
         &self.client.config().investments_base_url
     }
 
-    /// The ``proxy`` option: ``"environment"``, None, or the proxy's URL without its user name
-    /// and password.
+    #[doc = stub_doc!("_BaseClient.proxy")]
     #[getter]
     fn proxy(&self) -> Option<String> {
         let proxies = &self.client.config().proxy;
@@ -244,70 +232,67 @@ impl PyBaseClient {
         }
     }
 
-    /// The customer id the calls are made for.
+    #[doc = stub_doc!("_BaseClient.customer_id")]
     #[getter]
     fn customer_id(&self) -> &str {
         &self.client.config().customer_id
     }
 
-    /// Per-request timeout, in seconds.
+    #[doc = stub_doc!("_BaseClient.timeout")]
     #[getter]
     fn timeout(&self) -> f64 {
         self.client.config().timeout.as_secs_f64()
     }
 
-    /// Seconds between two polls of a 202 answer.
+    #[doc = stub_doc!("_BaseClient.poll_interval")]
     #[getter]
     fn poll_interval(&self) -> f64 {
         self.client.config().poll.interval.as_secs_f64()
     }
 
-    /// Seconds an operation may stay pending before PendingTimeout.
+    #[doc = stub_doc!("_BaseClient.poll_timeout")]
     #[getter]
     fn poll_timeout(&self) -> f64 {
         self.client.config().poll.timeout.as_secs_f64()
     }
 
-    /// How many times a request safe to repeat is retried after a failed connection, a timeout,
-    /// or a 408, 429 or 5xx answer.
+    #[doc = stub_doc!("_BaseClient.max_retries")]
     #[getter]
     fn max_retries(&self) -> u32 {
         self.client.config().retry.max_retries
     }
 
-    /// The largest answer body read, in bytes; a larger one is refused.
+    #[doc = stub_doc!("_BaseClient.max_body_bytes")]
     #[getter]
     fn max_body_bytes(&self) -> usize {
         self.client.config().max_body_bytes
     }
 
-    /// How many challenge rounds a login answers before TooManyChallenges.
+    #[doc = stub_doc!("_BaseClient.max_challenge_rounds")]
     #[getter]
     fn max_challenge_rounds(&self) -> u32 {
         self.client.config().max_challenge_rounds
     }
 
-    /// Whether ``http://`` may reach a host that is not loopback (credentials in clear text).
+    #[doc = stub_doc!("_BaseClient.allow_insecure_http")]
     #[getter]
     fn allow_insecure_http(&self) -> bool {
         self.client.config().allow_insecure_http
     }
 
-    /// Seconds one whole call may take (authorize, challenges, polling, retries), or None.
+    #[doc = stub_doc!("_BaseClient.deadline")]
     #[getter]
     fn deadline(&self) -> Option<f64> {
         self.client.config().deadline.map(|deadline| deadline.as_secs_f64())
     }
 
-    /// How many requests may be in flight at once (about as many connections per host), shared
-    /// by the clients of the same options in the process; further requests wait their turn.
+    #[doc = stub_doc!("_BaseClient.max_connections")]
     #[getter]
     fn max_connections(&self) -> usize {
         self.client.config().max_connections
     }
 
-    /// A live login with credentials (``MostRecentCached`` false). Returns a Session, or a
-    /// Challenge to answer with ``challenge.answer(...)``.
+    #[doc = stub_doc!("Client.authorize")]
     #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None,
                         schedule_refresh=None))]
     #[allow(clippy::too_many_arguments)]
@@ -329,8 +314,7 @@ impl PyBaseClient {
         )
     }
 
-    /// A live login whose challenges are answered by ``on_challenge(challenge) -> answers``
-    /// (see ``bf.answers``). Without a handler, a challenge raises ChallengeRequired.
+    #[doc = stub_doc!("Client.login")]
     #[pyo3(signature = (institution, username, password, *, on_challenge=None, save=false, language=None,
                         tag=None, schedule_refresh=None))]
     #[allow(clippy::too_many_arguments)]
@@ -350,8 +334,7 @@ impl PyBaseClient {
         self.sequence(py, "login", request, on_challenge)
     }
 
-    /// A cached read of a saved connection (``MostRecentCached`` true): a new session on the
-    /// already processed data.
+    #[doc = stub_doc!("Client.authorize_cached")]
     fn authorize_cached(
         &self,
         py: Python<'_>,
@@ -361,8 +344,7 @@ impl PyBaseClient {
         self.run(py, "authorize_cached", async move { client.authorize_cached(&login_id).await }, session_to_py)
     }
 
-    /// A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
-    /// flow. Returns a Session or a Challenge.
+    #[doc = stub_doc!("Client.authorize_saved")]
     #[pyo3(signature = (login_id, *, save=false))]
     fn authorize_saved(
         &self,
@@ -373,7 +355,7 @@ impl PyBaseClient {
         self.step(py, "authorize_saved", AuthorizeRequest::SavedLive { login_id, save })
     }
 
-    /// ``authorize_saved`` with its challenges answered by ``on_challenge``.
+    #[doc = stub_doc!("Client.login_saved")]
     #[pyo3(signature = (login_id, *, on_challenge=None, save=false))]
     fn login_saved(
         &self,
@@ -385,10 +367,7 @@ impl PyBaseClient {
         self.sequence(py, "login_saved", AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
     }
 
-    /// A cached session of ``login_id``, then its Investments (202 polled), as tables.
-    ///
-    /// With ``request_id`` (the one a PendingTimeout names), no new session is opened: the
-    /// pending operation of that RequestId is polled again where it stood.
+    #[doc = stub_doc!("Client.investments")]
     #[pyo3(signature = (login_id, *, request_id=None))]
     fn investments(
         &self,
@@ -401,8 +380,7 @@ impl PyBaseClient {
         self.run(py, "investments", future, PyInvestments::to_py)
     }
 
-    /// The session of a known RequestId, without sending anything: its data calls poll that
-    /// RequestId where it stood (e.g. after a PendingTimeout).
+    #[doc = stub_doc!("Client.session")]
     #[pyo3(signature = (request_id, *, login_id=None))]
     fn session(
         &self,
@@ -414,10 +392,7 @@ impl PyBaseClient {
         session_to_py(py, &self.client, self.flavor, session)
     }
 
-    /// The Investments of every login, ``concurrency`` at a time, each the whole flow of
-    /// ``investments`` run in Rust. Yields ``(login_id, result)`` as each finishes, the result
-    /// being Investments or the exception that login raised; ``progress=True`` shows progress.
-    /// ``request_ids={login_id: request_id}`` resumes the polling of those logins' RequestIds.
+    #[doc = stub_doc!("Client.investments_many")]
     #[pyo3(signature = (login_ids, *, concurrency=32, progress=false, request_ids=None))]
     fn investments_many(
         &self,
@@ -445,7 +420,7 @@ impl PyBaseClient {
         )
     }
 
-    /// ``attributes`` of every login, as ``investments_many`` runs them.
+    #[doc = stub_doc!("Client.attributes_many")]
     #[pyo3(signature = (login_ids, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
                         concurrency=32, progress=false, request_ids=None))]
     #[allow(clippy::too_many_arguments)]
@@ -483,8 +458,7 @@ impl PyBaseClient {
         )
     }
 
-    /// A cached session of every login, then its account detail (see
-    /// ``Session.accounts_detail``), as ``investments_many`` runs them.
+    #[doc = stub_doc!("Client.accounts_detail_many")]
     #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
                         number_of_banking_statements=None, concurrency=32, progress=false, request_ids=None))]
@@ -536,16 +510,7 @@ impl PyBaseClient {
         )
     }
 
-    /// Attributes of a saved connection. Runs the preparation of the service inside: a cached
-    /// session, account detail polled to 200, then the attributes call (itself polled).
-    ///
-    /// Either a use-case ``package`` (``"income"``, ``"credit_risk"``, ``"user_analysis"``,
-    /// ``"lending"``, ``"all"``), or custom ``attributes`` (``{group: [names]}``, names verbatim)
-    /// with optional ``filters`` (e.g. ``{"AccountCategory": ["Operations"]}``), ``detail`` (names
-    /// whose transactions to return) and ``account_filter`` (account ids)::
-    ///
-    ///     attrs = client.attributes(login_id, package="income")
-    ///     attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]}, detail=["count_nsf"])
+    #[doc = stub_doc!("Client.attributes")]
     #[pyo3(signature = (login_id, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
                         request_id=None))]
     #[allow(clippy::too_many_arguments)]
@@ -566,8 +531,7 @@ impl PyBaseClient {
         self.run(py, "attributes", future, PyAttributes::to_py)
     }
 
-    /// Deletes the retained data of a saved connection (DeleteCard). Returns the server's answer:
-    /// a dict, or ``{"Message": text}`` when it answered in plain text.
+    #[doc = stub_doc!("Client.delete_login")]
     fn delete_login(
         &self,
         py: Python<'_>,
@@ -578,23 +542,19 @@ impl PyBaseClient {
         self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
     }
 
-    /// Cancels every call of this client in flight, in every thread and task, at once: each
-    /// raises ClientClosed. Later calls raise it too. Sessions and challenges of the client are
-    /// closed with it; a copy (pickle) is a new client, which goes on. Calling it again does
-    /// nothing.
+    #[doc = stub_doc!("_BaseClient.close")]
     fn close(&self) {
         self.client.close();
     }
 
-    /// Whether ``close()`` was called.
+    #[doc = stub_doc!("_BaseClient.closed")]
     #[getter]
     fn closed(&self) -> bool {
         self.client.is_closed()
     }
 
-    /// Pickles as the client's options, keys included, and its identity
-    /// (docs/architecture.md#pickling): the copy is a new client with the same options, which
-    /// shares the connections of the other clients of that configuration in its process.
+    // docs/architecture.md#pickling
+    #[doc = stub_doc!("_BaseClient.__reduce__")]
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let py = slf.py();
         let client = &slf.get().client;
@@ -603,9 +563,9 @@ impl PyBaseClient {
         Ok((slf.get_type().getattr("_restore")?, (state,)))
     }
 
-    /// The client `__reduce__` described. The `BANKFEED_*` variables are not read: a key the
-    /// pickled client did not have must not come from the variables of the process that unpickles
-    /// it. `proxy="environment"` reads the proxy variables of that process, whose network it is.
+    // The client `__reduce__` described. The `BANKFEED_*` variables are not read: a key the
+    // pickled client did not have must not come from the variables of the process that unpickles
+    // it. `proxy="environment"` reads the proxy variables of that process, whose network it is.
     #[classmethod]
     fn _restore(cls: &Bound<'_, PyType>, state: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let options = state.copy()?;
@@ -633,9 +593,8 @@ impl PyBaseClient {
         PyBaseClient::to_py(cls.py(), &client, flavor)
     }
 
-    /// What Dask makes the client's part of a task key from (``dask.base.tokenize``): the same
-    /// for a client and its copies, so that Dask sees one client, and nothing derived from the
-    /// keys. Without it, Dask would hash the pickle, keys and all (docs/architecture.md#pickling).
+    // Without it, Dask would hash the pickle, keys and all (docs/architecture.md#pickling).
+    #[doc = stub_doc!("_BaseClient.__dask_tokenize__")]
     fn __dask_tokenize__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let client = &slf.get().client;

@@ -1,6 +1,11 @@
 //! The pyo3 layer: classes, exception mapping and conversions over the Rust core; nothing else
 //! (docs/architecture.md#how-a-call-travels).
 
+// `stub_doc!("Client.investments")`: the docstring of that name in python/bankfeed/_native.pyi,
+// read by build.rs. The binding's Python docs are written there only, and reach `__doc__` and
+// `help()` through `#[doc = stub_doc!(...)]` (docs/architecture.md#one-source-for-the-docstrings).
+include!(concat!(env!("OUT_DIR"), "/stub_docs.rs"));
+
 mod args;
 mod asyncio;
 mod blocking;

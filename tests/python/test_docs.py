@@ -1,4 +1,5 @@
-"""The docs stay true: the sandbox tables match the sandbox, and every link and cited anchor exists.
+"""The docs stay true: the sandbox tables match the sandbox, every link and cited anchor exists, and
+the extension's docstrings at run time are the stub's.
 
 docs/sandbox.md's users table is checked against ``Sandbox.users`` and its attribute table against
 ``Sandbox.attribute_catalogue()`` and ``Sandbox.attribute_packages()``. Every relative link of the
@@ -8,7 +9,9 @@ every docs anchor a code comment cites must be a heading of that page (docs/arch
 
 from __future__ import annotations
 
+import ast
 import re
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from bankfeed import _native
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -233,3 +237,90 @@ def test_the_readme_examples_are_examples_scripts() -> None:
         docstring, _, body = script.partition('"""\n\n')
         assert docstring.startswith('"""'), f"examples/{name} starts with its docstring"
         assert body == block, f"README.md's example and examples/{name} differ"
+
+
+STUB = ROOT / "python" / "bankfeed" / "_native.pyi"
+
+#: The class whose docstrings a method defined once on a shared base class carries at run time:
+#: the stub documents it on both subclasses, the async one with ``await`` in its examples.
+BLOCKING = {"_BaseClient": "Client", "_BaseSession": "Session", "_BaseChallenge": "Challenge"}
+
+
+def stub_docstrings() -> dict[str, str]:
+    """Every docstring of the stub by the name it documents (``Client``, ``Client.investments``,
+    ``combine``), cleaned as ``help()`` shows it; a class's followed by its ``__new__``'s, as
+    build.rs joins them."""
+    docs: dict[str, str] = {}
+    for node in ast.parse(STUB.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef):
+            methods = {
+                item.name: ast.get_docstring(item)
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+            }
+            text, new = ast.get_docstring(node), methods.pop("__new__", None)
+            if text is not None:
+                docs[node.name] = text if new is None else f"{text}\n\n{new}"
+            docs.update({f"{node.name}.{name}": doc for name, doc in methods.items() if doc is not None})
+        elif isinstance(node, ast.FunctionDef) and (doc := ast.get_docstring(node)) is not None:
+            docs[node.name] = doc
+    return docs
+
+
+#: What a pyo3 class defines that carries a docstring of its own: methods, properties, static and
+#: class methods.
+DOCUMENTED = (
+    types.MethodDescriptorType,
+    types.GetSetDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.BuiltinFunctionType,
+    staticmethod,
+    classmethod,
+)
+
+
+def runtime_docstrings() -> dict[str, str | None]:
+    """Every docstring the extension carries for the names its stub declares, by the name of the
+    class that defines it at run time: ``_BaseClient.investments`` for ``Client.investments``."""
+    docs: dict[str, str | None] = {}
+    for name in _native.__all__:
+        value = getattr(_native, name)
+        if isinstance(value, type):
+            docs[name] = value.__doc__
+            for attribute, member in vars(value).items():
+                # Slots (``__len__``, ``__getitem__``) keep CPython's own text: pyo3 gives them
+                # none. ``__new__``'s text is the class's.
+                if isinstance(member, DOCUMENTED) and attribute != "__new__":
+                    function = member.__func__ if isinstance(member, staticmethod | classmethod) else member
+                    docs[f"{name}.{attribute}"] = function.__doc__
+        elif callable(value):
+            docs[name] = value.__doc__
+    return docs
+
+
+def test_the_docstrings_at_run_time_are_the_stubs() -> None:
+    # The stub is the one place the binding's docstrings are written; build.rs reads them into
+    # the `#[doc = stub_doc!(...)]` of each item, so that help() and a notebook's `?` show what an
+    # IDE shows (docs/architecture.md#one-source-for-the-docstrings).
+    stub = stub_docstrings()
+    runtime = runtime_docstrings()
+    wrong: list[str] = []
+    for key, doc in runtime.items():
+        owner, _, member = key.partition(".")
+        expected = stub.get(key)
+        if expected is None and owner in BLOCKING:
+            expected = stub.get(f"{BLOCKING[owner]}.{member}")
+        if doc != expected and not (expected is None and member.startswith("_") and not member.startswith("__")):
+            wrong.append(f"{key}: at run time {doc!r:.60}, in the stub {expected!r:.60}")
+    assert not wrong, "runtime docstrings that are not the stub's:\n" + "\n".join(wrong)
+
+
+def test_help_shows_the_stubs_text() -> None:
+    import io
+    import pydoc
+
+    out = io.StringIO()
+    pydoc.Helper(output=out)(bf.Client.investments)
+    text = out.getvalue()
+    assert "investments(self, /, login_id, *, request_id=None)" in text
+    assert "inv.positions.to_pandas()" in text, "the example of the stub's docstring"
