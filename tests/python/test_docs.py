@@ -1,5 +1,6 @@
-"""The docs stay true: the sandbox tables match the sandbox, every link and cited anchor exists, and
-the extension's docstrings at run time are the stub's.
+"""The docs stay true: the sandbox tables match the sandbox, every link and cited anchor exists, the
+index lists every page, the map names every file, and the extension's docstrings at run time are
+the stub's.
 
 docs/sandbox.md's users table is checked against ``Sandbox.users`` and its attribute table against
 ``Sandbox.attribute_catalogue()`` and ``Sandbox.attribute_packages()``. Every relative link of the
@@ -237,6 +238,66 @@ def test_the_readme_examples_are_examples_scripts() -> None:
         docstring, _, body = script.partition('"""\n\n')
         assert docstring.startswith('"""'), f"examples/{name} starts with its docstring"
         assert body == block, f"README.md's example and examples/{name} differ"
+
+
+INDEX = DOCS / "README.md"
+
+#: Who the pages are written for (docs/README.md).
+READERS = ("notebook users", "ETL engineers", "test writers", "contributors")
+
+
+def test_the_index_lists_every_page_with_its_readers() -> None:
+    rows = first_table(list(prose_lines(INDEX.read_text(encoding="utf-8"))))
+    listed = [re.fullmatch(r"\[[^\]]+\]\(([^)#]+)\)", page.strip()) for page, _readers, _what in rows]
+    assert all(listed), "each row of the index starts with a link to its page"
+    pages = [match.group(1) for match in listed if match]
+    assert sorted(pages) == sorted(path.name for path in DOCS.glob("*.md") if path != INDEX)
+    for page, readers, _what in rows:
+        assert any(reader in readers for reader in READERS), f"{page}: says who it is for"
+
+
+ARCHITECTURE = DOCS / "architecture.md"
+
+#: The folders whose every file the map of the tree names.
+MAPPED = ("src", "python/bankfeed")
+
+
+def mapped_paths() -> set[str]:
+    """The paths the map of the tree names: its code block, one entry a line, indented two spaces
+    a level under the folder above it, several names of one folder separated by commas."""
+    block = ARCHITECTURE.read_text(encoding="utf-8").split("## The map of the tree", 1)[1]
+    block = block.split("```\n", 2)[1]
+    paths: set[str] = set()
+    folders: list[tuple[int, str]] = []  # (indent, path) of the folders above the line
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if indent >= 12 or not line.strip():
+            continue  # a description that goes on from the line above
+        names = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
+        while folders and folders[-1][0] >= indent:
+            folders.pop()
+        parent = folders[-1][1] if folders else ""
+        for name in names.split(", "):
+            paths.add(parent + name)
+            if name.endswith("/"):
+                folders.append((indent, parent + name))
+    return paths
+
+
+def test_the_map_names_every_file_of_the_code() -> None:
+    mapped = mapped_paths()
+    files = [
+        path.relative_to(ROOT).as_posix()
+        for folder in MAPPED
+        for path in sorted((ROOT / folder).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    ]
+    assert len(files) > 100, "the code's files are found"
+    missing = [path for path in files if path not in mapped]
+    assert not missing, f"files missing from docs/architecture.md#the-map-of-the-tree: {missing}"
+    gone = [path for path in mapped if path.startswith(tuple(f"{folder}/" for folder in MAPPED))
+            and not (ROOT / path).exists()]
+    assert not gone, f"docs/architecture.md#the-map-of-the-tree names files that do not exist: {gone}"
 
 
 STUB = ROOT / "python" / "bankfeed" / "_native.pyi"
