@@ -4,6 +4,8 @@
 use std::env::VarError;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::Error;
 use crate::proxy::{is_loopback, Proxies, ProxyOption};
 // Messages of the options show refused values this way; callers name them from here too.
@@ -78,25 +80,59 @@ pub struct ClientConfig {
     pub proxy: Proxies,
 }
 
-/// What the caller passed; every field is optional and completed from the environment.
-#[derive(Clone, Debug, Default)]
+/// What the caller passed. The hosts, the customer and the keys left out (`None`) are read from
+/// the `BANKFEED_*` variables; every other option has its default in [`Default`], which the
+/// Python signatures repeat as literals so that `help()` shows them
+/// (`tests/python/test_defaults.py` compares the two). A pickled Python `Client` travels as these,
+/// keys included (docs/architecture.md#pickling).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+// A field missing from a pickle takes its default; a field this version does not know (a newer
+// version's option) is refused rather than dropped without a word.
+#[serde(default, deny_unknown_fields)]
 pub struct ClientOptions {
     pub base_url: Option<String>,
     pub investments_base_url: Option<String>,
     pub customer_id: Option<String>,
+    #[serde(with = "crate::secret::exposed")]
     pub api_key: Option<Secret>,
+    #[serde(with = "crate::secret::exposed")]
     pub secret_key: Option<Secret>,
-    pub timeout: Option<f64>,
-    pub poll_interval: Option<f64>,
-    pub poll_timeout: Option<f64>,
-    pub max_retries: Option<u32>,
-    pub max_challenge_rounds: Option<u32>,
-    pub max_body_bytes: Option<usize>,
-    pub allow_insecure_http: Option<bool>,
+    /// Seconds per request.
+    pub timeout: f64,
+    pub poll_interval: f64,
+    pub poll_timeout: f64,
+    pub max_retries: u32,
+    pub max_challenge_rounds: u32,
+    pub max_body_bytes: usize,
+    pub allow_insecure_http: bool,
     pub deadline: Option<f64>,
-    pub max_connections: Option<usize>,
-    /// `None`: the default, the proxy variables of the environment.
-    pub proxy: Option<ProxyOption>,
+    pub max_connections: usize,
+    #[serde(with = "crate::proxy::as_given")]
+    pub proxy: ProxyOption,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        let poll = PollPolicy::default();
+        ClientOptions {
+            base_url: None,
+            investments_base_url: None,
+            customer_id: None,
+            api_key: None,
+            secret_key: None,
+            // Live calls can take 210 s before the service answers (docs/protocol.md#timing-and-limits).
+            timeout: 240.0,
+            poll_interval: poll.interval.as_secs_f64(),
+            poll_timeout: poll.timeout.as_secs_f64(),
+            max_retries: RetryPolicy::default().max_retries,
+            max_challenge_rounds: 10,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            allow_insecure_http: false,
+            deadline: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            proxy: ProxyOption::Environment,
+        }
+    }
 }
 
 /// At a few hundred bytes each, 100,000 transactions of account detail are some tens of MiB; the
@@ -194,7 +230,7 @@ impl ClientConfig {
         let base_url_given = options.base_url.is_some();
         let base_url = given("base_url", options.base_url, ENV_BASE_URL)?
             .ok_or_else(|| Error::config("base_url", format!("is required: pass base_url= or set {ENV_BASE_URL}")))?;
-        let allow_insecure_http = options.allow_insecure_http.unwrap_or(false);
+        let allow_insecure_http = options.allow_insecure_http;
         let base_url = base_url.check(|url| checked_url("base_url", url, allow_insecure_http))?;
         // A host given as an argument is never split by a variable: `base_url=` a sandbox must not
         // send Investments, and the key with them, to the host BANKFEED_INVESTMENTS_BASE_URL names
@@ -230,35 +266,35 @@ impl ClientConfig {
         let api_key = key("api_key", options.api_key, ENV_API_KEY)?;
         let secret_key = key("secret_key", options.secret_key, ENV_SECRET_KEY)?;
 
-        let timeout = seconds("timeout", options.timeout.unwrap_or(240.0), false)?;
+        let timeout = seconds("timeout", options.timeout, false)?;
         let poll = PollPolicy {
-            interval: seconds("poll_interval", options.poll_interval.unwrap_or(10.0), true)?.max(MIN_POLL_INTERVAL),
-            timeout: seconds("poll_timeout", options.poll_timeout.unwrap_or(1800.0), true)?,
+            interval: seconds("poll_interval", options.poll_interval, true)?.max(MIN_POLL_INTERVAL),
+            timeout: seconds("poll_timeout", options.poll_timeout, true)?,
         };
-        let max_retries = options.max_retries.unwrap_or(2);
+        let max_retries = options.max_retries;
         if max_retries > MAX_RETRIES {
             return Err(Error::config(
                 "max_retries",
                 format!("must be between 0 and {MAX_RETRIES}, got {max_retries}"),
             ));
         }
-        let max_challenge_rounds = options.max_challenge_rounds.unwrap_or(10);
+        let max_challenge_rounds = options.max_challenge_rounds;
         if max_challenge_rounds == 0 {
             return Err(Error::config("max_challenge_rounds", "must be at least 1, got 0"));
         }
         let deadline = options.deadline.map(|value| seconds("deadline", value, false)).transpose()?;
-        let max_body_bytes = options.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES);
+        let max_body_bytes = options.max_body_bytes;
         if max_body_bytes == 0 {
             return Err(Error::config("max_body_bytes", "must be a number of bytes > 0, got 0"));
         }
-        let max_connections = options.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+        let max_connections = options.max_connections;
         if !(1..=MAX_CONNECTIONS).contains(&max_connections) {
             let rule = format!("must be from 1 to {MAX_CONNECTIONS}, got {max_connections}");
             return Err(Error::config("max_connections", rule));
         }
         // Checked for the client's own hosts, the only ones it sends to: a proxy variable that
         // cannot be used is an error only for a client it would carry (docs/protocol.md#proxies).
-        let proxy = Proxies::resolve(options.proxy.unwrap_or_default(), allow_insecure_http, &env)?;
+        let proxy = Proxies::resolve(options.proxy, allow_insecure_http, &env)?;
         for url in [&base_url, &investments_base_url] {
             if let Ok(url) = reqwest::Url::parse(url) {
                 proxy.decide(&url)?;
@@ -296,16 +332,16 @@ impl ClientConfig {
             customer_id: Some(self.customer_id.clone()),
             api_key: self.api_key.clone(),
             secret_key: self.secret_key.clone(),
-            timeout: Some(self.timeout.as_secs_f64()),
-            poll_interval: Some(self.poll.interval.as_secs_f64()),
-            poll_timeout: Some(self.poll.timeout.as_secs_f64()),
-            max_retries: Some(self.retry.max_retries),
-            max_challenge_rounds: Some(self.max_challenge_rounds),
-            max_body_bytes: Some(self.max_body_bytes),
-            allow_insecure_http: Some(self.allow_insecure_http),
+            timeout: self.timeout.as_secs_f64(),
+            poll_interval: self.poll.interval.as_secs_f64(),
+            poll_timeout: self.poll.timeout.as_secs_f64(),
+            max_retries: self.retry.max_retries,
+            max_challenge_rounds: self.max_challenge_rounds,
+            max_body_bytes: self.max_body_bytes,
+            allow_insecure_http: self.allow_insecure_http,
             deadline: self.deadline.map(|deadline| deadline.as_secs_f64()),
-            max_connections: Some(self.max_connections),
-            proxy: Some(self.proxy.option().clone()),
+            max_connections: self.max_connections,
+            proxy: self.proxy.option().clone(),
         }
     }
 }
@@ -589,7 +625,7 @@ mod tests {
         assert!(rule.ends_with("(read from ALL_PROXY)"), "{rule}");
         // An explicit proxy is checked whatever the hosts.
         let explicit = ClientOptions {
-            proxy: Some(ProxyOption::Url(Secret::new("socks5://u:hunter2@p:1"))),
+            proxy: ProxyOption::Url(Secret::new("socks5://u:hunter2@p:1")),
             ..options("http://127.0.0.1:9", "c")
         };
         let (field, rule) = rule_of(ClientConfig::resolve(explicit, |_| None));
@@ -659,14 +695,14 @@ mod tests {
         assert_eq!(field_of(ClientConfig::resolve(no_customer, |_| None)), "customer_id");
         assert_eq!(field_of(ClientConfig::resolve(options("ftp://x", "c"), |_| None)), "base_url");
         assert_eq!(field_of(ClientConfig::resolve(options("http://127.0.0.1:9", "a/b"), |_| None)), "customer_id");
-        let bad_timeout = ClientOptions { timeout: Some(0.0), ..options("http://127.0.0.1:9", "c") };
+        let bad_timeout = ClientOptions { timeout: 0.0, ..options("http://127.0.0.1:9", "c") };
         assert_eq!(field_of(ClientConfig::resolve(bad_timeout, |_| None)), "timeout");
-        let bad_interval = ClientOptions { poll_interval: Some(f64::NAN), ..options("http://127.0.0.1:9", "c") };
+        let bad_interval = ClientOptions { poll_interval: f64::NAN, ..options("http://127.0.0.1:9", "c") };
         assert_eq!(field_of(ClientConfig::resolve(bad_interval, |_| None)), "poll_interval");
-        let no_body = ClientOptions { max_body_bytes: Some(0), ..options("http://127.0.0.1:9", "c") };
+        let no_body = ClientOptions { max_body_bytes: 0, ..options("http://127.0.0.1:9", "c") };
         assert_eq!(field_of(ClientConfig::resolve(no_body, |_| None)), "max_body_bytes");
         for bad in [0, MAX_CONNECTIONS + 1] {
-            let options = ClientOptions { max_connections: Some(bad), ..options("http://127.0.0.1:9", "c") };
+            let options = ClientOptions { max_connections: bad, ..options("http://127.0.0.1:9", "c") };
             assert_eq!(field_of(ClientConfig::resolve(options, |_| None)), "max_connections");
         }
     }
@@ -694,7 +730,7 @@ mod tests {
                 "{rule}"
             );
         }
-        let insecure = ClientOptions { allow_insecure_http: Some(true), ..options("http://example.com", "c") };
+        let insecure = ClientOptions { allow_insecure_http: true, ..options("http://example.com", "c") };
         assert!(ClientConfig::resolve(insecure, |_| None).unwrap().allow_insecure_http);
         let other_host = ClientOptions {
             investments_base_url: Some("http://wealth.example.com".into()),
@@ -706,7 +742,7 @@ mod tests {
     #[test]
     fn other_schemes_are_refused_even_when_insecure_http_is_allowed() {
         for url in ["ftp://example.com", "file:///etc/passwd", "ws://127.0.0.1", "example.com", "https://", ""] {
-            let options = ClientOptions { allow_insecure_http: Some(true), ..options(url, "c") };
+            let options = ClientOptions { allow_insecure_http: true, ..options(url, "c") };
             assert_eq!(field_of(ClientConfig::resolve(options, |_| None)), "base_url", "{url}");
         }
         let (_, rule) = rule_of(ClientConfig::new("ftp://example.com", "c"));
@@ -794,12 +830,12 @@ mod tests {
     #[test]
     fn a_poll_interval_below_the_floor_is_raised_to_it() {
         for value in [0.0, 0.001, 0.009] {
-            let options = ClientOptions { poll_interval: Some(value), ..options("https://example.com", "c") };
+            let options = ClientOptions { poll_interval: value, ..options("https://example.com", "c") };
             assert_eq!(ClientConfig::resolve(options, |_| None).unwrap().poll.interval, MIN_POLL_INTERVAL);
         }
-        let slower = ClientOptions { poll_interval: Some(0.25), ..options("https://example.com", "c") };
+        let slower = ClientOptions { poll_interval: 0.25, ..options("https://example.com", "c") };
         assert_eq!(ClientConfig::resolve(slower, |_| None).unwrap().poll.interval, Duration::from_millis(250));
-        let negative = ClientOptions { poll_interval: Some(-0.001), ..options("https://example.com", "c") };
+        let negative = ClientOptions { poll_interval: -0.001, ..options("https://example.com", "c") };
         assert_eq!(field_of(ClientConfig::resolve(negative, |_| None)), "poll_interval");
     }
 
@@ -819,15 +855,15 @@ mod tests {
         let options = ClientOptions {
             investments_base_url: Some("https://wealth.example.com".into()),
             api_key: Some(Secret::new("ak")),
-            timeout: Some(12.5),
-            poll_interval: Some(0.001),
-            poll_timeout: Some(3.25),
-            max_retries: Some(7),
-            max_challenge_rounds: Some(4),
-            max_body_bytes: Some(1000),
-            allow_insecure_http: Some(true),
+            timeout: 12.5,
+            poll_interval: 0.001,
+            poll_timeout: 3.25,
+            max_retries: 7,
+            max_challenge_rounds: 4,
+            max_body_bytes: 1000,
+            allow_insecure_http: true,
             deadline: Some(9.75),
-            proxy: Some(ProxyOption::Url(Secret::new("http://u:pw@proxy.example:3128"))),
+            proxy: ProxyOption::Url(Secret::new("http://u:pw@proxy.example:3128")),
             ..options("http://example.com", "c")
         };
         let config = ClientConfig::resolve(options, |_| None).unwrap();
@@ -844,21 +880,21 @@ mod tests {
         let refused = |options: ClientOptions| rule_of(ClientConfig::resolve(options, |_| None));
         let base = || options("https://example.com", "c");
         let cases = [
-            (ClientOptions { timeout: Some(0.0), ..base() }, "timeout", "seconds > 0 and below 1e9, got 0"),
-            (ClientOptions { timeout: Some(-1.0), ..base() }, "timeout", "got -1"),
-            (ClientOptions { timeout: Some(-0.5), ..base() }, "timeout", "got -0.5"),
+            (ClientOptions { timeout: 0.0, ..base() }, "timeout", "seconds > 0 and below 1e9, got 0"),
+            (ClientOptions { timeout: -1.0, ..base() }, "timeout", "got -1"),
+            (ClientOptions { timeout: -0.5, ..base() }, "timeout", "got -0.5"),
             (ClientOptions { deadline: Some(f64::NAN), ..base() }, "deadline", "got nan"),
             (ClientOptions { deadline: Some(f64::INFINITY), ..base() }, "deadline", "got inf"),
             (ClientOptions { deadline: Some(1e300), ..base() }, "deadline", "got 1e+300"),
             (
-                ClientOptions { poll_interval: Some(-1e-5), ..base() },
+                ClientOptions { poll_interval: -1e-5, ..base() },
                 "poll_interval",
                 "seconds >= 0 and below 1e9, got -1e-5",
             ),
-            (ClientOptions { poll_timeout: Some(f64::NEG_INFINITY), ..base() }, "poll_timeout", "got -inf"),
-            (ClientOptions { max_retries: Some(11), ..base() }, "max_retries", "between 0 and 10, got 11"),
-            (ClientOptions { max_challenge_rounds: Some(0), ..base() }, "max_challenge_rounds", "at least 1, got 0"),
-            (ClientOptions { max_body_bytes: Some(0), ..base() }, "max_body_bytes", "bytes > 0, got 0"),
+            (ClientOptions { poll_timeout: f64::NEG_INFINITY, ..base() }, "poll_timeout", "got -inf"),
+            (ClientOptions { max_retries: 11, ..base() }, "max_retries", "between 0 and 10, got 11"),
+            (ClientOptions { max_challenge_rounds: 0, ..base() }, "max_challenge_rounds", "at least 1, got 0"),
+            (ClientOptions { max_body_bytes: 0, ..base() }, "max_body_bytes", "bytes > 0, got 0"),
         ];
         for (options, field, says) in cases {
             let (got, rule) = refused(options);

@@ -58,6 +58,27 @@ impl ProxyOption {
     }
 }
 
+/// Serde of the `proxy` option as it is given in Python, for a pickled `Client`'s options
+/// (docs/architecture.md#pickling): `"environment"`, `None` for no proxy, or the URL, its
+/// `user:password@` included, as the keys are.
+pub mod as_given {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{ProxyOption, ENVIRONMENT};
+
+    pub fn serialize<S: Serializer>(value: &ProxyOption, serializer: S) -> Result<S::Ok, S::Error> {
+        match value {
+            ProxyOption::Environment => serializer.serialize_some(ENVIRONMENT),
+            ProxyOption::Off => serializer.serialize_none(),
+            ProxyOption::Url(url) => serializer.serialize_some(url.expose()),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ProxyOption, D::Error> {
+        Ok(ProxyOption::from_given(Option::<String>::deserialize(deserializer)?.as_deref()))
+    }
+}
+
 /// Where a proxy URL came from, for messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Source {

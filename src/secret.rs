@@ -42,6 +42,27 @@ impl From<String> for Secret {
     }
 }
 
+/// Serde of an `Option<Secret>` field, **the value exposed**: for `#[serde(with = "...")]` on the
+/// one type that travels with its keys on purpose, a pickled Python `Client`'s options
+/// (docs/architecture.md#pickling). `Secret` itself has no `Serialize`, so that no derived
+/// serializer (a log record, a JSON body) can carry a key without naming this module.
+pub mod exposed {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Secret;
+
+    pub fn serialize<S: Serializer>(value: &Option<Secret>, serializer: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(secret) => serializer.serialize_some(secret.expose()),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Secret>, D::Error> {
+        Ok(Option::<String>::deserialize(deserializer)?.map(Secret))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +72,21 @@ mod tests {
         let secret = Secret::new("hunter2");
         assert!(!format!("{secret:?} {secret}").contains("hunter2"));
         assert_eq!(secret.expose(), "hunter2");
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Keys {
+        #[serde(with = "exposed")]
+        key: Option<Secret>,
+    }
+
+    #[test]
+    fn the_exposed_serde_keeps_the_value() {
+        let json = serde_json::to_string(&Keys { key: Some(Secret::new("hunter2")) }).unwrap();
+        assert_eq!(json, r#"{"key":"hunter2"}"#);
+        let back: Keys = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.key, Some(Secret::new("hunter2")));
+        let none: Keys = serde_json::from_str(r#"{"key":null}"#).unwrap();
+        assert_eq!(none.key, None);
     }
 }

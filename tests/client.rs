@@ -223,7 +223,7 @@ async fn the_challenge_loop_is_bounded() {
     let options = ClientOptions {
         base_url: Some(sandbox.url()),
         customer_id: Some(sandbox.customer_id().to_owned()),
-        max_challenge_rounds: Some(1),
+        max_challenge_rounds: 1,
         ..ClientOptions::default()
     };
     let client = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
@@ -280,8 +280,8 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
     let options = ClientOptions {
         base_url: Some(sandbox.url()),
         customer_id: Some(sandbox.customer_id().to_owned()),
-        poll_interval: Some(0.05),
-        poll_timeout: Some(0.3),
+        poll_interval: 0.05,
+        poll_timeout: 0.3,
         ..ClientOptions::default()
     };
     let client = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
@@ -332,7 +332,7 @@ async fn keys_are_sent_where_the_service_expects_them() {
             customer_id: Some(sandbox.customer_id().to_owned()),
             secret_key: Some(Secret::new("sk-test")),
             api_key: Some(Secret::new(api_key)),
-            poll_interval: Some(0.01),
+            poll_interval: 0.01,
             ..ClientOptions::default()
         };
         Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap()

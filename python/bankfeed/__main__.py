@@ -10,11 +10,12 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import bankfeed as bf
@@ -123,6 +124,65 @@ def _faults(text: str) -> list[dict[str, Any]]:
     return value
 
 
+#: The help of the flag of each option of ``bf.Sandbox``; the default the signature gives is added.
+_SANDBOX_HELP = {
+    "port": "port to listen on (0: a free one)",
+    "host": "address to bind",
+    "pending_polls": "202 answers before each 200",
+    "pending_seconds": "also answer 202 until this long after the first call",
+    "slow_pending_polls": "202 answers before each 200 for test_pending and test_dispatched",
+    "loading_polls": "400 SESSION_LOADING answers before the 202s",
+    "customer_id": "customer id expected in every path (default: the public test customer's)",
+    "seed": "seeds the LoginIds and all data",
+    "investment_transactions": "exactly this many investment trades per login",
+    "banking_transactions": "exactly this many banking transactions per login",
+    "tier2": "the customer has a Tier 2 package: GetAllAttributes answers",
+    "logins": "save this many bulk logins (bulk_00000, ...) at start",
+    "faults": "faults to inject: a JSON list of objects",
+}
+
+#: How a flag's text becomes its option's value where the default (None) does not say.
+_SANDBOX_TYPES: dict[str, Callable[[str], Any]] = {
+    "customer_id": str,
+    "investment_transactions": int,
+    "banking_transactions": int,
+    "faults": _faults,
+}
+
+#: The metavar of a flag whose value is not named well by the option's name.
+_SANDBOX_METAVARS = {"faults": "JSON"}
+
+#: Options of ``bf.Sandbox`` that are no flag: the keys come only from the environment
+#: (``--keys-from-env``), never the command line, which any user of the machine can read.
+_NOT_FLAGS = frozenset(_KEY_VARIABLES)
+
+#: Flags that must be given: a harness must know where to connect (``--port 0`` picks a free port).
+_REQUIRED = frozenset({"port"})
+
+
+def _sandbox_flags() -> dict[str, dict[str, Any]]:
+    """The flags of ``bankfeed sandbox``: one per option of ``bf.Sandbox``, read from its signature
+    (as the pytest plugin reads its marker's options), as ``add_argument``'s keyword arguments by
+    option name. Each defaults to None, so that only the flags given reach ``bf.Sandbox``."""
+    flags: dict[str, dict[str, Any]] = {}
+    for name, parameter in inspect.signature(bf.Sandbox).parameters.items():
+        if name in _NOT_FLAGS:
+            continue
+        default = parameter.default
+        text = _SANDBOX_HELP.get(name, f"bf.Sandbox's {name}")
+        flag: dict[str, Any] = {"default": None, "required": name in _REQUIRED}
+        if isinstance(default, bool):
+            flag["action"] = "store_true"
+        else:
+            flag["type"] = _SANDBOX_TYPES.get(name, type(default))
+            if name in _SANDBOX_METAVARS:
+                flag["metavar"] = _SANDBOX_METAVARS[name]
+            if default is not None and name not in _REQUIRED:
+                text += f" (default: {default})"
+        flags[name] = {**flag, "help": text}
+    return flags
+
+
 def sandbox(args: argparse.Namespace) -> int:
     """Serves a sandbox on ``args.host:args.port`` until Ctrl-C or SIGTERM.
 
@@ -131,23 +191,8 @@ def sandbox(args: argparse.Namespace) -> int:
     """
     from bankfeed import _native
 
-    options: dict[str, Any] = {}
-    for name in (
-        "pending_polls",
-        "pending_seconds",
-        "slow_pending_polls",
-        "loading_polls",
-        "customer_id",
-        "seed",
-        "investment_transactions",
-        "banking_transactions",
-        "tier2",
-        "logins",
-        "faults",
-    ):
-        value = getattr(args, name)
-        if value is not None:
-            options[name] = value
+    given = {name: getattr(args, name) for name in _sandbox_flags()}
+    options: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
     if args.keys_from_env:
         # From the environment, never the command line, which any user of the machine can read.
         keys = {option: os.environ.get(variable) for option, variable in _KEY_VARIABLES.items()}
@@ -161,13 +206,13 @@ def sandbox(args: argparse.Namespace) -> int:
         options.update({option: key for option, key in keys.items() if key})
     _stop_on_signals()
     try:
-        _native.serve_sandbox(args.port, host=args.host, login_ids_file=args.login_ids_file, **options)
+        _native.serve_sandbox(login_ids_file=args.login_ids_file, **options)
     except bf.ConfigError as exc:
         # Named as the user wrote it: the flag, or for a key the variable it came from (never the
         # key itself), rather than the Python option behind it.
         if exc.field in _KEY_VARIABLES and args.keys_from_env:
             where = f"{_KEY_VARIABLES[exc.field]} (--keys-from-env)"
-        elif exc.field in options or exc.field in ("port", "host"):
+        elif exc.field in options:
             where = "--" + exc.field.replace("_", "-")
         else:
             raise
@@ -214,50 +259,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Serves the sandbox until Ctrl-C or SIGTERM. The first line printed is "
         "'bankfeed sandbox on <url> (customer id <id>)'.",
     )
-    serve.add_argument("--port", type=int, required=True, help="port to listen on (0: a free one)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
-    serve.add_argument("--pending-polls", type=int, default=None, help="202 answers before each 200")
-    serve.add_argument(
-        "--pending-seconds", type=float, default=None, help="also answer 202 until this long after the first call"
-    )
-    serve.add_argument(
-        "--slow-pending-polls",
-        type=int,
-        default=None,
-        help="202 answers before each 200 for test_pending and test_dispatched (default: 5)",
-    )
-    serve.add_argument(
-        "--loading-polls", type=int, default=None, help="400 SESSION_LOADING answers before the 202s (default: 0)"
-    )
-    serve.add_argument("--customer-id", default=None, help="customer id expected in every path")
-    serve.add_argument(
-        "--tier2",
-        action="store_true",
-        default=None,
-        help="the customer has a Tier 2 package: GetAllAttributes answers",
-    )
+    for name, flag in _sandbox_flags().items():
+        serve.add_argument("--" + name.replace("_", "-"), **flag)
     serve.add_argument(
         "--keys-from-env",
         action="store_true",
         help="require the keys in BANKFEED_API_KEY and BANKFEED_SECRET_KEY (each one that is set), "
         "the variables bf.Client reads",
     )
-    serve.add_argument("--seed", type=int, default=None, help="seeds the LoginIds and all data (default: 0)")
-    serve.add_argument(
-        "--investment-transactions", type=int, default=None, help="exactly this many investment trades per login"
-    )
-    serve.add_argument(
-        "--banking-transactions", type=int, default=None, help="exactly this many banking transactions per login"
-    )
-    serve.add_argument("--logins", type=int, default=None, help="save this many bulk logins (bulk_00000, ...) at start")
     serve.add_argument(
         "--login-ids-file",
         default=None,
         metavar="PATH",
         help="write the saved bulk logins' LoginIds there, one a line, before the URL line",
-    )
-    serve.add_argument(
-        "--faults", type=_faults, default=None, metavar="JSON", help="faults to inject: a JSON list of objects"
     )
 
     commands.add_parser("users", help="list the sandbox's test users")

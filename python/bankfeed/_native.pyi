@@ -1040,6 +1040,11 @@ def _panic_in_background(message: str) -> None:
     """A test hook: panics with ``message`` on the IO threads (an empty message does not panic);
     the panic arrives as a :class:`bankfeed.BankfeedError` carrying the message."""
 
+def _defaults() -> dict[str, dict[str, Any]]:
+    """A test hook: the defaults of the options of :class:`Client` and :class:`Sandbox` as the
+    core has them, by class name, which ``tests/python/test_defaults.py`` compares with their
+    signatures."""
+
 @final
 class Table:
     """A table of results, built in Rust as columns.

@@ -174,8 +174,9 @@ where
     wait(py, None, None, move |_| future, None)
 }
 
-/// Panics on the IO threads with `message`: lets the test suite check that the panic's message
-/// reaches Python as a `BankfeedError` (tests/python/test_arguments.py).
+// Lets the test suite check that the panic's message reaches Python as a `BankfeedError`
+// (tests/python/test_bridge.py).
+#[doc = stub_doc!("_panic_in_background")]
 #[pyfunction]
 #[allow(clippy::panic, reason = "a test hook: the panic is what it tests")]
 pub(crate) fn _panic_in_background(py: Python<'_>, message: String) -> PyResult<()> {

@@ -14,19 +14,7 @@ use super::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PySta
 use super::table::PyTable;
 use crate::tables::{Combiner, Table};
 
-/// The results of a bulk call gathered by :func:`combine`: one :class:`Table` per kind of table,
-/// each with the LoginId of its rows as its first column ``login_id``, and the failures apart.
-///
-/// Tables are reached by name as items or attributes (``combined["positions"]``,
-/// ``combined.positions``); ``tables`` has them all, ``errors`` the exception of each failed
-/// LoginId::
-///
-///     combined = bf.combine(client.investments_many(login_ids))
-///     combined.positions.to_pandas()      # login_id, account_id, symbol, ...
-///     for login_id, error in combined.errors.items():
-///         print(login_id, error)
-///
-/// When no result succeeded, the kind is None and there are no tables.
+#[doc = stub_doc!("Combined")]
 #[pyclass(name = "Combined", module = "bankfeed", frozen)]
 pub(crate) struct PyCombined {
     kind: Option<String>,
@@ -58,14 +46,13 @@ impl PyCombined {
 
 #[pymethods]
 impl PyCombined {
-    /// The class of the combined results (``"Investments"``, ``"Accounts"``, ``"Attributes"`` or
-    /// ``"Statements"``); None when no result succeeded.
+    #[doc = stub_doc!("Combined.kind")]
     #[getter]
     fn kind(&self) -> Option<&str> {
         self.kind.as_deref()
     }
 
-    /// ``{name: Table}``, in the order of the result class's own tables.
+    #[doc = stub_doc!("Combined.tables")]
     #[getter]
     fn tables<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let tables = PyDict::new(py);
@@ -75,11 +62,7 @@ impl PyCombined {
         Ok(tables)
     }
 
-    /// ``{login_id: exception}`` for every LoginId whose call failed, a login that a close of the
-    /// bulk call cut off included (as a :class:`ClientClosed`). A LoginId given twice runs twice:
-    /// when one run failed and another succeeded, it is both in the tables and here (with its
-    /// last exception), so deduplicate ``login_ids`` (``list(dict.fromkeys(ids))``) before a call
-    /// whose errors you rerun.
+    #[doc = stub_doc!("Combined.errors")]
     #[getter]
     fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let errors = PyDict::new(py);
@@ -89,8 +72,7 @@ impl PyCombined {
         Ok(errors)
     }
 
-    /// ``bf.Combined[bf.BankfeedError]``: the stub makes the class generic in the type of its
-    /// errors, and an annotation evaluated at run time needs the subscript to work.
+    #[doc = stub_doc!("Combined.__class_getitem__")]
     #[classmethod]
     #[pyo3(signature = (item, /))]
     fn __class_getitem__<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -111,8 +93,7 @@ impl PyCombined {
         })
     }
 
-    /// Pickles as its kind, its tables (each pickling as its columns) and its exceptions (each
-    /// pickling as itself), so a gathered bulk call crosses process pools like its results do.
+    #[doc = stub_doc!("Combined.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, CombinedState<'py>)> {
         let tables = PyList::new(py, self.tables.iter().map(|(name, table)| (name, table.clone_ref(py))))?;
         let errors =
@@ -120,7 +101,7 @@ impl PyCombined {
         Ok((py.get_type::<Self>().getattr("_restore")?, (self.kind.clone(), tables, errors)))
     }
 
-    /// The `Combined` that `__reduce__` described.
+    // The `Combined` that `__reduce__` described.
     #[classmethod]
     fn _restore(
         _cls: &Bound<'_, PyType>,
@@ -165,24 +146,7 @@ fn result_tables(result: &Bound<'_, PyAny>) -> Option<Kind> {
     }
 }
 
-/// Gathers the ``(login_id, result_or_exception)`` pairs of a bulk call (``investments_many``,
-/// ``accounts_detail_many``, ``attributes_many``, or a list of such pairs) into a :class:`Combined`.
-///
-/// Each table of the results' class is concatenated over the logins, in the order of the pairs,
-/// with a first column ``login_id`` (a table's own ``login_id`` column, as Attributes' ``values``
-/// has, gives way to it); columns missing from some results are null there. Exceptions go to
-/// ``errors``. Results of two classes in one call raise TypeError.
-///
-/// Each result's rows are copied as it comes and the result is not kept, so combining the bulk
-/// iterator itself (rather than a list of its pairs) needs about the memory of the combined
-/// tables only; :func:`acombine` does the same for an ``AsyncClient``'s bulk call. A bulk call
-/// closed while this reads it (``results.close()`` from a watchdog thread, or the client's
-/// ``close()``) ends it with what was fetched, and a :class:`ClientClosed` in ``errors`` for every
-/// login cut off::
-///
-///     combined = bf.combine(client.investments_many(login_ids, concurrency=32))
-///     positions = combined.positions.to_pandas()
-///     failed = combined.errors            # {login_id: exception}
+#[doc = stub_doc!("combine")]
 #[pyfunction]
 pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCombined> {
     if !pairs.hasattr("__iter__")? && pairs.hasattr("__aiter__")? {
@@ -219,8 +183,9 @@ pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCo
     gathering.finish(py)
 }
 
-/// What `bf.acombine` (python/bankfeed/_combine.py) feeds each pair of an async bulk call into:
-/// `combine`'s work, one pair at a time.
+// What `bf.acombine` (python/bankfeed/_combine.py) feeds each pair of an async bulk call into:
+// `combine`'s work, one pair at a time.
+#[doc = stub_doc!("_Gathering")]
 #[pyclass(name = "_Gathering", module = "bankfeed._native")]
 pub(crate) struct PyGathering(Option<Gathering>);
 
@@ -231,13 +196,13 @@ impl PyGathering {
         PyGathering(Some(Gathering::default()))
     }
 
-    /// Adds one ``(login_id, result_or_exception)`` pair, as :func:`combine` does.
+    #[doc = stub_doc!("_Gathering.add")]
     #[pyo3(signature = (pair, /))]
     fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>) -> PyResult<()> {
         self.0.as_mut().ok_or_else(finished)?.add(py, pair)
     }
 
-    /// The :class:`Combined` of the pairs added; the gathering is then spent.
+    #[doc = stub_doc!("_Gathering.finish")]
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyCombined> {
         self.0.take().ok_or_else(finished)?.finish(py)
     }

@@ -10,8 +10,9 @@ use super::session::step_to_py;
 use crate::authorize::{Challenge, SecurityChallenge};
 use crate::Client;
 
-/// What `Challenge` and `AsyncChallenge` share: the challenge, its client and every method but
-/// how `answer` runs (docs/architecture.md#one-operation-two-runners).
+// What `Challenge` and `AsyncChallenge` share: the challenge, its client and every method but
+// how `answer` runs (docs/architecture.md#one-operation-two-runners).
+#[doc = stub_doc!("_BaseChallenge")]
 #[pyclass(name = "_BaseChallenge", module = "bankfeed", frozen, subclass)]
 pub(crate) struct PyBaseChallenge {
     client: Client,
@@ -22,21 +23,11 @@ pub(crate) struct PyBaseChallenge {
     challenges: PyOnceLock<Vec<Py<PySecurityChallenge>>>,
 }
 
-/// Security challenges to answer before the session opens (a 203 answer).
-///
-/// Answer them all in one call::
-///
-///     step = client.authorize("FlinksCapital", "Greatday", "Everyday")
-///     while isinstance(step, bf.Challenge):
-///         step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+#[doc = stub_doc!("Challenge")]
 #[pyclass(name = "Challenge", module = "bankfeed", frozen, extends = PyBaseChallenge)]
 pub(crate) struct PyChallenge;
 
-/// A ``Challenge`` met by an ``AsyncClient``: ``await challenge.answer(...)``.
-///
-///     step = await client.authorize("FlinksCapital", "Greatday", "Everyday")
-///     while isinstance(step, bf.AsyncChallenge):
-///         step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+#[doc = stub_doc!("AsyncChallenge")]
 #[pyclass(name = "AsyncChallenge", module = "bankfeed", frozen, extends = PyBaseChallenge)]
 pub(crate) struct PyAsyncChallenge;
 
@@ -58,13 +49,13 @@ pub(crate) fn to_py(py: Python<'_>, client: &Client, flavor: Flavor, challenge: 
 
 #[pymethods]
 impl PyBaseChallenge {
-    /// The RequestId the answers go to.
+    #[doc = stub_doc!("_BaseChallenge.request_id")]
     #[getter]
     fn request_id(&self) -> &str {
         &self.challenge.request_id
     }
 
-    /// The challenges of this step, in the order the server sent them.
+    #[doc = stub_doc!("_BaseChallenge.challenges")]
     #[getter]
     fn challenges(&self, py: Python<'_>) -> PyResult<Vec<Py<PySecurityChallenge>>> {
         let challenges = self.challenges.get_or_try_init(py, || {
@@ -74,32 +65,30 @@ impl PyBaseChallenge {
         Ok(challenges.iter().map(|challenge| challenge.clone_ref(py)).collect())
     }
 
-    /// The prompts, verbatim: the keys of the answers.
+    #[doc = stub_doc!("_BaseChallenge.prompts")]
     #[getter]
     fn prompts(&self) -> Vec<String> {
         self.challenge.prompts().map(str::to_owned).collect()
     }
 
-    /// `Institution` as sent: a name, or a dict.
+    #[doc = stub_doc!("_BaseChallenge.institution")]
     #[getter]
     fn institution<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.raw.field(py, &self.challenge.raw, "Institution")
     }
 
-    /// The 203 body exactly as the server sent it.
+    #[doc = stub_doc!("_BaseChallenge.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.raw.json(py, &self.challenge.raw)
     }
 
-    /// Checks `answers` against the answer rules without sending anything; raises InvalidAnswer.
+    #[doc = stub_doc!("_BaseChallenge.validate")]
     fn validate(&self, answers: &Bound<'_, PyAny>) -> PyResult<()> {
         Ok(self.challenge.validate(&convert::answers(answers, &self.challenge)?)?)
     }
 
-    /// Sends the answers (prompt → string or list of strings; a TextOrCall challenge is keyed by
-    /// the chosen choice) after checking them. Returns the next step: a Session, or a Challenge
-    /// (awaitable, giving an AsyncSession or an AsyncChallenge, on an AsyncChallenge).
+    #[doc = stub_doc!("Challenge.answer")]
     fn answer(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let answers = convert::answers(answers, &self.challenge)?;
         let (client, challenge) = (self.client.clone(), self.challenge.clone());
@@ -107,7 +96,7 @@ impl PyBaseChallenge {
         Operation::new(&self.client, future, step_to_py).named("AsyncChallenge", "answer").run(py, self.flavor)
     }
 
-    /// The notebook view: each challenge, the images of an ImageSelection as a numbered grid.
+    #[doc = stub_doc!("_BaseChallenge._repr_html_")]
     fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
         display(slf.as_any(), "challenge_html")
     }
@@ -133,7 +122,7 @@ fn describe(challenge: &SecurityChallenge) -> String {
     format!("{}: {:?}", challenge.kind.as_str(), challenge.prompt)
 }
 
-/// One element of `Challenge.challenges`.
+#[doc = stub_doc!("SecurityChallenge")]
 #[pyclass(name = "SecurityChallenge", module = "bankfeed", frozen)]
 pub(crate) struct PySecurityChallenge {
     inner: SecurityChallenge,
@@ -142,26 +131,25 @@ pub(crate) struct PySecurityChallenge {
 
 #[pymethods]
 impl PySecurityChallenge {
-    /// `QuestionAndAnswer`, `ImageSelection`, `MultipleChoice`, `MultipleChoiceMultipleAnswers`,
-    /// `TextOrCall`, `WaitUntilEUAccept`, or an unknown type as sent.
+    #[doc = stub_doc!("SecurityChallenge.type")]
     #[getter]
     fn r#type(&self) -> &str {
         self.inner.kind.as_str()
     }
 
-    /// The question, verbatim: also the key of its answer.
+    #[doc = stub_doc!("SecurityChallenge.prompt")]
     #[getter]
     fn prompt(&self) -> &str {
         &self.inner.prompt
     }
 
-    /// `Iterables`: the choices, or None.
+    #[doc = stub_doc!("SecurityChallenge.choices")]
     #[getter]
     fn choices(&self) -> Option<Vec<String>> {
         self.inner.choices.clone()
     }
 
-    /// For an ImageSelection challenge, the decoded images (in the order of `choices`); else None.
+    #[doc = stub_doc!("SecurityChallenge.images")]
     #[getter]
     fn images<'py>(&self, py: Python<'py>) -> PyResult<Option<Vec<Bound<'py, PyBytes>>>> {
         match self.inner.images() {
@@ -171,19 +159,19 @@ impl PySecurityChallenge {
         }
     }
 
-    /// Whether the prompt asks for a six-digit security code.
+    #[doc = stub_doc!("SecurityChallenge.is_security_code")]
     #[getter]
     fn is_security_code(&self) -> bool {
         self.inner.is_security_code()
     }
 
-    /// The element as sent.
+    #[doc = stub_doc!("SecurityChallenge.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.raw.value(py, &self.inner.raw)
     }
 
-    /// The notebook view: the prompt, then the images as a numbered grid, or the choices.
+    #[doc = stub_doc!("SecurityChallenge._repr_html_")]
     fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
         display(slf.as_any(), "security_challenge_html")
     }

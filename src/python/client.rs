@@ -14,41 +14,31 @@ use super::operation::{Flavor, Operation};
 use super::results::PyDataOp;
 use super::session::{session_to_py, step_to_py};
 use crate::authorize::{AuthorizeRequest, Credentials};
-use crate::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS};
+use crate::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
 use crate::data::requests::AccountsDetailOptions;
 use crate::error::Error;
 use crate::ops::{self, Target};
 use crate::proxy::{ProxyOption, ENVIRONMENT};
 use crate::{Client, Secret};
 
-/// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
-/// `close()`, and every operation, run the way `flavor` says.
+/// The key of a pickled client's identity, beside its options.
+const IDENTITY: &str = "identity";
+
+// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
+// `close()`, and every operation, run the way `flavor` says
+// (docs/architecture.md#one-operation-two-runners).
+#[doc = stub_doc!("_BaseClient")]
 #[pyclass(name = "_BaseClient", module = "bankfeed", frozen, subclass)]
 pub(crate) struct PyBaseClient {
     pub(crate) client: Client,
     pub(crate) flavor: Flavor,
 }
 
-/// A client of the bank-data aggregation API; every call blocks with the GIL released.
-///
-/// Arguments left out fall back to ``BANKFEED_BASE_URL``, ``BANKFEED_CUSTOMER_ID``,
-/// ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``::
-///
-///     with bf.Client(base_url="https://toolbox-api.private.fin.ag",
-///                    customer_id="43387ca6-0391-4c82-857d-70d95f087ecb") as client:
-///         greatday = bf.answers({"What city were you born in?": "Montreal",
-///                                "What is the best country on earth?": "Canada",
-///                                "What shape do people like most?": "Triangle"})
-///         session = client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=greatday)
+#[doc = stub_doc!("Client")]
 #[pyclass(name = "Client", module = "bankfeed", frozen, extends = PyBaseClient)]
 pub(crate) struct PyClient;
 
-/// A ``Client`` for asyncio: the same options and methods, each awaited.
-///
-///     async with bf.AsyncClient() as client:
-///         inv = await client.investments(login_id)
-///         async for login_id, result in client.investments_many(login_ids):
-///             ...
+#[doc = stub_doc!("AsyncClient")]
 #[pyclass(name = "AsyncClient", module = "bankfeed", frozen, extends = PyBaseClient)]
 pub(crate) struct PyAsyncClient;
 
@@ -134,11 +124,9 @@ fn credentials(
     AuthorizeRequest::Credentials(credentials)
 }
 
-// The signature's default is a literal so that Python sees its value (stubtest compares it).
-const _: () = assert!(DEFAULT_MAX_BODY_BYTES == 134217728, "update max_body_bytes= in Client's signature");
-const _: () = assert!(DEFAULT_MAX_CONNECTIONS == 100, "update max_connections= in Client's signature");
-
-/// The constructor of both clients: one signature, written once.
+/// The constructor of both clients: one signature, written once. Its defaults are literals so that
+/// Python sees their values (`help()`, stubtest); `tests/python/test_defaults.py` checks them
+/// against `ClientOptions::default()`.
 macro_rules! client_class {
     ($class:ident, $flavor:expr, { $($methods:tt)* }) => {
         #[pymethods]
@@ -176,16 +164,16 @@ macro_rules! client_class {
                     customer_id,
                     api_key: api_key.map(Secret::new),
                     secret_key: secret_key.map(Secret::new),
-                    timeout: Some(timeout),
-                    poll_interval: Some(poll_interval),
-                    poll_timeout: Some(poll_timeout),
-                    max_retries: Some(max_retries),
-                    max_challenge_rounds: Some(max_challenge_rounds),
-                    max_body_bytes: Some(max_body_bytes),
-                    allow_insecure_http: Some(allow_insecure_http),
+                    timeout,
+                    poll_interval,
+                    poll_timeout,
+                    max_retries,
+                    max_challenge_rounds,
+                    max_body_bytes,
+                    allow_insecure_http,
                     deadline,
-                    max_connections: Some(max_connections),
-                    proxy: Some(ProxyOption::from_given(proxy)),
+                    max_connections,
+                    proxy: ProxyOption::from_given(proxy),
                 };
                 // The proxy variables are read either way: they belong to the machine's network
                 // (docs/protocol.md#proxies), and a sandbox's loopback host never uses them.
@@ -201,11 +189,12 @@ macro_rules! client_class {
 }
 
 client_class!(PyClient, Flavor::Blocking, {
+    #[doc = stub_doc!("Client.__enter__")]
     fn __enter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
 
-    /// Closes the client (see ``close``).
+    #[doc = stub_doc!("Client.__exit__")]
     fn __exit__(
         slf: &Bound<'_, Self>,
         _kind: Option<Bound<'_, PyAny>>,
@@ -217,11 +206,12 @@ client_class!(PyClient, Flavor::Blocking, {
 });
 
 client_class!(PyAsyncClient, Flavor::Async, {
+    #[doc = stub_doc!("AsyncClient.__aenter__")]
     fn __aenter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         asyncio::ready(slf.py(), slf.clone().into_any().unbind())
     }
 
-    /// Closes the client (see ``close``).
+    #[doc = stub_doc!("AsyncClient.__aexit__")]
     fn __aexit__(
         slf: &Bound<'_, Self>,
         _kind: Option<Bound<'_, PyAny>>,
@@ -235,20 +225,19 @@ client_class!(PyAsyncClient, Flavor::Async, {
 
 #[pymethods]
 impl PyBaseClient {
-    /// The service's base URL (``/v3/...`` is added per operation).
+    #[doc = stub_doc!("_BaseClient.base_url")]
     #[getter]
     fn base_url(&self) -> &str {
         &self.client.config().base_url
     }
 
-    /// The base URL of the Investments operation (the real service has a separate host).
+    #[doc = stub_doc!("_BaseClient.investments_base_url")]
     #[getter]
     fn investments_base_url(&self) -> &str {
         &self.client.config().investments_base_url
     }
 
-    /// The ``proxy`` option: ``"environment"``, None, or the proxy's URL without its user name
-    /// and password.
+    #[doc = stub_doc!("_BaseClient.proxy")]
     #[getter]
     fn proxy(&self) -> Option<String> {
         let proxies = &self.client.config().proxy;
@@ -259,70 +248,67 @@ impl PyBaseClient {
         }
     }
 
-    /// The customer id the calls are made for.
+    #[doc = stub_doc!("_BaseClient.customer_id")]
     #[getter]
     fn customer_id(&self) -> &str {
         &self.client.config().customer_id
     }
 
-    /// Per-request timeout, in seconds.
+    #[doc = stub_doc!("_BaseClient.timeout")]
     #[getter]
     fn timeout(&self) -> f64 {
         self.client.config().timeout.as_secs_f64()
     }
 
-    /// Seconds between two polls of a 202 answer.
+    #[doc = stub_doc!("_BaseClient.poll_interval")]
     #[getter]
     fn poll_interval(&self) -> f64 {
         self.client.config().poll.interval.as_secs_f64()
     }
 
-    /// Seconds an operation may stay pending before PendingTimeout.
+    #[doc = stub_doc!("_BaseClient.poll_timeout")]
     #[getter]
     fn poll_timeout(&self) -> f64 {
         self.client.config().poll.timeout.as_secs_f64()
     }
 
-    /// How many times a request safe to repeat is retried after a failed connection, a timeout,
-    /// or a 408, 429 or 5xx answer.
+    #[doc = stub_doc!("_BaseClient.max_retries")]
     #[getter]
     fn max_retries(&self) -> u32 {
         self.client.config().retry.max_retries
     }
 
-    /// The largest answer body read, in bytes; a larger one is refused.
+    #[doc = stub_doc!("_BaseClient.max_body_bytes")]
     #[getter]
     fn max_body_bytes(&self) -> usize {
         self.client.config().max_body_bytes
     }
 
-    /// How many challenge rounds a login answers before TooManyChallenges.
+    #[doc = stub_doc!("_BaseClient.max_challenge_rounds")]
     #[getter]
     fn max_challenge_rounds(&self) -> u32 {
         self.client.config().max_challenge_rounds
     }
 
-    /// Whether ``http://`` may reach a host that is not loopback (credentials in clear text).
+    #[doc = stub_doc!("_BaseClient.allow_insecure_http")]
     #[getter]
     fn allow_insecure_http(&self) -> bool {
         self.client.config().allow_insecure_http
     }
 
-    /// Seconds one whole call may take (authorize, challenges, polling, retries), or None.
+    #[doc = stub_doc!("_BaseClient.deadline")]
     #[getter]
     fn deadline(&self) -> Option<f64> {
         self.client.config().deadline.map(|deadline| deadline.as_secs_f64())
     }
 
-    /// How many requests may be in flight at once (about as many connections per host), shared
-    /// by the clients of the same options in the process; further requests wait their turn.
+    #[doc = stub_doc!("_BaseClient.max_connections")]
     #[getter]
     fn max_connections(&self) -> usize {
         self.client.config().max_connections
     }
 
-    /// A live login with credentials (``MostRecentCached`` false). Returns a Session, or a
-    /// Challenge to answer with ``challenge.answer(...)``.
+    #[doc = stub_doc!("Client.authorize")]
     #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None,
                         schedule_refresh=None))]
     #[allow(clippy::too_many_arguments)]
@@ -344,8 +330,7 @@ impl PyBaseClient {
         )
     }
 
-    /// A live login whose challenges are answered by ``on_challenge(challenge) -> answers``
-    /// (see ``bf.answers``). Without a handler, a challenge raises ChallengeRequired.
+    #[doc = stub_doc!("Client.login")]
     #[pyo3(signature = (institution, username, password, *, on_challenge=None, save=false, language=None,
                         tag=None, schedule_refresh=None))]
     #[allow(clippy::too_many_arguments)]
@@ -365,8 +350,7 @@ impl PyBaseClient {
         self.sequence(py, "login", request, on_challenge)
     }
 
-    /// A cached read of a saved connection (``MostRecentCached`` true): a new session on the
-    /// already processed data.
+    #[doc = stub_doc!("Client.authorize_cached")]
     fn authorize_cached(
         &self,
         py: Python<'_>,
@@ -376,8 +360,7 @@ impl PyBaseClient {
         self.run(py, "authorize_cached", async move { client.authorize_cached(&login_id).await }, session_to_py)
     }
 
-    /// A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
-    /// flow. Returns a Session or a Challenge.
+    #[doc = stub_doc!("Client.authorize_saved")]
     #[pyo3(signature = (login_id, *, save=false))]
     fn authorize_saved(
         &self,
@@ -388,7 +371,7 @@ impl PyBaseClient {
         self.step(py, "authorize_saved", AuthorizeRequest::SavedLive { login_id, save })
     }
 
-    /// ``authorize_saved`` with its challenges answered by ``on_challenge``.
+    #[doc = stub_doc!("Client.login_saved")]
     #[pyo3(signature = (login_id, *, on_challenge=None, save=false))]
     fn login_saved(
         &self,
@@ -400,10 +383,7 @@ impl PyBaseClient {
         self.sequence(py, "login_saved", AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
     }
 
-    /// A cached session of ``login_id``, then its Investments (202 polled), as tables.
-    ///
-    /// With ``request_id`` (the one a PendingTimeout names), no new session is opened: the
-    /// pending operation of that RequestId is polled again where it stood.
+    #[doc = stub_doc!("Client.investments")]
     #[pyo3(signature = (login_id, *, request_id=None))]
     fn investments(
         &self,
@@ -414,8 +394,7 @@ impl PyBaseClient {
         self.for_login::<ops::Investments>(py, "investments", login_id, request_id, ())
     }
 
-    /// The session of a known RequestId, without sending anything: its data calls poll that
-    /// RequestId where it stood (e.g. after a PendingTimeout).
+    #[doc = stub_doc!("Client.session")]
     #[pyo3(signature = (request_id, *, login_id=None))]
     fn session(
         &self,
@@ -427,10 +406,7 @@ impl PyBaseClient {
         session_to_py(py, &self.client, self.flavor, session)
     }
 
-    /// The Investments of every login, ``concurrency`` at a time, each the whole flow of
-    /// ``investments`` run in Rust. Yields ``(login_id, result)`` as each finishes, the result
-    /// being Investments or the exception that login raised; ``progress=True`` shows progress.
-    /// ``request_ids={login_id: request_id}`` resumes the polling of those logins' RequestIds.
+    #[doc = stub_doc!("Client.investments_many")]
     #[pyo3(signature = (login_ids, *, concurrency=32, progress=false, request_ids=None))]
     fn investments_many(
         &self,
@@ -454,7 +430,7 @@ impl PyBaseClient {
         )
     }
 
-    /// ``attributes`` of every login, as ``investments_many`` runs them.
+    #[doc = stub_doc!("Client.attributes_many")]
     #[pyo3(signature = (login_ids, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
                         concurrency=32, progress=false, request_ids=None))]
     #[allow(clippy::too_many_arguments)]
@@ -486,8 +462,7 @@ impl PyBaseClient {
         )
     }
 
-    /// A cached session of every login, then its account detail (see
-    /// ``Session.accounts_detail``), as ``investments_many`` runs them.
+    #[doc = stub_doc!("Client.accounts_detail_many")]
     #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
                         number_of_banking_statements=None, concurrency=32, progress=false, request_ids=None))]
@@ -532,16 +507,7 @@ impl PyBaseClient {
         )
     }
 
-    /// Attributes of a saved connection. Runs the preparation of the service inside: a cached
-    /// session, account detail polled to 200, then the attributes call (itself polled).
-    ///
-    /// Either a use-case ``package`` (``"income"``, ``"credit_risk"``, ``"user_analysis"``,
-    /// ``"lending"``, ``"all"``), or custom ``attributes`` (``{group: [names]}``, names verbatim)
-    /// with optional ``filters`` (e.g. ``{"AccountCategory": ["Operations"]}``), ``detail`` (names
-    /// whose transactions to return) and ``account_filter`` (account ids)::
-    ///
-    ///     attrs = client.attributes(login_id, package="income")
-    ///     attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]}, detail=["count_nsf"])
+    #[doc = stub_doc!("Client.attributes")]
     #[pyo3(signature = (login_id, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
                         request_id=None))]
     #[allow(clippy::too_many_arguments)]
@@ -560,8 +526,7 @@ impl PyBaseClient {
         self.for_login::<ops::Attributes>(py, "attributes", login_id, request_id, query)
     }
 
-    /// Deletes the retained data of a saved connection (DeleteCard). Returns the server's answer:
-    /// a dict, or ``{"Message": text}`` when it answered in plain text.
+    #[doc = stub_doc!("Client.delete_login")]
     fn delete_login(
         &self,
         py: Python<'_>,
@@ -572,104 +537,59 @@ impl PyBaseClient {
         self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
     }
 
-    /// Cancels every call of this client in flight, in every thread and task, at once: each
-    /// raises ClientClosed. Later calls raise it too. Sessions and challenges of the client are
-    /// closed with it; a copy (pickle) is a new client, which goes on. Calling it again does
-    /// nothing.
+    #[doc = stub_doc!("_BaseClient.close")]
     fn close(&self) {
         self.client.close();
     }
 
-    /// Whether ``close()`` was called.
+    #[doc = stub_doc!("_BaseClient.closed")]
     #[getter]
     fn closed(&self) -> bool {
         self.client.is_closed()
     }
 
-    /// Pickles as the client's configuration, keys included, and its identity
-    /// (docs/architecture.md#pickling): the copy is a new client with the same options, which
-    /// shares the connections of the other clients of that configuration in its process.
+    // docs/architecture.md#pickling
+    #[doc = stub_doc!("_BaseClient.__reduce__")]
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let py = slf.py();
-        let options = slf.get().client.config().to_options();
-        let state = PyDict::new(py);
-        state.set_item("identity", slf.get().client.identity().to_string())?;
-        state.set_item("base_url", options.base_url)?;
-        state.set_item("investments_base_url", options.investments_base_url)?;
-        state.set_item("customer_id", options.customer_id)?;
-        state.set_item("api_key", options.api_key.as_ref().map(Secret::expose))?;
-        state.set_item("secret_key", options.secret_key.as_ref().map(Secret::expose))?;
-        state.set_item("timeout", options.timeout)?;
-        state.set_item("poll_interval", options.poll_interval)?;
-        state.set_item("poll_timeout", options.poll_timeout)?;
-        state.set_item("max_retries", options.max_retries)?;
-        state.set_item("max_challenge_rounds", options.max_challenge_rounds)?;
-        state.set_item("max_body_bytes", options.max_body_bytes)?;
-        state.set_item("allow_insecure_http", options.allow_insecure_http)?;
-        state.set_item("deadline", options.deadline)?;
-        state.set_item("max_connections", options.max_connections)?;
-        // As given, user:password included, like the keys: None is no proxy, so it is kept as such.
-        state.set_item(
-            "proxy",
-            match options.proxy.unwrap_or_default() {
-                ProxyOption::Environment => Some(ENVIRONMENT.to_owned()),
-                ProxyOption::Off => None,
-                ProxyOption::Url(url) => Some(url.expose().to_owned()),
-            },
-        )?;
+        let client = &slf.get().client;
+        let state = pythonize::pythonize(py, &client.config().to_options())?.cast_into::<PyDict>()?;
+        state.set_item(IDENTITY, client.identity().to_string())?;
         Ok((slf.get_type().getattr("_restore")?, (state,)))
     }
 
-    /// The client `__reduce__` described. The `BANKFEED_*` variables are not read: a key the
-    /// pickled client did not have must not come from the variables of the process that unpickles
-    /// it. `proxy="environment"` reads the proxy variables of that process, whose network it is.
+    // The client `__reduce__` described. The `BANKFEED_*` variables are not read: a key the
+    // pickled client did not have must not come from the variables of the process that unpickles
+    // it. `proxy="environment"` reads the proxy variables of that process, whose network it is.
     #[classmethod]
     fn _restore(cls: &Bound<'_, PyType>, state: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
-        let item = |key: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
-            Ok(state.get_item(key)?.filter(|value| !value.is_none()))
-        };
-        // Read as the constructor's arguments are: a key with a lone surrogate (a tampered pickle)
-        // is refused without its value.
-        let text = |key: &'static str| item(key)?.map(|v| args::text(key, &v)).transpose();
-        let number = |key: &str| item(key)?.map(|v| v.extract::<f64>()).transpose();
-        let count = |key: &str| item(key)?.map(|v| v.extract::<u32>()).transpose();
-        let options = ClientOptions {
-            base_url: text("base_url")?,
-            investments_base_url: text("investments_base_url")?,
-            customer_id: text("customer_id")?,
-            api_key: text("api_key")?.map(Secret::new),
-            secret_key: text("secret_key")?.map(Secret::new),
-            timeout: number("timeout")?,
-            poll_interval: number("poll_interval")?,
-            poll_timeout: number("poll_timeout")?,
-            max_retries: count("max_retries")?,
-            max_challenge_rounds: count("max_challenge_rounds")?,
-            max_body_bytes: item("max_body_bytes")?.map(|v| v.extract::<usize>()).transpose()?,
-            allow_insecure_http: item("allow_insecure_http")?.map(|v| v.extract::<bool>()).transpose()?,
-            deadline: number("deadline")?,
-            max_connections: item("max_connections")?.map(|v| v.extract::<usize>()).transpose()?,
-            // Absent from a pickle of an older version: the default.
-            proxy: match state.get_item("proxy")? {
-                None => None,
-                Some(value) if value.is_none() => Some(ProxyOption::Off),
-                Some(value) => Some(ProxyOption::from_given(Some(&value.extract::<String>()?))),
-            },
-        };
-        // Absent from a pickle of an older version: a client of its own identity.
-        let identity = match text("identity")? {
+        let options = state.copy()?;
+        // Absent: a client of its own identity.
+        let identity = match options.get_item(IDENTITY)? {
             None => uuid::Uuid::new_v4(),
-            Some(identity) => uuid::Uuid::try_parse(&identity)
-                .map_err(|_| PyValueError::new_err("a pickled client's identity must be a UUID"))?,
+            Some(identity) => {
+                options.del_item(IDENTITY)?;
+                identity
+                    .extract::<String>()
+                    .ok()
+                    .and_then(|identity| uuid::Uuid::try_parse(&identity).ok())
+                    .ok_or_else(|| PyValueError::new_err("a pickled client's identity must be a UUID"))?
+            }
         };
+        // The reader's error is not passed on: it may quote a value, and the values include keys.
+        let options: ClientOptions = pythonize::depythonize(&options).map_err(|_| {
+            PyValueError::new_err(
+                "a pickled client's options cannot be read (altered, or pickled by another version of bankfeed)",
+            )
+        })?;
         let config = ClientConfig::from_environment(options, Variables::ProxiesOnly)?;
         let client = Client::copy_of(config, identity)?;
         let flavor = if cls.is_subclass_of::<PyAsyncClient>()? { Flavor::Async } else { Flavor::Blocking };
         PyBaseClient::to_py(cls.py(), &client, flavor)
     }
 
-    /// What Dask makes the client's part of a task key from (``dask.base.tokenize``): the same
-    /// for a client and its copies, so that Dask sees one client, and nothing derived from the
-    /// keys. Without it, Dask would hash the pickle, keys and all (docs/architecture.md#pickling).
+    // Without it, Dask would hash the pickle, keys and all (docs/architecture.md#pickling).
+    #[doc = stub_doc!("_BaseClient.__dask_tokenize__")]
     fn __dask_tokenize__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let client = &slf.get().client;

@@ -6,8 +6,8 @@
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
+use pyo3::PyTypeInfo;
 
 use super::challenge;
 use super::convert;
@@ -52,8 +52,8 @@ impl PyBankfeedError {
             Failure::Internal(text) => return fallback(py, &text, None),
             Failure::Core { error, client, call } => (error, client, call),
         };
-        let text = error.explained(&PythonAdvice { call }).to_string();
-        match build(py, error, client.as_ref(), text.clone()) {
+        let text = message(&error, call);
+        match build(py, &text, error, client.as_ref()) {
             Ok(err) => err,
             Err(failure) => fallback(py, &text, Some(failure)),
         }
@@ -84,115 +84,59 @@ impl From<Error> for PyErr {
     }
 }
 
-/// The classes of `bankfeed.errors` the bridge raises. The order is that of [`Class::ALL`].
-#[derive(Clone, Copy)]
-enum Class {
-    BankfeedError,
-    ConfigError,
-    InvalidAnswer,
-    ChallengeRequired,
-    TooManyChallenges,
-    PendingTimeout,
-    TransportError,
-    DecodeError,
-    ProtocolError,
-    ClientClosed,
-    ApiError,
-    Unauthorized,
-    InvalidLogin,
-    LoginDisabled,
-    InvalidSecurityResponse,
-    SessionError,
-    ConcurrentSession,
-    RetryLater,
-    RateLimited,
-    InvalidRequest,
-    InstitutionUnavailable,
-    AggregationError,
+/// The classes of `bankfeed.errors` the bridge raises, one line each, named as Python names them
+/// (`bf::ConfigError` is `bf.ConfigError`; docs/errors.md#the-classes).
+/// Each is imported on its first use and kept: a class the module replaces later does not change
+/// what the bridge raises.
+mod bf {
+    pyo3::import_exception!(bankfeed.errors, BankfeedError);
+    pyo3::import_exception!(bankfeed.errors, ConfigError);
+    pyo3::import_exception!(bankfeed.errors, InvalidAnswer);
+    pyo3::import_exception!(bankfeed.errors, ChallengeRequired);
+    pyo3::import_exception!(bankfeed.errors, TooManyChallenges);
+    pyo3::import_exception!(bankfeed.errors, PendingTimeout);
+    pyo3::import_exception!(bankfeed.errors, TransportError);
+    pyo3::import_exception!(bankfeed.errors, DecodeError);
+    pyo3::import_exception!(bankfeed.errors, ProtocolError);
+    pyo3::import_exception!(bankfeed.errors, ClientClosed);
+    pyo3::import_exception!(bankfeed.errors, ApiError);
+    pyo3::import_exception!(bankfeed.errors, Unauthorized);
+    pyo3::import_exception!(bankfeed.errors, InvalidLogin);
+    pyo3::import_exception!(bankfeed.errors, LoginDisabled);
+    pyo3::import_exception!(bankfeed.errors, InvalidSecurityResponse);
+    pyo3::import_exception!(bankfeed.errors, SessionError);
+    pyo3::import_exception!(bankfeed.errors, ConcurrentSession);
+    pyo3::import_exception!(bankfeed.errors, RetryLater);
+    pyo3::import_exception!(bankfeed.errors, RateLimited);
+    pyo3::import_exception!(bankfeed.errors, InvalidRequest);
+    pyo3::import_exception!(bankfeed.errors, InstitutionUnavailable);
+    pyo3::import_exception!(bankfeed.errors, AggregationError);
 }
 
-impl Class {
-    const ALL: [Class; 22] = [
-        Class::BankfeedError,
-        Class::ConfigError,
-        Class::InvalidAnswer,
-        Class::ChallengeRequired,
-        Class::TooManyChallenges,
-        Class::PendingTimeout,
-        Class::TransportError,
-        Class::DecodeError,
-        Class::ProtocolError,
-        Class::ClientClosed,
-        Class::ApiError,
-        Class::Unauthorized,
-        Class::InvalidLogin,
-        Class::LoginDisabled,
-        Class::InvalidSecurityResponse,
-        Class::SessionError,
-        Class::ConcurrentSession,
-        Class::RetryLater,
-        Class::RateLimited,
-        Class::InvalidRequest,
-        Class::InstitutionUnavailable,
-        Class::AggregationError,
-    ];
+/// The class `C` of `bankfeed.errors`. `import_exception!` panics when its import fails, so the
+/// module is imported here first (a lookup in `sys.modules` once it is loaded): a module that
+/// cannot be imported is then an error, which [`fallback`] turns into a `RuntimeError`. Only a
+/// class deleted from the module would still panic, raised as pyo3's `PanicException`.
+fn class<C: PyTypeInfo>(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    py.import("bankfeed.errors")?;
+    Ok(C::type_object(py))
+}
 
-    fn name(self) -> &'static str {
-        match self {
-            Class::BankfeedError => "BankfeedError",
-            Class::ConfigError => "ConfigError",
-            Class::InvalidAnswer => "InvalidAnswer",
-            Class::ChallengeRequired => "ChallengeRequired",
-            Class::TooManyChallenges => "TooManyChallenges",
-            Class::PendingTimeout => "PendingTimeout",
-            Class::TransportError => "TransportError",
-            Class::DecodeError => "DecodeError",
-            Class::ProtocolError => "ProtocolError",
-            Class::ClientClosed => "ClientClosed",
-            Class::ApiError => "ApiError",
-            Class::Unauthorized => "Unauthorized",
-            Class::InvalidLogin => "InvalidLogin",
-            Class::LoginDisabled => "LoginDisabled",
-            Class::InvalidSecurityResponse => "InvalidSecurityResponse",
-            Class::SessionError => "SessionError",
-            Class::ConcurrentSession => "ConcurrentSession",
-            Class::RetryLater => "RetryLater",
-            Class::RateLimited => "RateLimited",
-            Class::InvalidRequest => "InvalidRequest",
-            Class::InstitutionUnavailable => "InstitutionUnavailable",
-            Class::AggregationError => "AggregationError",
-        }
-    }
-
-    fn of_api(kind: ApiErrorKind) -> Class {
-        match kind {
-            ApiErrorKind::Unauthorized => Class::Unauthorized,
-            ApiErrorKind::InvalidLogin => Class::InvalidLogin,
-            ApiErrorKind::LoginDisabled => Class::LoginDisabled,
-            ApiErrorKind::InvalidSecurityResponse => Class::InvalidSecurityResponse,
-            ApiErrorKind::Session => Class::SessionError,
-            ApiErrorKind::ConcurrentSession => Class::ConcurrentSession,
-            ApiErrorKind::RetryLater => Class::RetryLater,
-            ApiErrorKind::RateLimited => Class::RateLimited,
-            ApiErrorKind::InvalidRequest => Class::InvalidRequest,
-            ApiErrorKind::InstitutionUnavailable => Class::InstitutionUnavailable,
-            ApiErrorKind::Aggregation => Class::AggregationError,
-            ApiErrorKind::Other => Class::ApiError,
-        }
-    }
-
-    /// The class object, imported from `bankfeed.errors` on the first error and kept.
-    fn get(self, py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
-        static CLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
-        let classes = CLASSES.get_or_try_init(py, || {
-            let module = py.import("bankfeed.errors")?;
-            Class::ALL
-                .iter()
-                .map(|class| Ok(module.getattr(class.name())?.cast_into::<PyType>()?.unbind()))
-                .collect::<PyResult<Vec<_>>>()
-        })?;
-        let class = classes.get(self as usize).ok_or_else(|| PyRuntimeError::new_err(self.name()))?;
-        Ok(class.bind(py).clone())
+/// The class of an `ApiError` of `kind`.
+fn api_class(py: Python<'_>, kind: ApiErrorKind) -> PyResult<Bound<'_, PyType>> {
+    match kind {
+        ApiErrorKind::Unauthorized => class::<bf::Unauthorized>(py),
+        ApiErrorKind::InvalidLogin => class::<bf::InvalidLogin>(py),
+        ApiErrorKind::LoginDisabled => class::<bf::LoginDisabled>(py),
+        ApiErrorKind::InvalidSecurityResponse => class::<bf::InvalidSecurityResponse>(py),
+        ApiErrorKind::Session => class::<bf::SessionError>(py),
+        ApiErrorKind::ConcurrentSession => class::<bf::ConcurrentSession>(py),
+        ApiErrorKind::RetryLater => class::<bf::RetryLater>(py),
+        ApiErrorKind::RateLimited => class::<bf::RateLimited>(py),
+        ApiErrorKind::InvalidRequest => class::<bf::InvalidRequest>(py),
+        ApiErrorKind::InstitutionUnavailable => class::<bf::InstitutionUnavailable>(py),
+        ApiErrorKind::Aggregation => class::<bf::AggregationError>(py),
+        ApiErrorKind::Other => class::<bf::ApiError>(py),
     }
 }
 
@@ -203,7 +147,7 @@ pub(crate) fn client_closed(py: Python<'_>, text: &str, operation: &str) -> PyEr
     let built = (|| {
         let fields = PyDict::new(py);
         fields.set_item("operation", operation)?;
-        Class::ClientClosed.get(py)?.call((text,), Some(&fields))
+        class::<bf::ClientClosed>(py)?.call((text,), Some(&fields))
     })();
     match built {
         Ok(value) => PyErr::from_value(value),
@@ -214,7 +158,7 @@ pub(crate) fn client_closed(py: Python<'_>, text: &str, operation: &str) -> PyEr
 /// `BankfeedError(text)`, caused by the bridge's own `failure` when there was one; a
 /// `RuntimeError(text)` only if `bankfeed.errors` itself cannot be imported.
 fn fallback(py: Python<'_>, text: &str, failure: Option<PyErr>) -> PyErr {
-    let err = match Class::BankfeedError.get(py).and_then(|class| class.call1((text,))) {
+    let err = match class::<bf::BankfeedError>(py).and_then(|class| class.call1((text,))) {
         Ok(value) => PyErr::from_value(value),
         Err(_) => PyRuntimeError::new_err(text.to_owned()),
     };
@@ -222,30 +166,37 @@ fn fallback(py: Python<'_>, text: &str, failure: Option<PyErr>) -> PyErr {
     err
 }
 
-/// The exception of `error`: `cls(text, **fields)`, its fields kept as attributes.
-fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>, text: String) -> PyResult<PyErr> {
+/// The text of `error`'s exception, which the fallback keeps too: its facts, with the next steps
+/// in the words of the Python method `call` that failed ([`PythonAdvice`]).
+fn message(error: &Error, call: Option<&'static str>) -> String {
+    error.explained(&PythonAdvice { call }).to_string()
+}
+
+/// The exception of `error`: `cls(text, **fields)`, its fields kept as attributes
+/// (docs/errors.md#the-classes).
+fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flavor)>) -> PyResult<PyErr> {
     let fields = PyDict::new(py);
     let class = match error {
         Error::Config { field, rule } => {
             fields.set_item("field", field)?;
             fields.set_item("rule", rule)?;
-            Class::ConfigError
+            class::<bf::ConfigError>(py)?
         }
         Error::InvalidAnswer { prompt, rule } => {
             fields.set_item("prompt", prompt)?;
             fields.set_item("rule", rule)?;
-            Class::InvalidAnswer
+            class::<bf::InvalidAnswer>(py)?
         }
         Error::AnswerRefused { error, challenge } => {
             let challenge =
                 client.map(|(client, flavor)| challenge::to_py(py, client, *flavor, *challenge)).transpose()?;
             fields.set_item("challenge", challenge)?;
             api_fields(py, &fields, &error)?;
-            Class::of_api(error.kind())
+            api_class(py, error.kind())?
         }
         Error::Api(api) => {
             api_fields(py, &fields, &api)?;
-            Class::of_api(api.kind())
+            api_class(py, api.kind())?
         }
         Error::ChallengeRequired(challenge) => {
             fields.set_item("request_id", &challenge.request_id)?;
@@ -253,25 +204,25 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>, text: 
             let challenge =
                 client.map(|(client, flavor)| challenge::to_py(py, client, *flavor, *challenge)).transpose()?;
             fields.set_item("challenge", challenge)?;
-            Class::ChallengeRequired
+            class::<bf::ChallengeRequired>(py)?
         }
         Error::TooManyChallenges { rounds, request_id } => {
             fields.set_item("rounds", rounds)?;
             fields.set_item("request_id", request_id)?;
-            Class::TooManyChallenges
+            class::<bf::TooManyChallenges>(py)?
         }
         Error::PendingTimeout { operation, request_id, waited, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("waited", waited.as_secs_f64())?;
-            Class::PendingTimeout
+            class::<bf::PendingTimeout>(py)?
         }
         Error::Transport { operation, timed_out, attempts, resumable, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("timed_out", timed_out)?;
             fields.set_item("attempts", attempts)?;
             fields.set_item("request_id", resumable.map(|resumable| resumable.request_id))?;
-            Class::TransportError
+            class::<bf::TransportError>(py)?
         }
         // docs/errors.md#protocol-surprises
         Error::Protocol { operation, status, request_id, snippet, .. } => {
@@ -279,7 +230,7 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>, text: 
             fields.set_item("status", status)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("snippet", snippet)?;
-            Class::ProtocolError
+            class::<bf::ProtocolError>(py)?
         }
         // docs/errors.md#protocol-surprises: an answer, valid but not of the login asked for.
         Error::OtherLogin { operation, request_id, snippet, .. } => {
@@ -287,29 +238,29 @@ fn build(py: Python<'_>, error: Error, client: Option<&(Client, Flavor)>, text: 
             fields.set_item("status", 200)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("snippet", snippet)?;
-            Class::ProtocolError
+            class::<bf::ProtocolError>(py)?
         }
         Error::Decode { operation, status, snippet, resumable, .. } => {
             fields.set_item("operation", operation)?;
             fields.set_item("status", status)?;
             fields.set_item("snippet", snippet)?;
             fields.set_item("request_id", resumable.map(|resumable| resumable.request_id))?;
-            Class::DecodeError
+            class::<bf::DecodeError>(py)?
         }
         Error::Closed { operation } => {
             fields.set_item("operation", operation)?;
-            Class::ClientClosed
+            class::<bf::ClientClosed>(py)?
         }
         Error::Handler(inner) => {
             // The caller's own exception, raised as it was.
             if let Some(err) = inner.downcast_ref::<PyErr>() {
                 return Ok(err.clone_ref(py));
             }
-            Class::BankfeedError
+            class::<bf::BankfeedError>(py)?
         }
-        Error::Internal { .. } => Class::BankfeedError,
+        Error::Internal { .. } => class::<bf::BankfeedError>(py)?,
     };
-    Ok(PyErr::from_value(class.get(py)?.call((text,), Some(&fields))?))
+    Ok(PyErr::from_value(class.call((text,), Some(&fields))?))
 }
 
 /// The fields every `ApiError` keeps: what the service said, as it said it.

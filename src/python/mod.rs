@@ -1,6 +1,11 @@
 //! The pyo3 layer: classes, exception mapping and conversions over the Rust core; nothing else
 //! (docs/architecture.md#how-a-call-travels).
 
+// `stub_doc!("Client.investments")`: the docstring of that name in python/bankfeed/_native.pyi,
+// read by build.rs. The binding's Python docs are written there only, and reach `__doc__` and
+// `help()` through `#[doc = stub_doc!(...)]` (docs/architecture.md#one-source-for-the-docstrings).
+include!(concat!(env!("OUT_DIR"), "/stub_docs.rs"));
+
 mod args;
 mod asyncio;
 mod blocking;
@@ -22,6 +27,19 @@ mod session;
 mod table;
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::config::ClientOptions;
+
+/// The defaults of the constructors' options as the core has them, by class (`Client`,
+/// `Sandbox`): `tests/python/test_defaults.py` compares them with the signatures' literals.
+#[pyfunction]
+fn _defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let defaults = PyDict::new(py);
+    defaults.set_item("Client", pythonize::pythonize(py, &ClientOptions::default())?)?;
+    defaults.set_item("Sandbox", sandbox::defaults(py)?)?;
+    Ok(defaults)
+}
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -51,8 +69,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.setattr("_AsyncBulkResults", m.py().get_type::<many::PyAsyncBulkResults>())?;
     m.add_function(wrap_pyfunction!(bulk::combine, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
-    // Private and left out of `__all__`: a test hook, not API.
+    // Private and left out of `__all__`: test hooks, not API.
     m.setattr("_panic_in_background", wrap_pyfunction!(blocking::_panic_in_background, m)?)?;
+    m.setattr("_defaults", wrap_pyfunction!(_defaults, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -60,11 +60,8 @@ fn reduce_to_json<'py, T: pyo3::PyTypeInfo>(py: Python<'py>, raw: &Raw) -> PyRes
     Ok((py.get_type::<T>().getattr("from_json")?, (PyBytes::new(py, raw.bytes()),)))
 }
 
-/// The Investments payload (docs/protocol.md#investments) as tables.
-///
-///     inv = client.investments(login_id)
-///     inv.value, inv.cash
-///     inv.positions.to_pandas()      # account and security joined
+// The Investments payload (docs/protocol.md#investments).
+#[doc = stub_doc!("Investments")]
 #[pyclass(name = "Investments", module = "bankfeed", frozen)]
 pub(crate) struct PyInvestments {
     value: Option<f64>,
@@ -97,62 +94,62 @@ impl PyInvestments {
 
 #[pymethods]
 impl PyInvestments {
-    /// Reads an Investments payload from its JSON (``bytes``, ``bytearray`` or ``str``), e.g. a saved answer.
+    #[doc = stub_doc!("Investments.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let parts = read_json(py, data, InvestmentsParts::read)?;
         PyInvestments::new(py, parts)
     }
 
-    /// `Value`: the total value of the accounts.
+    #[doc = stub_doc!("Investments.value")]
     #[getter]
     fn value(&self) -> Option<f64> {
         self.value
     }
 
-    /// `Cash`: the total cash of the accounts.
+    #[doc = stub_doc!("Investments.cash")]
     #[getter]
     fn cash(&self) -> Option<f64> {
         self.cash
     }
 
-    /// The RequestId of the answer, when it had one.
+    #[doc = stub_doc!("Investments.request_id")]
     #[getter]
     fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
     }
 
-    /// One row per account.
+    #[doc = stub_doc!("Investments.accounts")]
     #[getter]
     fn accounts(&self, py: Python<'_>) -> Py<PyTable> {
         self.accounts.clone_ref(py)
     }
 
-    /// One row per position, with its account and its security joined.
+    #[doc = stub_doc!("Investments.positions")]
     #[getter]
     fn positions(&self, py: Python<'_>) -> Py<PyTable> {
         self.positions.clone_ref(py)
     }
 
-    /// One row per transaction, with its account and its security joined.
+    #[doc = stub_doc!("Investments.transactions")]
     #[getter]
     fn transactions(&self, py: Python<'_>) -> Py<PyTable> {
         self.transactions.clone_ref(py)
     }
 
-    /// One row per security.
+    #[doc = stub_doc!("Investments.securities")]
     #[getter]
     fn securities(&self, py: Python<'_>) -> Py<PyTable> {
         self.securities.clone_ref(py)
     }
 
-    /// The payload exactly as the server sent it (built on first access, then kept).
+    #[doc = stub_doc!("Investments.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.parsed.json(py, self.raw.bytes())
     }
 
-    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    #[doc = stub_doc!("Investments.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce_to_json::<Self>(py, &self.raw)
     }
@@ -172,11 +169,8 @@ impl PyInvestments {
     }
 }
 
-/// Attributes (docs/protocol.md#attributes) as tables.
-///
-///     attrs = client.attributes(login_id, package="income")
-///     attrs.values.to_pandas()   # group, login_id, attribute, value (null for NONE_DETECTED), raw_value
-///     attrs["count_nsf"]         # the value of an attribute (first group that has it)
+// The attributes payload (docs/protocol.md#attributes).
+#[doc = stub_doc!("Attributes")]
 #[pyclass(name = "Attributes", module = "bankfeed", frozen)]
 pub(crate) struct PyAttributes {
     payload: Payload<Attributes>,
@@ -198,38 +192,38 @@ impl PyAttributes {
 
 #[pymethods]
 impl PyAttributes {
-    /// Reads an attributes payload from its JSON (``bytes``, ``bytearray`` or ``str``).
+    #[doc = stub_doc!("Attributes.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let parts = read_json(py, data, |raw| AttributesParts::read("Attributes", raw))?;
         PyAttributes::new(py, parts)
     }
 
-    /// One row per group and attribute.
+    #[doc = stub_doc!("Attributes.values")]
     #[getter]
     fn values(&self, py: Python<'_>) -> Py<PyTable> {
         self.values.clone_ref(py)
     }
 
-    /// One row per transaction behind an attribute (when `detail=` asked for it).
+    #[doc = stub_doc!("Attributes.detail")]
     #[getter]
     fn detail(&self, py: Python<'_>) -> Py<PyTable> {
         self.detail.clone_ref(py)
     }
 
-    /// The group names, as the server sent them.
+    #[doc = stub_doc!("Attributes.groups")]
     #[getter]
     fn groups(&self) -> Vec<String> {
         self.payload.data.groups.iter().map(|g| g.name.clone()).collect()
     }
 
-    /// The RequestId of the answer, when it had one.
+    #[doc = stub_doc!("Attributes.request_id")]
     #[getter]
     fn request_id(&self) -> Option<&str> {
         self.payload.data.request_id.as_deref()
     }
 
-    /// `{group: {attribute: value}}` with values as sent (numbers, or strings such as NONE_DETECTED).
+    #[doc = stub_doc!("Attributes.to_dict")]
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let result = PyDict::new(py);
         for group in &self.payload.data.groups {
@@ -242,7 +236,7 @@ impl PyAttributes {
         Ok(result)
     }
 
-    /// The value of `name` as sent, from the first group that has it.
+    #[doc = stub_doc!("Attributes.__getitem__")]
     fn __getitem__<'py>(
         &self,
         py: Python<'py>,
@@ -255,13 +249,13 @@ impl PyAttributes {
         }
     }
 
-    /// The payload exactly as the server sent it.
+    #[doc = stub_doc!("Attributes.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.parsed.json(py, self.payload.raw.bytes())
     }
 
-    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    #[doc = stub_doc!("Attributes.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce_to_json::<Self>(py, &self.payload.raw)
     }
@@ -272,10 +266,7 @@ impl PyAttributes {
     }
 }
 
-/// GetAccountsDetail or GetAccountsSummary as tables.
-///
-///     detail = session.accounts_detail(with_transactions=True, days="Days365")
-///     detail.transactions.to_pandas()   # one row per transaction, its account joined
+#[doc = stub_doc!("Accounts")]
 #[pyclass(name = "Accounts", module = "bankfeed", frozen)]
 pub(crate) struct PyAccounts {
     request_id: Option<String>,
@@ -304,50 +295,50 @@ impl PyAccounts {
 
 #[pymethods]
 impl PyAccounts {
-    /// Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON (``bytes``, ``bytearray`` or ``str``).
+    #[doc = stub_doc!("Accounts.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let parts = read_json(py, data, |raw| AccountsParts::read("GetAccountsDetail", raw))?;
         PyAccounts::new(py, parts)
     }
 
-    /// One row per account.
+    #[doc = stub_doc!("Accounts.accounts")]
     #[getter]
     fn accounts(&self, py: Python<'_>) -> Py<PyTable> {
         self.accounts.clone_ref(py)
     }
 
-    /// One row per transaction, with its account joined (empty for a summary).
+    #[doc = stub_doc!("Accounts.transactions")]
     #[getter]
     fn transactions(&self, py: Python<'_>) -> Py<PyTable> {
         self.transactions.clone_ref(py)
     }
 
-    /// The RequestId of the answer, when it had one.
+    #[doc = stub_doc!("Accounts.request_id")]
     #[getter]
     fn request_id(&self) -> Option<&str> {
         self.request_id.as_deref()
     }
 
-    /// Summary only: the share of EFT-eligible accounts (0..1), when sent at the top level.
+    #[doc = stub_doc!("Accounts.eft_eligible_ratio")]
     #[getter]
     fn eft_eligible_ratio(&self) -> Option<f64> {
         self.eft_eligible_ratio
     }
 
-    /// Summary only: the share of e-transfer-eligible accounts (0..1), when sent at the top level.
+    #[doc = stub_doc!("Accounts.e_transfer_eligible_ratio")]
     #[getter]
     fn e_transfer_eligible_ratio(&self) -> Option<f64> {
         self.e_transfer_eligible_ratio
     }
 
-    /// The payload exactly as the server sent it.
+    #[doc = stub_doc!("Accounts.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.parsed.json(py, self.raw.bytes())
     }
 
-    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    #[doc = stub_doc!("Accounts.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce_to_json::<Self>(py, &self.raw)
     }
@@ -357,7 +348,7 @@ impl PyAccounts {
     }
 }
 
-/// GetStatements: a table of statements, and the PDF files.
+#[doc = stub_doc!("Statements")]
 #[pyclass(name = "Statements", module = "bankfeed", frozen)]
 pub(crate) struct PyStatements {
     payload: Payload<Statements>,
@@ -373,21 +364,20 @@ impl PyStatements {
 
 #[pymethods]
 impl PyStatements {
-    /// Reads a GetStatements payload from its JSON (``bytes``, ``bytearray`` or ``str``).
+    #[doc = stub_doc!("Statements.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
         let parts = read_json(py, data, StatementsParts::read)?;
         PyStatements::new(py, parts)
     }
 
-    /// One row per statement: account_number, unique_id, file_type.
+    #[doc = stub_doc!("Statements.statements")]
     #[getter]
     fn statements(&self, py: Python<'_>) -> Py<PyTable> {
         self.statements.clone_ref(py)
     }
 
-    /// Every statement as a dict with `account_number`, `unique_id`, `file_type` and the decoded
-    /// `content` (bytes).
+    #[doc = stub_doc!("Statements.files")]
     #[getter]
     fn files<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let files = PyList::empty(py);
@@ -402,13 +392,13 @@ impl PyStatements {
         Ok(files)
     }
 
-    /// The payload exactly as the server sent it.
+    #[doc = stub_doc!("Statements.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.parsed.json(py, self.payload.raw.bytes())
     }
 
-    /// Pickles as the payload's bytes; the copy is read again with ``from_json``.
+    #[doc = stub_doc!("Statements.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce_to_json::<Self>(py, &self.payload.raw)
     }

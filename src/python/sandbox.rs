@@ -20,12 +20,7 @@ use crate::sandbox::{
 use crate::secret::Secret;
 use crate::sync::lock;
 
-/// The embedded sandbox: a real HTTP server on loopback that speaks the same API, with the
-/// public test users and one user per challenge flow (see ``users``).
-///
-///     with bf.Sandbox() as sb:
-///         client = sb.client(poll_interval=0.05)
-///         session = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
+#[doc = stub_doc!("Sandbox")]
 #[pyclass(name = "Sandbox", module = "bankfeed", frozen)]
 pub(crate) struct PySandbox {
     server: Mutex<Option<Sandbox>>,
@@ -74,6 +69,48 @@ fn start_error(error: &std::io::Error) -> PyErr {
         }
         None => PyOSError::new_err(format!("the sandbox could not start: {error}")),
     }
+}
+
+/// The defaults of `Sandbox`'s options in the core, named as its signature names them: what
+/// `tests/python/test_defaults.py` compares with the signature's literals. The settings Python
+/// cannot set (the timeouts, `max_connections`) are left out.
+pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let SandboxConfig {
+        customer_id,
+        host,
+        port,
+        pending_polls,
+        pending_seconds,
+        slow_pending_polls,
+        loading_polls,
+        secret_key,
+        api_key,
+        seed,
+        investment_transactions,
+        banking_transactions,
+        tier2,
+        faults,
+        logins,
+        ..
+    } = SandboxConfig::default();
+    let defaults = PyDict::new(py);
+    defaults.set_item("customer_id", customer_id)?;
+    defaults.set_item("host", host.to_string())?;
+    defaults.set_item("port", port)?;
+    defaults.set_item("pending_polls", pending_polls)?;
+    defaults.set_item("pending_seconds", pending_seconds)?;
+    defaults.set_item("slow_pending_polls", slow_pending_polls)?;
+    defaults.set_item("loading_polls", loading_polls)?;
+    defaults.set_item("secret_key", secret_key)?;
+    defaults.set_item("api_key", api_key)?;
+    defaults.set_item("seed", seed)?;
+    defaults.set_item("investment_transactions", investment_transactions)?;
+    defaults.set_item("banking_transactions", banking_transactions)?;
+    defaults.set_item("tier2", tier2)?;
+    let faults = faults.iter().map(|fault| convert::to_python(py, &fault.to_json())).collect::<PyResult<Vec<_>>>()?;
+    defaults.set_item("faults", faults)?;
+    defaults.set_item("logins", logins)?;
+    Ok(defaults)
 }
 
 /// How often the clients `sb.client()` and `sb.async_client()` poll by default, in seconds.
@@ -156,21 +193,19 @@ impl PySandbox {
         })
     }
 
-    /// The base URL, e.g. ``http://127.0.0.1:51234``.
+    #[doc = stub_doc!("Sandbox.url")]
     #[getter]
     fn url(&self) -> &str {
         &self.url
     }
 
-    /// The customer id the server accepts.
+    #[doc = stub_doc!("Sandbox.customer_id")]
     #[getter]
     fn customer_id(&self) -> &str {
         &self.customer_id
     }
 
-    /// The LoginIds of the ``logins`` bulk logins saved at start (``bulk_00000``, ``bulk_00001``,
-    /// ...), in order; the same as ``Sandbox.login_ids_for(logins, seed)``. Each read is a new
-    /// list (changing it changes nothing else), copied from one made on the first read.
+    #[doc = stub_doc!("Sandbox.login_ids")]
     #[getter]
     fn login_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let cached = self.login_ids.get_or_try_init(py, || {
@@ -185,8 +220,7 @@ impl PySandbox {
         Ok(cached.get_slice(0, cached.len()))
     }
 
-    /// The LoginIds that ``Sandbox(logins=logins, seed=seed)`` saves, computed without a
-    /// sandbox: what a program needs to read a sandbox served by another process.
+    #[doc = stub_doc!("Sandbox.login_ids_for")]
     #[staticmethod]
     #[pyo3(signature = (logins, seed=0))]
     fn login_ids_for(
@@ -197,14 +231,13 @@ impl PySandbox {
         py.detach(move || login_ids(seed, logins))
     }
 
-    /// Every test user: ``username``, ``password``, ``description``, ``challenge_types`` (in the
-    /// order they come) and ``answers`` (prompt, or chosen choice, to the answer list that passes).
+    #[doc = stub_doc!("Sandbox.users")]
     #[getter]
     fn users<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         users_list(py)
     }
 
-    /// The attributes the sandbox computes: dicts with ``name`` and ``description``.
+    #[doc = stub_doc!("Sandbox.attribute_catalogue")]
     #[staticmethod]
     fn attribute_catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
@@ -217,7 +250,7 @@ impl PySandbox {
         Ok(list)
     }
 
-    /// The use-case operations and the attribute names each returns.
+    #[doc = stub_doc!("Sandbox.attribute_packages")]
     #[staticmethod]
     fn attribute_packages<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let packages = PyDict::new(py);
@@ -227,20 +260,19 @@ impl PySandbox {
         Ok(packages)
     }
 
-    /// Whether ``close()`` was called (or its ``with`` block ended).
+    #[doc = stub_doc!("Sandbox.closed")]
     #[getter]
     fn closed(&self) -> bool {
         lock(&self.server).is_none()
     }
 
-    /// How many HTTP requests the sandbox has received.
+    #[doc = stub_doc!("Sandbox.request_count")]
     #[getter]
     fn request_count(&self) -> PyResult<u64> {
         self.with_server(Sandbox::request_count)
     }
 
-    /// The requests received, oldest first: dicts with ``method``, ``path`` and ``status``
-    /// (0 when no answer was sent).
+    #[doc = stub_doc!("Sandbox.requests")]
     #[getter]
     fn requests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let requests = self.with_server(Sandbox::requests)?;
@@ -255,7 +287,7 @@ impl PySandbox {
         Ok(list)
     }
 
-    /// Adds faults after those already waiting; each a dict as for ``faults=``.
+    #[doc = stub_doc!("Sandbox.inject")]
     #[pyo3(signature = (*faults))]
     fn inject(&self, faults: &Bound<'_, PyTuple>) -> PyResult<()> {
         // `faults=` takes a list, so a list is what a user passes here first.
@@ -270,12 +302,12 @@ impl PySandbox {
         self.with_server(|server| server.inject(faults))
     }
 
-    /// Removes every fault still waiting.
+    #[doc = stub_doc!("Sandbox.clear_faults")]
     fn clear_faults(&self) -> PyResult<()> {
         self.with_server(Sandbox::clear_faults)
     }
 
-    /// The faults still waiting, in order, as dicts with every key (``times``: what is left).
+    #[doc = stub_doc!("Sandbox.faults")]
     #[getter]
     fn faults<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let faults = self.with_server(Sandbox::faults)?;
@@ -286,21 +318,19 @@ impl PySandbox {
         Ok(list)
     }
 
-    /// A Client of this sandbox; ``options`` are Client's keyword arguments. It polls every
-    /// 0.05 s unless given ``poll_interval`` (or every tenth of ``pending_seconds``).
+    #[doc = stub_doc!("Sandbox.client")]
     #[pyo3(signature = (**options))]
     fn client(&self, py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
         self.make_client::<PyClient>(py, options)
     }
 
-    /// An AsyncClient of this sandbox; ``options`` are AsyncClient's keyword arguments, and
-    /// ``poll_interval`` defaults as for ``client``.
+    #[doc = stub_doc!("Sandbox.async_client")]
     #[pyo3(signature = (**options))]
     fn async_client(&self, py: Python<'_>, options: Option<Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
         self.make_client::<PyAsyncClient>(py, options)
     }
 
-    /// Stops the server. Closing twice is harmless.
+    #[doc = stub_doc!("Sandbox.close")]
     fn close(&self, py: Python<'_>) {
         let server = lock(&self.server).take();
         if let Some(server) = server {
@@ -385,12 +415,7 @@ fn users_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
-/// Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);
-/// ``options`` are Sandbox's keyword arguments. With ``login_ids_file``, the LoginIds of the
-/// ``logins`` saved at start are written there, one a line, before anything is printed.
-///
-/// The first line printed (and flushed) is always
-/// ``bankfeed sandbox on <url> (customer id <id>)``: a harness reads the URL from it.
+#[doc = stub_doc!("serve_sandbox")]
 #[pyfunction]
 #[pyo3(signature = (port, host="127.0.0.1", login_ids_file=None, **options))]
 pub(crate) fn serve_sandbox(

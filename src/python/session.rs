@@ -14,8 +14,9 @@ use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, State
 use crate::ops::{self, Target};
 use crate::Client;
 
-/// What `Session` and `AsyncSession` share: the session, its client, and every data operation,
-/// run the way `flavor` says (docs/architecture.md#one-operation-two-runners).
+// What `Session` and `AsyncSession` share: the session, its client, and every data operation,
+// run the way `flavor` says (docs/architecture.md#one-operation-two-runners).
+#[doc = stub_doc!("_BaseSession")]
 #[pyclass(name = "_BaseSession", module = "bankfeed", frozen, subclass)]
 pub(crate) struct PyBaseSession {
     client: Client,
@@ -24,18 +25,11 @@ pub(crate) struct PyBaseSession {
     raw: Parsed,
 }
 
-/// An open session: its `request_id` serves the data operations.
-///
-///     session = client.authorize_cached(login_id)
-///     inv = session.investments()
-///     detail = session.accounts_detail(days="Days365")
+#[doc = stub_doc!("Session")]
 #[pyclass(name = "Session", module = "bankfeed", frozen, extends = PyBaseSession)]
 pub(crate) struct PySession;
 
-/// A ``Session`` of an ``AsyncClient``: every data operation is awaited.
-///
-///     session = await client.authorize_cached(login_id)
-///     inv = await session.investments()
+#[doc = stub_doc!("AsyncSession")]
 #[pyclass(name = "AsyncSession", module = "bankfeed", frozen, extends = PyBaseSession)]
 pub(crate) struct PyAsyncSession;
 
@@ -62,38 +56,38 @@ pub(crate) fn step_to_py(py: Python<'_>, client: &Client, flavor: Flavor, step: 
 
 #[pymethods]
 impl PyBaseSession {
-    /// The RequestId of the session.
+    #[doc = stub_doc!("_BaseSession.request_id")]
     #[getter]
     fn request_id(&self) -> &str {
         &self.session.request_id
     }
 
-    /// The LoginId of the saved connection.
+    #[doc = stub_doc!("_BaseSession.login_id")]
     #[getter]
     fn login_id(&self) -> Option<&str> {
         self.session.login_id.as_deref()
     }
 
-    /// `Login` as sent (`Id`, `Username`, `IsScheduledRefresh`, `LastRefresh`, `Type`), or None.
+    #[doc = stub_doc!("_BaseSession.login")]
     #[getter]
     fn login<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.raw.field(py, &self.session.raw, "Login")
     }
 
-    /// `Login.LastRefresh` as an aware UTC datetime (the service omits the zone: it is UTC), or None.
+    #[doc = stub_doc!("_BaseSession.last_refresh")]
     #[getter]
     fn last_refresh<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, pyo3::types::PyDateTime>>> {
         let text = self.session.login.as_ref().and_then(|l| l.last_refresh.as_deref());
         text.and_then(crate::data::dates::parse_timestamp).map(|micros| convert::utc_datetime(py, micros)).transpose()
     }
 
-    /// `Institution` as sent: a name, or a dict with `Id` and `Name`.
+    #[doc = stub_doc!("_BaseSession.institution")]
     #[getter]
     fn institution<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.raw.field(py, &self.session.raw, "Institution")
     }
 
-    /// `Links` as sent: dicts with `rel`, `href` and `example` (empty when none came).
+    #[doc = stub_doc!("_BaseSession.links")]
     #[getter]
     fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let links = self.raw.field(py, &self.session.raw, "Links")?;
@@ -103,19 +97,18 @@ impl PyBaseSession {
         Ok(links)
     }
 
-    /// The 200 body exactly as the server sent it.
+    #[doc = stub_doc!("_BaseSession.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.raw.json(py, &self.session.raw)
     }
 
-    /// Investments of this session (202 answers polled until 200), as tables.
+    #[doc = stub_doc!("Session.investments")]
     fn investments(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.data::<ops::Investments>(py, "investments", ())
     }
 
-    /// GetAccountsDetail (202 polled): accounts and transactions as tables.
-    /// ``days`` is ``"Days90"`` (the service's default) or ``"Days365"``.
+    #[doc = stub_doc!("Session.accounts_detail")]
     #[pyo3(signature = (*, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
                         number_of_banking_statements=None))]
@@ -145,7 +138,7 @@ impl PyBaseSession {
         self.data::<ops::AccountsDetail>(py, "accounts_detail", options)
     }
 
-    /// GetAccountsSummary (202 polled): accounts as a table.
+    #[doc = stub_doc!("Session.accounts_summary")]
     #[pyo3(signature = (*, with_balance=None, with_account_identity=None))]
     fn accounts_summary(
         &self,
@@ -157,7 +150,7 @@ impl PyBaseSession {
         self.data::<ops::AccountsSummary>(py, "accounts_summary", options)
     }
 
-    /// GetStatements (202 polled). ``number_of_statements``: ``"MostRecent"``, ``"Months3"`` or ``"Months12"``.
+    #[doc = stub_doc!("Session.statements")]
     #[pyo3(signature = (*, number_of_statements=None, accounts_filter=None))]
     fn statements(
         &self,
@@ -169,8 +162,7 @@ impl PyBaseSession {
         self.data::<ops::Statements>(py, "statements", options)
     }
 
-    /// Attributes of this session: account detail polled first, then the attributes call
-    /// (see ``Client.attributes`` for the arguments).
+    #[doc = stub_doc!("Session.attributes")]
     #[pyo3(signature = (attributes=None, *, package=None, filters=None, detail=None, account_filter=None))]
     fn attributes(
         &self,
@@ -185,8 +177,8 @@ impl PyBaseSession {
         self.data::<ops::Attributes>(py, "attributes", query)
     }
 
-    /// Pickles as its client (keys included, see ``Client``), its ids and the 200 body, so that
-    /// the copy serves the data operations and gives the same ``raw`` (docs/architecture.md#pickling).
+    // docs/architecture.md#pickling
+    #[doc = stub_doc!("_BaseSession.__reduce__")]
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, SessionState<'py>)> {
         let (py, this) = (slf.py(), slf.get());
         let client = PyBaseClient::to_py(py, &this.client, this.flavor)?.into_bound(py);
@@ -195,8 +187,8 @@ impl PyBaseSession {
         Ok((restore, (client, body, this.session.request_id.clone(), this.session.login_id.clone())))
     }
 
-    /// The session `__reduce__` described; the body is read again as a live answer is. A class
-    /// method so that it pickles by its public class (`Session._restore`), not the private base.
+    // The session `__reduce__` described; the body is read again as a live answer is. A class
+    // method so that it pickles by its public class (`Session._restore`), not the private base.
     #[classmethod]
     fn _restore(
         cls: &Bound<'_, pyo3::types::PyType>,
@@ -212,9 +204,8 @@ impl PyBaseSession {
         session_to_py(cls.py(), &client.client, client.flavor, session)
     }
 
-    /// What Dask makes the session's part of a task key from: its client's identity (the same
-    /// for the client's copies) and its ids, as its repr shows them; nothing of the keys its
-    /// pickle carries (docs/architecture.md#pickling).
+    // Nothing of the keys its pickle carries (docs/architecture.md#pickling).
+    #[doc = stub_doc!("_BaseSession.__dask_tokenize__")]
     fn __dask_tokenize__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
         let (py, this) = (slf.py(), slf.get());
         let parts: Vec<Bound<'py, PyAny>> = vec![

@@ -14,14 +14,7 @@ use arrow_array::cast::AsArray;
 use crate::data::dates::ymd;
 use crate::tables::{ColumnData, Table};
 
-/// A table of results, built in Rust as columns.
-///
-/// ``to_pandas()``, ``to_polars()`` and ``to_arrow()`` hand it over without copying the numbers
-/// (it implements ``__arrow_c_stream__``, so ``pyarrow.table(t)`` and ``polars.DataFrame(t)``
-/// take it directly); ``to_records()`` gives plain dicts::
-///
-///     df = inv.transactions.to_pandas()
-///     rows = inv.positions.to_records()   # [{"account_id": ..., "symbol": ..., ...}, ...]
+#[doc = stub_doc!("Table")]
 #[pyclass(name = "Table", module = "bankfeed", frozen)]
 pub(crate) struct PyTable {
     table: Arc<Table>,
@@ -70,7 +63,7 @@ fn cell<'py>(py: Python<'py>, data: &ColumnData, row: usize) -> PyResult<Bound<'
 
 #[pymethods]
 impl PyTable {
-    /// The column names, snake_case.
+    #[doc = stub_doc!("Table.columns")]
     #[getter]
     fn columns(&self) -> Vec<&'static str> {
         self.table.names()
@@ -80,8 +73,7 @@ impl PyTable {
         self.len()
     }
 
-    /// The rows as flat dicts: dates as ``datetime.date``, timestamps as aware ``datetime``,
-    /// missing values as None.
+    #[doc = stub_doc!("Table.to_records")]
     fn to_records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let names: Vec<Bound<'py, PyString>> = self.table.columns.iter().map(|c| PyString::new(py, c.name)).collect();
         let records = PyList::empty(py);
@@ -95,7 +87,7 @@ impl PyTable {
         Ok(records)
     }
 
-    /// One column as a list (values as in ``to_records``).
+    #[doc = stub_doc!("Table.column")]
     fn column<'py>(
         &self,
         py: Python<'py>,
@@ -110,23 +102,22 @@ impl PyTable {
         PyList::new(py, values)
     }
 
-    /// A ``pyarrow.Table`` (needs ``pip install 'bankfeed[arrow]'``).
+    #[doc = stub_doc!("Table.to_arrow")]
     fn to_arrow<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         frames(slf.py())?.call_method1("to_arrow", (slf,))
     }
 
-    /// A ``pandas.DataFrame``: dates as datetime64, numbers as float64 (needs ``bankfeed[pandas]``).
+    #[doc = stub_doc!("Table.to_pandas")]
     fn to_pandas<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         frames(slf.py())?.call_method1("to_pandas", (slf,))
     }
 
-    /// A ``polars.DataFrame`` (needs ``pip install 'bankfeed[polars]'``).
+    #[doc = stub_doc!("Table.to_polars")]
     fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         frames(slf.py())?.call_method1("to_polars", (slf,))
     }
 
-    /// The Arrow PyCapsule stream interface. The requested schema is not honoured: the table
-    /// always comes in its own types.
+    #[doc = stub_doc!("Table.__arrow_c_stream__")]
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
@@ -142,14 +133,15 @@ impl PyTable {
         PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
     }
 
-    /// Pickles as its columns, written by the core (`Table::to_bytes`, docs/architecture.md#pickling).
+    // Its columns, written by the core (`Table::to_bytes`, docs/architecture.md#pickling).
+    #[doc = stub_doc!("Table.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let table = Arc::clone(&self.table);
         let bytes = py.detach(move || table.to_bytes());
         Ok((py.get_type::<Self>().getattr("_from_bytes")?, (PyBytes::new(py, &bytes),)))
     }
 
-    /// The table `__reduce__` wrote; bytes that are not one raise ValueError.
+    // The table `__reduce__` wrote; bytes that are not one raise ValueError.
     #[staticmethod]
     fn _from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Self> {
         let bytes = data.as_bytes();

@@ -161,8 +161,8 @@ pub fn client_of(config: SandboxConfig) -> (Sandbox, Client) {
         customer_id: Some(sandbox.customer_id().to_owned()),
         api_key: None,
         secret_key: None,
-        poll_interval: Some(0.01),
-        poll_timeout: Some(10.0),
+        poll_interval: 0.01,
+        poll_timeout: 10.0,
         ..ClientOptions::default()
     };
     let client = Client::new(ClientConfig::resolve(options, |_| None).expect("options")).expect("client");

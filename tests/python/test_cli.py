@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -292,3 +293,16 @@ def test_a_refused_flag_is_named_as_written() -> None:
     result = run("sandbox", "--port", "0", "--pending-seconds", "-1", timeout=30)
     assert result.returncode == 2
     assert result.stderr.startswith("error: --pending-seconds: must be a number of seconds >= 0, got -1"), result.stderr
+
+
+def test_the_sandbox_command_has_a_flag_for_every_sandbox_option() -> None:
+    # The flags are read from bf.Sandbox's signature: an option added there is a flag at once, and
+    # needs only its help text and, when its default is None, how to read its value.
+    from bankfeed import __main__ as cli
+
+    options = set(inspect.signature(bf.Sandbox).parameters) - {"api_key", "secret_key"}
+    flags = cli._sandbox_flags()
+    assert set(flags) == options, "every option but the keys, which come only from the environment"
+    assert not [name for name, flag in flags.items() if flag.get("type") is type(None)], "a type for each None default"
+    assert set(cli._SANDBOX_HELP) == options, "a help text for each flag"
+    assert "--slow-pending-polls" in run("sandbox", "--help").stdout

@@ -1,4 +1,6 @@
-"""The docs stay true: the sandbox tables match the sandbox, and every link and cited anchor exists.
+"""The docs stay true: the sandbox tables match the sandbox, every link and cited anchor exists, the
+index lists every page, the map names every file, and the extension's docstrings at run time are
+the stub's.
 
 docs/sandbox.md's users table is checked against ``Sandbox.users`` and its attribute table against
 ``Sandbox.attribute_catalogue()`` and ``Sandbox.attribute_packages()``. Every relative link of the
@@ -8,7 +10,9 @@ every docs anchor a code comment cites must be a heading of that page (docs/arch
 
 from __future__ import annotations
 
+import ast
 import re
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from bankfeed import _native
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -233,3 +238,150 @@ def test_the_readme_examples_are_examples_scripts() -> None:
         docstring, _, body = script.partition('"""\n\n')
         assert docstring.startswith('"""'), f"examples/{name} starts with its docstring"
         assert body == block, f"README.md's example and examples/{name} differ"
+
+
+INDEX = DOCS / "README.md"
+
+#: Who the pages are written for (docs/README.md).
+READERS = ("notebook users", "ETL engineers", "test writers", "contributors")
+
+
+def test_the_index_lists_every_page_with_its_readers() -> None:
+    rows = first_table(list(prose_lines(INDEX.read_text(encoding="utf-8"))))
+    listed = [re.fullmatch(r"\[[^\]]+\]\(([^)#]+)\)", page.strip()) for page, _readers, _what in rows]
+    assert all(listed), "each row of the index starts with a link to its page"
+    pages = [match.group(1) for match in listed if match]
+    assert sorted(pages) == sorted(path.name for path in DOCS.glob("*.md") if path != INDEX)
+    for page, readers, _what in rows:
+        assert any(reader in readers for reader in READERS), f"{page}: says who it is for"
+
+
+ARCHITECTURE = DOCS / "architecture.md"
+
+#: The folders whose every file the map of the tree names.
+MAPPED = ("src", "python/bankfeed")
+
+
+def mapped_paths() -> set[str]:
+    """The paths the map of the tree names: its code block, one entry a line, indented two spaces
+    a level under the folder above it, several names of one folder separated by commas."""
+    block = ARCHITECTURE.read_text(encoding="utf-8").split("## The map of the tree", 1)[1]
+    block = block.split("```\n", 2)[1]
+    paths: set[str] = set()
+    folders: list[tuple[int, str]] = []  # (indent, path) of the folders above the line
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if indent >= 12 or not line.strip():
+            continue  # a description that goes on from the line above
+        names = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
+        while folders and folders[-1][0] >= indent:
+            folders.pop()
+        parent = folders[-1][1] if folders else ""
+        for name in names.split(", "):
+            paths.add(parent + name)
+            if name.endswith("/"):
+                folders.append((indent, parent + name))
+    return paths
+
+
+def test_the_map_names_every_file_of_the_code() -> None:
+    mapped = mapped_paths()
+    files = [
+        path.relative_to(ROOT).as_posix()
+        for folder in MAPPED
+        for path in sorted((ROOT / folder).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    ]
+    assert len(files) > 100, "the code's files are found"
+    missing = [path for path in files if path not in mapped]
+    assert not missing, f"files missing from docs/architecture.md#the-map-of-the-tree: {missing}"
+    gone = [path for path in mapped if path.startswith(tuple(f"{folder}/" for folder in MAPPED))
+            and not (ROOT / path).exists()]
+    assert not gone, f"docs/architecture.md#the-map-of-the-tree names files that do not exist: {gone}"
+
+
+STUB = ROOT / "python" / "bankfeed" / "_native.pyi"
+
+#: The class whose docstrings a method defined once on a shared base class carries at run time:
+#: the stub documents it on both subclasses, the async one with ``await`` in its examples.
+BLOCKING = {"_BaseClient": "Client", "_BaseSession": "Session", "_BaseChallenge": "Challenge"}
+
+
+def stub_docstrings() -> dict[str, str]:
+    """Every docstring of the stub by the name it documents (``Client``, ``Client.investments``,
+    ``combine``), cleaned as ``help()`` shows it; a class's followed by its ``__new__``'s, as
+    build.rs joins them."""
+    docs: dict[str, str] = {}
+    for node in ast.parse(STUB.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef):
+            methods = {
+                item.name: ast.get_docstring(item)
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+            }
+            text, new = ast.get_docstring(node), methods.pop("__new__", None)
+            if text is not None:
+                docs[node.name] = text if new is None else f"{text}\n\n{new}"
+            docs.update({f"{node.name}.{name}": doc for name, doc in methods.items() if doc is not None})
+        elif isinstance(node, ast.FunctionDef) and (doc := ast.get_docstring(node)) is not None:
+            docs[node.name] = doc
+    return docs
+
+
+#: What a pyo3 class defines that carries a docstring of its own: methods, properties, static and
+#: class methods.
+DOCUMENTED = (
+    types.MethodDescriptorType,
+    types.GetSetDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.BuiltinFunctionType,
+    staticmethod,
+    classmethod,
+)
+
+
+def runtime_docstrings() -> dict[str, str | None]:
+    """Every docstring the extension carries for the names its stub declares, by the name of the
+    class that defines it at run time: ``_BaseClient.investments`` for ``Client.investments``."""
+    docs: dict[str, str | None] = {}
+    for name in _native.__all__:
+        value = getattr(_native, name)
+        if isinstance(value, type):
+            docs[name] = value.__doc__
+            for attribute, member in vars(value).items():
+                # Slots (``__len__``, ``__getitem__``) keep CPython's own text: pyo3 gives them
+                # none. ``__new__``'s text is the class's.
+                if isinstance(member, DOCUMENTED) and attribute != "__new__":
+                    function = member.__func__ if isinstance(member, staticmethod | classmethod) else member
+                    docs[f"{name}.{attribute}"] = function.__doc__
+        elif callable(value):
+            docs[name] = value.__doc__
+    return docs
+
+
+def test_the_docstrings_at_run_time_are_the_stubs() -> None:
+    # The stub is the one place the binding's docstrings are written; build.rs reads them into
+    # the `#[doc = stub_doc!(...)]` of each item, so that help() and a notebook's `?` show what an
+    # IDE shows (docs/architecture.md#one-source-for-the-docstrings).
+    stub = stub_docstrings()
+    runtime = runtime_docstrings()
+    wrong: list[str] = []
+    for key, doc in runtime.items():
+        owner, _, member = key.partition(".")
+        expected = stub.get(key)
+        if expected is None and owner in BLOCKING:
+            expected = stub.get(f"{BLOCKING[owner]}.{member}")
+        if doc != expected and not (expected is None and member.startswith("_") and not member.startswith("__")):
+            wrong.append(f"{key}: at run time {doc!r:.60}, in the stub {expected!r:.60}")
+    assert not wrong, "runtime docstrings that are not the stub's:\n" + "\n".join(wrong)
+
+
+def test_help_shows_the_stubs_text() -> None:
+    import io
+    import pydoc
+
+    out = io.StringIO()
+    pydoc.Helper(output=out)(bf.Client.investments)
+    text = out.getvalue()
+    assert "investments(self, /, login_id, *, request_id=None)" in text
+    assert "inv.positions.to_pandas()" in text, "the example of the stub's docstring"
