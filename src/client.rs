@@ -9,13 +9,13 @@ use serde_json::{json, Value};
 use crate::authorize::{
     parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
 };
+use crate::call::Call;
 use crate::config::ClientConfig;
 use crate::data::answer::Reply;
 use crate::data::json;
 use crate::data::login::{check_same_login, guid};
 use crate::data::requests::AccountsDetailOptions;
 use crate::data::Raw;
-use crate::deadline;
 use crate::error::Error;
 use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http};
@@ -95,30 +95,11 @@ impl Client {
         &self.inner.config
     }
 
-    /// Runs `call`, an operation named `operation`, within the `deadline` option: one bound for
-    /// a whole call, shared by every operation it makes inside (docs/protocol.md#timing-and-limits).
-    /// The Python layer wraps a login and its challenge rounds in one such call.
-    ///
-    /// Boxed: operations nest (a login holds its challenge rounds, each holding an Authorize), and
-    /// an unboxed wrapper at each level would multiply the size of the futures.
-    pub fn within_deadline<'a, T: 'a>(
-        &'a self,
-        operation: &'static str,
-        call: impl std::future::Future<Output = Result<T, Error>> + Send + 'a,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, Error>> + Send + 'a>> {
-        let mut closed = self.inner.closed.subscribe();
-        let deadline = self.inner.config.deadline;
-        Box::pin(async move {
-            if *closed.borrow_and_update() {
-                return Err(Error::Closed { operation: operation.to_owned() });
-            }
-            // `close()` ends the call where it stands: the request in flight and any poll sleep
-            // are dropped with it (docs/architecture.md#closing-a-client).
-            tokio::select! {
-                result = deadline::bounded(operation, deadline, call) => result,
-                _ = closed.wait_for(|closed| *closed) => Err(Error::Closed { operation: operation.to_owned() }),
-            }
-        })
+    /// A call named `name` of this client: bounded by its `deadline` option, counted from now,
+    /// and ended by [`Client::close`]. Run the whole call in it ([`Call::run`]) and give it to
+    /// every method the call makes (docs/protocol.md#timing-and-limits).
+    pub fn call(&self, name: &'static str) -> Call {
+        Call::new(name, self.inner.config.deadline, Some(self.inner.closed.subscribe()))
     }
 
     fn banking_url(&self, operation: &str) -> String {
@@ -135,166 +116,163 @@ impl Client {
     }
 
     /// One Authorize call, in any of its four shapes.
-    pub async fn authorize(&self, request: AuthorizeRequest) -> Result<Step, Error> {
-        self.within_deadline("Authorize", async {
-            request.validate()?;
-            let mut http_request =
-                ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body())?;
-            if !request.idempotent() {
-                http_request = http_request.not_idempotent();
-            }
-            // With a secret key, every attempt needs its own single-use token, a retry included
-            // (docs/protocol.md#authentication): the retry loop fetches one before each send.
-            if let Some(secret) = &self.inner.config.secret_key {
-                let token_request = ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN))
-                    .header("flinks-auth-key", secret.clone());
-                http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
-            }
-            let reply = self.http()?.send(&http_request).await?;
-            parse_step(reply, request.login_id())
-        })
-        .await
+    pub async fn authorize(&self, call: &Call, request: AuthorizeRequest) -> Result<Step, Error> {
+        call.doing("Authorize");
+        request.validate()?;
+        let mut http_request =
+            ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body())?;
+        if !request.idempotent() {
+            http_request = http_request.not_idempotent();
+        }
+        // With a secret key, every attempt needs its own single-use token, a retry included
+        // (docs/protocol.md#authentication): the retry loop fetches one before each send.
+        if let Some(secret) = &self.inner.config.secret_key {
+            let token_request =
+                ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN)).header("flinks-auth-key", secret.clone());
+            http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
+        }
+        let reply = self.http()?.send(&http_request, call).await?;
+        parse_step(reply, request.login_id())
     }
 
     /// Answers the challenges of `challenge`, after checking every answer rule.
-    pub async fn answer(&self, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
-        self.within_deadline("Authorize", async {
-            challenge.validate(&answers)?;
-            let request = AuthorizeRequest::Answer { request_id: challenge.request_id.clone(), responses: answers };
-            let step = match self.authorize(request).await {
-                Err(Error::Api(error)) if error.keeps_challenge_open() => {
-                    return Err(Error::AnswerRefused { error, challenge: Box::new(challenge.clone()) })
-                }
-                step => step?,
-            };
-            // The answer call names no LoginId; a saved-connection flow's is carried over, and a
-            // session of another login is refused as it is for the Authorize that named it.
-            Ok(match step {
-                Step::Session(session) => Step::Session(session.of_login(challenge.login_id.as_deref())?),
-                Step::Challenge(mut next) => {
-                    next.login_id = challenge.login_id.clone();
-                    Step::Challenge(next)
-                }
-            })
+    pub async fn answer(&self, call: &Call, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
+        challenge.validate(&answers)?;
+        let request = AuthorizeRequest::Answer { request_id: challenge.request_id.clone(), responses: answers };
+        let step = match self.authorize(call, request).await {
+            Err(Error::Api(error)) if error.keeps_challenge_open() => {
+                return Err(Error::AnswerRefused { error, challenge: Box::new(challenge.clone()) })
+            }
+            step => step?,
+        };
+        // The answer call names no LoginId; a saved-connection flow's is carried over, and a
+        // session of another login is refused as it is for the Authorize that named it.
+        Ok(match step {
+            Step::Session(session) => Step::Session(session.of_login(challenge.login_id.as_deref())?),
+            Step::Challenge(mut next) => {
+                next.login_id = challenge.login_id.clone();
+                Step::Challenge(next)
+            }
         })
-        .await
     }
 
     /// Hands each challenge to `handler` and sends its answers, until a session opens, an error
     /// comes, or the bound of rounds is reached.
-    pub async fn complete(&self, mut step: Step, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
-        self.within_deadline("Authorize", async {
-            let mut rounds = 0;
-            loop {
-                let challenge = match step {
-                    Step::Session(session) => return Ok(session),
-                    Step::Challenge(challenge) => challenge,
-                };
-                if rounds >= self.inner.config.max_challenge_rounds {
-                    return Err(Error::TooManyChallenges { rounds, request_id: challenge.request_id });
-                }
-                rounds += 1;
-                let answers = handler.answer(&challenge).await?;
-                step = self.answer(&challenge, answers).await?;
+    pub async fn complete(
+        &self,
+        call: &Call,
+        mut step: Step,
+        handler: &mut dyn ChallengeHandler,
+    ) -> Result<Session, Error> {
+        let mut rounds = 0;
+        loop {
+            let challenge = match step {
+                Step::Session(session) => return Ok(session),
+                Step::Challenge(challenge) => challenge,
+            };
+            if rounds >= self.inner.config.max_challenge_rounds {
+                return Err(Error::TooManyChallenges { rounds, request_id: challenge.request_id });
             }
-        })
-        .await
+            rounds += 1;
+            let answers = handler.answer(&challenge).await?;
+            step = self.answer(call, &challenge, answers).await?;
+        }
     }
 
     /// A live login with credentials, every challenge answered by `handler`.
-    pub async fn login(&self, credentials: Credentials, handler: &mut dyn ChallengeHandler) -> Result<Session, Error> {
-        self.within_deadline("Authorize", async {
-            let step = self.authorize(AuthorizeRequest::Credentials(credentials)).await?;
-            self.complete(step, handler).await
-        })
-        .await
+    pub async fn login(
+        &self,
+        call: &Call,
+        credentials: Credentials,
+        handler: &mut dyn ChallengeHandler,
+    ) -> Result<Session, Error> {
+        let step = self.authorize(call, AuthorizeRequest::Credentials(credentials)).await?;
+        self.complete(call, step, handler).await
     }
 
     /// A cached read of a saved connection: a new RequestId for already processed data.
-    pub async fn authorize_cached(&self, login_id: &str) -> Result<Session, Error> {
-        self.within_deadline("Authorize", async {
-            match self.authorize(AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await? {
-                Step::Session(session) => Ok(session),
-                Step::Challenge(challenge) => Err(Error::ChallengeRequired(Box::new(challenge))),
-            }
-        })
-        .await
+    pub async fn authorize_cached(&self, call: &Call, login_id: &str) -> Result<Session, Error> {
+        match self.authorize(call, AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await? {
+            Step::Session(session) => Ok(session),
+            Step::Challenge(challenge) => Err(Error::ChallengeRequired(Box::new(challenge))),
+        }
     }
 
-    /// Runs the data operation `O` on `target` with `options`, within one `deadline`: its session
+    /// Runs the data operation `O` on `target` with `options`, as part of `call`: its session
     /// opened (a cached Authorize) or resumed, account detail made ready first when `O` needs it,
     /// its request sent and 202 polled, and its 200 read off the IO workers and checked to be the
     /// session's login (docs/protocol.md#polling).
-    pub async fn data<O: DataOp>(&self, target: Target<'_>, options: &O::Options) -> Result<O::Output, Error> {
-        self.within_deadline(O::CALL, async {
-            O::validate(options)?;
-            let opened;
-            let session = match target {
-                Target::Session(session) => session,
-                Target::Login { login_id, request_id } => {
-                    opened = self.session_for_login(login_id, request_id).await?;
-                    &opened
-                }
-            };
-            let request = O::request(&self.inner.config, session, options)?;
-            if O::NEEDS_ACCOUNT_DETAIL {
-                self.account_detail_ready(session).await?;
+    pub async fn data<O: DataOp>(
+        &self,
+        call: &Call,
+        target: Target<'_>,
+        options: &O::Options,
+    ) -> Result<O::Output, Error> {
+        O::validate(options)?;
+        let opened;
+        let session = match target {
+            Target::Session(session) => session,
+            Target::Login { login_id, request_id } => {
+                opened = self.session_for_login(call, login_id, request_id).await?;
+                &opened
             }
-            let operation = request.operation;
-            let raw = self.fetch(request, &session.request_id).await?;
-            read_for::<O>(operation, session, raw).await
-        })
-        .await
+        };
+        call.doing(O::CALL);
+        let request = O::request(&self.inner.config, session, options)?;
+        if O::NEEDS_ACCOUNT_DETAIL {
+            self.account_detail_ready(call, session).await?;
+        }
+        let operation = request.operation;
+        let raw = self.fetch(call, request, &session.request_id).await?;
+        read_for::<O>(operation, session, raw).await
     }
 
     /// Sends `request` with the api key, polling its 202 answers until 200.
-    async fn fetch(&self, request: ops::Request, request_id: &str) -> Result<Raw, Error> {
+    async fn fetch(&self, call: &Call, request: ops::Request, request_id: &str) -> Result<Raw, Error> {
         let ops::Request { operation, method, url, body } = request;
         let mut request = self.with_api_key(ApiRequest::new(operation, method, url));
         if let Some(body) = body {
             request = request.json(&body)?;
         }
-        let bytes = poll(&*self.http()?, &request, &self.inner.config.poll, Some(request_id)).await?;
+        let bytes = poll(&*self.http()?, &request, call, &self.inner.config.poll, Some(request_id)).await?;
         Ok(Raw(bytes.into()))
     }
 
     /// The session of `login_id`: a cached Authorize, or, given the RequestId of one already
     /// opened (a `PendingTimeout` names it), that session again without a call
     /// (see [`Session::resume`]).
-    async fn session_for_login(&self, login_id: &str, request_id: Option<&str>) -> Result<Session, Error> {
+    async fn session_for_login(&self, call: &Call, login_id: &str, request_id: Option<&str>) -> Result<Session, Error> {
         match request_id {
             Some(request_id) => Session::resume(request_id, Some(login_id)),
-            None => self.authorize_cached(login_id).await,
+            None => self.authorize_cached(call, login_id).await,
         }
     }
 
     /// docs/protocol.md#attributes: account detail polled to 200, and checked to be a detail
     /// payload of the session's login; it only has to be ready, so it is not kept.
-    async fn account_detail_ready(&self, session: &Session) -> Result<(), Error> {
+    async fn account_detail_ready(&self, call: &Call, session: &Session) -> Result<(), Error> {
         let request = ops::AccountsDetail::request(&self.inner.config, session, &AccountsDetailOptions::default())?;
         let operation = request.operation;
-        let detail = self.fetch(request, &session.request_id).await?;
+        let detail = self.fetch(call, request, &session.request_id).await?;
         let named = off_io(detail.clone(), move |raw| check_accounts(operation, &raw)).await?;
         same_login(operation, session, named.as_deref(), &detail)
     }
 
     /// DeleteCard: removes the retained data of a saved connection. Returns the answer: a JSON body
     /// as it came, a plain-text one as `{"Message": text}` (docs/protocol.md#deletecard).
-    pub async fn delete_login(&self, login_id: &str) -> Result<Value, Error> {
-        self.within_deadline("DeleteCard", async {
-            guid("login_id", login_id)?;
-            let url = self.banking_url(&format!("DeleteCard/{login_id}"));
-            let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
-            match self.http()?.send(&request).await? {
-                Reply::Data { status, bytes } => {
-                    // Any body is an answer, except one whose envelope says error.
-                    json::check_error_envelope(status, &bytes)?;
-                    Ok(delete_answer(&bytes))
-                }
-                reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),
+    pub async fn delete_login(&self, call: &Call, login_id: &str) -> Result<Value, Error> {
+        call.doing("DeleteCard");
+        guid("login_id", login_id)?;
+        let url = self.banking_url(&format!("DeleteCard/{login_id}"));
+        let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
+        match self.http()?.send(&request, call).await? {
+            Reply::Data { status, bytes } => {
+                // Any body is an answer, except one whose envelope says error.
+                json::check_error_envelope(status, &bytes)?;
+                Ok(delete_answer(&bytes))
             }
-        })
-        .await
+            reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),
+        }
     }
 }
 
@@ -385,6 +363,18 @@ async fn off_io<T: Send + 'static>(
     }
 }
 
+/// Runs one call of `$client` named `$name`, as the binding runs each Python call: the call is
+/// made once (`Client::call`), the body runs within it (`Call::run`: the `deadline`, a close), and
+/// `$call` is the call it hands down; `$c` is the client.
+#[cfg(test)]
+macro_rules! within {
+    ($client:expr, $name:expr, |$c:ident, $call:ident| $body:expr) => {{
+        let $c = &$client;
+        let $call = $c.call($name);
+        $call.run($body).await
+    }};
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -433,9 +423,9 @@ mod tests {
             203,
             r#"{"RequestId": "r-203", "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#,
         )]);
-        let result = client(&base, false)
-            .data::<ops::AccountsSummary>(Target::Session(&session()), &AccountsSummaryOptions::default())
-            .await;
+        let result = within!(client(&base, false), <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| {
+            c.data::<ops::AccountsSummary>(&call, Target::Session(&session()), &AccountsSummaryOptions::default())
+        });
         let (operation, status, request_id, snippet) = protocol(result);
         assert_eq!((operation.as_str(), status, request_id.as_deref()), ("GetAccountsSummary", 203, Some("r-203")));
         assert!(snippet.contains("City?"), "{snippet}");
@@ -444,7 +434,8 @@ mod tests {
     #[tokio::test]
     async fn a_token_call_without_a_token_is_a_protocol_surprise() {
         let base = stub::serve(vec![(200, r#"{"HttpStatusCode": 200, "RequestId": "r-t"}"#)]);
-        let (operation, status, request_id, snippet) = protocol(client(&base, true).authorize_cached(LOGIN).await);
+        let (operation, status, request_id, snippet) =
+            protocol(within!(client(&base, true), "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
         assert_eq!((operation.as_str(), status, request_id.as_deref()), (TOKEN, 200, Some("r-t")));
         // Withheld, as every body of the token call: one holding the token under another key
         // would otherwise reach the error.
@@ -458,9 +449,11 @@ mod tests {
             (203, r#"{"RequestId": "r-3", "SecurityChallenges": []}"#),
         ]);
         let client = client(&base, true);
-        let (_, status, request_id, _) = protocol(client.authorize_cached(LOGIN).await);
+        let (_, status, request_id, _) =
+            protocol(within!(client, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
         assert_eq!((status, request_id.as_deref()), (202, Some("r-2")));
-        let (_, status, request_id, _) = protocol(client.authorize_cached(LOGIN).await);
+        let (_, status, request_id, _) =
+            protocol(within!(client, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
         assert_eq!((status, request_id.as_deref()), (203, Some("r-3")));
     }
 
@@ -473,7 +466,7 @@ mod tests {
                 r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "Login": {"Id": "5E0E5F83-6E9B-4A2C-A6A3-0D8F4B1C9E21"}}"#,
             ),
         ]);
-        let session = client(&base, true).authorize_cached(LOGIN).await.unwrap();
+        let session = within!(client(&base, true), "Authorize", |c, call| c.authorize_cached(&call, LOGIN)).unwrap();
         assert_eq!(session.login_id.as_deref(), Some("5E0E5F83-6E9B-4A2C-A6A3-0D8F4B1C9E21"));
     }
 
@@ -488,7 +481,11 @@ mod tests {
         let stub =
             stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER), stub::Answer::new(200, investments)]);
         let client = client(&stub.url, false);
-        match client.data::<ops::Investments>(Target::login(LOGIN, None), &()).await {
+        match within!(client, <ops::Investments as crate::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+            &call,
+            Target::login(LOGIN, None),
+            &()
+        )) {
             Err(error @ Error::Protocol { .. }) => {
                 let message = error.to_string();
                 assert!(
@@ -511,13 +508,21 @@ mod tests {
     async fn every_authorize_that_names_a_login_refuses_a_session_of_another() {
         let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER); 2]);
         let named = client(&stub.url, false);
-        assert!(matches!(named.authorize_cached(LOGIN).await, Err(Error::Protocol { status: 200, .. })));
+        assert!(matches!(
+            within!(named, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)),
+            Err(Error::Protocol { status: 200, .. })
+        ));
         let saved = AuthorizeRequest::SavedLive { login_id: LOGIN.into(), save: false };
-        assert!(matches!(named.authorize(saved).await, Err(Error::Protocol { status: 200, .. })));
+        assert!(matches!(
+            within!(named, "Authorize", |c, call| c.authorize(&call, saved)),
+            Err(Error::Protocol { status: 200, .. })
+        ));
         // A live login with credentials names no LoginId: its session's is the one it opened.
         let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER)]);
         let credentials = Credentials::new("FlinksCapital", "Greatday", Secret::new("Everyday"));
-        match client(&stub.url, false).authorize(AuthorizeRequest::Credentials(credentials)).await {
+        match within!(client(&stub.url, false), "Authorize", |c, call| c
+            .authorize(&call, AuthorizeRequest::Credentials(credentials)))
+        {
             Ok(Step::Session(session)) => {
                 assert_eq!(session.login_id.as_deref(), Some("0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"));
             }
@@ -532,9 +537,11 @@ mod tests {
             stub::serve_answers(vec![stub::Answer::new(203, challenge), stub::Answer::new(200, SESSION_OF_OTHER)]);
         let client = client(&stub.url, false);
         let saved = AuthorizeRequest::SavedLive { login_id: LOGIN.into(), save: false };
-        let Ok(Step::Challenge(challenge)) = client.authorize(saved).await else { panic!("no challenge") };
+        let Ok(Step::Challenge(challenge)) = within!(client, "Authorize", |c, call| c.authorize(&call, saved)) else {
+            panic!("no challenge")
+        };
         let answers = Answers::from_pairs([("Confirm", vec!["VERIFIED"])]);
-        match client.answer(&challenge, answers).await {
+        match within!(client, "Authorize", |c, call| c.answer(&call, &challenge, answers)) {
             Err(Error::Protocol { message, .. }) => assert!(message.contains(LOGIN), "{message}"),
             other => panic!("{other:?}"),
         }
@@ -561,7 +568,8 @@ mod tests {
     #[tokio::test]
     async fn delete_card_answering_202_is_a_protocol_surprise() {
         let base = stub::serve(vec![(202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-d"}"#)]);
-        let (operation, status, request_id, snippet) = protocol(client(&base, false).delete_login(LOGIN).await);
+        let (operation, status, request_id, snippet) =
+            protocol(within!(client(&base, false), "DeleteCard", |c, call| c.delete_login(&call, LOGIN)));
         assert_eq!((operation.as_str(), status, request_id.as_deref()), ("DeleteCard", 202, Some("r-d")));
         assert!(snippet.contains("OPERATION_PENDING"), "{snippet}");
     }
@@ -570,15 +578,22 @@ mod tests {
     async fn delete_card_answers_json_as_is_and_text_as_a_message() {
         let base = stub::serve(vec![(200, "  Card deleted.\n"), (200, r#"{"Message": "ok", "Extra": 1}"#)]);
         let client = client(&base, false);
-        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({"Message": "Card deleted."}));
-        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({"Message": "ok", "Extra": 1}));
+        assert_eq!(
+            within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
+            json!({"Message": "Card deleted."})
+        );
+        assert_eq!(
+            within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
+            json!({"Message": "ok", "Extra": 1})
+        );
         assert_eq!(delete_answer(b""), json!({"Message": ""}));
     }
 
     #[tokio::test]
     async fn authorize_answering_202_is_a_protocol_surprise() {
         let base = stub::serve(vec![(202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-a"}"#)]);
-        let (operation, status, request_id, _) = protocol(client(&base, false).authorize_cached(LOGIN).await);
+        let (operation, status, request_id, _) =
+            protocol(within!(client(&base, false), "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
         assert_eq!((operation.as_str(), status, request_id.as_deref()), ("Authorize", 202, Some("r-a")));
     }
 
@@ -626,7 +641,11 @@ mod tests {
     async fn the_deadline_ends_a_call_whose_server_is_silent() {
         let client = with_deadline(&always(None), Duration::from_millis(300));
         let started = std::time::Instant::now();
-        match client.data::<ops::Investments>(Target::login(LOGIN, None), &()).await {
+        match within!(client, <ops::Investments as crate::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+            &call,
+            Target::login(LOGIN, None),
+            &()
+        )) {
             Err(Error::Transport { operation, timed_out: true, message, .. }) => {
                 assert_eq!(operation, "Authorize");
                 assert!(message.contains("deadline"), "{message}");
@@ -642,8 +661,11 @@ mod tests {
         let base = always(Some((202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-p"}"#)));
         let client = with_deadline(&base, Duration::from_millis(300));
         let started = std::time::Instant::now();
-        match client.data::<ops::AccountsSummary>(Target::Session(&session()), &AccountsSummaryOptions::default()).await
-        {
+        match within!(client, <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| c.data::<ops::AccountsSummary>(
+            &call,
+            Target::Session(&session()),
+            &AccountsSummaryOptions::default()
+        )) {
             Err(Error::PendingTimeout { operation, request_id, waited, .. }) => {
                 assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsSummary", Some("r-p")));
                 assert!(waited >= Duration::from_millis(250), "{waited:?}");
@@ -657,7 +679,10 @@ mod tests {
     async fn without_a_deadline_a_call_is_not_cut() {
         let base = stub::serve(vec![(200, r#"{"Message": "ok"}"#)]);
         assert!(client(&base, false).config().deadline.is_none());
-        assert_eq!(client(&base, false).delete_login(LOGIN).await.unwrap(), json!({"Message": "ok"}));
+        assert_eq!(
+            within!(client(&base, false), "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
+            json!({"Message": "ok"})
+        );
     }
 
     #[tokio::test]
@@ -670,12 +695,17 @@ mod tests {
             let mut hostile_login = session();
             hostile_login.login_id = Some(bad.into());
             let (operation, status, request_id, _) =
-                protocol(client.data::<ops::Attributes>(Target::Session(&hostile_login), &query).await);
+                protocol(within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c
+                    .data::<ops::Attributes>(&call, Target::Session(&hostile_login), &query)));
             assert_eq!((operation.as_str(), status), ("Authorize", 200));
             assert_eq!(request_id.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
             let mut hostile_request = session();
             hostile_request.request_id = bad.into();
-            match client.data::<ops::Attributes>(Target::Session(&hostile_request), &query).await {
+            match within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
+                &call,
+                Target::Session(&hostile_request),
+                &query
+            )) {
                 Err(Error::Protocol { message, request_id: None, .. }) => assert!(message.contains("RequestId")),
                 other => panic!("{bad:?}: {other:?}"),
             }
@@ -718,15 +748,37 @@ mod payload_tests {
         let client = client(&stub::serve(answers(operation, body)));
         let on = Target::Session(session);
         match operation {
-            "Investments" => client.data::<ops::Investments>(on, &()).await.map(drop),
-            "GetAccountsDetail" => client.data::<ops::AccountsDetail>(on, &Default::default()).await.map(drop),
-            "GetAccountsSummary" => client.data::<ops::AccountsSummary>(on, &Default::default()).await.map(drop),
-            "GetStatements" => client.data::<ops::Statements>(on, &Default::default()).await.map(drop),
-            "GetIncomeAttributes" => {
-                client.data::<ops::Attributes>(on, &AttributesQuery::Package(Package::Income)).await.map(drop)
+            "Investments" => within!(client, <ops::Investments as crate::DataOp>::CALL, |c, call| c
+                .data::<ops::Investments>(&call, on, &()))
+            .map(drop),
+            "GetAccountsDetail" => {
+                within!(client, <ops::AccountsDetail as crate::DataOp>::CALL, |c, call| c.data::<ops::AccountsDetail>(
+                    &call,
+                    on,
+                    &Default::default()
+                ))
+                .map(drop)
             }
-            "Attributes" => client.data::<ops::Attributes>(on, &AttributesQuery::Custom(custom())).await.map(drop),
-            "Authorize" => client.authorize_cached(LOGIN).await.map(drop),
+            "GetAccountsSummary" => {
+                within!(client, <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| c
+                    .data::<ops::AccountsSummary>(&call, on, &Default::default()))
+                .map(drop)
+            }
+            "GetStatements" => within!(client, <ops::Statements as crate::DataOp>::CALL, |c, call| c
+                .data::<ops::Statements>(&call, on, &Default::default()))
+            .map(drop),
+            "GetIncomeAttributes" => {
+                within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
+                    &call,
+                    on,
+                    &AttributesQuery::Package(Package::Income)
+                ))
+                .map(drop)
+            }
+            "Attributes" => within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c
+                .data::<ops::Attributes>(&call, on, &AttributesQuery::Custom(custom())))
+            .map(drop),
+            "Authorize" => within!(client, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)).map(drop),
             other => panic!("no operation {other}"),
         }
     }
@@ -843,10 +895,11 @@ mod payload_tests {
         let detail = r#"{"Accounts": [], "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}, "RequestId": "r-d"}"#;
         let attributes = r#"{"Income": {"Id": "g"}, "RequestId": "r-d"}"#;
         let client = client(&stub::serve(vec![(200, detail), (200, attributes)]));
-        match client
-            .data::<ops::Attributes>(Target::Session(&session()), &AttributesQuery::Package(Package::Income))
-            .await
-        {
+        match within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
+            &call,
+            Target::Session(&session()),
+            &AttributesQuery::Package(Package::Income)
+        )) {
             Err(error @ Error::OtherLogin { .. }) => {
                 assert!(error.to_string().contains(OTHER), "{error}");
                 let Error::OtherLogin { operation, request_id, .. } = error else { unreachable!() };
@@ -904,13 +957,16 @@ mod payload_tests {
     async fn delete_card_answering_an_error_envelope_is_that_error_and_any_other_body_an_answer() {
         let base = stub::serve(vec![(200, ENVELOPE), (200, "{}"), (200, "[]"), (200, "Deleted.")]);
         let client = client(&base);
-        match client.delete_login(LOGIN).await {
+        match within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)) {
             Err(Error::Api(api)) => assert_eq!((api.status, api.kind()), (500, ApiErrorKind::Aggregation)),
             other => panic!("{other:?}"),
         }
-        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({}));
-        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!([]));
-        assert_eq!(client.delete_login(LOGIN).await.unwrap(), json!({"Message": "Deleted."}));
+        assert_eq!(within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(), json!({}));
+        assert_eq!(within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(), json!([]));
+        assert_eq!(
+            within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
+            json!({"Message": "Deleted."})
+        );
     }
 
     #[test]

@@ -707,7 +707,7 @@ mod tests {
         assert!(transport("Investments", false).ends_with("check base_url and the network, then retry later"));
         assert!(transport("Investments", true).ends_with("retry later, or raise timeout"));
         assert!(transport("Authorize", true).contains("do not repeat it blindly"));
-        let deadline = crate::deadline::ran_out("Investments", Duration::from_secs(5)).to_string();
+        let deadline = crate::call::ran_out("Investments", Duration::from_secs(5)).to_string();
         assert!(deadline.ends_with("raise deadline if the call may take that long, or retry later"), "{deadline}");
         let protocol = Error::protocol("Investments", 200, "no Accounts", br#"{"RequestId": "r-1"}"#).to_string();
         assert!(protocol.ends_with("report it to the provider with the RequestId and the body's start"), "{protocol}");

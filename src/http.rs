@@ -8,6 +8,7 @@ use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, LOCATION, RE
 use reqwest::{redirect, Method};
 use tokio::time::Instant;
 
+use crate::call::Call;
 use crate::config::{ClientConfig, RetryPolicy};
 use crate::data::answer::{classify, request_id_field, Refusal, Reply};
 use crate::data::json::{body_snippet, field, request_id_of};
@@ -209,8 +210,8 @@ impl Http {
 
     /// Sends `request`, retrying what is safe to retry within `poll_timeout` from now, and
     /// classifies the answer.
-    pub async fn send(&self, request: &ApiRequest) -> Result<Reply, Error> {
-        self.send_until(request, None).await
+    pub async fn send(&self, request: &ApiRequest, call: &Call) -> Result<Reply, Error> {
+        self.send_until(request, None, call).await
     }
 
     /// Sends `request`, retrying what is safe to retry (docs/protocol.md#timing-and-limits), and
@@ -218,15 +219,20 @@ impl Http {
     /// `poll_timeout` from now) or the whole call's deadline: the last answer is the outcome then.
     /// The first send is made whatever the time, with the usual timeout, so that a poll's last
     /// round still gets its answer.
-    pub async fn send_until(&self, request: &ApiRequest, deadline: Option<Instant>) -> Result<Reply, Error> {
+    pub async fn send_until(
+        &self,
+        request: &ApiRequest,
+        deadline: Option<Instant>,
+        call: &Call,
+    ) -> Result<Reply, Error> {
         // Past the end of time (poll_timeout is bounded by the config, so only in theory): no
         // retry waits at all.
         let deadline = deadline.unwrap_or_else(|| Instant::now().checked_add(self.budget).unwrap_or_else(Instant::now));
-        let deadline = crate::deadline::current().map_or(deadline, |call| deadline.min(call));
+        let deadline = call.deadline().map_or(deadline, |call| deadline.min(call));
         let mut jitter = Jitter::seeded();
         let mut sent: u32 = 0;
         let mut time_left = None;
-        let mut fresh = self.fresh_value(request, deadline).await?;
+        let mut fresh = self.fresh_value(request, deadline, call).await?;
         loop {
             let started = Instant::now();
             let outcome = self.send_once(request, fresh.as_ref(), time_left).await;
@@ -259,7 +265,7 @@ impl Http {
             tokio::time::sleep(wait).await;
             // A value already sent may have been used even when no answer came back: each attempt
             // carries a new one, fetched within the same deadline.
-            fresh = self.fresh_value(request, deadline).await?;
+            fresh = self.fresh_value(request, deadline, call).await?;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 log_given_up(request, &failure, sent, "the deadline passed");
@@ -275,9 +281,10 @@ impl Http {
         &self,
         request: &ApiRequest,
         deadline: Instant,
+        call: &Call,
     ) -> Result<Option<(&'static str, Secret)>, Error> {
         let Some(source) = &request.fresh_header else { return Ok(None) };
-        let reply = Box::pin(self.send_until(&source.request, Some(deadline))).await.map_err(withheld)?;
+        let reply = Box::pin(self.send_until(&source.request, Some(deadline), call)).await.map_err(withheld)?;
         Ok(Some((source.name, (source.parse)(reply).map_err(withheld)?)))
     }
 
@@ -763,6 +770,11 @@ pub(crate) mod stub {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call without a deadline that no close ends: the sender alone is under test.
+    fn free() -> Call {
+        Call::new("test", None, None)
+    }
     use serde_json::json;
 
     /// Every delay of the retry loop shortened, so that the tests run in milliseconds.
@@ -861,7 +873,7 @@ mod tests {
                 stub::Answer::new(200, "{}"),
             ]);
             // Safe to repeat, with retries left: still sent once (a resend would get the 200).
-            match http_with(2, |_| {}).send(&post(&origin.url)).await {
+            match http_with(2, |_| {}).send(&post(&origin.url), &free()).await {
                 Err(Error::Protocol { operation, status: got, message, request_id, .. }) => {
                     assert_eq!((operation.as_str(), got), ("GetAccountsDetail", status));
                     assert!(message.contains(&location) && message.contains("base_url"), "{message}");
@@ -884,13 +896,13 @@ mod tests {
             let origin = stub::serve_answers(vec![
                 stub::Answer::new(status, "moved").header("Location", format!("{}/steal", target.url))
             ]);
-            let error = http_with(2, |_| {}).send(&login(&origin.url)).await.unwrap_err();
+            let error = http_with(2, |_| {}).send(&login(&origin.url), &free()).await.unwrap_err();
             assert!(matches!(error, Error::Protocol { status: s, .. } if s == status), "{error:?}");
             assert!(!error.to_string().contains("pw-secret"), "{error}");
             assert_eq!(origin.requests().len(), 1);
         }
         let origin = stub::serve_answers(vec![stub::Answer::new(302, "")]);
-        let error = http_with(0, |_| {}).send(&post(&origin.url)).await.unwrap_err();
+        let error = http_with(0, |_| {}).send(&post(&origin.url), &free()).await.unwrap_err();
         assert!(error.to_string().contains("without a Location"), "{error}");
         assert!(target.requests().is_empty());
     }
@@ -912,7 +924,7 @@ mod tests {
         ];
         for failure in cases {
             let server = stub::serve_answers(vec![failure.clone(), failure.clone(), stub::Answer::new(200, "{}")]);
-            let reply = http_with(2, |_| {}).send(&post(&server.url)).await;
+            let reply = http_with(2, |_| {}).send(&post(&server.url), &free()).await;
             assert!(matches!(reply, Ok(Reply::Data { status: 200, .. })), "{failure:?}: {reply:?}");
             let requests = server.requests();
             assert_eq!(requests.len(), 3, "{failure:?}");
@@ -927,7 +939,7 @@ mod tests {
                 stub::Answer::new(status, error_body("INVALID_REQUEST", "r-1")),
                 stub::Answer::new(200, "{}"),
             ]);
-            let error = api(http_with(2, |_| {}).send(&post(&server.url)).await);
+            let error = api(http_with(2, |_| {}).send(&post(&server.url), &free()).await);
             assert_eq!((error.status, error.attempts), (status, 1));
             assert_eq!(server.requests().len(), 1);
         }
@@ -941,13 +953,13 @@ mod tests {
             stub::Answer::new(503, error_body("RETRY_LATER", "r-3")),
             stub::Answer::new(200, "{}"),
         ]);
-        let error = api(http_with(2, |_| {}).send(&post(&server.url)).await);
+        let error = api(http_with(2, |_| {}).send(&post(&server.url), &free()).await);
         assert_eq!((error.attempts, error.request_id.as_deref()), (3, Some("r-3")));
         assert!(error.to_string().contains("(RequestId r-3) after 3 attempts"), "{error}");
         assert_eq!(server.requests().len(), 3);
 
         let server = stub::serve_answers(vec![stub::Answer::dropped(), stub::Answer::dropped()]);
-        match http_with(1, |_| {}).send(&post(&server.url)).await {
+        match http_with(1, |_| {}).send(&post(&server.url), &free()).await {
             Err(error @ Error::Transport { attempts: 2, .. }) => {
                 assert!(error.to_string().starts_with("GetAccountsDetail failed after 2 attempts: "), "{error}");
             }
@@ -959,7 +971,7 @@ mod tests {
     async fn a_login_the_server_saw_is_never_sent_again() {
         for first in [stub::Answer::dropped(), stub::Answer::new(503, error_body("RETRY_LATER", "r-1"))] {
             let server = stub::serve_answers(vec![first.clone(), stub::Answer::new(200, "{}")]);
-            let result = http_with(2, |_| {}).send(&login(&server.url)).await;
+            let result = http_with(2, |_| {}).send(&login(&server.url), &free()).await;
             match result {
                 Err(Error::Transport { attempts: 1, .. }) => assert!(first.drop),
                 Err(Error::Api(api)) => assert_eq!((api.status, api.attempts), (503, 1)),
@@ -971,7 +983,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_login_that_never_reached_the_server_is_retried() {
-        match http_with(2, |_| {}).send(&login(&closed_port())).await {
+        match http_with(2, |_| {}).send(&login(&closed_port()), &free()).await {
             Err(error @ Error::Transport { attempts: 3, timed_out: false, .. }) => {
                 assert!(error.to_string().starts_with("Authorize failed after 3 attempts"), "{error}");
                 assert!(!error.to_string().contains("pw-secret"));
@@ -1004,7 +1016,7 @@ mod tests {
             stub::Answer::new(200, r#"{"Token": "tok-3"}"#),
             stub::Answer::new(200, "{}"),
         ]);
-        let reply = http_with(2, |_| {}).send(&authorize_with_token(&server.url)).await;
+        let reply = http_with(2, |_| {}).send(&authorize_with_token(&server.url), &free()).await;
         assert!(matches!(reply, Ok(Reply::Data { status: 200, .. })), "{reply:?}");
         let requests: Vec<String> = server.requests().into_iter().map(|r| r.to_ascii_lowercase()).collect();
         assert_eq!(requests.len(), 6);
@@ -1028,7 +1040,7 @@ mod tests {
         ]);
         let request = authorize_with_token(&server.url);
         assert!(!format!("{request:?}").contains("sk-secret"), "the source's key stays out of a repr");
-        match http_with(2, |_| {}).send(&request).await {
+        match http_with(2, |_| {}).send(&request, &free()).await {
             Err(error @ Error::Protocol { .. }) => {
                 let text = format!("{error} {error:?}");
                 assert!(text.contains("GenerateAuthorizeToken") && !text.contains("tok-"), "{text}");
@@ -1049,7 +1061,7 @@ mod tests {
             (200, r#"{"Token": "SECRET-6"#),
         ] {
             let server = stub::serve_answers(vec![stub::Answer::new(status, body)]);
-            match http_with(0, |_| {}).send(&authorize_with_token(&server.url)).await {
+            match http_with(0, |_| {}).send(&authorize_with_token(&server.url), &free()).await {
                 Err(error) => {
                     let text = format!("{error} {error:?}");
                     assert!(!text.contains("SECRET"), "{status} {body}: {text}");
@@ -1068,7 +1080,7 @@ mod tests {
         ]);
         let started = Instant::now();
         // The back-off alone would be a few milliseconds.
-        assert!(http_with(2, |_| {}).send(&post(&server.url)).await.is_ok());
+        assert!(http_with(2, |_| {}).send(&post(&server.url), &free()).await.is_ok());
         let took = started.elapsed();
         assert!(took >= Duration::from_millis(400) && took < Duration::from_secs(5), "{took:?}");
         assert_eq!(server.requests().len(), 3);
@@ -1084,7 +1096,7 @@ mod tests {
             ]);
             let started = Instant::now();
             let deadline = Instant::now() + Duration::from_secs(60);
-            let error = api(http_with(2, |_| {}).send_until(&post(&server.url), Some(deadline)).await);
+            let error = api(http_with(2, |_| {}).send_until(&post(&server.url), Some(deadline), &free()).await);
             assert!(started.elapsed() < Duration::from_secs(2), "{retry_after}: not slept");
             assert_eq!((error.status, error.request_id.as_deref(), error.attempts), (429, Some("r-429"), 1));
             assert!(error.retry_after.unwrap() > Duration::from_secs(60));
@@ -1096,13 +1108,13 @@ mod tests {
             stub::Answer::new(200, ""),
         ]);
         let http = http_with(2, |config| config.poll.timeout = Duration::from_secs(2));
-        assert_eq!(api(http.send(&post(&server.url)).await).attempts, 1);
+        assert_eq!(api(http.send(&post(&server.url), &free()).await).attempts, 1);
         // A back-off that would pass the deadline is not slept either.
         let server = stub::serve_answers(vec![stub::Answer::new(503, "busy"), stub::Answer::new(200, "")]);
         let slow = http_with(2, |config| config.retry.backoff = Duration::from_secs(3600));
         let started = Instant::now();
         let deadline = Instant::now() + Duration::from_millis(1);
-        assert_eq!(api(slow.send_until(&post(&server.url), Some(deadline)).await).attempts, 1);
+        assert_eq!(api(slow.send_until(&post(&server.url), Some(deadline), &free()).await).attempts, 1);
         assert!(started.elapsed() < Duration::from_secs(2));
     }
 
@@ -1110,7 +1122,10 @@ mod tests {
     async fn a_huge_retry_after_on_a_success_is_harmless() {
         let server =
             stub::serve_answers(vec![stub::Answer::new(200, r#"{"RequestId": "r"}"#).header("Retry-After", "1e308")]);
-        assert!(matches!(http_with(2, |_| {}).send(&login(&server.url)).await, Ok(Reply::Data { status: 200, .. })));
+        assert!(matches!(
+            http_with(2, |_| {}).send(&login(&server.url), &free()).await,
+            Ok(Reply::Data { status: 200, .. })
+        ));
     }
 
     #[tokio::test]
@@ -1120,7 +1135,7 @@ mod tests {
         let big = vec![b'x'; limit + 1];
         for answer in [stub::Answer::new(200, big.clone()), stub::Answer::new(200, big.clone()).until_close()] {
             let server = stub::serve_answers(vec![answer.clone(), stub::Answer::new(200, "{}")]);
-            match http.send(&post(&server.url)).await {
+            match http.send(&post(&server.url), &free()).await {
                 Err(Error::Protocol { operation, status: 200, message, snippet, .. }) => {
                     assert_eq!(operation, "GetAccountsDetail");
                     assert!(message.contains("max_body_bytes (65536 bytes)"), "{message}");
@@ -1132,13 +1147,13 @@ mod tests {
             assert_eq!(server.requests().len(), 1, "not retried: the same answer would come");
         }
         let exact = stub::serve_answers(vec![stub::Answer::new(200, vec![b' '; limit]).until_close()]);
-        match http.send(&post(&exact.url)).await {
+        match http.send(&post(&exact.url), &free()).await {
             Ok(Reply::Data { bytes, .. }) => assert_eq!(bytes.len(), limit),
             other => panic!("{other:?}"),
         }
         // An error answer past the limit is refused the same way, keeping its status.
         let server = stub::serve_answers(vec![stub::Answer::new(500, big)]);
-        assert!(matches!(http.send(&post(&server.url)).await, Err(Error::Protocol { status: 500, .. })));
+        assert!(matches!(http.send(&post(&server.url), &free()).await, Err(Error::Protocol { status: 500, .. })));
     }
 
     #[tokio::test]
@@ -1147,7 +1162,7 @@ mod tests {
         let filler: Vec<u32> = (0..200_000).collect();
         let body = json!({"Message": message, "Filler": filler, "FlinksCode": "INVALID_REQUEST", "RequestId": "r-big"});
         let server = stub::serve_answers(vec![stub::Answer::new(400, body.to_string())]);
-        let error = api(http_with(0, |_| {}).send(&post(&server.url)).await);
+        let error = api(http_with(0, |_| {}).send(&post(&server.url), &free()).await);
         assert_eq!((error.code.as_deref(), error.request_id.as_deref()), (Some("INVALID_REQUEST"), Some("r-big")));
         match &error.body {
             Body::Text(text) => assert!(text.chars().count() <= 201 && text.starts_with(r#"{"Message":"mmm"#)),
@@ -1158,14 +1173,14 @@ mod tests {
         // Under 64 KiB the body is kept whole, parsed.
         let small = json!({"Message": "m".repeat(60_000), "FlinksCode": "INVALID_REQUEST"});
         let server = stub::serve_answers(vec![stub::Answer::new(400, small.to_string())]);
-        assert_eq!(api(http_with(0, |_| {}).send(&post(&server.url)).await).body, Body::Json(small));
+        assert_eq!(api(http_with(0, |_| {}).send(&post(&server.url), &free()).await).body, Body::Json(small));
     }
 
     #[tokio::test]
     async fn a_header_that_cannot_be_sent_is_not_retried() {
         let server = stub::serve_answers(vec![stub::Answer::new(200, "{}")]);
         let request = post(&server.url).header("x-extra", Secret::new("line\nbreak"));
-        match http_with(2, |_| {}).send(&request).await {
+        match http_with(2, |_| {}).send(&request, &free()).await {
             Err(Error::Transport { attempts: 1, message, .. }) => assert!(message.contains("x-extra"), "{message}"),
             other => panic!("{other:?}"),
         }
@@ -1177,18 +1192,18 @@ mod tests {
         let quick = |retries| http_with(retries, |config| config.timeout = Duration::from_millis(200));
         let server =
             stub::serve_answers(vec![stub::Answer::stalled(), stub::Answer::stalled(), stub::Answer::new(200, "{}")]);
-        assert!(quick(2).send(&post(&server.url)).await.is_ok());
+        assert!(quick(2).send(&post(&server.url), &free()).await.is_ok());
         assert_eq!(server.requests().len(), 3);
 
         let server = stub::serve_answers(vec![stub::Answer::stalled(), stub::Answer::new(200, "{}")]);
-        match quick(2).send(&login(&server.url)).await {
+        match quick(2).send(&login(&server.url), &free()).await {
             Err(Error::Transport { timed_out: true, attempts: 1, .. }) => {}
             other => panic!("{other:?}"),
         }
         assert_eq!(server.requests().len(), 1, "a login the server saw is not sent again");
 
         let server = stub::serve_answers(vec![stub::Answer::stalled(); 3]);
-        match quick(2).send(&post(&server.url)).await {
+        match quick(2).send(&post(&server.url), &free()).await {
             Err(error @ Error::Transport { timed_out: true, attempts: 3, .. }) => {
                 assert!(error.to_string().starts_with("GetAccountsDetail timed out after 3 attempts"), "{error}");
             }
@@ -1202,7 +1217,7 @@ mod tests {
         let patient = http_with(2, |config| config.timeout = Duration::from_secs(60));
         let started = Instant::now();
         let deadline = Instant::now() + Duration::from_millis(500);
-        match patient.send_until(&post(&server.url), Some(deadline)).await {
+        match patient.send_until(&post(&server.url), Some(deadline), &free()).await {
             Err(Error::Transport { timed_out: true, attempts: 2, .. }) => {}
             other => panic!("{other:?}"),
         }
@@ -1219,7 +1234,7 @@ mod tests {
     #[tokio::test]
     async fn a_failure_through_a_proxy_names_the_proxy_without_its_password() {
         let dead = closed_port().replace("http://", "http://alice:hunter2@");
-        match proxied(&dead, 0).send(&post("https://api.example.invalid")).await {
+        match proxied(&dead, 0).send(&post("https://api.example.invalid"), &free()).await {
             Err(error @ Error::Transport { .. }) => {
                 let text = error.to_string();
                 let shown = dead.replace("alice:hunter2@", "***@");
@@ -1233,7 +1248,7 @@ mod tests {
     #[tokio::test]
     async fn a_loopback_host_is_reached_directly_whatever_the_proxy() {
         let server = stub::serve_answers(vec![stub::Answer::new(200, "{}")]);
-        let reply = proxied(&closed_port(), 0).send(&post(&server.url)).await;
+        let reply = proxied(&closed_port(), 0).send(&post(&server.url), &free()).await;
         assert!(matches!(reply, Ok(Reply::Data { status: 200, .. })), "{reply:?}");
         assert!(server.requests()[0].starts_with("POST /v3/cid/"), "{:?}", server.requests());
     }
@@ -1243,7 +1258,7 @@ mod tests {
         for (status, says) in [(407, "407 Proxy Authentication Required"), (403, "refused to open a tunnel")] {
             let proxy = stub::serve_answers(vec![stub::Answer::new(status, ""); 3]);
             let url = proxy.url.replace("http://", "http://alice:hunter2@");
-            match proxied(&url, 2).send(&post("https://api.example.invalid")).await {
+            match proxied(&url, 2).send(&post("https://api.example.invalid"), &free()).await {
                 Err(error @ Error::Transport { attempts: 1, .. }) => {
                     let text = error.to_string();
                     assert!(text.contains(says) && text.contains("through the proxy http://***@"), "{text}");

@@ -4,10 +4,10 @@
 
 pub mod authorize;
 pub mod bulk;
+pub mod call;
 pub mod client;
 pub mod config;
 pub mod data;
-mod deadline;
 pub mod error;
 mod events;
 mod fork;
@@ -34,6 +34,7 @@ pub mod sandbox;
 mod python;
 
 pub use authorize::{Answers, Challenge, ChallengeHandler, ChallengeType, SecurityChallenge, Session, Step};
+pub use call::Call;
 pub use client::Client;
 pub use config::{ClientConfig, PollPolicy, RetryPolicy};
 pub use error::{ApiError, Body, Error};

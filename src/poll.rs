@@ -6,10 +6,10 @@
 use reqwest::Method;
 use tokio::time::Instant;
 
+use crate::call::{Call, CALL_DEADLINE};
 use crate::config::{is_safe_segment, PollPolicy, SAFE_SEGMENT};
 use crate::data::answer::{Pending, Reply};
 use crate::data::json::body_snippet;
-use crate::deadline;
 use crate::error::Error;
 use crate::events;
 use crate::http::{ApiRequest, Http};
@@ -25,17 +25,19 @@ use crate::http::{ApiRequest, Http};
 pub(crate) async fn poll(
     http: &Http,
     request: &ApiRequest,
+    call: &Call,
     policy: &PollPolicy,
     request_id: Option<&str>,
 ) -> Result<Vec<u8>, Error> {
-    let result = poll_until_done(http, request, policy, request_id).await;
-    deadline::settled();
+    let result = poll_until_done(http, request, call, policy, request_id).await;
+    call.settled();
     result
 }
 
 async fn poll_until_done(
     http: &Http,
     request: &ApiRequest,
+    call: &Call,
     policy: &PollPolicy,
     request_id: Option<&str>,
 ) -> Result<Vec<u8>, Error> {
@@ -46,9 +48,9 @@ async fn poll_until_done(
     let pending_timeout = |last_request_id: Option<String>| {
         let waited = started.elapsed();
         // The poll may be cut at the call's deadline a moment before the deadline itself ends it.
-        let call_ended = deadline::current()
-            .is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
-        let why = if call_ended { deadline::CALL_DEADLINE } else { "poll_timeout reached" };
+        let call_ended =
+            call.deadline().is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
+        let why = if call_ended { CALL_DEADLINE } else { "poll_timeout reached" };
         events::pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
         Error::PendingTimeout { operation: request.operation.to_owned(), request_id: last_request_id, waited }
     };
@@ -56,17 +58,17 @@ async fn poll_until_done(
     let mut round: u32 = 0;
     loop {
         // The call's own deadline, when sooner, ends it the same way: the operation is pending.
-        let cut = match (poll_deadline, deadline::current()) {
+        let cut = match (poll_deadline, call.deadline()) {
             (Some(poll), Some(call)) => Some(poll.min(call)),
             (poll, call) => poll.or(call),
         };
         let reply = match cut.filter(|_| !first) {
-            Some(at) => match tokio::time::timeout_at(at, http.send_until(&current, Some(at))).await {
+            Some(at) => match tokio::time::timeout_at(at, http.send_until(&current, Some(at), call)).await {
                 Ok(reply) => reply,
                 Err(_) => return Err(pending_timeout(last_request_id)),
             },
             // The first request is not cut, but its retries stop at the deadline with the server's answer.
-            None => http.send_until(&current, cut).await,
+            None => http.send_until(&current, cut, call).await,
         };
         first = false;
         round = round.saturating_add(1);
@@ -93,7 +95,7 @@ async fn poll_until_done(
             Err(Error::Api(api)) if api.is_session_loading() => api.code,
             Err(error) => return Err(error.resumable_at(last_request_id.as_deref())),
         };
-        deadline::pending(request.operation, last_request_id.as_deref(), started);
+        call.pending(request.operation, last_request_id.as_deref(), started);
         let waited = started.elapsed();
         if waited >= policy.timeout {
             return Err(pending_timeout(last_request_id));
@@ -145,6 +147,11 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// A call without a deadline that no close ends: the poll engine alone is under test.
+    fn free() -> Call {
+        Call::new("test", None, None)
+    }
     use crate::config::ClientConfig;
     use crate::http::stub;
 
@@ -225,7 +232,7 @@ mod tests {
             );
             let base = stub::serve(vec![(202, Box::leak(body.into_boxed_str()))]);
             let (http, request) = http(&base);
-            match poll(&http, &request, &policy(5000), Some("session-id")).await {
+            match poll(&http, &request, &free(), &policy(5000), Some("session-id")).await {
                 Err(Error::Protocol { operation, status, message, request_id, snippet }) => {
                     assert_eq!((operation.as_str(), status), ("GetAccountsDetail", 202));
                     assert!(message.contains("RequestId"), "{message}");
@@ -248,7 +255,7 @@ mod tests {
         for failure in failures {
             let stub = serve_answers(vec![Answer::new(202, pending), failure.clone()]);
             let (http, request) = http(&stub.url);
-            let error = poll(&http, &request, &policy(5000), None).await.unwrap_err();
+            let error = poll(&http, &request, &free(), &policy(5000), None).await.unwrap_err();
             assert_eq!(error.request_id(), Some("r-1"), "{failure:?}: {error:?}");
             if let Error::Transport { .. } | Error::Decode { .. } = error {
                 let message = error.to_string();
@@ -259,7 +266,7 @@ mod tests {
         // No RequestId known (none given, none named by a 202): nothing to resume.
         let stub = serve_answers(vec![Answer::dropped()]);
         let (http, request) = http(&stub.url);
-        let error = poll(&http, &request, &policy(5000), None).await.unwrap_err();
+        let error = poll(&http, &request, &free(), &policy(5000), None).await.unwrap_err();
         assert!(matches!(error, Error::Transport { resumable: None, .. }), "{error:?}");
         assert!(!error.to_string().contains("stays open"), "{error}");
     }
@@ -291,7 +298,7 @@ mod tests {
         });
         let (http, request) = http(&base);
         let started = std::time::Instant::now();
-        match poll(&http, &request, &policy(300), None).await {
+        match poll(&http, &request, &free(), &policy(300), None).await {
             Err(Error::PendingTimeout { request_id, waited, .. }) => {
                 assert_eq!(request_id.as_deref(), Some("r-1"));
                 assert!(waited >= Duration::from_millis(300), "{waited:?}");

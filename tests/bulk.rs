@@ -9,6 +9,7 @@
     reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
 )]
 
+#[macro_use]
 mod common;
 
 use std::collections::HashMap;
@@ -79,7 +80,11 @@ async fn many_logins_run_within_the_bound_and_failures_stay_with_their_login() {
         let counter = Arc::clone(&counter);
         async move {
             let _running = Running::start(&counter);
-            client.data::<ops::Investments>(Target::login(&login_id, None), &()).await
+            within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+                &call,
+                Target::login(&login_id, None),
+                &()
+            ))
         }
     };
     let run = tokio::spawn(run_many(ids.clone(), 6, op, sink));
@@ -120,7 +125,11 @@ async fn dropping_the_run_stops_every_request_at_once() {
         let counter = Arc::clone(&counter);
         async move {
             let _running = Running::start(&counter);
-            client.data::<ops::Investments>(Target::login(&login_id, None), &()).await
+            within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+                &call,
+                Target::login(&login_id, None),
+                &()
+            ))
         }
     };
     let run = run_many(sandbox.login_ids(), 4, op, sink);
@@ -146,7 +155,13 @@ async fn a_dropped_receiver_ends_the_run_and_its_requests() {
     let (sink, receiver) = mpsc::channel::<(String, Result<_, Error>)>(4);
     let op = move |login_id: String| {
         let client = client.clone();
-        async move { client.data::<ops::Investments>(Target::login(&login_id, None), &()).await }
+        async move {
+            within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+                &call,
+                Target::login(&login_id, None),
+                &()
+            ))
+        }
     };
     let run = tokio::spawn(run_many(sandbox.login_ids(), 4, op, sink));
     tokio::time::sleep(Duration::from_millis(300)).await;

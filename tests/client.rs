@@ -9,6 +9,7 @@
     reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
 )]
 
+#[macro_use]
 mod common;
 
 use std::time::{Duration, Instant};
@@ -64,13 +65,17 @@ fn api_error(result: Result<impl std::fmt::Debug, Error>) -> Box<bankfeed::ApiEr
 async fn open_step_by_step(client: &Client, user: &SandboxUser) -> (Session, Vec<String>) {
     let mut seen = Vec::new();
     let mut step = if user.username == "mfa_trusted_device" {
-        let session = client
-            .login(Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(), &mut no_challenge)
-            .await
-            .unwrap();
-        client.authorize(AuthorizeRequest::SavedLive { login_id: session.login_id.unwrap(), save: true }).await.unwrap()
+        let session = within!(client, "Authorize", |c, call| c.login(
+            &call,
+            Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(),
+            &mut no_challenge
+        ))
+        .unwrap();
+        within!(client, "Authorize", |c, call| c
+            .authorize(&call, AuthorizeRequest::SavedLive { login_id: session.login_id.unwrap(), save: true }))
+        .unwrap()
     } else {
-        client.authorize(credentials(user.username, true)).await.unwrap()
+        within!(client, "Authorize", |c, call| c.authorize(&call, credentials(user.username, true))).unwrap()
     };
     loop {
         match step {
@@ -78,7 +83,7 @@ async fn open_step_by_step(client: &Client, user: &SandboxUser) -> (Session, Vec
             Step::Challenge(challenge) => {
                 seen.extend(challenge.challenges.iter().map(|c| c.kind.as_str().to_owned()));
                 let answers = answers_for(user, &challenge);
-                step = client.answer(&challenge, answers).await.unwrap();
+                step = within!(client, "Authorize", |c, call| c.answer(&call, &challenge, answers)).unwrap();
             }
         }
     }
@@ -106,7 +111,7 @@ async fn every_user_opens_a_session_step_by_step() {
         let login_id = session.login_id.clone().expect("a LoginId");
         assert_eq!(session.login.as_ref().and_then(|l| l.id.as_deref()), Some(login_id.as_str()));
         // The connection was saved: a cached read opens a new session on the same LoginId.
-        let cached = client.authorize_cached(&login_id).await.unwrap();
+        let cached = within!(client, "Authorize", |c, call| c.authorize_cached(&call, &login_id)).unwrap();
         assert_ne!(cached.request_id, session.request_id);
         assert_eq!(cached.login_id.as_deref(), Some(login_id.as_str()));
     }
@@ -122,7 +127,7 @@ async fn every_user_opens_a_session_through_a_handler() {
             Ok(answers_for(user, challenge))
         };
         let credentials = Credentials::new(INSTITUTION, user.username, "Everyday".into());
-        let session = client.login(credentials, &mut handler).await.unwrap();
+        let session = within!(client, "Authorize", |c, call| c.login(&call, credentials, &mut handler)).unwrap();
         assert!(session.login_id.is_some(), "{}", user.username);
         assert!(rounds >= usize::from(!user.challenge_types.is_empty()), "{}", user.username);
     }
@@ -132,19 +137,25 @@ async fn every_user_opens_a_session_through_a_handler() {
 async fn the_trusted_device_flow_runs_on_the_saved_connection() {
     let (_sandbox, client) = sandbox();
     let user = user("mfa_trusted_device");
-    let session = client
-        .login(Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(), &mut no_challenge)
-        .await
-        .unwrap();
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, user.username, "Everyday".into()).saved(),
+        &mut no_challenge
+    ))
+    .unwrap();
     let login_id = session.login_id.unwrap();
     let challenge = challenge_of(
-        client.authorize(AuthorizeRequest::SavedLive { login_id: login_id.clone(), save: false }).await.unwrap(),
+        within!(client, "Authorize", |c, call| c
+            .authorize(&call, AuthorizeRequest::SavedLive { login_id: login_id.clone(), save: false }))
+        .unwrap(),
     );
     assert_eq!(challenge.challenges[0].kind.as_str(), "WaitUntilEUAccept");
-    let step = client
-        .answer(&challenge, Answers::from_pairs([(challenge.challenges[0].prompt.clone(), vec!["VERIFIED"])]))
-        .await
-        .unwrap();
+    let step = within!(client, "Authorize", |c, call| c.answer(
+        &call,
+        &challenge,
+        Answers::from_pairs([(challenge.challenges[0].prompt.clone(), vec!["VERIFIED"])])
+    ))
+    .unwrap();
     match step {
         Step::Session(session) => assert_eq!(session.login_id.as_deref(), Some(login_id.as_str())),
         other => panic!("{other:?}"),
@@ -154,10 +165,14 @@ async fn the_trusted_device_flow_runs_on_the_saved_connection() {
 #[tokio::test]
 async fn the_documented_failing_users_fail_with_their_codes() {
     let (_sandbox, client) = sandbox();
-    let disabled = api_error(client.authorize(credentials("test_disabled_account", false)).await);
+    let disabled = api_error(
+        within!(client, "Authorize", |c, call| c.authorize(&call, credentials("test_disabled_account", false)))
+    );
     assert_eq!((disabled.status, disabled.code.as_deref()), (401, Some("DISABLED_LOGIN")));
     assert_eq!(disabled.kind(), ApiErrorKind::LoginDisabled);
-    let unavailable = api_error(client.authorize(credentials("test_service_unavailable", false)).await);
+    let unavailable = api_error(
+        within!(client, "Authorize", |c, call| c.authorize(&call, credentials("test_service_unavailable", false)))
+    );
     assert_eq!(unavailable.code.as_deref(), Some("RETRY_LATER"));
     assert_eq!(unavailable.kind(), ApiErrorKind::RetryLater);
 }
@@ -165,11 +180,16 @@ async fn the_documented_failing_users_fail_with_their_codes() {
 #[tokio::test]
 async fn a_broken_answer_rule_sends_nothing() {
     let (sandbox, client) = sandbox();
-    let challenge = challenge_of(client.authorize(credentials("mfa_multiple_choice", false)).await.unwrap());
+    let challenge = challenge_of(
+        within!(client, "Authorize", |c, call| c.authorize(&call, credentials("mfa_multiple_choice", false))).unwrap(),
+    );
     let before = sandbox.request_count();
     let prompt = challenge.challenges[0].prompt.clone();
-    let result =
-        client.answer(&challenge, Answers::from_pairs([(prompt.clone(), vec!["Maple Avenue", "Elm Street"])])).await;
+    let result = within!(client, "Authorize", |c, call| c.answer(
+        &call,
+        &challenge,
+        Answers::from_pairs([(prompt.clone(), vec!["Maple Avenue", "Elm Street"])])
+    ));
     match result {
         Err(Error::InvalidAnswer { prompt: p, .. }) => assert_eq!(p, prompt),
         other => panic!("{other:?}"),
@@ -180,9 +200,15 @@ async fn a_broken_answer_rule_sends_nothing() {
 #[tokio::test]
 async fn a_wrong_answer_is_refused_and_can_be_corrected() {
     let (_sandbox, client) = sandbox();
-    let challenge = challenge_of(client.authorize(credentials("Greatday", false)).await.unwrap());
+    let challenge = challenge_of(
+        within!(client, "Authorize", |c, call| c.authorize(&call, credentials("Greatday", false))).unwrap(),
+    );
     let prompt = challenge.challenges[0].prompt.clone();
-    let refused = client.answer(&challenge, Answers::from_pairs([(prompt.clone(), vec!["Atlantis"])])).await;
+    let refused = within!(client, "Authorize", |c, call| c.answer(
+        &call,
+        &challenge,
+        Answers::from_pairs([(prompt.clone(), vec!["Atlantis"])])
+    ));
     // The error keeps the challenge, which stays open: what a login whose handler answered wrong
     // answers again (docs/errors.md#the-classes).
     let Err(Error::AnswerRefused { error: wrong, challenge: open }) = refused else { panic!("{refused:?}") };
@@ -190,16 +216,18 @@ async fn a_wrong_answer_is_refused_and_can_be_corrected() {
     assert_eq!(wrong.request_id.as_deref(), Some(challenge.request_id.as_str()));
     assert_eq!(open.request_id, challenge.request_id);
     let right = answers_for(&user("Greatday"), &open);
-    assert!(client.answer(&open, right).await.is_ok());
+    assert!(within!(client, "Authorize", |c, call| c.answer(&call, &open, right)).is_ok());
 }
 
 #[tokio::test]
 async fn an_unknown_request_id_is_session_nonexistent() {
     let (_sandbox, client) = sandbox();
-    let mut challenge = challenge_of(client.authorize(credentials("Greatday", false)).await.unwrap());
+    let mut challenge = challenge_of(
+        within!(client, "Authorize", |c, call| c.authorize(&call, credentials("Greatday", false))).unwrap(),
+    );
     challenge.request_id = "00000000-0000-4000-8000-000000000000".into();
     let answers = answers_for(&user("Greatday"), &challenge);
-    let error = api_error(client.answer(&challenge, answers).await);
+    let error = api_error(within!(client, "Authorize", |c, call| c.answer(&call, &challenge, answers)));
     assert_eq!((error.status, error.code.as_deref()), (400, Some("SESSION_NONEXISTENT")));
     assert_eq!(error.kind(), ApiErrorKind::Session);
 }
@@ -207,13 +235,18 @@ async fn an_unknown_request_id_is_session_nonexistent() {
 #[tokio::test]
 async fn an_unsaved_or_unknown_login_is_invalid_login() {
     let (_sandbox, client) = sandbox();
-    let session = client
-        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()), &mut no_challenge)
-        .await
-        .unwrap();
-    let unsaved = api_error(client.authorize_cached(&session.login_id.unwrap()).await);
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()),
+        &mut no_challenge
+    ))
+    .unwrap();
+    let unsaved =
+        api_error(within!(client, "Authorize", |c, call| c.authorize_cached(&call, &session.login_id.unwrap())));
     assert_eq!(unsaved.code.as_deref(), Some("INVALID_LOGIN"));
-    let unknown = api_error(client.authorize_cached("00000000-0000-4000-8000-000000000000").await);
+    let unknown = api_error(
+        within!(client, "Authorize", |c, call| c.authorize_cached(&call, "00000000-0000-4000-8000-000000000000"))
+    );
     assert_eq!(unknown.kind(), ApiErrorKind::InvalidLogin);
 }
 
@@ -229,18 +262,26 @@ async fn the_challenge_loop_is_bounded() {
     let client = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
     let greatday = user("Greatday");
     let mut handler = |challenge: &Challenge| Ok(answers_for(&greatday, challenge));
-    let result = client.login(Credentials::new(INSTITUTION, "Greatday", "Everyday".into()), &mut handler).await;
+    let result = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "Greatday", "Everyday".into()),
+        &mut handler
+    ));
     assert!(matches!(result, Err(Error::TooManyChallenges { rounds: 1, .. })), "{result:?}");
 }
 
 #[tokio::test]
 async fn investments_are_polled_to_200() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 3, ..SandboxConfig::default() });
-    let session = client
-        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
-        .await
-        .unwrap();
-    let investments = client.data::<ops::Investments>(Target::Session(&session), &()).await.unwrap();
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
+        &mut no_challenge
+    ))
+    .unwrap();
+    let investments = within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c
+        .data::<ops::Investments>(&call, Target::Session(&session), &()))
+    .unwrap();
     assert!(investments.tables.accounts.rows > 0);
     assert_eq!(investments.tables.request_id.as_deref(), Some(session.request_id.as_str()));
     let value = investments.raw.to_value().unwrap();
@@ -252,11 +293,18 @@ async fn investments_are_polled_to_200() {
 #[tokio::test]
 async fn a_session_still_loading_is_waited_out_like_a_202() {
     let (sandbox, client) = start(SandboxConfig { loading_polls: 2, pending_polls: 1, ..SandboxConfig::default() });
-    let session = client
-        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
-        .await
-        .unwrap();
-    assert!(client.data::<ops::Investments>(Target::Session(&session), &()).await.is_ok());
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
+        &mut no_challenge
+    ))
+    .unwrap();
+    assert!(within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+        &call,
+        Target::Session(&session),
+        &()
+    ))
+    .is_ok());
     let statuses: Vec<u16> =
         sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).map(|r| r.status).collect();
     assert_eq!(statuses, [400, 400, 202, 200]);
@@ -267,11 +315,18 @@ async fn the_dispatched_user_is_polled_too() {
     let (_sandbox, client) = sandbox();
     let dispatched = user("test_dispatched");
     let mut handler = |challenge: &Challenge| Ok(answers_for(&dispatched, challenge));
-    let session = client
-        .login(Credentials::new(INSTITUTION, "test_dispatched", "Everyday".into()).saved(), &mut handler)
-        .await
-        .unwrap();
-    assert!(client.data::<ops::Investments>(Target::Session(&session), &()).await.is_ok());
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "test_dispatched", "Everyday".into()).saved(),
+        &mut handler
+    ))
+    .unwrap();
+    assert!(within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+        &call,
+        Target::Session(&session),
+        &()
+    ))
+    .is_ok());
 }
 
 #[tokio::test]
@@ -285,12 +340,18 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
         ..ClientOptions::default()
     };
     let client = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
-    let session = client
-        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
-        .await
-        .unwrap();
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
+        &mut no_challenge
+    ))
+    .unwrap();
     let started = Instant::now();
-    match client.data::<ops::Investments>(Target::Session(&session), &()).await {
+    match within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+        &call,
+        Target::Session(&session),
+        &()
+    )) {
         Err(Error::PendingTimeout { request_id, waited, .. }) => {
             assert_eq!(request_id.as_deref(), Some(session.request_id.as_str()));
             assert!(waited >= Duration::from_millis(300));
@@ -303,15 +364,15 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
 #[tokio::test]
 async fn dropping_a_poll_stops_it() {
     let (sandbox, client) = start(SandboxConfig { pending_seconds: 30.0, ..SandboxConfig::default() });
-    let session = client
-        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
-        .await
-        .unwrap();
-    let cancelled = tokio::time::timeout(
-        Duration::from_millis(200),
-        client.data::<ops::Investments>(Target::Session(&session), &()),
-    )
-    .await;
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
+        &mut no_challenge
+    ))
+    .unwrap();
+    let call = client.call("Investments");
+    let poll = call.run(client.data::<ops::Investments>(&call, Target::Session(&session), &()));
+    let cancelled = tokio::time::timeout(Duration::from_millis(200), poll).await;
     assert!(cancelled.is_err());
     let after_cancel = sandbox.request_count();
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -338,12 +399,21 @@ async fn keys_are_sent_where_the_service_expects_them() {
         Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap()
     };
     let client = make("ak-test");
-    let session = client
-        .login(Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(), &mut no_challenge)
-        .await
-        .unwrap();
-    assert!(client.data::<ops::Investments>(Target::Session(&session), &()).await.is_ok());
-    let wrong = api_error(make("ak-wrong").data::<ops::Investments>(Target::Session(&session), &()).await);
+    let session = within!(client, "Authorize", |c, call| c.login(
+        &call,
+        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
+        &mut no_challenge
+    ))
+    .unwrap();
+    assert!(within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
+        &call,
+        Target::Session(&session),
+        &()
+    ))
+    .is_ok());
+    let wrong =
+        api_error(within!(make("ak-wrong"), <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c
+            .data::<ops::Investments>(&call, Target::Session(&session), &())));
     assert_eq!(wrong.kind(), ApiErrorKind::Unauthorized);
     // Without the secret key there is no token, and Authorize is refused.
     let options = ClientOptions {
@@ -352,7 +422,8 @@ async fn keys_are_sent_where_the_service_expects_them() {
         ..ClientOptions::default()
     };
     let keyless = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
-    let refused = api_error(keyless.authorize(credentials("greatday_nomfa", false)).await);
+    let refused =
+        api_error(within!(keyless, "Authorize", |c, call| c.authorize(&call, credentials("greatday_nomfa", false))));
     assert_eq!(refused.code.as_deref(), Some("UNAUTHORIZED"));
 }
 
@@ -360,7 +431,7 @@ async fn keys_are_sent_where_the_service_expects_them() {
 async fn a_refused_connection_is_a_transport_error_naming_the_operation() {
     let (sandbox, client) = sandbox();
     sandbox.stop();
-    match client.authorize(credentials("greatday_nomfa", false)).await {
+    match within!(client, "Authorize", |c, call| c.authorize(&call, credentials("greatday_nomfa", false))) {
         Err(Error::Transport { operation, .. }) => assert_eq!(operation, "Authorize"),
         other => panic!("{other:?}"),
     }

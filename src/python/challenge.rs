@@ -92,7 +92,10 @@ impl PyBaseChallenge {
     fn answer(&self, py: Python<'_>, answers: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let answers = convert::answers(answers, &self.challenge)?;
         let (client, challenge) = (self.client.clone(), self.challenge.clone());
-        let future = async move { client.answer(&challenge, answers).await };
+        let future = async move {
+            let call = client.call("Authorize");
+            call.run(client.answer(&call, &challenge, answers)).await
+        };
         Operation::new(&self.client, future, step_to_py).named("AsyncChallenge", "answer").run(py, self.flavor)
     }
 

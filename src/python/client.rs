@@ -74,7 +74,10 @@ impl PyBaseClient {
         options: O::Options,
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let future = async move { client.data::<O>(Target::login(&login_id, request_id.as_deref()), &options).await };
+        let future = async move {
+            let call = client.call(O::CALL);
+            call.run(client.data::<O>(&call, Target::login(&login_id, request_id.as_deref()), &options)).await
+        };
         self.run(py, method, future, O::CONVERT)
     }
 
@@ -89,11 +92,12 @@ impl PyBaseClient {
         let client = self.client.clone();
         // One call under one deadline: the Authorize and every challenge round after it.
         let start = move |mut answerer: super::operation::Answerer| async move {
+            let call = client.call("Authorize");
             let login = async {
-                let step = client.authorize(request).await?;
-                client.complete(step, answerer.as_mut()).await
+                let step = client.authorize(&call, request).await?;
+                client.complete(&call, step, answerer.as_mut()).await
             };
-            client.within_deadline("Authorize", login).await
+            call.run(login).await
         };
         let handler = on_challenge.map(Bound::unbind);
         let operation = Operation::answered(&self.client, handler, start, session_to_py);
@@ -102,7 +106,11 @@ impl PyBaseClient {
 
     fn step(&self, py: Python<'_>, method: &'static str, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        self.run(py, method, async move { client.authorize(request).await }, step_to_py)
+        let future = async move {
+            let call = client.call("Authorize");
+            call.run(client.authorize(&call, request)).await
+        };
+        self.run(py, method, future, step_to_py)
     }
 }
 
@@ -357,7 +365,11 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        self.run(py, "authorize_cached", async move { client.authorize_cached(&login_id).await }, session_to_py)
+        let future = async move {
+            let call = client.call("Authorize");
+            call.run(client.authorize_cached(&call, &login_id)).await
+        };
+        self.run(py, "authorize_cached", future, session_to_py)
     }
 
     #[doc = stub_doc!("Client.authorize_saved")]
@@ -533,7 +545,10 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
-        let future = async move { client.delete_login(&login_id).await };
+        let future = async move {
+            let call = client.call("DeleteCard");
+            call.run(client.delete_login(&call, &login_id)).await
+        };
         self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
     }
 

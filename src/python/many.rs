@@ -158,7 +158,11 @@ where
     let op = move |client: Client, login_id: String| {
         let options = Arc::clone(&options);
         let request_id = resumes.get(&login_id).cloned();
-        async move { client.data::<O>(Target::login(&login_id, request_id.as_deref()), &options).await }
+        async move {
+            // Each login is a call of its own: its own deadline, ended by a close.
+            let call = client.call(O::CALL);
+            call.run(client.data::<O>(&call, Target::login(&login_id, request_id.as_deref()), &options)).await
+        }
     };
     start(py, client, flavor, login_ids, concurrency, progress, call, op, O::CONVERT)
 }

@@ -241,7 +241,10 @@ impl PyBaseSession {
     /// Runs the data operation `O` on this session, as its method `method`.
     fn data<O: PyDataOp>(&self, py: Python<'_>, method: &'static str, options: O::Options) -> PyResult<Py<PyAny>> {
         let (client, session) = (self.client.clone(), self.session.clone());
-        let future = async move { client.data::<O>(Target::Session(&session), &options).await };
+        let future = async move {
+            let call = client.call(O::CALL);
+            call.run(client.data::<O>(&call, Target::Session(&session), &options)).await
+        };
         self.run(py, method, future, O::CONVERT)
     }
 }

@@ -5,6 +5,18 @@
 //! Each test crate includes it with `mod common;` and uses part of it.
 #![allow(dead_code, reason = "each test crate uses a part of the harness")]
 
+/// Runs one call of `$client` named `$name`, as the binding runs each Python call: the call is
+/// made once (`Client::call`), the body runs within it (`Call::run`: the `deadline`, a close), and
+/// `$call` is the call it hands down; `$c` is the client.
+#[macro_export]
+macro_rules! within {
+    ($client:expr, $name:expr, |$c:ident, $call:ident| $body:expr) => {{
+        let $c = &$client;
+        let $call = $c.call($name);
+        $call.run($body).await
+    }};
+}
+
 use bankfeed::authorize::Credentials;
 use bankfeed::config::ClientOptions;
 use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
@@ -178,5 +190,6 @@ pub fn no_challenge(challenge: &Challenge) -> Result<Answers, Error> {
 pub async fn saved_session(client: &Client) -> Session {
     let mut credentials = Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into());
     credentials.save = true;
-    client.login(credentials, &mut no_challenge).await.expect("greatday_nomfa logs in")
+    within!(client, "Authorize", |c, call| c.login(&call, credentials, &mut no_challenge))
+        .expect("greatday_nomfa logs in")
 }
