@@ -17,6 +17,7 @@ pub mod fuzzing;
 mod http;
 mod poll;
 mod pools;
+pub mod protocol;
 pub mod proxy;
 mod secret;
 // Only the sandbox and the Python layer (which needs the sandbox) hold locks today.
