@@ -13,9 +13,9 @@ use serde_json::Value;
 use super::body::Body;
 use super::challenge::{Challenge, Round};
 use super::keys;
-use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, LAST_REFRESH};
+use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, LAST_REFRESH};
 use super::state::{missing_session, Missing, Session, Shared, Stage};
-use super::users::{self, Outcome, INSTITUTION, PASSWORD};
+use super::users::{self, Outcome, PASSWORD};
 
 const CHALLENGE_LINKS: [Link; 1] = [Link::new("Authorization", "/Authorize")];
 const OPEN_LINKS: [Link; 3] = [

@@ -6,7 +6,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
-use super::users::{INSTITUTION, INSTITUTION_ID};
+/// The one institution of the sandbox, as the public test instance has it: every user banks
+/// there, and answers name it.
+pub(crate) const INSTITUTION: &str = "FlinksCapital";
+pub(crate) const INSTITUTION_ID: u32 = 14;
 
 pub(crate) const OPERATION_PENDING: &str = "OPERATION_PENDING";
 pub(crate) const OPERATION_DISPATCHED: &str = "OPERATION_DISPATCHED";

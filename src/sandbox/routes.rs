@@ -16,13 +16,11 @@ use axum::routing::{delete, get, post};
 use axum::Router;
 use hyper::body::{Frame, SizeHint};
 
+use super::config::RecordedRequest;
 use super::reply::{ErrorReply, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
-use super::{
-    accounts, attributes, authorize, delete as delete_card, faults, investments, keys, operation, statements,
-    RecordedRequest,
-};
+use super::{accounts, attributes, authorize, delete as delete_card, faults, investments, keys, operation, statements};
 
 /// The largest request body a handler reads: axum's default limit, which answers 413 past it.
 pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;

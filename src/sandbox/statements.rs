@@ -10,9 +10,8 @@ use super::body::Body;
 use super::generator::{month_name, months_before, BankAccount, Guid};
 use super::operation::{DataOperation, Operation, Ready};
 use super::pdf;
-use super::reply::{Envelope, ErrorReply, InstitutionFields};
+use super::reply::{Envelope, ErrorReply, InstitutionFields, INSTITUTION};
 use super::state::Shared;
-use super::users::INSTITUTION;
 
 /// `GetStatements`.
 pub(crate) struct Statements;
