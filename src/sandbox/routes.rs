@@ -8,19 +8,22 @@ use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
+use axum::handler::Handler;
 use axum::http::header::{CONNECTION, CONTENT_TYPE};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{get, on, MethodFilter, MethodRouter};
 use axum::Router;
 use hyper::body::{Frame, SizeHint};
 
 use super::config::RecordedRequest;
+use super::operation::{self, DataOperation};
 use super::reply::{ErrorReply, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
-use super::{accounts, attributes, authorize, delete as delete_card, faults, investments, keys, operation, statements};
+use super::{accounts, attributes, authorize, delete as delete_card, faults, investments, keys, statements};
+use crate::protocol::{self, HttpMethod, WireOp};
 
 /// The largest request body a handler reads: axum's default limit, which answers 413 past it.
 pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
@@ -33,21 +36,19 @@ const DRAIN_LIMIT: usize = BODY_LIMIT;
 const REFUSAL_TEXT_LIMIT: usize = 1024;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    // Every operation lives under /v3/{customerId}/; new ones are added here and get the
-    // customer check for free.
-    let operations = Router::new()
-        .route("/v3/{customer_id}/BankingServices/GenerateAuthorizeToken", post(keys::generate_token))
-        .route("/v3/{customer_id}/BankingServices/Authorize", post(authorize::authorize))
-        .route("/v3/{customer_id}/BankingServices/DeleteCard/{login_id}", delete(delete_card::delete_card))
-        .route("/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}", post(attributes::custom))
-        .route(
-            "/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}/{operation}",
-            get(attributes::use_case),
-        );
-    let operations = operation::routes::<accounts::Detail>(operations);
-    let operations = operation::routes::<accounts::Summary>(operations);
-    let operations = operation::routes::<statements::Statements>(operations);
-    let operations = operation::routes::<investments::Investments>(operations)
+    // Every operation is served at its paths in protocol.rs, all under /v3/{customer_id}/; new
+    // ones are added here and get the customer check for free.
+    let operations = Routes(Router::new())
+        .add(&protocol::GENERATE_AUTHORIZE_TOKEN, keys::generate_token)
+        .add(&protocol::AUTHORIZE, authorize::authorize)
+        .add(&protocol::DELETE_CARD, delete_card::delete_card)
+        .add(&protocol::ATTRIBUTES, attributes::custom)
+        .add(&protocol::ATTRIBUTES_USE_CASE, attributes::use_case)
+        .data::<accounts::Detail>()
+        .data::<accounts::Summary>()
+        .data::<statements::Statements>()
+        .data::<investments::Investments>()
+        .0
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
     operations
         .fallback(not_found)
@@ -61,6 +62,41 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         // Outermost, so it sees every request, the unmatched ones included.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
         .with_state(shared)
+}
+
+/// The router's table, built one wire operation at a time.
+struct Routes(Router<Arc<Shared>>);
+
+impl Routes {
+    /// `handler` at `op`'s path, for `op`'s method.
+    fn add<H, T>(self, op: &'static WireOp, handler: H) -> Routes
+    where
+        H: Handler<T, Arc<Shared>>,
+        T: 'static,
+    {
+        self.at(op.path, on(method_filter(op.method), handler))
+    }
+
+    /// A [`DataOperation`]: its POST, and the `...Async` GET that continues it when it has one.
+    fn data<O: DataOperation>(self) -> Routes {
+        let routes = self.add(O::WIRE, operation::start::<O>);
+        match O::WIRE.async_path {
+            Some(path) => routes.at(path, get(operation::resume::<O>)),
+            None => routes,
+        }
+    }
+
+    fn at(self, path: &'static str, route: MethodRouter<Arc<Shared>>) -> Routes {
+        Routes(self.0.route(path, route))
+    }
+}
+
+fn method_filter(method: HttpMethod) -> MethodFilter {
+    match method {
+        HttpMethod::Get => MethodFilter::GET,
+        HttpMethod::Post => MethodFilter::POST,
+        HttpMethod::Delete => MethodFilter::DELETE,
+    }
 }
 
 /// Counts and logs the request line and the status; never the body, which can hold passwords.
