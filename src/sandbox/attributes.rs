@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -17,7 +16,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-use super::body::{field, string_list, Body, Segments};
+use super::body::{field, string_list, Body, BodyBytes, Segments};
 use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
 use super::generator::{slash_date, Banking, Cents, Description, Guid};
 use super::keys;
@@ -59,7 +58,7 @@ pub(crate) async fn custom(
     State(shared): State<Arc<Shared>>,
     Segments((_, login_id, request_id)): Segments<(String, String, String)>,
     headers: HeaderMap,
-    bytes: Bytes,
+    BodyBytes(bytes): BodyBytes,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
     let request = parse(&Body::parse(&bytes)?)?;

@@ -23,6 +23,7 @@ use hyper::body::{Frame, SizeHint};
 use serde_json::{json, Map, Value};
 use tokio::time::Sleep;
 
+use super::reply::{too_large, BODY_LIMIT};
 use super::state::Shared;
 use crate::sync::lock;
 
@@ -38,9 +39,6 @@ pub const OPERATIONS: [&str; 8] = [
     "Attributes",
     "DeleteCard",
 ];
-
-/// A request body larger than this is not read by the fault layer (the handlers refuse it too).
-const BODY_LIMIT: usize = 2 * 1024 * 1024;
 
 /// The pause between the half of an answer that is sent and the dropped connection, so that the
 /// half reaches the client first.
@@ -438,8 +436,9 @@ pub(crate) async fn inject(State(shared): State<Arc<Shared>>, request: Request, 
     };
     // The body is read (and put back) for the ids it names: the request's user and RequestId.
     let (parts, body) = request.into_parts();
+    // A body past the limit is refused here as the handlers would refuse it.
     let Ok(bytes) = axum::body::to_bytes(body, BODY_LIMIT).await else {
-        return super::routes::too_large().into_response();
+        return too_large().into_response();
     };
     let fields = serde_json::from_slice::<Value>(&bytes).ok();
     let text = |key: &str| {

@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-use super::body::{Body, Segments};
+use super::body::{Body, BodyBytes, Segments};
 use super::keys;
 use super::reply::{self, ErrorReply, LoginBody, LAST_REFRESH, OPERATION_PENDING};
 use super::state::{Session, Shared};
@@ -139,7 +139,7 @@ pub(crate) trait DataOperation: 'static {
 pub(crate) async fn start<O: DataOperation>(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
-    bytes: Bytes,
+    BodyBytes(bytes): BodyBytes,
 ) -> Result<Response, ErrorReply> {
     let operation = Operation::of(O::WIRE);
     keys::check_api_key(&shared, &headers)?;

@@ -20,6 +20,10 @@ pub(crate) const SESSION_LOADING: &str = "SESSION_LOADING";
 /// (docs/sandbox.md#limits): the sandbox's own, since the protocol names none.
 pub(crate) const REQUEST_TIMEOUT: &str = "REQUEST_TIMEOUT";
 
+/// The largest request body the sandbox reads (docs/sandbox.md#limits): past it, a request gets
+/// the 413 of [`too_large`]. The router makes it axum's body limit too.
+pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
 /// The `LastRefresh` of every login: fixed, so answers are reproducible.
 pub(crate) const LAST_REFRESH: &str = "2026-11-20T08:15:42.1234567";
 
@@ -55,6 +59,15 @@ impl ErrorReply {
         self.request_id = Some(request_id.to_owned());
         self
     }
+}
+
+/// The 413 of a request body past [`BODY_LIMIT`].
+pub(crate) fn too_large() -> ErrorReply {
+    ErrorReply::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "INVALID_REQUEST",
+        format!("The request body is larger than the limit of {BODY_LIMIT} bytes"),
+    )
 }
 
 #[derive(Serialize)]
