@@ -24,6 +24,7 @@ mod delete;
 mod faults;
 mod generator;
 mod images;
+mod inject;
 mod investments;
 mod keys;
 mod operation;
@@ -47,7 +48,7 @@ use tokio::sync::{oneshot, watch};
 
 pub use catalogue::{attribute_catalogue, attribute_packages};
 pub use config::{RecordedRequest, SandboxConfig, DEFAULT_CUSTOMER_ID, MAX_LOGINS};
-pub use faults::{Fault, FaultKind, OPERATIONS as FAULT_OPERATIONS};
+pub use faults::{Fault, FaultKind};
 use state::Shared;
 pub use users::{bulk_username, users, SandboxUser, BULK_PREFIX};
 

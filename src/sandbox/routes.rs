@@ -20,11 +20,12 @@ use axum::Router;
 use hyper::body::{Frame, SizeHint};
 
 use super::config::RecordedRequest;
+use super::inject::{self, Dropped, Faulted};
 use super::operation::{self, DataOperation};
 use super::reply::{ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
-use super::{accounts, attributes, authorize, delete as delete_card, faults, investments, keys, statements};
+use super::{accounts, attributes, authorize, delete as delete_card, investments, keys, statements};
 use crate::protocol::{self, HttpMethod, WireOp};
 
 /// How much of a request body the sandbox reads after its answer is ready, past what the
@@ -33,8 +34,8 @@ const DRAIN_LIMIT: usize = BODY_LIMIT;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     // Every operation is served at its paths in protocol.rs, all under /v3/{customer_id}/; new
-    // ones are added here and get the customer check for free.
-    let operations = Routes(Router::new())
+    // ones are added here and get the fault layer and the customer check for free.
+    let operations = Routes { router: Router::new(), shared: Arc::clone(&shared) }
         .add(&protocol::GENERATE_AUTHORIZE_TOKEN, keys::generate_token)
         .add(&protocol::AUTHORIZE, authorize::authorize)
         .add(&protocol::DELETE_CARD, delete_card::delete_card)
@@ -44,24 +45,29 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .data::<accounts::Summary>()
         .data::<statements::Statements>()
         .data::<investments::Investments>()
-        .0
+        .router
+        // Outside each route's fault layer: a request for another customer is no operation's.
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
     operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // What `BodyBytes` reads at most; axum's default is the same, but the limit is ours to say.
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        // In front of every handler, inside the log so that faulted requests are logged too.
-        .layer(middleware::from_fn_with_state(Arc::clone(&shared), faults::inject))
-        // Outside the faults, which can refuse a body they read only in part.
+        // Outside the faults (each route's own layer), which can refuse a body they read only in
+        // part.
         .layer(middleware::from_fn(whole_body))
         // Outermost, so it sees every request, the unmatched ones included.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
         .with_state(shared)
 }
 
-/// The router's table, built one wire operation at a time.
-struct Routes(Router<Arc<Shared>>);
+/// The router's table, built one wire operation at a time. Each route has a fault layer of its
+/// own (`inject.rs`), which knows the wire operation it serves: that is what a fault names, so
+/// the router's table is also the faults' (docs/sandbox.md#faults).
+struct Routes {
+    router: Router<Arc<Shared>>,
+    shared: Arc<Shared>,
+}
 
 impl Routes {
     /// `handler` at `op`'s path, for `op`'s method.
@@ -70,20 +76,24 @@ impl Routes {
         H: Handler<T, Arc<Shared>>,
         T: 'static,
     {
-        self.at(op.path, on(method_filter(op.method), handler))
+        self.at(op, op.path, on(method_filter(op.method), handler))
     }
 
     /// A [`DataOperation`]: its POST, and the `...Async` GET that continues it when it has one.
     fn data<O: DataOperation>(self) -> Routes {
         let routes = self.add(O::WIRE, operation::start::<O>);
         match O::WIRE.async_path {
-            Some(path) => routes.at(path, get(operation::resume::<O>)),
+            // The GET counts as the operation, for faults as for the pending phase.
+            Some(path) => routes.at(O::WIRE, path, get(operation::resume::<O>)),
             None => routes,
         }
     }
 
-    fn at(self, path: &'static str, route: MethodRouter<Arc<Shared>>) -> Routes {
-        Routes(self.0.route(path, route))
+    /// `route` at `path`, behind a fault layer for `op`.
+    fn at(self, op: &'static WireOp, path: &'static str, route: MethodRouter<Arc<Shared>>) -> Routes {
+        let faulted = Faulted { shared: Arc::clone(&self.shared), op };
+        let route = route.route_layer(middleware::from_fn_with_state(faulted, inject::inject));
+        Routes { router: self.router.route(path, route), shared: self.shared }
     }
 }
 
@@ -105,7 +115,7 @@ async fn record(State(shared): State<Arc<Shared>>, request: Request, next: Next)
     let mut entry = Unanswered(Some((Arc::clone(&shared), RecordedRequest { method, path, status: 0 })));
     let response = next.run(request).await;
     if let Some((shared, mut logged)) = entry.0.take() {
-        logged.status = faults::logged_status(&response);
+        logged.status = inject::logged_status(&response);
         shared.record(logged);
     }
     response
@@ -187,7 +197,7 @@ async fn whole_body(request: Request, next: Next) -> Response {
         reply.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
         return reply;
     }
-    if seen.ended.load(Ordering::SeqCst) || response.extensions().get::<faults::Dropped>().is_some() {
+    if seen.ended.load(Ordering::SeqCst) || response.extensions().get::<Dropped>().is_some() {
         return response;
     }
     let left = seen.left.lock().ok().and_then(|mut left| left.take());
