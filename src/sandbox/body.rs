@@ -1,5 +1,6 @@
-//! Request bodies, read the way the service binds them: keys case-insensitively, `"true"` as
-//! true, null as absent.
+//! Reading requests: the extractors a handler reads its path and body with, which refuse with the
+//! service's JSON error, and request bodies read the way the service binds them: keys
+//! case-insensitively, `"true"` as true, null as absent.
 
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;

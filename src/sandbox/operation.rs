@@ -3,7 +3,7 @@
 //! answering a POST (the banking ones and Investments), the POST handler and the
 //! `...Async/{requestId}` GET that continues it are generic over a [`DataOperation`], which the
 //! router serves at its wire operation's paths: adding one is a type and a line in the router
-//! (docs/architecture.md#adding-an-operation).
+//! (docs/architecture.md#adding-an-operation-to-the-sandbox).
 //!
 //! The answer itself is built after the session lock is released, so serialising a large data
 //! set does not stall every other session.
