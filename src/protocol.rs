@@ -3,14 +3,15 @@
 //! (docs/protocol.md#hosts-paths-and-versions).
 //!
 //! The sandbox registers its routes from these templates and matches faults by them; the client
-//! builds its URLs from them ([`WireOp::path_for`]). A template is the path under the service's
+//! builds its URLs from them ([`WireOp::url`], [`WireOp::async_path_for`]). A template is the path under the service's
 //! root, with the values it names in braces: `{customer_id}`, `{login_id}`, `{request_id}` and
 //! `{operation}` (the syntax axum's router reads, so the sandbox routes the template itself).
 //!
 //! This module knows no HTTP stack and no server: it is the table, and the one function that
 //! fills a template in.
 
-/// An HTTP method an operation is sent with; [`HttpMethod::method`] gives the one to send.
+/// An HTTP method an operation is sent with: the three the API uses, so that a router can match
+/// them all; `reqwest::Method::from` gives the one to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpMethod {
     Get,
@@ -18,16 +19,18 @@ pub enum HttpMethod {
     Delete,
 }
 
-impl HttpMethod {
-    /// The method as reqwest (and axum, through the same `http` crate) spells it.
-    pub fn method(self) -> reqwest::Method {
-        match self {
+/// The method as reqwest (and axum, through the same `http` crate) spells it.
+impl From<HttpMethod> for reqwest::Method {
+    fn from(method: HttpMethod) -> reqwest::Method {
+        match method {
             HttpMethod::Get => reqwest::Method::GET,
             HttpMethod::Post => reqwest::Method::POST,
             HttpMethod::Delete => reqwest::Method::DELETE,
         }
     }
+}
 
+impl HttpMethod {
     /// `GET`, `POST` or `DELETE`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -210,6 +213,21 @@ impl WireOp {
         fill(self.path, values)
     }
 
+    /// Its URL for `values`: the path after the root of its host, `base_url` or, for
+    /// Investments, `investments_base_url` (docs/protocol.md#hosts-paths-and-versions).
+    pub fn url(
+        &self,
+        base_url: &str,
+        investments_base_url: &str,
+        values: &PathValues<'_>,
+    ) -> Result<String, MissingValue> {
+        let base = match self.host {
+            Host::Banking => base_url,
+            Host::Investments => investments_base_url,
+        };
+        Ok(format!("{base}{}", self.path_for(values)?))
+    }
+
     /// The path of its `...Async` GET for `values`; None for an operation without one.
     pub fn async_path_for(&self, values: &PathValues<'_>) -> Result<Option<String>, MissingValue> {
         self.async_path.map(|template| fill(template, values)).transpose()
@@ -346,6 +364,12 @@ mod tests {
     fn paths_are_filled_in() {
         let values = PathValues::new("cid").login_id("login").request_id("req").operation("GetIncomeAttributes");
         assert_eq!(INVESTMENTS.path_for(&values).unwrap(), "/v3/cid/Investments");
+        assert_eq!(INVESTMENTS.url("https://a", "https://w", &values).unwrap(), "https://w/v3/cid/Investments");
+        assert_eq!(
+            AUTHORIZE.url("https://a", "https://w", &values).unwrap(),
+            "https://a/v3/cid/BankingServices/Authorize"
+        );
+        assert_eq!(reqwest::Method::from(DELETE_CARD.method), reqwest::Method::DELETE);
         assert_eq!(DELETE_CARD.path_for(&values).unwrap(), "/v3/cid/BankingServices/DeleteCard/login");
         assert_eq!(
             ATTRIBUTES_USE_CASE.path_for(&values).unwrap(),
