@@ -51,14 +51,18 @@ def graph(folder: Path) -> dict[str, set[str]]:
     edges: dict[str, set[str]] = {name: set() for name in modules | {"mod"}}
     for path in sorted(folder.rglob("*.rs")):
         relative = path.relative_to(folder)
-        module = relative.parts[0] if len(relative.parts) > 1 else path.stem
-        in_subfolder = len(relative.parts) > 1
-        # From a subfolder's files, `super::` is the subfolder and `super::super::` the folder.
-        parent = "super::super::" if in_subfolder and path.stem != "mod" else "super::"
-        if path.stem == "mod" and not in_subfolder:
-            prefixes = [crate_path, ""]
+        at_root = len(relative.parts) == 1
+        module = path.stem if at_root else relative.parts[0]
+        # The folder's mod.rs names a child by itself (`state::Shared`); a file at the root or a
+        # subfolder's mod.rs names a sibling through `super::`; a subfolder's other files, where
+        # `super::` is the subfolder, through `super::super::`.
+        if at_root and path.stem == "mod":
+            sibling = ""
+        elif at_root or path.stem == "mod":
+            sibling = "super::"
         else:
-            prefixes = [crate_path, parent]
+            sibling = "super::super::"
+        prefixes = [crate_path, sibling]
         code = library_code(path.read_text())
         for prefix in prefixes:
             escaped = re.escape(prefix)
