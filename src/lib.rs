@@ -19,6 +19,7 @@ mod http;
 pub mod ops;
 mod poll;
 mod pools;
+pub mod protocol;
 pub mod proxy;
 mod secret;
 mod shown;

@@ -1573,3 +1573,25 @@ fn stop_does_not_wait_for_idle_connections() {
     let (after, _) = wait_closed(&mut stream, Duration::from_secs(1));
     assert!(after < Duration::from_secs(1));
 }
+
+/// A body whose framing breaks (a chunk size that is not hex) cannot be read: the refusal is the
+/// JSON error envelope made by the body extractor, not axum's plain-text 400, and says the
+/// connection closes, since the rest of the stream cannot be told from a next request.
+#[test]
+fn a_body_that_cannot_be_read_gets_a_json_400() {
+    use std::io::Write;
+    let sandbox = limited(Duration::from_secs(10), Duration::from_secs(30), 16);
+    let mut stream = connect(&sandbox);
+    let head = format!(
+        "POST /v3/{}/{AUTHORIZE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{{}}\r\nzz\r\n",
+        sandbox.customer_id()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let (_, received) = wait_closed(&mut stream, Duration::from_secs(3));
+    let (status, head, body) = answer_of(&received);
+    assert_eq!(status, 400, "{head}");
+    assert!(head.to_ascii_lowercase().contains("\r\nconnection: close\r\n"), "{head}");
+    assert_eq!(body["HttpStatusCode"], 400, "{body}");
+    assert_eq!(body["FlinksCode"], "INVALID_REQUEST", "{body}");
+    assert!(body["Message"].as_str().unwrap().starts_with("Failed to buffer the request body"), "{body}");
+}

@@ -127,6 +127,37 @@ async fn a_fault_for_a_user_hits_that_user_however_the_request_names_them() {
     }
 }
 
+/// A fault names the operation of the route a request reaches: a banking operation's `...Async`
+/// GET is the operation, both shapes of the attributes call are `Attributes`, and a request that
+/// reaches no operation (another customer, another method, no route) is hit by no fault.
+#[tokio::test]
+async fn a_fault_hits_the_operation_of_the_route() {
+    let api = api();
+    let (login_id, request_id) = session(&api).await;
+    let loading = |operation: &str| Fault { times: None, ..fault(operation, FaultKind::SessionLoading) };
+    api.sandbox.inject([loading("GetAccountsDetail"), loading("Attributes")]);
+    let attributes = format!("insight/login/{login_id}/attributes/{request_id}");
+    for (method, path, body) in [
+        (reqwest::Method::POST, DETAIL.to_owned(), Some(json!({"RequestId": request_id}))),
+        (reqwest::Method::GET, format!("BankingServices/GetAccountsDetailAsync/{request_id}"), None),
+        (reqwest::Method::GET, format!("{attributes}/GetIncomeAttributes"), None),
+        (reqwest::Method::POST, attributes.clone(), Some(json!({"MostRecentCached": true}))),
+    ] {
+        let (status, reply) = api.send(method, &path, body).await;
+        assert_eq!((status, reply["FlinksCode"].as_str()), (400, Some("SESSION_LOADING")), "{path}");
+        assert_eq!(reply["RequestId"], request_id.as_str(), "{path}");
+    }
+    // A fault for every operation, which none of these requests reaches.
+    api.sandbox.clear_faults();
+    api.sandbox.inject([Fault { times: None, ..Fault::new(FaultKind::SessionLoading) }]);
+    let other_customer = format!("{}/v3/00000000-0000-0000-0000-000000000000/{DETAIL}", api.sandbox.url());
+    let body = serde_json::to_vec(&json!({"RequestId": request_id})).unwrap();
+    let (status, _) = api.send_url(reqwest::Method::POST, other_customer, &[], Some(body)).await;
+    assert_eq!(status, 404);
+    assert_eq!(api.send(reqwest::Method::GET, DETAIL, None).await.0, 405);
+    assert_eq!(api.send(reqwest::Method::POST, "BankingServices/GetNothing", Some(json!({}))).await.0, 404);
+}
+
 #[tokio::test]
 async fn a_dropped_connection_gives_no_answer_and_is_logged_with_status_0() {
     let api = api();

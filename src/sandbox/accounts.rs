@@ -6,9 +6,10 @@ use serde::{Serialize, Serializer};
 
 use super::body::Body;
 use super::generator::{dash_date, BankAccount, BankTransaction, Banking, Cents, Description, Guid};
-use super::operation::{DataOperation, Operation, Ready};
+use super::operation::{DataOperation, Ready};
 use super::reply::{Envelope, ErrorReply, InstitutionFields, Link};
 use super::state::{Session, Shared};
+use crate::protocol::{self, WireOp};
 
 /// The statement counts `NumberOfBankingStatements` and `NumberOfStatements` take.
 pub(crate) const STATEMENT_COUNTS: [&str; 3] = ["MostRecent", "Months3", "Months12"];
@@ -42,13 +43,7 @@ fn detail_options(body: &Body) -> Result<DetailOptions, ErrorReply> {
 pub(crate) struct Detail;
 
 impl DataOperation for Detail {
-    const OPERATION: Operation = Operation {
-        name: "GetAccountsDetail",
-        path: "BankingServices/GetAccountsDetail",
-        async_rel: Some("GetAccountsDetailAsync"),
-        names_login: false,
-        after_detail: false,
-    };
+    const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_DETAIL;
     type Options = DetailOptions;
 
     fn options(body: &Body) -> Result<DetailOptions, ErrorReply> {
@@ -118,13 +113,7 @@ const SUMMARY_LINKS: [Link; 2] =
 pub(crate) struct Summary;
 
 impl DataOperation for Summary {
-    const OPERATION: Operation = Operation {
-        name: "GetAccountsSummary",
-        path: "BankingServices/GetAccountsSummary",
-        async_rel: Some("GetAccountsSummaryAsync"),
-        names_login: false,
-        after_detail: false,
-    };
+    const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_SUMMARY;
     type Options = SummaryOptions;
 
     fn options(body: &Body) -> Result<SummaryOptions, ErrorReply> {

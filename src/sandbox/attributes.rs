@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -17,16 +16,14 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-use super::body::{field, string_list, Body, Segments};
+use super::body::{field, string_list, Body, BodyBytes, Segments};
 use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
 use super::generator::{slash_date, Banking, Cents, Description, Guid};
 use super::keys;
 use super::operation::{Operation, Step};
 use super::reply::{Envelope, ErrorReply};
 use super::state::Shared;
-
-/// The pending-map key of the custom POST; the GETs use their operation name.
-const CUSTOM: &str = "Attributes";
+use crate::protocol;
 
 /// The group the use-case operations answer in.
 const USE_CASE_GROUP: &str = "Card";
@@ -45,25 +42,27 @@ pub(crate) async fn use_case(
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
-    let (key, names) = package(&shared, &operation)?;
+    let (name, names) = package(&shared, &operation)?;
     let request = Request {
         groups: vec![(USE_CASE_GROUP.to_owned(), names.into_iter().filter_map(catalogue::find).collect())],
         categories: None,
         accounts: None,
         detail: Vec::new(),
     };
-    answer(&shared, &login_id, &request_id, key, request)
+    // Each package has a pending phase of its own, keyed by its operation's name.
+    let operation = Operation { wire: &protocol::ATTRIBUTES_USE_CASE, name };
+    answer(&shared, &login_id, &request_id, &operation, request)
 }
 
 pub(crate) async fn custom(
     State(shared): State<Arc<Shared>>,
     Segments((_, login_id, request_id)): Segments<(String, String, String)>,
     headers: HeaderMap,
-    bytes: Bytes,
+    BodyBytes(bytes): BodyBytes,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
     let request = parse(&Body::parse(&bytes)?)?;
-    answer(&shared, &login_id, &request_id, CUSTOM, request)
+    answer(&shared, &login_id, &request_id, &Operation::of(&protocol::ATTRIBUTES), request)
 }
 
 /// The operation's pending key and attribute names, or why the customer cannot call it.
@@ -148,19 +147,14 @@ fn object<'a>(body: &'a Body, key: &str) -> Result<Option<&'a Map<String, Json>>
     }
 }
 
-/// The pending machinery of an attributes operation; `name` keys its own pending phase.
-fn operation(name: &'static str) -> Operation {
-    Operation { name, path: "", async_rel: None, names_login: true, after_detail: true }
-}
-
 fn answer(
     shared: &Shared,
     login_id: &str,
     request_id: &str,
-    name: &'static str,
+    operation: &Operation,
     request: Request,
 ) -> Result<Response, ErrorReply> {
-    let ready = match operation(name).enter(shared, request_id, Some(login_id), None, |_| ())? {
+    let ready = match operation.enter(shared, request_id, Some(login_id), None, |_| ())? {
         Step::Wait(response) => return Ok(response),
         Step::Go(ready) => ready,
     };

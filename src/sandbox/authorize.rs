@@ -3,19 +3,18 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::body::Body;
+use super::body::{Body, BodyBytes};
 use super::challenge::{Challenge, Round};
 use super::keys;
-use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, LAST_REFRESH};
+use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, LAST_REFRESH};
 use super::state::{missing_session, Missing, Session, Shared, Stage};
-use super::users::{self, Outcome, INSTITUTION, PASSWORD};
+use super::users::{self, Outcome, PASSWORD};
 
 const CHALLENGE_LINKS: [Link; 1] = [Link::new("Authorization", "/Authorize")];
 const OPEN_LINKS: [Link; 3] = [
@@ -29,7 +28,7 @@ const OPEN_LINKS: [Link; 3] = [
 pub(crate) async fn authorize(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
-    bytes: Bytes,
+    BodyBytes(bytes): BodyBytes,
 ) -> Result<Response, ErrorReply> {
     keys::take_authorize_token(&shared, &headers)?;
     let body = Body::parse(&bytes)?;

@@ -1,9 +1,13 @@
-//! Request bodies, read the way the service binds them: keys case-insensitively, `"true"` as
-//! true, null as absent.
+//! Reading requests: the extractors a handler reads its path and body with, which refuse with the
+//! service's JSON error, and request bodies read the way the service binds them: keys
+//! case-insensitively, `"true"` as true, null as absent.
 
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
 use serde_json::{Map, Value};
 
-use super::reply::ErrorReply;
+use super::reply::{too_large, ErrorReply};
 
 /// `SecurityResponses` as sent: (key, answers), in the order of the request.
 pub(crate) type Responses<'a> = Vec<(&'a str, Vec<String>)>;
@@ -119,24 +123,47 @@ pub(crate) fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Va
         .filter(|value| !value.is_null())
 }
 
+// The two extractors below are how handlers read a request: each refuses with the service's
+// error envelope (docs/protocol.md#errors), where axum's own would answer in plain text, so
+// every refusal is JSON where it is made rather than rewritten afterwards.
+
 /// The path parameters of a route, as `axum`'s `Path` reads them, but refused the way the
 /// service refuses a request: a segment that is not valid percent-encoded UTF-8 (`%ED%A0%80`)
 /// gets a JSON `INVALID_REQUEST`, not axum's plain-text 400 (docs/bad-input.md).
 pub(crate) struct Segments<T>(pub T);
 
-impl<T, S> axum::extract::FromRequestParts<S> for Segments<T>
+impl<T, S> FromRequestParts<S> for Segments<T>
 where
     T: serde::de::DeserializeOwned + Send,
     S: Send + Sync,
 {
     type Rejection = ErrorReply;
 
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, ErrorReply> {
-        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
-            Ok(axum::extract::Path(value)) => Ok(Segments(value)),
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ErrorReply> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(value)) => Ok(Segments(value)),
             Err(rejection) => {
                 Err(ErrorReply::invalid_request(format!("The path is not valid: {}", rejection.body_text())))
             }
+        }
+    }
+}
+
+/// The request body, read whole as axum's `Bytes` reads it (at most the router's body limit,
+/// [`BODY_LIMIT`](super::reply::BODY_LIMIT)), but refused the way the service refuses a request:
+/// a body past the limit gets the JSON 413 of [`too_large`], one that could not be read a JSON
+/// 400 `INVALID_REQUEST` naming why (docs/bad-input.md). A body that stopped arriving becomes a
+/// 408 in the router's `whole_body`, which knows why it failed.
+pub(crate) struct BodyBytes(pub axum::body::Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for BodyBytes {
+    type Rejection = ErrorReply;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ErrorReply> {
+        match axum::body::Bytes::from_request(request, state).await {
+            Ok(bytes) => Ok(BodyBytes(bytes)),
+            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(too_large()),
+            Err(rejection) => Err(ErrorReply::new(rejection.status(), "INVALID_REQUEST", rejection.body_text().trim())),
         }
     }
 }

@@ -46,7 +46,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::time::{sleep, sleep_until, Instant, Sleep};
 
-use super::faults::Dropped;
+use super::inject::Dropped;
 use super::slots::{Place, Room, Slot, Slots, GRACE};
 use super::upload::Upload;
 use crate::sync::lock;

@@ -14,16 +14,16 @@ use serde::{Serialize, Serializer};
 use super::body::Body;
 use super::generator::portfolio::{InvestmentAccount, Position, Security, Trade};
 use super::generator::{dash_date, Cents, Guid, Isin, Portfolio, PRICE_DATE};
-use super::operation::{DataOperation, Operation, Ready};
+use super::operation::{DataOperation, Ready};
 use super::reply::{Envelope, ErrorReply, InstitutionFields};
 use super::state::Shared;
+use crate::protocol::{self, WireOp};
 
 /// `Investments`: one POST, repeated as it is while pending (no `...Async` link).
 pub(crate) struct Investments;
 
 impl DataOperation for Investments {
-    const OPERATION: Operation =
-        Operation { name: "Investments", path: "Investments", async_rel: None, names_login: true, after_detail: false };
+    const WIRE: &'static WireOp = &protocol::INVESTMENTS;
     type Options = ();
 
     fn options(body: &Body) -> Result<(), ErrorReply> {

@@ -1,9 +1,9 @@
 //! What every data operation shares: the session its request names, the wait for account
 //! detail where it applies, and the pending phase (docs/protocol.md#polling). For operations
-//! answering a POST (the banking ones and Investments), the POST handler, the
-//! `...Async/{requestId}` GET that continues it, and their routes are generated here from a
-//! [`DataOperation`]: adding one is a type and a line in the router
-//! (docs/architecture.md#adding-an-operation).
+//! answering a POST (the banking ones and Investments), the POST handler and the
+//! `...Async/{requestId}` GET that continues it are generic over a [`DataOperation`], which the
+//! router serves at its wire operation's paths: adding one is a type and a line in the router
+//! (docs/architecture.md#adding-an-operation-to-the-sandbox).
 //!
 //! The answer itself is built after the session lock is released, so serialising a large data
 //! set does not stall every other session.
@@ -14,29 +14,23 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::{get, post};
-use axum::Router;
 
-use super::body::{Body, Segments};
+use super::body::{Body, BodyBytes, Segments};
 use super::keys;
 use super::reply::{self, ErrorReply, LoginBody, LAST_REFRESH, OPERATION_PENDING};
 use super::state::{Session, Shared};
+use crate::protocol::WireOp;
 
 /// How a data operation takes part in the pending machinery.
 pub(crate) struct Operation {
-    /// Its name: the key of its pending phase in the session, and how errors name it.
+    /// What its requests are on the wire: the `...Async` link its 202s name (None for operations
+    /// the caller repeats as they are), whether they name a LoginId (which must be the login of
+    /// the RequestId), and whether it answers 202, not counted as a poll, until account detail
+    /// has answered 200 for the RequestId (docs/protocol.md#attributes).
+    pub wire: &'static WireOp,
+    /// The key of its pending phase in the session, and how errors name it: the wire
+    /// operation's name, or, for a use-case attributes GET, the operation its path names.
     pub name: &'static str,
-    /// The path of its POST under `/v3/{customerId}/`, for [`routes`]; empty for the attributes
-    /// operations, whose paths carry the RequestId and are routed by hand.
-    pub path: &'static str,
-    /// The `rel` of the polling link its 202s name, which is also the path of its GET; None for
-    /// operations the caller repeats as they are.
-    pub async_rel: Option<&'static str>,
-    /// Whether its requests name a LoginId, which must be the login of the RequestId.
-    pub names_login: bool,
-    /// Whether it answers 202 (not counted as a poll) until account detail has answered 200 for
-    /// the RequestId, as attributes do (docs/protocol.md#attributes).
-    pub after_detail: bool,
 }
 
 /// Who the data is for, once the operation is done processing.
@@ -75,6 +69,11 @@ pub(crate) enum Step {
 }
 
 impl Operation {
+    /// The pending machinery of `wire`, under its own name.
+    pub const fn of(wire: &'static WireOp) -> Operation {
+        Operation { wire, name: wire.name }
+    }
+
     /// A request for this operation on `request_id` (and `login_id`, for operations naming one):
     /// the session checks every data operation shares, then the pending phase. `remember` keeps
     /// the body for the `...Async` GET; `on_ready` marks the session when the answer is a 200.
@@ -106,10 +105,10 @@ impl Operation {
         on_ready: impl FnOnce(&mut Session),
     ) -> Step {
         // Not counted as a poll of this operation: its own processing starts after detail.
-        if self.after_detail && !session.detail_ready {
+        if self.wire.after_detail && !session.detail_ready {
             return Step::Wait(reply::pending(OPERATION_PENDING, request_id));
         }
-        if let Some(wait) = session.pending(self.name, &shared.config, request_id, self.async_rel) {
+        if let Some(wait) = session.pending(self.name, &shared.config, request_id, self.wire.async_rel()) {
             return Step::Wait(wait);
         }
         on_ready(session);
@@ -117,9 +116,11 @@ impl Operation {
     }
 }
 
-/// A data operation answering a POST (and, with an `async_rel`, the GET that continues it).
+/// A data operation answering a POST (and, when its wire operation has an `...Async` path, the
+/// GET that continues it).
 pub(crate) trait DataOperation: 'static {
-    const OPERATION: Operation;
+    /// Its wire operation: its name, paths, whether it names a login and waits for account detail.
+    const WIRE: &'static WireOp;
     /// What a request asks for, read from its body.
     type Options: Send + 'static;
 
@@ -134,45 +135,33 @@ pub(crate) trait DataOperation: 'static {
     fn answer(shared: &Shared, ready: &Ready, options: Self::Options) -> Response;
 }
 
-/// The POST and, when the operation has one, its `...Async/{requestId}` GET, on `router`.
-pub(crate) fn routes<O: DataOperation>(router: Router<Arc<Shared>>) -> Router<Arc<Shared>> {
-    let operation = &O::OPERATION;
-    let router = router.route(&format!("/v3/{{customer_id}}/{}", operation.path), post(start::<O>));
-    match operation.async_rel {
-        Some(rel) => {
-            // The GET sits next to the POST: BankingServices/GetStatements, BankingServices/GetStatementsAsync/{id}.
-            let folder = operation.path.rsplit_once('/').map_or(String::new(), |(folder, _)| format!("{folder}/"));
-            router.route(&format!("/v3/{{customer_id}}/{folder}{rel}/{{request_id}}"), get(resume::<O>))
-        }
-        None => router,
-    }
-}
-
-async fn start<O: DataOperation>(
+/// The POST of `O`'s wire operation.
+pub(crate) async fn start<O: DataOperation>(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
-    bytes: Bytes,
+    BodyBytes(bytes): BodyBytes,
 ) -> Result<Response, ErrorReply> {
-    let operation = &O::OPERATION;
+    let operation = Operation::of(O::WIRE);
     keys::check_api_key(&shared, &headers)?;
     let body = Body::parse(&bytes)?;
     let request_id = body.required("RequestId")?;
-    let login_id = if operation.names_login { Some(body.required("LoginId")?) } else { None };
+    let login_id = if O::WIRE.names_login { Some(body.required("LoginId")?) } else { None };
     let options = O::options(&body)?;
-    let remember = operation.async_rel.is_some().then(|| bytes.clone());
+    let remember = O::WIRE.async_path.is_some().then(|| bytes.clone());
     Ok(match operation.enter(&shared, request_id, login_id, remember, O::on_ready)? {
         Step::Wait(response) => response,
         Step::Go(ready) => O::answer(&shared, &ready, options),
     })
 }
 
-/// The same pending phase as the POST, with the options of the last POST.
-async fn resume<O: DataOperation>(
+/// The `...Async/{requestId}` GET of `O`'s wire operation: the same pending phase as the POST,
+/// with the options of the last POST.
+pub(crate) async fn resume<O: DataOperation>(
     State(shared): State<Arc<Shared>>,
     Segments((_, request_id)): Segments<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
-    let operation = &O::OPERATION;
+    let operation = Operation::of(O::WIRE);
     keys::check_api_key(&shared, &headers)?;
     let (step, options) = {
         let mut inner = shared.lock();

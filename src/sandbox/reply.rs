@@ -6,7 +6,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
-use super::users::{INSTITUTION, INSTITUTION_ID};
+/// The one institution of the sandbox, as the public test instance has it: every user banks
+/// there, and answers name it.
+pub(crate) const INSTITUTION: &str = "FlinksCapital";
+pub(crate) const INSTITUTION_ID: u32 = 14;
 
 pub(crate) const OPERATION_PENDING: &str = "OPERATION_PENDING";
 pub(crate) const OPERATION_DISPATCHED: &str = "OPERATION_DISPATCHED";
@@ -16,6 +19,10 @@ pub(crate) const SESSION_LOADING: &str = "SESSION_LOADING";
 /// The code of the 408 of a request that did not arrive within the sandbox's limits
 /// (docs/sandbox.md#limits): the sandbox's own, since the protocol names none.
 pub(crate) const REQUEST_TIMEOUT: &str = "REQUEST_TIMEOUT";
+
+/// The largest request body the sandbox reads (docs/sandbox.md#limits): past it, a request gets
+/// the 413 of [`too_large`]. The router makes it axum's body limit too.
+pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
 
 /// The `LastRefresh` of every login: fixed, so answers are reproducible.
 pub(crate) const LAST_REFRESH: &str = "2026-11-20T08:15:42.1234567";
@@ -52,6 +59,15 @@ impl ErrorReply {
         self.request_id = Some(request_id.to_owned());
         self
     }
+}
+
+/// The 413 of a request body past [`BODY_LIMIT`].
+pub(crate) fn too_large() -> ErrorReply {
+    ErrorReply::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "INVALID_REQUEST",
+        format!("The request body is larger than the limit of {BODY_LIMIT} bytes"),
+    )
 }
 
 #[derive(Serialize)]

@@ -1,5 +1,7 @@
-//! The router: the operations, the customer-id check, the 404/405 answers, the request log,
-//! and what keeps every refusal a JSON error on a connection that stays usable.
+//! The router: the operations at their paths in protocol.rs, the customer-id check, the 404/405
+//! answers, the request log, and what keeps every answer on a connection that stays usable.
+//! Every refusal is the service's JSON error where it is made: the handlers' extractors
+//! (`body.rs`), the fallbacks and the customer check here.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,62 +9,100 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
-use axum::http::header::{CONNECTION, CONTENT_TYPE};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::handler::Handler;
+use axum::http::header::CONNECTION;
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{get, on, MethodFilter, MethodRouter};
 use axum::Router;
 use hyper::body::{Frame, SizeHint};
 
-use super::reply::{ErrorReply, REQUEST_TIMEOUT};
+use super::config::RecordedRequest;
+use super::inject::{self, Dropped, Faulted};
+use super::operation::{self, DataOperation};
+use super::reply::{ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
-use super::{
-    accounts, attributes, authorize, delete as delete_card, faults, investments, keys, operation, statements,
-    RecordedRequest,
-};
-
-/// The largest request body a handler reads: axum's default limit, which answers 413 past it.
-pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
+use super::{accounts, attributes, authorize, delete as delete_card, investments, keys, statements};
+use crate::protocol::{self, HttpMethod, WireOp};
 
 /// How much of a request body the sandbox reads after its answer is ready, past what the
 /// handler read, so that the connection can carry the client's next request ([`whole_body`]).
 const DRAIN_LIMIT: usize = BODY_LIMIT;
 
-/// How much of a plain-text refusal is kept as the `Message` of its JSON envelope.
-const REFUSAL_TEXT_LIMIT: usize = 1024;
-
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    // Every operation lives under /v3/{customerId}/; new ones are added here and get the
-    // customer check for free.
-    let operations = Router::new()
-        .route("/v3/{customer_id}/BankingServices/GenerateAuthorizeToken", post(keys::generate_token))
-        .route("/v3/{customer_id}/BankingServices/Authorize", post(authorize::authorize))
-        .route("/v3/{customer_id}/BankingServices/DeleteCard/{login_id}", delete(delete_card::delete_card))
-        .route("/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}", post(attributes::custom))
-        .route(
-            "/v3/{customer_id}/insight/login/{login_id}/attributes/{request_id}/{operation}",
-            get(attributes::use_case),
-        );
-    let operations = operation::routes::<accounts::Detail>(operations);
-    let operations = operation::routes::<accounts::Summary>(operations);
-    let operations = operation::routes::<statements::Statements>(operations);
-    let operations = operation::routes::<investments::Investments>(operations)
+    // Every operation is served at its paths in protocol.rs, all under /v3/{customer_id}/; new
+    // ones are added here and get the fault layer and the customer check for free.
+    let operations = Routes { router: Router::new(), shared: Arc::clone(&shared) }
+        .add(&protocol::GENERATE_AUTHORIZE_TOKEN, keys::generate_token)
+        .add(&protocol::AUTHORIZE, authorize::authorize)
+        .add(&protocol::DELETE_CARD, delete_card::delete_card)
+        .add(&protocol::ATTRIBUTES, attributes::custom)
+        .add(&protocol::ATTRIBUTES_USE_CASE, attributes::use_case)
+        .data::<accounts::Detail>()
+        .data::<accounts::Summary>()
+        .data::<statements::Statements>()
+        .data::<investments::Investments>()
+        .router
+        // Outside each route's fault layer: a request for another customer is no operation's.
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
     operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        // Inside the faults, whose made-up answers (an HTML error page, say) are meant as sent.
-        .layer(middleware::from_fn(json_errors))
-        // In front of every handler, inside the log so that faulted requests are logged too.
-        .layer(middleware::from_fn_with_state(Arc::clone(&shared), faults::inject))
-        // Outside the faults, which can refuse a body they read only in part.
+        // What `BodyBytes` reads at most; axum's default is the same, but the limit is ours to say.
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        // Outside the faults (each route's own layer), which can refuse a body they read only in
+        // part.
         .layer(middleware::from_fn(whole_body))
         // Outermost, so it sees every request, the unmatched ones included.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
         .with_state(shared)
+}
+
+/// The router's table, built one wire operation at a time. Each route has a fault layer of its
+/// own (`inject.rs`), which knows the wire operation it serves: that is what a fault names, so
+/// the router's table is also the faults' (docs/sandbox.md#faults).
+struct Routes {
+    router: Router<Arc<Shared>>,
+    shared: Arc<Shared>,
+}
+
+impl Routes {
+    /// `handler` at `op`'s path, for `op`'s method.
+    fn add<H, T>(self, op: &'static WireOp, handler: H) -> Routes
+    where
+        H: Handler<T, Arc<Shared>>,
+        T: 'static,
+    {
+        self.at(op, op.path, on(method_filter(op.method), handler))
+    }
+
+    /// A [`DataOperation`]: its POST, and the `...Async` GET that continues it when it has one.
+    fn data<O: DataOperation>(self) -> Routes {
+        let routes = self.add(O::WIRE, operation::start::<O>);
+        match O::WIRE.async_path {
+            // The GET counts as the operation, for faults as for the pending phase.
+            Some(path) => routes.at(O::WIRE, path, get(operation::resume::<O>)),
+            None => routes,
+        }
+    }
+
+    /// `route` at `path`, behind a fault layer for `op`.
+    fn at(self, op: &'static WireOp, path: &'static str, route: MethodRouter<Arc<Shared>>) -> Routes {
+        let faulted = Faulted { shared: Arc::clone(&self.shared), op };
+        let route = route.route_layer(middleware::from_fn_with_state(faulted, inject::inject));
+        Routes { router: self.router.route(path, route), shared: self.shared }
+    }
+}
+
+fn method_filter(method: HttpMethod) -> MethodFilter {
+    match method {
+        HttpMethod::Get => MethodFilter::GET,
+        HttpMethod::Post => MethodFilter::POST,
+        HttpMethod::Delete => MethodFilter::DELETE,
+    }
 }
 
 /// Counts and logs the request line and the status; never the body, which can hold passwords.
@@ -75,7 +115,7 @@ async fn record(State(shared): State<Arc<Shared>>, request: Request, next: Next)
     let mut entry = Unanswered(Some((Arc::clone(&shared), RecordedRequest { method, path, status: 0 })));
     let response = next.run(request).await;
     if let Some((shared, mut logged)) = entry.0.take() {
-        logged.status = faults::logged_status(&response);
+        logged.status = inject::logged_status(&response);
         shared.record(logged);
     }
     response
@@ -123,50 +163,6 @@ async fn method_not_allowed(method: Method, request: Request) -> ErrorReply {
     )
 }
 
-/// The 413 of a request body past [`BODY_LIMIT`].
-pub(crate) fn too_large() -> ErrorReply {
-    ErrorReply::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "INVALID_REQUEST",
-        format!("The request body is larger than the limit of {BODY_LIMIT} bytes"),
-    )
-}
-
-/// Gives a refusal that is not JSON (axum's extractor rejections: the plain-text 413 of a body
-/// past the limit, the 400 of a body that failed) the envelope of every other error
-/// (docs/protocol.md#errors), so a client reads every refusal the same way.
-async fn json_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
-    let status = response.status();
-    let is_json = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.trim_start().to_ascii_lowercase().starts_with("application/json"));
-    if !status.is_client_error() || is_json {
-        return response;
-    }
-    if status == StatusCode::PAYLOAD_TOO_LARGE {
-        return too_large().into_response();
-    }
-    let (parts, body) = response.into_parts();
-    let text = axum::body::to_bytes(body, REFUSAL_TEXT_LIMIT).await.unwrap_or_default();
-    let text = String::from_utf8_lossy(&text);
-    let message = if text.trim().is_empty() {
-        status.canonical_reason().unwrap_or("The request was refused").to_owned()
-    } else {
-        text.trim().to_owned()
-    };
-    let mut reply = ErrorReply::new(status, "INVALID_REQUEST", message).into_response();
-    // An `Allow` or `Retry-After` still holds; the body's own headers do not.
-    for (name, value) in &parts.headers {
-        if !matches!(name.as_str(), "content-type" | "content-length" | "transfer-encoding") {
-            reply.headers_mut().append(name.clone(), value.clone());
-        }
-    }
-    reply
-}
-
 /// Makes sure the client can send its next request on the connection after any answer, and
 /// answers a request that did not arrive in time with a 408.
 ///
@@ -182,8 +178,9 @@ async fn json_errors(request: Request, next: Next) -> Response {
 ///   connection for its next request.
 ///
 /// A body that was not read whole in time ([`ReadTimedOut`]) before the answer was made gets a
-/// 408 `REQUEST_TIMEOUT` instead of that answer, whichever layer was reading it: axum's extractor
-/// makes the failure a 400, and the fault layer a 413, neither of which says what happened. The
+/// 408 `REQUEST_TIMEOUT` instead of that answer, whichever layer was reading it: the body
+/// extractor makes the failure a 400, and the fault layer a 413, neither of which says what
+/// happened (only this layer sees the body's own error). The
 /// request never reached its handler whole, so nothing was done (docs/sandbox.md#limits). A body
 /// left unread by its handler and timed out while drained keeps the handler's answer, since the
 /// handler has acted.
@@ -200,7 +197,7 @@ async fn whole_body(request: Request, next: Next) -> Response {
         reply.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
         return reply;
     }
-    if seen.ended.load(Ordering::SeqCst) || response.extensions().get::<faults::Dropped>().is_some() {
+    if seen.ended.load(Ordering::SeqCst) || response.extensions().get::<Dropped>().is_some() {
         return response;
     }
     let left = seen.left.lock().ok().and_then(|mut left| left.take());

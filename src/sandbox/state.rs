@@ -11,12 +11,12 @@ use serde_json::Value;
 use axum::body::Bytes;
 
 use super::challenge::Round;
+use super::config::{RecordedRequest, SandboxConfig};
 use super::faults::Faults;
 use super::generator::{login_guid_for, DataCache, Guid};
 use super::reply::{self, ErrorReply};
 use super::tokens::Tokens;
 use super::users::{bulk_username, User};
-use super::{RecordedRequest, SandboxConfig};
 use crate::sync::lock;
 
 /// Bounds the memory of a long-running sandbox (benchmarks send millions of requests).

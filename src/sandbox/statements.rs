@@ -8,11 +8,11 @@ use serde::Serialize;
 use super::accounts::{selected, STATEMENT_COUNTS};
 use super::body::Body;
 use super::generator::{month_name, months_before, BankAccount, Guid};
-use super::operation::{DataOperation, Operation, Ready};
+use super::operation::{DataOperation, Ready};
 use super::pdf;
-use super::reply::{Envelope, ErrorReply, InstitutionFields};
+use super::reply::{Envelope, ErrorReply, InstitutionFields, INSTITUTION};
 use super::state::Shared;
-use super::users::INSTITUTION;
+use crate::protocol::{self, WireOp};
 
 /// `GetStatements`.
 pub(crate) struct Statements;
@@ -23,13 +23,7 @@ pub(crate) struct StatementOptions {
 }
 
 impl DataOperation for Statements {
-    const OPERATION: Operation = Operation {
-        name: "GetStatements",
-        path: "BankingServices/GetStatements",
-        async_rel: Some("GetStatementsAsync"),
-        names_login: false,
-        after_detail: false,
-    };
+    const WIRE: &'static WireOp = &protocol::GET_STATEMENTS;
     type Options = StatementOptions;
 
     fn options(body: &Body) -> Result<StatementOptions, ErrorReply> {

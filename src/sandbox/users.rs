@@ -10,9 +10,6 @@ use super::images;
 use super::reply::OPERATION_DISPATCHED;
 use super::reply::OPERATION_PENDING;
 
-/// The one institution of the sandbox, as the public test instance has it.
-pub(crate) const INSTITUTION: &str = "FlinksCapital";
-pub(crate) const INSTITUTION_ID: u32 = 14;
 /// Every user's password.
 pub(crate) const PASSWORD: &str = "Everyday";
 

@@ -21,7 +21,7 @@ use axum::body::Bytes;
 
 use serde::{Serialize, Serializer};
 
-use super::SandboxConfig;
+use super::config::SandboxConfig;
 // A panic while generating leaves nothing half-inserted in the map, so poisoning is harmless.
 use crate::sync::lock;
 

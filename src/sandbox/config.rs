@@ -1,0 +1,114 @@
+//! The settings of a sandbox server and what its request log keeps.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use super::faults::Fault;
+
+/// The most bulk logins a sandbox saves at start (`SandboxConfig::logins`).
+pub const MAX_LOGINS: u32 = 1_000_000;
+
+/// The customer id of the public test instance, so clients configured for it need no change.
+pub const DEFAULT_CUSTOMER_ID: &str = "43387ca6-0391-4c82-857d-70d95f087ecb";
+
+/// Settings of a sandbox server.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// The customer id expected in every path (`/v3/{customerId}/...`); others get 404.
+    pub customer_id: String,
+    /// Address to bind; loopback by default.
+    pub host: IpAddr,
+    /// Port to bind; 0 picks a free one.
+    pub port: u16,
+    /// How many times every data call answers 202 before 200, per RequestId and operation.
+    pub pending_polls: u32,
+    /// Additionally answer 202 until this many seconds have passed since the first call for a
+    /// RequestId and operation.
+    pub pending_seconds: f64,
+    /// The pending count used instead of `pending_polls` for `test_pending` and `test_dispatched`.
+    pub slow_pending_polls: u32,
+    /// Before the pending phase, how many times every data call answers 400 `SESSION_LOADING`
+    /// ("a data request sent while the session is loading may return an error").
+    pub loading_polls: u32,
+    /// When set, Authorize needs a single-use token from `GenerateAuthorizeToken`, which in turn
+    /// needs this key in the `flinks-auth-key` header. Without it a token is handed out and not
+    /// kept, since Authorize asks for none.
+    pub secret_key: Option<String>,
+    /// When set, data operations need the header `x-api-key` equal to it.
+    pub api_key: Option<String>,
+    /// A RequestId dies after this long without activity (`SESSION_EXPIRED`).
+    pub session_ttl: Duration,
+    /// A token from `GenerateAuthorizeToken` is refused this long after it was issued; at most
+    /// 10,000 unused ones are kept, the oldest forgotten first (docs/sandbox.md#limits).
+    pub token_ttl: Duration,
+    /// Seeds LoginIds and all generated data: the same seed and username give the same LoginId,
+    /// and the same LoginId the same accounts, in every sandbox.
+    pub seed: u64,
+    /// Investment trades over all of a login's investment accounts: None for about 60, Some(n)
+    /// for exactly n (Some(0): accounts without positions or trades).
+    pub investment_transactions: Option<usize>,
+    /// Banking transactions over all of a login's accounts: None for a natural year of
+    /// activity, Some(n) for exactly n (a sample of that year, or it plus card purchases).
+    pub banking_transactions: Option<usize>,
+    /// Whether the customer has a Tier 2 package, which `GetAllAttributes` needs.
+    pub tier2: bool,
+    /// A request's headers must be complete this long after its first byte (after the accept,
+    /// for a connection's first request); otherwise the connection is closed
+    /// (docs/sandbox.md#limits).
+    pub header_read_timeout: Duration,
+    /// A whole request, head and body, must arrive within this long of its first byte; otherwise
+    /// it is answered 408 `REQUEST_TIMEOUT` and the connection is closed (docs/sandbox.md#limits).
+    pub request_read_timeout: Duration,
+    /// A connection with nothing to do (no request yet, between two requests, or a read or
+    /// write that makes no progress) is closed after this long; a request whose body stops
+    /// arriving for this long is answered 408 `REQUEST_TIMEOUT` first.
+    pub idle_timeout: Duration,
+    /// At most this many connections are open at once (0 counts as 1). When all are taken, a
+    /// newcomer takes the place of the one longest idle or reading its request, for at least a
+    /// second, or waits for one to close (docs/sandbox.md#making-room).
+    pub max_connections: usize,
+    /// Faults to inject, in order (docs/sandbox.md#faults); none by default.
+    pub faults: Vec<Fault>,
+    /// How many bulk logins (`bulk_00000`, `bulk_00001`, ...) are saved at start, at most
+    /// [`MAX_LOGINS`] (docs/sandbox.md#many-logins); their LoginIds are [`login_ids`](super::login_ids).
+    pub logins: u32,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            customer_id: DEFAULT_CUSTOMER_ID.to_owned(),
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            pending_polls: 1,
+            pending_seconds: 0.0,
+            slow_pending_polls: 5,
+            loading_polls: 0,
+            secret_key: None,
+            api_key: None,
+            session_ttl: Duration::from_secs(8 * 60),
+            token_ttl: Duration::from_secs(5 * 60),
+            seed: 0,
+            investment_transactions: None,
+            banking_transactions: None,
+            tier2: false,
+            header_read_timeout: Duration::from_secs(10),
+            request_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+            faults: Vec::new(),
+            logins: 0,
+        }
+    }
+}
+
+/// One request the sandbox received. Bodies are never kept: they carry passwords.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// HTTP method, e.g. `POST`.
+    pub method: String,
+    /// The path without the query string.
+    pub path: String,
+    /// The HTTP status of the answer; 0 when none was sent (docs/sandbox.md#faults).
+    pub status: u16,
+}
