@@ -29,8 +29,9 @@ def sources() -> dict[str, str]:
     files = {}
     for path in sorted(SRC.rglob("*.rs")):
         text = path.read_text()
-        # A module's tests may use what the module may not.
-        files[module_name(path)] = re.split(r"#\[cfg\(test\)\]\s*mod tests", text)[0]
+        # A module's tests may use what the module may not; comments (an intra-doc link) use nothing.
+        text = re.split(r"^#\[cfg\(test\)\]\s*\n\s*mod ", text, flags=re.M)[0]
+        files[module_name(path)] = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
     return files
 
 
@@ -52,6 +53,13 @@ def graph(known: dict[str, str], node) -> dict[str, set[str]]:
         parent = name.split("::")[:-1] if name else []
         paths = [path.split("::") for path in re.findall(r"\bcrate::((?:\w+::)*\w+)", text)]
         paths += [parent + path.split("::") for path in re.findall(r"\bsuper::((?:\w+::)*\w+)", text)]
+        # A folder's mod.rs names its children by their own names (`state::Shared`).
+        prefix = [name] if name else []
+        paths += [
+            prefix + path.split("::")
+            for path in re.findall(r"(?<![\w:])((?:\w+::)+\w+)", text)
+            if "::".join([*prefix, path.split("::")[0]]) in known
+        ]
         for path in paths:
             target = resolve(path, known)
             there = node(target) if target is not None else None
