@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::authorize::{
@@ -22,6 +21,7 @@ use crate::http::{ApiRequest, Http};
 use crate::ops::{self, DataOp, Target};
 use crate::poll::poll;
 use crate::pools;
+use crate::protocol::{self, PathValues, WireOp};
 use crate::secret::Secret;
 use crate::tables::check_accounts;
 
@@ -102,9 +102,13 @@ impl Client {
         Call::new(name, self.inner.config.deadline, Some(self.inner.closed.subscribe()))
     }
 
-    fn banking_url(&self, operation: &str) -> String {
+    /// The request of the operation `wire` (src/protocol.rs) at its path filled with `values`.
+    fn request(&self, wire: &'static WireOp, values: PathValues<'_>) -> Result<ApiRequest, Error> {
         let config = &self.inner.config;
-        format!("{}/v3/{}/BankingServices/{operation}", config.base_url, config.customer_id)
+        let url = wire
+            .url(&config.base_url, &config.investments_base_url, &values)
+            .map_err(|missing| Error::Internal { message: format!("bankfeed could not build a URL: {missing}") })?;
+        Ok(ApiRequest::new(wire.name, wire.method.into(), url))
     }
 
     /// Data operations carry the api key, when one is configured.
@@ -119,8 +123,8 @@ impl Client {
     pub async fn authorize(&self, call: &Call, request: AuthorizeRequest) -> Result<Step, Error> {
         call.doing("Authorize");
         request.validate()?;
-        let mut http_request =
-            ApiRequest::new("Authorize", Method::POST, self.banking_url("Authorize")).json(&request.body())?;
+        let customer = PathValues::new(&self.inner.config.customer_id);
+        let mut http_request = self.request(&protocol::AUTHORIZE, customer)?.json(&request.body())?;
         if !request.idempotent() {
             http_request = http_request.not_idempotent();
         }
@@ -128,7 +132,7 @@ impl Client {
         // (docs/protocol.md#authentication): the retry loop fetches one before each send.
         if let Some(secret) = &self.inner.config.secret_key {
             let token_request =
-                ApiRequest::new(TOKEN, Method::POST, self.banking_url(TOKEN)).header("flinks-auth-key", secret.clone());
+                self.request(&protocol::GENERATE_AUTHORIZE_TOKEN, customer)?.header("flinks-auth-key", secret.clone());
             http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
         }
         let reply = self.http()?.send(&http_request, call).await?;
@@ -219,7 +223,7 @@ impl Client {
         };
         call.doing(O::CALL);
         let request = O::request(&self.inner.config, session, options)?;
-        if O::NEEDS_ACCOUNT_DETAIL {
+        if O::WIRE.after_detail {
             self.account_detail_ready(call, session).await?;
         }
         let operation = request.operation;
@@ -263,8 +267,8 @@ impl Client {
     pub async fn delete_login(&self, call: &Call, login_id: &str) -> Result<Value, Error> {
         call.doing("DeleteCard");
         guid("login_id", login_id)?;
-        let url = self.banking_url(&format!("DeleteCard/{login_id}"));
-        let request = self.with_api_key(ApiRequest::new("DeleteCard", Method::DELETE, url));
+        let values = PathValues::new(&self.inner.config.customer_id).login_id(login_id);
+        let request = self.with_api_key(self.request(&protocol::DELETE_CARD, values)?);
         match self.http()?.send(&request, call).await? {
             Reply::Data { status, bytes } => {
                 // Any body is an answer, except one whose envelope says error.
@@ -276,7 +280,7 @@ impl Client {
     }
 }
 
-const TOKEN: &str = "GenerateAuthorizeToken";
+const TOKEN: &str = protocol::GENERATE_AUTHORIZE_TOKEN.name;
 
 /// The token of a GenerateAuthorizeToken answer. Any answer but a JSON object holding a non-empty
 /// `Token` is a protocol surprise; the body is left out of the error whenever it might hold a

@@ -15,6 +15,7 @@ use crate::data::login::NamesLogin;
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::data::{json, Raw};
 use crate::error::Error;
+use crate::protocol::{self, PathValues, WireOp};
 use crate::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
 
 /// What a data call is made on.
@@ -51,9 +52,10 @@ pub trait DataOp: 'static {
     /// The call's name: what the deadline, a `ClientClosed` and the advice of a
     /// `PendingTimeout` name.
     const CALL: &'static str;
-    /// Whether account detail must be polled to 200 first, and be the session's login, before
-    /// the operation is sent (docs/protocol.md#attributes).
-    const NEEDS_ACCOUNT_DETAIL: bool = false;
+    /// The operation on the wire (src/protocol.rs): its method, path and host, and whether
+    /// account detail must be polled to 200 first, and be the session's login, before it is sent
+    /// (docs/protocol.md#attributes).
+    const WIRE: &'static WireOp;
     type Options: Send + Sync;
     /// What a 200 is read into.
     type Output: Send + 'static;
@@ -79,17 +81,14 @@ pub struct Investments;
 
 impl DataOp for Investments {
     const CALL: &'static str = "Investments";
+    const WIRE: &'static WireOp = &protocol::INVESTMENTS;
     type Options = ();
     type Output = InvestmentsResult;
 
     fn request(config: &ClientConfig, session: &Session, _options: &()) -> Result<Request, Error> {
         let login_id = session_login_id(session)?;
-        Ok(Request {
-            operation: "Investments",
-            method: Method::POST,
-            url: format!("{}/v3/{}/Investments", config.investments_base_url, config.customer_id),
-            body: Some(json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true})),
-        })
+        let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
+        send(Self::WIRE, Self::WIRE.name, config, &PathValues::new(&config.customer_id), Some(body))
     }
 
     fn read(_operation: &'static str, raw: Raw) -> Result<InvestmentsResult, Error> {
@@ -106,6 +105,7 @@ pub struct AccountsDetail;
 
 impl DataOp for AccountsDetail {
     const CALL: &'static str = "GetAccountsDetail";
+    const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_DETAIL;
     type Options = AccountsDetailOptions;
     type Output = AccountsResult;
 
@@ -114,7 +114,7 @@ impl DataOp for AccountsDetail {
     }
 
     fn request(config: &ClientConfig, session: &Session, options: &AccountsDetailOptions) -> Result<Request, Error> {
-        Ok(banking(config, Self::CALL, options.body(&session.request_id)))
+        banking(Self::WIRE, config, options.body(&session.request_id))
     }
 
     fn read(operation: &'static str, raw: Raw) -> Result<AccountsResult, Error> {
@@ -131,11 +131,12 @@ pub struct AccountsSummary;
 
 impl DataOp for AccountsSummary {
     const CALL: &'static str = "GetAccountsSummary";
+    const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_SUMMARY;
     type Options = AccountsSummaryOptions;
     type Output = AccountsResult;
 
     fn request(config: &ClientConfig, session: &Session, options: &AccountsSummaryOptions) -> Result<Request, Error> {
-        Ok(banking(config, Self::CALL, options.body(&session.request_id)))
+        banking(Self::WIRE, config, options.body(&session.request_id))
     }
 
     fn read(operation: &'static str, raw: Raw) -> Result<AccountsResult, Error> {
@@ -152,6 +153,7 @@ pub struct Statements;
 
 impl DataOp for Statements {
     const CALL: &'static str = "GetStatements";
+    const WIRE: &'static WireOp = &protocol::GET_STATEMENTS;
     type Options = StatementsOptions;
     type Output = StatementsResult;
 
@@ -160,7 +162,7 @@ impl DataOp for Statements {
     }
 
     fn request(config: &ClientConfig, session: &Session, options: &StatementsOptions) -> Result<Request, Error> {
-        Ok(banking(config, Self::CALL, options.body(&session.request_id)))
+        banking(Self::WIRE, config, options.body(&session.request_id))
     }
 
     fn read(_operation: &'static str, raw: Raw) -> Result<StatementsResult, Error> {
@@ -178,7 +180,8 @@ pub struct Attributes;
 
 impl DataOp for Attributes {
     const CALL: &'static str = "Attributes";
-    const NEEDS_ACCOUNT_DETAIL: bool = true;
+    // The custom POST; a package is the use-case GET (`request`).
+    const WIRE: &'static WireOp = &protocol::ATTRIBUTES;
     type Options = AttributesQuery;
     type Output = AttributesResult;
 
@@ -194,21 +197,15 @@ impl DataOp for Attributes {
         // Both ids came from the service and go into a URL that carries the api key.
         path_segment(session, "LoginId", login_id)?;
         path_segment(session, "RequestId", &session.request_id)?;
-        let base = format!(
-            "{}/v3/{}/insight/login/{login_id}/attributes/{}",
-            config.base_url, config.customer_id, session.request_id
-        );
-        Ok(match query {
-            AttributesQuery::Package(package) => Request {
-                operation: package.operation(),
-                method: Method::GET,
-                url: format!("{base}/{}", package.operation()),
-                body: None,
-            },
-            AttributesQuery::Custom(custom) => {
-                Request { operation: "Attributes", method: Method::POST, url: base, body: Some(custom.body()) }
+        let values = PathValues::new(&config.customer_id).login_id(login_id).request_id(&session.request_id);
+        match query {
+            // A use-case GET is named after its package (`GetIncomeAttributes`) in errors and logs.
+            AttributesQuery::Package(package) => {
+                let operation = package.operation();
+                send(&protocol::ATTRIBUTES_USE_CASE, operation, config, &values.operation(operation), None)
             }
-        })
+            AttributesQuery::Custom(custom) => send(Self::WIRE, Self::WIRE.name, config, &values, Some(custom.body())),
+        }
     }
 
     fn read(operation: &'static str, raw: Raw) -> Result<AttributesResult, Error> {
@@ -220,14 +217,23 @@ impl DataOp for Attributes {
     }
 }
 
-/// A POST of the BankingServices operation `operation` with `body`.
-fn banking(config: &ClientConfig, operation: &'static str, body: Value) -> Request {
-    Request {
-        operation,
-        method: Method::POST,
-        url: format!("{}/v3/{}/BankingServices/{operation}", config.base_url, config.customer_id),
-        body: Some(body),
-    }
+/// A request of the banking operation `wire` with `body`.
+fn banking(wire: &'static WireOp, config: &ClientConfig, body: Value) -> Result<Request, Error> {
+    send(wire, wire.name, config, &PathValues::new(&config.customer_id), Some(body))
+}
+
+/// The request of `wire` named `operation`, at its path filled with `values`, on its host.
+fn send(
+    wire: &'static WireOp,
+    operation: &'static str,
+    config: &ClientConfig,
+    values: &PathValues<'_>,
+    body: Option<Value>,
+) -> Result<Request, Error> {
+    let url = wire
+        .url(&config.base_url, &config.investments_base_url, values)
+        .map_err(|missing| Error::Internal { message: format!("bankfeed could not build a URL: {missing}") })?;
+    Ok(Request { operation, method: wire.method.into(), url, body })
 }
 
 /// The LoginId of `session`, which an operation naming the login needs.
