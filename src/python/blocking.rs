@@ -174,7 +174,7 @@ where
 }
 
 /// Panics on the IO threads with `message`: lets the test suite check that the panic's message
-/// reaches Python as a `BankfeedError` (tests/python/test_arguments.py).
+/// reaches Python as a `BankfeedError` (tests/python/properties/test_arguments.py).
 #[pyfunction]
 #[allow(clippy::panic, reason = "a test hook: the panic is what it tests")]
 pub(crate) fn _panic_in_background(py: Python<'_>, message: String) -> PyResult<()> {

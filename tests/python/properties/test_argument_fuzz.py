@@ -18,8 +18,8 @@ from pathlib import Path
 
 import bankfeed as bf
 
-#: This folder, where the child imports ``lying`` from.
-HERE = str(Path(__file__).parent)
+#: The suite's top folder, where the child imports ``lying`` from.
+HERE = str(Path(__file__).resolve().parents[1])
 
 SCRIPT = r'''
 import itertools, json, sys

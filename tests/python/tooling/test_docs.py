@@ -17,7 +17,7 @@ import pytest
 
 import bankfeed as bf
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
 SANDBOX_DOC = DOCS / "sandbox.md"
 

@@ -15,7 +15,7 @@ import pytest
 
 import bankfeed as bf
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 #: The line each script prints when it has done everything it shows.
 LAST_LINE = {

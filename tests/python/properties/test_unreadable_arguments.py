@@ -149,7 +149,7 @@ def run_child(code: str) -> list[str]:
 
 PRELUDE = f"""
 import sys
-sys.path.insert(0, {str(Path(__file__).parent)!r})
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
 import bankfeed as bf
 from lying import Hinting, Lying
 """ + """
