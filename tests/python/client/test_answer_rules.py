@@ -1,22 +1,23 @@
 """Answers that break a rule (docs/protocol.md#challenges-and-answer-rules) raise InvalidAnswer before anything
-is sent."""
+is sent, from ``bf.Challenge`` and ``bf.AsyncChallenge`` alike (the ``api`` fixture)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 import bankfeed as bf
-from bfhelpers import Answers, SandboxUser, Want, answer_map, answers_for, choices_of, raises, step_with
+from bfhelpers import Answers, AnyChallenge, Api, SandboxUser, Want, answer_map, answers_for, choices_of, raises
 
 #: (answers, the prompt the error must name, the values sent that must not be echoed).
 Broken = tuple[Answers, str, list[str]]
 #: Turns a step and its correct answers into answers that break one rule.
-Breaker = Callable[[bf.Challenge, dict[str, list[str]]], Broken]
+Breaker = Callable[[AnyChallenge, dict[str, list[str]]], Broken]
 
 
-def _target(step: bf.Challenge, kind: str) -> bf.SecurityChallenge:
+def _target(step: AnyChallenge, kind: str) -> bf.SecurityChallenge:
     return next(c for c in step.challenges if c.type == kind)
 
 
@@ -25,73 +26,73 @@ def _security_code(item: bf.SecurityChallenge) -> bool:
 
 
 # Each case: user, which step to reach, and a Breaker.
-def missing_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def missing_prompt(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     last = step.prompts[-1]
     return {k: v for k, v in correct.items() if k != last}, last, []
 
 
-def key_that_is_no_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def key_that_is_no_prompt(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     # The key is not named: a key that is no prompt could be an answer written in its place.
     key = "What is your favourite colour?"
     return {**correct, key: "Blue-qz"}, "answers", ["Blue-qz", key]
 
 
-def blank_question(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def blank_question(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     prompt = step.prompts[0]
     return {prompt: "   "}, prompt, []
 
 
-def multiple_choice_two_answers(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def multiple_choice_two_answers(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoice")
     return {item.prompt: choices_of(item)[:2]}, item.prompt, []
 
 
-def multiple_choice_not_a_choice(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def multiple_choice_not_a_choice(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoice")
     return {item.prompt: "Baker Street-qz"}, item.prompt, ["Baker Street-qz"]
 
 
-def multiple_answers_empty(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def multiple_answers_empty(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoiceMultipleAnswers")
     return {item.prompt: []}, item.prompt, []
 
 
-def multiple_answers_not_a_choice(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def multiple_answers_not_a_choice(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "MultipleChoiceMultipleAnswers")
     return {item.prompt: [choices_of(item)[0], "Discover-qz"]}, item.prompt, ["Discover-qz"]
 
 
-def image_not_an_image(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def image_not_an_image(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "ImageSelection")
     return {item.prompt: "aW1hZ2UtcXo="}, item.prompt, ["aW1hZ2UtcXo="]
 
 
-def text_or_call_keyed_by_the_prompt(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def text_or_call_keyed_by_the_prompt(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "TextOrCall")
     return {item.prompt: "Text"}, item.prompt, []
 
 
-def text_or_call_keyed_by_a_stranger(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def text_or_call_keyed_by_a_stranger(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     assert _target(step, "TextOrCall").choices
     return {"(555) 000-0000": "Text"}, "answers", ["(555) 000-0000"]
 
 
-def text_or_call_neither_text_nor_call(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def text_or_call_neither_text_nor_call(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "TextOrCall")
     return {choices_of(item)[0]: "Email-qz"}, item.prompt, ["Email-qz"]
 
 
-def trusted_device_not_verified(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def trusted_device_not_verified(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = _target(step, "WaitUntilEUAccept")
     return {item.prompt: "Sure-qz"}, item.prompt, ["Sure-qz"]
 
 
-def code_of_five_digits(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def code_of_five_digits(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = next(c for c in step.challenges if _security_code(c))
     return {item.prompt: "12345"}, item.prompt, ["12345"]
 
 
-def code_with_a_letter(step: bf.Challenge, correct: dict[str, list[str]]) -> Broken:
+def code_with_a_letter(step: AnyChallenge, correct: dict[str, list[str]]) -> Broken:
     item = next(c for c in step.challenges if _security_code(c))
     return {item.prompt: "12a456"}, item.prompt, ["12a456"]
 
@@ -118,7 +119,7 @@ IDS = [case[2].__name__ for case in CASES]
 @pytest.mark.parametrize(("username", "want", "breaker"), CASES, ids=IDS)
 @pytest.mark.parametrize("method", ["answer", "validate"])
 def test_a_broken_rule_raises_invalid_answer_without_sending(
-    client: bf.Client,
+    api: Api,
     sandbox: bf.Sandbox,
     users: dict[str, SandboxUser],
     username: str,
@@ -127,15 +128,15 @@ def test_a_broken_rule_raises_invalid_answer_without_sending(
     method: str,
 ) -> None:
     user = users[username]
-    step: bf.Session | bf.Challenge = step_with(client, user, want)
-    assert isinstance(step, bf.Challenge)
+    step: Any = api.step_with(api.client(sandbox), user, want)
+    assert isinstance(step, api.Challenge)
     correct = answers_for(step, answer_map(user))
     bad, named, sent = breaker(step, correct)
 
     before = sandbox.request_count
     with raises(bf.InvalidAnswer, extra_secrets=sent) as info:
         if method == "answer":
-            step.answer(bad)
+            api.run(step.answer(bad))
         else:
             step.validate(bad)
     assert sandbox.request_count == before, "nothing may be sent when a rule is broken"
@@ -148,11 +149,9 @@ def test_a_broken_rule_raises_invalid_answer_without_sending(
     assert exc.rule
 
     # The step is untouched: the right answers still pass the rules and open the session.
-    assert step.validate(correct) is None  # type: ignore[func-returns-value]  # pins the documented None
+    assert step.validate(correct) is None  # pins the documented None
     assert sandbox.request_count == before
-    while isinstance(step, bf.Challenge):
-        step = step.answer(answers_for(step, answer_map(user)))
-    assert isinstance(step, bf.Session)
+    assert isinstance(api.complete(step, answer_map(user)), api.Session)
 
 
 @pytest.mark.parametrize(
@@ -160,11 +159,11 @@ def test_a_broken_rule_raises_invalid_answer_without_sending(
     [{"What city were you born in?": 42}, {"What city were you born in?": [b"Montreal"]}, ["not", "a", "mapping"]],
     ids=["int", "bytes", "list"],
 )
-def test_answers_of_the_wrong_type_are_refused(client: bf.Client, sandbox: bf.Sandbox, answers: object) -> None:
-    step = client.authorize("FlinksCapital", "Greatday", "Everyday")
-    assert isinstance(step, bf.Challenge)
+def test_answers_of_the_wrong_type_are_refused(api: Api, sandbox: bf.Sandbox, answers: object) -> None:
+    step = api.run(api.client(sandbox).authorize("FlinksCapital", "Greatday", "Everyday"))
+    assert isinstance(step, api.Challenge)
     before = sandbox.request_count
     with pytest.raises((bf.InvalidAnswer, TypeError)):
         # A wrong type on purpose: the run-time check is what is under test.
-        step.answer(answers)  # type: ignore[arg-type]
+        api.run(step.answer(answers))  # type: ignore[arg-type]
     assert sandbox.request_count == before

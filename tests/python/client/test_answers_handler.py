@@ -1,4 +1,6 @@
-"""bf.answers: canned answers as a challenge handler."""
+"""bf.answers: canned answers as a challenge handler, read without a client, then logging in
+through ``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixture), where it is called as
+it is given (docs/architecture.md#challenge-handlers)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import cast
 import pytest
 
 import bankfeed as bf
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, assert_secret_free, raises
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api, assert_secret_free, raises
 
 #: (type, prompt, choices) of one fake security challenge.
 FakeItem = tuple[str, str, list[str] | None]
@@ -116,17 +118,18 @@ def test_the_repr_lists_the_prompts_but_never_the_answers() -> None:
     assert_secret_free(text, str(handler))
 
 
-def test_the_handler_logs_greatday_in(client: bf.Client) -> None:
+def test_the_handler_logs_greatday_in(api: Api, sandbox: bf.Sandbox) -> None:
     lowered = {prompt.lower(): answer for prompt, answer in GREATDAY.items()}
-    session = client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(lowered))
-    assert isinstance(session, bf.Session)
+    session = api.run(api.client(sandbox).login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(lowered)))
+    assert isinstance(session, api.Session)
 
 
-def test_a_missing_answer_fails_before_sending_and_names_the_prompt(client: bf.Client, sandbox: bf.Sandbox) -> None:
+def test_a_missing_answer_fails_before_sending_and_names_the_prompt(api: Api, sandbox: bf.Sandbox) -> None:
+    client = api.client(sandbox)
     handler = bf.answers({"What city were you born in?": "Montreal"})
     before = sandbox.request_count
     with raises(bf.InvalidAnswer, prompt="What is the best country on earth?") as info:
-        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler)
+        api.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler))
     assert "What is the best country on earth?" in str(info.value)
     # The credentials call and the first answer were sent; the second round was not.
     assert sandbox.request_count - before == 2

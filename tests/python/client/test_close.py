@@ -1,6 +1,8 @@
 """client.close(), ``with bf.Client(...)`` and ``async with bf.AsyncClient(...)``: every call in
 flight, in every thread and task, ends at once in bf.ClientClosed, nothing polls after, and later
-calls are refused without a request."""
+calls are refused without a request. What follows a close is one case for both clients (the
+``api`` fixture); how calls in flight are stopped is written per client, since a blocking call
+waits in a thread and an async one in a task of its loop."""
 
 from __future__ import annotations
 
@@ -19,7 +21,15 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, assert_investments, fast_async_client, login_id_of, requests_after
+from bfhelpers import (
+    INSTITUTION,
+    PASSWORD,
+    Api,
+    assert_investments,
+    fast_async_client,
+    login_id_of,
+    requests_after,
+)
 
 #: How soon after close() every call in flight must have raised.
 WITHIN = 0.5
@@ -121,21 +131,21 @@ def assert_cut_off(pairs: list[tuple[str, object]], login_ids: list[str]) -> Non
         assert result.operation == "investments_many" and "the client was closed" in str(result)
 
 
-def test_calls_after_close_are_refused_without_a_request(stuck: bf.Sandbox) -> None:
-    client = client_of(stuck)
-    session = client.authorize_cached(stuck.login_ids[0])
+def test_calls_after_close_are_refused_without_a_request(api: Api, stuck: bf.Sandbox) -> None:
+    client = api.client(stuck, poll_timeout=60)
+    session = api.run(client.authorize_cached(stuck.login_ids[0]))
     assert not is_closed(client)
     client.close()
     client.close()  # twice: nothing more
     assert is_closed(client)
     before = stuck.request_count
     calls: dict[str, Callable[[], object]] = {
-        "Authorize": lambda: client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD),
-        "Investments": lambda: client.investments(stuck.login_ids[1]),
-        "DeleteCard": lambda: client.delete_login(stuck.login_ids[1]),
-        "session": lambda: session.investments(),
-        "known session": lambda: client.session(str(uuid.uuid4())).accounts_summary(),
-        "bulk": lambda: next(iter(client.investments_many(stuck.login_ids))),
+        "Authorize": lambda: api.run(client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD)),
+        "Investments": lambda: api.run(client.investments(stuck.login_ids[1])),
+        "DeleteCard": lambda: api.run(client.delete_login(stuck.login_ids[1])),
+        "session": lambda: api.run(session.investments()),
+        "known session": lambda: api.run(client.session(str(uuid.uuid4())).accounts_summary()),
+        "bulk": lambda: api.collect(client.investments_many(stuck.login_ids)),
     }
     for name, call in calls.items():
         with pytest.raises(bf.ClientClosed):
@@ -143,12 +153,15 @@ def test_calls_after_close_are_refused_without_a_request(stuck: bf.Sandbox) -> N
         assert stuck.request_count == before, f"{name} sent a request"
 
 
-def test_a_pickled_copy_of_a_closed_client_is_a_new_open_client(stuck: bf.Sandbox) -> None:
-    client = client_of(stuck)
+def test_a_pickled_copy_of_a_closed_client_is_a_new_open_client(api: Api, stuck: bf.Sandbox) -> None:
+    client = api.client(stuck, poll_timeout=60)
     client.close()
     copy = pickle.loads(pickle.dumps(client))
-    assert not copy.closed
-    assert copy.authorize_cached(stuck.login_ids[0]).login_id == stuck.login_ids[0]
+    assert type(copy) is type(client) and not copy.closed
+    assert api.run(copy.authorize_cached(stuck.login_ids[0])).login_id == stuck.login_ids[0]
+
+
+# --- How each client is closed: from another thread, by a with block -----------------------
 
 
 def test_leaving_a_with_block_closes_the_client(stuck: bf.Sandbox) -> None:
@@ -178,7 +191,7 @@ def test_a_with_block_left_by_an_exception_closes_the_client_and_lets_the_except
     assert client.closed
 
 
-# --- AsyncClient ----------------------------------------------------------------------------
+# --- AsyncClient: its tasks, async with, a close from the loop or another thread ------------
 
 
 def test_async_close_cancels_every_awaiting_task(stuck: bf.Sandbox) -> None:
@@ -249,6 +262,20 @@ def test_leaving_async_with_closes_the_client(stuck: bf.Sandbox) -> None:
 
     client, exc = asyncio.run(main())
     assert client.closed and isinstance(exc, bf.ClientClosed), repr(exc)
+
+
+def test_an_async_with_block_left_by_an_exception_closes_the_client_and_lets_the_exception_through(
+    stuck: bf.Sandbox,
+) -> None:
+    client = fast_async_client(stuck)
+
+    async def leave_by_an_exception() -> None:
+        async with client:
+            raise KeyError("mine")
+
+    with pytest.raises(KeyError, match="mine"):
+        asyncio.run(leave_by_an_exception())
+    assert client.closed
 
 
 def test_closing_an_async_client_from_another_thread(stuck: bf.Sandbox) -> None:

@@ -56,19 +56,23 @@ def blocker() -> Iterator[Blocker]:
     handler.release.set()
 
 
-def test_the_deadline_ends_a_blocking_call_whose_handler_still_runs(sandbox: bf.Sandbox, blocker: Blocker) -> None:
-    client = sandbox.client(poll_interval=0.01, deadline=1)
+def test_the_deadline_ends_a_call_whose_plain_handler_still_runs(
+    api: Api, sandbox: bf.Sandbox, blocker: Blocker
+) -> None:
+    client = api.client(sandbox, deadline=1)
     started = time.monotonic()
     with pytest.raises(bf.TransportError, match="deadline"):
-        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=blocker)
+        api.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=blocker))
     assert time.monotonic() - started < PROMPT_END
     assert blocker.entered.is_set() and not blocker.returned.is_set(), "the handler was still running"
     blocker.release.set()
     assert blocker.returned.wait(5), "the handler's thread finishes on its own"
 
 
-def test_close_ends_a_blocking_call_whose_handler_still_runs(sandbox: bf.Sandbox, blocker: Blocker) -> None:
-    client = sandbox.client(poll_interval=0.01)
+def test_close_from_another_thread_ends_a_call_whose_plain_handler_still_runs(
+    api: Api, sandbox: bf.Sandbox, blocker: Blocker
+) -> None:
+    client = api.client(sandbox)
 
     def close_once_asked() -> None:
         blocker.entered.wait(HELD)
@@ -77,12 +81,17 @@ def test_close_ends_a_blocking_call_whose_handler_still_runs(sandbox: bf.Sandbox
     threading.Thread(target=close_once_asked, daemon=True).start()
     started = time.monotonic()
     with pytest.raises(bf.ClientClosed):
-        client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=blocker)
+        api.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=blocker))
     assert time.monotonic() - started < PROMPT_END
     assert not blocker.returned.is_set()
 
 
-def test_the_deadline_ends_an_async_call_whose_plain_handler_blocks(sandbox: bf.Sandbox, blocker: Blocker) -> None:
+# --- AsyncClient only: the event loop while a handler blocks, a handler that is a task ------
+
+
+def test_the_loop_goes_on_while_a_plain_handler_blocks_until_the_deadline(
+    sandbox: bf.Sandbox, blocker: Blocker
+) -> None:
     """A plain handler of an AsyncClient runs off the loop: the loop and the deadline go on."""
 
     async def main() -> float:
@@ -130,7 +139,11 @@ def test_the_deadline_cancels_an_async_handler(sandbox: bf.Sandbox) -> None:
     assert cancelled.is_set()
 
 
-def test_close_ends_an_async_call_whose_plain_handler_blocks(sandbox: bf.Sandbox, blocker: Blocker) -> None:
+def test_close_from_a_task_of_the_loop_ends_an_async_call_whose_plain_handler_blocks(
+    sandbox: bf.Sandbox, blocker: Blocker
+) -> None:
+    """Closed by a task of the call's own loop, not by another thread."""
+
     async def main() -> None:
         client = sandbox.async_client(poll_interval=0.01)
 
@@ -192,8 +205,8 @@ def test_the_answers_mappings_own_exception_is_raised_with_its_traceback(
 
 
 @pytest.mark.parametrize("part", ["__iter__", "__len__", "__getitem__"])
-def test_answering_with_such_a_mapping_raises_it_too(client: bf.Client, part: str) -> None:
-    step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
-    assert isinstance(step, bf.Challenge)
+def test_answering_with_such_a_mapping_raises_it_too(api: Api, sandbox: bf.Sandbox, part: str) -> None:
+    step = api.run(api.client(sandbox).authorize(INSTITUTION, "Greatday", PASSWORD))
+    assert isinstance(step, api.Challenge)
     with pytest.raises(Broken):
-        step.answer(AnswersThatFail(step.prompts, part))
+        api.run(step.answer(AnswersThatFail(step.prompts, part)))
