@@ -294,9 +294,14 @@ class Api:
 
     def client(self, sb: bf.Sandbox, **options: Any) -> Any:
         """A client of ``sb`` of this kind, polling fast unless ``options`` say otherwise."""
+        return self.client_at(sb.url, sb.customer_id, **options)
+
+    def client_at(self, base_url: str, customer_id: str, **options: Any) -> Any:
+        """A client of this kind of any server (a stub, a closed port), polling fast unless
+        ``options`` say otherwise."""
         options = {"poll_interval": 0.01, "poll_timeout": 10, **options}
         cls = bf.AsyncClient if self.is_async else bf.Client
-        return cls(sb.url, sb.customer_id, **options)
+        return cls(base_url, customer_id, **options)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -339,6 +344,13 @@ class Api:
             return pairs
         assert not self.is_async, f"an AsyncClient bulk call gave a sync iterator {results!r}"
         return list(results)
+
+    def close_results(self, results: Any) -> None:
+        """Closes the iterator of a bulk call: ``close()``, or for the async client ``aclose()``, awaited."""
+        if self.is_async:
+            self.run(results.aclose())
+        else:
+            results.close()
 
     def close(self) -> None:
         """Closes the event loop, if one was made."""

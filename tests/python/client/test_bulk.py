@@ -586,9 +586,11 @@ def test_closing_the_client_during_a_bulk_read_keeps_what_was_fetched(api: Api, 
         client.investments_many(slow.login_ids)
 
 
-def test_a_login_given_twice_and_cut_off_comes_back_twice(stuck: bf.Sandbox) -> None:
+def test_a_login_given_twice_and_cut_off_comes_back_twice(api: Api, stuck: bf.Sandbox) -> None:
     ids = [*stuck.login_ids[:2], stuck.login_ids[0]]
-    results = stuck.client(poll_interval=0.01, poll_timeout=60).investments_many(ids)
-    results.close()
-    assert Counter(login_id for login_id, _ in results) == Counter(ids)
-    assert list(results) == []
+    results = api.client(stuck, poll_timeout=60).investments_many(ids)
+    api.close_results(results)
+    cut_off = api.collect(results)
+    assert Counter(login_id for login_id, _ in cut_off) == Counter(ids)
+    assert all(isinstance(result, bf.ClientClosed) for _, result in cut_off), cut_off
+    assert api.collect(results) == []

@@ -1,5 +1,7 @@
 """bf.combine: the (login_id, result_or_exception) pairs of a bulk call as one table per kind,
-each with a login_id column first, and the failures apart."""
+each with a login_id column first, and the failures apart. The results combined come from
+``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixture); ``bf.acombine`` gathers an async
+bulk call itself."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 import bankfeed as bf
-from bfhelpers import requests_after
+from bfhelpers import Api, requests_after
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +30,15 @@ def fast(bulk: bf.Sandbox) -> bf.Client:
     return bulk.client(poll_interval=0.01, poll_timeout=10)
 
 
-def test_investments_combine_into_one_table_per_kind(bulk: bf.Sandbox, fast: bf.Client) -> None:
+@pytest.fixture
+def either(api: Api, bulk: bf.Sandbox) -> Any:
+    """A client of the bulk logins, of the kind the case runs against."""
+    return api.client(bulk)
+
+
+def test_investments_combine_into_one_table_per_kind(api: Api, bulk: bf.Sandbox, either: Any) -> None:
     ids = bulk.login_ids
-    results = {login_id: fast.investments(login_id) for login_id in ids}
+    results: dict[str, bf.Investments] = {login_id: api.run(either.investments(login_id)) for login_id in ids}
     failure = bf.InvalidLogin("no such login")
     pairs: list[tuple[str, bf.Investments | BaseException]] = [*results.items(), ("unknown", failure)]
     combined = bf.combine(pairs)
@@ -52,9 +61,9 @@ def test_investments_combine_into_one_table_per_kind(bulk: bf.Sandbox, fast: bf.
     assert text.startswith("Combined(kind='Investments', accounts=") and text.endswith(", errors=1)"), text
 
 
-def test_accounts_and_the_errors_of_a_bulk_call(bulk: bf.Sandbox, fast: bf.Client) -> None:
+def test_accounts_and_the_errors_of_a_bulk_call(api: Api, bulk: bf.Sandbox, either: Any) -> None:
     ids = bulk.login_ids
-    pairs = list(fast.accounts_detail_many([*ids, "00000000-0000-4000-8000-000000000000"], concurrency=2))
+    pairs = api.collect(either.accounts_detail_many([*ids, "00000000-0000-4000-8000-000000000000"], concurrency=2))
     combined = bf.combine(pairs)
     assert combined.kind == "Accounts"
     assert list(combined.tables) == ["accounts", "transactions"]
@@ -63,15 +72,15 @@ def test_accounts_and_the_errors_of_a_bulk_call(bulk: bf.Sandbox, fast: bf.Clien
     assert isinstance(error, bf.InvalidLogin)
 
 
-def test_unknown_names_and_wrong_input_are_refused(bulk: bf.Sandbox, fast: bf.Client) -> None:
+def test_unknown_names_and_wrong_input_are_refused(api: Api, bulk: bf.Sandbox, either: Any) -> None:
     login_id = bulk.login_ids[0]
-    investments = fast.investments(login_id)
+    investments: bf.Investments = api.run(either.investments(login_id))
     combined = bf.combine([(login_id, investments)])
     with pytest.raises(KeyError, match="'positions'"):
         combined["nope"]
     with pytest.raises(AttributeError, match="no attribute or table 'nope'"):
         _ = combined.nope
-    detail = fast.authorize_cached(login_id).accounts_detail()
+    detail = api.run(api.run(either.authorize_cached(login_id)).accounts_detail())
     with pytest.raises(TypeError, match="got Investments and Accounts"):
         bf.combine([(login_id, investments), (login_id, detail)])
     with pytest.raises(TypeError, match="is str"):

@@ -4,7 +4,8 @@ A small stdlib HTTP server answers each operation with what a case says (an erro
 202 forever, invalid JSON, a status the operation does not expect); the sandbox serves the one flow
 that needs a real challenge sequence, and a closed port the transport failure. Each case checks the
 class, its fields, that ``pickle`` keeps both, and that no secret the client holds (keys, the
-authorize token, the password, an answer) appears in ``str``, ``repr`` or the pickled bytes.
+authorize token, the password, an answer) appears in ``str``, ``repr`` or the pickled bytes. Every
+case runs for ``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixture).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 
 import bankfeed as bf
 from bankfeed import errors
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api
 from stubserver import Answer, Serve, error, serving
 
 CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
@@ -92,42 +93,42 @@ def serve() -> Iterator[Serve]:
     yield from serving(DEFAULTS)
 
 
-def stub_client(url: str, **options: Any) -> bf.Client:
+def stub_client(api: Api, url: str, **options: Any) -> Any:
     # Keys on, so that the token call runs and every secret has a chance to leak; no retries,
     # so a retryable status reaches the caller at once.
     settings: dict[str, Any] = {"poll_interval": 0.01, "poll_timeout": 5.0, "max_retries": 0, **options}
-    return bf.Client(base_url=url, customer_id=CUSTOMER, api_key=API_KEY, secret_key=SECRET_KEY, **settings)
+    return api.client_at(url, CUSTOMER, api_key=API_KEY, secret_key=SECRET_KEY, **settings)
 
 
 # --- what the client does against the stub --------------------------------------------------------
 
 
-def cached(client: bf.Client) -> object:
-    return client.authorize_cached(LOGIN)
+def cached(api: Api, client: Any) -> object:
+    return api.run(client.authorize_cached(LOGIN))
 
 
-def detail(client: bf.Client) -> object:
-    return client.authorize_cached(LOGIN).accounts_detail()
+def detail(api: Api, client: Any) -> object:
+    return api.run(api.run(client.authorize_cached(LOGIN)).accounts_detail())
 
 
-def delete(client: bf.Client) -> object:
-    return client.delete_login(LOGIN)
+def delete(api: Api, client: Any) -> object:
+    return api.run(client.delete_login(LOGIN))
 
 
-def live(client: bf.Client) -> object:
-    return client.authorize(INSTITUTION, "someone", STUB_PASSWORD)
+def live(api: Api, client: Any) -> object:
+    return api.run(client.authorize(INSTITUTION, "someone", STUB_PASSWORD))
 
 
-def wrong_choice(client: bf.Client) -> object:
-    step = client.authorize(INSTITUTION, "someone", STUB_PASSWORD)
-    assert isinstance(step, bf.Challenge)
-    return step.answer({step.prompts[0]: WRONG_CHOICE})
+def wrong_choice(api: Api, client: Any) -> object:
+    step = api.run(client.authorize(INSTITUTION, "someone", STUB_PASSWORD))
+    assert isinstance(step, api.Challenge)
+    return api.run(step.answer({step.prompts[0]: WRONG_CHOICE}))
 
 
-def investments_of_a_session_without_login(client: bf.Client) -> object:
-    session = client.authorize(INSTITUTION, "someone", STUB_PASSWORD)
-    assert isinstance(session, bf.Session) and session.login_id is None
-    return session.investments()
+def investments_of_a_session_without_login(api: Api, client: Any) -> object:
+    session = api.run(client.authorize(INSTITUTION, "someone", STUB_PASSWORD))
+    assert isinstance(session, api.Session) and session.login_id is None
+    return api.run(session.investments())
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ class Case:
 
     id: str
     answers: Mapping[str, Answer]
-    call: Callable[[bf.Client], object]
+    call: Callable[[Api, Any], object]
     expected: type[errors.BankfeedError]
     fields: Mapping[str, Any]
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -148,7 +149,7 @@ def api_case(
     status: int,
     code: str,
     *,
-    call: Callable[[bf.Client], object] = cached,
+    call: Callable[[Api, Any], object] = cached,
     operation: str = "Authorize",
     headers: tuple[tuple[str, str], ...] = (),
     **extra: Any,
@@ -283,12 +284,12 @@ def check_pickle_and_secrets(exc: E) -> E:
 
 @pytest.mark.parametrize("case", params())
 def test_a_server_answer_raises_its_class_with_its_fields(
-    serve: Serve, case: Case
+    api: Api, serve: Serve, case: Case
 ) -> None:
     server = serve(case.answers)
-    client = stub_client(server.url, **case.options)
+    client = stub_client(api, server.url, **case.options)
     with pytest.raises(errors.BankfeedError) as info:
-        case.call(client)
+        case.call(api, client)
     exc = info.value
     assert type(exc) is case.expected, f"{type(exc).__name__}: {exc}"
     assert isinstance(exc, errors.BankfeedError)
@@ -305,7 +306,7 @@ def test_a_server_answer_raises_its_class_with_its_fields(
         assert exc.message == str(exc), "outside ApiError, message is the whole text"
     if isinstance(exc, errors.ChallengeRequired):
         # Answerable where it was raised; a challenge is bound to its client, so not after pickling.
-        assert isinstance(exc.challenge, bf.Challenge) and exc.challenge.request_id == REQUEST
+        assert isinstance(exc.challenge, api.Challenge) and exc.challenge.request_id == REQUEST
         assert isinstance(copy, errors.ChallengeRequired) and copy.challenge is None
     if isinstance(exc, errors.InvalidAnswer):
         assert exc.rule, "the rule broken is named"
@@ -321,23 +322,23 @@ def test_a_server_answer_raises_its_class_with_its_fields(
             assert exc.snippet and answer.payload().decode().startswith(exc.snippet.removesuffix("…"))
 
 
-def test_a_429_is_retried_then_raised_as_rate_limited(serve: Serve) -> None:
+def test_a_429_is_retried_then_raised_as_rate_limited(api: Api, serve: Serve) -> None:
     answer = error(429, "TOO_MANY_REQUESTS", "slow down", REQUEST, (("Retry-After", "0"),))
     server = serve({"GetAccountsDetail": answer})
-    client = stub_client(server.url, max_retries=2)
+    client = stub_client(api, server.url, max_retries=2)
     with pytest.raises(errors.RateLimited) as info:
-        detail(client)
+        detail(api, client)
     assert info.value.status == 429 and info.value.retry_after == 0.0
     assert [op for _, op in server.log].count("GetAccountsDetail") == 3, "the first try and two retries"
     assert info.value.attempts == 3 and "after 3 attempts" in str(info.value)
     assert check_pickle_and_secrets(info.value).attempts == 3
 
 
-def test_too_many_challenges_on_the_sandbox() -> None:
+def test_too_many_challenges_on_the_sandbox(api: Api) -> None:
     with bf.Sandbox() as sb:
-        client = sb.client(poll_interval=0.01, max_challenge_rounds=1)
+        client = api.client(sb, max_challenge_rounds=1)
         with pytest.raises(errors.TooManyChallenges) as info:
-            client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY))
+            api.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY)))
     exc = info.value
     assert type(exc) is errors.TooManyChallenges
     assert exc.rounds == 1
@@ -355,10 +356,10 @@ def closed_port() -> int:
     return port
 
 
-def test_transport_error_from_a_closed_port() -> None:
-    client = stub_client(f"http://127.0.0.1:{closed_port()}")
+def test_transport_error_from_a_closed_port(api: Api) -> None:
+    client = stub_client(api, f"http://127.0.0.1:{closed_port()}")
     with pytest.raises(errors.TransportError) as info:
-        client.authorize_cached(LOGIN)
+        api.run(client.authorize_cached(LOGIN))
     exc = info.value
     assert type(exc) is errors.TransportError
     # With a secret key the token call is the first request, so it is the one that fails.
@@ -367,11 +368,11 @@ def test_transport_error_from_a_closed_port() -> None:
     check_pickle_and_secrets(exc)
 
 
-def test_a_closed_client_raises_client_closed_naming_the_operation() -> None:
-    client = stub_client(f"http://127.0.0.1:{closed_port()}")
+def test_a_closed_client_raises_client_closed_naming_the_operation(api: Api) -> None:
+    client = stub_client(api, f"http://127.0.0.1:{closed_port()}")
     client.close()
     with pytest.raises(errors.ClientClosed) as info:
-        client.authorize_cached(LOGIN)
+        api.run(client.authorize_cached(LOGIN))
     exc = info.value
     assert type(exc) is errors.ClientClosed
     assert exc.operation == "Authorize"
