@@ -1,11 +1,11 @@
 """``login_ids`` of the bulk calls taken from where a data job keeps them: a list, a pandas or polars
 Series, a NumPy array, a pyarrow array or chunked array (a Ray Data batch's column). A missing
 value is that login's own error; any other item that is not text fails the call
-(docs/bad-input.md#arguments)."""
+(docs/bad-input.md#arguments). Each case runs for ``bf.Client`` and ``bf.AsyncClient`` alike (the
+``api`` fixture)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import bankfeed as bf
+from bfhelpers import Api
 
 LOGINS = 3
 
@@ -45,15 +46,16 @@ def sandbox() -> Iterator[bf.Sandbox]:
         yield sb
 
 
-def pairs_of(client: bf.Client, login_ids: Any, call: str = "investments_many") -> list[tuple[str, Any]]:
+def pairs_of(api: Api, sb: bf.Sandbox, login_ids: Any, call: str = "investments_many") -> list[tuple[str, Any]]:
+    """Every pair of the bulk call ``call`` over ``login_ids``, made by a client of the case's kind."""
     options: dict[str, Any] = {"package": "income"} if call == "attributes_many" else {}
-    return list(getattr(client, call)(login_ids, **options))
+    return api.collect(getattr(api.client(sb), call)(login_ids, **options))
 
 
 @pytest.mark.parametrize("container", list(CONTAINERS))
-def test_every_container_of_text_is_read(sandbox: bf.Sandbox, container: str) -> None:
+def test_every_container_of_text_is_read(api: Api, sandbox: bf.Sandbox, container: str) -> None:
     ids = sandbox.login_ids
-    pairs = pairs_of(sandbox.client(poll_interval=0.01), CONTAINERS[container](ids))
+    pairs = pairs_of(api, sandbox, CONTAINERS[container](ids))
     assert sorted(login_id for login_id, _ in pairs) == sorted(ids)
     # Handed back as plain text, whatever the container held (numpy.str_, an Arrow scalar).
     assert all(type(login_id) is str for login_id, _ in pairs)
@@ -61,21 +63,11 @@ def test_every_container_of_text_is_read(sandbox: bf.Sandbox, container: str) ->
 
 
 @pytest.mark.parametrize("call", ["attributes_many", "accounts_detail_many"])
-def test_the_other_bulk_calls_read_them_too(sandbox: bf.Sandbox, call: str) -> None:
+def test_the_other_bulk_calls_read_them_too(api: Api, sandbox: bf.Sandbox, call: str) -> None:
     ids = sandbox.login_ids
-    pairs = pairs_of(sandbox.client(poll_interval=0.01), pa.chunked_array([ids]), call)
+    pairs = pairs_of(api, sandbox, pa.chunked_array([ids]), call)
     assert sorted(login_id for login_id, _ in pairs) == sorted(ids)
     assert not any(isinstance(result, BaseException) for _, result in pairs), pairs
-
-
-def test_an_async_client_reads_an_arrow_column(sandbox: bf.Sandbox) -> None:
-    async def main() -> dict[str, Any]:
-        client = sandbox.async_client(poll_interval=0.01)
-        return {login_id: result async for login_id, result in client.investments_many(pa.array(sandbox.login_ids))}
-
-    results = asyncio.run(main())
-    assert sorted(results) == sorted(sandbox.login_ids)
-    assert all(isinstance(result, bf.Investments) for result in results.values())
 
 
 #: Each container of text with missing values among the LoginIds, and how its messages name them.
@@ -92,11 +84,11 @@ WITH_MISSING: dict[str, tuple[Callable[[list[Any]], Any], str]] = {
 
 
 @pytest.mark.parametrize("container", list(WITH_MISSING))
-def test_a_missing_value_is_that_logins_own_error(sandbox: bf.Sandbox, container: str) -> None:
+def test_a_missing_value_is_that_logins_own_error(api: Api, sandbox: bf.Sandbox, container: str) -> None:
     make, shown = WITH_MISSING[container]
     ids = sandbox.login_ids
     given = [ids[0], None, ids[1], None, ids[2]]
-    pairs = pairs_of(sandbox.client(poll_interval=0.01), make(given))
+    pairs = pairs_of(api, sandbox, make(given))
     assert len(pairs) == len(given)
     fetched = {login_id: result for login_id, result in pairs if login_id}
     assert sorted(fetched) == sorted(ids)
@@ -124,10 +116,12 @@ def test_a_missing_value_is_that_logins_own_error(sandbox: bf.Sandbox, container
     ],
     ids=["arrow-ints", "arrow-binary", "numpy-ints", "pandas-floats", "polars-ints", "arrow-lists"],
 )
-def test_items_of_another_kind_are_the_calls_type_error(sandbox: bf.Sandbox, login_ids: Any, says: str) -> None:
+def test_items_of_another_kind_are_the_calls_type_error(
+    api: Api, sandbox: bf.Sandbox, login_ids: Any, says: str
+) -> None:
     before = sandbox.request_count
     with pytest.raises(TypeError, match=says):
-        pairs_of(sandbox.client(), login_ids)
+        pairs_of(api, sandbox, login_ids)
     assert sandbox.request_count == before, "nothing may be sent"
 
 
@@ -141,7 +135,7 @@ def test_items_of_another_kind_are_the_calls_type_error(sandbox: bf.Sandbox, log
     ],
     ids=["pandas", "polars", "arrow-table", "arrow-batch"],
 )
-def test_a_whole_frame_is_refused_with_the_column_to_pass(sandbox: bf.Sandbox, frame: Any) -> None:
+def test_a_whole_frame_is_refused_with_the_column_to_pass(api: Api, sandbox: bf.Sandbox, frame: Any) -> None:
     # A pandas DataFrame iterates its column names: they would have been read as LoginIds.
     with pytest.raises(TypeError, match=r'pass its column of LoginIds, such as frame\["login_id"\]'):
-        pairs_of(sandbox.client(), frame)
+        pairs_of(api, sandbox, frame)

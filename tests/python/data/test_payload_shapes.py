@@ -7,7 +7,8 @@ every data operation (and Authorize and GenerateAuthorizeToken), the first ones 
 ``ProtocolError`` keeping the status, the RequestId and the start of the body, the envelope raises
 the ``AggregationError`` it describes, and the valid empty payload is an empty result. ``from_json``
 reads saved payloads the same way; DeleteCard, whose success body has no fixed shape, only raises
-the error an envelope describes.
+the error an envelope describes. Every call runs for ``bf.Client`` and ``bf.AsyncClient`` alike (the
+``api`` fixture).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from bfhelpers import Api
 from stubserver import Answer, Serve, serving
 
 CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
@@ -51,16 +53,16 @@ class Operation:
     payload of it, and the check of the result that payload gives."""
 
     name: str
-    call: Callable[[bf.Client], object]
+    call: Callable[[Api, Any], object]
     empty: Mapping[str, Any]
-    check: Callable[[Any], None]
+    check: Callable[[Api, Any], None]
     #: Whether the client needs a secret key (only the token call).
     secret_key: bool = False
 
 
-def session(client: bf.Client) -> bf.Session:
+def session(api: Api, client: Any) -> Any:
     """The cached session every data call runs on."""
-    return client.authorize_cached(LOGIN)
+    return api.run(client.authorize_cached(LOGIN))
 
 
 def no_rows(result: Any) -> None:
@@ -78,22 +80,27 @@ def no_groups(result: Any) -> None:
     assert isinstance(result, bf.Attributes) and result.groups == [] and result.to_dict() == {}
 
 
-def a_session(result: Any) -> None:
-    """An open session."""
-    assert isinstance(result, bf.Session) and result.request_id == REQUEST
+def a_session(api: Api, result: Any) -> None:
+    """An open session of the case's client."""
+    assert isinstance(result, api.Session) and result.request_id == REQUEST
+
+
+def data_result(check: Callable[[Any], None]) -> Callable[[Api, Any], None]:
+    """``check`` of a data result, which is the same for both clients."""
+    return lambda api, result: check(result)
 
 
 OPERATIONS = [
-    Operation("Investments", lambda c: session(c).investments(),
-              {"Accounts": [], "Securities": [], "Value": 0, "Cash": 0, "RequestId": REQUEST}, no_rows),
-    Operation("GetAccountsDetail", lambda c: session(c).accounts_detail(), DETAIL, no_rows),
-    Operation("GetAccountsSummary", lambda c: session(c).accounts_summary(), DETAIL, no_rows),
-    Operation("GetStatements", lambda c: session(c).statements(),
-              {"HttpStatusCode": 200, "StatementsByAccount": [], "RequestId": REQUEST}, no_statements),
-    Operation("GetIncomeAttributes", lambda c: session(c).attributes(package="income"),
-              {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST}, no_groups),
-    Operation("Attributes", lambda c: session(c).attributes({"Card": ["balance_min"]}),
-              {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST}, no_groups),
+    Operation("Investments", lambda a, c: a.run(session(a, c).investments()),
+              {"Accounts": [], "Securities": [], "Value": 0, "Cash": 0, "RequestId": REQUEST}, data_result(no_rows)),
+    Operation("GetAccountsDetail", lambda a, c: a.run(session(a, c).accounts_detail()), DETAIL, data_result(no_rows)),
+    Operation("GetAccountsSummary", lambda a, c: a.run(session(a, c).accounts_summary()), DETAIL, data_result(no_rows)),
+    Operation("GetStatements", lambda a, c: a.run(session(a, c).statements()),
+              {"HttpStatusCode": 200, "StatementsByAccount": [], "RequestId": REQUEST}, data_result(no_statements)),
+    Operation("GetIncomeAttributes", lambda a, c: a.run(session(a, c).attributes(package="income")),
+              {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST}, data_result(no_groups)),
+    Operation("Attributes", lambda a, c: a.run(session(a, c).attributes({"Card": ["balance_min"]})),
+              {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST}, data_result(no_groups)),
     Operation("Authorize", session, {"HttpStatusCode": 200, "RequestId": REQUEST}, a_session),
     Operation("GenerateAuthorizeToken", session, {"HttpStatusCode": 200, "Token": TOKEN}, a_session,
               secret_key=True),
@@ -114,22 +121,21 @@ def serve() -> Iterator[Serve]:
     yield from serving(DEFAULTS)
 
 
-def call(serve: Serve, operation: Operation, answer: object) -> object:
-    """Runs ``operation`` against a stub that answers it ``answer``."""
+def call(api: Api, serve: Serve, operation: Operation, answer: object) -> object:
+    """Runs ``operation`` with a client of the case's kind against a stub that answers it ``answer``."""
     server = serve({operation.name: Answer(200, answer)})
     keys: dict[str, Any] = {"secret_key": "sk-shapes-1"} if operation.secret_key else {}
-    client = bf.Client(base_url=server.url, customer_id=CUSTOMER, api_key="ak-shapes-1", max_retries=0,
-                       poll_interval=0.01, poll_timeout=5.0, **keys)
-    return operation.call(client)
+    client = api.client_at(server.url, CUSTOMER, api_key="ak-shapes-1", max_retries=0, poll_timeout=5.0, **keys)
+    return operation.call(api, client)
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=IDS)
 @pytest.mark.parametrize("body", ["{}", "[]", "null"])
 def test_a_200_that_is_not_an_object_with_a_payload_field_is_a_protocol_error(
-    serve: Serve, operation: Operation, body: str
+    api: Api, serve: Serve, operation: Operation, body: str
 ) -> None:
     with pytest.raises(bf.ProtocolError) as raised:
-        call(serve, operation, body)
+        call(api, serve, operation, body)
     error = raised.value
     # Whatever the token call answers instead of its token is withheld: it may hold one.
     snippet = "" if operation.name == "GenerateAuthorizeToken" else body
@@ -142,9 +148,9 @@ def test_a_200_that_is_not_an_object_with_a_payload_field_is_a_protocol_error(
 
 @pytest.mark.parametrize("operation", [op for op in OPERATIONS if op.name != "Authorize"],
                          ids=[name for name in IDS if name != "Authorize"])
-def test_a_protocol_error_keeps_the_request_id_the_body_named(serve: Serve, operation: Operation) -> None:
+def test_a_protocol_error_keeps_the_request_id_the_body_named(api: Api, serve: Serve, operation: Operation) -> None:
     with pytest.raises(bf.ProtocolError) as raised:
-        call(serve, operation, BARE)
+        call(api, serve, operation, BARE)
     error = raised.value
     assert (error.operation, error.status, error.request_id) == (operation.name, 200, OTHER_REQUEST)
     if operation.name == "GenerateAuthorizeToken":
@@ -154,9 +160,9 @@ def test_a_protocol_error_keeps_the_request_id_the_body_named(serve: Serve, oper
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=IDS)
-def test_a_200_whose_envelope_says_error_is_that_error(serve: Serve, operation: Operation) -> None:
+def test_a_200_whose_envelope_says_error_is_that_error(api: Api, serve: Serve, operation: Operation) -> None:
     with pytest.raises(bf.AggregationError) as raised:
-        call(serve, operation, ENVELOPE)
+        call(api, serve, operation, ENVELOPE)
     error = raised.value
     assert (error.status, error.code, error.message, error.request_id) == (
         500, "AGGREGATION_ERROR", "The aggregation failed", OTHER_REQUEST)
@@ -165,30 +171,30 @@ def test_a_200_whose_envelope_says_error_is_that_error(serve: Serve, operation: 
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=IDS)
-def test_a_valid_empty_payload_is_an_empty_result(serve: Serve, operation: Operation) -> None:
-    operation.check(call(serve, operation, operation.empty))
+def test_a_valid_empty_payload_is_an_empty_result(api: Api, serve: Serve, operation: Operation) -> None:
+    operation.check(api, call(api, serve, operation, operation.empty))
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=IDS)
-def test_a_200_that_is_not_json_stays_a_decode_error(serve: Serve, operation: Operation) -> None:
+def test_a_200_that_is_not_json_stays_a_decode_error(api: Api, serve: Serve, operation: Operation) -> None:
     with pytest.raises(bf.DecodeError) as raised:
-        call(serve, operation, "<html>busy</html>")
+        call(api, serve, operation, "<html>busy</html>")
     assert (raised.value.operation, raised.value.status) == (operation.name, 200)
 
 
-def test_delete_card_answering_an_error_envelope_is_that_error(serve: Serve) -> None:
+def test_delete_card_answering_an_error_envelope_is_that_error(api: Api, serve: Serve) -> None:
     server = serve({"DeleteCard": Answer(200, ENVELOPE)})
-    client = bf.Client(base_url=server.url, customer_id=CUSTOMER, api_key="ak-shapes-1", max_retries=0)
+    client = api.client_at(server.url, CUSTOMER, api_key="ak-shapes-1", max_retries=0)
     with pytest.raises(bf.AggregationError) as raised:
-        client.delete_login(LOGIN)
+        api.run(client.delete_login(LOGIN))
     assert (raised.value.status, raised.value.request_id, raised.value.body) == (500, OTHER_REQUEST, ENVELOPE)
 
 
 @pytest.mark.parametrize("body", ["{}", "[]", '{"Message": "Deleted."}'])
-def test_delete_card_answering_any_other_body_returns_it(serve: Serve, body: str) -> None:
+def test_delete_card_answering_any_other_body_returns_it(api: Api, serve: Serve, body: str) -> None:
     server = serve({"DeleteCard": Answer(200, body)})
-    client = bf.Client(base_url=server.url, customer_id=CUSTOMER, api_key="ak-shapes-1", max_retries=0)
-    assert client.delete_login(LOGIN) == json.loads(body)
+    client = api.client_at(server.url, CUSTOMER, api_key="ak-shapes-1", max_retries=0)
+    assert api.run(client.delete_login(LOGIN)) == json.loads(body)
 
 
 # --- saved payloads -----------------------------------------------------------------------------
