@@ -404,5 +404,30 @@ class Api:
         raise AssertionError(f"{user['username']}: no challenge matching {want!r}")
 
 
+class Blocking:
+    """A client or session of either kind whose method calls give their values: a coroutine that
+    a call of an ``AsyncClient`` gives is awaited by ``api.run``, and a session it opens is wrapped
+    too. For cases whose every step is a call and its value, so that their text reads the same
+    for both clients."""
+
+    def __init__(self, api: Api, target: Any) -> None:
+        self._api = api
+        self._target = target
+
+    def __repr__(self) -> str:
+        return f"Blocking({self._target!r})"
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = self._api.run(value(*args, **kwargs))
+            return Blocking(self._api, result) if isinstance(result, self._api.Session) else result
+
+        return call
+
+
 #: The blocking client's driver, behind :func:`complete`, :func:`login_step_by_step` and :func:`step_with`.
 SYNC = Api("sync")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, TypeAlias
 
 import bankfeed as bf
+from bfhelpers import SYNC, Api
 
 INSTITUTION = "FlinksCapital"
 PASSWORD = "Everyday"
@@ -49,21 +50,22 @@ SIZES: dict[str, tuple[int | None, int | None]] = {
 # Fetched data, one sandbox per (size, seed), made once per test session.
 
 
-def log_in(client: bf.Client) -> tuple[bf.Session, str]:
-    """Authorizes ``greatday_nomfa`` with ``save=True``: a user without challenges, so the first
-    step is the session. The session and its login id."""
-    session = client.authorize(INSTITUTION, USER, PASSWORD, save=True)
-    assert isinstance(session, bf.Session), f"{USER} has no challenges: {session!r}"
+def log_in(client: Any, api: Api = SYNC) -> tuple[Any, str]:
+    """Authorizes ``greatday_nomfa`` with ``save=True`` on ``client`` (of ``api``'s kind): a user
+    without challenges, so the first step is the session. The session and its login id."""
+    session = api.run(client.authorize(INSTITUTION, USER, PASSWORD, save=True))
+    assert isinstance(session, api.Session), f"{USER} has no challenges: {session!r}"
     assert session.login_id is not None, "a saved login has an id"
     return session, session.login_id
 
 
 @dataclass
 class Fetched:
-    """Every payload of one logged-in ``greatday_nomfa``, fetched once."""
+    """Every payload of one logged-in ``greatday_nomfa``, fetched once by a client of ``api``'s kind."""
 
     sandbox: bf.Sandbox
-    client: bf.Client
+    api: Api
+    client: Any  # bf.Client or bf.AsyncClient, as api says
     login_id: str
     investments: bf.Investments
     detail: bf.Accounts  # Days365, with transactions
@@ -76,23 +78,31 @@ Sized: TypeAlias = tuple[str, Fetched]
 
 
 @functools.cache
-def fetched(investment_transactions: int | None, banking_transactions: int | None, seed: int = 0) -> Fetched:
+def fetched(
+    investment_transactions: int | None, banking_transactions: int | None, seed: int = 0, flavour: str = "sync"
+) -> Fetched:
     """Logs ``greatday_nomfa`` into a fresh sandbox of the given size and seed, and fetches every
-    payload once. Cached for the session (the large data is generated once)."""
-    sb = bf.Sandbox(
-        pending_polls=0,
-        seed=seed,
-        investment_transactions=investment_transactions,
-        banking_transactions=banking_transactions,
-    )
-    client = sb.client(poll_interval=0.01, poll_timeout=60)
-    _, login_id = log_in(client)
-    investments = client.investments(login_id)
-    banking = client.authorize_cached(login_id)
-    detail = banking.accounts_detail(with_transactions=True, days="Days365")
-    summary = banking.accounts_summary()
-    statements = banking.statements()
-    return Fetched(sb, client, login_id, investments, detail, summary, statements)
+    payload once with a client of ``flavour`` (``"sync"`` or ``"async"``, see bfhelpers.Api); the
+    async fetch reads the sandbox of the sync one. Cached for the session (the large data is
+    generated once)."""
+    if flavour == "sync":
+        sb = bf.Sandbox(
+            pending_polls=0,
+            seed=seed,
+            investment_transactions=investment_transactions,
+            banking_transactions=banking_transactions,
+        )
+    else:
+        sb = fetched(investment_transactions, banking_transactions, seed).sandbox
+    api = SYNC if flavour == "sync" else Api(flavour)
+    client = api.client(sb, poll_timeout=60)
+    _, login_id = log_in(client, api)
+    investments = api.run(client.investments(login_id))
+    banking = api.run(client.authorize_cached(login_id))
+    detail = api.run(banking.accounts_detail(with_transactions=True, days="Days365"))
+    summary = api.run(banking.accounts_summary())
+    statements = api.run(banking.statements())
+    return Fetched(sb, api, client, login_id, investments, detail, summary, statements)
 
 
 class AttributeData(NamedTuple):

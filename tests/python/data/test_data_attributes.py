@@ -6,7 +6,8 @@ What each value should be is not recomputed here: tests/sandbox_data.rs checks t
 answers against the definitions of docs/sandbox.md#attributes, filters and detail included. These
 tests check what the Python side adds: the names asked for and no others, each value of
 ``.raw`` in the values table, ``to_dict()`` and ``attrs[name]``, NONE_DETECTED as a null, and the
-detail table as the raw AttributesDetail flattened, each row a transaction of an included account."""
+detail table as the raw AttributesDetail flattened, each row a transaction of an included account.
+Every case runs for ``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixture)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 
 import bankfeed as bf
 import datahelpers as dh
-from bfhelpers import is_guid
+from bfhelpers import Api, Blocking, is_guid
 
 #: (seed, banking_transactions): seed 0 has no government income and no loans; seed 2 has both,
 #: and a Products (loan) account; 0 and 1 transactions make the NONE_DETECTED cases.
@@ -33,6 +34,13 @@ COUNTS_OF_THEIR_DETAIL = [
     "count_transactions", "count_negative_balance", "count_nsf", "count_nsf_90_days", "count_employer_income",
     "count_loan_payments",
 ]
+
+
+def on(api: Api, seed: int, **options: Any) -> tuple[bf.Sandbox, Any, str, dh.JsonObject]:
+    """(sandbox, client, login_id, Days365 detail raw) of ``dh.attribute_sandbox``, the client of
+    the case's kind, its calls giving their values (bfhelpers.Blocking)."""
+    sb, _, login_id, raw = dh.attribute_sandbox(seed, **options)
+    return sb, Blocking(api, api.client(sb, poll_timeout=60)), login_id, raw
 
 
 def ids(value: tuple[int, int | None]) -> str:
@@ -86,9 +94,9 @@ def test_the_catalogue_and_the_packages_name_the_same_attributes() -> None:
 
 
 @pytest.mark.parametrize("dataset", DATASETS, ids=ids)
-def test_every_catalogue_value_as_sent(dataset: tuple[int, int | None]) -> None:
+def test_every_catalogue_value_as_sent(api: Api, dataset: tuple[int, int | None]) -> None:
     seed, n = dataset
-    _, client, login_id, raw = dh.attribute_sandbox(seed, banking_transactions=n)
+    _, client, login_id, raw = on(api, seed, banking_transactions=n)
     attrs = client.attributes(login_id, {"Custom": dh.CATALOGUE})
     expect_catalogue(attrs, "Custom", login_id, f"seed {seed} n {n}")
     assert attrs.groups == ["Custom"]
@@ -106,8 +114,8 @@ def test_every_catalogue_value_as_sent(dataset: tuple[int, int | None]) -> None:
         assert all(attrs[name] != dh.NONE for name in ("account_age_days", "balance_max", "balance_min"))
 
 
-def test_none_detected_is_null_with_raw_value_kept() -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(0)
+def test_none_detected_is_null_with_raw_value_kept(api: Api) -> None:
+    _, client, login_id, _ = on(api, 0)
     attrs = client.attributes(login_id, {"Card": ["sum_government_income", "count_nsf"]})
     rows = values_by_name(attrs, "Card")
     assert rows["sum_government_income"]["value"] is None
@@ -119,8 +127,8 @@ def test_none_detected_is_null_with_raw_value_kept() -> None:
     assert frame["value"].isna().tolist() == [True, False]
 
 
-def test_none_detected_is_a_null_of_arrow_and_polars_not_a_nan() -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(0)
+def test_none_detected_is_a_null_of_arrow_and_polars_not_a_nan(api: Api) -> None:
+    _, client, login_id, _ = on(api, 0)
     attrs = client.attributes(login_id, {"Card": ["sum_government_income", "count_nsf"]})
     count_nsf = float(attrs["count_nsf"])
     arrow = attrs.values.to_arrow().column("value")
@@ -132,8 +140,8 @@ def test_none_detected_is_a_null_of_arrow_and_polars_not_a_nan() -> None:
     assert polars.mean() == count_nsf
 
 
-def test_large_data_values_as_sent() -> None:
-    _, client, login_id, raw = dh.attribute_sandbox(0, banking_transactions=dh.LARGE_BANKING)
+def test_large_data_values_as_sent(api: Api) -> None:
+    _, client, login_id, raw = on(api, 0, banking_transactions=dh.LARGE_BANKING)
     assert dh.item_count(raw, "Transactions") == dh.LARGE_BANKING
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE})
     expect_catalogue(attrs, "Card", login_id, "large")
@@ -142,8 +150,8 @@ def test_large_data_values_as_sent() -> None:
 
 @pytest.mark.parametrize("package", list(dh.PACKAGES))
 @pytest.mark.parametrize("seed", [0, 2])
-def test_use_case_packages(package: str, seed: int) -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(seed)
+def test_use_case_packages(api: Api, package: str, seed: int) -> None:
+    _, client, login_id, _ = on(api, seed)
     attrs = client.attributes(login_id, package=package)
     assert attrs.groups == ["Card"]
     check_values(attrs, "Card", dh.PACKAGES[package], login_id, package)
@@ -159,14 +167,14 @@ def test_use_case_packages(package: str, seed: int) -> None:
     assert {name: custom[name] for name in dh.PACKAGES[package]} == {name: attrs[name] for name in dh.PACKAGES[package]}
 
 
-def test_all_package_on_tier2() -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(2, tier2=True)
+def test_all_package_on_tier2(api: Api) -> None:
+    _, client, login_id, _ = on(api, 2, tier2=True)
     attrs = client.attributes(login_id, package="all")
     expect_catalogue(attrs, "Card", login_id, "all")
 
 
-def test_all_package_without_tier2_is_access_denied() -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(0)
+def test_all_package_without_tier2_is_access_denied(api: Api) -> None:
+    _, client, login_id, _ = on(api, 0)
     with pytest.raises(bf.Unauthorized) as info:
         client.attributes(login_id, package="all")
     assert info.value.code == "ACCESS_DENIED"
@@ -178,8 +186,8 @@ FILTERS = [
 
 
 @pytest.mark.parametrize("categories", FILTERS, ids=lambda c: "+".join(c))
-def test_custom_with_account_category_filter(categories: list[str]) -> None:
-    _, client, login_id, raw = dh.attribute_sandbox(2)
+def test_custom_with_account_category_filter(api: Api, categories: list[str]) -> None:
+    _, client, login_id, raw = on(api, 2)
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories})
     expect_catalogue(attrs, "Card", login_id, f"filters {categories}")
     # The filter reached the service: it counted only the accounts of those categories.
@@ -188,8 +196,8 @@ def test_custom_with_account_category_filter(categories: list[str]) -> None:
     assert attrs["count_transactions"] == len(transactions)
 
 
-def test_custom_with_account_filter_and_both_filters() -> None:
-    _, client, login_id, raw = dh.attribute_sandbox(2)
+def test_custom_with_account_filter_and_both_filters(api: Api) -> None:
+    _, client, login_id, raw = on(api, 2)
     accounts = raw["Accounts"]
     assert len(accounts) >= 3
     chosen = [accounts[0]["Id"], accounts[-1]["Id"]]
@@ -206,8 +214,8 @@ def test_custom_with_account_filter_and_both_filters() -> None:
     assert both["count_accounts"] == len(included) and both["count_transactions"] == len(transactions)
 
 
-def test_several_groups_in_one_request() -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(2)
+def test_several_groups_in_one_request(api: Api) -> None:
+    _, client, login_id, _ = on(api, 2)
     request = {"Income": dh.PACKAGES["income"], "Risk": ["count_nsf", "balance_min"]}
     attrs = client.attributes(login_id, request)
     assert sorted(attrs.groups) == ["Income", "Risk"]
@@ -222,9 +230,9 @@ def test_several_groups_in_one_request() -> None:
     ids=["all", "operations", "one-account"],
 )
 def test_attributes_detail_rows_are_transactions_of_the_included_accounts(
-    filters: dict[str, list[str]] | None, account_index: int | None
+    api: Api, filters: dict[str, list[str]] | None, account_index: int | None
 ) -> None:
-    _, client, login_id, raw = dh.attribute_sandbox(2)
+    _, client, login_id, raw = on(api, 2)
     account_filter = None if account_index is None else [raw["Accounts"][account_index]["Id"]]
     categories = filters["AccountCategory"] if filters else None
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters=filters, detail=dh.CATALOGUE,
@@ -269,8 +277,8 @@ def test_attributes_detail_rows_are_transactions_of_the_included_accounts(
     assert sorted(per_attribute["count_transactions"]) == sorted(transactions)
 
 
-def test_detail_only_for_the_requested_attributes() -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(2)
+def test_detail_only_for_the_requested_attributes(api: Api) -> None:
+    _, client, login_id, _ = on(api, 2)
     request = {"Card": ["count_nsf", "sum_loan_payments", "balance_min"]}
     attrs = client.attributes(login_id, request, detail=["count_nsf"])
     assert set(attrs.detail.column("attribute")) == {"count_nsf"}
@@ -281,8 +289,8 @@ def test_detail_only_for_the_requested_attributes() -> None:
     assert len(sent) == attrs["count_nsf"] > 0
 
 
-def test_attributes_from_json_gives_identical_tables() -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(2)
+def test_attributes_from_json_gives_identical_tables(api: Api) -> None:
+    _, client, login_id, _ = on(api, 2)
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, detail=["count_nsf", "sum_employer_income"])
     again = bf.Attributes.from_json(json.dumps(attrs.raw))
     assert again.raw == attrs.raw and again.groups == attrs.groups
@@ -310,11 +318,14 @@ def _parts(request: dict[str, Any]) -> tuple[str, str, int]:
     [("income", "GetIncomeAttributes"), ("credit_risk", "GetCreditRiskAttributes"),
      ("user_analysis", "GetUserAnalysisAttributes"), ("lending", "GetLendingAttributes"), (None, None)],
 )
-def test_attributes_202_path(fresh_sandbox: bf.Sandbox, package: str | None, operation: str | None) -> None:
+def test_attributes_202_path(
+    api: Api, fresh_sandbox: bf.Sandbox, package: str | None, operation: str | None
+) -> None:
     """client.attributes runs the preparation sequence: cached authorize, account detail polled
     on GetAccountsDetailAsync, then the attributes call repeated until 200."""
-    client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    _, login_id = dh.log_in(client)
+    either = api.client(fresh_sandbox)
+    _, login_id = dh.log_in(either, api)
+    client = Blocking(api, either)
     mark = len(fresh_sandbox.requests)
     if package:
         attrs = client.attributes(login_id, package=package)
@@ -351,9 +362,9 @@ def test_attributes_202_path(fresh_sandbox: bf.Sandbox, package: str | None, ope
          "unknown-package", "no-group", "empty-group"],
 )
 def test_config_errors_name_the_field(
-    args: tuple[dict[str, list[str]], ...], kwargs: dict[str, Any], field: str
+    api: Api, args: tuple[dict[str, list[str]], ...], kwargs: dict[str, Any], field: str
 ) -> None:
-    sb, client, login_id, _ = dh.attribute_sandbox(0)
+    sb, client, login_id, _ = on(api, 0)
     mark = len(sb.requests)
     with pytest.raises(bf.ConfigError) as info:
         client.attributes(login_id, *args, **kwargs)
@@ -374,9 +385,9 @@ def test_config_errors_name_the_field(
     ids=["unknown", "re-cased", "unknown-in-detail"],
 )
 def test_unknown_attribute_is_invalid_request_naming_it(
-    request_: dict[str, list[str]], detail: list[str] | None
+    api: Api, request_: dict[str, list[str]], detail: list[str] | None
 ) -> None:
-    _, client, login_id, _ = dh.attribute_sandbox(0)
+    _, client, login_id, _ = on(api, 0)
     with pytest.raises(bf.InvalidRequest) as info:
         client.attributes(login_id, request_, detail=detail)
     assert info.value.code == "INVALID_REQUEST"

@@ -1,5 +1,6 @@
 """Banking tables (accounts detail, summary, statements) against the raw payload, the 202 paths
-of the banking operations (polled on the ...Async GET endpoints), DeleteCard and bad options."""
+of the banking operations (polled on the ...Async GET endpoints), DeleteCard and bad options, for
+``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixture, and ``sized`` of data/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import base64
 import datetime as dt
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 import bankfeed as bf
 import datahelpers as dh
+from bfhelpers import Api
 
 BALANCE_COLUMNS = [
     "balance_available", "balance_current", "balance_limit", "overdraft_limit",
@@ -65,8 +68,8 @@ def test_days365_covers_a_year_and_days90_the_last_90_days(sized: dh.Sized) -> N
     _, fetched = sized
     dates = fetched.detail.transactions.column("date")
     assert all(0 <= (dh.AS_OF - d).days <= 365 for d in dates)
-    session = fetched.client.authorize_cached(fetched.login_id)
-    recent = session.accounts_detail(with_transactions=True, days="Days90")
+    session = fetched.api.run(fetched.client.authorize_cached(fetched.login_id))
+    recent = fetched.api.run(session.accounts_detail(with_transactions=True, days="Days90"))
     recent_dates = recent.transactions.column("date")
     assert all((dh.AS_OF - d).days <= 89 for d in recent_dates)
     # Days90 is exactly the Days365 transactions of the last 90 days.
@@ -133,25 +136,25 @@ def test_accounts_from_json_gives_identical_tables(sized: dh.Sized) -> None:
         assert again.transactions.to_records() == result.transactions.to_records()
 
 
-def test_accounts_filter_restricts_the_accounts() -> None:
-    fetched = dh.fetched(None, None)
+def test_accounts_filter_restricts_the_accounts(api: Api) -> None:
+    fetched = dh.fetched(None, None, flavour=api.name)
     ids = [a["Id"] for a in fetched.detail.raw["Accounts"]]
     wanted = ids[:1]
-    session = fetched.client.authorize_cached(fetched.login_id)
-    detail = session.accounts_detail(with_transactions=True, days="Days365", accounts_filter=wanted)
+    session = fetched.api.run(fetched.client.authorize_cached(fetched.login_id))
+    detail = fetched.api.run(session.accounts_detail(with_transactions=True, days="Days365", accounts_filter=wanted))
     assert detail.accounts.column("account_id") == wanted
     assert set(detail.transactions.column("account_id")) <= set(wanted)
-    statements = session.statements(accounts_filter=wanted)
+    statements = fetched.api.run(session.statements(accounts_filter=wanted))
     numbers = {a["AccountNumber"] for a in detail.raw["Accounts"]}
     assert set(statements.statements.column("account_number")) == numbers
 
 
-def test_bad_days_is_a_config_error_naming_days() -> None:
-    fetched = dh.fetched(None, None)
-    session = fetched.client.authorize_cached(fetched.login_id)
+def test_bad_days_is_a_config_error_naming_days(api: Api) -> None:
+    fetched = dh.fetched(None, None, flavour=api.name)
+    session = fetched.api.run(fetched.client.authorize_cached(fetched.login_id))
     mark = len(fetched.sandbox.requests)
     with pytest.raises(bf.ConfigError) as info:
-        session.accounts_detail(with_transactions=True, days="Days30")
+        fetched.api.run(session.accounts_detail(with_transactions=True, days="Days30"))
     assert info.value.field == "days"
     assert "days" in str(info.value)
     assert len(fetched.sandbox.requests) == mark, "nothing is sent for a bad option"
@@ -166,12 +169,12 @@ def test_bad_days_is_a_config_error_naming_days() -> None:
     ],
 )
 def test_banking_202_path_polls_the_async_endpoint(
-    fresh_sandbox: bf.Sandbox, operation: str, call: Callable[[bf.Session], bf.Accounts | bf.Statements]
+    api: Api, fresh_sandbox: bf.Sandbox, operation: str, call: Callable[[Any], Any]
 ) -> None:
-    client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    session, _ = dh.log_in(client)
+    client = api.client(fresh_sandbox)
+    session, _ = dh.log_in(client, api)
     mark = len(fresh_sandbox.requests)
-    result = call(session)
+    result = api.run(call(session))
     seen = dh.requests_since(fresh_sandbox, mark)
     statuses = [r["status"] for r in seen]
     assert statuses == [202, 202, 200], seen
@@ -182,24 +185,24 @@ def test_banking_202_path_polls_the_async_endpoint(
     assert result.raw["HttpStatusCode"] == 200
 
 
-def test_delete_login_then_cached_authorize_is_invalid_login(fresh_sandbox: bf.Sandbox) -> None:
-    client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    _, login_id = dh.log_in(client)
-    client.authorize_cached(login_id)  # works before
+def test_delete_login_then_cached_authorize_is_invalid_login(api: Api, fresh_sandbox: bf.Sandbox) -> None:
+    client = api.client(fresh_sandbox)
+    _, login_id = dh.log_in(client, api)
+    api.run(client.authorize_cached(login_id))  # works before
     mark = len(fresh_sandbox.requests)
-    answer = client.delete_login(login_id)
+    answer = api.run(client.delete_login(login_id))
     assert isinstance(answer, dict)
     seen = dh.requests_since(fresh_sandbox, mark)
     assert [(r["method"], r["status"]) for r in seen] == [("DELETE", 200)]
     assert seen[0]["path"].endswith(f"/BankingServices/DeleteCard/{login_id}")
     with pytest.raises(bf.InvalidLogin) as info:
-        client.authorize_cached(login_id)
+        api.run(client.authorize_cached(login_id))
     assert info.value.code == "INVALID_LOGIN"
     with pytest.raises(bf.InvalidLogin):
-        client.investments(login_id)
+        api.run(client.investments(login_id))
     # Deleting twice: the connection is gone.
     with pytest.raises(bf.ApiError):
-        client.delete_login(login_id)
+        api.run(client.delete_login(login_id))
 
 
 def test_empty_accounts_have_typed_empty_tables() -> None:

@@ -1,7 +1,9 @@
 """Investments tables against the raw payload, on generated data of several sizes.
 
 Every expected row is re-flattened from ``.raw`` by datahelpers (stdlib only), so a table that
-drops, duplicates, mis-joins or mis-parses anything fails here.
+drops, duplicates, mis-joins or mis-parses anything fails here. The data of each size is fetched
+by ``bf.Client`` and by ``bf.AsyncClient`` (``sized`` of data/conftest.py), so every check holds
+for both.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 
 import bankfeed as bf
 import datahelpers as dh
+from bfhelpers import Api
 
 
 def test_generated_sizes_are_exact(sized: dh.Sized) -> None:
@@ -197,11 +200,11 @@ def test_records_still_work_without_any_dataframe_library(monkeypatch: pytest.Mo
     assert table.column("amount") == [records[0]["amount"]]
 
 
-def test_investments_202_path_is_polled_until_200(fresh_sandbox: bf.Sandbox) -> None:
-    client = fresh_sandbox.client(poll_interval=0.01, poll_timeout=10)
-    _, login_id = dh.log_in(client)
+def test_investments_202_path_is_polled_until_200(api: Api, fresh_sandbox: bf.Sandbox) -> None:
+    client = api.client(fresh_sandbox)
+    _, login_id = dh.log_in(client, api)
     mark = len(fresh_sandbox.requests)
-    inv = client.investments(login_id)
+    inv = api.run(client.investments(login_id))
     seen = [(r["method"], r["path"].rsplit("/", 1)[-1], r["status"]) for r in dh.requests_since(fresh_sandbox, mark)]
     assert seen == [
         ("POST", "Authorize", 200),
@@ -212,7 +215,7 @@ def test_investments_202_path_is_polled_until_200(fresh_sandbox: bf.Sandbox) -> 
     assert len(inv.transactions) == dh.item_count(inv.raw, "Transactions") > 0
     # And through an open session.
     mark = len(fresh_sandbox.requests)
-    again = client.authorize_cached(login_id).investments()
+    again = api.run(api.run(client.authorize_cached(login_id)).investments())
     statuses = [r["status"] for r in dh.requests_since(fresh_sandbox, mark) if r["path"].endswith("/Investments")]
     assert statuses == [202, 202, 200]
     assert again.transactions.to_records() == inv.transactions.to_records()
