@@ -287,6 +287,8 @@ class Api:
         #: The session and challenge classes this client gives.
         self.Session: type[bf.Session | bf.AsyncSession] = bf.AsyncSession if self.is_async else bf.Session
         self.Challenge: type[AnyChallenge] = bf.AsyncChallenge if self.is_async else bf.Challenge
+        #: The client class of this kind.
+        self.cls: type[bf.Client | bf.AsyncClient] = bf.AsyncClient if self.is_async else bf.Client
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
@@ -300,8 +302,7 @@ class Api:
         """A client of this kind of any server (a stub, a closed port), polling fast unless
         ``options`` say otherwise."""
         options = {"poll_interval": 0.01, "poll_timeout": 10, **options}
-        cls = bf.AsyncClient if self.is_async else bf.Client
-        return cls(base_url, customer_id, **options)
+        return self.cls(base_url, customer_id, **options)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:

@@ -1,4 +1,5 @@
-"""Client construction: required options, BANKFEED_* fallbacks, validation."""
+"""Client construction: required options, BANKFEED_* fallbacks, validation, for ``bf.Client`` and
+``bf.AsyncClient`` alike (the ``api`` fixture)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, investment_posts, login_id_of, raises
+from bfhelpers import INSTITUTION, PASSWORD, Api, investment_posts, login_id_of, raises
 
 ENV_VARS = (
     "BANKFEED_BASE_URL",
@@ -28,92 +29,100 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
-def test_base_url_is_required(clean_env: pytest.MonkeyPatch) -> None:
+def test_base_url_is_required(api: Api, clean_env: pytest.MonkeyPatch) -> None:
     with raises(bf.ConfigError, field="base_url") as info:
-        bf.Client(customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
+        api.cls(customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
     assert "base_url" in str(info.value)
     assert isinstance(info.value, ValueError)
 
 
-def test_customer_id_is_required(clean_env: pytest.MonkeyPatch) -> None:
+def test_customer_id_is_required(api: Api, clean_env: pytest.MonkeyPatch) -> None:
     with raises(bf.ConfigError, field="customer_id") as info:
-        bf.Client("http://127.0.0.1:9")
+        api.cls("http://127.0.0.1:9")
     assert "customer_id" in str(info.value)
 
 
-def test_nothing_at_all_names_a_missing_field(clean_env: pytest.MonkeyPatch) -> None:
+def test_nothing_at_all_names_a_missing_field(api: Api, clean_env: pytest.MonkeyPatch) -> None:
     with raises(bf.ConfigError) as info:
-        bf.Client()
+        api.cls()
     assert info.value.field in ("base_url", "customer_id")
     assert info.value.field in str(info.value)
 
 
-def test_environment_variables_fill_in_missing_options(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
+def test_environment_variables_fill_in_missing_options(
+    api: Api, clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox
+) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", sandbox.url)
     clean_env.setenv("BANKFEED_CUSTOMER_ID", sandbox.customer_id)
-    client = bf.Client()
+    client = api.cls()
     assert client.base_url.rstrip("/") == sandbox.url.rstrip("/")
     assert client.customer_id == sandbox.customer_id
     assert client.investments_base_url.rstrip("/") == sandbox.url.rstrip("/")
-    session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD)
-    assert isinstance(session, bf.Session)
+    session = api.run(client.login(INSTITUTION, "greatday_nomfa", PASSWORD))
+    assert isinstance(session, api.Session)
 
 
-def test_arguments_win_over_environment_variables(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
+def test_arguments_win_over_environment_variables(api: Api, clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", "http://127.0.0.1:9")
     clean_env.setenv("BANKFEED_CUSTOMER_ID", "not-this-one")
-    client = bf.Client(sandbox.url, sandbox.customer_id)
+    client = api.cls(sandbox.url, sandbox.customer_id)
     assert client.base_url.rstrip("/") == sandbox.url.rstrip("/")
     assert client.customer_id == sandbox.customer_id
-    assert isinstance(client.login(INSTITUTION, "greatday_nomfa", PASSWORD), bf.Session)
+    assert isinstance(api.run(client.login(INSTITUTION, "greatday_nomfa", PASSWORD)), api.Session)
 
 
-def test_only_the_customer_id_from_the_environment(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
+def test_only_the_customer_id_from_the_environment(
+    api: Api, clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox
+) -> None:
     clean_env.setenv("BANKFEED_CUSTOMER_ID", sandbox.customer_id)
-    client = bf.Client(sandbox.url)
+    client = api.cls(sandbox.url)
     assert client.customer_id == sandbox.customer_id
 
 
 @pytest.mark.parametrize("timeout", [0, -1, -0.5], ids=["zero", "minus-one", "minus-half"])
-def test_a_timeout_must_be_positive(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox, timeout: float) -> None:
+def test_a_timeout_must_be_positive(
+    api: Api, clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox, timeout: float
+) -> None:
     with raises(bf.ConfigError, field="timeout") as info:
-        bf.Client(sandbox.url, sandbox.customer_id, timeout=timeout)
+        api.cls(sandbox.url, sandbox.customer_id, timeout=timeout)
     assert "timeout" in str(info.value)
 
 
-def test_defaults_are_the_documented_ones(clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
-    client = bf.Client(sandbox.url, sandbox.customer_id)
+def test_defaults_are_the_documented_ones(api: Api, clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
+    client = api.cls(sandbox.url, sandbox.customer_id)
     assert client.timeout == 240.0
     assert client.poll_interval == 10.0
     assert client.poll_timeout == 1800.0
     assert client.max_retries == 2
 
 
-def test_the_sandbox_client_uses_the_given_options(sandbox: bf.Sandbox) -> None:
-    client = sandbox.client(poll_interval=0.01, poll_timeout=10)
+def test_the_sandbox_client_uses_the_given_options(api: Api, sandbox: bf.Sandbox) -> None:
+    make = sandbox.async_client if api.is_async else sandbox.client
+    client = make(poll_interval=0.01, poll_timeout=10)
+    assert type(client) is api.cls
     assert client.poll_interval == pytest.approx(0.01)
     assert client.poll_timeout == pytest.approx(10)
     assert client.base_url.rstrip("/") == sandbox.url.rstrip("/")
     assert client.customer_id == sandbox.customer_id
 
 
-def test_the_investments_host_comes_from_its_variable(clean_env: pytest.MonkeyPatch) -> None:
+def test_the_investments_host_comes_from_its_variable(api: Api, clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
     clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
     clean_env.setenv("BANKFEED_CUSTOMER_ID", "43387ca6-0391-4c82-857d-70d95f087ecb")
-    assert bf.Client().investments_base_url == "https://toolbox-wealth-api.private.fin.ag"
+    assert api.cls().investments_base_url == "https://toolbox-wealth-api.private.fin.ag"
 
 
-def test_a_refused_value_from_the_environment_names_its_variable(clean_env: pytest.MonkeyPatch) -> None:
+def test_a_refused_value_from_the_environment_names_its_variable(api: Api, clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
     clean_env.setenv("BANKFEED_CUSTOMER_ID", "43387ca6-0391-4c82-857d-70d95f087ecb\n")  # as read from a file
     with raises(bf.ConfigError, field="customer_id") as info:
-        bf.Client()
+        api.cls()
     assert str(info.value).endswith("(read from BANKFEED_CUSTOMER_ID)")
     clean_env.setenv("BANKFEED_CUSTOMER_ID", "43387ca6-0391-4c82-857d-70d95f087ecb")
     clean_env.setenv("BANKFEED_API_KEY", "prod key")
     with raises(bf.ConfigError, field="api_key", extra_secrets=["prod key"]) as info:
-        bf.Client()
+        api.cls()
     assert str(info.value).endswith("(read from BANKFEED_API_KEY)")
 
 
@@ -154,10 +163,10 @@ def test_a_base_url_given_by_hand_is_the_investments_host_too(
     assert investment_posts(fresh_sandbox) >= 1
 
 
-def test_the_investments_variable_applies_with_the_base_url_variable(clean_env: pytest.MonkeyPatch) -> None:
+def test_the_investments_variable_applies_with_the_base_url_variable(api: Api, clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
     clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
-    client = bf.Client(customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
+    client = api.cls(customer_id="43387ca6-0391-4c82-857d-70d95f087ecb")
     assert 'investments_base_url="https://toolbox-wealth-api.private.fin.ag"' in repr(client)
 
 
