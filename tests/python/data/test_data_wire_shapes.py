@@ -2,7 +2,8 @@
 docs/protocol.md#attributes, docs/protocol.md#account-detail-summary-and-statements), read with
 from_json and served by a tiny stdlib HTTP server: Institution as an object, Login.Type null, CUSIP
 absent, ISIN null, LastRefresh without Z, the AttributeDetails spelling, NONE_DETECTED, numbers as
-strings, null lists, unknown fields."""
+strings, null lists, unknown fields. The stub is read by ``bf.Client`` and ``bf.AsyncClient`` alike
+(the ``api`` fixture)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import pytest
 
 import bankfeed as bf
 import datahelpers as dh
+from bfhelpers import Api, Blocking
 
 CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
 LOGIN = "5e0c4f28-8a5c-4e5a-9d40-7c0b8f3f6a11"
@@ -413,16 +415,14 @@ def stub(request: pytest.FixtureRequest) -> Iterator[_StubServer]:
     thread.join(5)
 
 
-def stub_client(stub: _StubServer) -> bf.Client:
-    """A fast-polling client of the stub."""
+def stub_client(api: Api, stub: _StubServer) -> Any:
+    """A fast-polling client of the stub, of the case's kind, its calls giving their values."""
     port = stub.server_address[1]
-    return bf.Client(
-        base_url=f"http://127.0.0.1:{port}", customer_id=CUSTOMER, poll_interval=0.01, poll_timeout=10
-    )
+    return Blocking(api, api.client_at(f"http://127.0.0.1:{port}", CUSTOMER, poll_interval=0.01, poll_timeout=10))
 
 
-def test_client_against_a_stub_server_with_published_payloads(stub: _StubServer) -> None:
-    inv = stub_client(stub).investments(LOGIN)
+def test_client_against_a_stub_server_with_published_payloads(api: Api, stub: _StubServer) -> None:
+    inv = stub_client(api, stub).investments(LOGIN)
     check_investments(inv)
     methods_paths = [(m, p) for m, p, _ in stub.log]
     assert methods_paths == [
@@ -437,8 +437,8 @@ def test_client_against_a_stub_server_with_published_payloads(stub: _StubServer)
     assert first["LoginId"] == LOGIN and first["RequestId"] == REQUEST and first["MostRecentCached"] is True
 
 
-def test_accounts_detail_against_a_stub_server(stub: _StubServer) -> None:
-    session = stub_client(stub).authorize_cached(LOGIN)
+def test_accounts_detail_against_a_stub_server(api: Api, stub: _StubServer) -> None:
+    session = stub_client(api, stub).authorize_cached(LOGIN)
     detail = session.accounts_detail(with_transactions=True, days="Days365")
     raw = json.loads(ACCOUNTS)
     assert detail.raw == raw
@@ -451,8 +451,10 @@ def test_accounts_detail_against_a_stub_server(stub: _StubServer) -> None:
 
 
 @pytest.mark.parametrize("package", [None, "income"])
-def test_attributes_against_a_stub_server_run_the_preparation_sequence(stub: _StubServer, package: str | None) -> None:
-    client = stub_client(stub)
+def test_attributes_against_a_stub_server_run_the_preparation_sequence(
+    api: Api, stub: _StubServer, package: str | None
+) -> None:
+    client = stub_client(api, stub)
     if package:
         attrs = client.attributes(LOGIN, package=package)
         last = ("GET", f"{PREFIX}/insight/login/{LOGIN}/attributes/{REQUEST}/GetIncomeAttributes")
