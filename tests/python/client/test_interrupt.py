@@ -1,4 +1,6 @@
-"""Ctrl-C stops a waiting call at once."""
+"""Ctrl-C stops a waiting call at once. Client only: a blocking call waits on the thread that
+gets the signal, where an ``AsyncClient`` call is a task that is cancelled instead
+(runtime/test_async_client.py). A logging setup that fails is one case for both clients."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, login_id_of
+from bfhelpers import INSTITUTION, PASSWORD, Api, login_id_of
 
 
 def test_ctrl_c_interrupts_a_long_poll_promptly() -> None:
@@ -69,11 +71,13 @@ def test_a_ctrl_c_that_comes_as_a_call_starts_stops_it(
         assert sb.request_count == before, "the interrupted call sent a request"
 
 
-def test_a_logging_setup_that_fails_to_answer_does_not_fail_a_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_logging_setup_that_fails_to_answer_does_not_fail_a_call(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Only an interrupt leaves: a logger whose level cannot be read means no logging, not no call.
     def broken(level: int) -> bool:
         raise RuntimeError("a broken logging setup")
 
     monkeypatch.setattr(logging.getLogger("bankfeed.http"), "isEnabledFor", broken)
     with bf.Sandbox(logins=1) as sb:
-        assert sb.client().investments(sb.login_ids[0]).accounts
+        assert api.run(api.client(sb).investments(sb.login_ids[0])).accounts

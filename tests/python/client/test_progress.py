@@ -15,6 +15,7 @@ import pytest
 import bankfeed as bf
 from bankfeed import BankfeedError, _progress
 from bankfeed._types import AsyncBulkResults, BulkResults
+from bfhelpers import Api
 
 Item = tuple[str, object]
 
@@ -331,11 +332,11 @@ def test_the_wrappers_are_bulk_results() -> None:
 
 
 @pytest.mark.usefixtures("no_tqdm")
-def test_a_bulk_call_with_progress_shows_the_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bulk_call_with_progress_shows_the_line(api: Api, capsys: pytest.CaptureFixture[str]) -> None:
     with bf.Sandbox(logins=4) as sb:
-        client = sb.client(poll_interval=0.01, poll_timeout=10)
+        client = api.client(sb)
         ids = [*sb.login_ids, "00000000-0000-4000-8000-000000000000"]
-        results = list(client.investments_many(ids, concurrency=2, progress=True))
+        results = api.collect(client.investments_many(ids, concurrency=2, progress=True))
     assert sorted(login_id for login_id, _ in results) == sorted(ids)
     last = capsys.readouterr().err.rstrip("\n").replace("\r", "\n").split("\n")[-1]
     assert last.startswith("investments: 5/5 (1 failed) "), last
