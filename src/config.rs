@@ -83,7 +83,7 @@ pub struct ClientConfig {
 /// What the caller passed. The hosts, the customer and the keys left out (`None`) are read from
 /// the `BANKFEED_*` variables; every other option has its default in [`Default`], which the
 /// Python signatures repeat as literals so that `help()` shows them
-/// (`tests/python/test_defaults.py` compares the two). A pickled Python `Client` travels as these,
+/// (`tests/python/tooling/test_defaults.py` compares the two). A pickled Python `Client` travels as these,
 /// keys included (docs/architecture.md#pickling).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 // A field missing from a pickle takes its default; a field this version does not know (a newer

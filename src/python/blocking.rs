@@ -175,7 +175,7 @@ where
 }
 
 // Lets the test suite check that the panic's message reaches Python as a `BankfeedError`
-// (tests/python/test_bridge.py).
+// (tests/python/properties/test_arguments.py).
 #[doc = stub_doc!("_panic_in_background")]
 #[pyfunction]
 #[allow(clippy::panic, reason = "a test hook: the panic is what it tests")]

@@ -133,7 +133,7 @@ fn credentials(
 }
 
 /// The constructor of both clients: one signature, written once. Its defaults are literals so that
-/// Python sees their values (`help()`, stubtest); `tests/python/test_defaults.py` checks them
+/// Python sees their values (`help()`, stubtest); `tests/python/tooling/test_defaults.py` checks them
 /// against `ClientOptions::default()`.
 macro_rules! client_class {
     ($class:ident, $flavor:expr, { $($methods:tt)* }) => {

@@ -32,7 +32,7 @@ use pyo3::types::PyDict;
 use crate::config::ClientOptions;
 
 /// The defaults of the constructors' options as the core has them, by class (`Client`,
-/// `Sandbox`): `tests/python/test_defaults.py` compares them with the signatures' literals.
+/// `Sandbox`): `tests/python/tooling/test_defaults.py` compares them with the signatures' literals.
 #[pyfunction]
 fn _defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let defaults = PyDict::new(py);

@@ -72,7 +72,7 @@ fn start_error(error: &std::io::Error) -> PyErr {
 }
 
 /// The defaults of `Sandbox`'s options in the core, named as its signature names them: what
-/// `tests/python/test_defaults.py` compares with the signature's literals. The settings Python
+/// `tests/python/tooling/test_defaults.py` compares with the signature's literals. The settings Python
 /// cannot set (the timeouts, `max_connections`) are left out.
 pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let SandboxConfig {

@@ -287,6 +287,8 @@ class Api:
         #: The session and challenge classes this client gives.
         self.Session: type[bf.Session | bf.AsyncSession] = bf.AsyncSession if self.is_async else bf.Session
         self.Challenge: type[AnyChallenge] = bf.AsyncChallenge if self.is_async else bf.Challenge
+        #: The client class of this kind.
+        self.cls: type[bf.Client | bf.AsyncClient] = bf.AsyncClient if self.is_async else bf.Client
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
@@ -294,9 +296,13 @@ class Api:
 
     def client(self, sb: bf.Sandbox, **options: Any) -> Any:
         """A client of ``sb`` of this kind, polling fast unless ``options`` say otherwise."""
+        return self.client_at(sb.url, sb.customer_id, **options)
+
+    def client_at(self, base_url: str, customer_id: str, **options: Any) -> Any:
+        """A client of this kind of any server (a stub, a closed port), polling fast unless
+        ``options`` say otherwise."""
         options = {"poll_interval": 0.01, "poll_timeout": 10, **options}
-        cls = bf.AsyncClient if self.is_async else bf.Client
-        return cls(sb.url, sb.customer_id, **options)
+        return self.cls(base_url, customer_id, **options)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -339,6 +345,13 @@ class Api:
             return pairs
         assert not self.is_async, f"an AsyncClient bulk call gave a sync iterator {results!r}"
         return list(results)
+
+    def close_results(self, results: Any) -> None:
+        """Closes the iterator of a bulk call: ``close()``, or for the async client ``aclose()``, awaited."""
+        if self.is_async:
+            self.run(results.aclose())
+        else:
+            results.close()
 
     def close(self) -> None:
         """Closes the event loop, if one was made."""
@@ -390,6 +403,31 @@ class Api:
                 return step
             step = self.run(step.answer(answers_for(step, answers)))
         raise AssertionError(f"{user['username']}: no challenge matching {want!r}")
+
+
+class Blocking:
+    """A client or session of either kind whose method calls give their values: a coroutine that
+    a call of an ``AsyncClient`` gives is awaited by ``api.run``, and a session it opens is wrapped
+    too. For cases whose every step is a call and its value, so that their text reads the same
+    for both clients."""
+
+    def __init__(self, api: Api, target: Any) -> None:
+        self._api = api
+        self._target = target
+
+    def __repr__(self) -> str:
+        return f"Blocking({self._target!r})"
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = self._api.run(value(*args, **kwargs))
+            return Blocking(self._api, result) if isinstance(result, self._api.Session) else result
+
+        return call
 
 
 #: The blocking client's driver, behind :func:`complete`, :func:`login_step_by_step` and :func:`step_with`.

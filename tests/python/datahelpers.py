@@ -1,10 +1,11 @@
-"""Helpers of the data-layer tests (test_data_*.py): fetched sandbox data, independent
-re-flattening of raw payloads into the rows every table must have, the attribute catalogue
-recomputed from GetAccountsDetail, and checks that the pandas / polars / arrow exports agree
-with ``to_records``.
+"""Helpers of the data-layer tests (data/test_data_*.py): fetched sandbox data, independent
+re-flattening of raw payloads into the rows every table must have, the sandbox's attribute
+catalogue, and checks that the pandas / polars / arrow exports agree with ``to_records``.
 
-Nothing here uses bankfeed's own tables to build an expectation: every expected row and every
-expected attribute value is computed from the raw JSON with the standard library.
+Nothing here uses bankfeed's own tables to build an expectation: every expected row is computed
+from the raw JSON with the standard library. Attribute values are not recomputed here: the
+sandbox's answer is checked against the definitions by the Rust suite (tests/sandbox_data.rs), and
+the Python tests check that the tables show that answer.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import functools
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Final, Literal, NamedTuple, TypeAlias
+from typing import Any, Final, NamedTuple, TypeAlias
 
 import bankfeed as bf
+from bfhelpers import SYNC, Api
 
 INSTITUTION = "FlinksCapital"
 PASSWORD = "Everyday"
@@ -49,21 +50,22 @@ SIZES: dict[str, tuple[int | None, int | None]] = {
 # Fetched data, one sandbox per (size, seed), made once per test session.
 
 
-def log_in(client: bf.Client) -> tuple[bf.Session, str]:
-    """Authorizes ``greatday_nomfa`` with ``save=True``: a user without challenges, so the first
-    step is the session. The session and its login id."""
-    session = client.authorize(INSTITUTION, USER, PASSWORD, save=True)
-    assert isinstance(session, bf.Session), f"{USER} has no challenges: {session!r}"
+def log_in(client: Any, api: Api = SYNC) -> tuple[Any, str]:
+    """Authorizes ``greatday_nomfa`` with ``save=True`` on ``client`` (of ``api``'s kind): a user
+    without challenges, so the first step is the session. The session and its login id."""
+    session = api.run(client.authorize(INSTITUTION, USER, PASSWORD, save=True))
+    assert isinstance(session, api.Session), f"{USER} has no challenges: {session!r}"
     assert session.login_id is not None, "a saved login has an id"
     return session, session.login_id
 
 
 @dataclass
 class Fetched:
-    """Every payload of one logged-in ``greatday_nomfa``, fetched once."""
+    """Every payload of one logged-in ``greatday_nomfa``, fetched once by a client of ``api``'s kind."""
 
     sandbox: bf.Sandbox
-    client: bf.Client
+    api: Api
+    client: Any  # bf.Client or bf.AsyncClient, as api says
     login_id: str
     investments: bf.Investments
     detail: bf.Accounts  # Days365, with transactions
@@ -76,23 +78,31 @@ Sized: TypeAlias = tuple[str, Fetched]
 
 
 @functools.cache
-def fetched(investment_transactions: int | None, banking_transactions: int | None, seed: int = 0) -> Fetched:
+def fetched(
+    investment_transactions: int | None, banking_transactions: int | None, seed: int = 0, flavour: str = "sync"
+) -> Fetched:
     """Logs ``greatday_nomfa`` into a fresh sandbox of the given size and seed, and fetches every
-    payload once. Cached for the session (the large data is generated once)."""
-    sb = bf.Sandbox(
-        pending_polls=0,
-        seed=seed,
-        investment_transactions=investment_transactions,
-        banking_transactions=banking_transactions,
-    )
-    client = sb.client(poll_interval=0.01, poll_timeout=60)
-    _, login_id = log_in(client)
-    investments = client.investments(login_id)
-    banking = client.authorize_cached(login_id)
-    detail = banking.accounts_detail(with_transactions=True, days="Days365")
-    summary = banking.accounts_summary()
-    statements = banking.statements()
-    return Fetched(sb, client, login_id, investments, detail, summary, statements)
+    payload once with a client of ``flavour`` (``"sync"`` or ``"async"``, see bfhelpers.Api); the
+    async fetch reads the sandbox of the sync one. Cached for the session (the large data is
+    generated once)."""
+    if flavour == "sync":
+        sb = bf.Sandbox(
+            pending_polls=0,
+            seed=seed,
+            investment_transactions=investment_transactions,
+            banking_transactions=banking_transactions,
+        )
+    else:
+        sb = fetched(investment_transactions, banking_transactions, seed).sandbox
+    api = SYNC if flavour == "sync" else Api(flavour)
+    client = api.client(sb, poll_timeout=60)
+    _, login_id = log_in(client, api)
+    investments = api.run(client.investments(login_id))
+    banking = api.run(client.authorize_cached(login_id))
+    detail = api.run(banking.accounts_detail(with_transactions=True, days="Days365"))
+    summary = api.run(banking.accounts_summary())
+    statements = api.run(banking.statements())
+    return Fetched(sb, api, client, login_id, investments, detail, summary, statements)
 
 
 class AttributeData(NamedTuple):
@@ -586,211 +596,36 @@ def assert_exports_agree(table: bf.Table, float_columns: Iterable[str] = (), dat
 
 
 # ---------------------------------------------------------------------------------------------
-# The attribute catalogue, recomputed from the GetAccountsDetail (Days365) raw payload.
+# The attribute catalogue, as the sandbox lists it. What each value should be is computed once, by
+# the Rust suite (tests/sandbox_data.rs, ``expected``); a Python test checks that a table shows
+# what the service sent (``.raw``).
 
-CATALOGUE = [
-    "account_age_days", "count_accounts", "count_transactions", "balance_current", "balance_max",
-    "balance_min", "count_negative_balance", "count_nsf", "count_nsf_90_days", "sum_nsf_fees",
-    "avg_monthly_deposit", "avg_monthly_withdrawal", "sum_deposits_90_days",
-    "sum_withdrawals_90_days", "sum_employer_income", "count_employer_income",
-    "avg_employer_income", "count_employers", "days_since_last_employer_income",
-    "sum_government_income", "sum_loan_payments", "count_loan_payments",
-    "sum_credit_card_payments", "sum_bill_payments",
-]
-PACKAGES = {
-    "income": [
-        "sum_employer_income", "count_employer_income", "avg_employer_income", "count_employers",
-        "days_since_last_employer_income", "sum_government_income", "avg_monthly_deposit",
-        "sum_deposits_90_days",
-    ],
-    "credit_risk": [
-        "count_nsf", "count_nsf_90_days", "sum_nsf_fees", "count_negative_balance", "balance_min",
-        "balance_max", "balance_current", "sum_loan_payments", "count_loan_payments",
-    ],
-    "user_analysis": [
-        "account_age_days", "count_accounts", "count_transactions", "avg_monthly_deposit",
-        "avg_monthly_withdrawal", "sum_bill_payments", "sum_credit_card_payments", "balance_current",
-    ],
-    "lending": [
-        "balance_current", "balance_min", "count_nsf", "sum_employer_income", "avg_monthly_deposit",
-        "avg_monthly_withdrawal", "sum_loan_payments", "sum_withdrawals_90_days",
-        "days_since_last_employer_income",
-    ],
+#: Every attribute the sandbox computes, in the catalogue's order.
+CATALOGUE: Final = [item["name"] for item in bf.Sandbox.attribute_catalogue()]
+#: The ``package=`` of the use-case calls, and the operation each is sent as.
+PACKAGE_OPERATIONS: Final = {
+    "income": "GetIncomeAttributes",
+    "credit_risk": "GetCreditRiskAttributes",
+    "user_analysis": "GetUserAnalysisAttributes",
+    "lending": "GetLendingAttributes",
+}
+#: The attribute names each use-case package answers, from the sandbox's packages.
+PACKAGES: Final = {
+    package: list(bf.Sandbox.attribute_packages()[operation]) for package, operation in PACKAGE_OPERATIONS.items()
 }
 NONE: Final = "NONE_DETECTED"
-PAYROLL = "PAYROLL DEPOSIT "
-
-#: A recomputed attribute: a float (money in dollars, counts and days as floats) or NONE_DETECTED.
-#: Compare a local variable with ``NONE`` and the type checker narrows it to ``float`` after.
-AttributeValue: TypeAlias = float | Literal["NONE_DETECTED"]
 
 
-def cents(value: Any) -> int:
-    """An amount of money as an exact number of cents."""
-    if value is None:
-        return 0
-    d = Decimal(str(value)) * 100
-    assert d == d.to_integral_value(), f"{value!r} has more than 2 decimals"
-    return int(d)
-
-
-def money(total_cents: int, divisor: int = 1) -> float:
-    """``total_cents / divisor`` rounded to the cent (half away from zero), in dollars."""
-    quotient = (Decimal(total_cents) / Decimal(divisor)).quantize(Decimal(1), rounding=ROUND_HALF_UP)
-    return float(quotient / 100)
-
-
-@dataclass(frozen=True)
-class Tx:
-    """One banking transaction of the detail payload, its amounts in exact cents."""
-
-    account_id: str
-    id: str
-    date: dt.date
-    description: str
-    debit: int  # cents, 0 when absent
-    credit: int
-    balance: int
-    raw_debit: float | None
-    raw_credit: float | None
-
-    @property
-    def age(self) -> int:
-        """Days from the transaction to the sandbox's as-of date."""
-        return (AS_OF - self.date).days
-
-    @property
-    def recent(self) -> bool:
-        """Within the last 90 days (ages 0 to 89), the window of the ``..._90_days`` attributes."""
-        return self.age <= 89
-
-
-def _tx(account: JsonObject, t: JsonObject) -> Tx:
-    date = parse_date(field(t, "Date"))
-    assert date is not None, f"a transaction without a date: {t!r}"
-    return Tx(
-        account_id=field(account, "Id"),
-        id=field(t, "Id"),
-        date=date,
-        description=field(t, "Description") or "",
-        debit=cents(field(t, "Debit")),
-        credit=cents(field(t, "Credit")),
-        balance=cents(field(t, "Balance")),
-        raw_debit=num(field(t, "Debit")),
-        raw_credit=num(field(t, "Credit")),
-    )
-
-
-def included(
+def included_transactions(
     detail_raw: JsonObject, categories: Sequence[str] | None = None, account_ids: Sequence[str] | None = None
-) -> tuple[list[JsonObject], list[Tx]]:
-    """(accounts, T) for the given filters."""
+) -> tuple[list[JsonObject], dict[str, tuple[str, JsonObject]]]:
+    """The accounts of a GetAccountsDetail payload that a request with these filters includes
+    (docs/sandbox.md#attributes), and their transactions by id, each with its account's id."""
     accounts = [
         a
         for a in items(field(detail_raw, "Accounts"))
         if (categories is None or field(a, "Category") in categories)
         and (account_ids is None or field(a, "Id") in account_ids)
     ]
-    rows = [_tx(a, t) for a in accounts for t in items(field(a, "Transactions"))]
-    return accounts, rows
-
-
-def is_payroll(t: Tx) -> bool:
-    """A payroll deposit: a credit described ``PAYROLL DEPOSIT <employer>``."""
-    return t.credit > 0 and t.description.startswith(PAYROLL)
-
-
-def is_government(t: Tx) -> bool:
-    """Government income: a credit described ``GOVT ...``."""
-    return t.credit > 0 and t.description.startswith("GOVT ")
-
-
-def is_nsf(t: Tx) -> bool:
-    """The word NSF in any case, words split at anything not a letter or digit."""
-    return any(word.upper() == "NSF" for word in re.split(r"[\W_]+", t.description))
-
-
-def is_loan(t: Tx) -> bool:
-    """A loan payment: a debit described ``LOAN PAYMENT...``."""
-    return t.debit > 0 and t.description.startswith("LOAN PAYMENT")
-
-
-def is_card(t: Tx) -> bool:
-    """A credit card payment: a debit described ``CREDIT CARD PAYMENT...``."""
-    return t.debit > 0 and t.description.startswith("CREDIT CARD PAYMENT")
-
-
-def is_bill(t: Tx) -> bool:
-    """A bill payment: a debit described ``BILL PAYMENT...``."""
-    return t.debit > 0 and t.description.startswith("BILL PAYMENT")
-
-
-def recompute(
-    detail_raw: JsonObject, categories: Sequence[str] | None = None, account_ids: Sequence[str] | None = None
-) -> dict[str, AttributeValue]:
-    """Every attribute of the catalogue: a float (money in dollars, counts and days as floats) or
-    "NONE_DETECTED"."""
-    accounts, T = included(detail_raw, categories, account_ids)
-    payroll = [t for t in T if is_payroll(t)]
-    government = [t for t in T if is_government(t)]
-    nsf = [t for t in T if is_nsf(t)]
-    loans = [t for t in T if is_loan(t)]
-    out: dict[str, AttributeValue] = {}
-    out["account_age_days"] = float((AS_OF - min(t.date for t in T)).days) if T else NONE
-    out["count_accounts"] = float(len(accounts))
-    out["count_transactions"] = float(len(T))
-    out["balance_current"] = money(sum(cents(field(field(a, "Balance"), "Current")) for a in accounts))
-    out["balance_max"] = money(max(t.balance for t in T)) if T else NONE
-    out["balance_min"] = money(min(t.balance for t in T)) if T else NONE
-    out["count_negative_balance"] = float(sum(1 for t in T if t.balance < 0))
-    out["count_nsf"] = float(len(nsf))
-    out["count_nsf_90_days"] = float(sum(1 for t in nsf if t.recent))
-    out["sum_nsf_fees"] = money(sum(t.debit for t in nsf))
-    out["avg_monthly_deposit"] = money(sum(t.credit for t in T), 12)
-    out["avg_monthly_withdrawal"] = money(sum(t.debit for t in T), 12)
-    out["sum_deposits_90_days"] = money(sum(t.credit for t in T if t.recent))
-    out["sum_withdrawals_90_days"] = money(sum(t.debit for t in T if t.recent))
-    out["sum_employer_income"] = money(sum(t.credit for t in payroll))
-    out["count_employer_income"] = float(len(payroll))
-    out["avg_employer_income"] = money(sum(t.credit for t in payroll), len(payroll)) if payroll else NONE
-    out["count_employers"] = float(len({t.description[len(PAYROLL):] for t in payroll}))
-    out["days_since_last_employer_income"] = float(min(t.age for t in payroll)) if payroll else NONE
-    out["sum_government_income"] = money(sum(t.credit for t in government)) if government else NONE
-    out["sum_loan_payments"] = money(sum(t.debit for t in loans))
-    out["count_loan_payments"] = float(len(loans))
-    out["sum_credit_card_payments"] = money(sum(t.debit for t in T if is_card(t)))
-    out["sum_bill_payments"] = money(sum(t.debit for t in T if is_bill(t)))
-    assert set(out) == set(CATALOGUE)
-    return out
-
-
-#: For each attribute whose underlying transactions are a well-defined set: that set.
-BEHIND: dict[str, Callable[[list[Tx]], list[Tx]]] = {
-    "count_transactions": lambda T: T,
-    "count_negative_balance": lambda T: [t for t in T if t.balance < 0],
-    "count_nsf": lambda T: [t for t in T if is_nsf(t)],
-    "count_nsf_90_days": lambda T: [t for t in T if is_nsf(t) and t.recent],
-    "sum_nsf_fees": lambda T: [t for t in T if is_nsf(t)],
-    "sum_employer_income": lambda T: [t for t in T if is_payroll(t)],
-    "count_employer_income": lambda T: [t for t in T if is_payroll(t)],
-    "avg_employer_income": lambda T: [t for t in T if is_payroll(t)],
-    "sum_government_income": lambda T: [t for t in T if is_government(t)],
-    "sum_loan_payments": lambda T: [t for t in T if is_loan(t)],
-    "count_loan_payments": lambda T: [t for t in T if is_loan(t)],
-    "sum_credit_card_payments": lambda T: [t for t in T if is_card(t)],
-    "sum_bill_payments": lambda T: [t for t in T if is_bill(t)],
-}
-
-
-def assert_value(name: str, got: object, raw_value: object, want: AttributeValue, where: str = "") -> None:
-    """A row of ``Attributes.values`` (its ``value`` and ``raw_value`` cells, whose types are
-    checked here) against the recomputed value."""
-    if want == NONE:
-        assert got is None, f"{where}{name}: {got!r}, want None (a null in the table)"
-        assert raw_value == NONE, f"{where}{name}: raw_value {raw_value!r}"
-    else:
-        assert isinstance(got, float) and not math.isnan(got), f"{where}{name}: {got!r}, want {want}"
-        assert math.isclose(got, want, rel_tol=0, abs_tol=1e-6), f"{where}{name}: {got!r}, want {want!r}"
-        assert isinstance(raw_value, str) and math.isclose(float(raw_value), want, rel_tol=0, abs_tol=1e-6), (
-            f"{where}{name}: raw_value {raw_value!r}, want {want!r}"
-        )
+    transactions = {field(t, "Id"): (field(a, "Id"), t) for a in accounts for t in items(field(a, "Transactions"))}
+    return accounts, transactions
