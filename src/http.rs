@@ -52,7 +52,7 @@ pub(crate) struct FreshHeader {
 }
 
 impl ApiRequest {
-    pub fn new(operation: &'static str, method: Method, url: String) -> Self {
+    pub(crate) fn new(operation: &'static str, method: Method, url: String) -> Self {
         let parsed_url = reqwest::Url::parse(&url).ok();
         ApiRequest {
             operation,
@@ -68,7 +68,7 @@ impl ApiRequest {
 
     /// Sets the JSON body. Serialising the request bodies the client builds (maps of strings,
     /// numbers and the caller's JSON values) cannot fail, but an error is returned, not a panic.
-    pub fn json(mut self, body: &impl serde::Serialize) -> Result<Self, Error> {
+    pub(crate) fn json(mut self, body: &impl serde::Serialize) -> Result<Self, Error> {
         let bytes = serde_json::to_vec(body).map_err(|e| {
             Error::config("request body", format!("of {} could not be serialised: {e}", self.operation))
         })?;
@@ -76,7 +76,7 @@ impl ApiRequest {
         Ok(self)
     }
 
-    pub fn header(mut self, name: &'static str, value: Secret) -> Self {
+    pub(crate) fn header(mut self, name: &'static str, value: Secret) -> Self {
         self.headers.push((name, value));
         self
     }
@@ -86,14 +86,14 @@ impl ApiRequest {
         events::Sent { operation: self.operation, method: &self.method, url: &self.url }
     }
 
-    pub fn not_idempotent(mut self) -> Self {
+    pub(crate) fn not_idempotent(mut self) -> Self {
         self.idempotent = false;
         self
     }
 
     /// Gives every attempt the header `name` with a new value, read by `parse` from the answer
     /// to `source`.
-    pub fn fresh_header(
+    pub(crate) fn fresh_header(
         mut self,
         name: &'static str,
         source: ApiRequest,
@@ -161,7 +161,7 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    pub fn new(config: &ClientConfig) -> Result<Self, Error> {
+    pub(crate) fn new(config: &ClientConfig) -> Result<Self, Error> {
         // reqwest is built without a crypto provider (ring builds much faster than aws-lc); an
         // Err means the host application installed its own first, which is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -210,7 +210,7 @@ impl Http {
 
     /// Sends `request`, retrying what is safe to retry within `poll_timeout` from now, and
     /// classifies the answer.
-    pub async fn send(&self, request: &ApiRequest, call: &Call) -> Result<Reply, Error> {
+    pub(crate) async fn send(&self, request: &ApiRequest, call: &Call) -> Result<Reply, Error> {
         self.send_until(request, None, call).await
     }
 
@@ -219,7 +219,7 @@ impl Http {
     /// `poll_timeout` from now) or the whole call's deadline: the last answer is the outcome then.
     /// The first send is made whatever the time, with the usual timeout, so that a poll's last
     /// round still gets its answer.
-    pub async fn send_until(
+    pub(crate) async fn send_until(
         &self,
         request: &ApiRequest,
         deadline: Option<Instant>,

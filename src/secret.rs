@@ -46,19 +46,19 @@ impl From<String> for Secret {
 /// one type that travels with its keys on purpose, a pickled Python `Client`'s options
 /// (docs/architecture.md#pickling). `Secret` itself has no `Serialize`, so that no derived
 /// serializer (a log record, a JSON body) can carry a key without naming this module.
-pub mod exposed {
+pub(crate) mod exposed {
     use serde::{Deserialize, Deserializer, Serializer};
 
     use super::Secret;
 
-    pub fn serialize<S: Serializer>(value: &Option<Secret>, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(value: &Option<Secret>, serializer: S) -> Result<S::Ok, S::Error> {
         match value {
             Some(secret) => serializer.serialize_some(secret.expose()),
             None => serializer.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Secret>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Secret>, D::Error> {
         Ok(Option::<String>::deserialize(deserializer)?.map(Secret))
     }
 }

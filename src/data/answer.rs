@@ -45,7 +45,7 @@ impl Reply {
     /// This answer as a protocol surprise of `operation` (docs/errors.md#protocol-surprises): the
     /// status that came, the RequestId its body carried, the start of the body, and `message`
     /// saying what the operation expected instead.
-    pub fn unexpected(self, operation: &str, message: impl Into<String>) -> Error {
+    pub(crate) fn unexpected(self, operation: &str, message: impl Into<String>) -> Error {
         let (status, bytes) = match self {
             Reply::Data { status, bytes } => (status, bytes),
             Reply::Pending(pending) => (202, pending.body),

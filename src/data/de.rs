@@ -21,7 +21,7 @@ pub trait JsonText<'de>: From<&'de str> + From<String> {}
 impl<'de, T: From<&'de str> + From<String>> JsonText<'de> for T {}
 
 /// A number, a numeric string, or nothing.
-pub fn number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+pub(crate) fn number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
     deserializer.deserialize_any(Lenient::<String>::new(Kind::Number)).map(|v| match v {
         Scalar::Number(n) => Some(n),
         _ => None,
@@ -29,7 +29,7 @@ pub fn number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>,
 }
 
 /// A string, a number written as text, or nothing.
-pub fn text<'de, D: Deserializer<'de>, S: JsonText<'de>>(deserializer: D) -> Result<Option<S>, D::Error> {
+pub(crate) fn text<'de, D: Deserializer<'de>, S: JsonText<'de>>(deserializer: D) -> Result<Option<S>, D::Error> {
     deserializer.deserialize_any(Lenient::<S>::new(Kind::Text)).map(|v| match v {
         Scalar::Text(s) => Some(s),
         _ => None,
@@ -37,7 +37,7 @@ pub fn text<'de, D: Deserializer<'de>, S: JsonText<'de>>(deserializer: D) -> Res
 }
 
 /// A boolean, `"true"`/`"false"` in any case, or nothing.
-pub fn boolean<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
+pub(crate) fn boolean<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
     deserializer.deserialize_any(Lenient::<String>::new(Kind::Boolean)).map(|v| match v {
         Scalar::Boolean(b) => Some(b),
         _ => None,
@@ -45,7 +45,7 @@ pub fn boolean<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool
 }
 
 /// A list, with `null` read as empty.
-pub fn list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+pub(crate) fn list<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
@@ -54,13 +54,13 @@ where
 }
 
 /// A list of strings; other items are skipped, and anything but a list is empty.
-pub fn strings<'de, D: Deserializer<'de>, S: JsonText<'de>>(deserializer: D) -> Result<Vec<S>, D::Error> {
+pub(crate) fn strings<'de, D: Deserializer<'de>, S: JsonText<'de>>(deserializer: D) -> Result<Vec<S>, D::Error> {
     deserializer.deserialize_any(Strings(PhantomData))
 }
 
 /// Any value that fits `T`; one that does not is read as missing. (Only for the few small
 /// objects, such as `Login`, where a partial read is worth nothing.)
-pub fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+pub(crate) fn lenient<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: serde::de::DeserializeOwned,

@@ -178,7 +178,7 @@ where
 // (tests/python/properties/test_arguments.py).
 #[doc = stub_doc!("_panic_in_background")]
 #[pyfunction]
-#[allow(clippy::panic, reason = "a test hook: the panic is what it tests")]
+#[expect(clippy::panic, reason = "a test hook: the panic is what it tests")]
 pub(crate) fn _panic_in_background(py: Python<'_>, message: String) -> PyResult<()> {
     let future = async move {
         if !message.is_empty() {

@@ -114,7 +114,6 @@ impl PyBaseClient {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn credentials(
     institution: &str,
     username: &str,
@@ -145,7 +144,7 @@ macro_rules! client_class {
                                 poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10,
                                 allow_insecure_http=false, deadline=None, max_body_bytes=134217728,
                                 max_connections=100, proxy="environment", _environment=true))]
-            #[allow(clippy::too_many_arguments)]
+            #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
             fn new(
                 #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
                 #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
@@ -319,7 +318,6 @@ impl PyBaseClient {
     #[doc = stub_doc!("Client.authorize")]
     #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None,
                         schedule_refresh=None))]
-    #[allow(clippy::too_many_arguments)]
     fn authorize(
         &self,
         py: Python<'_>,
@@ -341,7 +339,6 @@ impl PyBaseClient {
     #[doc = stub_doc!("Client.login")]
     #[pyo3(signature = (institution, username, password, *, on_challenge=None, save=false, language=None,
                         tag=None, schedule_refresh=None))]
-    #[allow(clippy::too_many_arguments)]
     fn login(
         &self,
         py: Python<'_>,
@@ -445,7 +442,6 @@ impl PyBaseClient {
     #[doc = stub_doc!("Client.attributes_many")]
     #[pyo3(signature = (login_ids, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
                         concurrency=32, progress=false, request_ids=None))]
-    #[allow(clippy::too_many_arguments)]
     fn attributes_many(
         &self,
         py: Python<'_>,
@@ -478,7 +474,6 @@ impl PyBaseClient {
     #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
                         number_of_banking_statements=None, concurrency=32, progress=false, request_ids=None))]
-    #[allow(clippy::too_many_arguments)]
     fn accounts_detail_many(
         &self,
         py: Python<'_>,
@@ -522,7 +517,6 @@ impl PyBaseClient {
     #[doc = stub_doc!("Client.attributes")]
     #[pyo3(signature = (login_id, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
                         request_id=None))]
-    #[allow(clippy::too_many_arguments)]
     fn attributes(
         &self,
         py: Python<'_>,

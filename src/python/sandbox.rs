@@ -130,7 +130,7 @@ impl PySandbox {
                         slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
                         banking_transactions=None, tier2=false, secret_key=None, api_key=None, faults=None,
                         logins=0))]
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
     fn new(
         py: Python<'_>,
         #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,

@@ -112,7 +112,6 @@ impl PyBaseSession {
     #[pyo3(signature = (*, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
                         number_of_banking_statements=None))]
-    #[allow(clippy::too_many_arguments)]
     fn accounts_detail(
         &self,
         py: Python<'_>,

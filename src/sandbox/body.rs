@@ -16,7 +16,7 @@ pub(crate) type Responses<'a> = Vec<(&'a str, Vec<String>)>;
 pub(crate) struct Body(Map<String, Value>);
 
 impl Body {
-    pub fn parse(bytes: &[u8]) -> Result<Body, ErrorReply> {
+    pub(super) fn parse(bytes: &[u8]) -> Result<Body, ErrorReply> {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(map)) => Ok(Body(map)),
             Ok(_) => Err(ErrorReply::invalid_request("The request body must be a JSON object")),
@@ -25,7 +25,7 @@ impl Body {
     }
 
     /// The value of `key`; an exact match wins over a match that differs in case only.
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub(super) fn get(&self, key: &str) -> Option<&Value> {
         let value = match self.0.get(key) {
             Some(value) => Some(value),
             None => self.0.iter().find(|(name, _)| name.eq_ignore_ascii_case(key)).map(|(_, value)| value),
@@ -33,12 +33,12 @@ impl Body {
         value.filter(|value| !value.is_null())
     }
 
-    pub fn has(&self, key: &str) -> bool {
+    pub(super) fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
     /// A string field; absent and empty are both None.
-    pub fn string(&self, key: &str) -> Result<Option<&str>, ErrorReply> {
+    pub(super) fn string(&self, key: &str) -> Result<Option<&str>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
@@ -48,12 +48,12 @@ impl Body {
     }
 
     /// A required string field.
-    pub fn required(&self, key: &str) -> Result<&str, ErrorReply> {
+    pub(super) fn required(&self, key: &str) -> Result<&str, ErrorReply> {
         self.string(key)?.ok_or_else(|| ErrorReply::invalid_request(format!("{key} is required")))
     }
 
     /// A boolean field: `true`/`false`, or those words as strings in any case.
-    pub fn flag(&self, key: &str) -> Result<Option<bool>, ErrorReply> {
+    pub(super) fn flag(&self, key: &str) -> Result<Option<bool>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Bool(flag)) => Ok(Some(*flag)),
@@ -64,7 +64,7 @@ impl Body {
     }
 
     /// An array of strings; absent, null and empty are all None (no restriction).
-    pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ErrorReply> {
+    pub(super) fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(value) => string_list(key, value),
@@ -72,7 +72,7 @@ impl Body {
     }
 
     /// One of `allowed` (compared case-insensitively, returned as spelled in `allowed`).
-    pub fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, ErrorReply> {
+    pub(super) fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, ErrorReply> {
         let Some(text) = self.string(key)? else {
             return Ok(None);
         };
@@ -82,7 +82,7 @@ impl Body {
     }
 
     /// `SecurityResponses`: prompt → array of strings, in the order sent.
-    pub fn security_responses(&self) -> Result<Option<Responses<'_>>, ErrorReply> {
+    pub(super) fn security_responses(&self) -> Result<Option<Responses<'_>>, ErrorReply> {
         const KEY: &str = "SecurityResponses";
         let map = match self.get(KEY) {
             None => return Ok(None),

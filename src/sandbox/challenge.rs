@@ -44,25 +44,25 @@ pub(crate) enum Check {
 }
 
 impl Challenge {
-    pub fn new(kind: &'static str, prompt: &'static str, check: Check) -> Challenge {
+    pub(super) fn new(kind: &'static str, prompt: &'static str, check: Check) -> Challenge {
         Challenge { kind, prompt, iterables: Vec::new(), check }
     }
 
-    pub fn with_choices<S: Into<String>>(mut self, choices: impl IntoIterator<Item = S>) -> Challenge {
+    pub(super) fn with_choices<S: Into<String>>(mut self, choices: impl IntoIterator<Item = S>) -> Challenge {
         self.iterables = choices.into_iter().map(Into::into).collect();
         self
     }
 
     /// Whether `key` of `SecurityResponses` addresses this challenge. Prompts are matched
     /// verbatim: they are data, and the service keys answers by the exact text.
-    pub fn is_keyed_by(&self, key: &str) -> bool {
+    pub(super) fn is_keyed_by(&self, key: &str) -> bool {
         match self.check {
             Check::TextOrCall => self.iterables.iter().any(|choice| choice == key),
             _ => self.prompt == key,
         }
     }
 
-    pub fn accepts(&self, answer: &[String]) -> bool {
+    pub(super) fn accepts(&self, answer: &[String]) -> bool {
         match &self.check {
             Check::Text(expected) => {
                 matches!(answer, [text] if text.trim().eq_ignore_ascii_case(expected))
@@ -96,7 +96,7 @@ impl Challenge {
     }
 
     /// A `SecurityResponses` entry that passes: (key, answer).
-    pub fn sample_answer(&self) -> (String, Vec<String>) {
+    pub(super) fn sample_answer(&self) -> (String, Vec<String>) {
         let prompt = self.prompt.to_owned();
         match &self.check {
             Check::Text(expected) => (prompt, vec![(*expected).to_owned()]),

@@ -301,24 +301,24 @@ fn type_of(value: &Value) -> &'static str {
 pub(crate) struct Faults(Mutex<Vec<Fault>>);
 
 impl Faults {
-    pub fn new(faults: Vec<Fault>) -> Faults {
+    pub(super) fn new(faults: Vec<Fault>) -> Faults {
         Faults(Mutex::new(faults))
     }
 
-    pub fn add(&self, faults: impl IntoIterator<Item = Fault>) {
+    pub(super) fn add(&self, faults: impl IntoIterator<Item = Fault>) {
         lock(&self.0).extend(faults);
     }
 
-    pub fn clear(&self) {
+    pub(super) fn clear(&self) {
         lock(&self.0).clear();
     }
 
-    pub fn list(&self) -> Vec<Fault> {
+    pub(super) fn list(&self) -> Vec<Fault> {
         lock(&self.0).clone()
     }
 
     /// Whether a fault could hit `operation`, and whether telling would need the request's user.
-    pub fn could_hit(&self, operation: &str) -> Option<bool> {
+    pub(super) fn could_hit(&self, operation: &str) -> Option<bool> {
         let faults = lock(&self.0);
         let mut candidates = faults.iter().filter(|fault| {
             fault.times != Some(0) && fault.operation.as_deref().is_none_or(|wanted| wanted == operation)
@@ -328,7 +328,7 @@ impl Faults {
     }
 
     /// The first fault matching the request, used once.
-    pub fn take(&self, operation: &str, username: Option<&str>) -> Option<FaultKind> {
+    pub(super) fn take(&self, operation: &str, username: Option<&str>) -> Option<FaultKind> {
         let mut faults = lock(&self.0);
         let index = faults.iter().position(|fault| fault.matches(operation, username))?;
         let fault = faults.get_mut(index)?;

@@ -84,7 +84,7 @@ fn zlib_stored(data: &[u8]) -> Vec<u8> {
 
 const CRC_TABLE: [u32; 256] = crc_table();
 
-#[allow(clippy::indexing_slicing, reason = "n counts below 256, the table's length")]
+#[expect(clippy::indexing_slicing, reason = "n counts below 256, the table's length")]
 const fn crc_table() -> [u32; 256] {
     let mut table = [0u32; 256];
     let mut n = 0;
@@ -101,7 +101,7 @@ const fn crc_table() -> [u32; 256] {
     table
 }
 
-#[allow(clippy::indexing_slicing, reason = "masked with 0xff: below 256, the table's length")]
+#[expect(clippy::indexing_slicing, reason = "masked with 0xff: below 256, the table's length")]
 fn crc32_update(mut crc: u32, bytes: &[u8]) -> u32 {
     for &byte in bytes {
         crc = CRC_TABLE[((crc ^ u32::from(byte)) & 0xff) as usize] ^ (crc >> 8);

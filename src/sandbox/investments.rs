@@ -129,7 +129,7 @@ impl<'a> AccountBody<'a> {
 struct Positions<'a>(&'a [Position], &'a [Security]);
 
 impl Serialize for Positions<'_> {
-    #[allow(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
+    #[expect(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|position| {
             let security = &self.1[position.security];
@@ -172,7 +172,7 @@ struct PositionBody {
 struct Trades<'a>(&'a [Trade], &'a [Security]);
 
 impl Serialize for Trades<'_> {
-    #[allow(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
+    #[expect(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|trade| {
             let security = &self.1[trade.security];

@@ -51,7 +51,7 @@ impl Ready {
 
     /// The `Login` of the answer: `kind` is `Personal` in banking answers, null in investment
     /// ones.
-    pub fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
+    pub(super) fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
         LoginBody {
             username: &self.username,
             is_scheduled_refresh: false,
@@ -70,14 +70,14 @@ pub(crate) enum Step {
 
 impl Operation {
     /// The pending machinery of `wire`, under its own name.
-    pub const fn of(wire: &'static WireOp) -> Operation {
+    pub(super) const fn of(wire: &'static WireOp) -> Operation {
         Operation { wire, name: wire.name }
     }
 
     /// A request for this operation on `request_id` (and `login_id`, for operations naming one):
     /// the session checks every data operation shares, then the pending phase. `remember` keeps
     /// the body for the `...Async` GET; `on_ready` marks the session when the answer is a 200.
-    pub fn enter(
+    pub(super) fn enter(
         &self,
         shared: &Shared,
         request_id: &str,

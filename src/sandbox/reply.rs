@@ -39,23 +39,23 @@ pub(crate) struct ErrorReply {
 }
 
 impl ErrorReply {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ErrorReply {
+    pub(super) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ErrorReply {
         ErrorReply { status, code, message: message.into(), request_id: None }
     }
 
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ErrorReply {
+    pub(super) fn bad_request(code: &'static str, message: impl Into<String>) -> ErrorReply {
         ErrorReply::new(StatusCode::BAD_REQUEST, code, message)
     }
 
-    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> ErrorReply {
+    pub(super) fn unauthorized(code: &'static str, message: impl Into<String>) -> ErrorReply {
         ErrorReply::new(StatusCode::UNAUTHORIZED, code, message)
     }
 
-    pub fn invalid_request(message: impl Into<String>) -> ErrorReply {
+    pub(super) fn invalid_request(message: impl Into<String>) -> ErrorReply {
         ErrorReply::bad_request("INVALID_REQUEST", message)
     }
 
-    pub fn with_request_id(mut self, request_id: &str) -> ErrorReply {
+    pub(super) fn with_request_id(mut self, request_id: &str) -> ErrorReply {
         self.request_id = Some(request_id.to_owned());
         self
     }
@@ -158,7 +158,7 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    pub const fn new(rel: &'static str, href: &'static str) -> Link {
+    pub(super) const fn new(rel: &'static str, href: &'static str) -> Link {
         Link { rel, href, example: None }
     }
 }
@@ -201,17 +201,17 @@ pub(crate) struct InstitutionBody {
 }
 
 impl InstitutionFields {
-    pub const BANKING: InstitutionFields = InstitutionFields::Banking {
+    pub(super) const BANKING: InstitutionFields = InstitutionFields::Banking {
         institution_name: INSTITUTION,
         institution_id: INSTITUTION_ID,
         institution: INSTITUTION,
     };
-    pub const INVESTMENTS: InstitutionFields =
+    pub(super) const INVESTMENTS: InstitutionFields =
         InstitutionFields::Investments { institution: InstitutionBody { id: INSTITUTION_ID, name: INSTITUTION } };
 }
 
 impl<'a, B: Serialize> Envelope<'a, B> {
-    pub fn new(
+    pub(super) fn new(
         body: B,
         institution: Option<InstitutionFields>,
         login: LoginBody<'a>,
@@ -221,12 +221,12 @@ impl<'a, B: Serialize> Envelope<'a, B> {
     }
 
     /// A 200 about no session.
-    pub fn plain(body: B) -> Envelope<'a, B> {
+    pub(super) fn plain(body: B) -> Envelope<'a, B> {
         Envelope { http_status_code: 200, body, institution: None, login: None, request_id: None }
     }
 
     /// The 200.
-    pub fn ok(&self) -> Response {
+    pub(super) fn ok(&self) -> Response {
         json(StatusCode::OK, self)
     }
 }

@@ -38,7 +38,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(config: SandboxConfig) -> Shared {
+    pub(super) fn new(config: SandboxConfig) -> Shared {
         Shared {
             inner: Mutex::new(Inner::new(&config)),
             faults: Faults::new(config.faults.clone()),
@@ -49,19 +49,19 @@ impl Shared {
         }
     }
 
-    pub fn lock(&self) -> MutexGuard<'_, Inner> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
         lock(&self.inner)
     }
 
-    pub fn count_request(&self) {
+    pub(super) fn count_request(&self) {
         self.count.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn request_count(&self) -> u64 {
+    pub(super) fn request_count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)
     }
 
-    pub fn record(&self, request: RecordedRequest) {
+    pub(super) fn record(&self, request: RecordedRequest) {
         let mut log = lock(&self.log);
         if log.len() == MAX_LOGGED {
             log.pop_front();
@@ -69,7 +69,7 @@ impl Shared {
         log.push_back(request);
     }
 
-    pub fn requests(&self) -> Vec<RecordedRequest> {
+    pub(super) fn requests(&self) -> Vec<RecordedRequest> {
         let log = lock(&self.log);
         log.iter().cloned().collect()
     }
@@ -146,7 +146,7 @@ pub(crate) enum Missing {
 }
 
 impl Session {
-    pub fn new(user: User, login_id: Option<String>, save: bool, tag: Option<Value>) -> Session {
+    pub(super) fn new(user: User, login_id: Option<String>, save: bool, tag: Option<Value>) -> Session {
         Session {
             user,
             login_id,
@@ -160,7 +160,7 @@ impl Session {
         }
     }
 
-    pub fn is_open(&self) -> bool {
+    pub(super) fn is_open(&self) -> bool {
         matches!(self.stage, Stage::Open)
     }
 
@@ -168,7 +168,7 @@ impl Session {
     /// loading, then 202s naming `async_rel`'s link when given), or None once it is done. Every
     /// data operation goes through here, so the pending knobs apply to all; handlers build the
     /// 200 after letting go of the lock.
-    pub fn pending(
+    pub(super) fn pending(
         &mut self,
         op: &'static str,
         config: &SandboxConfig,
@@ -204,11 +204,11 @@ impl Session {
         None
     }
 
-    pub fn remember(&mut self, op: &'static str, body: Bytes) {
+    pub(super) fn remember(&mut self, op: &'static str, body: Bytes) {
         self.remembered.insert(op, body);
     }
 
-    pub fn remembered(&self, op: &'static str) -> Option<Bytes> {
+    pub(super) fn remembered(&self, op: &'static str) -> Option<Bytes> {
         self.remembered.get(op).cloned()
     }
 }
@@ -232,23 +232,23 @@ impl Inner {
     }
 
     /// Keeps a token for its lifetime (docs/sandbox.md#limits).
-    pub fn add_token(&mut self, token: u128) {
+    pub(super) fn add_token(&mut self, token: u128) {
         self.tokens.add(token, Instant::now());
     }
 
     /// Single use: a token is gone once it has been presented, and refused after its lifetime.
-    pub fn take_token(&mut self, token: u128) -> bool {
+    pub(super) fn take_token(&mut self, token: u128) -> bool {
         self.tokens.take(token, Instant::now())
     }
 
     /// How many tokens are kept.
     #[cfg(test)]
-    pub fn token_count(&self) -> usize {
+    pub(super) fn token_count(&self) -> usize {
         self.tokens.len()
     }
 
     /// Stores a new session and returns its RequestId.
-    pub fn add_session(&mut self, session: Session, ttl: Duration) -> String {
+    pub(super) fn add_session(&mut self, session: Session, ttl: Duration) -> String {
         self.sweep(ttl);
         let request_id = uuid::Uuid::new_v4().to_string();
         self.sessions.insert(request_id.clone(), session);
@@ -257,7 +257,7 @@ impl Inner {
 
     /// The session of `request_id`, its inactivity clock restarted. Expiry is checked here,
     /// lazily, so no timer task is needed.
-    pub fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
+    pub(super) fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
         let session = self.sessions.get_mut(&normalize_id(request_id)).ok_or(Missing::Unknown)?;
         let now = Instant::now();
         if now.duration_since(session.last_seen) > ttl {
@@ -268,7 +268,7 @@ impl Inner {
     }
 
     /// The open session a data operation names, after the checks every data operation shares.
-    pub fn data_session(
+    pub(super) fn data_session(
         &mut self,
         request_id: &str,
         login_id: &str,
@@ -287,7 +287,7 @@ impl Inner {
     }
 
     /// The open session of `request_id`, for operations that name no LoginId.
-    pub fn open_session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, ErrorReply> {
+    pub(super) fn open_session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, ErrorReply> {
         let session = match self.session(request_id, ttl) {
             Ok(session) => session,
             Err(missing) => return Err(missing_session(missing, request_id)),
@@ -303,7 +303,7 @@ impl Inner {
     }
 
     /// Forgets a connection and every session opened on it; false when the LoginId is unknown.
-    pub fn delete_login(&mut self, login_id: &str) -> bool {
+    pub(super) fn delete_login(&mut self, login_id: &str) -> bool {
         let Some(guid) = parse_login_id(login_id) else { return false };
         if self.logins.remove(&guid).is_none() {
             return false;
@@ -315,7 +315,7 @@ impl Inner {
 
     /// Marks the session open, issuing its LoginId (and saving the connection, if asked) when it
     /// was opened with credentials.
-    pub fn open(&mut self, request_id: &str) -> Option<&Session> {
+    pub(super) fn open(&mut self, request_id: &str) -> Option<&Session> {
         let session = self.sessions.get_mut(&normalize_id(request_id))?;
         if session.login_id.is_none() {
             let login_id = issue_login(&mut self.logins, self.seed, session.user, session.save);
@@ -327,7 +327,7 @@ impl Inner {
 
     /// The user a RequestId's session or a LoginId belongs to, for the fault layer; it touches
     /// no clock and no state.
-    pub fn username_of(&self, request_id: Option<&str>, login_id: Option<&str>) -> Option<String> {
+    pub(super) fn username_of(&self, request_id: Option<&str>, login_id: Option<&str>) -> Option<String> {
         let session = request_id.and_then(|id| self.sessions.get(&normalize_id(id)));
         let login = || login_id.and_then(parse_login_id).and_then(|id| self.logins.get(&id));
         let user = session.map(|session| session.user).or_else(|| login().map(|login| login.user))?;
@@ -335,7 +335,7 @@ impl Inner {
     }
 
     /// A saved connection, or None for an unknown or unsaved LoginId.
-    pub fn saved_login(&self, login_id: &str) -> Option<(User, String)> {
+    pub(super) fn saved_login(&self, login_id: &str) -> Option<(User, String)> {
         let login_id = parse_login_id(login_id)?;
         let login = self.logins.get(&login_id).filter(|login| login.saved)?;
         Some((login.user, login_id.to_text()))

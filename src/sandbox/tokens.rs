@@ -26,7 +26,7 @@ pub(crate) struct Tokens {
 }
 
 impl Tokens {
-    pub fn new(lifetime: Duration) -> Tokens {
+    pub(super) fn new(lifetime: Duration) -> Tokens {
         Tokens::with_cap(lifetime, MAX_TOKENS)
     }
 
@@ -35,7 +35,7 @@ impl Tokens {
     }
 
     /// Keeps `token`, issued at `now`, for its lifetime.
-    pub fn add(&mut self, token: u128, now: Instant) {
+    pub(super) fn add(&mut self, token: u128, now: Instant) {
         self.drop_expired(now);
         while self.live.len() >= self.cap {
             let Some(oldest) = self.order.pop_front() else { break };
@@ -52,13 +52,13 @@ impl Tokens {
     }
 
     /// Uses `token` up: true if it was issued, not used yet and not expired at `now`.
-    pub fn take(&mut self, token: u128, now: Instant) -> bool {
+    pub(super) fn take(&mut self, token: u128, now: Instant) -> bool {
         self.live.remove(&token).is_some_and(|expires| now < expires)
     }
 
     /// How many tokens are kept.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.live.len()
     }
 

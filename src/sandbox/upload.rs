@@ -35,7 +35,7 @@ pub(crate) enum ReadTimedOut {
 
 impl ReadTimedOut {
     /// The `ReadTimedOut` in `error` or in its sources, if any.
-    pub fn find(error: &(dyn std::error::Error + 'static)) -> Option<ReadTimedOut> {
+    pub(super) fn find(error: &(dyn std::error::Error + 'static)) -> Option<ReadTimedOut> {
         std::iter::successors(Some(error), |error| error.source())
             .find_map(|error| error.downcast_ref::<ReadTimedOut>())
             .copied()
@@ -77,7 +77,7 @@ pub(crate) struct Upload {
 
 impl Upload {
     /// The body of a request whose first byte came at `began`.
-    pub fn new(body: Incoming, slot: Arc<Slot>, stall: Duration, whole: Duration, began: Instant) -> Upload {
+    pub(super) fn new(body: Incoming, slot: Arc<Slot>, stall: Duration, whole: Duration, began: Instant) -> Upload {
         if body.is_end_stream() {
             slot.answering();
         }

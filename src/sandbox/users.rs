@@ -60,7 +60,7 @@ pub(crate) struct Scenario {
 
 impl Scenario {
     /// The rounds of a credentials login; empty for refused users.
-    pub fn flow(&self) -> &[Round] {
+    pub(super) fn flow(&self) -> &[Round] {
         match &self.outcome {
             Outcome::Flow(rounds) => rounds,
             Outcome::Refused { .. } => &[],
@@ -68,7 +68,7 @@ impl Scenario {
     }
 
     /// The rounds of a live login by saved connection.
-    pub fn saved_flow(&self) -> &[Round] {
+    pub(super) fn saved_flow(&self) -> &[Round] {
         self.saved_flow.as_deref().unwrap_or_else(|| self.flow())
     }
 
@@ -147,12 +147,12 @@ impl User {
         User { scenario, bulk: None }
     }
 
-    pub fn bulk(index: u32) -> User {
+    pub(super) fn bulk(index: u32) -> User {
         User { scenario: bulk_scenario(), bulk: Some(index) }
     }
 
     /// The username the answers show and the LoginId derives from.
-    pub fn username(&self) -> std::borrow::Cow<'static, str> {
+    pub(super) fn username(&self) -> std::borrow::Cow<'static, str> {
         match self.bulk {
             Some(index) => bulk_username(index).into(),
             None => self.scenario.username.into(),

@@ -51,7 +51,7 @@ pub(crate) struct BankAccount {
 }
 
 impl BankAccount {
-    pub fn last_four_digits(&self) -> &str {
+    pub(crate) fn last_four_digits(&self) -> &str {
         &self.account_number[self.account_number.len().saturating_sub(4)..]
     }
 }
@@ -72,15 +72,15 @@ pub(crate) struct BankTransaction {
 }
 
 impl BankTransaction {
-    pub fn debit(&self) -> Option<Cents> {
+    pub(crate) fn debit(&self) -> Option<Cents> {
         (self.amount < 0).then(|| Cents(-self.amount))
     }
 
-    pub fn credit(&self) -> Option<Cents> {
+    pub(crate) fn credit(&self) -> Option<Cents> {
         (self.amount > 0).then_some(Cents(self.amount))
     }
 
-    pub fn description(&self) -> Description<'_> {
+    pub(crate) fn description(&self) -> Description<'_> {
         Description(self)
     }
 }
@@ -89,7 +89,7 @@ impl BankTransaction {
 pub(crate) struct Description<'a>(&'a BankTransaction);
 
 impl Description<'_> {
-    pub fn starts_with(&self, prefix: &str) -> bool {
+    pub(crate) fn starts_with(&self, prefix: &str) -> bool {
         let (head, tail) = (self.0.head, self.0.tail);
         if prefix.len() <= head.len() {
             head.starts_with(prefix)
@@ -98,14 +98,14 @@ impl Description<'_> {
         }
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         format!("{}{}", self.0.head, self.0.tail)
     }
 
     /// Whether `word` (ASCII) is one of the description's words, in any case. Words are split
     /// at anything not a letter or digit, across the head and the tail, without building the
     /// text: attributes ask this of every transaction.
-    pub fn has_word(&self, word: &str) -> bool {
+    pub(crate) fn has_word(&self, word: &str) -> bool {
         // How many bytes of `word` the current word has matched; None once it differs.
         let mut matched = Some(0);
         let text = self.0.head.chars().chain(self.0.tail.chars());
@@ -161,8 +161,8 @@ struct Planned {
 
 impl Banking {
     /// `transactions`: None for a natural year of activity, Some(n) for exactly n in total.
-    #[allow(clippy::indexing_slicing, reason = "every planned transaction names one of the accounts of roles")]
-    pub fn generate(login: &Rng, transactions: Option<usize>) -> Banking {
+    #[expect(clippy::indexing_slicing, reason = "every planned transaction names one of the accounts of roles")]
+    pub(crate) fn generate(login: &Rng, transactions: Option<usize>) -> Banking {
         let mut profile = login.fork("banking-profile");
         let holder = holder(&mut profile);
         let roles = roles(&mut profile);
@@ -357,7 +357,7 @@ struct Bill {
 }
 
 /// A year of activity in date order (oldest first), several accounts interleaved.
-#[allow(clippy::indexing_slicing, reason = "indexes below roles.len() and EMPLOYERS.len(), by construction")]
+#[expect(clippy::indexing_slicing, reason = "indexes below roles.len() and EMPLOYERS.len(), by construction")]
 fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
     let chequing = 0;
     let card = card_index(roles);

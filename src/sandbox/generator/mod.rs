@@ -80,13 +80,13 @@ impl DataCache {
         }
     }
 
-    pub fn banking(&self, config: &SandboxConfig, login_id: &str) -> Arc<Banking> {
+    pub(super) fn banking(&self, config: &SandboxConfig, login_id: &str) -> Arc<Banking> {
         cached(&self.banking, login_id, Banking::rows, || {
             Banking::generate(&login_rng(config.seed, login_id), config.banking_transactions)
         })
     }
 
-    pub fn portfolio(&self, config: &SandboxConfig, login_id: &str) -> Arc<CachedPortfolio> {
+    pub(super) fn portfolio(&self, config: &SandboxConfig, login_id: &str) -> Arc<CachedPortfolio> {
         let make = || CachedPortfolio {
             portfolio: Portfolio::generate(
                 config.seed,
@@ -99,7 +99,7 @@ impl DataCache {
     }
 
     /// Drops a deleted login's data; it would be generated the same again anyway.
-    pub fn forget(&self, login_id: &str) {
+    pub(super) fn forget(&self, login_id: &str) {
         let key = login_id.trim().to_ascii_lowercase();
         lock(&self.banking).remove(&key);
         lock(&self.portfolios).remove(&key);
@@ -188,17 +188,17 @@ pub(crate) struct Guid(pub u128);
 
 impl Guid {
     /// A version-4 GUID from the stream, so clients that validate the version accept it.
-    pub fn draw(rng: &mut Rng) -> Guid {
+    pub(super) fn draw(rng: &mut Rng) -> Guid {
         let bytes = ((u128::from(rng.next()) << 64) | u128::from(rng.next())).to_be_bytes();
         Guid(uuid::Builder::from_random_bytes(bytes).into_uuid().as_u128())
     }
 
     /// A GUID that depends only on `parts`: the same inputs give the same GUID in every sandbox.
-    pub fn derive(parts: &[&[u8]]) -> Guid {
+    pub(super) fn derive(parts: &[&[u8]]) -> Guid {
         Guid::draw(&mut Rng::new(hash(parts)))
     }
 
-    pub fn to_text(self) -> String {
+    pub(super) fn to_text(self) -> String {
         uuid::Uuid::from_u128(self.0).to_string()
     }
 }
@@ -223,7 +223,7 @@ impl Serialize for Guid {
 pub(crate) struct Cents(pub i64);
 
 impl Cents {
-    pub fn dollars(self) -> f64 {
+    pub(super) fn dollars(self) -> f64 {
         self.0 as f64 / 100.0
     }
 }

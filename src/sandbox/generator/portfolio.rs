@@ -60,24 +60,24 @@ pub(crate) struct Trade {
 
 impl Trade {
     /// Money in (a sale) or out (a purchase), net of the fee.
-    pub fn amount(&self) -> Cents {
+    pub(crate) fn amount(&self) -> Cents {
         Cents(-self.quantity * self.price.0 - self.fee.0)
     }
 }
 
 impl InvestmentAccount {
-    pub fn value(&self, securities: &[Security]) -> Cents {
+    pub(crate) fn value(&self, securities: &[Security]) -> Cents {
         Cents(self.cash.0 + self.positions.iter().map(|position| position.market_value(securities).0).sum::<i64>())
     }
 
-    pub fn full_account_id(&self) -> String {
+    pub(crate) fn full_account_id(&self) -> String {
         let registration = if self.registered { "Registered" } else { "NonRegistered" };
         format!("{registration}:{}-{}-{}", self.number, self.kind, self.currency)
     }
 }
 
 impl Position {
-    pub fn market_value(&self, securities: &[Security]) -> Cents {
+    pub(crate) fn market_value(&self, securities: &[Security]) -> Cents {
         // Positions only point into their own portfolio's securities.
         Cents(self.quantity * securities.get(self.security).map_or(0, |security| security.price.0))
     }
@@ -94,11 +94,11 @@ impl Portfolio {
     /// `trades`: None for a natural history (about 60 trades in all), Some(n) for exactly n.
     /// Securities' ids and prices depend on the sandbox seed only: a security is the same for
     /// every login.
-    #[allow(
+    #[expect(
         clippy::indexing_slicing,
         reason = "combos keeps 2 to 4 of 8 entries, per_account has its length, and index() draws below it"
     )]
-    pub fn generate(seed: u64, login: &Rng, trades: Option<usize>) -> Portfolio {
+    pub(crate) fn generate(seed: u64, login: &Rng, trades: Option<usize>) -> Portfolio {
         let mut rng = login.fork("portfolio");
         let mut combos: Vec<(&str, &str)> =
             KINDS.iter().flat_map(|kind| CURRENCIES.iter().map(move |currency| (*kind, *currency))).collect();
@@ -132,11 +132,11 @@ impl Portfolio {
         Portfolio { accounts, securities }
     }
 
-    pub fn value(&self) -> Cents {
+    pub(crate) fn value(&self) -> Cents {
         Cents(self.accounts.iter().map(|account| account.value(&self.securities).0).sum())
     }
 
-    pub fn cash(&self) -> Cents {
+    pub(crate) fn cash(&self) -> Cents {
         Cents(self.accounts.iter().map(|account| account.cash.0).sum())
     }
 }
@@ -164,7 +164,7 @@ fn security(seed: u64, name: &'static SecurityName) -> Security {
     }
 }
 
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "universe indexes SECURITIES; holdings and prices have universe's length, and every slot is drawn below it"
 )]

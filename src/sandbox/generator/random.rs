@@ -18,17 +18,17 @@ pub(crate) fn hash(parts: &[&[u8]]) -> u64 {
 pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
     /// An independent stream for one concern (`label`), so adding draws to one part of the
     /// generator does not reshuffle the others.
-    pub fn fork(&self, label: &str) -> Rng {
+    pub(crate) fn fork(&self, label: &str) -> Rng {
         Rng::new(hash(&[&self.0.to_le_bytes(), label.as_bytes()]))
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -37,28 +37,28 @@ impl Rng {
     }
 
     /// Uniform in `low..=high`.
-    pub fn range(&mut self, low: i64, high: i64) -> i64 {
+    pub(crate) fn range(&mut self, low: i64, high: i64) -> i64 {
         debug_assert!(low <= high);
         let span = (high - low) as u64 + 1;
         low + (self.next() % span) as i64
     }
 
     /// Uniform in `0..len`.
-    pub fn index(&mut self, len: usize) -> usize {
+    pub(crate) fn index(&mut self, len: usize) -> usize {
         (self.next() % len as u64) as usize
     }
 
     /// True with probability `percent` / 100.
-    pub fn chance(&mut self, percent: u64) -> bool {
+    pub(crate) fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
 
-    #[allow(clippy::indexing_slicing, reason = "index() draws below items.len(); callers pass non-empty tables")]
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    #[expect(clippy::indexing_slicing, reason = "index() draws below items.len(); callers pass non-empty tables")]
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.index(items.len())]
     }
 
-    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {
             let j = self.index(i + 1);
             items.swap(i, j);
@@ -66,7 +66,7 @@ impl Rng {
     }
 
     /// `count` decimal digits.
-    pub fn digits(&mut self, count: usize) -> String {
+    pub(crate) fn digits(&mut self, count: usize) -> String {
         (0..count).map(|_| char::from(b'0' + self.index(10) as u8)).collect()
     }
 }
