@@ -154,7 +154,7 @@ impl Client {
         Ok(match step {
             Step::Session(session) => Step::Session(session.of_login(challenge.login_id.as_deref())?),
             Step::Challenge(mut next) => {
-                next.login_id = challenge.login_id.clone();
+                next.login_id.clone_from(&challenge.login_id);
                 Step::Challenge(next)
             }
         })
@@ -379,6 +379,17 @@ macro_rules! within {
     }};
 }
 
+/// The data operation `$op` of `$client` on `$target` with `$options`, as one call of its own
+/// (see `within!`).
+#[cfg(test)]
+macro_rules! data {
+    ($client:expr, $op:ty, $target:expr, $options:expr) => {{
+        let c = &$client;
+        let call = c.call(<$op as crate::DataOp>::CALL);
+        call.run(c.data::<$op>(&call, $target, $options)).await
+    }};
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -485,11 +496,7 @@ mod tests {
         let stub =
             stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER), stub::Answer::new(200, investments)]);
         let client = client(&stub.url, false);
-        match within!(client, <ops::Investments as crate::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-            &call,
-            Target::login(LOGIN, None),
-            &()
-        )) {
+        match data!(client, ops::Investments, Target::login(LOGIN, None), &()) {
             Err(error @ Error::Protocol { .. }) => {
                 let message = error.to_string();
                 assert!(
@@ -645,11 +652,7 @@ mod tests {
     async fn the_deadline_ends_a_call_whose_server_is_silent() {
         let client = with_deadline(&always(None), Duration::from_millis(300));
         let started = std::time::Instant::now();
-        match within!(client, <ops::Investments as crate::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-            &call,
-            Target::login(LOGIN, None),
-            &()
-        )) {
+        match data!(client, ops::Investments, Target::login(LOGIN, None), &()) {
             Err(Error::Transport { operation, timed_out: true, message, .. }) => {
                 assert_eq!(operation, "Authorize");
                 assert!(message.contains("deadline"), "{message}");
@@ -665,11 +668,7 @@ mod tests {
         let base = always(Some((202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-p"}"#)));
         let client = with_deadline(&base, Duration::from_millis(300));
         let started = std::time::Instant::now();
-        match within!(client, <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| c.data::<ops::AccountsSummary>(
-            &call,
-            Target::Session(&session()),
-            &AccountsSummaryOptions::default()
-        )) {
+        match data!(client, ops::AccountsSummary, Target::Session(&session()), &AccountsSummaryOptions::default()) {
             Err(Error::PendingTimeout { operation, request_id, waited, .. }) => {
                 assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsSummary", Some("r-p")));
                 assert!(waited >= Duration::from_millis(250), "{waited:?}");
@@ -699,17 +698,12 @@ mod tests {
             let mut hostile_login = session();
             hostile_login.login_id = Some(bad.into());
             let (operation, status, request_id, _) =
-                protocol(within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c
-                    .data::<ops::Attributes>(&call, Target::Session(&hostile_login), &query)));
+                protocol(data!(client, ops::Attributes, Target::Session(&hostile_login), &query));
             assert_eq!((operation.as_str(), status), ("Authorize", 200));
             assert_eq!(request_id.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
             let mut hostile_request = session();
             hostile_request.request_id = bad.into();
-            match within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-                &call,
-                Target::Session(&hostile_request),
-                &query
-            )) {
+            match data!(client, ops::Attributes, Target::Session(&hostile_request), &query) {
                 Err(Error::Protocol { message, request_id: None, .. }) => assert!(message.contains("RequestId")),
                 other => panic!("{bad:?}: {other:?}"),
             }
@@ -724,6 +718,7 @@ mod payload_tests {
     use super::tests::{session, LOGIN};
     use super::*;
     use crate::data::attributes::{AttributesQuery, Package};
+    use crate::data::requests::{AccountsSummaryOptions, StatementsOptions};
     use crate::error::{ApiErrorKind, Body};
     use crate::http::stub;
     const ENVELOPE: &str = r#"{"HttpStatusCode": 500, "Message": "aggregation failed", "FlinksCode": "AGGREGATION_ERROR", "RequestId": "r-e"}"#;
@@ -752,36 +747,16 @@ mod payload_tests {
         let client = client(&stub::serve(answers(operation, body)));
         let on = Target::Session(session);
         match operation {
-            "Investments" => within!(client, <ops::Investments as crate::DataOp>::CALL, |c, call| c
-                .data::<ops::Investments>(&call, on, &()))
-            .map(drop),
-            "GetAccountsDetail" => {
-                within!(client, <ops::AccountsDetail as crate::DataOp>::CALL, |c, call| c.data::<ops::AccountsDetail>(
-                    &call,
-                    on,
-                    &Default::default()
-                ))
-                .map(drop)
-            }
+            "Investments" => data!(client, ops::Investments, on, &()).map(drop),
+            "GetAccountsDetail" => data!(client, ops::AccountsDetail, on, &AccountsDetailOptions::default()).map(drop),
             "GetAccountsSummary" => {
-                within!(client, <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| c
-                    .data::<ops::AccountsSummary>(&call, on, &Default::default()))
-                .map(drop)
+                data!(client, ops::AccountsSummary, on, &AccountsSummaryOptions::default()).map(drop)
             }
-            "GetStatements" => within!(client, <ops::Statements as crate::DataOp>::CALL, |c, call| c
-                .data::<ops::Statements>(&call, on, &Default::default()))
-            .map(drop),
+            "GetStatements" => data!(client, ops::Statements, on, &StatementsOptions::default()).map(drop),
             "GetIncomeAttributes" => {
-                within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-                    &call,
-                    on,
-                    &AttributesQuery::Package(Package::Income)
-                ))
-                .map(drop)
+                data!(client, ops::Attributes, on, &AttributesQuery::Package(Package::Income)).map(drop)
             }
-            "Attributes" => within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c
-                .data::<ops::Attributes>(&call, on, &AttributesQuery::Custom(custom())))
-            .map(drop),
+            "Attributes" => data!(client, ops::Attributes, on, &AttributesQuery::Custom(custom())).map(drop),
             "Authorize" => within!(client, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)).map(drop),
             other => panic!("no operation {other}"),
         }
@@ -899,11 +874,7 @@ mod payload_tests {
         let detail = r#"{"Accounts": [], "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}, "RequestId": "r-d"}"#;
         let attributes = r#"{"Income": {"Id": "g"}, "RequestId": "r-d"}"#;
         let client = client(&stub::serve(vec![(200, detail), (200, attributes)]));
-        match within!(client, <ops::Attributes as crate::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-            &call,
-            Target::Session(&session()),
-            &AttributesQuery::Package(Package::Income)
-        )) {
+        match data!(client, ops::Attributes, Target::Session(&session()), &AttributesQuery::Package(Package::Income)) {
             Err(error @ Error::OtherLogin { .. }) => {
                 assert!(error.to_string().contains(OTHER), "{error}");
                 let Error::OtherLogin { operation, request_id, .. } = error else { unreachable!() };

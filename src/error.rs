@@ -50,7 +50,10 @@ pub enum ApiErrorKind {
 
 impl ApiError {
     pub fn kind(&self) -> ApiErrorKind {
-        use ApiErrorKind::*;
+        use ApiErrorKind::{
+            Aggregation, ConcurrentSession, InstitutionUnavailable, InvalidLogin, InvalidRequest,
+            InvalidSecurityResponse, LoginDisabled, Other, RateLimited, RetryLater, Session, Unauthorized,
+        };
         let by_code = match self.code.as_deref().map(str::to_ascii_uppercase).as_deref() {
             Some("UNAUTHORIZED" | "ACCESS_DENIED") => Some(Unauthorized),
             Some("INVALID_LOGIN" | "INVALID_USERNAME" | "INVALID_PASSWORD") => Some(InvalidLogin),

@@ -155,7 +155,7 @@ pub fn mutate(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
         return rng.pick(WHOLE).map_or_else(Vec::new, |body| body.as_bytes().to_vec());
     }
     let mut out = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
+    for _ in 0..=rng.below(4) {
         out = if rng.one_in(3) {
             mutate_bytes(out, rng)
         } else {
@@ -335,7 +335,7 @@ fn edit(node: &mut Value, donor: Value, raw: &mut Vec<String>, rng: &mut Rng) {
             *node = Value::from(
                 *rng.pick(&["..", "a/b", "a\\b", "%2e%2e", "a\r\nb", "", " ", "https://evil.example", "é"])
                     .unwrap_or(&".."),
-            )
+            );
         }
     }
 }

@@ -125,7 +125,7 @@ fn async_request(
     }
     let dir = original.url.rsplit_once('/').map_or(original.url.as_str(), |(dir, _)| dir);
     let mut request = ApiRequest::new(original.operation, Method::GET, format!("{dir}/{href}/{request_id}"));
-    request.headers = original.headers.clone();
+    request.headers.clone_from(&original.headers);
     Ok(Some(request))
 }
 

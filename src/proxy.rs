@@ -222,14 +222,13 @@ impl NoProxy {
         }
         let Some(host) = url.host_str() else { return false };
         // The parser gives an IPv6 address in brackets, and every address in its normal form.
-        match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
-            Ok(ip) => self.networks.iter().any(|&(net, bits)| within(ip, net, bits)),
-            Err(_) => {
-                let domain = host.trim_end_matches('.').to_ascii_lowercase();
-                self.domains.iter().any(|entry| {
-                    domain == *entry || domain.strip_suffix(entry.as_str()).is_some_and(|head| head.ends_with('.'))
-                })
-            }
+        if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+            self.networks.iter().any(|&(net, bits)| within(ip, net, bits))
+        } else {
+            let domain = host.trim_end_matches('.').to_ascii_lowercase();
+            self.domains.iter().any(|entry| {
+                domain == *entry || domain.strip_suffix(entry.as_str()).is_some_and(|head| head.ends_with('.'))
+            })
         }
     }
 }

@@ -51,6 +51,7 @@ pub(crate) mod exposed {
 
     use super::Secret;
 
+    #[expect(clippy::ref_option, reason = "the signature serde's `with` calls")]
     pub(crate) fn serialize<S: Serializer>(value: &Option<Secret>, serializer: S) -> Result<S::Ok, S::Error> {
         match value {
             Some(secret) => serializer.serialize_some(secret.expose()),

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 /// one, and it leaves nothing half-written that a reader could trip over: stopping every later
 /// request because of one failed request would be worse.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -80,11 +80,7 @@ async fn many_logins_run_within_the_bound_and_failures_stay_with_their_login() {
         let counter = Arc::clone(&counter);
         async move {
             let _running = Running::start(&counter);
-            within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-                &call,
-                Target::login(&login_id, None),
-                &()
-            ))
+            data!(client, ops::Investments, Target::login(&login_id, None), &())
         }
     };
     let run = tokio::spawn(run_many(ids.clone(), 6, op, sink));
@@ -125,11 +121,7 @@ async fn dropping_the_run_stops_every_request_at_once() {
         let counter = Arc::clone(&counter);
         async move {
             let _running = Running::start(&counter);
-            within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-                &call,
-                Target::login(&login_id, None),
-                &()
-            ))
+            data!(client, ops::Investments, Target::login(&login_id, None), &())
         }
     };
     let run = run_many(sandbox.login_ids(), 4, op, sink);
@@ -155,13 +147,7 @@ async fn a_dropped_receiver_ends_the_run_and_its_requests() {
     let (sink, receiver) = mpsc::channel::<(String, Result<_, Error>)>(4);
     let op = move |login_id: String| {
         let client = client.clone();
-        async move {
-            within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-                &call,
-                Target::login(&login_id, None),
-                &()
-            ))
-        }
+        async move { data!(client, ops::Investments, Target::login(&login_id, None), &()) }
     };
     let run = tokio::spawn(run_many(sandbox.login_ids(), 4, op, sink));
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -158,7 +158,7 @@ async fn the_trusted_device_flow_runs_on_the_saved_connection() {
     .unwrap();
     match step {
         Step::Session(session) => assert_eq!(session.login_id.as_deref(), Some(login_id.as_str())),
-        other => panic!("{other:?}"),
+        other @ Step::Challenge(_) => panic!("{other:?}"),
     }
 }
 
@@ -279,9 +279,7 @@ async fn investments_are_polled_to_200() {
         &mut no_challenge
     ))
     .unwrap();
-    let investments = within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c
-        .data::<ops::Investments>(&call, Target::Session(&session), &()))
-    .unwrap();
+    let investments = data!(client, ops::Investments, Target::Session(&session), &()).unwrap();
     assert!(investments.tables.accounts.rows > 0);
     assert_eq!(investments.tables.request_id.as_deref(), Some(session.request_id.as_str()));
     let value = investments.raw.to_value().unwrap();
@@ -299,12 +297,7 @@ async fn a_session_still_loading_is_waited_out_like_a_202() {
         &mut no_challenge
     ))
     .unwrap();
-    assert!(within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::Session(&session),
-        &()
-    ))
-    .is_ok());
+    assert!(data!(client, ops::Investments, Target::Session(&session), &()).is_ok());
     let statuses: Vec<u16> =
         sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).map(|r| r.status).collect();
     assert_eq!(statuses, [400, 400, 202, 200]);
@@ -321,12 +314,7 @@ async fn the_dispatched_user_is_polled_too() {
         &mut handler
     ))
     .unwrap();
-    assert!(within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::Session(&session),
-        &()
-    ))
-    .is_ok());
+    assert!(data!(client, ops::Investments, Target::Session(&session), &()).is_ok());
 }
 
 #[tokio::test]
@@ -347,11 +335,7 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
     ))
     .unwrap();
     let started = Instant::now();
-    match within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::Session(&session),
-        &()
-    )) {
+    match data!(client, ops::Investments, Target::Session(&session), &()) {
         Err(Error::PendingTimeout { request_id, waited, .. }) => {
             assert_eq!(request_id.as_deref(), Some(session.request_id.as_str()));
             assert!(waited >= Duration::from_millis(300));
@@ -405,15 +389,8 @@ async fn keys_are_sent_where_the_service_expects_them() {
         &mut no_challenge
     ))
     .unwrap();
-    assert!(within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::Session(&session),
-        &()
-    ))
-    .is_ok());
-    let wrong =
-        api_error(within!(make("ak-wrong"), <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c
-            .data::<ops::Investments>(&call, Target::Session(&session), &())));
+    assert!(data!(client, ops::Investments, Target::Session(&session), &()).is_ok());
+    let wrong = api_error(data!(make("ak-wrong"), ops::Investments, Target::Session(&session), &()));
     assert_eq!(wrong.kind(), ApiErrorKind::Unauthorized);
     // Without the secret key there is no token, and Authorize is refused.
     let options = ClientOptions {

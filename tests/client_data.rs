@@ -24,6 +24,7 @@ use bankfeed::ops::{self, Target};
 use bankfeed::sandbox::{Sandbox, SandboxConfig};
 use bankfeed::tables::{self, ColumnData};
 use bankfeed::{Client, Error, Session};
+use base64::Engine;
 use common::{client_of as start, saved_session};
 
 fn floats(table: &tables::Table, name: &str) -> Vec<f64> {
@@ -39,9 +40,7 @@ async fn account_detail_is_polled_on_its_async_link() {
     let session = saved_session(&client).await;
     let options =
         AccountsDetailOptions { with_transactions: Some(true), days: Some("Days365".into()), ..Default::default() };
-    let detail = within!(client, <ops::AccountsDetail as bankfeed::DataOp>::CALL, |c, call| c
-        .data::<ops::AccountsDetail>(&call, Target::Session(&session), &options))
-    .unwrap();
+    let detail = data!(client, ops::AccountsDetail, Target::Session(&session), &options).unwrap();
     let paths: Vec<String> =
         sandbox.requests().iter().map(|r| format!("{} {} {}", r.method, r.path, r.status)).collect();
     let polled = paths.iter().filter(|p| p.contains("GetAccountsDetail")).cloned().collect::<Vec<_>>();
@@ -67,9 +66,7 @@ async fn account_detail_is_polled_on_its_async_link() {
 async fn investments_tables_match_the_payload() {
     let (_sandbox, client) = start(SandboxConfig { investment_transactions: Some(500), ..SandboxConfig::default() });
     let session = saved_session(&client).await;
-    let investments = within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c
-        .data::<ops::Investments>(&call, Target::Session(&session), &()))
-    .unwrap();
+    let investments = data!(client, ops::Investments, Target::Session(&session), &()).unwrap();
     let data = &Investments::parse(investments.raw.bytes()).unwrap();
     let transactions = tables::investment_transactions_table(data);
     assert_eq!(transactions.rows, 500);
@@ -87,12 +84,9 @@ async fn attributes_run_the_preparation_sequence() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() });
     let session = saved_session(&client).await;
     let login_id = session.login_id.clone().unwrap();
-    let attributes = within!(client, <ops::Attributes as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-        &call,
-        Target::login(&login_id, None),
-        &AttributesQuery::Package(Package::Income)
-    ))
-    .unwrap();
+    let attributes =
+        data!(client, ops::Attributes, Target::login(&login_id, None), &AttributesQuery::Package(Package::Income))
+            .unwrap();
     let names: Vec<&str> = attributes.payload.data.groups[0].values.iter().map(|(name, _)| name.as_str()).collect();
     assert!(names.contains(&"sum_employer_income"), "{names:?}");
     // Order: cached Authorize, account detail to 200, then the attributes call.
@@ -109,22 +103,14 @@ async fn unknown_attributes_and_tier_limits_are_service_errors() {
     let session = saved_session(&client).await;
     let custom =
         CustomAttributes { attributes: vec![("Card".into(), vec!["count_unicorns".into()])], ..Default::default() };
-    match within!(client, <ops::Attributes as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-        &call,
-        Target::Session(&session),
-        &AttributesQuery::Custom(custom)
-    )) {
+    match data!(client, ops::Attributes, Target::Session(&session), &AttributesQuery::Custom(custom)) {
         Err(Error::Api(api)) => {
             assert_eq!(api.code.as_deref(), Some("INVALID_REQUEST"));
             assert!(api.message.unwrap_or_default().contains("count_unicorns"));
         }
         other => panic!("{other:?}"),
     }
-    match within!(client, <ops::Attributes as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-        &call,
-        Target::Session(&session),
-        &AttributesQuery::Package(Package::All)
-    )) {
+    match data!(client, ops::Attributes, Target::Session(&session), &AttributesQuery::Package(Package::All)) {
         Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::Unauthorized),
         other => panic!("{other:?}"),
     }
@@ -135,15 +121,9 @@ async fn statements_are_pdfs() {
     let (_sandbox, client) = start(SandboxConfig::default());
     let session = saved_session(&client).await;
     let options = StatementsOptions { number_of_statements: Some("Months3".into()), ..Default::default() };
-    let statements = within!(client, <ops::Statements as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Statements>(
-        &call,
-        Target::Session(&session),
-        &options
-    ))
-    .unwrap();
+    let statements = data!(client, ops::Statements, Target::Session(&session), &options).unwrap();
     let table = tables::statements_table(&statements.payload.data);
     assert!(table.rows >= 3);
-    use base64::Engine;
     for account in &statements.payload.data.statements_by_account {
         for statement in &account.statements {
             let pdf =
@@ -181,11 +161,8 @@ fn answered(sandbox: &Sandbox, path: &str, status: u16) -> usize {
 async fn a_pending_timeout_is_resumed_on_its_request_id_without_a_new_authorize() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 5, ..SandboxConfig::default() });
     let login_id = saved_session(&client).await.login_id.unwrap();
-    let error = within!(
-        impatient(&client, Duration::from_millis(25)),
-        <ops::Investments as bankfeed::DataOp>::CALL,
-        |c, call| c.data::<ops::Investments>(&call, Target::login(&login_id, None), &())
-    );
+    let error =
+        data!(impatient(&client, Duration::from_millis(25)), ops::Investments, Target::login(&login_id, None), &());
     let (request_id, message) = match error {
         Err(error @ Error::PendingTimeout { .. }) => (error.request_id().unwrap().to_owned(), error.to_string()),
         other => panic!("{other:?}"),
@@ -197,12 +174,7 @@ async fn a_pending_timeout_is_resumed_on_its_request_id_without_a_new_authorize(
     assert!((1..5).contains(&pending_before), "{pending_before}");
     let authorizes = answered(&sandbox, "/Authorize", 200);
 
-    let resumed = within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::login(&login_id, Some(&request_id)),
-        &()
-    ))
-    .unwrap();
+    let resumed = data!(client, ops::Investments, Target::login(&login_id, Some(&request_id)), &()).unwrap();
     assert_eq!(answered(&sandbox, "/Authorize", 200), authorizes, "no new Authorize");
     // The sandbox's pending count went on from where it was: five 202s in all, then the 200.
     assert_eq!(answered(&sandbox, "/Investments", 202), 5);
@@ -216,22 +188,14 @@ async fn attributes_resume_on_their_request_id_too() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 5, ..SandboxConfig::default() });
     let login_id = saved_session(&client).await.login_id.unwrap();
     let query = AttributesQuery::Package(Package::Income);
-    let error = within!(
-        impatient(&client, Duration::from_millis(25)),
-        <ops::Attributes as bankfeed::DataOp>::CALL,
-        |c, call| c.data::<ops::Attributes>(&call, Target::login(&login_id, None), &query)
-    );
+    let error =
+        data!(impatient(&client, Duration::from_millis(25)), ops::Attributes, Target::login(&login_id, None), &query);
     let request_id = match error {
         Err(error @ Error::PendingTimeout { .. }) => error.request_id().unwrap().to_owned(),
         other => panic!("{other:?}"),
     };
     let authorizes = answered(&sandbox, "/Authorize", 200);
-    let resumed = within!(client, <ops::Attributes as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-        &call,
-        Target::login(&login_id, Some(&request_id)),
-        &query
-    ))
-    .unwrap();
+    let resumed = data!(client, ops::Attributes, Target::login(&login_id, Some(&request_id)), &query).unwrap();
     assert_eq!(answered(&sandbox, "/Authorize", 200), authorizes, "no new Authorize");
     assert!(resumed.values.rows > 0);
     let detail_pending: usize =
@@ -244,20 +208,12 @@ async fn a_resumed_session_checks_its_ids_before_any_call() {
     let (sandbox, client) = start(SandboxConfig::default());
     let login = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
     for bad in ["", "..", "a/b", "a\r\nb", "%2e"] {
-        match within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-            &call,
-            Target::login(login, Some(bad)),
-            &()
-        )) {
+        match data!(client, ops::Investments, Target::login(login, Some(bad)), &()) {
             Err(Error::Config { field: "request_id", .. }) => {}
             other => panic!("{bad:?}: {other:?}"),
         }
     }
-    match within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::login("not-a-guid", Some(login)),
-        &()
-    )) {
+    match data!(client, ops::Investments, Target::login("not-a-guid", Some(login)), &()) {
         Err(Error::Config { field: "login_id", .. }) => {}
         other => panic!("{other:?}"),
     }
@@ -291,110 +247,38 @@ async fn a_request_id_resumed_with_the_login_id_of_another_login_is_refused() {
         other => panic!("{operation}: {other:?}"),
     };
     let detail = AccountsDetailOptions::default();
+    refused("GetAccountsDetail", data!(client, ops::AccountsDetail, Target::Session(&mismatched), &detail).map(drop));
+    refused("GetAccountsDetail", data!(client, ops::AccountsDetail, Target::Session(&mismatched), &detail).map(drop));
     refused(
         "GetAccountsDetail",
-        within!(client, <ops::AccountsDetail as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::AccountsDetail>(
-            &call,
-            Target::Session(&mismatched),
-            &detail
-        ))
-        .map(drop),
-    );
-    refused(
-        "GetAccountsDetail",
-        within!(client, <ops::AccountsDetail as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::AccountsDetail>(
-            &call,
-            Target::Session(&mismatched),
-            &detail
-        ))
-        .map(drop),
-    );
-    refused(
-        "GetAccountsDetail",
-        within!(client, <ops::AccountsDetail as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::AccountsDetail>(
-            &call,
-            Target::login(&ids[0], Some(&theirs.request_id)),
-            &detail
-        ))
-        .map(drop),
+        data!(client, ops::AccountsDetail, Target::login(&ids[0], Some(&theirs.request_id)), &detail).map(drop),
     );
     let summary = AccountsSummaryOptions::default();
     refused(
         "GetAccountsSummary",
-        within!(client, <ops::AccountsSummary as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::AccountsSummary>(
-            &call,
-            Target::Session(&mismatched),
-            &summary
-        ))
-        .map(drop),
+        data!(client, ops::AccountsSummary, Target::Session(&mismatched), &summary).map(drop),
     );
     refused(
         "GetAccountsSummary",
-        within!(client, <ops::AccountsSummary as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::AccountsSummary>(
-            &call,
-            Target::Session(&mismatched),
-            &summary
-        ))
-        .map(drop),
+        data!(client, ops::AccountsSummary, Target::Session(&mismatched), &summary).map(drop),
     );
     let statements = StatementsOptions::default();
-    refused(
-        "GetStatements",
-        within!(client, <ops::Statements as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Statements>(
-            &call,
-            Target::Session(&mismatched),
-            &statements
-        ))
-        .map(drop),
-    );
-    refused(
-        "GetStatements",
-        within!(client, <ops::Statements as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Statements>(
-            &call,
-            Target::Session(&mismatched),
-            &statements
-        ))
-        .map(drop),
-    );
+    refused("GetStatements", data!(client, ops::Statements, Target::Session(&mismatched), &statements).map(drop));
+    refused("GetStatements", data!(client, ops::Statements, Target::Session(&mismatched), &statements).map(drop));
     // Attributes stop at the account detail they wait for, before their own call is sent.
     let income = AttributesQuery::Package(Package::Income);
-    refused(
-        "GetAccountsDetail",
-        within!(client, <ops::Attributes as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Attributes>(
-            &call,
-            Target::Session(&mismatched),
-            &income
-        ))
-        .map(drop),
-    );
+    refused("GetAccountsDetail", data!(client, ops::Attributes, Target::Session(&mismatched), &income).map(drop));
     assert!(!sandbox.requests().iter().any(|r| r.path.contains("/attributes/")), "no attributes call was sent");
     // Investments name the LoginId in the request: the sandbox refuses the pair itself.
-    match within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::Session(&mismatched),
-        &()
-    )) {
+    match data!(client, ops::Investments, Target::Session(&mismatched), &()) {
         Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::InvalidRequest),
         other => panic!("{other:?}"),
     }
     // The RequestId with its own login, or with no LoginId given, reads that login's data.
     let own = Session::resume(&theirs.request_id, Some(&ids[1].to_ascii_uppercase())).unwrap();
-    assert!(
-        within!(client, <ops::AccountsDetail as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::AccountsDetail>(
-            &call,
-            Target::Session(&own),
-            &detail
-        ))
-        .unwrap()
-        .tables
-        .accounts
-        .rows
-            > 0
-    );
+    assert!(data!(client, ops::AccountsDetail, Target::Session(&own), &detail).unwrap().tables.accounts.rows > 0);
     let unknown = Session::resume(&theirs.request_id, None).unwrap();
-    let read = within!(client, <ops::AccountsDetail as bankfeed::DataOp>::CALL, |c, call| c
-        .data::<ops::AccountsDetail>(&call, Target::Session(&unknown), &detail))
-    .unwrap();
+    let read = data!(client, ops::AccountsDetail, Target::Session(&unknown), &detail).unwrap();
     assert_eq!(read.tables.login_id.as_deref(), Some(ids[1].as_str()));
 }
 
@@ -402,12 +286,7 @@ async fn a_request_id_resumed_with_the_login_id_of_another_login_is_refused() {
 async fn the_live_tables_are_those_of_the_payload_read_again() {
     let (_sandbox, client) = start(SandboxConfig { investment_transactions: Some(2_000), ..SandboxConfig::default() });
     let session = saved_session(&client).await;
-    let live = within!(client, <ops::Investments as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Investments>(
-        &call,
-        Target::Session(&session),
-        &()
-    ))
-    .unwrap();
+    let live = data!(client, ops::Investments, Target::Session(&session), &()).unwrap();
     assert!(live.raw.bytes().len() > 64 * 1024, "read off the IO workers");
     assert_eq!(live.tables, tables::InvestmentsTables::from_json(live.raw.bytes()).unwrap());
     assert_eq!(live.tables.transactions.rows, 2_000);
@@ -415,19 +294,11 @@ async fn the_live_tables_are_those_of_the_payload_read_again() {
     assert_eq!(tables::InvestmentsTables::new(&Investments::parse(live.raw.bytes()).unwrap()), live.tables);
 
     let options = AccountsDetailOptions { with_transactions: Some(true), ..Default::default() };
-    let detail = within!(client, <ops::AccountsDetail as bankfeed::DataOp>::CALL, |c, call| c
-        .data::<ops::AccountsDetail>(&call, Target::Session(&session), &options))
-    .unwrap();
+    let detail = data!(client, ops::AccountsDetail, Target::Session(&session), &options).unwrap();
     assert_eq!(detail.tables, tables::AccountsTables::from_json(detail.raw.bytes()).unwrap());
-    let summary = within!(client, <ops::AccountsSummary as bankfeed::DataOp>::CALL, |c, call| c
-        .data::<ops::AccountsSummary>(&call, Target::Session(&session), &Default::default()))
-    .unwrap();
+    let summary =
+        data!(client, ops::AccountsSummary, Target::Session(&session), &AccountsSummaryOptions::default()).unwrap();
     assert_eq!(summary.tables.transactions.rows, 0);
-    let statements = within!(client, <ops::Statements as bankfeed::DataOp>::CALL, |c, call| c.data::<ops::Statements>(
-        &call,
-        Target::Session(&session),
-        &StatementsOptions::default()
-    ))
-    .unwrap();
+    let statements = data!(client, ops::Statements, Target::Session(&session), &StatementsOptions::default()).unwrap();
     assert_eq!(statements.statements.rows, tables::statements_table(&statements.payload.data).rows);
 }

@@ -215,7 +215,7 @@ fn header_values_and_dates_never_panic() {
     let mut rng = Rng::new(seed());
     for _ in 0..iterations(20_000) {
         let mut input = rng.pick(&seeds).unwrap().to_vec();
-        for _ in 0..1 + rng.below(3) {
+        for _ in 0..=rng.below(3) {
             input = mutate_bytes(input, &mut rng);
         }
         input.truncate(4096);

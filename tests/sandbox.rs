@@ -109,7 +109,7 @@ fn sandbox_is_send_and_sync_and_defaults_match_the_public_instance() {
     assert_eq!(config.customer_id, "43387ca6-0391-4c82-857d-70d95f087ecb");
     assert_eq!(config.host.to_string(), "127.0.0.1");
     assert_eq!((config.port, config.pending_polls, config.slow_pending_polls), (0, 1, 5));
-    assert_eq!(config.pending_seconds, 0.0);
+    assert!(config.pending_seconds.abs() < f64::EPSILON);
     assert_eq!(config.session_ttl, Duration::from_secs(480));
     assert_eq!(config.token_ttl, Duration::from_secs(300));
     assert!(config.secret_key.is_none() && config.api_key.is_none());
@@ -704,7 +704,7 @@ fn decode_png(bytes: &[u8]) -> Vec<[u8; 3]> {
         let len = be(&bytes[at..]) as usize;
         let kind = &bytes[at + 4..at + 8];
         let data = &bytes[at + 8..at + 8 + len];
-        assert_eq!(be(&bytes[at + 8 + len..]), crc32(&bytes[at + 4..at + 8 + len]), "CRC of {:?}", kind);
+        assert_eq!(be(&bytes[at + 8 + len..]), crc32(&bytes[at + 4..at + 8 + len]), "CRC of {kind:?}");
         match kind {
             b"IHDR" => {
                 width = be(data) as usize;

@@ -48,7 +48,7 @@ struct SessionBody {
 
 impl Session {
     /// The session whose Authorize 200 answered `body`, e.g. one kept by a pickled Python
-    /// `Session`; `login_id` as for [`parse_step`]. The body is checked as a live answer is.
+    /// `Session`; `login_id` as for `parse_step`. The body is checked as a live answer is.
     pub fn from_body(body: &[u8], login_id: Option<&str>) -> Result<Self, Error> {
         Self::parse(200, body.to_vec(), login_id)
     }
@@ -175,7 +175,7 @@ mod tests {
                 assert_eq!(session.links[0].rel, "AccountsDetail");
                 assert_eq!(session.institution, Some(Institution::Name("FlinksCapital".into())));
             }
-            other => panic!("{other:?}"),
+            other @ Step::Challenge(_) => panic!("{other:?}"),
         }
     }
 
@@ -190,7 +190,7 @@ mod tests {
                     Some(Institution::Object { id: Some(14), name: Some("FlinksCapital".into()) })
                 );
             }
-            other => panic!("{other:?}"),
+            other @ Step::Challenge(_) => panic!("{other:?}"),
         }
     }
 

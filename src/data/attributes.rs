@@ -210,7 +210,7 @@ const DETAIL_KEYS: [&str; 3] = ["AttributesDetail", "AttributesDetails", "Attrib
 const SHAPE: Shape = Shape::Attributes { not_groups: &NOT_GROUPS };
 
 impl Attributes {
-    /// Reads an attributes answer, such as a saved one (see [`Attributes::read`]).
+    /// Reads an attributes answer, such as a saved one (see `Attributes::read`).
     pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
         Self::read("Attributes", bytes)
     }
@@ -319,7 +319,7 @@ mod tests {
         for body in [&b"{}"[..], b"[]", b"null", br#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r"}"#] {
             match Attributes::read("GetIncomeAttributes", body) {
                 Err(Error::Protocol { operation, status, .. }) => {
-                    assert_eq!((operation.as_str(), status), ("GetIncomeAttributes", 200))
+                    assert_eq!((operation.as_str(), status), ("GetIncomeAttributes", 200));
                 }
                 other => panic!("{body:?}: {other:?}"),
             }

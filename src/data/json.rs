@@ -299,6 +299,7 @@ impl<'de> serde::Deserialize<'de> for Top {
 struct TopVisitor;
 
 impl TopVisitor {
+    #[expect(clippy::unnecessary_wraps, reason = "the result every visit_* method returns")]
     fn other<E>(what: &'static str) -> Result<Top, E> {
         Ok(Top { not_object: Some(what), ..Top::default() })
     }

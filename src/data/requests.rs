@@ -37,7 +37,7 @@ pub struct StatementsOptions {
 const DAYS: [&str; 2] = ["Days90", "Days365"];
 const PERIODS: [&str; 3] = ["MostRecent", "Months3", "Months12"];
 
-fn one_of(field: &'static str, value: &Option<String>, allowed: &[&str]) -> Result<(), Error> {
+fn one_of(field: &'static str, value: Option<&String>, allowed: &[&str]) -> Result<(), Error> {
     match value {
         Some(v) if !allowed.contains(&v.as_str()) => {
             Err(Error::config(field, format!("must be one of {allowed:?}, got {}", crate::config::shown(v))))
@@ -54,8 +54,8 @@ fn insert<T: Into<Value>>(body: &mut Map<String, Value>, key: &str, value: Optio
 
 impl AccountsDetailOptions {
     pub fn validate(&self) -> Result<(), Error> {
-        one_of("days", &self.days, &DAYS)?;
-        one_of("number_of_banking_statements", &self.number_of_banking_statements, &PERIODS)
+        one_of("days", self.days.as_ref(), &DAYS)?;
+        one_of("number_of_banking_statements", self.number_of_banking_statements.as_ref(), &PERIODS)
     }
 
     pub(crate) fn body(&self, request_id: &str) -> Value {
@@ -86,7 +86,7 @@ impl AccountsSummaryOptions {
 
 impl StatementsOptions {
     pub fn validate(&self) -> Result<(), Error> {
-        one_of("number_of_statements", &self.number_of_statements, &PERIODS)
+        one_of("number_of_statements", self.number_of_statements.as_ref(), &PERIODS)
     }
 
     pub(crate) fn body(&self, request_id: &str) -> Value {

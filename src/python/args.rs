@@ -1,7 +1,7 @@
 //! Arguments read from Python with errors that name the argument, say what it got (its type,
 //! never its value: some are secrets) and what it takes.
 //!
-//! pyo3's `#[pyo3(from_py_with = ...)]` takes a function of the value alone, so [`named!`] gives
+//! pyo3's `#[pyo3(from_py_with = ...)]` takes a function of the value alone, so `named!` gives
 //! each argument name its own small function over the generic readers below.
 
 use pyo3::exceptions::PyTypeError;
@@ -118,14 +118,13 @@ pub(crate) enum Entries<'py> {
 
 /// [`Entries`] of `value`.
 pub(crate) fn entries<'py>(value: &Bound<'py, PyMapping>) -> PyResult<Entries<'py>> {
-    Ok(match value.cast::<PyDict>() {
-        Ok(dict) => Entries::Dict(dict.items().into_iter()),
-        Err(_) => {
-            // Asked only so that a failing `__len__` is raised as the mapping's own error; what it
-            // answers reserves nothing.
-            value.len()?;
-            Entries::Mapping { mapping: value.clone(), keys: value.try_iter()? }
-        }
+    Ok(if let Ok(dict) = value.cast::<PyDict>() {
+        Entries::Dict(dict.items().into_iter())
+    } else {
+        // Asked only so that a failing `__len__` is raised as the mapping's own error; what it
+        // answers reserves nothing.
+        value.len()?;
+        Entries::Mapping { mapping: value.clone(), keys: value.try_iter()? }
     })
 }
 

@@ -409,15 +409,14 @@ impl PyCall {
             State::Ready(finish) => Err(returned(finish(py))),
             State::Running(running) => {
                 let finish = lock(&running.slot).take();
-                match finish {
-                    Some(finish) => Err(returned(finish(py))),
-                    None => {
-                        // Resumed before the call finished (driven by hand): wait again.
-                        let future = running.future.clone_ref(py);
-                        future.bind(py).setattr(intern!(py, "_asyncio_future_blocking"), true)?;
-                        *lock(&self.state) = State::Running(running);
-                        Ok(future)
-                    }
+                if let Some(finish) = finish {
+                    Err(returned(finish(py)))
+                } else {
+                    // Resumed before the call finished (driven by hand): wait again.
+                    let future = running.future.clone_ref(py);
+                    future.bind(py).setattr(intern!(py, "_asyncio_future_blocking"), true)?;
+                    *lock(&self.state) = State::Running(running);
+                    Ok(future)
                 }
             }
             State::Done => Err(PyRuntimeError::new_err("cannot reuse an already awaited bankfeed call")),

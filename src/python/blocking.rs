@@ -100,16 +100,15 @@ where
     // A message taken without waiting, once the task was seen finished.
     let mut taken = None;
     loop {
-        let message = match taken.take() {
-            Some(message) => Ok(message),
-            None => {
-                let (back, message) = py.detach(move || {
-                    let message = receiver.recv_timeout(SIGNAL_CHECK);
-                    (receiver, message)
-                });
-                receiver = back;
-                message
-            }
+        let message = if let Some(message) = taken.take() {
+            Ok(message)
+        } else {
+            let (back, message) = py.detach(move || {
+                let message = receiver.recv_timeout(SIGNAL_CHECK);
+                (receiver, message)
+            });
+            receiver = back;
+            message
         };
         match message {
             Ok(Message::Done(result)) => {

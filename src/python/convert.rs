@@ -235,7 +235,7 @@ fn container_to_json(value: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> Result<
         return tuple.iter().map(|item| to_json(&item, path)).collect::<Result<_, _>>().map(Value::Array);
     }
     let Ok(mapping) = value.cast::<PyMapping>() else {
-        let kind = value.get_type().name().map(|name| name.to_string()).unwrap_or_else(|_| "?".to_owned());
+        let kind = value.get_type().name().map_or_else(|_| "?".to_owned(), |name| name.to_string());
         return Err(format!("a value of type {kind} has no JSON form (use None, bool, int, float, str, dict, list)"));
     };
     // Read one entry at a time, never by a length that may lie (a dict as a snapshot: converting

@@ -13,9 +13,9 @@
 //! or a call's deadline; and a fork never copies an IO thread stopped inside a handler with a
 //! stream's lock held. The emitting thread itself is kept out of Python while a fork happens:
 //! an `os.register_at_fork` hook waits for the record being emitted (briefly; see
-//! [`FORK_WAIT`]), as Python's own `logging` does with its locks. A blocking call waits, briefly,
-//! for its records before it returns ([`flush`]), so that they come before its result, as they
-//! came before.
+//! `log_emitter::FORK_WAIT`), as Python's own `logging` does with its locks. A blocking call
+//! waits, briefly, for its records before it returns ([`flush`](super::log_emitter::flush)), so
+//! that they come before its result, as they came before.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

@@ -362,6 +362,7 @@ impl Feed {
 
     /// The next thing to hand out without waiting: `Some(Some(item))`, `Some(None)` for the end,
     /// or None when the reader must wait for the driver.
+    #[expect(clippy::option_option, reason = "an item, the end, or nothing yet: three answers")]
     fn next_now(&mut self) -> Option<Option<Item>> {
         loop {
             if let Some(rest) = self.rest.as_mut() {
@@ -589,6 +590,14 @@ pub(crate) struct PyAsyncBulkResults {
     origin: Origin,
 }
 
+impl PyAsyncBulkResults {
+    /// Stops every login still running: `aclose()` and `_stop_now()` (see them).
+    fn stop(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.origin.stop(&self.driver);
+    }
+}
+
 #[pymethods]
 impl PyAsyncBulkResults {
     fn __aiter__(slf: Py<Self>) -> Py<Self> {
@@ -642,15 +651,14 @@ impl PyAsyncBulkResults {
     /// reading gets the results already received, then ``(login_id, ClientClosed)`` for every
     /// login not handed out, then the end.
     fn aclose(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self._stop_now();
+        self.stop();
         asyncio::ready(py, py.None())
     }
 
     /// What `aclose()` does, at once and without a loop: for `bf.combine`, which refuses an
     /// async iterator from sync code and stops its logins rather than leave them running.
     fn _stop_now(&self) {
-        self.closing.store(true, Ordering::SeqCst);
-        self.origin.stop(&self.driver);
+        self.stop();
     }
 
     /// ``async with client.investments_many(ids) as results:`` closes the call when the block

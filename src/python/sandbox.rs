@@ -233,13 +233,14 @@ impl PySandbox {
 
     #[doc = stub_doc!("Sandbox.users")]
     #[getter]
+    #[expect(clippy::unused_self, reason = "a getter of the instance, whose users are the sandbox's")]
     fn users<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         users_list(py)
     }
 
     #[doc = stub_doc!("Sandbox.attribute_catalogue")]
     #[staticmethod]
-    fn attribute_catalogue<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    fn attribute_catalogue(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         let list = PyList::empty(py);
         for (name, description) in attribute_catalogue() {
             let item = PyDict::new(py);
@@ -252,7 +253,7 @@ impl PySandbox {
 
     #[doc = stub_doc!("Sandbox.attribute_packages")]
     #[staticmethod]
-    fn attribute_packages<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn attribute_packages(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         let packages = PyDict::new(py);
         for (operation, names) in attribute_packages() {
             packages.set_item(operation, names)?;

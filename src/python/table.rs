@@ -56,7 +56,7 @@ fn cell<'py>(py: Python<'py>, data: &ColumnData, row: usize) -> PyResult<Bound<'
         ColumnData::TextList(v) => {
             let items = v.value(row);
             let items = items.as_string::<i32>();
-            PyList::new(py, items.iter().map(|item| item.unwrap_or_default()))?.into_any()
+            PyList::new(py, items.iter().map(std::option::Option::unwrap_or_default))?.into_any()
         }
     })
 }

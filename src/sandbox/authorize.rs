@@ -146,20 +146,17 @@ fn judge(challenges: &[Challenge], responses: &[(&str, Vec<String>)]) -> Result<
 /// Stores the session and answers with its first round of challenges, or opens it at once.
 fn begin(shared: &Shared, mut session: Session, flow: &'static [Round]) -> Response {
     let mut inner = shared.lock();
-    match flow.first() {
-        Some(round) => {
-            session.stage = Stage::Challenged { flow, round: 0 };
-            let tag = session.tag.clone();
-            let request_id = inner.add_session(session, shared.config.session_ttl);
-            challenged(&request_id, round, tag.as_ref())
-        }
-        None => {
-            let request_id = inner.add_session(session, shared.config.session_ttl);
-            match inner.open(&request_id) {
-                Some(session) => opened(&request_id, session),
-                // Just added under the lock still held: always found.
-                None => missing_session(Missing::Unknown, &request_id).into_response(),
-            }
+    if let Some(round) = flow.first() {
+        session.stage = Stage::Challenged { flow, round: 0 };
+        let tag = session.tag.clone();
+        let request_id = inner.add_session(session, shared.config.session_ttl);
+        challenged(&request_id, round, tag.as_ref())
+    } else {
+        let request_id = inner.add_session(session, shared.config.session_ttl);
+        match inner.open(&request_id) {
+            Some(session) => opened(&request_id, session),
+            // Just added under the lock still held: always found.
+            None => missing_session(Missing::Unknown, &request_id).into_response(),
         }
     }
 }

@@ -214,17 +214,17 @@ mod fuzz {
     fn read_everything(body: &Body) {
         for key in KEYS {
             body.has(key);
-            body.string(key).map(drop).unwrap_or_else(refused);
-            body.required(key).map(drop).unwrap_or_else(refused);
-            body.flag(key).map(drop).unwrap_or_else(refused);
-            body.strings(key).map(drop).unwrap_or_else(refused);
-            body.choice(key, &["Days90", "Days365"]).map(drop).unwrap_or_else(refused);
+            body.string(key).map_or_else(refused, drop);
+            body.required(key).map_or_else(refused, drop);
+            body.flag(key).map_or_else(refused, drop);
+            body.strings(key).map_or_else(refused, drop);
+            body.choice(key, &["Days90", "Days365"]).map_or_else(refused, drop);
         }
-        body.security_responses().map(drop).unwrap_or_else(refused);
-        Detail::options(body).map(drop).unwrap_or_else(refused);
-        Summary::options(body).map(drop).unwrap_or_else(refused);
-        Statements::options(body).map(drop).unwrap_or_else(refused);
-        Investments::options(body).map(drop).unwrap_or_else(refused);
+        body.security_responses().map_or_else(refused, drop);
+        Detail::options(body).map_or_else(refused, drop);
+        Summary::options(body).map_or_else(refused, drop);
+        Statements::options(body).map_or_else(refused, drop);
+        Investments::options(body).map_or_else(refused, drop);
     }
 
     #[test]

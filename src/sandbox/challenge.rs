@@ -89,7 +89,7 @@ impl Challenge {
         }
     }
 
-    /// The choice at `index`; the tables of [`super::users`] only name choices they list, so
+    /// The choice at `index`; the tables of [`super::users`](mod@super::users) only name choices they list, so
     /// an empty string (which no check accepts) never reaches a caller.
     fn choice(&self, index: usize) -> String {
         self.iterables.get(index).cloned().unwrap_or_default()

@@ -51,17 +51,17 @@ fn png(index: usize) -> Vec<u8> {
 
     let mut out = Vec::with_capacity(3100);
     out.extend_from_slice(&SIGNATURE);
-    chunk(&mut out, b"IHDR", &header);
-    chunk(&mut out, b"IDAT", &zlib_stored(&raw));
-    chunk(&mut out, b"IEND", &[]);
+    chunk(&mut out, *b"IHDR", &header);
+    chunk(&mut out, *b"IDAT", &zlib_stored(&raw));
+    chunk(&mut out, *b"IEND", &[]);
     out
 }
 
-fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+fn chunk(out: &mut Vec<u8>, kind: [u8; 4], data: &[u8]) {
     out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    out.extend_from_slice(kind);
+    out.extend_from_slice(&kind);
     out.extend_from_slice(data);
-    let crc = crc32_update(crc32_update(0xffff_ffff, kind), data) ^ 0xffff_ffff;
+    let crc = crc32_update(crc32_update(0xffff_ffff, &kind), data) ^ 0xffff_ffff;
     out.extend_from_slice(&crc.to_be_bytes());
 }
 

@@ -129,7 +129,10 @@ impl<'a> AccountBody<'a> {
 struct Positions<'a>(&'a [Position], &'a [Security]);
 
 impl Serialize for Positions<'_> {
-    #[expect(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "positions and trades only point into their own portfolio's securities"
+    )]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|position| {
             let security = &self.1[position.security];
@@ -172,7 +175,10 @@ struct PositionBody {
 struct Trades<'a>(&'a [Trade], &'a [Security]);
 
 impl Serialize for Trades<'_> {
-    #[expect(clippy::indexing_slicing, reason = "positions and trades only point into their own portfolio's securities")]
+    #[expect(
+        clippy::indexing_slicing,
+        reason = "positions and trades only point into their own portfolio's securities"
+    )]
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|trade| {
             let security = &self.1[trade.security];
@@ -269,6 +275,7 @@ struct SecurityBody {
     cusip: Option<&'static str>,
     /// Absent (outer None), null (inner None) or a value: all three happen on the wire.
     #[serde(rename = "ISIN", skip_serializing_if = "Option::is_none")]
+    #[expect(clippy::option_option, reason = "absent, null and a value: three shapes the service sends")]
     isin: Option<Option<&'static str>>,
 }
 

@@ -1,7 +1,7 @@
 //! The embedded sandbox: a loopback HTTP server that imitates the v3 aggregation API.
 //!
 //! It follows the session and challenge state machines of docs/protocol.md#authorize for the
-//! public test institution `FlinksCapital` (password `Everyday` for every user, see [`users`]
+//! public test institution `FlinksCapital` (password `Everyday` for every user, see [`users()`]
 //! and docs/sandbox.md#users), so a client written for the real test instance works against it
 //! unchanged.
 //!
@@ -66,7 +66,7 @@ const BACKLOG: u32 = 4096;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// A running sandbox server, on its own OS thread with its own small multi-threaded tokio
-/// runtime ([`WORKERS`] workers, so concurrent requests are served in parallel), so it works
+/// runtime (`WORKERS` workers, so concurrent requests are served in parallel), so it works
 /// from synchronous code, from any async runtime, and from Python alike.
 ///
 /// Dropping it stops the server, as [`Sandbox::stop`] does.

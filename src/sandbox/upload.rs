@@ -119,7 +119,7 @@ impl HttpBody for Upload {
                 this.slot.answering();
                 Poll::Ready(None)
             }
-            ready => {
+            ready @ Poll::Ready(_) => {
                 this.stalled = None;
                 ready.map_err(Into::into)
             }

@@ -55,11 +55,11 @@ struct Joined<'a, S, T> {
 
 /// Every item of every account, in order, joined to its account and to its security by Id. An
 /// item whose security is not listed keeps its row, with no security.
-fn joined<'a, S: Text, T>(
-    investments: &'a Investments<S>,
+fn joined<S: Text, T>(
+    investments: &Investments<S>,
     items: fn(&InvestmentAccount<S>) -> &[T],
     security_id: fn(&T) -> Option<&str>,
-) -> Vec<Joined<'a, S, T>> {
+) -> Vec<Joined<'_, S, T>> {
     let securities = SecuritiesById::new(investments);
     investments
         .accounts

@@ -17,6 +17,17 @@ macro_rules! within {
     }};
 }
 
+/// The data operation `$op` of `$client` on `$target` with `$options`, as one call of its own
+/// (see `within!`).
+#[macro_export]
+macro_rules! data {
+    ($client:expr, $op:ty, $target:expr, $options:expr) => {{
+        let c = &$client;
+        let call = c.call(<$op as bankfeed::DataOp>::CALL);
+        call.run(c.data::<$op>(&call, $target, $options)).await
+    }};
+}
+
 use bankfeed::authorize::Credentials;
 use bankfeed::config::ClientOptions;
 use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};

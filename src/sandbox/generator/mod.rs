@@ -238,10 +238,10 @@ impl Serialize for Cents {
 pub(crate) fn divide_rounded(numerator: i64, denominator: i64) -> i64 {
     let magnitude = (numerator.unsigned_abs() * 2 + denominator.unsigned_abs()) / (denominator.unsigned_abs() * 2);
     let magnitude = magnitude as i64;
-    if (numerator < 0) != (denominator < 0) {
-        -magnitude
-    } else {
+    if (numerator < 0) == (denominator < 0) {
         magnitude
+    } else {
+        -magnitude
     }
 }
 

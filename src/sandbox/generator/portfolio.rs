@@ -115,7 +115,7 @@ impl Portfolio {
         let mut per_account = vec![0usize; combos.len()];
         if trades.is_none() {
             // Natural: every account trades.
-            per_account.iter_mut().for_each(|count| *count = 1);
+            per_account.fill(1);
         }
         let already: usize = per_account.iter().sum();
         for _ in already..total {
@@ -200,20 +200,17 @@ fn account(seed: u64, kind: &'static str, currency: &'static str, count: usize, 
         // Traded within about 20% of today's price.
         let price = prices[slot] * rng.range(80, 115) / 100;
         let fee = *rng.pick(&FEES);
-        let quantity = match selling {
-            Some(slot) => {
-                let (quantity, book) = holdings[slot];
-                let sold = rng.range(1, quantity);
-                // Average cost: the book value shrinks in proportion to the shares sold.
-                holdings[slot] = (quantity - sold, book * (quantity - sold) / quantity);
-                -sold
-            }
-            None => {
-                let bought = if price > 30_000 { rng.range(1, 20) } else { rng.range(1, 100) };
-                let (quantity, book) = holdings[slot];
-                holdings[slot] = (quantity + bought, book + bought * price + fee);
-                bought
-            }
+        let quantity = if let Some(slot) = selling {
+            let (quantity, book) = holdings[slot];
+            let sold = rng.range(1, quantity);
+            // Average cost: the book value shrinks in proportion to the shares sold.
+            holdings[slot] = (quantity - sold, book * (quantity - sold) / quantity);
+            -sold
+        } else {
+            let bought = if price > 30_000 { rng.range(1, 20) } else { rng.range(1, 100) };
+            let (quantity, book) = holdings[slot];
+            holdings[slot] = (quantity + bought, book + bought * price + fee);
+            bought
         };
         transactions.push(Trade {
             id: Guid::draw(rng),
