@@ -157,9 +157,23 @@ def command_of(variant: str, sandbox: Sandbox, ids_file: Path, out: Path, args: 
     common = [sandbox.url, sandbox.customer_id, str(ids_file), str(out)]
     if variant == "command":
         return [
-            sys.executable, "-m", "bankfeed", "export", "--logins", str(ids_file), "--out", str(out),
-            "--base-url", sandbox.url, "--customer-id", sandbox.customer_id, "--poll-interval",
-            str(args.poll_interval), "--concurrency", str(args.concurrency), "--quiet",
+            sys.executable,
+            "-m",
+            "bankfeed",
+            "export",
+            "--logins",
+            str(ids_file),
+            "--out",
+            str(out),
+            "--base-url",
+            sandbox.url,
+            "--customer-id",
+            sandbox.customer_id,
+            "--poll-interval",
+            str(args.poll_interval),
+            "--concurrency",
+            str(args.concurrency),
+            "--quiet",
         ]
     if variant == "bf_export":
         return [sys.executable, "-c", BF_EXPORT, *common, str(args.concurrency), str(args.poll_interval)]
@@ -193,8 +207,11 @@ def run_variant(
         with tempfile.TemporaryFile("w+") as errors:
             start = time.perf_counter()
             process = spawn(
-                client_cpus, command_of(variant, sandbox, ids_file, out, args), stdout=subprocess.DEVNULL,
-                stderr=errors, env=environment,
+                client_cpus,
+                command_of(variant, sandbox, ids_file, out, args),
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                env=environment,
             )
             _, status, usage = os.wait4(process.pid, 0)
             run.wall = time.perf_counter() - start

@@ -45,7 +45,7 @@ def etl_job(sb: bf.Sandbox) -> None:
         # (tqdm when it is installed, a line on stderr otherwise).
         investments = bf.combine(client.investments_many(login_ids, concurrency=64, progress=True))
         print(investments)
-        positions = investments.positions.to_pandas()   # login_id, account_id, symbol, ...
+        positions = investments.positions.to_pandas()  # login_id, account_id, symbol, ...
         by_login = positions.groupby("login_id")["market_value"].sum()
         print(f"investments: {len(by_login)} logins, {len(positions)} positions, {by_login.sum():,.2f} in all")
         for login_id, error in investments.errors.items():

@@ -886,9 +886,9 @@ class Challenge(_BaseChallenge):
 class AsyncChallenge(_BaseChallenge):
     """A :class:`Challenge` met by an :class:`AsyncClient`; its answer is awaited::
 
-        step = await client.authorize("FlinksCapital", "Greatday", "Everyday")
-        while isinstance(step, bf.AsyncChallenge):
-            step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+    step = await client.authorize("FlinksCapital", "Greatday", "Everyday")
+    while isinstance(step, bf.AsyncChallenge):
+        step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
     """
 
     async def answer(self, answers: Answers) -> AsyncStep:

@@ -89,8 +89,8 @@ def _stderr_is_terminal() -> bool:
 
 
 class _Line:
-    """``{description}: {done}/{total} ({failed} failed) {rate}/s`` on stderr: rewritten in place
-    (``\\r``) at most ten times a second on a terminal; elsewhere a line of its own at most every
+    r"""``{description}: {done}/{total} ({failed} failed) {rate}/s`` on stderr: rewritten in place
+    (``\r``) at most ten times a second on a terminal; elsewhere a line of its own at most every
     ten seconds, so that a log holds lines rather than one line of thousands of updates."""
 
     def __init__(self, total: int | None, description: str) -> None:

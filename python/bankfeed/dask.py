@@ -97,7 +97,11 @@ def read(
     if isinstance(partition_size, bool) or not isinstance(partition_size, int) or partition_size < 1:
         raise _config_error("partition_size", f"must be an int of at least 1, got {partition_size!r}")
     fetch = TableFetch(
-        client, kind_of(kind, table, options), table, concurrency=concurrency, on_error=on_error,
+        client,
+        kind_of(kind, table, options),
+        table,
+        concurrency=concurrency,
+        on_error=on_error,
         token=secrets.token_hex(8),
     )
     ids = _texts(login_ids)

@@ -78,6 +78,7 @@ _WRITE_DISPOSITION: Any = {
     "destination_scope": "login_id IN (SELECT login_id FROM {staging_table})",
 }
 
+
 class BankfeedSource(DltSource):
     """The dlt source that :func:`source` returns: a ``dlt.sources.DltSource`` with
     :attr:`failures`."""

@@ -205,37 +205,116 @@ def items(value: Any) -> list[Any]:
 # Expected rows of every table, re-flattened from the raw payload.
 
 INVESTMENT_ACCOUNT_COLUMNS = [
-    "account_id", "full_account_id", "account_number", "account_name", "type", "registered",
-    "currency", "cash", "account_value", "currency_value",
+    "account_id",
+    "full_account_id",
+    "account_number",
+    "account_name",
+    "type",
+    "registered",
+    "currency",
+    "cash",
+    "account_value",
+    "currency_value",
 ]
 POSITION_COLUMNS = [
-    "account_id", "account_number", "account_name", "account_type", "position_id", "security_id",
-    "symbol", "security_name", "category", "class", "quantity", "price", "book_value",
-    "market_value", "gain_amount", "gain_currency_amount", "gain_percent", "currency",
+    "account_id",
+    "account_number",
+    "account_name",
+    "account_type",
+    "position_id",
+    "security_id",
+    "symbol",
+    "security_name",
+    "category",
+    "class",
+    "quantity",
+    "price",
+    "book_value",
+    "market_value",
+    "gain_amount",
+    "gain_currency_amount",
+    "gain_percent",
+    "currency",
 ]
 INVESTMENT_TRANSACTION_COLUMNS = [
-    "account_id", "account_number", "account_name", "account_type", "account_currency",
-    "transaction_id", "date", "type", "description", "security_id", "symbol", "security_name",
-    "quantity", "fee", "amount",
+    "account_id",
+    "account_number",
+    "account_name",
+    "account_type",
+    "account_currency",
+    "transaction_id",
+    "date",
+    "type",
+    "description",
+    "security_id",
+    "symbol",
+    "security_name",
+    "quantity",
+    "fee",
+    "amount",
 ]
 SECURITY_COLUMNS = [
-    "security_id", "symbol", "name", "type", "price", "date", "currency", "cusip", "isin", "aliases",
+    "security_id",
+    "symbol",
+    "name",
+    "type",
+    "price",
+    "date",
+    "currency",
+    "cusip",
+    "isin",
+    "aliases",
 ]
 BANK_ACCOUNT_COLUMNS = [
-    "account_id", "title", "account_number", "last_four_digits", "transit_number",
-    "institution_number", "category", "type", "account_type", "currency", "balance_available",
-    "balance_current", "balance_limit", "overdraft_limit", "eft_eligible_ratio",
-    "e_transfer_eligible_ratio", "holder_name", "holder_email", "holder_phone_number",
-    "holder_city", "holder_province", "holder_postal_code",
+    "account_id",
+    "title",
+    "account_number",
+    "last_four_digits",
+    "transit_number",
+    "institution_number",
+    "category",
+    "type",
+    "account_type",
+    "currency",
+    "balance_available",
+    "balance_current",
+    "balance_limit",
+    "overdraft_limit",
+    "eft_eligible_ratio",
+    "e_transfer_eligible_ratio",
+    "holder_name",
+    "holder_email",
+    "holder_phone_number",
+    "holder_city",
+    "holder_province",
+    "holder_postal_code",
 ]
 BANK_TRANSACTION_COLUMNS = [
-    "account_id", "account_number", "account_title", "account_category", "account_type",
-    "currency", "transaction_id", "date", "code", "description", "debit", "credit", "balance",
+    "account_id",
+    "account_number",
+    "account_title",
+    "account_category",
+    "account_type",
+    "currency",
+    "transaction_id",
+    "date",
+    "code",
+    "description",
+    "debit",
+    "credit",
+    "balance",
 ]
 STATEMENT_COLUMNS = ["account_number", "unique_id", "file_type"]
 ATTRIBUTE_VALUE_COLUMNS = ["group", "group_id", "login_id", "attribute", "value", "raw_value"]
 ATTRIBUTE_DETAIL_COLUMNS = [
-    "group", "attribute", "transaction_id", "account_id", "date", "description", "debit", "credit",
+    "group",
+    "attribute",
+    "transaction_id",
+    "account_id",
+    "date",
+    "description",
+    "debit",
+    "credit",
 ]
 
 
@@ -533,9 +612,7 @@ def _eq(a: object, b: object) -> bool:
     return a == b
 
 
-def assert_records_equal(
-    got: Sequence[Mapping[str, object]], want: Sequence[Mapping[str, object]], what: str
-) -> None:
+def assert_records_equal(got: Sequence[Mapping[str, object]], want: Sequence[Mapping[str, object]], what: str) -> None:
     """Row by row, key by key, with NaN equal to NaN."""
     assert len(got) == len(want), f"{what}: {len(got)} rows != {len(want)}"
     for i, (g, w) in enumerate(zip(got, want, strict=True)):

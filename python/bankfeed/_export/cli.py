@@ -68,9 +68,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--days", choices=("90", "365"), help="days of transactions of accounts (default: the service's)"
     )
     parser.add_argument("--format", choices=("parquet", "csv"), default=None, help="parquet (default) or csv")
-    parser.add_argument(
-        "--concurrency", type=int, default=32, metavar="N", help="logins fetched at once (default: 32)"
-    )
+    parser.add_argument("--concurrency", type=int, default=32, metavar="N", help="logins fetched at once (default: 32)")
     parser.add_argument(
         "--batch-logins",
         type=int,

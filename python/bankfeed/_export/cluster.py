@@ -53,9 +53,7 @@ def check_installed() -> None:
     try:
         import distributed  # noqa: F401
     except ImportError:
-        raise _config_error(
-            "scheduler", "needs Dask's distributed package: pip install 'bankfeed[dask]'"
-        ) from None
+        raise _config_error("scheduler", "needs Dask's distributed package: pip install 'bankfeed[dask]'") from None
 
 
 def _connect(scheduler: object) -> tuple[distributed.Client, bool]:
@@ -210,9 +208,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
         writer.commit()
     done.done += len(state.written)
     done.written = len(state.written) + writer.logins_written
-    done.rows = {
-        f"{kind.name}/{table}": state.rows.get(table, 0) + writer.rows.get(table, 0) for table in kind.tables
-    }
+    done.rows = {f"{kind.name}/{table}": state.rows.get(table, 0) + writer.rows.get(table, 0) for table in kind.tables}
     return done
 
 
@@ -223,8 +219,17 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
         for index, (logins, request_ids) in enumerate(export.chunks(kind, size)):
             tasks.append(
                 _Partition(
-                    location, kind, export.fmt, export.run_id, index, tuple(logins), request_ids,
-                    export.concurrency, export.limits, stop, marker,
+                    location,
+                    kind,
+                    export.fmt,
+                    export.run_id,
+                    index,
+                    tuple(logins),
+                    request_ids,
+                    export.concurrency,
+                    export.limits,
+                    stop,
+                    marker,
                 )
             )
     return tasks

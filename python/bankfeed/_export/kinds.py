@@ -54,9 +54,7 @@ class Kind:
 
     def bulk_call(self, client: Any) -> Any:
         """The bulk method of ``client`` that fetches this kind."""
-        name = {"investments": "investments_many", "accounts": "accounts_detail_many"}.get(
-            self.name, "attributes_many"
-        )
+        name = {"investments": "investments_many", "accounts": "accounts_detail_many"}.get(self.name, "attributes_many")
         return getattr(client, name)
 
 
@@ -65,7 +63,7 @@ def _days(days: object) -> str:
         days = str(days)
     if isinstance(days, str) and days.strip().lower() in _DAYS:
         return _DAYS[days.strip().lower()]
-    raise _config_error("days", f"must be 90 or 365 (or \"Days90\", \"Days365\"), got {days!r}")
+    raise _config_error("days", f'must be 90 or 365 (or "Days90", "Days365"), got {days!r}')
 
 
 def _attributes(spec: str) -> Kind:
@@ -104,7 +102,7 @@ def _custom(query: object, label: str) -> Kind:
         optional = ", ".join(f'"{key}"' for key in _QUERY_KEYS[1:])
         raise _config_error(
             "what",
-            f"has an attributes query that is not a JSON object of \"attributes\" ({{group: [names]}}) and "
+            f'has an attributes query that is not a JSON object of "attributes" ({{group: [names]}}) and '
             f"optionally {optional}; got {_shown(query)}",
         )
     return Kind("attributes", dict(query), label=label)
@@ -162,4 +160,3 @@ def schema(kind: str, table: str) -> pyarrow.Schema:
     from bankfeed._export.columns import with_provenance
 
     return with_provenance(combined.tables[table].to_arrow(), [], [], []).schema
-

@@ -352,8 +352,18 @@ def export(
         positions = pandas.read_parquet("exports/2026-11-26/investments/positions")
     """
     return _run(
-        client, login_ids, out, what=what, format=format, concurrency=concurrency, resume=resume, progress=progress,
-        days=days, batch_logins=batch_logins, raise_interrupt=True, scheduler=scheduler,
+        client,
+        login_ids,
+        out,
+        what=what,
+        format=format,
+        concurrency=concurrency,
+        resume=resume,
+        progress=progress,
+        days=days,
+        batch_logins=batch_logins,
+        raise_interrupt=True,
+        scheduler=scheduler,
         partition_size=partition_size,
     )
 
@@ -388,7 +398,14 @@ def _run(
 
         cluster.check_installed()
     run = _Export.plan(
-        login_ids, out, what=what, fmt=format, concurrency=concurrency, resume=resume, progress=progress, days=days,
+        login_ids,
+        out,
+        what=what,
+        fmt=format,
+        concurrency=concurrency,
+        resume=resume,
+        progress=progress,
+        days=days,
         batch_logins=batch_logins,
     )
     if scheduler is not None:
@@ -445,8 +462,16 @@ async def aexport(
     if not isinstance(client, AsyncClient):
         raise TypeError(f"client must be a bf.AsyncClient, not {type(client).__name__}; bf.export takes a bf.Client")
     run = await asyncio.to_thread(
-        _Export.plan, login_ids, out, what=what, fmt=format, concurrency=concurrency, resume=resume,
-        progress=progress, days=days, batch_logins=batch_logins,
+        _Export.plan,
+        login_ids,
+        out,
+        what=what,
+        fmt=format,
+        concurrency=concurrency,
+        resume=resume,
+        progress=progress,
+        days=days,
+        batch_logins=batch_logins,
     )
     run.start()
     try:

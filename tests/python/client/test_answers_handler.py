@@ -133,4 +133,3 @@ def test_a_missing_answer_fails_before_sending_and_names_the_prompt(api: Api, sa
     assert "What is the best country on earth?" in str(info.value)
     # The credentials call and the first answer were sent; the second round was not.
     assert sandbox.request_count - before == 2
-

@@ -57,16 +57,24 @@ AUTHORIZED = {
     "HttpStatusCode": 200,
     "Links": [{"rel": "AccountsDetail", "href": "/GetAccountsDetail", "example": None}],
     "Institution": "FlinksCapital",
-    "Login": {"Username": "someone", "IsScheduledRefresh": False, "LastRefresh": "2026-11-20T08:15:42.1234567",
-              "Type": "Personal", "Id": LOGIN},
+    "Login": {
+        "Username": "someone",
+        "IsScheduledRefresh": False,
+        "LastRefresh": "2026-11-20T08:15:42.1234567",
+        "Type": "Personal",
+        "Id": LOGIN,
+    },
     "RequestId": REQUEST,
 }
 CHALLENGE = {
     "HttpStatusCode": 203,
     "Links": [{"rel": "Authorization", "href": "/Authorize", "example": None}],
     "SecurityChallenges": [
-        {"Type": "MultipleChoice", "Prompt": "Which of these streets have you lived on?",
-         "Iterables": ["Rue Sherbrooke", "Maple Avenue"]},
+        {
+            "Type": "MultipleChoice",
+            "Prompt": "Which of these streets have you lived on?",
+            "Iterables": ["Rue Sherbrooke", "Maple Avenue"],
+        },
     ],
     "Institution": "FlinksCapital",
     "RequestId": REQUEST,
@@ -167,19 +175,41 @@ CASES = [
     api_case("InvalidLogin", errors.InvalidLogin, 401, "INVALID_LOGIN"),
     api_case("LoginDisabled", errors.LoginDisabled, 401, "DISABLED_LOGIN"),
     api_case("InvalidSecurityResponse", errors.InvalidSecurityResponse, 401, "INVALID_SECURITY_RESPONSE"),
-    api_case("SessionError", errors.SessionError, 400, "SESSION_NONEXISTENT", call=detail,
-             operation="GetAccountsDetail"),
+    api_case(
+        "SessionError", errors.SessionError, 400, "SESSION_NONEXISTENT", call=detail, operation="GetAccountsDetail"
+    ),
     api_case("ConcurrentSession", errors.ConcurrentSession, 401, "CONCURRENT_SESSION"),
-    api_case("ConcurrentSession-card-in-use", errors.ConcurrentSession, 400, "CARD_IN_USE", call=delete,
-             operation="DeleteCard"),
+    api_case(
+        "ConcurrentSession-card-in-use",
+        errors.ConcurrentSession,
+        400,
+        "CARD_IN_USE",
+        call=delete,
+        operation="DeleteCard",
+    ),
     api_case("RetryLater", errors.RetryLater, 401, "RETRY_LATER"),
-    api_case("RateLimited", errors.RateLimited, 429, "TOO_MANY_REQUESTS", call=detail, operation="GetAccountsDetail",
-             headers=(("Retry-After", "7"),), retry_after=7.0),
-    api_case("InvalidRequest", errors.InvalidRequest, 400, "INVALID_REQUEST", call=detail,
-             operation="GetAccountsDetail"),
+    api_case(
+        "RateLimited",
+        errors.RateLimited,
+        429,
+        "TOO_MANY_REQUESTS",
+        call=detail,
+        operation="GetAccountsDetail",
+        headers=(("Retry-After", "7"),),
+        retry_after=7.0,
+    ),
+    api_case(
+        "InvalidRequest", errors.InvalidRequest, 400, "INVALID_REQUEST", call=detail, operation="GetAccountsDetail"
+    ),
     api_case("InstitutionUnavailable", errors.InstitutionUnavailable, 405, "DISABLED_INSTITUTION"),
-    api_case("AggregationError", errors.AggregationError, 500, "AGGREGATION_ERROR", call=detail,
-             operation="GetAccountsDetail"),
+    api_case(
+        "AggregationError",
+        errors.AggregationError,
+        500,
+        "AGGREGATION_ERROR",
+        call=detail,
+        operation="GetAccountsDetail",
+    ),
     api_case("ApiError-unknown-code", errors.ApiError, 418, "SOMETHING_NEW"),
     Case(
         "AggregationError-text-body",
@@ -283,9 +313,7 @@ def check_pickle_and_secrets(exc: E) -> E:
 
 
 @pytest.mark.parametrize("case", params())
-def test_a_server_answer_raises_its_class_with_its_fields(
-    api: Api, serve: Serve, case: Case
-) -> None:
+def test_a_server_answer_raises_its_class_with_its_fields(api: Api, serve: Serve, case: Case) -> None:
     server = serve(case.answers)
     client = stub_client(api, server.url, **case.options)
     with pytest.raises(errors.BankfeedError) as info:

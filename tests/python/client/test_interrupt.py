@@ -71,9 +71,7 @@ def test_a_ctrl_c_that_comes_as_a_call_starts_stops_it(
         assert sb.request_count == before, "the interrupted call sent a request"
 
 
-def test_a_logging_setup_that_fails_to_answer_does_not_fail_a_call(
-    api: Api, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_logging_setup_that_fails_to_answer_does_not_fail_a_call(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     # Only an interrupt leaves: a logger whose level cannot be read means no logging, not no call.
     def broken(level: int) -> bool:
         raise RuntimeError("a broken logging setup")

@@ -53,8 +53,14 @@ def test_the_sandbox_has_a_user_per_challenge_type(users: dict[str, SandboxUser]
         "TextOrCall",
         "WaitUntilEUAccept",
     }
-    for documented in ("Greatday", "greatday_nomfa", "test_disabled_account", "test_service_unavailable",
-                       "test_pending", "test_dispatched"):
+    for documented in (
+        "Greatday",
+        "greatday_nomfa",
+        "test_disabled_account",
+        "test_service_unavailable",
+        "test_pending",
+        "test_dispatched",
+    ):
         assert documented in users
     for user in users.values():
         assert user["description"]

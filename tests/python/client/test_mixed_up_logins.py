@@ -31,12 +31,15 @@ def login(login_id: str) -> dict[str, Any]:
 #: The other login's data, as its own calls would answer: what must never come out as ASKED's.
 OTHERS_DATA = {
     "Authorize": Answer(200, {"HttpStatusCode": 200, "Login": login(OTHER), "RequestId": REQUEST}),
-    "Investments": Answer(200, {"Accounts": [], "Securities": [], "Value": 1, "Cash": 1, "Login": login(OTHER),
-                                "RequestId": REQUEST}),
-    "GetAccountsDetail": Answer(200, {"HttpStatusCode": 200, "Accounts": [], "Login": login(OTHER),
-                                      "RequestId": REQUEST}),
-    "GetIncomeAttributes": Answer(200, {"HttpStatusCode": 200, "Income": {"Id": REQUEST}, "Login": login(OTHER),
-                                        "RequestId": REQUEST}),
+    "Investments": Answer(
+        200, {"Accounts": [], "Securities": [], "Value": 1, "Cash": 1, "Login": login(OTHER), "RequestId": REQUEST}
+    ),
+    "GetAccountsDetail": Answer(
+        200, {"HttpStatusCode": 200, "Accounts": [], "Login": login(OTHER), "RequestId": REQUEST}
+    ),
+    "GetIncomeAttributes": Answer(
+        200, {"HttpStatusCode": 200, "Income": {"Id": REQUEST}, "Login": login(OTHER), "RequestId": REQUEST}
+    ),
 }
 
 

@@ -214,8 +214,11 @@ def test_a_session_resumed_with_the_login_id_of_another_login_refuses_its_data(a
         mine, theirs = sb.login_ids
         opened = api.run(client.authorize_cached(theirs))
         session = client.session(opened.request_id, login_id=mine)
-        calls = {"accounts_detail": "GetAccountsDetail", "accounts_summary": "GetAccountsSummary",
-                 "statements": "GetStatements"}
+        calls = {
+            "accounts_detail": "GetAccountsDetail",
+            "accounts_summary": "GetAccountsSummary",
+            "statements": "GetStatements",
+        }
         for call, operation in calls.items():
             with raises(bf.ProtocolError, operation=operation, status=200, request_id=opened.request_id) as info:
                 api.run(getattr(session, call)())

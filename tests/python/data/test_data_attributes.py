@@ -26,12 +26,20 @@ DATASETS: list[tuple[int, int | None]] = [(0, None), (2, None), (3, None), (0, 0
 
 #: The attributes that have nothing to be computed from without transactions (docs/sandbox.md#attributes).
 NONE_WITHOUT_TRANSACTIONS = [
-    "account_age_days", "balance_max", "balance_min", "avg_employer_income", "days_since_last_employer_income",
+    "account_age_days",
+    "balance_max",
+    "balance_min",
+    "avg_employer_income",
+    "days_since_last_employer_income",
     "sum_government_income",
 ]
 #: The attributes whose value counts the transactions their AttributesDetail lists.
 COUNTS_OF_THEIR_DETAIL = [
-    "count_transactions", "count_negative_balance", "count_nsf", "count_nsf_90_days", "count_employer_income",
+    "count_transactions",
+    "count_negative_balance",
+    "count_nsf",
+    "count_nsf_90_days",
+    "count_employer_income",
     "count_loan_payments",
 ]
 
@@ -181,7 +189,12 @@ def test_all_package_without_tier2_is_access_denied(api: Api) -> None:
 
 
 FILTERS = [
-    ["Operations"], ["Credits"], ["Operations", "Credits"], ["Products"], ["Operations", "Products"], ["Nothing"],
+    ["Operations"],
+    ["Credits"],
+    ["Operations", "Credits"],
+    ["Products"],
+    ["Operations", "Products"],
+    ["Nothing"],
 ]
 
 
@@ -235,8 +248,9 @@ def test_attributes_detail_rows_are_transactions_of_the_included_accounts(
     _, client, login_id, raw = on(api, 2)
     account_filter = None if account_index is None else [raw["Accounts"][account_index]["Id"]]
     categories = filters["AccountCategory"] if filters else None
-    attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters=filters, detail=dh.CATALOGUE,
-                              account_filter=account_filter)
+    attrs = client.attributes(
+        login_id, {"Card": dh.CATALOGUE}, filters=filters, detail=dh.CATALOGUE, account_filter=account_filter
+    )
     expect_catalogue(attrs, "Card", login_id, "with detail")
     _, transactions = dh.included_transactions(raw, categories, account_filter)
     assert transactions
@@ -265,7 +279,9 @@ def test_attributes_detail_rows_are_transactions_of_the_included_accounts(
         )
         account_id, tx = found
         assert (row["account_id"], row["date"], row["description"]) == (
-            account_id, dh.parse_date(dh.field(tx, "Date")), dh.field(tx, "Description")
+            account_id,
+            dh.parse_date(dh.field(tx, "Date")),
+            dh.field(tx, "Description"),
         )
         assert row["debit"] == dh.num(dh.field(tx, "Debit")) and row["credit"] == dh.num(dh.field(tx, "Credit"))
         per_attribute.setdefault(row["attribute"], []).append(row["transaction_id"])
@@ -315,12 +331,15 @@ def _parts(request: dict[str, Any]) -> tuple[str, str, int]:
 
 @pytest.mark.parametrize(
     ("package", "operation"),
-    [("income", "GetIncomeAttributes"), ("credit_risk", "GetCreditRiskAttributes"),
-     ("user_analysis", "GetUserAnalysisAttributes"), ("lending", "GetLendingAttributes"), (None, None)],
+    [
+        ("income", "GetIncomeAttributes"),
+        ("credit_risk", "GetCreditRiskAttributes"),
+        ("user_analysis", "GetUserAnalysisAttributes"),
+        ("lending", "GetLendingAttributes"),
+        (None, None),
+    ],
 )
-def test_attributes_202_path(
-    api: Api, fresh_sandbox: bf.Sandbox, package: str | None, operation: str | None
-) -> None:
+def test_attributes_202_path(api: Api, fresh_sandbox: bf.Sandbox, package: str | None, operation: str | None) -> None:
     """client.attributes runs the preparation sequence: cached authorize, account detail polled
     on GetAccountsDetailAsync, then the attributes call repeated until 200."""
     either = api.client(fresh_sandbox)
@@ -358,8 +377,16 @@ def test_attributes_202_path(
         (({},), {}, "attributes"),
         (({"Card": []},), {}, "attributes"),
     ],
-    ids=["neither", "both", "filters-with-package", "detail-with-package", "account-filter-with-package",
-         "unknown-package", "no-group", "empty-group"],
+    ids=[
+        "neither",
+        "both",
+        "filters-with-package",
+        "detail-with-package",
+        "account-filter-with-package",
+        "unknown-package",
+        "no-group",
+        "empty-group",
+    ],
 )
 def test_config_errors_name_the_field(
     api: Api, args: tuple[dict[str, list[str]], ...], kwargs: dict[str, Any], field: str
@@ -379,9 +406,11 @@ def test_config_errors_name_the_field(
 
 @pytest.mark.parametrize(
     ("request_", "detail"),
-    [({"Card": ["count_nsf", "no_such_attribute"]}, None),
-     ({"Card": ["Count_NSF"]}, None),
-     ({"Card": ["count_nsf"]}, ["no_such_attribute"])],
+    [
+        ({"Card": ["count_nsf", "no_such_attribute"]}, None),
+        ({"Card": ["Count_NSF"]}, None),
+        ({"Card": ["count_nsf"]}, ["no_such_attribute"]),
+    ],
     ids=["unknown", "re-cased", "unknown-in-detail"],
 )
 def test_unknown_attribute_is_invalid_request_naming_it(

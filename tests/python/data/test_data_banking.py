@@ -17,8 +17,12 @@ import datahelpers as dh
 from bfhelpers import Api
 
 BALANCE_COLUMNS = [
-    "balance_available", "balance_current", "balance_limit", "overdraft_limit",
-    "eft_eligible_ratio", "e_transfer_eligible_ratio",
+    "balance_available",
+    "balance_current",
+    "balance_limit",
+    "overdraft_limit",
+    "eft_eligible_ratio",
+    "e_transfer_eligible_ratio",
 ]
 
 
@@ -57,7 +61,11 @@ def test_detail_transactions_table_is_the_raw_transactions_joined(sized: dh.Size
     for row in detail.transactions.to_records():
         account = accounts[row["account_id"]]
         assert (row["account_number"], row["account_title"], row["account_category"], row["currency"]) == (
-            account["AccountNumber"], account["Title"], account["Category"], account["Currency"])
+            account["AccountNumber"],
+            account["Title"],
+            account["Category"],
+            account["Currency"],
+        )
         # Debit and credit are exclusive on the wire; the table keeps the missing one missing.
         assert (row["debit"] is None) != (row["credit"] is None)
     raw_dates = [t["Date"] for a in raw["Accounts"] for t in (a.get("Transactions") or [])]

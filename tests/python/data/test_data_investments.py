@@ -40,9 +40,7 @@ def test_accounts_table_is_the_raw_accounts(sized: dh.Sized) -> None:
     inv = fetched.investments
     expected = dh.expected_investment_accounts(inv.raw)
     dh.assert_rows_equal(inv.accounts, expected, dh.INVESTMENT_ACCOUNT_COLUMNS, "accounts")
-    dh.assert_sums_match(
-        inv.accounts, expected, "account_id", ["cash", "account_value", "currency_value"], "accounts"
-    )
+    dh.assert_sums_match(inv.accounts, expected, "account_id", ["cash", "account_value", "currency_value"], "accounts")
     assert inv.value == inv.raw["Value"] and inv.cash == inv.raw["Cash"]
     assert inv.request_id == inv.raw["RequestId"]
 
@@ -62,10 +60,16 @@ def test_positions_table_is_the_raw_positions_joined(sized: dh.Sized) -> None:
     for row in inv.positions.to_records():
         security = securities[row["security_id"]]
         assert (row["symbol"], row["security_name"], row["price"]) == (
-            security["Symbol"], security["Name"], security["Price"])
+            security["Symbol"],
+            security["Name"],
+            security["Price"],
+        )
         account = accounts[row["account_id"]]
         assert (row["account_number"], row["account_name"], row["account_type"]) == (
-            account["AccountId"], account["Name"], account["Type"])
+            account["AccountId"],
+            account["Name"],
+            account["Type"],
+        )
 
 
 def test_transactions_table_is_the_raw_transactions_joined(sized: dh.Sized) -> None:
@@ -86,7 +90,11 @@ def test_transactions_table_is_the_raw_transactions_joined(sized: dh.Sized) -> N
         assert (row["symbol"], row["security_name"]) == (security["Symbol"], security["Name"])
         account = accounts[row["account_id"]]
         assert (row["account_number"], row["account_name"], row["account_type"], row["account_currency"]) == (
-            account["AccountId"], account["Name"], account["Type"], account["Currency"])
+            account["AccountId"],
+            account["Name"],
+            account["Type"],
+            account["Currency"],
+        )
 
 
 def test_securities_table_is_the_raw_securities(sized: dh.Sized) -> None:
@@ -107,7 +115,13 @@ def test_exports_agree_with_records(sized: dh.Sized) -> None:
     dh.assert_exports_agree(
         inv.positions,
         float_columns=[
-            "quantity", "price", "book_value", "market_value", "gain_amount", "gain_currency_amount", "gain_percent",
+            "quantity",
+            "price",
+            "book_value",
+            "market_value",
+            "gain_amount",
+            "gain_currency_amount",
+            "gain_percent",
         ],
     )
     dh.assert_exports_agree(inv.transactions, float_columns=["quantity", "fee", "amount"], date_columns=["date"])

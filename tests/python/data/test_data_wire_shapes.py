@@ -226,7 +226,10 @@ def check_investments(inv: bf.Investments) -> None:
     assert len(positions) == 1
     assert positions[0]["quantity"] == 35.0 and positions[0]["gain_percent"] == -0.08
     assert (positions[0]["symbol"], positions[0]["security_name"], positions[0]["price"]) == (
-        "BNS", "Bank of Nova Scotia", 135.284)
+        "BNS",
+        "Bank of Nova Scotia",
+        135.284,
+    )
     transactions = inv.transactions.to_records()
     assert [t["date"] for t in transactions] == [dt.date(2021, 12, 7), dt.date(2022, 1, 5)]
     assert [t["fee"] for t in transactions] == [9.95, 9.95]
@@ -246,9 +249,7 @@ def check_investments(inv: bf.Investments) -> None:
         inv.transactions, dh.expected_investment_transactions(raw), dh.INVESTMENT_TRANSACTION_COLUMNS, "transactions"
     )
     dh.assert_rows_equal(inv.securities, dh.expected_securities(raw), dh.SECURITY_COLUMNS, "securities")
-    dh.assert_rows_equal(
-        inv.accounts, dh.expected_investment_accounts(raw), dh.INVESTMENT_ACCOUNT_COLUMNS, "accounts"
-    )
+    dh.assert_rows_equal(inv.accounts, dh.expected_investment_accounts(raw), dh.INVESTMENT_ACCOUNT_COLUMNS, "accounts")
     dh.assert_exports_agree(inv.securities, float_columns=["price"], date_columns=["date"])
     dh.assert_exports_agree(inv.transactions, float_columns=["fee", "amount"], date_columns=["date"])
 
@@ -285,8 +286,14 @@ def test_attributes_from_json_published_shape() -> None:
     assert sorted(attrs.groups) == ["Card", "Other"]
     rows = {(r["group"], r["attribute"]): r for r in attrs.values.to_records()}
     assert sorted(rows) == sorted(
-        [("Card", "account_age_days"), ("Card", "balance_current"), ("Card", "balance_min"),
-         ("Card", "count_nsf"), ("Card", "sum_employer_income"), ("Other", "avg_monthly_deposit")]
+        [
+            ("Card", "account_age_days"),
+            ("Card", "balance_current"),
+            ("Card", "balance_min"),
+            ("Card", "count_nsf"),
+            ("Card", "sum_employer_income"),
+            ("Other", "avg_monthly_deposit"),
+        ]
     ), "Id and the detail list are not attributes"
     assert rows[("Card", "balance_current")]["value"] == 1234.56
     assert rows[("Card", "balance_current")]["raw_value"] == "1234.56"
@@ -299,7 +306,9 @@ def test_attributes_from_json_published_shape() -> None:
     assert rows[("Card", "count_nsf")]["group_id"] == "c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f"
     detail = attrs.detail.to_records()
     assert [(d["group"], d["attribute"]) for d in detail] == [
-        ("Card", "count_nsf"), ("Card", "count_nsf"), ("Other", "avg_monthly_deposit"),
+        ("Card", "count_nsf"),
+        ("Card", "count_nsf"),
+        ("Other", "avg_monthly_deposit"),
     ], "all spellings of the detail list"
     assert [d["date"] for d in detail] == [dt.date(2021, 12, 24), dt.date(2022, 1, 3), dt.date(2022, 1, 1)]
     assert [d["debit"] for d in detail] == [48.0, 12.5, None]
@@ -330,14 +339,21 @@ def test_accounts_from_json_published_shape() -> None:
 
 
 PREFIX = f"/v3/{CUSTOMER}"
-AUTHORIZED = json.dumps({
-    "Links": [{"rel": "InvestmentsDetail", "href": "/Investments", "example": None}],
-    "HttpStatusCode": 200,
-    "Login": {"Username": "Greatday", "IsScheduledRefresh": False,
-              "LastRefresh": "2022-01-06T13:51:42.1234567", "Type": None, "Id": LOGIN},
-    "Institution": {"Id": 14, "Name": "FlinksCapital"},
-    "RequestId": REQUEST,
-})
+AUTHORIZED = json.dumps(
+    {
+        "Links": [{"rel": "InvestmentsDetail", "href": "/Investments", "example": None}],
+        "HttpStatusCode": 200,
+        "Login": {
+            "Username": "Greatday",
+            "IsScheduledRefresh": False,
+            "LastRefresh": "2022-01-06T13:51:42.1234567",
+            "Type": None,
+            "Id": LOGIN,
+        },
+        "Institution": {"Id": 14, "Name": "FlinksCapital"},
+        "RequestId": REQUEST,
+    }
+)
 #: (method, path) -> the payload the stub answers with, after one 202.
 ROUTES = {
     ("POST", f"{PREFIX}/BankingServices/Authorize"): AUTHORIZED,
@@ -390,10 +406,18 @@ class _Stub(http.server.BaseHTTPRequestHandler):
             self._send(200, payload)
         else:
             self.stub.pending_left[self.path] -= 1
-            self._send(202, json.dumps({
-                self.stub.pending_code: "OPERATION_PENDING", "Links": [], "HttpStatusCode": 202,
-                "Message": "Your operation is still processing", "RequestId": REQUEST,
-            }))
+            self._send(
+                202,
+                json.dumps(
+                    {
+                        self.stub.pending_code: "OPERATION_PENDING",
+                        "Links": [],
+                        "HttpStatusCode": 202,
+                        "Message": "Your operation is still processing",
+                        "RequestId": REQUEST,
+                    }
+                ),
+            )
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

@@ -91,19 +91,34 @@ def data_result(check: Callable[[Any], None]) -> Callable[[Api, Any], None]:
 
 
 OPERATIONS = [
-    Operation("Investments", lambda a, c: a.run(session(a, c).investments()),
-              {"Accounts": [], "Securities": [], "Value": 0, "Cash": 0, "RequestId": REQUEST}, data_result(no_rows)),
+    Operation(
+        "Investments",
+        lambda a, c: a.run(session(a, c).investments()),
+        {"Accounts": [], "Securities": [], "Value": 0, "Cash": 0, "RequestId": REQUEST},
+        data_result(no_rows),
+    ),
     Operation("GetAccountsDetail", lambda a, c: a.run(session(a, c).accounts_detail()), DETAIL, data_result(no_rows)),
     Operation("GetAccountsSummary", lambda a, c: a.run(session(a, c).accounts_summary()), DETAIL, data_result(no_rows)),
-    Operation("GetStatements", lambda a, c: a.run(session(a, c).statements()),
-              {"HttpStatusCode": 200, "StatementsByAccount": [], "RequestId": REQUEST}, data_result(no_statements)),
-    Operation("GetIncomeAttributes", lambda a, c: a.run(session(a, c).attributes(package="income")),
-              {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST}, data_result(no_groups)),
-    Operation("Attributes", lambda a, c: a.run(session(a, c).attributes({"Card": ["balance_min"]})),
-              {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST}, data_result(no_groups)),
+    Operation(
+        "GetStatements",
+        lambda a, c: a.run(session(a, c).statements()),
+        {"HttpStatusCode": 200, "StatementsByAccount": [], "RequestId": REQUEST},
+        data_result(no_statements),
+    ),
+    Operation(
+        "GetIncomeAttributes",
+        lambda a, c: a.run(session(a, c).attributes(package="income")),
+        {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST},
+        data_result(no_groups),
+    ),
+    Operation(
+        "Attributes",
+        lambda a, c: a.run(session(a, c).attributes({"Card": ["balance_min"]})),
+        {"HttpStatusCode": 200, "Login": {"Id": LOGIN}, "RequestId": REQUEST},
+        data_result(no_groups),
+    ),
     Operation("Authorize", session, {"HttpStatusCode": 200, "RequestId": REQUEST}, a_session),
-    Operation("GenerateAuthorizeToken", session, {"HttpStatusCode": 200, "Token": TOKEN}, a_session,
-              secret_key=True),
+    Operation("GenerateAuthorizeToken", session, {"HttpStatusCode": 200, "Token": TOKEN}, a_session, secret_key=True),
 ]
 IDS = [operation.name for operation in OPERATIONS]
 
@@ -146,8 +161,9 @@ def test_a_200_that_is_not_an_object_with_a_payload_field_is_a_protocol_error(
     assert "200" in str(error) and operation.name in str(error)
 
 
-@pytest.mark.parametrize("operation", [op for op in OPERATIONS if op.name != "Authorize"],
-                         ids=[name for name in IDS if name != "Authorize"])
+@pytest.mark.parametrize(
+    "operation", [op for op in OPERATIONS if op.name != "Authorize"], ids=[name for name in IDS if name != "Authorize"]
+)
 def test_a_protocol_error_keeps_the_request_id_the_body_named(api: Api, serve: Serve, operation: Operation) -> None:
     with pytest.raises(bf.ProtocolError) as raised:
         call(api, serve, operation, BARE)
@@ -165,7 +181,11 @@ def test_a_200_whose_envelope_says_error_is_that_error(api: Api, serve: Serve, o
         call(api, serve, operation, ENVELOPE)
     error = raised.value
     assert (error.status, error.code, error.message, error.request_id) == (
-        500, "AGGREGATION_ERROR", "The aggregation failed", OTHER_REQUEST)
+        500,
+        "AGGREGATION_ERROR",
+        "The aggregation failed",
+        OTHER_REQUEST,
+    )
     assert error.body == ENVELOPE
     assert isinstance(error, bf.ApiError)
 

@@ -85,9 +85,10 @@ def test_a_task_graph_holds_no_key_text() -> None:
 def cluster() -> Iterator[Any]:
     # Two worker processes, each running eight tasks at once: sixteen copies of the client alive
     # together, where pools of their own held sixteen times the bound.
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=8, processes=True, dashboard_address=None
-    ) as running, distributed.Client(running) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=8, processes=True, dashboard_address=None) as running,
+        distributed.Client(running) as client,
+    ):
         yield client
 
 

@@ -273,8 +273,15 @@ def test_an_unreachable_service_fails_every_login_and_exits_1(tmp_path: Path) ->
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     done = command(
-        str(__import__("uuid").UUID(int=1)), "--out", str(tmp_path), "--base-url", f"http://127.0.0.1:{port}",
-        "--customer-id", "cust", "--max-retries", "0",
+        str(__import__("uuid").UUID(int=1)),
+        "--out",
+        str(tmp_path),
+        "--base-url",
+        f"http://127.0.0.1:{port}",
+        "--customer-id",
+        "cust",
+        "--max-retries",
+        "0",
     )
     assert done.returncode == 1, done.stderr
     assert "TransportError 1" in done.stdout
@@ -319,13 +326,28 @@ def test_a_run_stopped_in_its_middle_resumes_with_each_login_once(
     url, customer, ids = slow_sandbox
     out = tmp_path / "out"
     args = [
-        *ids, "--out", str(out), "--base-url", url, "--customer-id", customer, "--poll-interval", "0.05",
-        "--concurrency", "4", "--batch-logins", "2", "--quiet",
+        *ids,
+        "--out",
+        str(out),
+        "--base-url",
+        url,
+        "--customer-id",
+        customer,
+        "--poll-interval",
+        "0.05",
+        "--concurrency",
+        "4",
+        "--batch-logins",
+        "2",
+        "--quiet",
     ]
     environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
     process = subprocess.Popen(
         [sys.executable, "-m", "bankfeed", "export", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
     )
     stop_when_committed(process, out / "_journal" / "investments", how)
     if how == signal.SIGINT:

@@ -60,10 +60,24 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     environment.update(BANKFEED_API_KEY=API_KEY, BANKFEED_SECRET_KEY=SECRET_KEY)
     server = subprocess.Popen(
         [
-            sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--logins", str(LOGINS), "--pending-polls",
-            "2", "--keys-from-env", "--login-ids-file", str(ids),
+            sys.executable,
+            "-m",
+            "bankfeed",
+            "sandbox",
+            "--port",
+            "0",
+            "--logins",
+            str(LOGINS),
+            "--pending-polls",
+            "2",
+            "--keys-from-env",
+            "--login-ids-file",
+            str(ids),
         ],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
     )
     try:
         assert server.stdout is not None
@@ -166,8 +180,14 @@ def test_a_worker_killed_mid_partition_is_run_again_with_each_login_once(
         try:
             # One login at a time and a batch every two: a partition of 20 takes a few seconds.
             outcome["report"] = bf.export(
-                client_of(service), service.login_ids, tmp_path, what=WHAT, scheduler=dask_client,
-                partition_size=20, batch_logins=2, concurrency=1,
+                client_of(service),
+                service.login_ids,
+                tmp_path,
+                what=WHAT,
+                scheduler=dask_client,
+                partition_size=20,
+                batch_logins=2,
+                concurrency=1,
             )
         except BaseException as exc:
             outcome["error"] = exc
@@ -206,9 +226,26 @@ def test_ctrl_c_on_the_driver_stops_the_workers_and_writes_a_true_manifest(
     environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
     environment.update(BANKFEED_API_KEY=API_KEY, BANKFEED_SECRET_KEY=SECRET_KEY)
     args = [
-        *service.login_ids, "--out", f"file://{out}", "--what", ",".join(WHAT), "--base-url", service.url,
-        "--customer-id", service.customer_id, "--poll-interval", "0.05", "--scheduler", local.scheduler_address,
-        "--partition-size", "20", "--batch-logins", "1", "--concurrency", "1", "--quiet",
+        *service.login_ids,
+        "--out",
+        f"file://{out}",
+        "--what",
+        ",".join(WHAT),
+        "--base-url",
+        service.url,
+        "--customer-id",
+        service.customer_id,
+        "--poll-interval",
+        "0.05",
+        "--scheduler",
+        local.scheduler_address,
+        "--partition-size",
+        "20",
+        "--batch-logins",
+        "1",
+        "--concurrency",
+        "1",
+        "--quiet",
     ]
     command = [sys.executable, "-m", "bankfeed", "export", *args]
     driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment)
@@ -239,8 +276,17 @@ def test_an_output_a_worker_cannot_see_is_refused_by_the_worker(
 ) -> None:
     _, dask_client = cluster
     task = _Partition(
-        str(tmp_path), Kind("investments", label="investments"), "parquet", "20261126T000000-abcdef", 0,
-        tuple(service.login_ids[:2]), {}, 2, Limits(), "bankfeed-export-stop-test", str(tmp_path / "absent"),
+        str(tmp_path),
+        Kind("investments", label="investments"),
+        "parquet",
+        "20261126T000000-abcdef",
+        0,
+        tuple(service.login_ids[:2]),
+        {},
+        2,
+        Limits(),
+        "bankfeed-export-stop-test",
+        str(tmp_path / "absent"),
     )
     with pytest.raises(bf.ConfigError) as raised:
         dask_client.submit(_run_partition, task, client_of(service), key="bankfeed-export-test-unseen").result()
@@ -255,8 +301,14 @@ def test_a_partition_that_fails_stops_the_run_and_the_manifest_says_where(
     # The query's filters are wrong: the bulk call refuses it on the worker, whole.
     wrong = ("attributes", {"attributes": {"Card": ["balance_min"]}, "filters": 12})
     with pytest.raises(bf.ConfigError, match="filters"):
-        bf.export(client_of(service), service.login_ids, tmp_path, what=["investments", wrong],
-                  scheduler=dask_client, partition_size=10)
+        bf.export(
+            client_of(service),
+            service.login_ids,
+            tmp_path,
+            what=["investments", wrong],
+            scheduler=dask_client,
+            partition_size=10,
+        )
     manifest = json.loads((tmp_path / "_manifest.json").read_text())
     assert manifest["runs"][-1]["interrupted"] is True and manifest["complete"] is False
     written = manifest["kinds"]["investments"]["logins_written"]
@@ -319,15 +371,17 @@ def test_read_gives_the_exported_rows_computed_on_the_cluster(
     assert set(by_login.index) <= set(service.login_ids) and len(by_login) > 0
     with pytest.raises(bf.ConfigError):
         dask_client.compute(bankfeed.dask.read(client_of(service), [BAD], "investments", "positions")).result()
-    skipped = bankfeed.dask.read(client_of(service), [BAD, service.login_ids[0]], "accounts", "transactions",
-                                 on_error="skip")
+    skipped = bankfeed.dask.read(
+        client_of(service), [BAD, service.login_ids[0]], "accounts", "transactions", on_error="skip"
+    )
     assert set(dask_client.compute(skipped).result().login_id) == {service.login_ids[0]}
 
 
 def rows_of(frame: Any) -> Counter[str]:
     records = frame.drop(columns=["request_id", "fetched_at"]).astype(object).to_dict("records")
-    return Counter(json.dumps({k: None if v != v else v for k, v in row.items()}, sort_keys=True, default=str)
-                   for row in records)
+    return Counter(
+        json.dumps({k: None if v != v else v for k, v in row.items()}, sort_keys=True, default=str) for row in records
+    )
 
 
 # --- Keys -----------------------------------------------------------------------------------------

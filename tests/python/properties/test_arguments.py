@@ -66,71 +66,181 @@ CASES = [
         TypeError,
         ("accounts_filter[1]", "str", "int"),
     ),
-    Case("account_filter-int", lambda c, s: s.attributes({"Card": ["x"]}, account_filter=3), TypeError,
-         ("account_filter", "list of str", "int")),
-    Case("statements-filter", lambda c, s: s.statements(accounts_filter="acc"), TypeError,
-         ("accounts_filter", "single str")),
+    Case(
+        "account_filter-int",
+        lambda c, s: s.attributes({"Card": ["x"]}, account_filter=3),
+        TypeError,
+        ("account_filter", "list of str", "int"),
+    ),
+    Case(
+        "statements-filter",
+        lambda c, s: s.statements(accounts_filter="acc"),
+        TypeError,
+        ("accounts_filter", "single str"),
+    ),
     # Flags and callables.
     Case("save", lambda c, s: c.login(INSTITUTION, "u", "p", save="yes"), TypeError, ("save", "bool", "str")),
     Case("with_kyc", lambda c, s: s.accounts_detail(with_kyc=1), TypeError, ("with_kyc", "bool", "int")),
-    Case("on_challenge", lambda c, s: c.login(INSTITUTION, "u", "p", on_challenge={}), TypeError,
-         ("on_challenge", "callable", "dict")),
+    Case(
+        "on_challenge",
+        lambda c, s: c.login(INSTITUTION, "u", "p", on_challenge={}),
+        TypeError,
+        ("on_challenge", "callable", "dict"),
+    ),
     # Numbers: the wrong type is a TypeError, a value out of range a ConfigError (a ValueError).
-    Case("timeout-str", lambda c, s: bf.Client("http://127.0.0.1:9", "c", timeout=FIVE), TypeError,
-         ("timeout", "seconds", "str")),
-    Case("max_retries-negative", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=-1), bf.ConfigError,
-         ("max_retries", "-1")),
+    Case(
+        "timeout-str",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", timeout=FIVE),
+        TypeError,
+        ("timeout", "seconds", "str"),
+    ),
+    Case(
+        "max_retries-negative",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=-1),
+        bf.ConfigError,
+        ("max_retries", "-1"),
+    ),
     Case("port-negative", lambda c, s: sandbox_with(port=-1), bf.ConfigError, ("port", "-1", "65535")),
     Case("port-huge", lambda c, s: sandbox_with(port=2**70), bf.ConfigError, ("port", "65535")),
     Case("port-float", lambda c, s: sandbox_with(port=80.0), TypeError, ("port", "int", "float")),
     Case("seed-negative", lambda c, s: sandbox_with(seed=-5), bf.ConfigError, ("seed", "-5")),
     Case("pending_polls-str", lambda c, s: sandbox_with(pending_polls="2"), TypeError, ("pending_polls", "int", "str")),
-    Case("banking_transactions", lambda c, s: sandbox_with(banking_transactions=-1), bf.ConfigError,
-         ("banking_transactions", "-1")),
+    Case(
+        "banking_transactions",
+        lambda c, s: sandbox_with(banking_transactions=-1),
+        bf.ConfigError,
+        ("banking_transactions", "-1"),
+    ),
     # Values of the right type: the message says what came (a non-secret value, quoted and cut
     # short) and the rule.
-    Case("login_id-not-a-guid", lambda c, s: c.investments("not-a-guid"), bf.ConfigError,
-         ("login_id", "must be a GUID", 'got "not-a-guid"')),
-    Case("login_id-long", lambda c, s: c.authorize_cached("x" * 100 + "\n"), bf.ConfigError,
-         ("login_id", 'got "' + "x" * 40 + '"…')),
+    Case(
+        "login_id-not-a-guid",
+        lambda c, s: c.investments("not-a-guid"),
+        bf.ConfigError,
+        ("login_id", "must be a GUID", 'got "not-a-guid"'),
+    ),
+    Case(
+        "login_id-long",
+        lambda c, s: c.authorize_cached("x" * 100 + "\n"),
+        bf.ConfigError,
+        ("login_id", 'got "' + "x" * 40 + '"…'),
+    ),
     Case("request_id-slash", lambda c, s: c.session("a/b"), bf.ConfigError, ("request_id", "GUID", 'got "a/b"')),
-    Case("account_filter-not-a-guid", lambda c, s: s.attributes({"Card": ["x"]}, account_filter=["acc"]),
-         bf.ConfigError, ("account_filter", "GUID", 'got "acc"')),
-    Case("timeout-zero", lambda c, s: bf.Client("http://127.0.0.1:9", "c", timeout=0), bf.ConfigError,
-         ("timeout", "seconds > 0", "got 0")),
-    Case("deadline-nan", lambda c, s: bf.Client("http://127.0.0.1:9", "c", deadline=float("nan")), bf.ConfigError,
-         ("deadline", "seconds > 0", "got nan")),
-    Case("poll_interval-negative", lambda c, s: bf.Client("http://127.0.0.1:9", "c", poll_interval=-0.5),
-         bf.ConfigError, ("poll_interval", "seconds >= 0", "got -0.5")),
-    Case("max_retries-eleven", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=11), bf.ConfigError,
-         ("max_retries must be an int from 0 to 10, got 11",)),
-    Case("max_challenge_rounds-zero", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_challenge_rounds=0),
-         bf.ConfigError, ("max_challenge_rounds must be an int of at least 1, got 0",)),
+    Case(
+        "account_filter-not-a-guid",
+        lambda c, s: s.attributes({"Card": ["x"]}, account_filter=["acc"]),
+        bf.ConfigError,
+        ("account_filter", "GUID", 'got "acc"'),
+    ),
+    Case(
+        "timeout-zero",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", timeout=0),
+        bf.ConfigError,
+        ("timeout", "seconds > 0", "got 0"),
+    ),
+    Case(
+        "deadline-nan",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", deadline=float("nan")),
+        bf.ConfigError,
+        ("deadline", "seconds > 0", "got nan"),
+    ),
+    Case(
+        "poll_interval-negative",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", poll_interval=-0.5),
+        bf.ConfigError,
+        ("poll_interval", "seconds >= 0", "got -0.5"),
+    ),
+    Case(
+        "max_retries-eleven",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=11),
+        bf.ConfigError,
+        ("max_retries must be an int from 0 to 10, got 11",),
+    ),
+    Case(
+        "max_challenge_rounds-zero",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_challenge_rounds=0),
+        bf.ConfigError,
+        ("max_challenge_rounds must be an int of at least 1, got 0",),
+    ),
     # A wrong type is told the option's own rule, not the range of the type that holds it.
-    Case("max_retries-float", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=HALVES), TypeError,
-         ("max_retries must be an int from 0 to 10, not float",)),
-    Case("max_challenge_rounds-float", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_challenge_rounds=HALVES),
-         TypeError, ("max_challenge_rounds must be an int of at least 1, not float",)),
-    Case("max_body_bytes-str", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_body_bytes=FIVE), TypeError,
-         ("max_body_bytes must be an int of at least 1, not str",)),
-    Case("max_connections-float", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_connections=HALVES), TypeError,
-         ("max_connections must be an int from 1 to 10000, not float",)),
-    Case("max_retries-huge", lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=-(2**200)), bf.ConfigError,
-         ("max_retries must be an int from 0 to 10, got a smaller int",)),
-    Case("customer_id-slash", lambda c, s: bf.Client("http://127.0.0.1:9", "a/b"), bf.ConfigError,
-         ("customer_id", "GUID", 'got "a/b"')),
-    Case("package-unknown", lambda c, s: s.attributes(package="gold"), bf.ConfigError,
-         ("package", '"business_analysis"', '"all_business"', 'got "gold"')),
+    Case(
+        "max_retries-float",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=HALVES),
+        TypeError,
+        ("max_retries must be an int from 0 to 10, not float",),
+    ),
+    Case(
+        "max_challenge_rounds-float",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_challenge_rounds=HALVES),
+        TypeError,
+        ("max_challenge_rounds must be an int of at least 1, not float",),
+    ),
+    Case(
+        "max_body_bytes-str",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_body_bytes=FIVE),
+        TypeError,
+        ("max_body_bytes must be an int of at least 1, not str",),
+    ),
+    Case(
+        "max_connections-float",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_connections=HALVES),
+        TypeError,
+        ("max_connections must be an int from 1 to 10000, not float",),
+    ),
+    Case(
+        "max_retries-huge",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "c", max_retries=-(2**200)),
+        bf.ConfigError,
+        ("max_retries must be an int from 0 to 10, got a smaller int",),
+    ),
+    Case(
+        "customer_id-slash",
+        lambda c, s: bf.Client("http://127.0.0.1:9", "a/b"),
+        bf.ConfigError,
+        ("customer_id", "GUID", 'got "a/b"'),
+    ),
+    Case(
+        "package-unknown",
+        lambda c, s: s.attributes(package="gold"),
+        bf.ConfigError,
+        ("package", '"business_analysis"', '"all_business"', 'got "gold"'),
+    ),
     # Neither or both of attributes= and package=: one sentence naming both and every package.
-    Case("attributes-neither", lambda c, s: s.attributes(), bf.ConfigError,
-         ("attributes (", ") or package (one of", "is required, exactly one of the two; got neither",
-          *(f'"{name}"' for name in ("income", "credit_risk", "user_analysis", "lending", "all",
-                                     "business_analysis", "all_business")))),
-    Case("attributes-both", lambda c, s: s.attributes({"Card": ["x"]}, package="income"), bf.ConfigError,
-         ("attributes (", "or package", '"all_business"', "got both")),
+    Case(
+        "attributes-neither",
+        lambda c, s: s.attributes(),
+        bf.ConfigError,
+        (
+            "attributes (",
+            ") or package (one of",
+            "is required, exactly one of the two; got neither",
+            *(
+                f'"{name}"'
+                for name in (
+                    "income",
+                    "credit_risk",
+                    "user_analysis",
+                    "lending",
+                    "all",
+                    "business_analysis",
+                    "all_business",
+                )
+            ),
+        ),
+    ),
+    Case(
+        "attributes-both",
+        lambda c, s: s.attributes({"Card": ["x"]}, package="income"),
+        bf.ConfigError,
+        ("attributes (", "or package", '"all_business"', "got both"),
+    ),
     # Results.
-    Case("column", lambda c, s: bf.Accounts.from_json(b'{"Accounts": []}').accounts.column(ZERO), TypeError,
-         ("name", "str", "int")),
+    Case(
+        "column",
+        lambda c, s: bf.Accounts.from_json(b'{"Accounts": []}').accounts.column(ZERO),
+        TypeError,
+        ("name", "str", "int"),
+    ),
 ]
 
 
@@ -142,9 +252,7 @@ def session(sandbox: bf.Sandbox) -> bf.Session:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_a_wrong_argument_names_itself(
-    sandbox: bf.Sandbox, client: bf.Client, session: bf.Session, case: Case
-) -> None:
+def test_a_wrong_argument_names_itself(sandbox: bf.Sandbox, client: bf.Client, session: bf.Session, case: Case) -> None:
     before = sandbox.request_count
     with pytest.raises(case.expected) as info:
         case.call(client, session)

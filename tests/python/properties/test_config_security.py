@@ -112,7 +112,8 @@ def client_of(server: _Server, **options: Any) -> bf.Client:
 
 @pytest.mark.parametrize("field", ["base_url", "investments_base_url"])
 @pytest.mark.parametrize(
-    "url", ["http://example.com", "http://10.0.0.1:8080", "http://0.0.0.0:9", "http://[::2]", "http://localhost.evil.com"]
+    "url",
+    ["http://example.com", "http://10.0.0.1:8080", "http://0.0.0.0:9", "http://[::2]", "http://localhost.evil.com"],
 )
 def test_http_to_a_host_that_is_not_loopback_is_refused(clean_env: pytest.MonkeyPatch, field: str, url: str) -> None:
     urls: dict[str, Any] = {"base_url": "https://example.com", field: url}
@@ -138,7 +139,9 @@ def test_allow_insecure_http_lets_http_reach_any_host(clean_env: pytest.MonkeyPa
     assert "allow_insecure_http" not in repr(bf.Client("https://example.com", CUSTOMER))
 
 
-@pytest.mark.parametrize("url", ["ftp://example.com", "file:///etc/passwd", "ws://127.0.0.1:9", "example.com", "https://"])
+@pytest.mark.parametrize(
+    "url", ["ftp://example.com", "file:///etc/passwd", "ws://127.0.0.1:9", "example.com", "https://"]
+)
 def test_other_schemes_are_refused_even_when_insecure_http_is_allowed(clean_env: pytest.MonkeyPatch, url: str) -> None:
     with raises(bf.ConfigError, field="base_url"):
         bf.Client(url, CUSTOMER, allow_insecure_http=True)

@@ -102,9 +102,7 @@ def test_a_redirect_is_not_followed_and_names_its_location(servers: list[Recorde
 
 
 @pytest.mark.parametrize("retry_after", ["1e308", "18446744073709551616", "Fri, 31 Dec 9999 23:59:59 GMT"])
-def test_an_absurd_retry_after_ends_the_call_with_the_servers_answer(
-    servers: list[Recorder], retry_after: str
-) -> None:
+def test_an_absurd_retry_after_ends_the_call_with_the_servers_answer(servers: list[Recorder], retry_after: str) -> None:
     body = {"HttpStatusCode": 503, "FlinksCode": "RETRY_LATER", "Message": "later", "RequestId": REQUEST}
     server = start(servers, 503, body, **{"retry-after": retry_after})
     started = time.monotonic()
@@ -117,8 +115,12 @@ def test_an_absurd_retry_after_ends_the_call_with_the_servers_answer(
 
 
 def test_a_huge_error_body_is_kept_as_a_short_snippet(servers: list[Recorder]) -> None:
-    body = {"Message": "m" * 300_000, "Rows": list(range(200_000)), "FlinksCode": "INVALID_REQUEST",
-            "RequestId": REQUEST}
+    body = {
+        "Message": "m" * 300_000,
+        "Rows": list(range(200_000)),
+        "FlinksCode": "INVALID_REQUEST",
+        "RequestId": REQUEST,
+    }
     server = start(servers, 400, body)
     with pytest.raises(errors.InvalidRequest) as info:
         client(server.url).delete_login(LOGIN)

@@ -29,7 +29,6 @@ def sb() -> Iterator[bf.Sandbox]:
         yield sandbox
 
 
-
 def never_awaited(caught: list[warnings.WarningMessage]) -> list[str]:
     return [str(w.message) for w in caught if "never awaited" in str(w.message)]
 

@@ -123,8 +123,14 @@ def test_in_a_bulk_call_such_a_login_id_fails_alone(two_logins: bf.Sandbox, call
     assert not isinstance(results[good[0]], BaseException) and not isinstance(results[good[1]], BaseException)
     combined = bf.combine(pairs)
     assert list(combined.errors) == [BAD]
-    assert sorted(set(combined.tables["accounts" if call != "attributes_many" else "values"]
-                      .to_arrow().column("login_id").to_pylist())) == sorted(good)
+    assert sorted(
+        set(
+            combined.tables["accounts" if call != "attributes_many" else "values"]
+            .to_arrow()
+            .column("login_id")
+            .to_pylist()
+        )
+    ) == sorted(good)
 
 
 def test_an_async_bulk_call_gives_such_a_login_id_its_own_error(sandbox: bf.Sandbox) -> None:
@@ -147,12 +153,14 @@ def run_child(code: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-PRELUDE = f"""
+PRELUDE = (
+    f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
 import bankfeed as bf
 from lying import Hinting, Lying
-""" + """
+"""
+    + """
 def outcome(call):
     try:
         call()
@@ -166,10 +174,13 @@ def outcome(call):
         return f"other {type(exc).__name__}: {exc}"
     return "ok"
 """
+)
 
 
 def test_lengths_that_lie_never_abort_the_process(sandbox: bf.Sandbox) -> None:
-    code = PRELUDE + f"""
+    code = (
+        PRELUDE
+        + f"""
 login = {LOGIN_ID!r}
 client = bf.Client({sandbox.url!r}, {sandbox.customer_id!r}, poll_interval=0.01)
 print(outcome(lambda: client.attributes(login, {{"Card": range(10**13)}})))
@@ -180,6 +191,7 @@ print(outcome(lambda: client.attributes(login, {{"Card": ["balance_min"]}}, filt
 results = client.investments_many(Hinting([login]))
 print(outcome(lambda: list(results)))
 """
+    )
     # The bound of names refuses the huge range; the lying ones are read for what they hold, and
     # the unknown login is then the server's to refuse (its ApiError subclass, not a crash).
     lines = run_child(code)
@@ -189,11 +201,14 @@ print(outcome(lambda: list(results)))
 
 
 def test_an_endless_list_of_login_ids_is_refused_past_the_bound(sandbox: bf.Sandbox) -> None:
-    code = PRELUDE + f"""
+    code = (
+        PRELUDE
+        + f"""
 import itertools
 client = bf.Client({sandbox.url!r}, {sandbox.customer_id!r})
 print(outcome(lambda: client.investments_many(itertools.repeat({LOGIN_ID!r}))))
 """
+    )
     assert run_child(code) == ["ConfigError login_ids"]
 
 

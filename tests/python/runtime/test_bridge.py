@@ -54,8 +54,9 @@ def test_a_panic_in_a_background_task_carries_its_message() -> None:
 
 
 def test_a_protocol_error_built_by_hand_keeps_its_fields_through_pickle() -> None:
-    exc = errors.ProtocolError("DeleteCard: unexpected HTTP 202", operation="DeleteCard", status=202,
-                               request_id=None, snippet="{}")
+    exc = errors.ProtocolError(
+        "DeleteCard: unexpected HTTP 202", operation="DeleteCard", status=202, request_id=None, snippet="{}"
+    )
     copy = pickle.loads(pickle.dumps(exc))
     assert (copy.operation, copy.status, copy.request_id, copy.snippet) == ("DeleteCard", 202, None, "{}")
     assert isinstance(copy, bf.BankfeedError) and copy.message == str(exc)

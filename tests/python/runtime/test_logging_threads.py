@@ -174,7 +174,8 @@ with bf.Sandbox() as sb:
 
 def test_children_forked_while_records_are_emitted_never_hang(sandbox: bf.Sandbox) -> None:
     code = FORKS % {"institution": INSTITUTION, "password": PASSWORD, "children": 30}
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "hung 0", done.stdout

@@ -104,7 +104,10 @@ def test_sandbox_serves_until_ctrl_c() -> None:
     port, customer_id = free_port(), str(uuid.uuid4())
     proc = subprocess.Popen(
         [sys.executable, "-m", "bankfeed", "sandbox", "--port", str(port), "--customer-id", customer_id],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
     )
     try:
         assert proc.stdout is not None
@@ -129,13 +132,15 @@ def test_sandbox_serves_until_ctrl_c() -> None:
             proc.wait()
 
 
-
 def start_sandbox(*args: str, env: dict[str, str] = ENV) -> tuple[subprocess.Popen[str], bf.Client]:
     """Starts ``python -m bankfeed sandbox --port 0 ...`` and reads its URL line (the first):
     returns it and a fast client of the URL and customer id that line names (no keys)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()
@@ -157,8 +162,20 @@ def test_sandbox_flags_for_a_benchmark(tmp_path: Path) -> None:
     ids_file = tmp_path / "ids.txt"
     faults = json.dumps([{"kind": "status", "status": 503, "operation": "Investments", "times": 1}])
     proc, client = start_sandbox(
-        "--pending-polls", "2", "--pending-seconds", "0.05", "--seed", "3", "--investment-transactions", "2",
-        "--logins", "50", "--login-ids-file", str(ids_file), "--faults", faults,
+        "--pending-polls",
+        "2",
+        "--pending-seconds",
+        "0.05",
+        "--seed",
+        "3",
+        "--investment-transactions",
+        "2",
+        "--logins",
+        "50",
+        "--login-ids-file",
+        str(ids_file),
+        "--faults",
+        faults,
     )
     try:
         assert proc.stdout is not None
@@ -250,8 +267,13 @@ def test_sandbox_keys_from_the_environment_and_tier2() -> None:
         with pytest.raises(bf.Unauthorized):
             keyless.investments(login_id)
         client = bf.Client(
-            keyless.base_url, keyless.customer_id, api_key=keys["BANKFEED_API_KEY"],
-            secret_key=keys["BANKFEED_SECRET_KEY"], poll_interval=0.01, max_retries=0, timeout=5,
+            keyless.base_url,
+            keyless.customer_id,
+            api_key=keys["BANKFEED_API_KEY"],
+            secret_key=keys["BANKFEED_SECRET_KEY"],
+            poll_interval=0.01,
+            max_retries=0,
+            timeout=5,
         )
         assert len(client.investments(login_id).positions) > 0
         # GetAllAttributes answers only a Tier 2 customer.
@@ -274,7 +296,10 @@ def test_sandbox_keys_from_an_environment_without_them_is_refused() -> None:
     assert "bankfeed sandbox on" not in result.stdout
     empty = subprocess.run(
         [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--keys-from-env"],
-        capture_output=True, text=True, timeout=30, env={**ENV, "BANKFEED_API_KEY": ""},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**ENV, "BANKFEED_API_KEY": ""},
     )
     assert empty.returncode == 2 and "BANKFEED_API_KEY is empty, BANKFEED_SECRET_KEY is not set" in empty.stderr
 
@@ -282,7 +307,10 @@ def test_sandbox_keys_from_an_environment_without_them_is_refused() -> None:
 def test_sandbox_names_the_variable_of_a_key_it_refuses() -> None:
     bad = subprocess.run(
         [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--keys-from-env"],
-        capture_output=True, text=True, timeout=30, env={**ENV, "BANKFEED_SECRET_KEY": "has a space"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**ENV, "BANKFEED_SECRET_KEY": "has a space"},
     )
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: BANKFEED_SECRET_KEY (--keys-from-env): holds characters"), bad.stderr

@@ -44,4 +44,3 @@ def test_every_signature_default_is_the_cores(cls: type) -> None:
         if (type(default), default) != (type(core[name]), core[name]):
             drifted.append(f"{name}={default!r} in the signature, {core[name]!r} in the core")
     assert not drifted, f"{cls.__name__}: " + "; ".join(drifted)
-

@@ -295,8 +295,11 @@ def test_the_map_names_every_file_of_the_code() -> None:
     assert len(files) > 100, "the code's files are found"
     missing = [path for path in files if path not in mapped]
     assert not missing, f"files missing from docs/architecture.md#the-map-of-the-tree: {missing}"
-    gone = [path for path in mapped if path.startswith(tuple(f"{folder}/" for folder in MAPPED))
-            and not (ROOT / path).exists()]
+    gone = [
+        path
+        for path in mapped
+        if path.startswith(tuple(f"{folder}/" for folder in MAPPED)) and not (ROOT / path).exists()
+    ]
     assert not gone, f"docs/architecture.md#the-map-of-the-tree names files that do not exist: {gone}"
 
 
