@@ -8,8 +8,8 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 
 use super::args;
 use super::asyncio;
+use super::bulk;
 use super::convert;
-use super::many;
 use super::operation::{Flavor, Operation};
 use super::results::PyDataOp;
 use super::session::{session_to_py, step_to_py};
@@ -426,7 +426,7 @@ impl PyBaseClient {
         request_ids: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
-        many::start_data::<ops::Investments>(
+        bulk::start_data::<ops::Investments>(
             py,
             &self.client,
             flavor,
@@ -457,7 +457,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
-        many::start_data::<ops::Attributes>(
+        bulk::start_data::<ops::Attributes>(
             py,
             &self.client,
             flavor,
@@ -501,7 +501,7 @@ impl PyBaseClient {
             number_of_banking_statements,
         };
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
-        many::start_data::<ops::AccountsDetail>(
+        bulk::start_data::<ops::AccountsDetail>(
             py,
             &self.client,
             flavor,

@@ -12,13 +12,13 @@ mod blocking;
 mod bulk;
 mod challenge;
 mod client;
+mod combine;
 mod convert;
 mod errors;
 mod exit;
 mod handler;
 mod log_emitter;
 mod logging;
-mod many;
 mod operation;
 mod results;
 mod runtime;
@@ -61,13 +61,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PyAttributes>()?;
     m.add_class::<results::PyAccounts>()?;
     m.add_class::<results::PyStatements>()?;
-    m.add_class::<bulk::PyCombined>()?;
-    m.add_class::<bulk::PyGathering>()?;
+    m.add_class::<combine::PyCombined>()?;
+    m.add_class::<combine::PyGathering>()?;
     // Private and left out of `__all__` (typed by `bankfeed._types.BulkResults` and
     // `AsyncBulkResults`): here so that the name their `type()` prints exists.
-    m.setattr("_BulkResults", m.py().get_type::<many::PyBulkResults>())?;
-    m.setattr("_AsyncBulkResults", m.py().get_type::<many::PyAsyncBulkResults>())?;
-    m.add_function(wrap_pyfunction!(bulk::combine, m)?)?;
+    m.setattr("_BulkResults", m.py().get_type::<bulk::PyBulkResults>())?;
+    m.setattr("_AsyncBulkResults", m.py().get_type::<bulk::PyAsyncBulkResults>())?;
+    m.add_function(wrap_pyfunction!(combine::combine, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
     // Private and left out of `__all__`: test hooks, not API.
     m.setattr("_panic_in_background", wrap_pyfunction!(blocking::_panic_in_background, m)?)?;

@@ -12,12 +12,6 @@ use crate::data::attributes::Attributes;
 use crate::data::{Payload, Raw};
 use crate::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult, Table};
 
-/// What each result class is built from: the core's results, tables built off the GIL.
-pub(crate) type InvestmentsParts = InvestmentsResult;
-pub(crate) type AccountsParts = AccountsResult;
-pub(crate) type StatementsParts = StatementsResult;
-pub(crate) type AttributesParts = AttributesResult;
-
 fn table(py: Python<'_>, table: Table) -> PyResult<Py<PyTable>> {
     Py::new(py, PyTable::new(table))
 }
@@ -76,7 +70,7 @@ pub(crate) struct PyInvestments {
 }
 
 impl PyInvestments {
-    pub(crate) fn new(py: Python<'_>, parts: InvestmentsParts) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, parts: InvestmentsResult) -> PyResult<Self> {
         let t = parts.tables;
         Ok(PyInvestments {
             value: t.value,
@@ -97,7 +91,7 @@ impl PyInvestments {
     #[doc = stub_doc!("Investments.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, InvestmentsParts::read)?;
+        let parts = read_json(py, data, InvestmentsResult::read)?;
         PyInvestments::new(py, parts)
     }
 
@@ -180,7 +174,7 @@ pub(crate) struct PyAttributes {
 }
 
 impl PyAttributes {
-    pub(crate) fn new(py: Python<'_>, parts: AttributesParts) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, parts: AttributesResult) -> PyResult<Self> {
         Ok(PyAttributes {
             values: table(py, parts.values)?,
             detail: table(py, parts.detail)?,
@@ -195,7 +189,7 @@ impl PyAttributes {
     #[doc = stub_doc!("Attributes.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, |raw| AttributesParts::read("Attributes", raw))?;
+        let parts = read_json(py, data, |raw| AttributesResult::read("Attributes", raw))?;
         PyAttributes::new(py, parts)
     }
 
@@ -279,7 +273,7 @@ pub(crate) struct PyAccounts {
 }
 
 impl PyAccounts {
-    pub(crate) fn new(py: Python<'_>, parts: AccountsParts) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, parts: AccountsResult) -> PyResult<Self> {
         let t = parts.tables;
         Ok(PyAccounts {
             request_id: t.request_id,
@@ -298,7 +292,7 @@ impl PyAccounts {
     #[doc = stub_doc!("Accounts.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, |raw| AccountsParts::read("GetAccountsDetail", raw))?;
+        let parts = read_json(py, data, |raw| AccountsResult::read("GetAccountsDetail", raw))?;
         PyAccounts::new(py, parts)
     }
 
@@ -357,7 +351,7 @@ pub(crate) struct PyStatements {
 }
 
 impl PyStatements {
-    pub(crate) fn new(py: Python<'_>, parts: StatementsParts) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, parts: StatementsResult) -> PyResult<Self> {
         Ok(PyStatements { statements: table(py, parts.statements)?, payload: parts.payload, parsed: Parsed::default() })
     }
 }
@@ -367,7 +361,7 @@ impl PyStatements {
     #[doc = stub_doc!("Statements.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, StatementsParts::read)?;
+        let parts = read_json(py, data, StatementsResult::read)?;
         PyStatements::new(py, parts)
     }
 
@@ -431,10 +425,10 @@ macro_rules! convert_parts {
 }
 
 convert_parts!(
-    PyInvestments from InvestmentsParts,
-    PyAccounts from AccountsParts,
-    PyAttributes from AttributesParts,
-    PyStatements from StatementsParts,
+    PyInvestments from InvestmentsResult,
+    PyAccounts from AccountsResult,
+    PyAttributes from AttributesResult,
+    PyStatements from StatementsResult,
 );
 
 /// The result class a core result becomes, for both runners.
@@ -452,7 +446,7 @@ pub(crate) trait PyDataOp: crate::ops::DataOp<Options: Send + 'static, Output: R
 impl<O: crate::ops::DataOp<Options: Send + 'static, Output: ResultClass>> PyDataOp for O {}
 
 /// The tables of a result class by the name of their getter, in the order `bf.combine` gives
-/// them (src/python/bulk.rs); `KIND` is the class's Python name.
+/// them (src/python/combine.rs); `KIND` is the class's Python name.
 pub(crate) trait NamedTables {
     const KIND: &'static str;
     fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)>;
