@@ -25,27 +25,27 @@ use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Session};
 use serde_json::{json, Value};
 
 /// The test institution every sandbox user belongs to.
-pub const INSTITUTION: &str = "FlinksCapital";
+pub(crate) const INSTITUTION: &str = "FlinksCapital";
 
 /// Operation paths under `/v3/{customerId}/`.
-pub const AUTHORIZE: &str = "BankingServices/Authorize";
-pub const TOKEN: &str = "BankingServices/GenerateAuthorizeToken";
-pub const DETAIL: &str = "BankingServices/GetAccountsDetail";
-pub const SUMMARY: &str = "BankingServices/GetAccountsSummary";
-pub const STATEMENTS: &str = "BankingServices/GetStatements";
-pub const INVESTMENTS: &str = "Investments";
+pub(crate) const AUTHORIZE: &str = "BankingServices/Authorize";
+pub(crate) const TOKEN: &str = "BankingServices/GenerateAuthorizeToken";
+pub(crate) const DETAIL: &str = "BankingServices/GetAccountsDetail";
+pub(crate) const SUMMARY: &str = "BankingServices/GetAccountsSummary";
+pub(crate) const STATEMENTS: &str = "BankingServices/GetStatements";
+pub(crate) const INVESTMENTS: &str = "Investments";
 
 /// A status and a parsed JSON body.
-pub type Reply = (u16, Value);
+pub(crate) type Reply = (u16, Value);
 
 /// A sandbox and an HTTP client for it.
-pub struct Api {
+pub(crate) struct Api {
     pub sandbox: Sandbox,
     pub http: reqwest::Client,
 }
 
 impl Api {
-    pub fn with(config: SandboxConfig) -> Api {
+    pub(crate) fn with(config: SandboxConfig) -> Api {
         // reqwest is built without a default crypto provider; installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder().build().expect("reqwest client");
@@ -53,12 +53,12 @@ impl Api {
     }
 
     /// The URL of `operation`, a path under `/v3/{customerId}/`.
-    pub fn url(&self, operation: &str) -> String {
+    pub(crate) fn url(&self, operation: &str) -> String {
         format!("{}/v3/{}/{}", self.sandbox.url(), self.sandbox.customer_id(), operation)
     }
 
     /// Sends `body` as it is (JSON or not) and parses the answer, which must be JSON.
-    pub async fn raw(
+    pub(crate) async fn raw(
         &self,
         method: reqwest::Method,
         operation: &str,
@@ -69,7 +69,7 @@ impl Api {
     }
 
     /// As [`Api::raw`], to any URL (another customer id, no operation at all).
-    pub async fn send_url(
+    pub(crate) async fn send_url(
         &self,
         method: reqwest::Method,
         url: String,
@@ -93,7 +93,7 @@ impl Api {
         (status, body)
     }
 
-    pub async fn send_with(
+    pub(crate) async fn send_with(
         &self,
         method: reqwest::Method,
         operation: &str,
@@ -104,35 +104,35 @@ impl Api {
         self.raw(method, operation, headers, bytes).await
     }
 
-    pub async fn send(&self, method: reqwest::Method, operation: &str, body: Option<Value>) -> Reply {
+    pub(crate) async fn send(&self, method: reqwest::Method, operation: &str, body: Option<Value>) -> Reply {
         self.send_with(method, operation, &[], body).await
     }
 
-    pub async fn post_with(&self, operation: &str, headers: &[(&str, &str)], body: Value) -> Reply {
+    pub(crate) async fn post_with(&self, operation: &str, headers: &[(&str, &str)], body: Value) -> Reply {
         self.send_with(reqwest::Method::POST, operation, headers, Some(body)).await
     }
 
-    pub async fn post(&self, operation: &str, body: Value) -> Reply {
+    pub(crate) async fn post(&self, operation: &str, body: Value) -> Reply {
         self.send(reqwest::Method::POST, operation, Some(body)).await
     }
 
-    pub async fn get(&self, operation: &str) -> Reply {
+    pub(crate) async fn get(&self, operation: &str) -> Reply {
         self.send(reqwest::Method::GET, operation, None).await
     }
 
     /// A new RequestId on a saved connection: a cached Authorize.
-    pub async fn cached(&self, login_id: &str) -> Reply {
+    pub(crate) async fn cached(&self, login_id: &str) -> Reply {
         self.post(AUTHORIZE, json!({"LoginId": login_id, "MostRecentCached": true})).await
     }
 }
 
 /// The sandbox user called `username` (any case).
-pub fn user(username: &str) -> SandboxUser {
+pub(crate) fn user(username: &str) -> SandboxUser {
     users().into_iter().find(|user| user.username.eq_ignore_ascii_case(username)).expect("a sandbox user")
 }
 
 /// The `SecurityResponses` for a 203, from the user's documented answers.
-pub fn answers_for(user: &SandboxUser, reply: &Value) -> Value {
+pub(crate) fn answers_for(user: &SandboxUser, reply: &Value) -> Value {
     let mut responses = serde_json::Map::new();
     for challenge in challenges(reply) {
         let choices = strings(&challenge["Iterables"]);
@@ -146,11 +146,11 @@ pub fn answers_for(user: &SandboxUser, reply: &Value) -> Value {
     Value::Object(responses)
 }
 
-pub fn challenges(reply: &Value) -> &Vec<Value> {
+pub(crate) fn challenges(reply: &Value) -> &Vec<Value> {
     reply["SecurityChallenges"].as_array().expect("SecurityChallenges")
 }
 
-pub fn strings(value: &Value) -> Vec<String> {
+pub(crate) fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
         .map(|items| items.iter().map(|item| item.as_str().expect("a string").to_owned()).collect())
@@ -158,7 +158,7 @@ pub fn strings(value: &Value) -> Vec<String> {
 }
 
 #[track_caller]
-pub fn assert_error(reply: &Reply, status: u16, code: &str) {
+pub(crate) fn assert_error(reply: &Reply, status: u16, code: &str) {
     assert_eq!(reply.0, status, "{}", reply.1);
     assert_eq!(reply.1["HttpStatusCode"], status, "{}", reply.1);
     assert_eq!(reply.1["FlinksCode"], code, "{}", reply.1);
@@ -166,13 +166,13 @@ pub fn assert_error(reply: &Reply, status: u16, code: &str) {
 }
 
 #[track_caller]
-pub fn assert_message_names(reply: &Reply, text: &str) {
+pub(crate) fn assert_message_names(reply: &Reply, text: &str) {
     let message = reply.1["Message"].as_str().unwrap_or_default();
     assert!(message.contains(text), "{message:?} should name {text:?}");
 }
 
 /// A sandbox and a `Client` of it that polls fast and gives up after 10 seconds.
-pub fn client_of(config: SandboxConfig) -> (Sandbox, Client) {
+pub(crate) fn client_of(config: SandboxConfig) -> (Sandbox, Client) {
     let sandbox = Sandbox::start(config).expect("sandbox starts");
     let options = ClientOptions {
         base_url: Some(sandbox.url()),
@@ -188,12 +188,12 @@ pub fn client_of(config: SandboxConfig) -> (Sandbox, Client) {
 }
 
 /// A challenge handler for flows that must not ask anything.
-pub fn no_challenge(challenge: &Challenge) -> Result<Answers, Error> {
+pub(crate) fn no_challenge(challenge: &Challenge) -> Result<Answers, Error> {
     Err(Error::ChallengeRequired(Box::new(challenge.clone())))
 }
 
 /// A saved session of `greatday_nomfa`, which opens without challenges.
-pub async fn saved_session(client: &Client) -> Session {
+pub(crate) async fn saved_session(client: &Client) -> Session {
     let mut credentials = Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into());
     credentials.save = true;
     within!(client, "Authorize", |c, call| c.login(&call, credentials, &mut no_challenge))

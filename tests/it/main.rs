@@ -4,12 +4,13 @@
 //! `cargo test --test it` runs them all; `cargo test --test it sandbox_faults` one module (test
 //! names are paths: `sandbox_faults::...`).
 
-#![allow(
+#![expect(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
     clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
+    reason = "clippy.toml lets a #[test] fn unwrap, expect, panic and index, not the helpers it calls, \
+              which fail that test the same way, with the line that failed"
 )]
 
 // First, so that its `within!` macro is in scope in every module below.
