@@ -1,5 +1,5 @@
-//! Fuzzing support, for the fuzz tests only (`tests/fuzz_decoders.rs`,
-//! `tests/fuzz_sandbox_requests.rs` and the sandbox's request-body test): a seeded generator, a
+//! Fuzzing support, for the fuzz tests only (`tests/it/fuzz_decoders.rs`,
+//! `tests/it/fuzz_sandbox_requests.rs` and the sandbox's request-body test): a seeded generator, a
 //! structure-aware mutator of JSON payloads, and entry points into the crate's decoders that are
 //! not public. Hidden from the documentation; not an API.
 //!

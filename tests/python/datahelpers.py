@@ -4,7 +4,7 @@ catalogue, and checks that the pandas / polars / arrow exports agree with ``to_r
 
 Nothing here uses bankfeed's own tables to build an expectation: every expected row is computed
 from the raw JSON with the standard library. Attribute values are not recomputed here: the
-sandbox's answer is checked against the definitions by the Rust suite (tests/sandbox_data.rs), and
+sandbox's answer is checked against the definitions by the Rust suite (tests/it/sandbox_data.rs), and
 the Python tests check that the tables show that answer.
 """
 
@@ -674,7 +674,7 @@ def assert_exports_agree(table: bf.Table, float_columns: Iterable[str] = (), dat
 
 # ---------------------------------------------------------------------------------------------
 # The attribute catalogue, as the sandbox lists it. What each value should be is computed once, by
-# the Rust suite (tests/sandbox_data.rs, ``expected``); a Python test checks that a table shows
+# the Rust suite (tests/it/sandbox_data.rs, ``expected``); a Python test checks that a table shows
 # what the service sent (``.raw``).
 
 #: Every attribute the sandbox computes, in the catalogue's order.

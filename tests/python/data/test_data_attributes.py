@@ -2,7 +2,7 @@
 sandbox's catalogue and every package, for custom requests with filters / account filters /
 detail, the NONE_DETECTED handling, the 202 path and every new error.
 
-What each value should be is not recomputed here: tests/sandbox_data.rs checks the sandbox's
+What each value should be is not recomputed here: tests/it/sandbox_data.rs checks the sandbox's
 answers against the definitions of docs/sandbox.md#attributes, filters and detail included. These
 tests check what the Python side adds: the names asked for and no others, each value of
 ``.raw`` in the values table, ``to_dict()`` and ``attrs[name]``, NONE_DETECTED as a null, and the

@@ -7,23 +7,14 @@
 //! `BANKFEED_FUZZ_ITERATIONS` sets the number of requests (1,000 by default); the body readers
 //! themselves are fuzzed without HTTP in `src/sandbox/body.rs`. CONTRIBUTING.md has the long run.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bankfeed::fuzzing::{iterations, mutate, seed, Rng};
 use bankfeed::sandbox::SandboxConfig;
-use common::{Api, AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY, TOKEN};
 use serde_json::{json, Value};
+
+use crate::common::{Api, AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY, TOKEN};
 
 /// Path segments a hostile or broken client sends in place of an id.
 const SEGMENTS: [&str; 12] = [
@@ -224,6 +215,6 @@ async fn a_path_segment_that_is_not_utf8_gets_a_json_invalid_request() {
     ] {
         let reply = api.raw(reqwest::Method::GET, &path, &[], None).await;
         let reply = if reply.0 == 405 { api.raw(reqwest::Method::DELETE, &path, &[], None).await } else { reply };
-        common::assert_error(&reply, 400, "INVALID_REQUEST");
+        crate::common::assert_error(&reply, 400, "INVALID_REQUEST");
     }
 }

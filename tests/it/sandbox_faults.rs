@@ -1,20 +1,11 @@
 //! The sandbox's fault layer (docs/sandbox.md#faults), seen on the wire by a plain HTTP client.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-mod common;
-
 use std::time::{Duration, Instant};
 
 use bankfeed::sandbox::{Fault, FaultKind, SandboxConfig};
-use common::{Api, AUTHORIZE, DETAIL, INVESTMENTS, TOKEN};
 use serde_json::{json, Value};
+
+use crate::common::{Api, AUTHORIZE, DETAIL, INVESTMENTS, TOKEN};
 
 fn api() -> Api {
     Api::with(SandboxConfig { pending_polls: 0, ..SandboxConfig::default() })

@@ -1,17 +1,6 @@
 //! The Rust client's data operations against the sandbox: polling on Async links, the attributes
 //! preparation sequence, tables against the payloads, and DeleteCard.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-#[macro_use]
-mod common;
-
 use std::time::Duration;
 
 use arrow_array::Array;
@@ -25,7 +14,8 @@ use bankfeed::sandbox::{Sandbox, SandboxConfig};
 use bankfeed::tables::{self, ColumnData};
 use bankfeed::{Client, Error, Session};
 use base64::Engine;
-use common::{client_of as start, saved_session};
+
+use crate::common::{client_of as start, saved_session};
 
 fn floats(table: &tables::Table, name: &str) -> Vec<f64> {
     match table.column(name) {

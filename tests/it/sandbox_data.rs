@@ -2,23 +2,14 @@
 //! statements, investments, attributes, DeleteCard), driven over real HTTP. Every attribute is
 //! recomputed here, independently, from the account detail payload.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-mod common;
-
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use bankfeed::sandbox::{attribute_catalogue, attribute_packages, users, SandboxConfig};
 use base64::Engine as _;
-use common::{answers_for, assert_error, assert_message_names, user, Api, Reply};
-use common::{AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY};
 use serde_json::{json, Value};
+
+use crate::common::{answers_for, assert_error, assert_message_names, user, Api, Reply};
+use crate::common::{AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY};
 
 /// The as-of date of all data, and the oldest and the 90-day boundary dates it implies.
 const AS_OF: &str = "2026-11-20";
@@ -36,13 +27,9 @@ fn config() -> SandboxConfig {
 }
 
 impl Api {
-    fn new() -> Api {
-        Api::with(config())
-    }
-
     /// Logs `username` in with credentials and `Save`, answering any challenges; None for the
     /// users the institution refuses.
-    async fn try_login(&self, username: &str) -> Option<Login> {
+    async fn try_saved_login(&self, username: &str) -> Option<Login> {
         let user = user(username);
         let mut reply = self
             .post(
@@ -62,13 +49,8 @@ impl Api {
         })
     }
 
-    async fn login(&self, username: &str) -> Login {
-        self.try_login(username).await.unwrap_or_else(|| panic!("{username} logs in"))
-    }
-
-    /// A new RequestId on a saved connection.
-    async fn cached(&self, login_id: &str) -> Reply {
-        self.post(AUTHORIZE, json!({"LoginId": login_id, "MostRecentCached": true})).await
+    async fn saved_login(&self, username: &str) -> Login {
+        self.try_saved_login(username).await.unwrap_or_else(|| panic!("{username} logs in"))
     }
 
     /// POSTs a banking operation, then follows the `...Async` link of its 202s with GET until
@@ -104,7 +86,7 @@ impl Api {
         self.detail(login, json!({"DaysOfTransactions": "Days365", "WithAccountIdentity": true})).await
     }
 
-    async fn investments(&self, login: &Login) -> Value {
+    async fn investments_of(&self, login: &Login) -> Value {
         let body = json!({"LoginId": login.login_id, "RequestId": login.request_id, "MostRecentCached": true});
         for _ in 0..50 {
             let reply = self.post(INVESTMENTS, body.clone()).await;
@@ -133,7 +115,7 @@ impl Api {
 async fn open_users(api: &Api) -> Vec<(String, Login)> {
     let mut open = Vec::new();
     for user in users() {
-        if let Some(login) = api.try_login(user.username).await {
+        if let Some(login) = api.try_saved_login(user.username).await {
             open.push((user.username.to_owned(), login));
         }
     }
@@ -190,29 +172,29 @@ fn days_before_as_of(date: &str) -> i64 {
 
 #[tokio::test]
 async fn login_ids_come_from_the_seed_and_the_username() {
-    let (first, second) = (Api::new(), Api::new());
-    let a = first.login("greatday_nomfa").await;
-    let b = second.login("GreatDay_NoMFA").await;
+    let (first, second) = (Api::with(config()), Api::with(config()));
+    let a = first.saved_login("greatday_nomfa").await;
+    let b = second.saved_login("GreatDay_NoMFA").await;
     assert_eq!(a.login_id, b.login_id, "same seed, same user, same LoginId");
     assert!(uuid::Uuid::parse_str(&a.login_id).is_ok());
-    assert_eq!(first.login("greatday_nomfa").await.login_id, a.login_id);
-    assert_ne!(first.login("Greatday").await.login_id, a.login_id);
+    assert_eq!(first.saved_login("greatday_nomfa").await.login_id, a.login_id);
+    assert_ne!(first.saved_login("Greatday").await.login_id, a.login_id);
     let seeded = Api::with(SandboxConfig { seed: 7, ..config() });
-    assert_ne!(seeded.login("greatday_nomfa").await.login_id, a.login_id);
+    assert_ne!(seeded.saved_login("greatday_nomfa").await.login_id, a.login_id);
 }
 
 #[tokio::test]
 async fn the_same_login_has_the_same_data_in_every_sandbox_and_users_differ() {
-    let (first, second) = (Api::new(), Api::new());
+    let (first, second) = (Api::with(config()), Api::with(config()));
     let mut seen = HashSet::new();
     for username in ["greatday_nomfa", "Greatday", "mfa_multiple_choice"] {
-        let (a, b) = (first.login(username).await, second.login(username).await);
+        let (a, b) = (first.saved_login(username).await, second.saved_login(username).await);
         let (mut x, mut y) = (first.all_transactions(&a).await, second.all_transactions(&b).await);
         assert_ne!(x["RequestId"], y["RequestId"]);
         x["RequestId"] = Value::Null;
         y["RequestId"] = Value::Null;
         assert_eq!(x, y, "{username}: account detail");
-        let (mut x_inv, mut y_inv) = (first.investments(&a).await, second.investments(&b).await);
+        let (mut x_inv, mut y_inv) = (first.investments_of(&a).await, second.investments_of(&b).await);
         x_inv["RequestId"] = Value::Null;
         y_inv["RequestId"] = Value::Null;
         assert_eq!(x_inv, y_inv, "{username}: investments");
@@ -228,7 +210,7 @@ async fn the_same_login_has_the_same_data_in_every_sandbox_and_users_differ() {
         assert!(seen.insert(x_inv["Accounts"].to_string()), "{username}: own portfolio");
     }
     let seeded = Api::with(SandboxConfig { seed: 99, ..config() });
-    let login = seeded.login("greatday_nomfa").await;
+    let login = seeded.saved_login("greatday_nomfa").await;
     let other = seeded.all_transactions(&login).await;
     assert!(!seen.contains(&other["Accounts"].to_string()), "another seed, other data");
 }
@@ -349,7 +331,7 @@ async fn every_portfolio_is_consistent() {
     for seed in [0, 1] {
         let api = Api::with(SandboxConfig { seed, ..config() });
         for (username, login) in open_users(&api).await {
-            let body = api.investments(&login).await;
+            let body = api.investments_of(&login).await;
             let trades = check_portfolio(&body, &login, &username);
             assert!((50..=70).contains(&trades), "about 60 trades, not {trades}");
             let kinds: HashSet<&str> = body["Accounts"]
@@ -438,7 +420,7 @@ fn check_accounts(body: &Value, days: i64) {
 
 #[tokio::test]
 async fn banking_accounts_follow_the_rules_for_every_user() {
-    let api = Api::new();
+    let api = Api::with(config());
     let (mut dipped, mut with_benefit, mut logins, mut two_employers) = (0, 0, 0, 0);
     for (username, login) in open_users(&api).await {
         logins += 1;
@@ -482,8 +464,8 @@ async fn banking_accounts_follow_the_rules_for_every_user() {
 
 #[tokio::test]
 async fn account_detail_options() {
-    let api = Api::new();
-    let login = api.login("greatday_nomfa").await;
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
     let year = api.all_transactions(&login).await;
     // Days90 is the default.
     let recent = api.detail(&login, json!({})).await;
@@ -546,9 +528,9 @@ async fn transaction_counts_are_exact() {
             ..config()
         });
         // Timing is for benchmarks; this checks sizes and consistency only.
-        let login = api.login("greatday_nomfa").await;
+        let login = api.saved_login("greatday_nomfa").await;
         let banking = api.all_transactions(&login).await;
-        let portfolio = api.investments(&login).await;
+        let portfolio = api.investments_of(&login).await;
         assert_eq!(banking_count(&banking), count);
         check_accounts(&banking, 365);
         assert_eq!(trade_count(&portfolio), count);
@@ -583,7 +565,7 @@ async fn with_100000_transactions_the_summary_answers_and_attributes_still_wait_
         banking_transactions: Some(100_000),
         ..config()
     });
-    let login = api.login("Greatday").await;
+    let login = api.saved_login("Greatday").await;
     let (_, reply) = api.banking(SUMMARY, json!({"RequestId": login.request_id})).await;
     assert_eq!(reply.0, 200);
     assert!(!reply.1["Accounts"].as_array().unwrap().is_empty());
@@ -597,7 +579,7 @@ async fn with_100000_transactions_the_summary_answers_and_attributes_still_wait_
 #[tokio::test]
 async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post() {
     let api = Api::with(SandboxConfig { pending_polls: 2, ..SandboxConfig::default() });
-    let login = api.login("greatday_nomfa").await;
+    let login = api.saved_login("greatday_nomfa").await;
     for operation in [DETAIL, SUMMARY, STATEMENTS] {
         let body = json!({"RequestId": login.request_id});
         let name = operation.rsplit('/').next().unwrap();
@@ -640,8 +622,8 @@ async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post(
 
 #[tokio::test]
 async fn summary_shape() {
-    let api = Api::new();
-    let login = api.login("greatday_nomfa").await;
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
     let detail = api.all_transactions(&login).await;
     let (_, reply) = api.banking(SUMMARY, json!({"RequestId": login.request_id})).await;
     assert_eq!(reply.0, 200);
@@ -667,7 +649,7 @@ async fn summary_shape() {
 #[tokio::test]
 async fn every_data_operation_needs_the_api_key_when_configured() {
     let api = Api::with(SandboxConfig { api_key: Some("k-1".into()), tier2: true, ..config() });
-    let login = api.login("greatday_nomfa").await;
+    let login = api.saved_login("greatday_nomfa").await;
     let id = &login.request_id;
     let attributes = Api::attributes_path(&login);
     let calls = [
@@ -732,8 +714,8 @@ fn lines_len(xref: &str) -> usize {
 
 #[tokio::test]
 async fn statements_are_real_pdfs_of_the_operations_accounts() {
-    let api = Api::new();
-    let login = api.login("Greatday").await;
+    let api = Api::with(config());
+    let login = api.saved_login("Greatday").await;
     let detail = api.all_transactions(&login).await;
     let operations: Vec<&Value> =
         detail["Accounts"].as_array().unwrap().iter().filter(|a| a["Category"] == "Operations").collect();
@@ -777,12 +759,12 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
 
 #[tokio::test]
 async fn delete_card_forgets_the_connection_until_it_is_saved_again() {
-    let api = Api::new();
+    let api = Api::with(config());
     let unknown =
         api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", uuid::Uuid::new_v4()), None).await;
     assert_error(&unknown, 401, "INVALID_LOGIN");
 
-    let login = api.login("greatday_nomfa").await;
+    let login = api.saved_login("greatday_nomfa").await;
     let before = api.all_transactions(&login).await;
     let reply =
         api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", login.login_id), None).await;
@@ -798,7 +780,7 @@ async fn delete_card_forgets_the_connection_until_it_is_saved_again() {
         api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", login.login_id), None).await;
     assert_error(&again, 401, "INVALID_LOGIN");
 
-    let back = api.login("greatday_nomfa").await;
+    let back = api.saved_login("greatday_nomfa").await;
     assert_eq!(back.login_id, login.login_id, "the same LoginId comes back");
     let cached = api.cached(&back.login_id).await;
     assert_eq!(cached.0, 200);
@@ -872,7 +854,7 @@ fn all_names() -> Vec<&'static str> {
 
 /// Logs in, fetches account detail once (so attributes are available) and returns the detail.
 async fn prepared(api: &Api, username: &str) -> (Login, Value) {
-    let login = api.login(username).await;
+    let login = api.saved_login(username).await;
     let detail = api.all_transactions(&login).await;
     (login, detail)
 }
@@ -907,7 +889,7 @@ fn the_catalogue_and_packages_are_exposed() {
 #[tokio::test]
 async fn attributes_wait_for_account_detail_then_have_their_own_pending_phase() {
     let api = Api::with(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() });
-    let login = api.login("greatday_nomfa").await;
+    let login = api.saved_login("greatday_nomfa").await;
     let custom = json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}});
     for _ in 0..3 {
         for reply in [api.use_case(&login, "GetIncomeAttributes").await, api.custom(&login, custom.clone()).await] {
@@ -979,7 +961,7 @@ async fn use_case_operations_answer_exactly_their_package() {
 
 #[tokio::test]
 async fn custom_attribute_requests_are_validated() {
-    let api = Api::new();
+    let api = Api::with(config());
     let (login, _) = prepared(&api, "greatday_nomfa").await;
     let cases = [
         (json!({"Attributes": {"Card": ["count_nsf"]}}), "MostRecentCached"),
@@ -1361,7 +1343,7 @@ fn from_detail(name: &str, listed: &[&Tx]) -> Option<Value> {
 
 #[tokio::test]
 async fn every_attribute_value_is_recomputed_from_its_own_detail() {
-    let api = Api::new();
+    let api = Api::with(config());
     let names = all_names();
     for (username, login) in open_users(&api).await {
         let detail = api.all_transactions(&login).await;

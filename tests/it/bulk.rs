@@ -1,17 +1,6 @@
 //! Bulk calls (`bankfeed::bulk::run_many`) against the embedded sandbox: many saved logins, some
 //! failing, the concurrency bound, and cancellation by dropping the run.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-#[macro_use]
-mod common;
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -22,8 +11,9 @@ use bankfeed::error::ApiErrorKind;
 use bankfeed::ops::{self, Target};
 use bankfeed::sandbox::{Fault, FaultKind, SandboxConfig};
 use bankfeed::Error;
-use common::client_of;
 use tokio::sync::mpsc;
+
+use crate::common::client_of;
 
 /// Counts the operations in flight and keeps the highest count seen.
 #[derive(Default)]

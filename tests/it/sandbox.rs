@@ -1,23 +1,14 @@
 //! The sandbox server, driven over real HTTP the way a client sees it.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-mod common;
-
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use bankfeed::sandbox::{users, Fault, FaultKind, RecordedRequest, Sandbox, SandboxConfig};
 use base64::Engine as _;
-use common::{answers_for, assert_error, assert_message_names, challenges, strings, user, Api, Reply};
-use common::{AUTHORIZE, INVESTMENTS, TOKEN};
 use serde_json::{json, Value};
+
+use crate::common::{answers_for, assert_error, assert_message_names, challenges, strings, user, Api, Reply};
+use crate::common::{AUTHORIZE, INVESTMENTS, TOKEN};
 
 impl Api {
     fn new() -> Api {

@@ -1,24 +1,15 @@
 //! The sandbox at scale (docs/sandbox.md#many-logins): bulk users, logins saved at start, and
 //! 10,000 sessions pending at once.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-mod common;
-
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bankfeed::sandbox::{login_id, login_ids, Fault, FaultKind, Sandbox, SandboxConfig, MAX_LOGINS};
-use common::{assert_error, Api, Reply, AUTHORIZE, INVESTMENTS};
 use serde_json::{json, Value};
+
+use crate::common::{assert_error, Api, Reply, AUTHORIZE, INVESTMENTS};
 
 fn bulk(logins: u32, seed: u64) -> SandboxConfig {
     SandboxConfig { logins, seed, pending_polls: 0, investment_transactions: Some(3), ..SandboxConfig::default() }
@@ -34,10 +25,6 @@ impl Api {
             "Save": save,
         });
         self.post(AUTHORIZE, body).await
-    }
-
-    async fn cached(&self, login_id: &str) -> Reply {
-        self.post(AUTHORIZE, json!({"LoginId": login_id, "MostRecentCached": true})).await
     }
 
     /// A cached Authorize, then Investments polled to its 200, whose body it returns without

@@ -1,17 +1,6 @@
 //! The Rust client against the embedded sandbox: every user's flow, the answer rules, errors,
 //! polling and its timeout, cancellation and the keys.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-#[macro_use]
-mod common;
-
 use std::time::{Duration, Instant};
 
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
@@ -20,7 +9,8 @@ use bankfeed::error::ApiErrorKind;
 use bankfeed::ops::{self, Target};
 use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
 use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Secret, Session, Step};
-use common::{client_of as start, no_challenge, user, INSTITUTION};
+
+use crate::common::{client_of as start, no_challenge, user, INSTITUTION};
 
 fn sandbox() -> (Sandbox, Client) {
     start(SandboxConfig::default())

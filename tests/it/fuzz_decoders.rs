@@ -7,23 +7,14 @@
 //! `BANKFEED_FUZZ_SEED` the seed. CONTRIBUTING.md has the long run. An input that fails is saved
 //! under `target/fuzz-failures/` and named in the failure.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "a test crate: its helpers fail the test that calls them, with the line that failed"
-)]
-
-mod common;
-
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use bankfeed::fuzzing::{self, iterations, mutate, mutate_bytes, seed, Rng, DECODERS};
 use bankfeed::sandbox::{users, SandboxConfig};
-use common::{answers_for, Api, AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY};
 use serde_json::{json, Value};
+
+use crate::common::{answers_for, Api, AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY};
 
 /// No input may take this long through every decoder (a debug build, on a busy machine).
 const SLOW: Duration = Duration::from_secs(5);

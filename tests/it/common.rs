@@ -2,13 +2,14 @@
 //! (for the wire-level tests), a bankfeed `Client` of a sandbox (for the client tests), the
 //! sandbox users' documented answers, and the checks of an error answer.
 //!
-//! Each test crate includes it with `mod common;` and uses part of it.
-#![allow(dead_code, reason = "each test crate uses a part of the harness")]
+//! The modules of the test binary add wire calls of their own to [`Api`] in `impl Api` blocks.
+//! Those are methods of one type across the binary, so a name can be taken once: a call two
+//! modules need (such as [`Api::cached`]) lives here.
 
 /// Runs one call of `$client` named `$name`, as the binding runs each Python call: the call is
 /// made once (`Client::call`), the body runs within it (`Call::run`: the `deadline`, a close), and
-/// `$call` is the call it hands down; `$c` is the client.
-#[macro_export]
+/// `$call` is the call it hands down; `$c` is the client. In scope in every module of the binary,
+/// as `main.rs` declares `common` first, with `#[macro_use]`.
 macro_rules! within {
     ($client:expr, $name:expr, |$c:ident, $call:ident| $body:expr) => {{
         let $c = &$client;
@@ -19,7 +20,6 @@ macro_rules! within {
 
 /// The data operation `$op` of `$client` on `$target` with `$options`, as one call of its own
 /// (see `within!`).
-#[macro_export]
 macro_rules! data {
     ($client:expr, $op:ty, $target:expr, $options:expr) => {{
         let c = &$client;
@@ -128,6 +128,11 @@ impl Api {
 
     pub(crate) async fn get(&self, operation: &str) -> Reply {
         self.send(reqwest::Method::GET, operation, None).await
+    }
+
+    /// A new RequestId on a saved connection: a cached Authorize.
+    pub(crate) async fn cached(&self, login_id: &str) -> Reply {
+        self.post(AUTHORIZE, json!({"LoginId": login_id, "MostRecentCached": true})).await
     }
 }
 
