@@ -27,7 +27,7 @@ use tokio::sync::oneshot;
 
 use super::errors::PyBankfeedError;
 use super::handler::{self, handler_error, Deliver};
-use super::operation::{refuse, Answerer, CallName, Flavor, Operation};
+use super::invocation::{refuse, Answerer, CallName, Flavor, Invocation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
 use crate::error::Error;
@@ -44,9 +44,9 @@ type Launch = Box<dyn FnOnce(&Arc<Wakeup>, u64, Slot) -> Result<tokio::task::Joi
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(0);
 
 /// Returns a coroutine that runs `operation` when awaited.
-pub(crate) fn start<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
+pub(crate) fn start<T: Send + 'static>(py: Python<'_>, invocation: Invocation<T>) -> PyResult<Py<PyAny>> {
     super::logging::refresh(py)?;
-    let Operation { client, name, start, on_challenge, convert } = operation;
+    let Invocation { client, name, start, on_challenge, convert } = invocation;
     let answers = on_challenge.is_some();
     let owner = client.clone();
     let method = name.map(|name| name.method);

@@ -13,8 +13,8 @@ use tokio::task::JoinHandle;
 
 use super::errors::PyBankfeedError;
 use super::handler::{self, Deliver};
+use super::invocation::{refuse, Answerer, Flavor, Invocation};
 use super::log_emitter;
-use super::operation::{refuse, Answerer, Flavor, Operation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
 use crate::bulk::panic_message;
@@ -61,8 +61,8 @@ fn cancelled() -> Error {
 }
 
 /// Runs `operation` to completion on the caller's behalf and converts its value.
-pub(crate) fn run<T: Send + 'static>(py: Python<'_>, operation: Operation<T>) -> PyResult<Py<PyAny>> {
-    let Operation { client, name, start, on_challenge, convert } = operation;
+pub(crate) fn run<T: Send + 'static>(py: Python<'_>, invocation: Invocation<T>) -> PyResult<Py<PyAny>> {
+    let Invocation { client, name, start, on_challenge, convert } = invocation;
     let handler = on_challenge.as_ref().map(|handler| handler.bind(py));
     let value = wait(py, Some(&client), name.map(|name| name.method), start, handler)?;
     convert(py, &client, Flavor::Blocking, value)

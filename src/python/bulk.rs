@@ -16,7 +16,7 @@ use super::args;
 use super::asyncio;
 use super::blocking::SIGNAL_CHECK;
 use super::errors::{client_closed, PyBankfeedError};
-use super::operation::{Convert, Flavor, Operation};
+use super::invocation::{Convert, Flavor, Invocation};
 use super::results::PyDataOp;
 use super::runtime::{runtime, AbortOnDrop};
 use crate::bulk::{check_concurrency, run_many};
@@ -644,7 +644,7 @@ impl PyAsyncBulkResults {
                 }
             }
         };
-        Operation::new(&client, future, next_pair).run(py, Flavor::Async)
+        Invocation::new(&client, future, next_pair).run(py, Flavor::Async)
     }
 
     /// Stops every login still running, also while an ``__anext__`` waits. A reader that goes on

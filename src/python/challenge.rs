@@ -5,13 +5,13 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
 use super::convert::{self, Parsed};
-use super::operation::{Flavor, Operation};
+use super::invocation::{Flavor, Invocation};
 use super::session::step_to_py;
 use crate::authorize::{Challenge, SecurityChallenge};
 use crate::Client;
 
 // What `Challenge` and `AsyncChallenge` share: the challenge, its client and every method but
-// how `answer` runs (docs/architecture.md#one-operation-two-runners).
+// how `answer` runs (docs/architecture.md#one-call-two-runners).
 #[doc = stub_doc!("_BaseChallenge")]
 #[pyclass(name = "_BaseChallenge", module = "bankfeed", frozen, subclass)]
 pub(crate) struct PyBaseChallenge {
@@ -96,7 +96,7 @@ impl PyBaseChallenge {
             let call = client.call("Authorize");
             call.run(client.answer(&call, &challenge, answers)).await
         };
-        Operation::new(&self.client, future, step_to_py).named("AsyncChallenge", "answer").run(py, self.flavor)
+        Invocation::new(&self.client, future, step_to_py).named("AsyncChallenge", "answer").run(py, self.flavor)
     }
 
     #[doc = stub_doc!("_BaseChallenge._repr_html_")]

@@ -1,6 +1,6 @@
 //! `Client` and `AsyncClient`: one per configuration. They share one base class, which holds the
 //! configuration and defines every operation once; the two differ only in how a call runs
-//! (docs/architecture.md#one-operation-two-runners).
+//! (docs/architecture.md#one-call-two-runners).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -10,7 +10,7 @@ use super::args;
 use super::asyncio;
 use super::bulk;
 use super::convert;
-use super::operation::{Flavor, Operation};
+use super::invocation::{Flavor, Invocation};
 use super::results::PyDataOp;
 use super::session::{session_to_py, step_to_py};
 use crate::authorize::{AuthorizeRequest, Credentials};
@@ -26,7 +26,7 @@ const IDENTITY: &str = "identity";
 
 // What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
 // `close()`, and every operation, run the way `flavor` says
-// (docs/architecture.md#one-operation-two-runners).
+// (docs/architecture.md#one-call-two-runners).
 #[doc = stub_doc!("_BaseClient")]
 #[pyclass(name = "_BaseClient", module = "bankfeed", frozen, subclass)]
 pub(crate) struct PyBaseClient {
@@ -58,9 +58,9 @@ impl PyBaseClient {
         py: Python<'_>,
         method: &'static str,
         future: impl std::future::Future<Output = Result<T, Error>> + Send + 'static,
-        convert: super::operation::Convert<T>,
+        convert: super::invocation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
-        Operation::new(&self.client, future, convert).named("AsyncClient", method).run(py, self.flavor)
+        Invocation::new(&self.client, future, convert).named("AsyncClient", method).run(py, self.flavor)
     }
 
     /// Runs the data operation `O` on the saved login `login_id`, resumed at `request_id` when
@@ -91,7 +91,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         // One call under one deadline: the Authorize and every challenge round after it.
-        let start = move |mut answerer: super::operation::Answerer| async move {
+        let start = move |mut answerer: super::invocation::Answerer| async move {
             let call = client.call("Authorize");
             let login = async {
                 let step = client.authorize(&call, request).await?;
@@ -100,8 +100,8 @@ impl PyBaseClient {
             call.run(login).await
         };
         let handler = on_challenge.map(Bound::unbind);
-        let operation = Operation::answered(&self.client, handler, start, session_to_py);
-        operation.named("AsyncClient", method).run(py, self.flavor)
+        let invocation = Invocation::answered(&self.client, handler, start, session_to_py);
+        invocation.named("AsyncClient", method).run(py, self.flavor)
     }
 
     fn step(&self, py: Python<'_>, method: &'static str, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {

@@ -11,7 +11,7 @@ use pyo3::PyTypeInfo;
 
 use super::challenge;
 use super::convert;
-use super::operation::Flavor;
+use super::invocation::Flavor;
 use crate::error::{Advice, ApiError, ApiErrorKind, Body, Error};
 use crate::Client;
 

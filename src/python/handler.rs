@@ -18,7 +18,7 @@ use pyo3::types::PyMapping;
 
 use super::args::type_name;
 use super::convert;
-use super::operation::Flavor;
+use super::invocation::Flavor;
 use crate::authorize::{Answers, Challenge};
 use crate::error::Error;
 use crate::sync::lock;

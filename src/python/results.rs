@@ -403,7 +403,7 @@ impl PyStatements {
     }
 }
 
-/// The conversions the data operations end with ([`super::operation::Convert`]): the same result
+/// The conversions the data operations end with ([`super::invocation::Convert`]): the same result
 /// classes for both runners.
 macro_rules! convert_parts {
     ($($class:ident from $parts:ident),* $(,)?) => {$(
@@ -411,7 +411,7 @@ macro_rules! convert_parts {
             pub(crate) fn to_py(
                 py: Python<'_>,
                 _client: &crate::Client,
-                _flavor: super::operation::Flavor,
+                _flavor: super::invocation::Flavor,
                 parts: $parts,
             ) -> PyResult<Py<PyAny>> {
                 Ok(Py::new(py, $class::new(py, parts)?)?.into_any())
@@ -419,7 +419,7 @@ macro_rules! convert_parts {
         }
 
         impl ResultClass for $parts {
-            const CONVERT: super::operation::Convert<$parts> = $class::to_py;
+            const CONVERT: super::invocation::Convert<$parts> = $class::to_py;
         }
     )*};
 }
@@ -433,14 +433,14 @@ convert_parts!(
 
 /// The result class a core result becomes, for both runners.
 pub(crate) trait ResultClass: Sized + Send + 'static {
-    const CONVERT: super::operation::Convert<Self>;
+    const CONVERT: super::invocation::Convert<Self>;
 }
 
 /// A data operation of the core (src/ops.rs) as the binding runs it: every one whose result has
 /// a class. With it, a data method of a client or a session is one line
 /// (docs/architecture.md#adding-an-operation).
 pub(crate) trait PyDataOp: crate::ops::DataOp<Options: Send + 'static, Output: ResultClass> {
-    const CONVERT: super::operation::Convert<Self::Output> = <Self::Output as ResultClass>::CONVERT;
+    const CONVERT: super::invocation::Convert<Self::Output> = <Self::Output as ResultClass>::CONVERT;
 }
 
 impl<O: crate::ops::DataOp<Options: Send + 'static, Output: ResultClass>> PyDataOp for O {}

@@ -7,7 +7,7 @@ use super::args;
 use super::challenge;
 use super::client::PyBaseClient;
 use super::convert::{self, Parsed};
-use super::operation::{Flavor, Operation};
+use super::invocation::{Flavor, Invocation};
 use super::results::PyDataOp;
 use crate::authorize::{Session, Step};
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
@@ -15,7 +15,7 @@ use crate::ops::{self, Target};
 use crate::Client;
 
 // What `Session` and `AsyncSession` share: the session, its client, and every data operation,
-// run the way `flavor` says (docs/architecture.md#one-operation-two-runners).
+// run the way `flavor` says (docs/architecture.md#one-call-two-runners).
 #[doc = stub_doc!("_BaseSession")]
 #[pyclass(name = "_BaseSession", module = "bankfeed", frozen, subclass)]
 pub(crate) struct PyBaseSession {
@@ -232,9 +232,9 @@ impl PyBaseSession {
         py: Python<'_>,
         method: &'static str,
         future: impl std::future::Future<Output = Result<T, crate::Error>> + Send + 'static,
-        convert: super::operation::Convert<T>,
+        convert: super::invocation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
-        Operation::new(&self.client, future, convert).named("AsyncSession", method).run(py, self.flavor)
+        Invocation::new(&self.client, future, convert).named("AsyncSession", method).run(py, self.flavor)
     }
 
     /// Runs the data operation `O` on this session, as its method `method`.

@@ -1,7 +1,7 @@
-//! One definition of each operation, two ways to run it (docs/architecture.md#one-operation-two-runners).
+//! One definition of each operation, two ways to run it (docs/architecture.md#one-call-two-runners).
 //!
-//! A pymethod turns its Python arguments into an [`Operation`]: a `'static + Send` future of a
-//! core value, and the one conversion of that value to Python. [`Operation::run`] hands it to the
+//! A pymethod turns its Python arguments into an [`Invocation`]: a `'static + Send` future of a
+//! core value, and the one conversion of that value to Python. [`Invocation::run`] hands it to the
 //! blocking runner (`Client`, `Session`, `Challenge`) or to the asyncio runner (`AsyncClient`,
 //! `AsyncSession`, `AsyncChallenge`); nothing else differs between the two.
 
@@ -51,7 +51,7 @@ impl std::fmt::Display for CallName {
 }
 
 /// One call of one operation, not yet started.
-pub(crate) struct Operation<T> {
+pub(crate) struct Invocation<T> {
     pub(crate) client: Client,
     /// Set for the calls a user makes; None for the internal steps a user never holds (a bulk
     /// iterator's `__anext__`), which then never warn when dropped unawaited.
@@ -63,14 +63,14 @@ pub(crate) struct Operation<T> {
     pub(crate) convert: Convert<T>,
 }
 
-impl<T: Send + 'static> Operation<T> {
+impl<T: Send + 'static> Invocation<T> {
     /// An operation that meets no challenge it could answer (a challenge raises ChallengeRequired).
     pub(crate) fn new(
         client: &Client,
         future: impl Future<Output = Result<T, Error>> + Send + 'static,
         convert: Convert<T>,
     ) -> Self {
-        Operation {
+        Invocation {
             client: client.clone(),
             name: None,
             start: Box::new(move |_| Box::pin(future)),
@@ -90,7 +90,7 @@ impl<T: Send + 'static> Operation<T> {
         Fut: Future<Output = Result<T, Error>> + Send + 'static,
     {
         let start: Start<T> = Box::new(move |answerer| Box::pin(start(answerer)));
-        Operation { client: client.clone(), name: None, start, on_challenge, convert }
+        Invocation { client: client.clone(), name: None, start, on_challenge, convert }
     }
 
     /// Names the call `class.method` for its coroutine (see [`CallName`]).
