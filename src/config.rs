@@ -228,8 +228,9 @@ impl ClientConfig {
             }
         };
         let base_url_given = options.base_url.is_some();
-        let base_url = given("base_url", options.base_url, ENV_BASE_URL)?
-            .ok_or_else(|| Error::config("base_url", format!("is required: pass base_url= or set {ENV_BASE_URL}")))?;
+        let base_url = given("base_url", options.base_url, ENV_BASE_URL)?.ok_or_else(|| {
+            Error::config("base_url", format!("is required: give the base_url option, or set {ENV_BASE_URL}"))
+        })?;
         let allow_insecure_http = options.allow_insecure_http;
         let base_url = base_url.check(|url| checked_url("base_url", url, allow_insecure_http))?;
         // A host given as an argument is never split by a variable: `base_url=` a sandbox must not
@@ -245,7 +246,7 @@ impl ClientConfig {
             None => base_url.clone(),
         };
         let customer_id = given("customer_id", options.customer_id, ENV_CUSTOMER_ID)?.ok_or_else(|| {
-            Error::config("customer_id", format!("is required: pass customer_id= or set {ENV_CUSTOMER_ID}"))
+            Error::config("customer_id", format!("is required: give the customer_id option, or set {ENV_CUSTOMER_ID}"))
         })?;
         // The customer id is the second segment of every path: anything but a plain segment could
         // move the credentials to another path (`..` would send them to /BankingServices/Authorize).
@@ -401,7 +402,7 @@ fn checked_url(field: &'static str, url: &str, allow_insecure_http: bool) -> Res
         return Err(Error::config(
             field,
             "must not hold a user name or password (user:password@host): they would show in reprs and logs; \
-             pass the service's keys as api_key= and secret_key=",
+             give the service's keys as the api_key and secret_key options",
         ));
     }
     match parsed.scheme() {
@@ -413,8 +414,8 @@ fn checked_url(field: &'static str, url: &str, allow_insecure_http: bool) -> Res
                 field,
                 format!(
                     "uses http:// to a host that is not loopback (127.0.0.0/8, ::1, localhost), got {host}: \
-                     credentials and keys are sent only over https; use https://, or pass \
-                     allow_insecure_http=True to send them in clear text"
+                     credentials and keys are sent only over https; use https://, or turn on the \
+                     allow_insecure_http option to send them in clear text"
                 ),
             ));
         }

@@ -267,8 +267,8 @@ impl Error {
         Error::config(
             field,
             format!(
-                "cannot be read: its variable is not UTF-8 text; set the variable as text or unset it, or pass \
-                 {field}="
+                "cannot be read: its variable is not UTF-8 text; set the variable as text or unset it, or give \
+                 the {field} option"
             ),
         )
         .read_from(variable)
@@ -355,6 +355,8 @@ pub trait Advice {
     fn closed_by(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     /// How to resume each login with its own RequestId.
     fn own_request_ids(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// The setting that turns proxies off (docs/protocol.md#proxies).
+    fn direct_connection(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
 }
 
 /// The core's own words for the next steps of an error: its Rust API.
@@ -375,6 +377,10 @@ impl Advice for CoreAdvice {
 
     fn own_request_ids(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Target::login(login_id, Some(the RequestId of that login's own call))")
+    }
+
+    fn direct_connection(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProxyOption::Off")
     }
 }
 
@@ -459,10 +465,9 @@ impl fmt::Display for Explained<'_> {
                 } else if *timed_out {
                     f.write_str("; the service did not answer in time: retry later, or raise timeout")?;
                 } else if proxy.is_some() {
-                    f.write_str(
-                        "; check the proxy, base_url and the network, then retry later (proxy=None, or the host in \
-                         NO_PROXY, connects directly)",
-                    )?;
+                    f.write_str("; check the proxy, base_url and the network, then retry later (")?;
+                    advice.direct_connection(f)?;
+                    f.write_str(", or the host in NO_PROXY, connects directly)")?;
                 } else {
                     f.write_str("; check base_url and the network, then retry later")?;
                 }
@@ -542,6 +547,9 @@ mod tests {
         }
         fn own_request_ids(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("<own>")
+        }
+        fn direct_connection(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("<direct>")
         }
     }
 

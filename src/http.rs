@@ -1238,7 +1238,7 @@ mod tests {
             Err(error @ Error::Transport { .. }) => {
                 let text = error.to_string();
                 let shown = dead.replace("alice:hunter2@", "***@");
-                assert!(text.contains(&format!("through the proxy {shown} (from proxy=)")), "{text}");
+                assert!(text.contains(&format!("through the proxy {shown} (from the proxy option)")), "{text}");
                 assert!(text.contains("check the proxy") && !text.contains("hunter2") && !text.contains("alice"));
             }
             other => panic!("{other:?}"),

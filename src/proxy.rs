@@ -41,7 +41,7 @@ pub enum ProxyOption {
     /// The proxy variables of the environment (`proxy="environment"`, the default).
     #[default]
     Environment,
-    /// No proxy at all (`proxy=None`).
+    /// No proxy at all (`proxy=None` in Python).
     Off,
     /// This proxy for every host that is not loopback; it may hold `user:password@`.
     Url(Secret),
@@ -138,7 +138,7 @@ impl ProxyUrl {
                     "proxy",
                     format!(
                         "uses the scheme {scheme}://, which bankfeed cannot speak to a proxy: use an http:// or \
-                         https:// proxy, or pass proxy=None to connect directly"
+                         https:// proxy, or turn proxies off (the proxy option) to connect directly"
                     ),
                 )))
             }
@@ -174,7 +174,7 @@ impl ProxyUrl {
 impl fmt::Display for ProxyUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.source {
-            Source::Option => write!(f, "{} (from proxy=)", self.shown),
+            Source::Option => write!(f, "{} (from the proxy option)", self.shown),
             Source::Variable(variable) => write!(f, "{} (from {variable})", self.shown),
         }
     }
@@ -359,8 +359,8 @@ impl Proxies {
             return Err(Error::config(
                 "proxy",
                 format!(
-                    "would receive plain http:// requests in clear text through {proxy}: use https://, or pass \
-                     allow_insecure_http=True"
+                    "would receive plain http:// requests in clear text through {proxy}: use https://, or turn on \
+                     the allow_insecure_http option"
                 ),
             ));
         }
@@ -536,7 +536,10 @@ mod tests {
         let option = ProxyOption::from_given(Some("https://proxy.corp:8443"));
         let vars = [("NO_PROXY", "*"), ("HTTPS_PROXY", "http://other.corp:1")];
         let proxies = Proxies::resolve(option, false, &env(&vars)).unwrap();
-        assert_eq!(through(&proxies, "https://api.example.com").unwrap(), "https://proxy.corp:8443 (from proxy=)");
+        assert_eq!(
+            through(&proxies, "https://api.example.com").unwrap(),
+            "https://proxy.corp:8443 (from the proxy option)"
+        );
         assert_eq!(proxies.explicit().unwrap().shown(), "https://proxy.corp:8443");
         assert_eq!(ProxyOption::from_given(Some(ENVIRONMENT)), ProxyOption::Environment);
         // Given as an argument, a value without a scheme is refused, not taken for a host.
@@ -563,7 +566,7 @@ mod tests {
         let proxies = Proxies::resolve(option, false, &env(&[])).unwrap();
         let proxy = proxies.decide(&url("https://api.example.com")).unwrap().unwrap();
         assert_eq!(proxy.url().password(), Some("hunter2"));
-        assert_eq!(proxy.to_string(), "http://***@proxy.corp:3128 (from proxy=)");
+        assert_eq!(proxy.to_string(), "http://***@proxy.corp:3128 (from the proxy option)");
         let debug = format!("{proxies:?}");
         assert!(!debug.contains("hunter2") && !debug.contains("alice"), "{debug}");
         let from_variable = from_env(&[("HTTPS_PROXY", "bob:hunter2@proxy.corp")]);
@@ -588,7 +591,7 @@ mod tests {
             assert_eq!(proxies.route(&url("https://api.example.com")).map(ToString::to_string), None);
         }
         let rule = rule_of(Proxies::resolve(ProxyOption::Url(Secret::new("socks5://p:1")), false, &env(&[])));
-        assert!(rule.contains("socks5://") && rule.contains("proxy=None"), "{rule}");
+        assert!(rule.contains("socks5://") && rule.contains("turn proxies off"), "{rule}");
     }
 
     #[test]
@@ -615,7 +618,7 @@ mod tests {
         let vars = [("HTTP_PROXY", "http://proxy.corp:3128")];
         let strict = Proxies::resolve(ProxyOption::Environment, false, &env(&vars)).unwrap();
         let rule = rule_of(strict.decide(&url("http://api.example.com")));
-        assert!(rule.contains("allow_insecure_http=True") && rule.contains("HTTP_PROXY"), "{rule}");
+        assert!(rule.contains("the allow_insecure_http option") && rule.contains("HTTP_PROXY"), "{rule}");
         let insecure = Proxies::resolve(ProxyOption::Environment, true, &env(&vars)).unwrap();
         assert!(through(&insecure, "http://api.example.com").is_some());
         // A proxy on this machine is no crossing.

@@ -319,6 +319,10 @@ impl Advice for PythonAdvice {
         f.write_str("close(), or the end of its with or async with block")
     }
 
+    fn direct_connection(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("proxy=None")
+    }
+
     fn own_request_ids(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(
             "request_ids={login_id: the RequestId of that login's own call}, or client.session(request_id, \

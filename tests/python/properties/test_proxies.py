@@ -195,7 +195,7 @@ def test_a_transport_error_through_a_proxy_names_the_proxy(no_proxy_env: pytest.
     with raises(bf.TransportError, operation="Authorize", extra_secrets=[PROXY_PASSWORD]) as info:
         client.authorize_cached("5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21")
     shown = proxy.replace("http://", "http://***@")
-    assert f"through the proxy {shown} (from proxy=)" in str(info.value), str(info.value)
+    assert f"through the proxy {shown} (from the proxy option)" in str(info.value), str(info.value)
     assert "check the proxy" in str(info.value)
     # Without a proxy the same failure names none.
     direct = bf.Client("http://127.0.0.1:9", "c", proxy=with_password, max_retries=0)
