@@ -49,13 +49,13 @@ pub struct Request {
 /// A data operation as the client runs it; the client-side twin of the sandbox's
 /// `DataOperation`.
 pub trait DataOp: 'static {
-    /// The call's name: what the deadline, a `ClientClosed` and the advice of a
-    /// `PendingTimeout` name.
-    const CALL: &'static str;
     /// The operation on the wire (src/protocol.rs): its method, path and host, and whether
     /// account detail must be polled to 200 first, and be the session's login, before it is sent
     /// (docs/protocol.md#attributes).
     const WIRE: &'static WireOp;
+    /// The call's name: what the deadline, a `ClientClosed` and the advice of a
+    /// `PendingTimeout` name. The wire operation's.
+    const CALL: &'static str = Self::WIRE.name;
     type Options: Send + Sync;
     /// What a 200 is read into.
     type Output: Send + 'static;
@@ -80,7 +80,6 @@ pub trait DataOp: 'static {
 pub struct Investments;
 
 impl DataOp for Investments {
-    const CALL: &'static str = "Investments";
     const WIRE: &'static WireOp = &protocol::INVESTMENTS;
     type Options = ();
     type Output = InvestmentsResult;
@@ -104,7 +103,6 @@ impl DataOp for Investments {
 pub struct AccountsDetail;
 
 impl DataOp for AccountsDetail {
-    const CALL: &'static str = "GetAccountsDetail";
     const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_DETAIL;
     type Options = AccountsDetailOptions;
     type Output = AccountsResult;
@@ -130,7 +128,6 @@ impl DataOp for AccountsDetail {
 pub struct AccountsSummary;
 
 impl DataOp for AccountsSummary {
-    const CALL: &'static str = "GetAccountsSummary";
     const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_SUMMARY;
     type Options = AccountsSummaryOptions;
     type Output = AccountsResult;
@@ -152,7 +149,6 @@ impl DataOp for AccountsSummary {
 pub struct Statements;
 
 impl DataOp for Statements {
-    const CALL: &'static str = "GetStatements";
     const WIRE: &'static WireOp = &protocol::GET_STATEMENTS;
     type Options = StatementsOptions;
     type Output = StatementsResult;
@@ -179,7 +175,6 @@ impl DataOp for Statements {
 pub struct Attributes;
 
 impl DataOp for Attributes {
-    const CALL: &'static str = "Attributes";
     // The custom POST; a package is the use-case GET (`request`).
     const WIRE: &'static WireOp = &protocol::ATTRIBUTES;
     type Options = AttributesQuery;
