@@ -100,12 +100,18 @@ def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "", *, repai
                 state.failed[record["login_id"]] = record
     if not repair:
         return state
-    # Temporary files that no committed batch names were left by a kill before their commit.
+    # Temporary files that no committed batch names were left by a kill before their commit:
+    # the parts, and a journal entry whose writing was cut before its rename (that rename is the
+    # commit, so its batch was never committed, and its logins are fetched again).
     for table in KINDS[kind]:
         directory = storage.path(kind, table)
         for name in storage.listdir(directory):
             if name.startswith(".part-" + prefix) and name.endswith(".tmp"):
                 storage.remove(storage.path(directory, name))
+    journal = storage.path(JOURNAL, kind)
+    for name in storage.listdir(journal):
+        if name.startswith("." + prefix) and name.endswith(".json.tmp"):
+            storage.remove(storage.path(journal, name))
     return state
 
 

@@ -139,6 +139,24 @@ def test_resume_skips_what_is_written_and_sends_nothing_for_it(tmp_path: Path) -
     assert set(logins_of(table(tmp_path, "investments", "accounts"))) == set(sb.login_ids)
 
 
+def test_a_commit_cut_while_its_journal_entry_was_written_is_fetched_again(tmp_path: Path) -> None:
+    # Ctrl-C between writing a batch's journal entry and renaming it into place (the commit)
+    # leaves the entry's temporary file and the parts' (what the ctrl-c case of
+    # test_a_run_stopped_in_its_middle_resumes_with_each_login_once met, by chance, under load).
+    with bf.Sandbox(logins=LOGINS) as sb:
+        client = client_of(sb)
+        bf.export(client, sb.login_ids[:3], tmp_path)
+        journal = tmp_path / "_journal" / "investments"
+        [entry] = list(journal.glob("*.json"))
+        entry.rename(journal / f".{entry.name}.tmp")
+        for part in tmp_path.glob("investments/*/part-*"):
+            part.rename(part.with_name(f".{part.name}.tmp"))
+        again = bf.export(client, sb.login_ids, tmp_path, resume=True)
+        assert (again.logins_written, again.logins_skipped) == (LOGINS, 0), "the cut batch was not committed"
+    assert not list(tmp_path.rglob("*.tmp")), "what the cut commit left is deleted"
+    assert logins_of(table(tmp_path, "investments", "accounts")).keys() == set(sb.login_ids)
+
+
 def test_a_login_still_pending_resumes_its_request_id_without_a_new_session(tmp_path: Path) -> None:
     with bf.Sandbox(logins=2, pending_seconds=1.0) as sb:
         impatient = client_of(sb, poll_timeout=0.05)
