@@ -13,10 +13,9 @@ per table (``bf.combine``'s gathering, ``login_id`` first), and their failures. 
 3. renames the temporary files to ``part-<batch>.parquet``.
 
 A kill before 2, or during it (the entry is written under a temporary name and renamed into place:
-that rename is the commit), leaves temporary files only, which a resume deletes (``state.py``,
-its logins fetched again); a kill between 2 and 3 leaves
-a committed batch whose renames a resume completes (``state.py``). So a login is in a table's
-dataset once, or not at all, whatever is killed when.
+that rename is the commit), leaves temporary files only, which a resume deletes, its logins
+fetched again; a kill between 2 and 3 leaves a committed batch whose renames a resume completes
+(``state.py``). So a login is in a table's dataset once, or not at all, whatever is killed when.
 """
 
 from __future__ import annotations
