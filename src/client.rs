@@ -104,11 +104,7 @@ impl Client {
 
     /// The request of the operation `wire` (src/protocol.rs) at its path filled with `values`.
     fn request(&self, wire: &'static WireOp, values: PathValues<'_>) -> Result<ApiRequest, Error> {
-        let config = &self.inner.config;
-        let url = wire
-            .url(&config.base_url, &config.investments_base_url, &values)
-            .map_err(|missing| Error::Internal { message: format!("bankfeed could not build a URL: {missing}") })?;
-        Ok(ApiRequest::new(wire.name, wire.method.into(), url))
+        Ok(ApiRequest::new(wire.name, wire.method.into(), ops::url(wire, &self.inner.config, &values)?))
     }
 
     /// Data operations carry the api key, when one is configured.

@@ -225,10 +225,14 @@ fn send(
     values: &PathValues<'_>,
     body: Option<Value>,
 ) -> Result<Request, Error> {
-    let url = wire
-        .url(&config.base_url, &config.investments_base_url, values)
-        .map_err(|missing| Error::Internal { message: format!("bankfeed could not build a URL: {missing}") })?;
-    Ok(Request { operation, method: wire.method.into(), url, body })
+    Ok(Request { operation, method: wire.method.into(), url: url(wire, config, values)?, body })
+}
+
+/// The URL of `wire` with its path filled with `values`, on its host. A value the template
+/// names and the caller did not give is bankfeed's own failure, not the service's.
+pub(crate) fn url(wire: &WireOp, config: &ClientConfig, values: &PathValues<'_>) -> Result<String, Error> {
+    wire.url(&config.base_url, &config.investments_base_url, values)
+        .map_err(|missing| Error::Internal { message: format!("bankfeed could not build a URL: {missing}") })
 }
 
 /// The LoginId of `session`, which an operation naming the login needs.

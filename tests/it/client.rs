@@ -10,7 +10,7 @@ use bankfeed::ops::{self, Target};
 use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
 use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Secret, Session, Step};
 
-use crate::common::{client_of as start, no_challenge, user, INSTITUTION};
+use crate::common::{client_of as start, no_challenge, saved_session, user, INSTITUTION};
 
 fn sandbox() -> (Sandbox, Client) {
     start(SandboxConfig::default())
@@ -263,12 +263,7 @@ async fn the_challenge_loop_is_bounded() {
 #[tokio::test]
 async fn investments_are_polled_to_200() {
     let (sandbox, client) = start(SandboxConfig { pending_polls: 3, ..SandboxConfig::default() });
-    let session = within!(client, "Authorize", |c, call| c.login(
-        &call,
-        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
-        &mut no_challenge
-    ))
-    .unwrap();
+    let session = saved_session(&client).await;
     let investments = data!(client, ops::Investments, Target::Session(&session), &()).unwrap();
     assert!(investments.tables.accounts.rows > 0);
     assert_eq!(investments.tables.request_id.as_deref(), Some(session.request_id.as_str()));
@@ -281,12 +276,7 @@ async fn investments_are_polled_to_200() {
 #[tokio::test]
 async fn a_session_still_loading_is_waited_out_like_a_202() {
     let (sandbox, client) = start(SandboxConfig { loading_polls: 2, pending_polls: 1, ..SandboxConfig::default() });
-    let session = within!(client, "Authorize", |c, call| c.login(
-        &call,
-        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
-        &mut no_challenge
-    ))
-    .unwrap();
+    let session = saved_session(&client).await;
     assert!(data!(client, ops::Investments, Target::Session(&session), &()).is_ok());
     let statuses: Vec<u16> =
         sandbox.requests().iter().filter(|r| r.path.ends_with("/Investments")).map(|r| r.status).collect();
@@ -318,12 +308,7 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
         ..ClientOptions::default()
     };
     let client = Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap();
-    let session = within!(client, "Authorize", |c, call| c.login(
-        &call,
-        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
-        &mut no_challenge
-    ))
-    .unwrap();
+    let session = saved_session(&client).await;
     let started = Instant::now();
     match data!(client, ops::Investments, Target::Session(&session), &()) {
         Err(Error::PendingTimeout { request_id, waited, .. }) => {
@@ -338,12 +323,7 @@ async fn a_poll_that_never_ends_times_out_with_the_request_id() {
 #[tokio::test]
 async fn dropping_a_poll_stops_it() {
     let (sandbox, client) = start(SandboxConfig { pending_seconds: 30.0, ..SandboxConfig::default() });
-    let session = within!(client, "Authorize", |c, call| c.login(
-        &call,
-        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
-        &mut no_challenge
-    ))
-    .unwrap();
+    let session = saved_session(&client).await;
     let call = client.call("Investments");
     let poll = call.run(client.data::<ops::Investments>(&call, Target::Session(&session), &()));
     let cancelled = tokio::time::timeout(Duration::from_millis(200), poll).await;
@@ -373,12 +353,7 @@ async fn keys_are_sent_where_the_service_expects_them() {
         Client::new(ClientConfig::resolve(options, |_| None).unwrap()).unwrap()
     };
     let client = make("ak-test");
-    let session = within!(client, "Authorize", |c, call| c.login(
-        &call,
-        Credentials::new(INSTITUTION, "greatday_nomfa", "Everyday".into()).saved(),
-        &mut no_challenge
-    ))
-    .unwrap();
+    let session = saved_session(&client).await;
     assert!(data!(client, ops::Investments, Target::Session(&session), &()).is_ok());
     let wrong = api_error(data!(make("ak-wrong"), ops::Investments, Target::Session(&session), &()));
     assert_eq!(wrong.kind(), ApiErrorKind::Unauthorized);
