@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import itertools
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.run import ExportReport, _run
 
 __all__ = ["add_parser", "run"]
@@ -169,10 +171,10 @@ def run(args: argparse.Namespace) -> int:
     options = {option: getattr(args, option) for _, option, _, _ in _CLIENT_FLAGS if getattr(args, option) is not None}
     if args.allow_insecure_http:
         options["allow_insecure_http"] = True
-    login_ids: list[str] = list(args.login_ids)
+    # Compact and each once, since they are held for the whole run (a file of 100,000 LoginIds).
     try:
-        if args.logins is not None:
-            login_ids.extend(_read_logins(args.logins))
+        from_file = _read_logins(args.logins) if args.logins is not None else iter(())
+        given = LoginIdList(unique(itertools.chain(args.login_ids, from_file)))
     except OSError as exc:
         print(f"error: --logins: {exc.strerror or exc}: {args.logins}", file=sys.stderr)
         return 2
@@ -192,10 +194,10 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             client = sandbox.client(**{k: v for k, v in options.items() if k != "customer_id"})
-            if not login_ids:
-                login_ids = sandbox.login_ids
+            login_ids: Iterable[str] = given or sandbox.login_ids
         else:
             client = bf.Client(**options)
+            login_ids = given
         if not login_ids:
             print("error: no LoginIds: give them as arguments or with --logins FILE", file=sys.stderr)
             return 2

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.kinds import KINDS, Kind, parse_what
+from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.progress import ExportProgress
 from bankfeed._export.state import FAILURES, MANIFEST, KindState, previous_manifest, read_state, write_summary
 from bankfeed._export.storage import Storage
@@ -82,26 +84,20 @@ class ExportReport:
 
 
 def _texts(login_ids: object) -> list[Any]:
-    """The LoginIds in order, each once: from any iterable of text (a list, a pandas or polars
-    Series, a NumPy array, a pyarrow array). Values that are not text are kept as they came: the
-    bulk call makes each its own login's error (or the call's ``TypeError``)."""
-    if isinstance(login_ids, (str, bytes)):
-        raise TypeError(f"login_ids must be a list (or any iterable) of str, not a single {type(login_ids).__name__}")
-    to_pylist = getattr(login_ids, "to_pylist", None)  # a pyarrow array or chunked array
-    items: Iterable[Any] = to_pylist() if callable(to_pylist) else login_ids  # type: ignore[assignment]
-    try:
-        iterator = iter(items)
-    except TypeError:
-        raise TypeError(f"login_ids must be a list (or any iterable) of str, not {type(login_ids).__name__}") from None
-    seen: dict[Any, None] = {}
-    for item in iterator:
-        as_py = getattr(item, "as_py", None)  # a pyarrow scalar
-        value = as_py() if callable(as_py) else item
-        try:
-            seen.setdefault(value)
-        except TypeError:
-            raise TypeError(f"login_ids must hold str, not {type(value).__name__}") from None
-    return list(seen)
+    """The LoginIds in order, each once, as a list (:func:`bankfeed._export.logins.unique`)."""
+    return list(unique(login_ids))
+
+
+def _release_arrow_memory() -> None:
+    """Hands back to the system what Arrow's memory pool keeps of the batches written.
+
+    The pool (mimalloc in pyarrow's wheels) keeps freed pages for the next batch; after the last
+    one nothing reuses them, and reading the journal back at the end would otherwise add its
+    memory on top of them: at 100,000 logins that end was the peak of the whole run
+    (BENCHMARKS.md, export)."""
+    pyarrow = sys.modules.get("pyarrow")
+    if pyarrow is not None:
+        pyarrow.default_memory_pool().release_unused()
 
 
 #: What an output directory holds when an export wrote it.
@@ -115,7 +111,8 @@ class _Export:
     storage: Storage
     kinds: list[Kind]
     fmt: str
-    asked: list[Any]
+    #: Compact: held for the whole run (``logins.py`` says why).
+    asked: LoginIdList
     concurrency: int
     limits: Limits
     show: bool
@@ -124,7 +121,7 @@ class _Export:
     clock: float = field(default_factory=time.monotonic)
     #: Logins an earlier run wrote in every kind: nothing is fetched for them.
     skipped_logins: int = 0
-    todo: dict[str, list[Any]] = field(default_factory=dict)
+    todo: dict[str, LoginIdList] = field(default_factory=dict)
     resumes: dict[str, dict[str, str]] = field(default_factory=dict)
     writers: dict[str, KindWriter] = field(default_factory=dict)
     failures: list[tuple[str, BaseException]] = field(default_factory=list)
@@ -165,19 +162,25 @@ class _Export:
         kinds = parse_what(what, days=days)
         storage = Storage(out)
         limits = Limits(logins=batch_logins)
-        export = cls(storage, kinds, fmt, _texts(login_ids), concurrency, limits, progress)
+        # The command line's LoginIds come as a LoginIdList already (each once): not copied.
+        asked = login_ids if isinstance(login_ids, LoginIdList) else LoginIdList(unique(login_ids))
+        export = cls(storage, kinds, fmt, asked, concurrency, limits, progress)
         export._check_output(resume)
-        for kind in kinds:
-            state = read_state(storage, kind.name, fmt)
-            export.todo[kind.name] = [login for login in export.asked if login not in state.written]
+        states = [read_state(storage, kind.name, fmt) for kind in kinds]
+        for kind, state in zip(kinds, states, strict=True):
+            # All of them, not a copy, when nothing was written before (no resume).
+            export.todo[kind.name] = (
+                LoginIdList(login for login in export.asked if login not in state.written)
+                if state.written
+                else export.asked
+            )
             # A login whose data was still pending polls its RequestId where it stood.
             export.resumes[kind.name] = {
                 login: record["request_id"]
                 for login, record in state.failed.items()
                 if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
             }
-        todo = [set(export.todo[kind.name]) for kind in kinds]
-        export.skipped_logins = sum(1 for login in export.asked if not any(login in left for left in todo))
+        export.skipped_logins = sum(1 for login in export.asked if all(login in state.written for state in states))
         return export
 
     def _check_output(self, resume: bool) -> None:
@@ -211,15 +214,12 @@ class _Export:
         self.writers[kind.name] = writer
         return writer
 
-    def chunks(self, kind: Kind, size: int = _CHUNK) -> list[tuple[list[Any], dict[str, str]]]:
+    def chunks(self, kind: Kind, size: int = _CHUNK) -> Iterator[tuple[list[Any], dict[str, str]]]:
         """The bulk calls of ``kind``: its logins in chunks of ``size`` (the partitions of a cluster
-        run), each with the RequestIds to resume."""
-        todo, resumes = self.todo[kind.name], self.resumes[kind.name]
-        chunks = []
-        for start in range(0, len(todo), size):
-            chunk = todo[start : start + size]
-            chunks.append((chunk, {login: resumes[login] for login in chunk if login in resumes}))
-        return chunks
+        run), each with the RequestIds to resume; made one at a time, as they are run."""
+        resumes = self.resumes[kind.name]
+        for chunk in self.todo[kind.name].slices(size):
+            yield chunk, {login: resumes[login] for login in chunk if login in resumes}
 
     def call(self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str]) -> Any:
         return kind.bulk_call(client)(
@@ -257,6 +257,7 @@ class _Export:
         journal is read as it stands, since workers of a cluster run may still be committing."""
         if self.progress is not None:
             self.progress.close(interrupted)
+        _release_arrow_memory()
         for kind in self.kinds:
             for table in kind.tables:
                 directory = self.storage.path(kind.name, table)
