@@ -1,11 +1,11 @@
 //! `GetStatements` (POST, and `GetStatementsAsync/{requestId}`): monthly statements of the
 //! operations accounts, as small real PDFs.
 
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde::Serialize;
 
-use super::accounts::{selected, STATEMENT_COUNTS};
+use super::accounts::{known_accounts, selected, STATEMENT_COUNTS};
 use super::body::Body;
 use super::generator::{month_name, months_before, BankAccount, Guid};
 use super::operation::{DataOperation, Ready};
@@ -37,6 +37,9 @@ impl DataOperation for Statements {
 
     fn answer(shared: &Shared, ready: &Ready, options: StatementOptions) -> Response {
         let banking = shared.data.banking(&shared.config, &ready.login_id);
+        if let Err(reply) = known_accounts(&banking, options.filter.as_deref(), "AccountsFilter") {
+            return reply.with_request_id(&ready.request_id).into_response();
+        }
         let months = months_before(options.months);
         let statements_by_account = selected(&banking, options.filter.as_deref())
             // Banks issue statements for deposit accounts; cards and loans have their own.

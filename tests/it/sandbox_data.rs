@@ -374,10 +374,17 @@ fn check_accounts(body: &Value, days: i64) {
     }
     for account in accounts {
         assert!(is_guid(&account["Id"]));
-        for field in ["Title", "AccountNumber", "TransitNumber", "InstitutionNumber", "AccountType"] {
+        for field in ["Title", "AccountType", "LastFourDigits"] {
             assert!(!text(&account[field]).is_empty(), "{field}");
         }
-        assert!(text(&account["AccountNumber"]).ends_with(text(&account["LastFourDigits"])));
+        // The numbers come with WithAccountIdentity only, all three or none.
+        let numbers = ["AccountNumber", "TransitNumber", "InstitutionNumber"];
+        if account["AccountNumber"].is_null() {
+            assert!(numbers.iter().all(|field| account[*field].is_null()), "{account}");
+        } else {
+            assert!(numbers.iter().all(|field| !text(&account[*field]).is_empty()), "{account}");
+            assert!(text(&account["AccountNumber"]).ends_with(text(&account["LastFourDigits"])));
+        }
         assert_eq!(account["Currency"], "CAD");
         assert!(cents(&account["OverdraftLimit"]) >= 0);
         let balance = &account["Balance"];
@@ -475,8 +482,12 @@ async fn account_detail_options() {
             long["Transactions"].as_array().unwrap().iter().filter(|t| text(&t["Date"]) >= DAY_89).collect();
         let got: Vec<&Value> = short["Transactions"].as_array().unwrap().iter().collect();
         assert_eq!(got, expected, "Days90 is the last 90 days of Days365");
-        assert_eq!(short["Holder"], Value::Null, "no identity unless asked");
-        assert!(long["Holder"]["Name"].is_string());
+        assert!(short["Holder"]["Name"].is_string(), "WithKYC is true by default");
+        for field in ["AccountNumber", "TransitNumber", "InstitutionNumber"] {
+            assert_eq!(short[field], Value::Null, "no {field} unless WithAccountIdentity");
+            assert!(long[field].is_string(), "{field} with WithAccountIdentity");
+        }
+        assert_eq!(long["Holder"], short["Holder"]);
         assert_eq!(long["Balance"], short["Balance"]);
     }
     let explicit = api.detail(&login, json!({"DaysOfTransactions": "Days90"})).await;
@@ -507,6 +518,132 @@ async fn account_detail_options() {
     let reply = api.post(DETAIL, json!({"WithTransactions": true})).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
     assert_message_names(&reply, "RequestId");
+}
+
+#[tokio::test]
+async fn with_kyc_controls_the_holder_and_with_account_identity_the_numbers() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    for (options, holder, numbers) in [
+        (json!({}), true, false),
+        (json!({"WithKYC": false}), false, false),
+        (json!({"WithKYC": "false", "WithAccountIdentity": "true"}), false, true),
+        (json!({"WithAccountIdentity": true}), true, true),
+    ] {
+        let body = api.detail(&login, options.clone()).await;
+        for account in body["Accounts"].as_array().unwrap() {
+            assert_eq!(account["Holder"]["Name"].is_string(), holder, "{options}: Holder");
+            assert_eq!(account["Holder"].is_null(), !holder, "{options}: Holder");
+            for field in ["AccountNumber", "TransitNumber", "InstitutionNumber"] {
+                assert_eq!(account[field].is_string(), numbers, "{options}: {field}");
+            }
+            assert!(account["LastFourDigits"].is_string(), "LastFourDigits always comes");
+        }
+    }
+}
+
+/// The transactions of every account of `body`, as (account id, transaction) pairs.
+fn transactions_of(body: &Value) -> Vec<(String, Value)> {
+    body["Accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|account| {
+            let id = text(&account["Id"]).to_owned();
+            account["Transactions"].as_array().unwrap().iter().map(move |t| (id.clone(), t.clone()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn date_options_narrow_the_transactions_and_bad_ones_are_refused_by_name() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    let year = transactions_of(&api.all_transactions(&login).await);
+    let between = |from: &str, to: &str| -> Vec<(String, Value)> {
+        year.iter().filter(|(_, t)| (from..=to).contains(&text(&t["Date"]))).cloned().collect()
+    };
+    // A window older than 90 days: the dates decide when DaysOfTransactions is not given.
+    let body = api.detail(&login, json!({"DateFrom": "2026-01-01", "DateTo": "2026-01-31"})).await;
+    let got = transactions_of(&body);
+    assert!(!got.is_empty());
+    assert_eq!(got, between("2026-01-01", "2026-01-31"));
+    // A time of day is read as its day; DaysOfTransactions, when given, still bounds the window.
+    let body = api.detail(&login, json!({"DateFrom": "2026-01-01T00:00:00", "DaysOfTransactions": "Days90"})).await;
+    assert_eq!(transactions_of(&body), between(DAY_89, AS_OF));
+    let body = api.detail(&login, json!({"DateTo": "2026-09-30"})).await;
+    assert_eq!(transactions_of(&body), between(OLDEST, "2026-09-30"));
+    // The spelling of older clients is read too.
+    let body = api.detail(&login, json!({"DaysOfTransaction": "Days365"})).await;
+    assert_eq!(transactions_of(&body), year);
+
+    for (body, field) in [
+        (json!({"DateFrom": "01/01/2026"}), "DateFrom"),
+        (json!({"DateTo": "2026-02-30"}), "DateTo"),
+        (json!({"DateFrom": 20_260_101}), "DateFrom"),
+        (json!({"DateFrom": "2026-02-01", "DateTo": "2026-01-01"}), "DateFrom"),
+        (json!({"DaysOfTransaction": "Days30"}), "DaysOfTransaction"),
+        (json!({"RefreshDelta": "x"}), "RefreshDelta"),
+        (json!({"RefreshDelta": [{"AccountId": "x"}]}), "RefreshDelta"),
+    ] {
+        let mut request = json!({"RequestId": login.request_id});
+        request.as_object_mut().unwrap().extend(body.as_object().unwrap().clone());
+        let reply = api.post(DETAIL, request).await;
+        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_message_names(&reply, field);
+    }
+}
+
+#[tokio::test]
+async fn refresh_delta_gives_only_the_transactions_after_the_one_held() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    let year = api.all_transactions(&login).await;
+    let chequing = year["Accounts"].as_array().unwrap().iter().find(|a| a["Type"] == "Chequing").unwrap();
+    let listed = chequing["Transactions"].as_array().unwrap();
+    // Newest first: the fifth newest is the last one held, so the four newer ones come.
+    let held = &listed[4];
+    let body = api
+        .detail(
+            &login,
+            json!({"DaysOfTransactions": "Days365",
+                   "RefreshDelta": [{"AccountId": chequing["Id"], "TransactionId": held["Id"]}]}),
+        )
+        .await;
+    for account in body["Accounts"].as_array().unwrap() {
+        let got = account["Transactions"].as_array().unwrap();
+        if account["Id"] == chequing["Id"] {
+            assert_eq!(got.as_slice(), &listed[..4]);
+        } else {
+            let full = year["Accounts"].as_array().unwrap().iter().find(|a| a["Id"] == account["Id"]).unwrap();
+            assert_eq!(got, full["Transactions"].as_array().unwrap(), "other accounts are whole");
+        }
+    }
+    for delta in [
+        json!([{"AccountId": "00000000-0000-0000-0000-000000000000", "TransactionId": held["Id"]}]),
+        json!([{"AccountId": chequing["Id"], "TransactionId": "00000000-0000-0000-0000-000000000000"}]),
+    ] {
+        let (_, reply) = api.banking(DETAIL, json!({"RequestId": login.request_id, "RefreshDelta": delta})).await;
+        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_message_names(&reply, "RefreshDelta");
+    }
+}
+
+#[tokio::test]
+async fn an_accounts_filter_naming_an_unknown_account_is_refused() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    let year = api.all_transactions(&login).await;
+    let known = text(&year["Accounts"][0]["Id"]).to_owned();
+    let unknown = "00000000-0000-0000-0000-000000000000";
+    let (_, reply) =
+        api.banking(DETAIL, json!({"RequestId": login.request_id, "AccountsFilter": [known, unknown]})).await;
+    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_message_names(&reply, "AccountsFilter");
+    assert!(reply.1["Message"].as_str().unwrap().contains(unknown), "{}", reply.1);
+    let (_, reply) = api.banking(STATEMENTS, json!({"RequestId": login.request_id, "AccountsFilter": [unknown]})).await;
+    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_message_names(&reply, "AccountsFilter");
 }
 
 // ---- sizes ---------------------------------------------------------------------------------
