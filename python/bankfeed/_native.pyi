@@ -977,7 +977,8 @@ class Sandbox:
         - ``seed``: seeds LoginIds and all generated data (same seed and username, same data).
         - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
           trades / transactions per login (None: a natural amount).
-        - ``tier2``: whether the customer has the Tier 2 package ``GetAllAttributes`` needs.
+        - ``tier2``: whether the customer has a Tier 2 package, which ``GetAllAttributes`` and the
+          custom set of attributes need (without it, only the use-case packages answer).
         - ``secret_key``: Authorize then needs a single-use token from ``GenerateAuthorizeToken``,
           which needs this key and is good for 5 minutes; ``api_key``: data operations then need
           this ``x-api-key`` header.

@@ -662,6 +662,7 @@ async fn transaction_counts_are_exact() {
         let api = Api::with(SandboxConfig {
             investment_transactions: Some(count),
             banking_transactions: Some(count),
+            tier2: true,
             ..config()
         });
         // Timing is for benchmarks; this checks sizes and consistency only.
@@ -700,6 +701,7 @@ async fn with_100000_transactions_the_summary_answers_and_attributes_still_wait_
     let api = Api::with(SandboxConfig {
         investment_transactions: Some(100_000),
         banking_transactions: Some(100_000),
+        tier2: true,
         ..config()
     });
     let login = api.saved_login("Greatday").await;
@@ -1025,7 +1027,7 @@ fn the_catalogue_and_packages_are_exposed() {
 
 #[tokio::test]
 async fn attributes_wait_for_account_detail_then_have_their_own_pending_phase() {
-    let api = Api::with(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() });
+    let api = Api::with(SandboxConfig { pending_polls: 1, tier2: true, ..SandboxConfig::default() });
     let login = api.saved_login("greatday_nomfa").await;
     let custom = json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}});
     for _ in 0..3 {
@@ -1071,7 +1073,7 @@ async fn use_case_operations_answer_exactly_their_package() {
             let mut expected: BTreeSet<&str> = names.iter().copied().collect();
             expected.insert("Id");
             assert_eq!(card.keys().map(String::as_str).collect::<BTreeSet<_>>(), expected);
-            assert!(is_guid(&card["Id"]));
+            assert_eq!(card["Id"], login.login_id.as_str(), "the group's Id is the LoginId");
             assert_eq!(body["HttpStatusCode"], 200);
             assert_eq!(body["Login"]["Id"], login.login_id.as_str());
         }
@@ -1097,32 +1099,82 @@ async fn use_case_operations_answer_exactly_their_package() {
 }
 
 #[tokio::test]
-async fn custom_attribute_requests_are_validated() {
-    let api = Api::with(config());
-    let (login, _) = prepared(&api, "greatday_nomfa").await;
+async fn custom_attribute_requests_are_refused_as_the_documentation_lists() {
+    let api = Api::with(SandboxConfig { tier2: true, ..config() });
+    let (login, detail) = prepared(&api, "greatday_nomfa").await;
+    let card = json!({"Card": ["count_nsf"]});
+    let unknown = "00000000-0000-0000-0000-000000000000";
+    let known = text(&detail["Accounts"][0]["Id"]).to_owned();
     let cases = [
-        (json!({"Attributes": {"Card": ["count_nsf"]}}), "MostRecentCached"),
-        (json!({"MostRecentCached": true}), "Attributes"),
-        (json!({"MostRecentCached": true, "Attributes": ["count_nsf"]}), "Attributes"),
-        (json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf", "Count_NSF"]}}), "Count_NSF"),
-        (json!({"MostRecentCached": true, "Attributes": {"Card": ["no_such_thing"]}}), "no_such_thing"),
-        (
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}, "Options": {"AttributesDetail": ["bogus_detail"]}}),
-            "bogus_detail",
-        ),
-        (
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}, "Filters": {"AccountCategory": "Operations"}}),
-            "AccountCategory",
-        ),
+        (json!({"MostRecentCached": true}), "At least a single attribute"),
+        (json!({"Attributes": {}}), "At least a single attribute"),
+        (json!({"Attributes": {"Card": []}}), "At least a single attribute"),
+        (json!({"Attributes": ["count_nsf"]}), "Attributes"),
+        (json!({"Attributes": {"Card": ["count_nsf", "Count_NSF"]}}), "Count_NSF"),
+        (json!({"Attributes": {"Card": ["no_such_thing"]}}), "no_such_thing"),
+        (json!({"Attributes": {"Risk": ["count_nsf"]}}), "only supported attribute level"),
+        (json!({"Attributes": card, "Options": {"AttributesDetail": ["bogus_detail"]}}), "bogus_detail"),
+        (json!({"Attributes": card, "AttributesDetail": ["balance_min"]}), "AttributesDetail"),
+        (json!({"Attributes": card, "Filters": {"AccountCategory": "Operations"}}), "AccountCategory"),
+        (json!({"Attributes": card, "Filters": {"AccountCategory": ["Credits"]}}), "One or more filters are invalid"),
+        (json!({"Attributes": card, "Filters": {"Currency": ["CAD"]}}), "One or more filters are invalid"),
+        (json!({"Attributes": card, "AccountFilter": {"AccountID": [unknown]}}), unknown),
+        (json!({"Attributes": card, "Options": {"AccountFilter": [known, unknown]}}), unknown),
+        (json!({"Attributes": card, "AccountFilter": {"AccountID": []}}), "At least one accountId"),
+        (json!({"Attributes": card, "AccountFilter": {}}), "At least one accountId"),
+        (json!({"Attributes": card, "Options": {"AccountFilter": []}}), "At least one accountId"),
     ];
     for (body, named) in cases {
-        let reply = api.custom(&login, body).await;
+        let reply = api.custom(&login, body.clone()).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
-        assert_message_names(&reply, named);
+        assert!(reply.1["Message"].as_str().unwrap().contains(named), "{body}: {}", reply.1);
     }
     let stranger = Login { login_id: uuid::Uuid::new_v4().to_string(), request_id: login.request_id.clone() };
-    let reply = api.custom(&stranger, json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}})).await;
+    let reply = api.custom(&stranger, json!({"Attributes": card})).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
+    // MostRecentCached is accepted, not required.
+    for body in [json!({"Attributes": card}), json!({"Attributes": card, "MostRecentCached": true})] {
+        assert_eq!(settle(&api, &login, reqwest::Method::POST, "", Some(body)).await.0, 200);
+    }
+}
+
+#[tokio::test]
+async fn the_custom_post_needs_a_tier2_package_as_get_all_attributes_does() {
+    let api = Api::with(config());
+    let (login, _) = prepared(&api, "greatday_nomfa").await;
+    let body = json!({"Attributes": {"Card": ["count_nsf"]}});
+    let reply = api.custom(&login, body.clone()).await;
+    assert_error(&reply, 401, "ACCESS_DENIED");
+    assert_message_names(&reply, "Tier 2");
+    let all = api.use_case(&login, "GetAllAttributes").await;
+    assert_error(&all, 401, "ACCESS_DENIED");
+    // A use-case package answers.
+    assert_eq!(settle(&api, &login, reqwest::Method::GET, "GetIncomeAttributes", None).await.0, 200);
+}
+
+#[tokio::test]
+async fn the_limit_days_header_limits_the_transactions_counted() {
+    let api = Api::with(SandboxConfig { tier2: true, ..config() });
+    let (login, detail) = prepared(&api, "greatday_nomfa").await;
+    let (_, t) = scope(&detail, None, None);
+    let path = Api::attributes_path(&login);
+    let body = json!({"Attributes": {"Card": ["count_transactions"]}, "AttributesDetail": ["count_transactions"]});
+    for days in [1_i64, 30, 365] {
+        let reply = api.post_with(&path, &[("limitDays", &days.to_string())], body.clone()).await;
+        assert_eq!(reply.0, 200, "{}", reply.1);
+        let within = t.iter().filter(|tx| tx.age() < days).count();
+        assert_eq!(reply.1["Card"]["count_transactions"], within, "limitDays {days}");
+        let listed = reply.1["Card"][DETAIL_KEY][0]["Transactions"].as_array().unwrap();
+        assert!(listed.iter().all(|item| days_before_as_of(&text(&item["Date"]).replace('/', "-")) < days));
+    }
+    let reply =
+        api.send_with(reqwest::Method::GET, &format!("{path}/GetIncomeAttributes"), &[("limitDays", "30")], None).await;
+    assert_eq!(reply.0, 200, "a use-case GET takes it too: {}", reply.1);
+    for bad in ["0", "366", "ten", "-1"] {
+        let reply = api.post_with(&path, &[("limitDays", bad)], body.clone()).await;
+        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_message_names(&reply, "limitDays");
+    }
 }
 
 /// One account detail transaction, as the test reads it.
@@ -1314,12 +1366,12 @@ fn check_group(group: &Value, names: &[&str], currents: &[i64], t: &[Tx], detail
         if !detailed {
             continue;
         }
-        let detail = group["AttributesDetail"]
+        let detail = group[DETAIL_KEY]
             .as_array()
             .unwrap()
             .iter()
             .find(|d| d["Attribute"] == *name)
-            .unwrap_or_else(|| panic!("{label}: no AttributesDetail for {name}"));
+            .unwrap_or_else(|| panic!("{label}: no {DETAIL_KEY} for {name}"));
         let listed = detail["Transactions"].as_array().unwrap();
         let ids: BTreeSet<String> = listed.iter().map(|tx| text(&tx["TransactionId"]).to_owned()).collect();
         assert_eq!(ids.len(), listed.len(), "{label}: {name} lists each once");
@@ -1331,12 +1383,16 @@ fn check_group(group: &Value, names: &[&str], currents: &[i64], t: &[Tx], detail
             assert_eq!(item["Description"], tx.description.as_str());
             assert_eq!(cents_or_none(&item["Debit"]), tx.debit);
             assert_eq!(cents_or_none(&item["Credit"]), tx.credit);
+            assert_eq!(cents(&item["Balance"]), tx.balance, "{label}: the balance after it");
         }
     }
 }
 
 /// `Filters.AccountCategory` and `Options.AccountFilter`, each when given.
 type Restriction<'a> = (Option<&'a [&'a str]>, Option<&'a [String]>);
+
+/// The detail list's key, as the newest documentation spells it (docs/protocol.md#attributes).
+const DETAIL_KEY: &str = "AttributeDetails";
 
 #[tokio::test]
 async fn every_attribute_matches_its_definition() {
@@ -1352,7 +1408,7 @@ async fn every_attribute_matches_its_definition() {
         for (operation, package) in PACKAGES {
             let reply = settle(&api, &login, reqwest::Method::GET, operation, None).await;
             check_group(&reply.1["Card"], package, &currents, &t, false, label);
-            assert!(reply.1["Card"].get("AttributesDetail").is_none());
+            assert!(reply.1["Card"].get(DETAIL_KEY).is_none());
         }
         let all = settle(&api, &login, reqwest::Method::GET, "GetAllAttributes", None).await;
         let fees = t.iter().filter(|tx| tx.description == "NSF FEE").count();
@@ -1364,7 +1420,7 @@ async fn every_attribute_matches_its_definition() {
             }
         }
 
-        // The custom POST, with filters, in two groups, with every detail.
+        // The custom POST, with filters, in both documented shapes, with every detail.
         let accounts = detail["Accounts"].as_array().unwrap();
         let chequing_and_card: Vec<String> = accounts
             .iter()
@@ -1375,39 +1431,41 @@ async fn every_attribute_matches_its_definition() {
             (None, None),
             (Some(&["Operations"]), None),
             (None, Some(&chequing_and_card)),
-            (Some(&["Operations", "Products"]), Some(&chequing_and_card)),
+            (Some(&["Operations"]), Some(&chequing_and_card)),
         ];
-        for (categories, ids) in variants {
-            let mut body = json!({
-                "MostRecentCached": true,
-                "Attributes": {"Card": names, "Risk": ["count_nsf", "balance_min"]},
-                "Options": {"AttributesDetail": names},
-            });
+        for ((categories, ids), documented) in variants.into_iter().flat_map(|v| [(v, false), (v, true)]) {
+            let mut body = json!({"Attributes": {"Card": names}});
+            if documented {
+                body["AttributesDetail"] = json!({"Card": names});
+            } else {
+                body["MostRecentCached"] = json!(true);
+                body["Options"] = json!({"AttributesDetail": names});
+            }
             if let Some(categories) = categories {
                 body["Filters"] = json!({"AccountCategory": categories});
             }
             if let Some(ids) = ids {
-                body["Options"]["AccountFilter"] = json!(ids);
+                if documented {
+                    body["AccountFilter"] = json!({"AccountID": ids});
+                } else {
+                    body["Options"]["AccountFilter"] = json!(ids);
+                }
             }
             let reply = settle(&api, &login, reqwest::Method::POST, "", Some(body)).await;
             assert_eq!(reply.0, 200, "{}", reply.1);
             let (currents, t) = scope(&detail, categories, ids);
-            let label = format!("{username} {categories:?} {ids:?}");
+            let label = format!("{username} {categories:?} {ids:?} documented={documented}");
             check_group(&reply.1["Card"], &names, &currents, &t, true, &label);
-            check_group(&reply.1["Risk"], &["count_nsf", "balance_min"], &currents, &t, true, &label);
-            assert_ne!(reply.1["Card"]["Id"], reply.1["Risk"]["Id"]);
             assert_eq!(reply.1["HttpStatusCode"], 200);
             assert_eq!(reply.1["RequestId"], login.request_id.as_str());
         }
 
-        // Detail only for the attributes named, and only in their group.
-        let body = json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf", "balance_min"], "Other": ["count_accounts"]},
-                          "Options": {"AttributesDetail": ["count_nsf"]}});
+        // Detail only for the attributes named.
+        let body = json!({"Attributes": {"Card": ["count_nsf", "balance_min"]}, "AttributesDetail": ["count_nsf"]});
         let reply = settle(&api, &login, reqwest::Method::POST, "", Some(body)).await;
         let detail_names: Vec<&Value> =
-            reply.1["Card"]["AttributesDetail"].as_array().unwrap().iter().map(|d| &d["Attribute"]).collect();
+            reply.1["Card"][DETAIL_KEY].as_array().unwrap().iter().map(|d| &d["Attribute"]).collect();
         assert_eq!(detail_names, [&json!("count_nsf")]);
-        assert!(reply.1["Other"].get("AttributesDetail").is_none());
     }
     println!("NONE_DETECTED seen for: {none_detected:?}");
     assert!(none_detected.contains("sum_government_income"), "government income is sometimes absent");
@@ -1480,7 +1538,7 @@ fn from_detail(name: &str, listed: &[&Tx]) -> Option<Value> {
 
 #[tokio::test]
 async fn every_attribute_value_is_recomputed_from_its_own_detail() {
-    let api = Api::with(config());
+    let api = Api::with(SandboxConfig { tier2: true, ..config() });
     let names = all_names();
     for (username, login) in open_users(&api).await {
         let detail = api.all_transactions(&login).await;
@@ -1493,12 +1551,12 @@ async fn every_attribute_value_is_recomputed_from_its_own_detail() {
         let card = &reply.1["Card"];
         for name in &names {
             let label = format!("{username}: {name}");
-            let entry = card["AttributesDetail"]
+            let entry = card[DETAIL_KEY]
                 .as_array()
                 .unwrap()
                 .iter()
                 .find(|entry| entry["Attribute"] == *name)
-                .unwrap_or_else(|| panic!("{label}: no AttributesDetail"));
+                .unwrap_or_else(|| panic!("{label}: no {DETAIL_KEY}"));
             let listed: Vec<&Tx> = entry["Transactions"]
                 .as_array()
                 .unwrap()
