@@ -378,6 +378,7 @@ impl Serialize for Transactions<'_> {
 struct TransactionBody<'a> {
     id: Guid,
     date: &'static str,
+    /// Deprecated; the service sends it null (docs/protocol.md#account-detail-summary-and-statements).
     code: Option<&'static str>,
     description: Description<'a>,
     debit: Option<Cents>,
@@ -390,7 +391,7 @@ impl<'a> From<&'a BankTransaction> for TransactionBody<'a> {
         TransactionBody {
             id: transaction.id,
             date: dash_date(transaction.day),
-            code: transaction.code,
+            code: None,
             description: transaction.description(),
             debit: transaction.debit(),
             credit: transaction.credit(),

@@ -70,13 +70,14 @@ fn statement(seed: u64, account: &BankAccount, year: i32, month: u32) -> Stateme
         format!("Period: {period}"),
     ];
     Statement {
-        unique_id: Guid::derive(&[
-            &seed.to_le_bytes(),
-            b"statement",
-            account.id.to_string().as_bytes(),
-            period.as_bytes(),
-        ]),
-        file_type: "pdf",
+        // 32 upper-case hex digits, no dashes, as the GetStatements reference shows it
+        // (docs/protocol.md#account-detail-summary-and-statements).
+        unique_id: format!(
+            "{:032X}",
+            Guid::derive(&[&seed.to_le_bytes(), b"statement", account.id.to_string().as_bytes(), period.as_bytes()]).0
+        ),
+        // As the GetStatements reference writes it (docs/protocol.md#account-detail-summary-and-statements).
+        file_type: "PDF",
         base64_bytes: base64::engine::general_purpose::STANDARD.encode(pdf::one_page(&lines)),
     }
 }
@@ -97,7 +98,7 @@ struct AccountStatements<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct Statement {
-    unique_id: Guid,
+    unique_id: String,
     file_type: &'static str,
     base64_bytes: String,
 }

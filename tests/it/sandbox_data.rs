@@ -402,7 +402,7 @@ fn check_accounts(body: &Value, days: i64) {
             let date = text(&transaction["Date"]).to_owned();
             let age = days_before_as_of(&date);
             assert!((0..days).contains(&age), "{date} outside {days} days");
-            assert!(transaction["Code"].is_null() || transaction["Code"].is_string());
+            assert!(transaction["Code"].is_null(), "the deprecated Code is null, as documented");
             assert!(!text(&transaction["Description"]).is_empty());
             let (debit, credit) = (cents_or_none(&transaction["Debit"]), cents_or_none(&transaction["Credit"]));
             let delta = match (debit, credit) {
@@ -875,7 +875,12 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
             for (index, statement) in list.iter().enumerate() {
                 assert!(is_guid(&statement["UniqueId"]));
                 assert!(unique.insert(statement["UniqueId"].clone()));
-                assert_eq!(statement["FileType"], "pdf");
+                assert_eq!(statement["FileType"], "PDF", "as the reference writes it");
+                let unique_id = text(&statement["UniqueId"]);
+                assert!(
+                    unique_id.len() == 32 && unique_id.chars().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()),
+                    "UniqueId is 32 upper-case hex digits: {unique_id}"
+                );
                 let pdf = base64::engine::general_purpose::STANDARD.decode(text(&statement["Base64Bytes"])).unwrap();
                 let content = check_pdf(&pdf);
                 assert!(content.contains(text(&account["AccountNumber"])));
