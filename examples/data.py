@@ -82,7 +82,7 @@ def attributes(client: bf.Client, session: bf.Session, login_id: str) -> None:
     for row in income.values.to_records()[:3]:
         print(f"  {row['attribute']} = {row['value']}")
 
-    custom = session.attributes(
+    custom = session.attributes(  # a custom set: Tier 2 packages only
         {"Card": ["balance_min", "count_nsf", "sum_government_income"]},
         filters={"AccountCategory": ["Operations"]},
         detail=["count_nsf"],
@@ -96,7 +96,9 @@ def attributes(client: bf.Client, session: bf.Session, login_id: str) -> None:
 
 
 def main() -> None:
-    with bf.Sandbox(pending_polls=1) as sb:
+    # tier2: the customer has a Tier 2 package, which the custom attributes set needs (a package
+    # such as income needs only its use-case package, which every sandbox customer has).
+    with bf.Sandbox(pending_polls=1, tier2=True) as sb:
         client = sb.client(poll_interval=0.01)
         login_id = save_login(client)
         investments(client, login_id)

@@ -113,11 +113,17 @@ def service_errors(client: bf.Client) -> None:
     if not isinstance(session, bf.Session) or session.login_id is None:
         raise SystemExit("expected a saved session at once")
     login_id = session.login_id
+    # The default sandbox customer has use-case packages only (as income, lending): GetAllAttributes
+    # (package "all") and a custom set of attributes need a Tier 2 package (bf.Sandbox(tier2=True)).
     for package in ("all", "business_analysis"):
         try:
             client.attributes(login_id, package=package)
         except (bf.Unauthorized, bf.InstitutionUnavailable) as exc:
             report(f"package {package!r} ({exc.status} {exc.code})", exc)
+    try:
+        client.attributes(login_id, {"Card": ["count_nsf"]})
+    except bf.Unauthorized as exc:
+        report(f"a custom set without Tier 2 ({exc.status} {exc.code})", exc)
 
     client.delete_login(login_id)
     try:

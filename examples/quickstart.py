@@ -2,7 +2,8 @@
 
 import bankfeed as bf
 
-with bf.Sandbox() as sb:                      # a real HTTP server on 127.0.0.1, a free port
+with bf.Sandbox(tier2=True) as sb:           # a real HTTP server on 127.0.0.1, a free port;
+                                              # tier2: a Tier 2 customer (the custom attributes need it)
     client = sb.client(poll_interval=0.05)    # or bf.Client(base_url=..., customer_id=..., api_key=...)
 
     # Step by step: a live login returns a Session or a Challenge.
@@ -32,8 +33,8 @@ with bf.Sandbox() as sb:                      # a real HTTP server on 127.0.0.1,
     detail = cached.accounts_detail(days="Days365")       # GetAccountsDetail, polled on its Async link
     transactions = detail.transactions.to_pandas()        # one row per transaction, its account joined
 
-    attrs = client.attributes(login_id, package="income")  # the preparation sequence inside
-    attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]},
+    attrs = client.attributes(login_id, package="income")  # the Income use-case package; preparation inside
+    attrs = client.attributes(login_id, {"Card": ["balance_min", "count_nsf"]},  # a custom set: Tier 2 only
                               filters={"AccountCategory": ["Operations"]}, detail=["count_nsf"])
     values = attrs.values.to_pandas()                     # value is null (NaN in pandas) for NONE_DETECTED
 

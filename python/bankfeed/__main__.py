@@ -136,7 +136,7 @@ _SANDBOX_HELP = {
     "seed": "seeds the LoginIds and all data",
     "investment_transactions": "exactly this many investment trades per login",
     "banking_transactions": "exactly this many banking transactions per login",
-    "tier2": "the customer has a Tier 2 package: GetAllAttributes answers",
+    "tier2": "the customer has a Tier 2 package: GetAllAttributes and custom attribute sets answer",
     "logins": "save this many bulk logins (bulk_00000, ...) at start",
     "faults": "faults to inject: a JSON list of objects",
 }

@@ -389,6 +389,9 @@ class Client(_BaseClient):
         accounts_filter: Sequence[str] | None = None,
         with_details_and_banking_statements: bool | None = None,
         number_of_banking_statements: str | None = None,
+        date_from: datetime.date | str | None = None,
+        date_to: datetime.date | str | None = None,
+        refresh_delta: Mapping[str, str] | None = None,
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
@@ -637,6 +640,9 @@ class AsyncClient(_BaseClient):
         accounts_filter: Sequence[str] | None = None,
         with_details_and_banking_statements: bool | None = None,
         number_of_banking_statements: str | None = None,
+        date_from: datetime.date | str | None = None,
+        date_to: datetime.date | str | None = None,
+        refresh_delta: Mapping[str, str] | None = None,
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
@@ -714,11 +720,28 @@ class Session(_BaseSession):
         accounts_filter: Sequence[str] | None = None,
         with_details_and_banking_statements: bool | None = None,
         number_of_banking_statements: str | None = None,
+        date_from: datetime.date | str | None = None,
+        date_to: datetime.date | str | None = None,
+        refresh_delta: Mapping[str, str] | None = None,
     ) -> Accounts:
         """GetAccountsDetail (202 polled): accounts and transactions as tables.
 
-        ``days`` is ``"Days90"`` (the service's default) or ``"Days365"``; ``accounts_filter``
-        lists account ids::
+        An option left at None is not sent, so the service's default applies:
+
+        - ``with_transactions``: the transactions (default True).
+        - ``days``: ``"Days90"`` (the default) or ``"Days365"``, how far back transactions go.
+        - ``with_kyc``: the account holder (``Holder``: name, address, email, phone; default True).
+        - ``with_account_identity``: the transit, institution and account numbers (default False:
+          they come as None unless asked for).
+        - ``accounts_filter``: account ids; an id the login does not have is refused.
+        - ``date_from``, ``date_to``: a ``datetime.date`` or ``"YYYY-MM-DD"``, the first and last
+          day of transactions wanted (default: no bound; without ``days``, the whole history held).
+        - ``refresh_delta``: ``{account_id: last_transaction_id}``, the last transaction held of an
+          account: that account then gives only the transactions after it.
+        - ``with_details_and_banking_statements``, ``number_of_banking_statements``
+          (``"MostRecent"``, ``"Months3"``, ``"Months12"``): PDF statements with the detail.
+
+        ::
 
             detail = session.accounts_detail(with_transactions=True, days="Days365")
             detail.transactions.to_pandas()
@@ -768,11 +791,28 @@ class AsyncSession(_BaseSession):
         accounts_filter: Sequence[str] | None = None,
         with_details_and_banking_statements: bool | None = None,
         number_of_banking_statements: str | None = None,
+        date_from: datetime.date | str | None = None,
+        date_to: datetime.date | str | None = None,
+        refresh_delta: Mapping[str, str] | None = None,
     ) -> Accounts:
         """GetAccountsDetail (202 polled): accounts and transactions as tables.
 
-        ``days`` is ``"Days90"`` (the service's default) or ``"Days365"``; ``accounts_filter``
-        lists account ids::
+        An option left at None is not sent, so the service's default applies:
+
+        - ``with_transactions``: the transactions (default True).
+        - ``days``: ``"Days90"`` (the default) or ``"Days365"``, how far back transactions go.
+        - ``with_kyc``: the account holder (``Holder``: name, address, email, phone; default True).
+        - ``with_account_identity``: the transit, institution and account numbers (default False:
+          they come as None unless asked for).
+        - ``accounts_filter``: account ids; an id the login does not have is refused.
+        - ``date_from``, ``date_to``: a ``datetime.date`` or ``"YYYY-MM-DD"``, the first and last
+          day of transactions wanted (default: no bound; without ``days``, the whole history held).
+        - ``refresh_delta``: ``{account_id: last_transaction_id}``, the last transaction held of an
+          account: that account then gives only the transactions after it.
+        - ``with_details_and_banking_statements``, ``number_of_banking_statements``
+          (``"MostRecent"``, ``"Months3"``, ``"Months12"``): PDF statements with the detail.
+
+        ::
 
             detail = await session.accounts_detail(with_transactions=True, days="Days365")
             detail.transactions.to_pandas()
@@ -937,7 +977,8 @@ class Sandbox:
         - ``seed``: seeds LoginIds and all generated data (same seed and username, same data).
         - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
           trades / transactions per login (None: a natural amount).
-        - ``tier2``: whether the customer has the Tier 2 package ``GetAllAttributes`` needs.
+        - ``tier2``: whether the customer has a Tier 2 package, which ``GetAllAttributes`` and the
+          custom set of attributes need (without it, only the use-case packages answer).
         - ``secret_key``: Authorize then needs a single-use token from ``GenerateAuthorizeToken``,
           which needs this key and is good for 5 minutes; ``api_key``: data operations then need
           this ``x-api-key`` header.

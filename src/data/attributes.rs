@@ -203,7 +203,8 @@ const NOT_GROUPS: [&str; 11] = [
     "Tag",
 ];
 
-/// The detail list is spelled three ways in different places.
+/// The detail list is spelled three ways in different places, and sits in its group or beside
+/// the groups (docs/protocol.md#attributes).
 const DETAIL_KEYS: [&str; 3] = ["AttributesDetail", "AttributesDetails", "AttributeDetails"];
 
 /// What makes a 200 an attributes payload (docs/errors.md#protocol-surprises).
@@ -227,18 +228,83 @@ impl Attributes {
             return Err(Error::protocol(operation, 200, "expected a JSON object", bytes));
         };
         let mut attributes = Attributes::default();
+        let mut loose_detail = Vec::new();
         for (key, value) in object {
             if key.eq_ignore_ascii_case("Login") {
                 attributes.login = serde_json::from_value(value).ok();
             } else if key.eq_ignore_ascii_case("RequestId") {
                 attributes.request_id = value.as_str().map(str::to_owned);
+            } else if is_detail_key(&key) {
+                loose_detail.push(value);
             } else if let (false, Value::Object(group)) =
                 (NOT_GROUPS.iter().any(|n| n.eq_ignore_ascii_case(&key)), value)
             {
                 attributes.groups.push(AttributeGroup::parse(key, group));
             }
         }
+        for value in loose_detail {
+            attributes.attach_top_level_detail(value);
+        }
         Ok(attributes)
+    }
+
+    /// A detail list beside the groups rather than in one, as the service's response tables show
+    /// it (docs/protocol.md#attributes): keyed by group, keyed by attribute, or a bare list. Each
+    /// entry joins the group it names, or the group holding its attribute, or the first group.
+    fn attach_top_level_detail(&mut self, value: Value) {
+        let by_group =
+            |groups: &[AttributeGroup], name: &str| groups.iter().position(|g| g.name.eq_ignore_ascii_case(name));
+        let holding = |groups: &[AttributeGroup], attribute: &str| {
+            groups.iter().position(|g| g.values.iter().any(|(name, _)| name == attribute))
+        };
+        let mut placed: Vec<(Option<usize>, AttributeDetail)> = Vec::new();
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    if let Some(index) = by_group(&self.groups, &key) {
+                        placed.extend(detail_list(value).into_iter().map(|detail| (Some(index), detail)));
+                    } else {
+                        let transactions = serde_json::from_value(value).unwrap_or_default();
+                        let index = holding(&self.groups, &key);
+                        placed.push((index, AttributeDetail { attribute: Some(key), transactions }));
+                    }
+                }
+            }
+            other => {
+                for detail in detail_list(other) {
+                    let index = detail.attribute.as_deref().and_then(|name| holding(&self.groups, name));
+                    placed.push((index, detail));
+                }
+            }
+        }
+        for (index, detail) in placed {
+            if self.groups.is_empty() {
+                // Detail with no group to join: keep it under the use-case group's name.
+                self.groups.push(AttributeGroup { name: "Card".to_owned(), ..AttributeGroup::default() });
+            }
+            let index = index.unwrap_or(0);
+            if let Some(group) = self.groups.get_mut(index) {
+                group.detail.push(detail);
+            }
+        }
+    }
+}
+
+fn is_detail_key(key: &str) -> bool {
+    DETAIL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
+}
+
+/// A detail list: `[{"Attribute", "Transactions"}]`, or `{attribute: [transactions]}`.
+fn detail_list(value: Value) -> Vec<AttributeDetail> {
+    match value {
+        Value::Object(map) => map
+            .into_iter()
+            .map(|(attribute, transactions)| AttributeDetail {
+                attribute: Some(attribute),
+                transactions: serde_json::from_value(transactions).unwrap_or_default(),
+            })
+            .collect(),
+        other => serde_json::from_value::<Vec<AttributeDetail>>(other).unwrap_or_default(),
     }
 }
 
@@ -248,8 +314,8 @@ impl AttributeGroup {
         for (key, value) in object {
             if key.eq_ignore_ascii_case("Id") {
                 group.id = value.as_str().map(str::to_owned);
-            } else if DETAIL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(&key)) {
-                group.detail.extend(serde_json::from_value::<Vec<AttributeDetail>>(value).unwrap_or_default());
+            } else if is_detail_key(&key) {
+                group.detail.extend(detail_list(value));
             } else {
                 group.values.push((key, value));
             }
@@ -312,6 +378,31 @@ mod tests {
             assert_eq!(value_as_f64(&missing), None, "{missing}");
         }
         assert_eq!(value_as_text(&json!(2)).as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn detail_beside_the_groups_joins_the_group_it_belongs_to() {
+        let tx =
+            json!({"TransactionId": "t1", "AccountId": "a1", "Date": "2026/10/01", "Debit": 48.0, "Balance": 10.0});
+        let by_attribute = json!({"Card": {"Id": "l", "count_nsf": 1}, "AttributeDetails": {"count_nsf": [tx]},
+                                  "Login": {"Id": "l"}, "RequestId": "r"});
+        let by_group = json!({"Card": {"Id": "l", "count_nsf": 1},
+                              "AttributesDetail": {"Card": [{"Attribute": "count_nsf", "Transactions": [tx]}]},
+                              "Login": {"Id": "l"}, "RequestId": "r"});
+        let bare = json!({"Card": {"Id": "l", "count_nsf": 1},
+                          "AttributesDetails": [{"Attribute": "count_nsf", "Transactions": [tx]}],
+                          "Login": {"Id": "l"}, "RequestId": "r"});
+        let in_group_by_attribute = json!({"Card": {"Id": "l", "count_nsf": 1, "AttributeDetails": {"count_nsf": [tx]}},
+                                           "Login": {"Id": "l"}, "RequestId": "r"});
+        for body in [by_attribute, by_group, bare, in_group_by_attribute] {
+            let parsed = Attributes::parse(&serde_json::to_vec(&body).unwrap()).unwrap();
+            assert_eq!(parsed.groups.len(), 1, "{body}: the detail is no group");
+            let card = &parsed.groups[0];
+            assert_eq!(card.values.len(), 1, "{body}");
+            assert_eq!(card.detail.len(), 1, "{body}");
+            assert_eq!(card.detail[0].attribute.as_deref(), Some("count_nsf"));
+            assert_eq!(card.detail[0].transactions[0].debit, Some(48.0));
+        }
     }
 
     #[test]

@@ -17,6 +17,13 @@ pub struct AccountsDetailOptions {
     pub with_details_and_banking_statements: Option<bool>,
     /// `MostRecent`, `Months3` or `Months12`.
     pub number_of_banking_statements: Option<String>,
+    /// `DateFrom` and `DateTo`, `YYYY-MM-DD`: the transactions of those days only
+    /// (docs/protocol.md#account-detail-options).
+    pub date_from: Option<String>,
+    pub date_to: Option<String>,
+    /// `RefreshDelta`: (AccountId, the last TransactionId the caller holds of it); that account
+    /// answers only the transactions after it.
+    pub refresh_delta: Vec<(String, String)>,
 }
 
 /// GetAccountsSummary options.
@@ -55,7 +62,26 @@ fn insert<T: Into<Value>>(body: &mut Map<String, Value>, key: &str, value: Optio
 impl AccountsDetailOptions {
     pub fn validate(&self) -> Result<(), Error> {
         one_of("days", self.days.as_ref(), &DAYS)?;
-        one_of("number_of_banking_statements", self.number_of_banking_statements.as_ref(), &PERIODS)
+        one_of("number_of_banking_statements", self.number_of_banking_statements.as_ref(), &PERIODS)?;
+        let from = date("date_from", self.date_from.as_ref())?;
+        let to = date("date_to", self.date_to.as_ref())?;
+        if let (Some(from), Some(to)) = (from, to) {
+            if from > to {
+                return Err(Error::config(
+                    "date_from",
+                    format!("must not be later than date_to, got {} and {}", shown_date(from), shown_date(to)),
+                ));
+            }
+        }
+        for (account_id, transaction_id) in &self.refresh_delta {
+            if account_id.trim().is_empty() || transaction_id.trim().is_empty() {
+                return Err(Error::config(
+                    "refresh_delta",
+                    "maps an account id to the id of its last transaction held; neither may be empty",
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn body(&self, request_id: &str) -> Value {
@@ -70,8 +96,35 @@ impl AccountsDetailOptions {
         }
         insert(&mut body, "WithDetailsAndBankingStatements", self.with_details_and_banking_statements);
         insert(&mut body, "NumberOfBankingStatements", self.number_of_banking_statements.clone());
+        insert(&mut body, "DateFrom", self.date_from.clone());
+        insert(&mut body, "DateTo", self.date_to.clone());
+        if !self.refresh_delta.is_empty() {
+            let delta: Vec<Value> = self
+                .refresh_delta
+                .iter()
+                .map(|(account, transaction)| json!({"AccountId": account, "TransactionId": transaction}))
+                .collect();
+            body.insert("RefreshDelta".into(), Value::Array(delta));
+        }
         Value::Object(body)
     }
+}
+
+/// A date option: `YYYY-MM-DD` (days since the epoch), checked before anything is sent.
+fn date(field: &'static str, value: Option<&String>) -> Result<Option<i32>, Error> {
+    let Some(text) = value else { return Ok(None) };
+    let well_formed = text.len() == 10 && text.as_bytes().get(4) == Some(&b'-');
+    match crate::data::dates::parse_date(text).filter(|_| well_formed) {
+        Some(days) => Ok(Some(days)),
+        None => {
+            Err(Error::config(field, format!("must be a date written YYYY-MM-DD, got {}", crate::config::shown(text))))
+        }
+    }
+}
+
+fn shown_date(days: i32) -> String {
+    let (year, month, day) = crate::data::dates::ymd(days);
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 impl AccountsSummaryOptions {
@@ -122,5 +175,38 @@ mod tests {
         assert!(matches!(bad.validate(), Err(Error::Config { field: "days", .. })));
         let bad = StatementsOptions { number_of_statements: Some("Months6".into()), ..Default::default() };
         assert!(matches!(bad.validate(), Err(Error::Config { field: "number_of_statements", .. })));
+    }
+
+    #[test]
+    fn date_options_are_checked_and_sent_as_the_service_names_them() {
+        let options = AccountsDetailOptions {
+            date_from: Some("2026-09-01".into()),
+            date_to: Some("2026-09-30".into()),
+            refresh_delta: vec![("a".into(), "t".into())],
+            ..Default::default()
+        };
+        options.validate().unwrap();
+        assert_eq!(
+            options.body("r"),
+            json!({"RequestId": "r", "DateFrom": "2026-09-01", "DateTo": "2026-09-30",
+                   "RefreshDelta": [{"AccountId": "a", "TransactionId": "t"}]})
+        );
+        for (from, to, field) in [
+            (Some("2026/09/01"), None, "date_from"),
+            (None, Some("yesterday"), "date_to"),
+            (Some("2026-10-01"), Some("2026-09-30"), "date_from"),
+        ] {
+            let bad = AccountsDetailOptions {
+                date_from: from.map(Into::into),
+                date_to: to.map(Into::into),
+                ..Default::default()
+            };
+            match bad.validate() {
+                Err(Error::Config { field: named, .. }) => assert_eq!(named, field),
+                other => panic!("{other:?}"),
+            }
+        }
+        let bad = AccountsDetailOptions { refresh_delta: vec![("a".into(), " ".into())], ..Default::default() };
+        assert!(matches!(bad.validate(), Err(Error::Config { field: "refresh_delta", .. })));
     }
 }

@@ -411,6 +411,48 @@ macro_rules! bounds {
 }
 bounds!(u16, u32, u64, usize, i64);
 
+/// A date option (`date_from`, `date_to`): a `datetime.date` (a `datetime` counts as its day), a
+/// `str` written `YYYY-MM-DD` (its form is checked with the other options), or None.
+pub(crate) fn optional_date(name: &'static str, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    if let Ok(text) = value.cast::<PyString>() {
+        return Ok(Some(str_of(name, None, text)?.to_owned()));
+    }
+    if value.cast::<pyo3::types::PyDate>().is_ok() {
+        let iso: String = value.call_method0("isoformat")?.extract()?;
+        return Ok(Some(iso.chars().take(10).collect()));
+    }
+    Err(wrong_type(name, "a datetime.date, a str written YYYY-MM-DD, or None", value))
+}
+
+/// `refresh_delta`: a mapping of account id to the id of the last transaction the caller holds of
+/// it, or None.
+pub(crate) fn refresh_delta(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<(String, String)>>> {
+    const NAME: &str = "refresh_delta";
+    const TAKES: &str = "a mapping of account id to the id of its last transaction held (str to str), or None";
+    if value.is_none() {
+        return Ok(None);
+    }
+    let Ok(mapping) = value.cast::<PyMapping>() else { return Err(wrong_type(NAME, TAKES, value)) };
+    let mut pairs = Vec::new();
+    for (index, entry) in entries(mapping)?.enumerate() {
+        if index >= MAX_ITEMS {
+            return Err(Error::config(NAME, format!("must hold at most {MAX_ITEMS} items, got more")).into());
+        }
+        let (account, transaction) = entry?;
+        let (Ok(account), Ok(transaction)) = (account.cast::<PyString>(), transaction.cast::<PyString>()) else {
+            return Err(PyTypeError::new_err(format!("{NAME} must be {TAKES}")));
+        };
+        pairs.push((
+            str_of(NAME, Some("a key"), account)?.to_owned(),
+            str_of(NAME, Some("a value"), transaction)?.to_owned(),
+        ));
+    }
+    Ok(Some(pairs))
+}
+
 /// One extractor per argument name, for `#[pyo3(from_py_with = args::<name>)]`.
 macro_rules! named {
     ($($name:ident: $read:ident -> $t:ty;)*) => {
@@ -441,6 +483,8 @@ named! {
     number_of_banking_statements: optional_text -> Option<String>;
     number_of_statements: optional_text -> Option<String>;
     request_id: optional_text -> Option<String>;
+    date_from: optional_date -> Option<String>;
+    date_to: optional_date -> Option<String>;
     // Lists of strings.
     detail: optional_texts -> Option<Vec<String>>;
     account_filter: optional_texts -> Option<Vec<String>>;

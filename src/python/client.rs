@@ -473,7 +473,8 @@ impl PyBaseClient {
     #[doc = stub_doc!("Client.accounts_detail_many")]
     #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
-                        number_of_banking_statements=None, concurrency=32, progress=false, request_ids=None))]
+                        number_of_banking_statements=None, date_from=None, date_to=None, refresh_delta=None, concurrency=32, progress=false, request_ids=None))]
+    #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python method")]
     fn accounts_detail_many(
         &self,
         py: Python<'_>,
@@ -487,6 +488,9 @@ impl PyBaseClient {
             bool,
         >,
         #[pyo3(from_py_with = args::number_of_banking_statements)] number_of_banking_statements: Option<String>,
+        #[pyo3(from_py_with = args::date_from)] date_from: Option<String>,
+        #[pyo3(from_py_with = args::date_to)] date_to: Option<String>,
+        #[pyo3(from_py_with = args::refresh_delta)] refresh_delta: Option<Vec<(String, String)>>,
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
@@ -499,6 +503,9 @@ impl PyBaseClient {
             accounts_filter: accounts_filter.unwrap_or_default(),
             with_details_and_banking_statements,
             number_of_banking_statements,
+            date_from,
+            date_to,
+            refresh_delta: refresh_delta.unwrap_or_default(),
         };
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
         bulk::start_data::<ops::AccountsDetail>(

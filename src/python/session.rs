@@ -111,7 +111,7 @@ impl PyBaseSession {
     #[doc = stub_doc!("Session.accounts_detail")]
     #[pyo3(signature = (*, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
-                        number_of_banking_statements=None))]
+                        number_of_banking_statements=None, date_from=None, date_to=None, refresh_delta=None))]
     fn accounts_detail(
         &self,
         py: Python<'_>,
@@ -124,6 +124,9 @@ impl PyBaseSession {
             bool,
         >,
         #[pyo3(from_py_with = args::number_of_banking_statements)] number_of_banking_statements: Option<String>,
+        #[pyo3(from_py_with = args::date_from)] date_from: Option<String>,
+        #[pyo3(from_py_with = args::date_to)] date_to: Option<String>,
+        #[pyo3(from_py_with = args::refresh_delta)] refresh_delta: Option<Vec<(String, String)>>,
     ) -> PyResult<Py<PyAny>> {
         let options = AccountsDetailOptions {
             with_transactions,
@@ -133,6 +136,9 @@ impl PyBaseSession {
             accounts_filter: accounts_filter.unwrap_or_default(),
             with_details_and_banking_statements,
             number_of_banking_statements,
+            date_from,
+            date_to,
+            refresh_delta: refresh_delta.unwrap_or_default(),
         };
         self.data::<ops::AccountsDetail>(py, "accounts_detail", options)
     }

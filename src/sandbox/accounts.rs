@@ -1,11 +1,12 @@
 //! `GetAccountsDetail` and `GetAccountsSummary` (POST, and their `...Async/{requestId}` GETs):
 //! the generated banking accounts of the session's login.
 
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde::{Serialize, Serializer};
+use serde_json::Value;
 
-use super::body::Body;
-use super::generator::{dash_date, BankAccount, BankTransaction, Banking, Cents, Description, Guid};
+use super::body::{field, Body};
+use super::generator::{dash_date, offset_of, BankAccount, BankTransaction, Banking, Cents, Description, Guid, DAYS};
 use super::operation::{DataOperation, Ready};
 use super::reply::{Envelope, ErrorReply, InstitutionFields, Link};
 use super::state::{Session, Shared};
@@ -14,29 +15,89 @@ use crate::protocol::{self, WireOp};
 /// The statement counts `NumberOfBankingStatements` and `NumberOfStatements` take.
 pub(crate) const STATEMENT_COUNTS: [&str; 3] = ["MostRecent", "Months3", "Months12"];
 
-/// What a GetAccountsDetail request asks for.
+/// What a GetAccountsDetail request asks for (docs/protocol.md#account-detail-options).
 pub(crate) struct DetailOptions {
+    /// `WithAccountIdentity` (default false): the transit, institution and account numbers.
     identity: bool,
+    /// `WithKYC` (default true): the `Holder`.
+    kyc: bool,
     transactions: bool,
-    /// The newest day offset not included: 90 for `Days90`, 365 for `Days365`.
-    days: u16,
+    window: Window,
+    /// `RefreshDelta`: (AccountId, TransactionId) pairs, checked against the login's data.
+    delta: Vec<(String, String)>,
     filter: Option<Vec<String>>,
 }
 
+/// The transactions a request asks for, as day offsets before the as-of date: `newest` (inclusive)
+/// to `oldest` (exclusive).
+#[derive(Clone, Copy)]
+struct Window {
+    newest: u16,
+    oldest: u16,
+}
+
 fn detail_options(body: &Body) -> Result<DetailOptions, ErrorReply> {
-    body.flag("WithKYC")?;
     body.flag("WithDetailsAndBankingStatements")?;
     body.choice("NumberOfBankingStatements", &STATEMENT_COUNTS)?;
-    let days = match body.choice("DaysOfTransactions", &["Days90", "Days365"])? {
-        Some("Days365") => 365,
-        _ => 90,
-    };
     Ok(DetailOptions {
         identity: body.flag("WithAccountIdentity")?.unwrap_or(false),
+        kyc: body.flag("WithKYC")?.unwrap_or(true),
         transactions: body.flag("WithTransactions")?.unwrap_or(true),
-        days,
+        window: window(body)?,
+        delta: refresh_delta(body)?,
         filter: body.strings("AccountsFilter")?,
     })
+}
+
+/// `DaysOfTransactions` (or `DaysOfTransaction`, as older clients spell it) and `DateFrom` /
+/// `DateTo`: the days are the horizon when they are given, or when no date is; dates narrow it.
+fn window(body: &Body) -> Result<Window, ErrorReply> {
+    const DAYS_CHOICES: [&str; 2] = ["Days90", "Days365"];
+    let days = match body.choice("DaysOfTransactions", &DAYS_CHOICES)? {
+        Some(days) => Some(days),
+        None => body.choice("DaysOfTransaction", &DAYS_CHOICES)?,
+    };
+    let date = |key: &str| -> Result<Option<i64>, ErrorReply> {
+        let Some(text) = body.string(key)? else { return Ok(None) };
+        offset_of(text).map(Some).ok_or_else(|| {
+            ErrorReply::invalid_request(format!("{key} must be a date written YYYY-MM-DD, not {text:?}"))
+        })
+    };
+    let (from, to) = (date("DateFrom")?, date("DateTo")?);
+    if let (Some(from), Some(to)) = (from, to) {
+        if from < to {
+            return Err(ErrorReply::invalid_request("DateFrom must not be later than DateTo"));
+        }
+    }
+    let horizon: i64 = match days {
+        Some("Days365") => 365,
+        Some(_) => 90,
+        None if from.is_some() || to.is_some() => i64::from(DAYS),
+        None => 90,
+    };
+    let clamp = |offset: i64| u16::try_from(offset.clamp(0, i64::from(DAYS))).unwrap_or(DAYS);
+    Ok(Window { newest: clamp(to.unwrap_or(0)), oldest: clamp(from.map_or(horizon, |from| (from + 1).min(horizon))) })
+}
+
+/// `RefreshDelta`: `[{"AccountId": ..., "TransactionId": ...}]`, the last transaction the caller
+/// holds of each account; that account then answers only the transactions after it.
+fn refresh_delta(body: &Body) -> Result<Vec<(String, String)>, ErrorReply> {
+    const KEY: &str = "RefreshDelta";
+    let Some(value) = body.get(KEY) else { return Ok(Vec::new()) };
+    let shape = || {
+        ErrorReply::invalid_request(format!(
+            "{KEY} must be an array of objects with AccountId and TransactionId (strings)"
+        ))
+    };
+    let items = value.as_array().ok_or_else(shape)?;
+    items
+        .iter()
+        .map(|item| {
+            let map = item.as_object().ok_or_else(shape)?;
+            let text = |key: &str| field(map, key).and_then(Value::as_str).map(str::to_owned).ok_or_else(shape);
+            Ok((text("AccountId")?, text("TransactionId")?))
+        })
+        .collect()
 }
 
 /// `GetAccountsDetail`.
@@ -57,24 +118,36 @@ impl DataOperation for Detail {
 
     fn answer(shared: &Shared, ready: &Ready, options: DetailOptions) -> Response {
         let banking = shared.data.banking(&shared.config, &ready.login_id);
+        if let Err(reply) = known_accounts(&banking, options.filter.as_deref(), "AccountsFilter") {
+            return reply.with_request_id(&ready.request_id).into_response();
+        }
+        let starts = match delta_starts(&banking, &options.delta) {
+            Ok(starts) => starts,
+            Err(reply) => return reply.with_request_id(&ready.request_id).into_response(),
+        };
+        let identity = options.identity;
         let accounts: Vec<DetailAccount> = selected(&banking, options.filter.as_deref())
-            .map(|account| DetailAccount {
-                transactions: options
-                    .transactions
-                    .then_some(Transactions { list: &account.transactions, days: options.days }),
-                transit_number: &account.transit_number,
-                institution_number: account.institution_number,
-                overdraft_limit: account.overdraft_limit,
-                title: account.title,
-                account_number: &account.account_number,
-                last_four_digits: account.last_four_digits(),
-                balance: balance(account),
-                category: account.category,
-                kind: account.kind,
-                currency: "CAD",
-                holder: options.identity.then(|| holder(&banking)),
-                account_type: "Personal",
-                id: account.id,
+            .map(|account| {
+                let start = starts.iter().find(|(id, _)| *id == account.id).map_or(0, |(_, start)| *start);
+                DetailAccount {
+                    transactions: options.transactions.then_some(Transactions {
+                        list: account.transactions.get(start..).unwrap_or_default(),
+                        window: options.window,
+                    }),
+                    transit_number: identity.then_some(account.transit_number.as_str()),
+                    institution_number: identity.then_some(account.institution_number),
+                    overdraft_limit: account.overdraft_limit,
+                    title: account.title,
+                    account_number: identity.then_some(account.account_number.as_str()),
+                    last_four_digits: account.last_four_digits(),
+                    balance: balance(account),
+                    category: account.category,
+                    kind: account.kind,
+                    currency: "CAD",
+                    holder: options.kyc.then(|| holder(&banking)),
+                    account_type: "Personal",
+                    id: account.id,
+                }
             })
             .collect();
         Envelope::new(
@@ -108,6 +181,48 @@ pub(crate) struct SummaryOptions {
 
 const SUMMARY_LINKS: [Link; 2] =
     [Link::new("AccountsDetail", "/GetAccountsDetail"), Link::new("Statements", "/GetStatements")];
+
+/// Refuses a filter naming an account the login does not have: an answer without it would look
+/// like an account that vanished (docs/protocol.md#account-detail-options).
+pub(crate) fn known_accounts(banking: &Banking, filter: Option<&[String]>, key: &str) -> Result<(), ErrorReply> {
+    for wanted in filter.unwrap_or_default() {
+        if !banking.accounts.iter().any(|account| wanted.trim().eq_ignore_ascii_case(&account.id.to_string())) {
+            return Err(ErrorReply::invalid_request(format!(
+                "{key} names {wanted:?}, which is no account of this login"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// For each `RefreshDelta` pair, the account and the index of its first transaction after the
+/// named one.
+fn delta_starts(banking: &Banking, delta: &[(String, String)]) -> Result<Vec<(Guid, usize)>, ErrorReply> {
+    delta
+        .iter()
+        .map(|(account_id, transaction_id)| {
+            let account = banking
+                .accounts
+                .iter()
+                .find(|account| account_id.trim().eq_ignore_ascii_case(&account.id.to_string()))
+                .ok_or_else(|| {
+                    ErrorReply::invalid_request(format!(
+                        "RefreshDelta names the AccountId {account_id:?}, which is no account of this login"
+                    ))
+                })?;
+            let index = account
+                .transactions
+                .iter()
+                .position(|transaction| transaction_id.trim().eq_ignore_ascii_case(&transaction.id.to_string()))
+                .ok_or_else(|| {
+                    ErrorReply::invalid_request(format!(
+                        "RefreshDelta names the TransactionId {transaction_id:?}, which is no transaction of account {account_id}"
+                    ))
+                })?;
+            Ok((account.id, index + 1))
+        })
+        .collect()
+}
 
 /// `GetAccountsSummary`.
 pub(crate) struct Summary;
@@ -191,11 +306,11 @@ struct AccountsBody<'a, A> {
 struct DetailAccount<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     transactions: Option<Transactions<'a>>,
-    transit_number: &'a str,
-    institution_number: &'static str,
+    transit_number: Option<&'a str>,
+    institution_number: Option<&'static str>,
     overdraft_limit: Cents,
     title: &'static str,
-    account_number: &'a str,
+    account_number: Option<&'a str>,
     last_four_digits: &'a str,
     balance: BalanceBody,
     category: &'static str,
@@ -236,19 +351,24 @@ struct AddressBody<'a> {
     country: &'a str,
 }
 
-/// An account's transactions newer than `days`, newest first, written straight from the
+/// An account's transactions within a [`Window`], newest first, written straight from the
 /// generated list (no intermediate copies of 100,000 rows).
 struct Transactions<'a> {
     /// Oldest first.
     list: &'a [BankTransaction],
-    days: u16,
+    window: Window,
 }
 
 impl Serialize for Transactions<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let days = self.days;
+        let Window { newest, oldest } = self.window;
         serializer.collect_seq(
-            self.list.iter().rev().take_while(|transaction| transaction.day < days).map(TransactionBody::from),
+            self.list
+                .iter()
+                .rev()
+                .skip_while(|transaction| transaction.day < newest)
+                .take_while(|transaction| transaction.day < oldest)
+                .map(TransactionBody::from),
         )
     }
 }
@@ -258,6 +378,7 @@ impl Serialize for Transactions<'_> {
 struct TransactionBody<'a> {
     id: Guid,
     date: &'static str,
+    /// Deprecated; the service sends it null (docs/protocol.md#account-detail-summary-and-statements).
     code: Option<&'static str>,
     description: Description<'a>,
     debit: Option<Cents>,
@@ -270,7 +391,7 @@ impl<'a> From<&'a BankTransaction> for TransactionBody<'a> {
         TransactionBody {
             id: transaction.id,
             date: dash_date(transaction.day),
-            code: transaction.code,
+            code: None,
             description: transaction.description(),
             debit: transaction.debit(),
             credit: transaction.credit(),

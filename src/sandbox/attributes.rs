@@ -18,7 +18,7 @@ use serde_json::{Map, Value as Json};
 
 use super::body::{field, string_list, Body, BodyBytes, Segments};
 use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
-use super::generator::{slash_date, Banking, Cents, Description, Guid};
+use super::generator::{slash_date, Banking, Cents, Description, Guid, DAYS};
 use super::keys;
 use super::operation::{Operation, Step};
 use super::reply::{Envelope, ErrorReply};
@@ -28,12 +28,20 @@ use crate::protocol;
 /// The group the use-case operations answer in.
 const USE_CASE_GROUP: &str = "Card";
 
-/// What to compute: groups of attributes, over which accounts, with which details.
+/// The one account category the service computes attributes over (docs/protocol.md#attributes).
+const SUPPORTED_CATEGORY: &str = "Operations";
+
+/// The header that limits the days of transactions attributes are computed from.
+const LIMIT_DAYS: &str = "limitDays";
+
+/// What to compute: groups of attributes, over which accounts and days, with which details.
 struct Request {
     groups: Vec<(String, Vec<&'static Attribute>)>,
     categories: Option<Vec<String>>,
     accounts: Option<Vec<String>>,
     detail: Vec<&'static str>,
+    /// `limitDays`: only transactions of the last this many days count.
+    limit_days: Option<u16>,
 }
 
 pub(crate) async fn use_case(
@@ -48,6 +56,7 @@ pub(crate) async fn use_case(
         categories: None,
         accounts: None,
         detail: Vec::new(),
+        limit_days: limit_days(&headers)?,
     };
     // Each package has a pending phase of its own, keyed by its operation's name.
     let operation = Operation { wire: &protocol::ATTRIBUTES_USE_CASE, name };
@@ -61,8 +70,34 @@ pub(crate) async fn custom(
     BodyBytes(bytes): BodyBytes,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
-    let request = parse(&Body::parse(&bytes)?)?;
+    // As GetAllAttributes: the custom set is for Tier 2 packages, not use-case ones.
+    tier2(&shared, "The custom Attributes operation")?;
+    let mut request = parse(&Body::parse(&bytes)?)?;
+    request.limit_days = limit_days(&headers)?;
     answer(&shared, &login_id, &request_id, &Operation::of(&protocol::ATTRIBUTES), request)
+}
+
+/// Refuses `what` to a customer with use-case packages only (docs/protocol.md#attributes).
+fn tier2(shared: &Shared, what: &str) -> Result<(), ErrorReply> {
+    if shared.config.tier2 {
+        return Ok(());
+    }
+    Err(ErrorReply::unauthorized(
+        "ACCESS_DENIED",
+        format!("{what} needs a Tier 2 package (or above); this customer has use-case packages only"),
+    ))
+}
+
+/// The `limitDays` header: a whole number of days from 1 to 365.
+fn limit_days(headers: &HeaderMap) -> Result<Option<u16>, ErrorReply> {
+    let Some(value) = headers.get(LIMIT_DAYS) else { return Ok(None) };
+    let text = value.to_str().unwrap_or_default().trim();
+    match text.parse::<u16>() {
+        Ok(days) if (1..=DAYS).contains(&days) => Ok(Some(days)),
+        _ => Err(ErrorReply::invalid_request(format!(
+            "The {LIMIT_DAYS} header must be a whole number of days from 1 to {DAYS}, not {text:?}"
+        ))),
+    }
 }
 
 /// The operation's pending key and attribute names, or why the customer cannot call it.
@@ -71,12 +106,7 @@ fn package(shared: &Shared, operation: &str) -> Result<(&'static str, Vec<&'stat
         return Ok((name, names.to_vec()));
     }
     if ALL_ATTRIBUTES.eq_ignore_ascii_case(operation) {
-        if !shared.config.tier2 {
-            return Err(ErrorReply::unauthorized(
-                "ACCESS_DENIED",
-                "GetAllAttributes needs a Tier 2 package (or above); this customer has use-case packages only",
-            ));
-        }
+        tier2(shared, ALL_ATTRIBUTES)?;
         return Ok((ALL_ATTRIBUTES, CATALOGUE.iter().map(|a| a.name).collect()));
     }
     if let Some(name) = BUSINESS_OPERATIONS.iter().find(|name| name.eq_ignore_ascii_case(operation)) {
@@ -93,40 +123,110 @@ fn package(shared: &Shared, operation: &str) -> Result<(&'static str, Vec<&'stat
     ))
 }
 
+/// The custom body, in the documented shape (`Attributes`, `Filters.AccountCategory`, a top-level
+/// `AccountFilter` of `{"AccountID": [...]}` and `AttributesDetail`) or the interface's
+/// (`Options.AttributesDetail`, `Options.AccountFilter`); `MostRecentCached` may be left out.
+/// Refusals word the reasons the service's error table gives (docs/protocol.md#attributes).
 fn parse(body: &Body) -> Result<Request, ErrorReply> {
-    if body.flag("MostRecentCached")?.is_none() {
-        return Err(ErrorReply::invalid_request("MostRecentCached is required"));
-    }
+    body.flag("MostRecentCached")?;
     let groups = match body.get("Attributes") {
-        Some(Json::Object(map)) if !map.is_empty() => map,
+        Some(Json::Object(map)) => map,
         Some(_) => {
             return Err(ErrorReply::invalid_request(
                 "Attributes must be an object of group name to an array of attribute names",
             ))
         }
-        None => return Err(ErrorReply::invalid_request("Attributes is required")),
+        None => return Err(no_attributes()),
     };
-    let groups = groups
-        .iter()
-        .map(|(group, names)| {
-            let key = format!("Attributes.{group}");
-            let names = string_list(&key, names)?.unwrap_or_default();
-            Ok((group.clone(), attributes(&names)?))
-        })
-        .collect::<Result<Vec<_>, ErrorReply>>()?;
-    let filters = object(body, "Filters")?;
+    let mut asked = Vec::new();
+    for (group, names) in groups {
+        if !group.trim().eq_ignore_ascii_case(USE_CASE_GROUP) {
+            return Err(ErrorReply::invalid_request(format!(
+                "Attributes names the group {group:?}: {USE_CASE_GROUP} is the only supported attribute level"
+            )));
+        }
+        let names = string_list(&format!("Attributes.{group}"), names)?.unwrap_or_default();
+        asked.extend(attributes(&names)?);
+    }
+    if asked.is_empty() {
+        return Err(no_attributes());
+    }
     let options = object(body, "Options")?;
-    let list = |map: Option<&Map<String, Json>>, key: &str, name: &str| match map.and_then(|map| field(map, key)) {
-        Some(value) => string_list(name, value),
-        None => Ok(None),
-    };
-    let detail = list(options, "AttributesDetail", "Options.AttributesDetail")?.unwrap_or_default();
+    let detail = detail_names(body, options)?;
+    if let Some(name) = detail.iter().find(|name| !asked.iter().any(|a| a.name == **name)) {
+        return Err(ErrorReply::invalid_request(format!(
+            "AttributesDetail names {name:?}, which Attributes does not ask for: detail comes only for attributes asked"
+        )));
+    }
     Ok(Request {
-        groups,
-        categories: list(filters, "AccountCategory", "Filters.AccountCategory")?,
-        accounts: list(options, "AccountFilter", "Options.AccountFilter")?,
-        detail: attributes(&detail)?.iter().map(|a| a.name).collect(),
+        groups: vec![(USE_CASE_GROUP.to_owned(), asked)],
+        categories: categories(body)?,
+        accounts: account_filter(body, options)?,
+        detail,
+        limit_days: None,
     })
+}
+
+fn no_attributes() -> ErrorReply {
+    ErrorReply::invalid_request("At least a single attribute must be provided in Attributes")
+}
+
+/// `Filters.AccountCategory`: only the supported category; any other filter is refused.
+fn categories(body: &Body) -> Result<Option<Vec<String>>, ErrorReply> {
+    let Some(filters) = object(body, "Filters")? else { return Ok(None) };
+    let invalid = |what: String| ErrorReply::invalid_request(format!("One or more filters are invalid: {what}"));
+    if let Some((key, _)) = filters.iter().find(|(key, _)| !key.eq_ignore_ascii_case("AccountCategory")) {
+        return Err(invalid(format!("Filters.{key} is not a filter; Filters.AccountCategory is")));
+    }
+    let Some(value) = field(filters, "AccountCategory") else { return Ok(None) };
+    let categories = string_list("Filters.AccountCategory", value)?;
+    if let Some(other) = categories.iter().flatten().find(|c| !c.trim().eq_ignore_ascii_case(SUPPORTED_CATEGORY)) {
+        return Err(invalid(format!(
+            "Filters.AccountCategory holds {other:?}; {SUPPORTED_CATEGORY} is the only supported category"
+        )));
+    }
+    Ok(categories)
+}
+
+/// `AccountFilter` (top level, `{"AccountID": [...]}` or a bare list) or `Options.AccountFilter`
+/// (a list). Present, it must name at least one account.
+fn account_filter(body: &Body, options: Option<&Map<String, Json>>) -> Result<Option<Vec<String>>, ErrorReply> {
+    let (key, value) = match (body.get("AccountFilter"), options.and_then(|map| field(map, "AccountFilter"))) {
+        (Some(value), _) => ("AccountFilter", value),
+        (None, Some(value)) => ("Options.AccountFilter", value),
+        (None, None) => return Ok(None),
+    };
+    let list = match value {
+        Json::Object(map) => field(map, "AccountID").or_else(|| field(map, "AccountIds")).unwrap_or(&Json::Null),
+        other => other,
+    };
+    let ids = match list {
+        Json::Null => None,
+        list => string_list(&format!("{key}.AccountID"), list)?,
+    };
+    match ids {
+        Some(ids) if ids.iter().all(|id| !id.trim().is_empty()) => Ok(Some(ids)),
+        _ => Err(ErrorReply::invalid_request(format!("At least one accountId must be provided when {key} is present"))),
+    }
+}
+
+/// `AttributesDetail` (top level: a list, or group name to a list) or `Options.AttributesDetail`.
+fn detail_names(body: &Body, options: Option<&Map<String, Json>>) -> Result<Vec<&'static str>, ErrorReply> {
+    let (key, value) = match (body.get("AttributesDetail"), options.and_then(|map| field(map, "AttributesDetail"))) {
+        (Some(value), _) => ("AttributesDetail", value),
+        (None, Some(value)) => ("Options.AttributesDetail", value),
+        (None, None) => return Ok(Vec::new()),
+    };
+    let mut names = Vec::new();
+    match value {
+        Json::Object(groups) => {
+            for (group, list) in groups {
+                names.extend(string_list(&format!("{key}.{group}"), list)?.unwrap_or_default());
+            }
+        }
+        list => names.extend(string_list(key, list)?.unwrap_or_default()),
+    }
+    Ok(attributes(&names)?.iter().map(|attribute| attribute.name).collect())
 }
 
 /// Names are data, matched exactly (never re-cased); the first unknown one is named.
@@ -159,7 +259,19 @@ fn answer(
         Step::Go(ready) => ready,
     };
     let banking = shared.data.banking(&shared.config, &ready.login_id);
-    let scope = Scope::new(included(&banking, &request));
+    if let Some(unknown) = request
+        .accounts
+        .iter()
+        .flatten()
+        .find(|id| !banking.accounts.iter().any(|account| id.trim().eq_ignore_ascii_case(&account.id.to_string())))
+    {
+        return Err(ErrorReply::invalid_request(format!("The AccountId: {unknown} in AccountFilter is not valid"))
+            .with_request_id(&ready.request_id));
+    }
+    let mut scope = Scope::new(included(&banking, &request));
+    if let Some(days) = request.limit_days {
+        scope.rows.retain(|row| row.transaction.day < days);
+    }
     let groups = request
         .groups
         .iter()
@@ -174,12 +286,8 @@ fn answer(
                 .collect();
             GroupBody {
                 name,
-                id: Guid::derive(&[
-                    &shared.config.seed.to_le_bytes(),
-                    b"attributes",
-                    ready.login_id.as_bytes(),
-                    name.as_bytes(),
-                ]),
+                // The documented Id of the group is the LoginId.
+                id: &ready.login_id,
                 values: attributes.iter().map(|attribute| (attribute.name, attribute.value(&scope))).collect(),
                 detail: (!detail.is_empty()).then_some(detail),
             }
@@ -219,10 +327,13 @@ impl Serialize for Groups<'_> {
     }
 }
 
-/// `Id`, one field per attribute, and `AttributesDetail` when any was asked for.
+/// The detail list's key, spelled as the newest documentation spells it (docs/protocol.md#attributes).
+const DETAIL_KEY: &str = "AttributeDetails";
+
+/// `Id`, one field per attribute, and the detail list when any was asked for.
 struct GroupBody<'a> {
     name: &'a str,
-    id: Guid,
+    id: &'a str,
     values: Vec<(&'static str, Value)>,
     detail: Option<Vec<DetailBody<'a>>>,
 }
@@ -235,7 +346,7 @@ impl Serialize for GroupBody<'_> {
             map.serialize_entry(name, value)?;
         }
         if let Some(detail) = &self.detail {
-            map.serialize_entry("AttributesDetail", detail)?;
+            map.serialize_entry(DETAIL_KEY, detail)?;
         }
         map.end()
     }
@@ -257,6 +368,7 @@ struct DetailTransaction<'a> {
     description: Description<'a>,
     debit: Option<Cents>,
     credit: Option<Cents>,
+    balance: Cents,
 }
 
 impl<'a> From<&Row<'a>> for DetailTransaction<'a> {
@@ -269,6 +381,7 @@ impl<'a> From<&Row<'a>> for DetailTransaction<'a> {
             description: transaction.description(),
             debit: transaction.debit(),
             credit: transaction.credit(),
+            balance: transaction.balance,
         }
     }
 }

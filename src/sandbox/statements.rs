@@ -1,11 +1,11 @@
 //! `GetStatements` (POST, and `GetStatementsAsync/{requestId}`): monthly statements of the
 //! operations accounts, as small real PDFs.
 
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde::Serialize;
 
-use super::accounts::{selected, STATEMENT_COUNTS};
+use super::accounts::{known_accounts, selected, STATEMENT_COUNTS};
 use super::body::Body;
 use super::generator::{month_name, months_before, BankAccount, Guid};
 use super::operation::{DataOperation, Ready};
@@ -37,6 +37,9 @@ impl DataOperation for Statements {
 
     fn answer(shared: &Shared, ready: &Ready, options: StatementOptions) -> Response {
         let banking = shared.data.banking(&shared.config, &ready.login_id);
+        if let Err(reply) = known_accounts(&banking, options.filter.as_deref(), "AccountsFilter") {
+            return reply.with_request_id(&ready.request_id).into_response();
+        }
         let months = months_before(options.months);
         let statements_by_account = selected(&banking, options.filter.as_deref())
             // Banks issue statements for deposit accounts; cards and loans have their own.
@@ -67,13 +70,14 @@ fn statement(seed: u64, account: &BankAccount, year: i32, month: u32) -> Stateme
         format!("Period: {period}"),
     ];
     Statement {
-        unique_id: Guid::derive(&[
-            &seed.to_le_bytes(),
-            b"statement",
-            account.id.to_string().as_bytes(),
-            period.as_bytes(),
-        ]),
-        file_type: "pdf",
+        // 32 upper-case hex digits, no dashes, as the GetStatements reference shows it
+        // (docs/protocol.md#account-detail-summary-and-statements).
+        unique_id: format!(
+            "{:032X}",
+            Guid::derive(&[&seed.to_le_bytes(), b"statement", account.id.to_string().as_bytes(), period.as_bytes()]).0
+        ),
+        // As the GetStatements reference writes it (docs/protocol.md#account-detail-summary-and-statements).
+        file_type: "PDF",
         base64_bytes: base64::engine::general_purpose::STANDARD.encode(pdf::one_page(&lines)),
     }
 }
@@ -94,7 +98,7 @@ struct AccountStatements<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct Statement {
-    unique_id: Guid,
+    unique_id: String,
     file_type: &'static str,
     base64_bytes: String,
 }

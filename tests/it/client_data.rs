@@ -89,20 +89,26 @@ async fn attributes_run_the_preparation_sequence() {
 
 #[tokio::test]
 async fn unknown_attributes_and_tier_limits_are_service_errors() {
-    let (_sandbox, client) = start(SandboxConfig::default());
-    let session = saved_session(&client).await;
     let custom =
         CustomAttributes { attributes: vec![("Card".into(), vec!["count_unicorns".into()])], ..Default::default() };
-    match data!(client, ops::Attributes, Target::Session(&session), &AttributesQuery::Custom(custom)) {
+    let query = AttributesQuery::Custom(custom);
+    let (_sandbox, client) = start(SandboxConfig { tier2: true, ..SandboxConfig::default() });
+    let session = saved_session(&client).await;
+    match data!(client, ops::Attributes, Target::Session(&session), &query) {
         Err(Error::Api(api)) => {
             assert_eq!(api.code.as_deref(), Some("INVALID_REQUEST"));
             assert!(api.message.unwrap_or_default().contains("count_unicorns"));
         }
         other => panic!("{other:?}"),
     }
-    match data!(client, ops::Attributes, Target::Session(&session), &AttributesQuery::Package(Package::All)) {
-        Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::Unauthorized),
-        other => panic!("{other:?}"),
+    // A customer with use-case packages only: neither GetAllAttributes nor the custom set.
+    let (_sandbox, client) = start(SandboxConfig::default());
+    let session = saved_session(&client).await;
+    for query in [AttributesQuery::Package(Package::All), query] {
+        match data!(client, ops::Attributes, Target::Session(&session), &query) {
+            Err(Error::Api(api)) => assert_eq!(api.kind(), ApiErrorKind::Unauthorized, "{query:?}"),
+            other => panic!("{other:?}"),
+        }
     }
 }
 

@@ -374,10 +374,17 @@ fn check_accounts(body: &Value, days: i64) {
     }
     for account in accounts {
         assert!(is_guid(&account["Id"]));
-        for field in ["Title", "AccountNumber", "TransitNumber", "InstitutionNumber", "AccountType"] {
+        for field in ["Title", "AccountType", "LastFourDigits"] {
             assert!(!text(&account[field]).is_empty(), "{field}");
         }
-        assert!(text(&account["AccountNumber"]).ends_with(text(&account["LastFourDigits"])));
+        // The numbers come with WithAccountIdentity only, all three or none.
+        let numbers = ["AccountNumber", "TransitNumber", "InstitutionNumber"];
+        if account["AccountNumber"].is_null() {
+            assert!(numbers.iter().all(|field| account[*field].is_null()), "{account}");
+        } else {
+            assert!(numbers.iter().all(|field| !text(&account[*field]).is_empty()), "{account}");
+            assert!(text(&account["AccountNumber"]).ends_with(text(&account["LastFourDigits"])));
+        }
         assert_eq!(account["Currency"], "CAD");
         assert!(cents(&account["OverdraftLimit"]) >= 0);
         let balance = &account["Balance"];
@@ -395,7 +402,7 @@ fn check_accounts(body: &Value, days: i64) {
             let date = text(&transaction["Date"]).to_owned();
             let age = days_before_as_of(&date);
             assert!((0..days).contains(&age), "{date} outside {days} days");
-            assert!(transaction["Code"].is_null() || transaction["Code"].is_string());
+            assert!(transaction["Code"].is_null(), "the deprecated Code is null, as documented");
             assert!(!text(&transaction["Description"]).is_empty());
             let (debit, credit) = (cents_or_none(&transaction["Debit"]), cents_or_none(&transaction["Credit"]));
             let delta = match (debit, credit) {
@@ -475,8 +482,12 @@ async fn account_detail_options() {
             long["Transactions"].as_array().unwrap().iter().filter(|t| text(&t["Date"]) >= DAY_89).collect();
         let got: Vec<&Value> = short["Transactions"].as_array().unwrap().iter().collect();
         assert_eq!(got, expected, "Days90 is the last 90 days of Days365");
-        assert_eq!(short["Holder"], Value::Null, "no identity unless asked");
-        assert!(long["Holder"]["Name"].is_string());
+        assert!(short["Holder"]["Name"].is_string(), "WithKYC is true by default");
+        for field in ["AccountNumber", "TransitNumber", "InstitutionNumber"] {
+            assert_eq!(short[field], Value::Null, "no {field} unless WithAccountIdentity");
+            assert!(long[field].is_string(), "{field} with WithAccountIdentity");
+        }
+        assert_eq!(long["Holder"], short["Holder"]);
         assert_eq!(long["Balance"], short["Balance"]);
     }
     let explicit = api.detail(&login, json!({"DaysOfTransactions": "Days90"})).await;
@@ -509,6 +520,132 @@ async fn account_detail_options() {
     assert_message_names(&reply, "RequestId");
 }
 
+#[tokio::test]
+async fn with_kyc_controls_the_holder_and_with_account_identity_the_numbers() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    for (options, holder, numbers) in [
+        (json!({}), true, false),
+        (json!({"WithKYC": false}), false, false),
+        (json!({"WithKYC": "false", "WithAccountIdentity": "true"}), false, true),
+        (json!({"WithAccountIdentity": true}), true, true),
+    ] {
+        let body = api.detail(&login, options.clone()).await;
+        for account in body["Accounts"].as_array().unwrap() {
+            assert_eq!(account["Holder"]["Name"].is_string(), holder, "{options}: Holder");
+            assert_eq!(account["Holder"].is_null(), !holder, "{options}: Holder");
+            for field in ["AccountNumber", "TransitNumber", "InstitutionNumber"] {
+                assert_eq!(account[field].is_string(), numbers, "{options}: {field}");
+            }
+            assert!(account["LastFourDigits"].is_string(), "LastFourDigits always comes");
+        }
+    }
+}
+
+/// The transactions of every account of `body`, as (account id, transaction) pairs.
+fn transactions_of(body: &Value) -> Vec<(String, Value)> {
+    body["Accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|account| {
+            let id = text(&account["Id"]).to_owned();
+            account["Transactions"].as_array().unwrap().iter().map(move |t| (id.clone(), t.clone()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn date_options_narrow_the_transactions_and_bad_ones_are_refused_by_name() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    let year = transactions_of(&api.all_transactions(&login).await);
+    let between = |from: &str, to: &str| -> Vec<(String, Value)> {
+        year.iter().filter(|(_, t)| (from..=to).contains(&text(&t["Date"]))).cloned().collect()
+    };
+    // A window older than 90 days: the dates decide when DaysOfTransactions is not given.
+    let body = api.detail(&login, json!({"DateFrom": "2026-01-01", "DateTo": "2026-01-31"})).await;
+    let got = transactions_of(&body);
+    assert!(!got.is_empty());
+    assert_eq!(got, between("2026-01-01", "2026-01-31"));
+    // A time of day is read as its day; DaysOfTransactions, when given, still bounds the window.
+    let body = api.detail(&login, json!({"DateFrom": "2026-01-01T00:00:00", "DaysOfTransactions": "Days90"})).await;
+    assert_eq!(transactions_of(&body), between(DAY_89, AS_OF));
+    let body = api.detail(&login, json!({"DateTo": "2026-09-30"})).await;
+    assert_eq!(transactions_of(&body), between(OLDEST, "2026-09-30"));
+    // The spelling of older clients is read too.
+    let body = api.detail(&login, json!({"DaysOfTransaction": "Days365"})).await;
+    assert_eq!(transactions_of(&body), year);
+
+    for (body, field) in [
+        (json!({"DateFrom": "01/01/2026"}), "DateFrom"),
+        (json!({"DateTo": "2026-02-30"}), "DateTo"),
+        (json!({"DateFrom": 20_260_101}), "DateFrom"),
+        (json!({"DateFrom": "2026-02-01", "DateTo": "2026-01-01"}), "DateFrom"),
+        (json!({"DaysOfTransaction": "Days30"}), "DaysOfTransaction"),
+        (json!({"RefreshDelta": "x"}), "RefreshDelta"),
+        (json!({"RefreshDelta": [{"AccountId": "x"}]}), "RefreshDelta"),
+    ] {
+        let mut request = json!({"RequestId": login.request_id});
+        request.as_object_mut().unwrap().extend(body.as_object().unwrap().clone());
+        let reply = api.post(DETAIL, request).await;
+        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_message_names(&reply, field);
+    }
+}
+
+#[tokio::test]
+async fn refresh_delta_gives_only_the_transactions_after_the_one_held() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    let year = api.all_transactions(&login).await;
+    let chequing = year["Accounts"].as_array().unwrap().iter().find(|a| a["Type"] == "Chequing").unwrap();
+    let listed = chequing["Transactions"].as_array().unwrap();
+    // Newest first: the fifth newest is the last one held, so the four newer ones come.
+    let held = &listed[4];
+    let body = api
+        .detail(
+            &login,
+            json!({"DaysOfTransactions": "Days365",
+                   "RefreshDelta": [{"AccountId": chequing["Id"], "TransactionId": held["Id"]}]}),
+        )
+        .await;
+    for account in body["Accounts"].as_array().unwrap() {
+        let got = account["Transactions"].as_array().unwrap();
+        if account["Id"] == chequing["Id"] {
+            assert_eq!(got.as_slice(), &listed[..4]);
+        } else {
+            let full = year["Accounts"].as_array().unwrap().iter().find(|a| a["Id"] == account["Id"]).unwrap();
+            assert_eq!(got, full["Transactions"].as_array().unwrap(), "other accounts are whole");
+        }
+    }
+    for delta in [
+        json!([{"AccountId": "00000000-0000-0000-0000-000000000000", "TransactionId": held["Id"]}]),
+        json!([{"AccountId": chequing["Id"], "TransactionId": "00000000-0000-0000-0000-000000000000"}]),
+    ] {
+        let (_, reply) = api.banking(DETAIL, json!({"RequestId": login.request_id, "RefreshDelta": delta})).await;
+        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_message_names(&reply, "RefreshDelta");
+    }
+}
+
+#[tokio::test]
+async fn an_accounts_filter_naming_an_unknown_account_is_refused() {
+    let api = Api::with(config());
+    let login = api.saved_login("greatday_nomfa").await;
+    let year = api.all_transactions(&login).await;
+    let known = text(&year["Accounts"][0]["Id"]).to_owned();
+    let unknown = "00000000-0000-0000-0000-000000000000";
+    let (_, reply) =
+        api.banking(DETAIL, json!({"RequestId": login.request_id, "AccountsFilter": [known, unknown]})).await;
+    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_message_names(&reply, "AccountsFilter");
+    assert!(reply.1["Message"].as_str().unwrap().contains(unknown), "{}", reply.1);
+    let (_, reply) = api.banking(STATEMENTS, json!({"RequestId": login.request_id, "AccountsFilter": [unknown]})).await;
+    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_message_names(&reply, "AccountsFilter");
+}
+
 // ---- sizes ---------------------------------------------------------------------------------
 
 fn banking_count(body: &Value) -> usize {
@@ -525,6 +662,7 @@ async fn transaction_counts_are_exact() {
         let api = Api::with(SandboxConfig {
             investment_transactions: Some(count),
             banking_transactions: Some(count),
+            tier2: true,
             ..config()
         });
         // Timing is for benchmarks; this checks sizes and consistency only.
@@ -563,6 +701,7 @@ async fn with_100000_transactions_the_summary_answers_and_attributes_still_wait_
     let api = Api::with(SandboxConfig {
         investment_transactions: Some(100_000),
         banking_transactions: Some(100_000),
+        tier2: true,
         ..config()
     });
     let login = api.saved_login("Greatday").await;
@@ -736,7 +875,12 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
             for (index, statement) in list.iter().enumerate() {
                 assert!(is_guid(&statement["UniqueId"]));
                 assert!(unique.insert(statement["UniqueId"].clone()));
-                assert_eq!(statement["FileType"], "pdf");
+                assert_eq!(statement["FileType"], "PDF", "as the reference writes it");
+                let unique_id = text(&statement["UniqueId"]);
+                assert!(
+                    unique_id.len() == 32 && unique_id.chars().all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()),
+                    "UniqueId is 32 upper-case hex digits: {unique_id}"
+                );
                 let pdf = base64::engine::general_purpose::STANDARD.decode(text(&statement["Base64Bytes"])).unwrap();
                 let content = check_pdf(&pdf);
                 assert!(content.contains(text(&account["AccountNumber"])));
@@ -888,7 +1032,7 @@ fn the_catalogue_and_packages_are_exposed() {
 
 #[tokio::test]
 async fn attributes_wait_for_account_detail_then_have_their_own_pending_phase() {
-    let api = Api::with(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() });
+    let api = Api::with(SandboxConfig { pending_polls: 1, tier2: true, ..SandboxConfig::default() });
     let login = api.saved_login("greatday_nomfa").await;
     let custom = json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}});
     for _ in 0..3 {
@@ -934,7 +1078,7 @@ async fn use_case_operations_answer_exactly_their_package() {
             let mut expected: BTreeSet<&str> = names.iter().copied().collect();
             expected.insert("Id");
             assert_eq!(card.keys().map(String::as_str).collect::<BTreeSet<_>>(), expected);
-            assert!(is_guid(&card["Id"]));
+            assert_eq!(card["Id"], login.login_id.as_str(), "the group's Id is the LoginId");
             assert_eq!(body["HttpStatusCode"], 200);
             assert_eq!(body["Login"]["Id"], login.login_id.as_str());
         }
@@ -960,32 +1104,82 @@ async fn use_case_operations_answer_exactly_their_package() {
 }
 
 #[tokio::test]
-async fn custom_attribute_requests_are_validated() {
-    let api = Api::with(config());
-    let (login, _) = prepared(&api, "greatday_nomfa").await;
+async fn custom_attribute_requests_are_refused_as_the_documentation_lists() {
+    let api = Api::with(SandboxConfig { tier2: true, ..config() });
+    let (login, detail) = prepared(&api, "greatday_nomfa").await;
+    let card = json!({"Card": ["count_nsf"]});
+    let unknown = "00000000-0000-0000-0000-000000000000";
+    let known = text(&detail["Accounts"][0]["Id"]).to_owned();
     let cases = [
-        (json!({"Attributes": {"Card": ["count_nsf"]}}), "MostRecentCached"),
-        (json!({"MostRecentCached": true}), "Attributes"),
-        (json!({"MostRecentCached": true, "Attributes": ["count_nsf"]}), "Attributes"),
-        (json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf", "Count_NSF"]}}), "Count_NSF"),
-        (json!({"MostRecentCached": true, "Attributes": {"Card": ["no_such_thing"]}}), "no_such_thing"),
-        (
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}, "Options": {"AttributesDetail": ["bogus_detail"]}}),
-            "bogus_detail",
-        ),
-        (
-            json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}, "Filters": {"AccountCategory": "Operations"}}),
-            "AccountCategory",
-        ),
+        (json!({"MostRecentCached": true}), "At least a single attribute"),
+        (json!({"Attributes": {}}), "At least a single attribute"),
+        (json!({"Attributes": {"Card": []}}), "At least a single attribute"),
+        (json!({"Attributes": ["count_nsf"]}), "Attributes"),
+        (json!({"Attributes": {"Card": ["count_nsf", "Count_NSF"]}}), "Count_NSF"),
+        (json!({"Attributes": {"Card": ["no_such_thing"]}}), "no_such_thing"),
+        (json!({"Attributes": {"Risk": ["count_nsf"]}}), "only supported attribute level"),
+        (json!({"Attributes": card, "Options": {"AttributesDetail": ["bogus_detail"]}}), "bogus_detail"),
+        (json!({"Attributes": card, "AttributesDetail": ["balance_min"]}), "AttributesDetail"),
+        (json!({"Attributes": card, "Filters": {"AccountCategory": "Operations"}}), "AccountCategory"),
+        (json!({"Attributes": card, "Filters": {"AccountCategory": ["Credits"]}}), "One or more filters are invalid"),
+        (json!({"Attributes": card, "Filters": {"Currency": ["CAD"]}}), "One or more filters are invalid"),
+        (json!({"Attributes": card, "AccountFilter": {"AccountID": [unknown]}}), unknown),
+        (json!({"Attributes": card, "Options": {"AccountFilter": [known, unknown]}}), unknown),
+        (json!({"Attributes": card, "AccountFilter": {"AccountID": []}}), "At least one accountId"),
+        (json!({"Attributes": card, "AccountFilter": {}}), "At least one accountId"),
+        (json!({"Attributes": card, "Options": {"AccountFilter": []}}), "At least one accountId"),
     ];
     for (body, named) in cases {
-        let reply = api.custom(&login, body).await;
+        let reply = api.custom(&login, body.clone()).await;
         assert_error(&reply, 400, "INVALID_REQUEST");
-        assert_message_names(&reply, named);
+        assert!(reply.1["Message"].as_str().unwrap().contains(named), "{body}: {}", reply.1);
     }
     let stranger = Login { login_id: uuid::Uuid::new_v4().to_string(), request_id: login.request_id.clone() };
-    let reply = api.custom(&stranger, json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf"]}})).await;
+    let reply = api.custom(&stranger, json!({"Attributes": card})).await;
     assert_error(&reply, 400, "INVALID_REQUEST");
+    // MostRecentCached is accepted, not required.
+    for body in [json!({"Attributes": card}), json!({"Attributes": card, "MostRecentCached": true})] {
+        assert_eq!(settle(&api, &login, reqwest::Method::POST, "", Some(body)).await.0, 200);
+    }
+}
+
+#[tokio::test]
+async fn the_custom_post_needs_a_tier2_package_as_get_all_attributes_does() {
+    let api = Api::with(config());
+    let (login, _) = prepared(&api, "greatday_nomfa").await;
+    let body = json!({"Attributes": {"Card": ["count_nsf"]}});
+    let reply = api.custom(&login, body.clone()).await;
+    assert_error(&reply, 401, "ACCESS_DENIED");
+    assert_message_names(&reply, "Tier 2");
+    let all = api.use_case(&login, "GetAllAttributes").await;
+    assert_error(&all, 401, "ACCESS_DENIED");
+    // A use-case package answers.
+    assert_eq!(settle(&api, &login, reqwest::Method::GET, "GetIncomeAttributes", None).await.0, 200);
+}
+
+#[tokio::test]
+async fn the_limit_days_header_limits_the_transactions_counted() {
+    let api = Api::with(SandboxConfig { tier2: true, ..config() });
+    let (login, detail) = prepared(&api, "greatday_nomfa").await;
+    let (_, t) = scope(&detail, None, None);
+    let path = Api::attributes_path(&login);
+    let body = json!({"Attributes": {"Card": ["count_transactions"]}, "AttributesDetail": ["count_transactions"]});
+    for days in [1_i64, 30, 365] {
+        let reply = api.post_with(&path, &[("limitDays", &days.to_string())], body.clone()).await;
+        assert_eq!(reply.0, 200, "{}", reply.1);
+        let within = t.iter().filter(|tx| tx.age() < days).count();
+        assert_eq!(reply.1["Card"]["count_transactions"], within, "limitDays {days}");
+        let listed = reply.1["Card"][DETAIL_KEY][0]["Transactions"].as_array().unwrap();
+        assert!(listed.iter().all(|item| days_before_as_of(&text(&item["Date"]).replace('/', "-")) < days));
+    }
+    let reply =
+        api.send_with(reqwest::Method::GET, &format!("{path}/GetIncomeAttributes"), &[("limitDays", "30")], None).await;
+    assert_eq!(reply.0, 200, "a use-case GET takes it too: {}", reply.1);
+    for bad in ["0", "366", "ten", "-1"] {
+        let reply = api.post_with(&path, &[("limitDays", bad)], body.clone()).await;
+        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_message_names(&reply, "limitDays");
+    }
 }
 
 /// One account detail transaction, as the test reads it.
@@ -1177,12 +1371,12 @@ fn check_group(group: &Value, names: &[&str], currents: &[i64], t: &[Tx], detail
         if !detailed {
             continue;
         }
-        let detail = group["AttributesDetail"]
+        let detail = group[DETAIL_KEY]
             .as_array()
             .unwrap()
             .iter()
             .find(|d| d["Attribute"] == *name)
-            .unwrap_or_else(|| panic!("{label}: no AttributesDetail for {name}"));
+            .unwrap_or_else(|| panic!("{label}: no {DETAIL_KEY} for {name}"));
         let listed = detail["Transactions"].as_array().unwrap();
         let ids: BTreeSet<String> = listed.iter().map(|tx| text(&tx["TransactionId"]).to_owned()).collect();
         assert_eq!(ids.len(), listed.len(), "{label}: {name} lists each once");
@@ -1194,12 +1388,16 @@ fn check_group(group: &Value, names: &[&str], currents: &[i64], t: &[Tx], detail
             assert_eq!(item["Description"], tx.description.as_str());
             assert_eq!(cents_or_none(&item["Debit"]), tx.debit);
             assert_eq!(cents_or_none(&item["Credit"]), tx.credit);
+            assert_eq!(cents(&item["Balance"]), tx.balance, "{label}: the balance after it");
         }
     }
 }
 
 /// `Filters.AccountCategory` and `Options.AccountFilter`, each when given.
 type Restriction<'a> = (Option<&'a [&'a str]>, Option<&'a [String]>);
+
+/// The detail list's key, as the newest documentation spells it (docs/protocol.md#attributes).
+const DETAIL_KEY: &str = "AttributeDetails";
 
 #[tokio::test]
 async fn every_attribute_matches_its_definition() {
@@ -1215,7 +1413,7 @@ async fn every_attribute_matches_its_definition() {
         for (operation, package) in PACKAGES {
             let reply = settle(&api, &login, reqwest::Method::GET, operation, None).await;
             check_group(&reply.1["Card"], package, &currents, &t, false, label);
-            assert!(reply.1["Card"].get("AttributesDetail").is_none());
+            assert!(reply.1["Card"].get(DETAIL_KEY).is_none());
         }
         let all = settle(&api, &login, reqwest::Method::GET, "GetAllAttributes", None).await;
         let fees = t.iter().filter(|tx| tx.description == "NSF FEE").count();
@@ -1227,7 +1425,7 @@ async fn every_attribute_matches_its_definition() {
             }
         }
 
-        // The custom POST, with filters, in two groups, with every detail.
+        // The custom POST, with filters, in both documented shapes, with every detail.
         let accounts = detail["Accounts"].as_array().unwrap();
         let chequing_and_card: Vec<String> = accounts
             .iter()
@@ -1238,39 +1436,41 @@ async fn every_attribute_matches_its_definition() {
             (None, None),
             (Some(&["Operations"]), None),
             (None, Some(&chequing_and_card)),
-            (Some(&["Operations", "Products"]), Some(&chequing_and_card)),
+            (Some(&["Operations"]), Some(&chequing_and_card)),
         ];
-        for (categories, ids) in variants {
-            let mut body = json!({
-                "MostRecentCached": true,
-                "Attributes": {"Card": names, "Risk": ["count_nsf", "balance_min"]},
-                "Options": {"AttributesDetail": names},
-            });
+        for ((categories, ids), documented) in variants.into_iter().flat_map(|v| [(v, false), (v, true)]) {
+            let mut body = json!({"Attributes": {"Card": names}});
+            if documented {
+                body["AttributesDetail"] = json!({"Card": names});
+            } else {
+                body["MostRecentCached"] = json!(true);
+                body["Options"] = json!({"AttributesDetail": names});
+            }
             if let Some(categories) = categories {
                 body["Filters"] = json!({"AccountCategory": categories});
             }
             if let Some(ids) = ids {
-                body["Options"]["AccountFilter"] = json!(ids);
+                if documented {
+                    body["AccountFilter"] = json!({"AccountID": ids});
+                } else {
+                    body["Options"]["AccountFilter"] = json!(ids);
+                }
             }
             let reply = settle(&api, &login, reqwest::Method::POST, "", Some(body)).await;
             assert_eq!(reply.0, 200, "{}", reply.1);
             let (currents, t) = scope(&detail, categories, ids);
-            let label = format!("{username} {categories:?} {ids:?}");
+            let label = format!("{username} {categories:?} {ids:?} documented={documented}");
             check_group(&reply.1["Card"], &names, &currents, &t, true, &label);
-            check_group(&reply.1["Risk"], &["count_nsf", "balance_min"], &currents, &t, true, &label);
-            assert_ne!(reply.1["Card"]["Id"], reply.1["Risk"]["Id"]);
             assert_eq!(reply.1["HttpStatusCode"], 200);
             assert_eq!(reply.1["RequestId"], login.request_id.as_str());
         }
 
-        // Detail only for the attributes named, and only in their group.
-        let body = json!({"MostRecentCached": true, "Attributes": {"Card": ["count_nsf", "balance_min"], "Other": ["count_accounts"]},
-                          "Options": {"AttributesDetail": ["count_nsf"]}});
+        // Detail only for the attributes named.
+        let body = json!({"Attributes": {"Card": ["count_nsf", "balance_min"]}, "AttributesDetail": ["count_nsf"]});
         let reply = settle(&api, &login, reqwest::Method::POST, "", Some(body)).await;
         let detail_names: Vec<&Value> =
-            reply.1["Card"]["AttributesDetail"].as_array().unwrap().iter().map(|d| &d["Attribute"]).collect();
+            reply.1["Card"][DETAIL_KEY].as_array().unwrap().iter().map(|d| &d["Attribute"]).collect();
         assert_eq!(detail_names, [&json!("count_nsf")]);
-        assert!(reply.1["Other"].get("AttributesDetail").is_none());
     }
     println!("NONE_DETECTED seen for: {none_detected:?}");
     assert!(none_detected.contains("sum_government_income"), "government income is sometimes absent");
@@ -1343,7 +1543,7 @@ fn from_detail(name: &str, listed: &[&Tx]) -> Option<Value> {
 
 #[tokio::test]
 async fn every_attribute_value_is_recomputed_from_its_own_detail() {
-    let api = Api::with(config());
+    let api = Api::with(SandboxConfig { tier2: true, ..config() });
     let names = all_names();
     for (username, login) in open_users(&api).await {
         let detail = api.all_transactions(&login).await;
@@ -1356,12 +1556,12 @@ async fn every_attribute_value_is_recomputed_from_its_own_detail() {
         let card = &reply.1["Card"];
         for name in &names {
             let label = format!("{username}: {name}");
-            let entry = card["AttributesDetail"]
+            let entry = card[DETAIL_KEY]
                 .as_array()
                 .unwrap()
                 .iter()
                 .find(|entry| entry["Attribute"] == *name)
-                .unwrap_or_else(|| panic!("{label}: no AttributesDetail"));
+                .unwrap_or_else(|| panic!("{label}: no {DETAIL_KEY}"));
             let listed: Vec<&Tx> = entry["Transactions"]
                 .as_array()
                 .unwrap()

@@ -13,8 +13,10 @@ from bfhelpers import API_NAMES, Api, SandboxUser, as_user
 
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[bf.Sandbox]:
-    """The shared sandbox: every data call answers 202 twice before 200."""
-    sb = bf.Sandbox(pending_polls=2)
+    """The shared sandbox: every data call answers 202 twice before 200. Its customer has a Tier 2
+    package, so every attributes call (a custom set too) answers; the default customer's refusals
+    are tested where they are made (tests/python/data/test_data_attributes.py)."""
+    sb = bf.Sandbox(pending_polls=2, tier2=True)
     yield sb
     sb.close()
 
@@ -33,8 +35,9 @@ def users(sandbox: bf.Sandbox) -> dict[str, SandboxUser]:
 
 @pytest.fixture
 def fresh_sandbox() -> Iterator[bf.Sandbox]:
-    """A sandbox of the test's own, for tests that count requests or need a clean state."""
-    sb = bf.Sandbox(pending_polls=2)
+    """A sandbox of the test's own, for tests that count requests or need a clean state (a Tier 2
+    customer, as the shared one)."""
+    sb = bf.Sandbox(pending_polls=2, tier2=True)
     yield sb
     sb.close()
 

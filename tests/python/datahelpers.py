@@ -115,8 +115,9 @@ class AttributeData(NamedTuple):
 
 
 @functools.cache
-def attribute_sandbox(seed: int, tier2: bool = False, banking_transactions: int | None = None) -> AttributeData:
-    """(sandbox, client, login_id, Days365 detail raw) of ``greatday_nomfa`` for attribute tests."""
+def attribute_sandbox(seed: int, tier2: bool = True, banking_transactions: int | None = None) -> AttributeData:
+    """(sandbox, client, login_id, Days365 detail raw) of ``greatday_nomfa`` for attribute tests; a
+    Tier 2 customer unless ``tier2=False`` (the custom set of attributes needs that package)."""
     sb = bf.Sandbox(pending_polls=0, seed=seed, tier2=tier2, banking_transactions=banking_transactions)
     client = sb.client(poll_interval=0.01, poll_timeout=60)
     _, login_id = log_in(client)
@@ -181,6 +182,15 @@ def text(value: Any) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else str(value)
+
+
+#: The spellings of the attributes detail list (docs/protocol.md#attributes).
+DETAIL_KEYS = ("AttributeDetails", "AttributesDetail", "AttributesDetails")
+
+
+def detail_of(group: Mapping[str, Any]) -> Any:
+    """The detail list of an attributes group, in whichever spelling it came."""
+    return next((group[key] for key in DETAIL_KEYS if key in group), None)
 
 
 def field(obj: Mapping[str, Any] | None, name: str) -> Any:

@@ -60,7 +60,6 @@ pub(crate) struct BankTransaction {
     pub id: Guid,
     /// Days before the as-of date.
     pub day: u16,
-    pub code: Option<&'static str>,
     /// The description is `head` followed by `tail`: both come from fixed lists, so a year of
     /// 100,000 transactions allocates no text.
     pub head: &'static str,
@@ -153,7 +152,6 @@ enum Role {
 struct Planned {
     account: usize,
     day: u16,
-    code: Option<&'static str>,
     head: &'static str,
     tail: &'static str,
     amount: i64,
@@ -189,7 +187,6 @@ impl Banking {
                     BankTransaction {
                         id: Guid::draw(&mut ids),
                         day: planned.day,
-                        code: planned.code,
                         head: planned.head,
                         tail: planned.tail,
                         amount: planned.amount,
@@ -396,8 +393,7 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
     nsf_days.sort_unstable();
 
     let mut plan = Vec::with_capacity(600);
-    let mut push =
-        |account, day, code, head, tail, amount| plan.push(Planned { account, day, code, head, tail, amount });
+    let mut push = |account, day, head, tail, amount| plan.push(Planned { account, day, head, tail, amount });
     let mut card_unpaid = 0i64;
     for day in (0..DAYS).rev() {
         let (_, _, day_of_month) = civil(day);
@@ -405,75 +401,75 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
         if age % 14 == phase {
             // Pay varies a little with overtime and deductions.
             let pay = salary + rng.range(-2_500, 2_500);
-            push(chequing, day, Some("PAY"), "PAYROLL DEPOSIT ", employer, pay);
+            push(chequing, day, "PAYROLL DEPOSIT ", employer, pay);
         }
         if let Some((other, pay, phase)) = second {
             if age % 14 == phase {
-                push(chequing, day, Some("PAY"), "PAYROLL DEPOSIT ", other, pay);
+                push(chequing, day, "PAYROLL DEPOSIT ", other, pay);
             }
         }
         if let Some(amount) = child_benefit {
             if day_of_month == 20 {
-                push(chequing, day, Some("DEP"), "GOVT CANADA CCB", "", amount);
+                push(chequing, day, "GOVT CANADA CCB", "", amount);
             }
         }
         if day_of_month == 1 {
-            push(chequing, day, Some("HSG"), housing, "", -housing_amount);
+            push(chequing, day, housing, "", -housing_amount);
         }
         for bill in &bills {
             if day_of_month == bill.day_of_month {
                 let amount = rng.range(bill.low, bill.high);
-                push(chequing, day, Some("BP"), "BILL PAYMENT ", bill.payee, -amount);
+                push(chequing, day, "BILL PAYMENT ", bill.payee, -amount);
             }
         }
         if day_of_month == card_day && card_unpaid > 0 {
-            push(chequing, day, Some("BP"), "CREDIT CARD PAYMENT VISA", "", -card_unpaid);
-            push(card, day, None, "PAYMENT - THANK YOU", "", card_unpaid);
+            push(chequing, day, "CREDIT CARD PAYMENT VISA", "", -card_unpaid);
+            push(card, day, "PAYMENT - THANK YOU", "", card_unpaid);
             card_unpaid = 0;
         }
         if let Some(loan) = loan {
             if day_of_month == loan_day {
-                push(chequing, day, Some("LP"), "LOAN PAYMENT", "", -loan_payment);
-                push(loan, day, None, "PAYMENT RECEIVED", "", loan_payment);
+                push(chequing, day, "LOAN PAYMENT", "", -loan_payment);
+                push(loan, day, "PAYMENT RECEIVED", "", loan_payment);
             }
             if day_of_month == 1 {
-                push(loan, day, None, "INTEREST CHARGE", "", -rng.range(4_000, 15_000));
+                push(loan, day, "INTEREST CHARGE", "", -rng.range(4_000, 15_000));
             }
         }
         if let Some(savings) = savings {
             if day_of_month == savings_day {
-                push(chequing, day, Some("TF"), "TRANSFER TO SAVINGS", "", -savings_amount);
-                push(savings, day, Some("TF"), "TRANSFER FROM CHEQUING", "", savings_amount);
+                push(chequing, day, "TRANSFER TO SAVINGS", "", -savings_amount);
+                push(savings, day, "TRANSFER FROM CHEQUING", "", savings_amount);
             }
         }
         if day_of_month == 28 {
             for savings in &all_savings {
-                push(*savings, day, None, "INTEREST", "", rng.range(50, 2_500));
+                push(*savings, day, "INTEREST", "", rng.range(50, 2_500));
             }
         }
         if rng.chance(7) {
             let contact = *rng.pick(CONTACTS);
             if rng.chance(60) {
                 let amount = rng.range(2_000, 30_000);
-                push(chequing, day, Some("ET"), "E-TRANSFER SENT ", contact, -amount);
+                push(chequing, day, "E-TRANSFER SENT ", contact, -amount);
             } else {
                 let amount = rng.range(2_000, 40_000);
-                push(chequing, day, Some("ET"), "E-TRANSFER RECEIVED ", contact, amount);
+                push(chequing, day, "E-TRANSFER RECEIVED ", contact, amount);
             }
         }
         if rng.chance(6) {
             let amount = rng.range(2, 20) * 1_000;
-            push(chequing, day, Some("ATM"), "ATM WITHDRAWAL", "", -amount);
+            push(chequing, day, "ATM WITHDRAWAL", "", -amount);
         }
         for _ in 0..nsf_days.iter().filter(|nsf| **nsf == day).count() {
-            push(chequing, day, Some("NSF"), "NSF FEE", "", -NSF_FEE);
+            push(chequing, day, "NSF FEE", "", -NSF_FEE);
         }
         let mut purchases = 0;
         while purchases < 3 && rng.chance(33) {
             purchases += 1;
             let amount = purchase(rng);
             card_unpaid += amount.1;
-            push(card, day, Some("POS"), "POS PURCHASE ", amount.0, -amount.1);
+            push(card, day, "POS PURCHASE ", amount.0, -amount.1);
         }
     }
     plan
@@ -505,14 +501,7 @@ fn resize(plan: &mut Vec<Planned>, count: usize, card: usize, rng: &mut Rng) {
     for _ in len..count {
         let day = rng.range(0, i64::from(DAYS) - 1) as u16;
         let (merchant, amount) = purchase(rng);
-        plan.push(Planned {
-            account: card,
-            day,
-            code: Some("POS"),
-            head: "POS PURCHASE ",
-            tail: merchant,
-            amount: -amount,
-        });
+        plan.push(Planned { account: card, day, head: "POS PURCHASE ", tail: merchant, amount: -amount });
     }
     // Stable, so the planned order within a day is kept and the extras come after it.
     plan.sort_by_key(|planned| std::cmp::Reverse(planned.day));
@@ -523,7 +512,7 @@ mod description_tests {
     use super::*;
 
     fn described(head: &'static str, tail: &'static str) -> BankTransaction {
-        BankTransaction { id: Guid(0), day: 0, code: None, head, tail, amount: 1, balance: Cents(0) }
+        BankTransaction { id: Guid(0), day: 0, head, tail, amount: 1, balance: Cents(0) }
     }
 
     #[test]

@@ -40,6 +40,32 @@ pub(crate) fn civil(offset: u16) -> (i32, u32, u32) {
     civil_from_days(days_from_civil(year, month, day) - i64::from(offset))
 }
 
+/// How many days `text` (`YYYY-MM-DD`, optionally followed by a time as `DateFrom` and `DateTo`
+/// may carry one) lies before the as-of date: negative after it. None when it is no such date.
+pub(crate) fn offset_of(text: &str) -> Option<i64> {
+    let date = text.trim().get(..10)?;
+    let rest = &text.trim()[10..];
+    if !(rest.is_empty() || rest.starts_with(['T', ' '])) {
+        return None;
+    }
+    let mut parts = date.split('-');
+    let year: i32 = parts.next().filter(|p| p.len() == 4)?.parse().ok()?;
+    let month: u32 = parts.next().filter(|p| p.len() == 2)?.parse().ok()?;
+    let day: u32 = parts.next().filter(|p| p.len() == 2)?.parse().ok()?;
+    let days_in_month = match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return None,
+    };
+    if day == 0 || day > days_in_month {
+        return None;
+    }
+    let (as_of_year, as_of_month, as_of_day) = AS_OF;
+    Some(days_from_civil(as_of_year, as_of_month, as_of_day) - days_from_civil(year, month, day))
+}
+
 struct Table {
     dash: Vec<String>,
     slash: Vec<String>,
@@ -113,5 +139,16 @@ mod tests {
         assert_eq!(slash_date(1), "2026/11/19");
         assert_eq!(months_before(2), [(2026, 10), (2026, 9)]);
         assert_eq!(months_before(12)[11], (2025, 11));
+    }
+
+    #[test]
+    fn dates_read_back_to_their_offsets() {
+        assert_eq!(offset_of("2026-11-20"), Some(0));
+        assert_eq!(offset_of("2026-10-31T00:00:00"), Some(20));
+        assert_eq!(offset_of("2025-11-21"), Some(364));
+        assert_eq!(offset_of("2026-11-21"), Some(-1));
+        for bad in ["2026-02-29", "2026-13-01", "20261120", "2026-11-20x", "yesterday", ""] {
+            assert_eq!(offset_of(bad), None, "{bad}");
+        }
     }
 }

@@ -9,7 +9,7 @@ pub(crate) mod portfolio;
 mod random;
 
 pub(crate) use banking::{BankAccount, BankTransaction, Banking, Description};
-pub(crate) use calendar::{dash_date, month_name, months_before, slash_date, DAYS};
+pub(crate) use calendar::{dash_date, month_name, months_before, offset_of, slash_date, DAYS};
 pub(crate) use names::Isin;
 pub(crate) use portfolio::{Portfolio, PRICE_DATE};
 pub(crate) use random::{hash, Rng};

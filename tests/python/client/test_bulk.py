@@ -36,6 +36,7 @@ class Mixed:
     def __init__(self) -> None:
         self.sb = bf.Sandbox(
             logins=BULK,
+            tier2=True,  # the custom attributes case needs a Tier 2 customer
             pending_polls=1,
             slow_pending_polls=10_000,
             faults=[

@@ -18,7 +18,7 @@ import pytest
 
 import bankfeed as bf
 import datahelpers as dh
-from bfhelpers import Api, Blocking, is_guid
+from bfhelpers import Api, Blocking
 
 #: (seed, banking_transactions): seed 0 has no government income and no loans; seed 2 has both,
 #: and a Products (loan) account; 0 and 1 transactions make the NONE_DETECTED cases.
@@ -70,10 +70,10 @@ def check_values(attrs: bf.Attributes, group: str, names: list[str], login_id: s
     ``raw_value``), in ``to_dict()`` and through ``attrs[name]``."""
     sent = attrs.raw[group]
     assert isinstance(sent, dict), f"{where}: {group} is {sent!r}"
-    assert set(sent) - {"Id", "AttributesDetail"} == set(names), f"{where}: {sorted(sent)} != {sorted(names)}"
+    assert set(sent) - {"Id", *dh.DETAIL_KEYS} == set(names), f"{where}: {sorted(sent)} != {sorted(names)}"
     rows = values_by_name(attrs, group)
     assert sorted(rows) == sorted(names), f"{where}: {sorted(rows)} != {sorted(names)}"
-    assert is_guid(sent["Id"]), f"{where}: {sent['Id']!r}"
+    assert sent["Id"] == login_id, f"{where}: the group's Id is the LoginId, got {sent['Id']!r}"
     as_dict = attrs.to_dict()[group]
     for name in names:
         row, value = rows[name], sent[name]
@@ -105,11 +105,11 @@ def test_the_catalogue_and_the_packages_name_the_same_attributes() -> None:
 def test_every_catalogue_value_as_sent(api: Api, dataset: tuple[int, int | None]) -> None:
     seed, n = dataset
     _, client, login_id, raw = on(api, seed, banking_transactions=n)
-    attrs = client.attributes(login_id, {"Custom": dh.CATALOGUE})
-    expect_catalogue(attrs, "Custom", login_id, f"seed {seed} n {n}")
-    assert attrs.groups == ["Custom"]
+    attrs = client.attributes(login_id, {"Card": dh.CATALOGUE})
+    expect_catalogue(attrs, "Card", login_id, f"seed {seed} n {n}")
+    assert attrs.groups == ["Card"]
     for name in dh.CATALOGUE:
-        assert attrs[name] == attrs.raw["Custom"][name], name
+        assert attrs[name] == attrs.raw["Card"][name], name
     with pytest.raises(KeyError):
         attrs["no_such_attribute"]
     assert attrs["count_accounts"] == len(raw["Accounts"])
@@ -181,32 +181,33 @@ def test_all_package_on_tier2(api: Api) -> None:
     expect_catalogue(attrs, "Card", login_id, "all")
 
 
-def test_all_package_without_tier2_is_access_denied(api: Api) -> None:
-    _, client, login_id, _ = on(api, 0)
-    with pytest.raises(bf.Unauthorized) as info:
-        client.attributes(login_id, package="all")
-    assert info.value.code == "ACCESS_DENIED"
+def test_without_tier2_all_and_custom_sets_are_access_denied_and_packages_answer(api: Api) -> None:
+    _, client, login_id, _ = on(api, 0, tier2=False)
+    for args, kwargs in (((), {"package": "all"}), (({"Card": ["count_nsf"]},), {})):
+        with pytest.raises(bf.Unauthorized) as info:
+            client.attributes(login_id, *args, **kwargs)
+        assert info.value.code == "ACCESS_DENIED"
+        assert "Tier 2" in str(info.value)
+    assert client.attributes(login_id, package="income").groups == ["Card"]
 
 
-FILTERS = [
-    ["Operations"],
-    ["Credits"],
-    ["Operations", "Credits"],
-    ["Products"],
-    ["Operations", "Products"],
-    ["Nothing"],
-]
-
-
-@pytest.mark.parametrize("categories", FILTERS, ids=lambda c: "+".join(c))
-def test_custom_with_account_category_filter(api: Api, categories: list[str]) -> None:
+def test_custom_with_the_operations_category_filter(api: Api) -> None:
     _, client, login_id, raw = on(api, 2)
+    categories = ["Operations"]
     attrs = client.attributes(login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories})
     expect_catalogue(attrs, "Card", login_id, f"filters {categories}")
-    # The filter reached the service: it counted only the accounts of those categories.
+    # The filter reached the service: it counted only the accounts of that category.
     accounts, transactions = dh.included_transactions(raw, categories=categories)
-    assert attrs["count_accounts"] == len(accounts)
+    assert attrs["count_accounts"] == len(accounts) < len(raw["Accounts"])
     assert attrs["count_transactions"] == len(transactions)
+
+
+@pytest.mark.parametrize("categories", [["Credits"], ["Operations", "Products"], ["Nothing"]], ids="+".join)
+def test_a_category_other_than_operations_is_refused(api: Api, categories: list[str]) -> None:
+    _, client, login_id, _ = on(api, 2)
+    with pytest.raises(bf.InvalidRequest) as info:
+        client.attributes(login_id, {"Card": ["count_nsf"]}, filters={"AccountCategory": categories})
+    assert "One or more filters are invalid" in str(info.value)
 
 
 def test_custom_with_account_filter_and_both_filters(api: Api) -> None:
@@ -218,7 +219,7 @@ def test_custom_with_account_filter_and_both_filters(api: Api) -> None:
     expect_catalogue(attrs, "Card", login_id, "account_filter")
     assert attrs["count_accounts"] == 2
     assert attrs["count_transactions"] == len(dh.included_transactions(raw, account_ids=chosen)[1])
-    categories = [accounts[0]["Category"]]
+    categories = ["Operations"]
     both = client.attributes(
         login_id, {"Card": dh.CATALOGUE}, filters={"AccountCategory": categories}, account_filter=chosen
     )
@@ -227,14 +228,19 @@ def test_custom_with_account_filter_and_both_filters(api: Api) -> None:
     assert both["count_accounts"] == len(included) and both["count_transactions"] == len(transactions)
 
 
-def test_several_groups_in_one_request(api: Api) -> None:
+def test_a_group_other_than_card_is_refused(api: Api) -> None:
     _, client, login_id, _ = on(api, 2)
-    request = {"Income": dh.PACKAGES["income"], "Risk": ["count_nsf", "balance_min"]}
-    attrs = client.attributes(login_id, request)
-    assert sorted(attrs.groups) == ["Income", "Risk"]
-    for group, names in request.items():
-        check_values(attrs, group, names, login_id, group)
-    assert len(attrs.values) == sum(len(v) for v in request.values())
+    with pytest.raises(bf.InvalidRequest) as info:
+        client.attributes(login_id, {"Income": dh.PACKAGES["income"]})
+    assert "Card" in str(info.value) and "Income" in str(info.value)
+
+
+def test_an_unknown_account_in_the_account_filter_is_refused(api: Api) -> None:
+    _, client, login_id, _ = on(api, 2)
+    unknown = "00000000-0000-0000-0000-000000000000"
+    with pytest.raises(bf.InvalidRequest) as info:
+        client.attributes(login_id, {"Card": ["count_nsf"]}, account_filter=[unknown])
+    assert unknown in str(info.value) and "AccountFilter" in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -256,7 +262,7 @@ def test_attributes_detail_rows_are_transactions_of_the_included_accounts(
     assert transactions
 
     # The table is the raw AttributesDetail, flattened.
-    raw_detail = dh.field(attrs.raw["Card"], "AttributesDetail")
+    raw_detail = dh.detail_of(attrs.raw["Card"])
     assert isinstance(raw_detail, list) and raw_detail
     flat = [(d["Attribute"], t) for d in raw_detail for t in (d["Transactions"] or [])]
     table = attrs.detail
@@ -268,6 +274,7 @@ def test_attributes_detail_rows_are_transactions_of_the_included_accounts(
         assert row["transaction_id"] == t["TransactionId"] and row["account_id"] == t["AccountId"]
         assert "/" in t["Date"] and row["date"] == dh.parse_date(t["Date"])
         assert (row["description"], row["debit"], row["credit"]) == (t["Description"], t["Debit"], t["Credit"])
+        assert isinstance(t["Balance"], (int, float)), "a detail transaction carries the balance after it"
     dh.assert_exports_agree(table, float_columns=["debit", "credit"], date_columns=["date"])
 
     # Each row is a real transaction of an included account, with its own fields.
@@ -298,7 +305,7 @@ def test_detail_only_for_the_requested_attributes(api: Api) -> None:
     request = {"Card": ["count_nsf", "sum_loan_payments", "balance_min"]}
     attrs = client.attributes(login_id, request, detail=["count_nsf"])
     assert set(attrs.detail.column("attribute")) == {"count_nsf"}
-    raw_detail = attrs.raw["Card"]["AttributesDetail"]
+    raw_detail = dh.detail_of(attrs.raw["Card"])
     assert [d["Attribute"] for d in raw_detail] == ["count_nsf"]
     sent = [t["TransactionId"] for t in raw_detail[0]["Transactions"]]
     assert attrs.detail.column("transaction_id") == sent

@@ -149,7 +149,11 @@ def test_accounts_filter_restricts_the_accounts(api: Api) -> None:
     ids = [a["Id"] for a in fetched.detail.raw["Accounts"]]
     wanted = ids[:1]
     session = fetched.api.run(fetched.client.authorize_cached(fetched.login_id))
-    detail = fetched.api.run(session.accounts_detail(with_transactions=True, days="Days365", accounts_filter=wanted))
+    detail = fetched.api.run(
+        session.accounts_detail(
+            with_transactions=True, days="Days365", accounts_filter=wanted, with_account_identity=True
+        )
+    )
     assert detail.accounts.column("account_id") == wanted
     assert set(detail.transactions.column("account_id")) <= set(wanted)
     statements = fetched.api.run(session.statements(accounts_filter=wanted))

@@ -150,8 +150,12 @@ class World:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
-    """One origin for the whole matrix (pending_polls=1: every polled call sees a 202)."""
-    with bf.Sandbox(secret_key=SECRET_KEY, api_key=API_KEY, pending_polls=1) as origin, bf.Sandbox() as elsewhere:
+    """One origin for the whole matrix (pending_polls=1: every polled call sees a 202; tier2: the
+    custom attributes set answers)."""
+    with (
+        bf.Sandbox(secret_key=SECRET_KEY, api_key=API_KEY, pending_polls=1, tier2=True) as origin,
+        bf.Sandbox() as elsewhere,
+    ):
         client = origin.client(**CLIENT_OPTIONS)
         session = client.login(INSTITUTION, USERNAME, PASSWORD, save=True)
         assert session.login_id is not None
