@@ -187,7 +187,7 @@ mod tests {
                 assert_eq!(session.login_id.as_deref(), Some("l"));
                 assert_eq!(
                     session.institution,
-                    Some(Institution::Object { id: Some(14), name: Some("FlinksCapital".into()) })
+                    Some(Institution::Object { id: Some("14".into()), name: Some("FlinksCapital".into()) })
                 );
             }
             other @ Step::Challenge(_) => panic!("{other:?}"),

@@ -16,9 +16,9 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 use serde_json::Value;
 
 /// What a text field can be read into: `String`, or `Cow<'de, str>` to borrow from the input.
-pub trait JsonText<'de>: From<&'de str> + From<String> {}
+pub trait JsonText<'de>: From<&'de str> + From<String> + AsRef<str> {}
 
-impl<'de, T: From<&'de str> + From<String>> JsonText<'de> for T {}
+impl<'de, T: From<&'de str> + From<String> + AsRef<str>> JsonText<'de> for T {}
 
 /// A number, a numeric string, or nothing.
 pub(crate) fn number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
@@ -34,6 +34,19 @@ pub(crate) fn text<'de, D: Deserializer<'de>, S: JsonText<'de>>(deserializer: D)
         Scalar::Text(s) => Some(s),
         _ => None,
     })
+}
+
+/// A currency code in capitals, as ISO 4217 writes it: the public Investments reference shows
+/// `"cad"` where the interface shows `"CAD"` (docs/protocol.md#investments), and a table of
+/// both must not hold two currencies.
+pub(crate) fn currency<'de, D: Deserializer<'de>, S: JsonText<'de>>(deserializer: D) -> Result<Option<S>, D::Error> {
+    Ok(text::<D, S>(deserializer)?.map(|code| {
+        if code.as_ref().bytes().any(|byte| byte.is_ascii_lowercase()) {
+            S::from(code.as_ref().to_ascii_uppercase())
+        } else {
+            code
+        }
+    }))
 }
 
 /// A boolean, `"true"`/`"false"` in any case, or nothing.

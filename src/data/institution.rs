@@ -10,8 +10,9 @@ use serde::Deserialize;
 pub enum Institution {
     Name(String),
     Object {
-        #[serde(rename = "Id", default)]
-        id: Option<i64>,
+        /// A number in the interface, text in the public reference: kept as text.
+        #[serde(rename = "Id", default, deserialize_with = "super::de::text")]
+        id: Option<String>,
         #[serde(rename = "Name", default)]
         name: Option<String>,
     },

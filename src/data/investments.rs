@@ -4,16 +4,23 @@
 //! flatten it into tables uses `Cow<str>`, which borrows every string that has no escape from
 //! the payload's bytes instead of allocating it.
 
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use super::de;
 use super::json::{Expected, Shape};
 use super::login::{Institution, Login, NamesLogin};
 
+/// Read in either shape the service is documented with (docs/protocol.md#investments): the
+/// interface's, with `Accounts` beside `Institution`, and the public reference's, with them inside
+/// it. Either way they end in [`Investments::accounts`].
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+#[serde(rename_all = "PascalCase", default, from = "Wire<S>", bound(deserialize = "S: de::JsonText<'de> + Default"))]
 pub struct Investments<S = String> {
-    #[serde(deserialize_with = "de::list")]
     pub accounts: Vec<InvestmentAccount<S>>,
     #[serde(deserialize_with = "de::list")]
     pub securities: Vec<Security<S>>,
@@ -23,10 +30,110 @@ pub struct Investments<S = String> {
     pub cash: Option<f64>,
     #[serde(deserialize_with = "de::lenient")]
     pub login: Option<Login>,
-    #[serde(deserialize_with = "de::lenient")]
     pub institution: Option<Institution>,
-    #[serde(deserialize_with = "de::text")]
     pub request_id: Option<S>,
+}
+
+/// [`Investments`] as it comes: the accounts may be in `Institution`.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+struct Wire<S> {
+    #[serde(deserialize_with = "de::list")]
+    accounts: Vec<InvestmentAccount<S>>,
+    #[serde(deserialize_with = "de::list")]
+    securities: Vec<Security<S>>,
+    #[serde(deserialize_with = "de::number")]
+    value: Option<f64>,
+    #[serde(deserialize_with = "de::number")]
+    cash: Option<f64>,
+    #[serde(deserialize_with = "de::lenient")]
+    login: Option<Login>,
+    #[serde(deserialize_with = "institution")]
+    institution: Option<WireInstitution<S>>,
+    #[serde(deserialize_with = "de::text")]
+    request_id: Option<S>,
+}
+
+/// `Institution` of an Investments answer: its id (a number in the interface, text in the
+/// reference), its name, and in the reference's shape the accounts.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
+struct WireInstitution<S> {
+    #[serde(deserialize_with = "de::text")]
+    id: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    name: Option<String>,
+    #[serde(deserialize_with = "de::list")]
+    accounts: Vec<InvestmentAccount<S>>,
+    /// It came as a name alone.
+    #[serde(skip)]
+    named_only: bool,
+}
+
+/// `Institution`: an object, or a name alone as banking answers write it; anything else is read
+/// as missing, as every small field of a payload is (`de`'s module says why).
+fn institution<'de, D, S>(deserializer: D) -> Result<Option<WireInstitution<S>>, D::Error>
+where
+    D: Deserializer<'de>,
+    S: de::JsonText<'de> + Default,
+{
+    struct Either<S>(PhantomData<S>);
+    impl<'de, S: de::JsonText<'de> + Default> Visitor<'de> for Either<S> {
+        type Value = Option<WireInstitution<S>>;
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("an institution")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            WireInstitution::deserialize(MapAccessDeserializer::new(map)).map(Some)
+        }
+        fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
+            Ok(Some(WireInstitution { name: Some(name.to_owned()), named_only: true, ..WireInstitution::default() }))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(Either(PhantomData))
+}
+
+impl<S> From<Wire<S>> for Investments<S> {
+    fn from(wire: Wire<S>) -> Self {
+        let (institution, mut nested) = match wire.institution {
+            Some(WireInstitution { name: Some(name), named_only: true, .. }) => {
+                (Some(Institution::Name(name)), Vec::new())
+            }
+            Some(WireInstitution { id, name, accounts, .. }) => (Some(Institution::Object { id, name }), accounts),
+            None => (None, Vec::new()),
+        };
+        // Both shapes at once is not documented; neither list is dropped if it comes.
+        let mut accounts = wire.accounts;
+        accounts.append(&mut nested);
+        Self {
+            accounts,
+            securities: wire.securities,
+            value: wire.value,
+            cash: wire.cash,
+            login: wire.login,
+            institution,
+            request_id: wire.request_id,
+        }
+    }
 }
 
 /// A 200 holding none of these is not an Investments payload (docs/errors.md#protocol-surprises).
@@ -63,7 +170,7 @@ pub struct InvestmentAccount<S = String> {
     pub kind: Option<S>,
     #[serde(deserialize_with = "de::boolean")]
     pub registered: Option<bool>,
-    #[serde(deserialize_with = "de::text")]
+    #[serde(deserialize_with = "de::currency")]
     pub currency: Option<S>,
     #[serde(deserialize_with = "de::number")]
     pub cash: Option<f64>,
@@ -99,7 +206,7 @@ pub struct Position<S = String> {
     /// A fraction: -0.08 means -8 %.
     #[serde(deserialize_with = "de::number")]
     pub gain_percent: Option<f64>,
-    #[serde(deserialize_with = "de::text")]
+    #[serde(deserialize_with = "de::currency")]
     pub currency: Option<S>,
     #[serde(deserialize_with = "de::text")]
     pub security_id: Option<S>,
@@ -143,7 +250,7 @@ pub struct Security<S = String> {
     pub date: Option<S>,
     #[serde(deserialize_with = "de::strings")]
     pub aliases: Vec<S>,
-    #[serde(deserialize_with = "de::text")]
+    #[serde(deserialize_with = "de::currency")]
     pub currency: Option<S>,
     #[serde(rename = "CUSIP", alias = "Cusip", deserialize_with = "de::text")]
     pub cusip: Option<S>,

@@ -161,6 +161,6 @@ mod tests {
         let name: Institution = serde_json::from_str(r#""FlinksCapital""#).unwrap();
         assert_eq!(name, Institution::Name("FlinksCapital".into()));
         let object: Institution = serde_json::from_str(r#"{"Id": 14, "Name": "FlinksCapital"}"#).unwrap();
-        assert_eq!(object, Institution::Object { id: Some(14), name: Some("FlinksCapital".into()) });
+        assert_eq!(object, Institution::Object { id: Some("14".into()), name: Some("FlinksCapital".into()) });
     }
 }

@@ -181,6 +181,7 @@ impl InvestmentsTables {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::institution::Institution;
     use crate::tables::ColumnData;
     use arrow_array::cast::AsArray;
     use serde_json::json;
@@ -269,5 +270,37 @@ mod tests {
         let envelope = br#"{"HttpStatusCode": 500, "FlinksCode": "AGGREGATION_ERROR"}"#;
         assert!(matches!(InvestmentsTables::from_json(envelope), Err(crate::Error::Api(_))));
         assert_eq!(InvestmentsTables::from_json(br#"{"Accounts": []}"#).unwrap().accounts.rows, 0);
+    }
+
+    #[test]
+    fn the_public_references_shape_gives_the_interfaces_tables() {
+        // The reference nests the accounts in `Institution`, writes its `Id` as text and the
+        // currencies in lower case (docs/protocol.md#investments).
+        let interface = sample();
+        let mut reference = json!({
+            "Accounts": [{"Id": "a1", "AccountId": "123", "Name": "TFSA", "Type": "tfsa", "Registered": true, "Currency": "cad",
+                "Cash": 10.0, "AccountValue": 110.0,
+                "Positions": [{"Id": "p1", "SecurityId": "s1", "Quantity": 2, "MarketValue": 100.0, "BookValue": 90.0}],
+                "Transactions": [{"Id": "t1", "Date": "2026-01-02", "Type": "buy", "SecurityId": "s1", "Quantity": 2, "Fee": 1, "Amount": -91},
+                                 {"Id": "t2", "Date": "2026-01-03", "Type": "sell", "SecurityId": "missing", "Quantity": -1, "Fee": 0, "Amount": 45}]},
+                {"Id": "a2", "Positions": null, "Transactions": null}],
+        });
+        let accounts = reference["Accounts"].take();
+        let reference = json!({
+            "Institution": {"Id": "a7c3e1", "Name": "FlinksCapital", "Accounts": accounts},
+            "Securities": [{"Id": "s1", "Symbol": "XYZ", "Name": "XYZ Corp", "Price": 50, "Date": "2026-11-20T21:00:00.0000000Z", "Aliases": ["XYZ.TO"]}],
+            "Value": 110.0, "Cash": 10.0
+        });
+        let bytes = serde_json::to_vec(&reference).unwrap();
+        let read = InvestmentsTables::from_json(&bytes).unwrap();
+        assert_eq!(read, InvestmentsTables::new(&interface));
+        let owned: Investments = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            owned.institution,
+            Some(Institution::Object { id: Some("a7c3e1".into()), name: Some("FlinksCapital".into()) })
+        );
+        // A numeric id, as the interface writes it, is read as its text.
+        let numeric: Investments = serde_json::from_value(json!({"Institution": {"Id": 14}, "Accounts": []})).unwrap();
+        assert_eq!(numeric.institution, Some(Institution::Object { id: Some("14".into()), name: None }));
     }
 }
