@@ -252,6 +252,15 @@ impl Session {
         None
     }
 
+    /// How far the processing of `op` has come, `(polls answered 202, polls it takes)`, for a user
+    /// whose 202s carry the results processed so far (`test_pending`, `test_dispatched`, as the
+    /// service documents them: docs/protocol.md#polling); None for any other, or once done.
+    pub(super) fn progress(&self, op: &'static str, config: &SandboxConfig) -> Option<(u32, u32)> {
+        self.user.scenario.slow_pending?;
+        let pending = self.pending.get(op).filter(|pending| !pending.done && pending.calls > 0)?;
+        Some((pending.calls, config.slow_pending_polls))
+    }
+
     pub(super) fn remember(&mut self, op: &'static str, body: Bytes) {
         self.remembered.insert(op, body);
     }

@@ -5,6 +5,7 @@ each met by the client as the exception its code names."""
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 import time
@@ -143,3 +144,31 @@ def test_faults_keep_working_whatever_the_state() -> None:
         with pytest.raises(bf.ConcurrentSession):
             client.login("FlinksCapital", "greatday_nomfa", "Everyday")
         assert client.login("FlinksCapital", "greatday_nomfa", "Everyday").request_id
+
+
+@pytest.mark.parametrize("user", ["test_pending", "test_dispatched"])
+def test_a_slow_users_202s_carry_the_results_so_far_and_a_timeout_keeps_them(user: str) -> None:
+    with bf.Sandbox(slow_pending_polls=5) as sb, sb.client(poll_timeout=0.001) as client:
+        session = client.login("FlinksCapital", user, "Everyday", on_challenge=bf.answers(GREATDAY))
+        with pytest.raises(bf.PendingTimeout) as first:
+            session.accounts_detail()
+        with sb.client(poll_interval=0.01, poll_timeout=0.025) as later:
+            with pytest.raises(bf.PendingTimeout) as second:
+                later.session(session.request_id).accounts_detail()
+            detail = sb.client(poll_timeout=30).session(session.request_id).accounts_detail()
+    full = [account["Id"] for account in detail.raw["Accounts"]]
+    so_far = [[account["Id"] for account in (exc.value.partial or {})["Accounts"]] for exc in (first, second)]
+    # More at each poll, never all before the 200, each the first of the answer to come.
+    assert 0 < len(so_far[0]) <= len(so_far[1]) < len(full)
+    assert all(ids == full[: len(ids)] for ids in so_far)
+    assert pickle.loads(pickle.dumps(first.value)).partial == first.value.partial
+
+
+def test_a_quick_users_202s_carry_nothing_and_the_timeout_says_so() -> None:
+    with (
+        bf.Sandbox(pending_polls=5) as sb,
+        sb.client(poll_timeout=0.001) as client,
+        pytest.raises(bf.PendingTimeout) as pending,
+    ):
+        client.login("FlinksCapital", "greatday_nomfa", "Everyday").accounts_detail()
+    assert pending.value.partial is None
