@@ -1048,6 +1048,49 @@ async fn unknown_customers_and_paths_get_404_and_everything_is_logged() {
     assert!(login.request_id.is_some() && login.login_id.is_some());
 }
 
+/// The admin API (docs/sandbox.md#the-admin-api), as a harness in another language speaks it.
+#[tokio::test]
+async fn the_admin_api_needs_its_token_and_stays_out_of_the_log_and_the_faults() {
+    let token = "0123456789abcdef0123456789abcdef";
+    let api = Api::with(SandboxConfig { admin_token: Some(token.into()), ..SandboxConfig::default() });
+    let admin = |path: &str| format!("{}/_sandbox/{path}", api.sandbox.url());
+    let bearer = format!("Bearer {token}");
+    let auth = [("authorization", bearer.as_str())];
+    for refused in [&[][..], &[("authorization", "Bearer 0123456789abcdef0123456789abcdee")][..]] {
+        assert_error(&api.send_url(reqwest::Method::GET, admin("requests"), refused, None).await, 401, "UNAUTHORIZED");
+    }
+    // A fault for every operation, every time: the admin paths are none of them.
+    let fault = serde_json::json!([{"kind": "drop_before_response", "times": null}]).to_string().into_bytes();
+    let added = api.send_url(reqwest::Method::POST, admin("faults"), &auth, Some(fault)).await;
+    assert_eq!((added.0, &added.1["faults"][0]["kind"]), (200, &serde_json::json!("drop_before_response")));
+    let log = api.send_url(reqwest::Method::GET, admin("requests"), &auth, None).await;
+    assert_eq!(log, (200, serde_json::json!({"requests": [], "count": 0})));
+    let cleared = api.send_url(reqwest::Method::DELETE, admin("faults"), &auth, None).await;
+    assert_eq!(cleared.1, serde_json::json!({"faults": []}));
+
+    let session = api.login("greatday_nomfa", true).await;
+    let log = api.send_url(reqwest::Method::GET, admin("requests"), &auth, None).await.1;
+    assert_eq!(log["count"], 1);
+    let entry = &log["requests"][0];
+    assert_eq!(
+        (&entry["operation"], &entry["authorize"]),
+        (&serde_json::json!("Authorize"), &serde_json::json!("credentials"))
+    );
+    assert_eq!(entry["body"]["Password"], "***");
+    assert_eq!(entry["login_id"], session["Login"]["Id"]);
+
+    assert_eq!(api.send_url(reqwest::Method::POST, admin("reset"), &auth, None).await.0, 200);
+    assert_eq!(api.sandbox.request_count(), 0);
+    assert_error(&api.cached(&login_id(&session)).await, 401, "INVALID_LOGIN");
+}
+
+#[tokio::test]
+async fn without_a_token_the_admin_paths_are_unknown_routes() {
+    let api = Api::new();
+    let reply = api.send_url(reqwest::Method::GET, format!("{}/_sandbox/requests", api.sandbox.url()), &[], None).await;
+    assert_error(&reply, 404, "INVALID_REQUEST");
+}
+
 #[tokio::test]
 async fn a_configured_customer_id_replaces_the_default() {
     let api = Api::with(SandboxConfig { customer_id: "acme".into(), ..SandboxConfig::default() });
