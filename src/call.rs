@@ -54,6 +54,8 @@ struct Pending {
     operation: &'static str,
     request_id: Option<String>,
     since: Instant,
+    /// The results processed so far that its last 202 carried, if any.
+    partial: Option<Box<serde_json::Value>>,
 }
 
 impl Call {
@@ -78,11 +80,19 @@ impl Call {
         self.with_progress(|progress| progress.operation = operation);
     }
 
-    /// Records that `operation` is pending since `since` (its first request), under `request_id`.
-    pub(crate) fn pending(&self, operation: &'static str, request_id: Option<&str>, since: Instant) {
+    /// Records that `operation` is pending since `since` (its first request), under `request_id`,
+    /// with the results processed so far that its 202s carried (`partial`).
+    pub(crate) fn pending(
+        &self,
+        operation: &'static str,
+        request_id: Option<&str>,
+        since: Instant,
+        partial: Option<&serde_json::Value>,
+    ) {
         if self.deadline.is_some() {
             let request_id = request_id.map(str::to_owned);
-            self.with_progress(|progress| progress.pending = Some(Pending { operation, request_id, since }));
+            let partial = partial.cloned().map(Box::new);
+            self.with_progress(|progress| progress.pending = Some(Pending { operation, request_id, since, partial }));
         }
     }
 
@@ -157,6 +167,7 @@ impl Call {
                     operation: operation.to_owned(),
                     request_id: request_id.map(str::to_owned),
                     waited,
+                    partial: pending.partial.clone(),
                 }
             }
             None => ran_out(progress.operation, limit),
@@ -238,11 +249,11 @@ mod tests {
     async fn a_call_pending_when_its_deadline_runs_out_is_a_pending_timeout() {
         let call = call("GetAccountsDetail", SHORT);
         let body = async {
-            call.pending("GetAccountsDetail", Some("r-1"), Instant::now());
+            call.pending("GetAccountsDetail", Some("r-1"), Instant::now(), None);
             forever().await
         };
         match call.run(body).await {
-            Err(Error::PendingTimeout { operation, request_id, waited }) => {
+            Err(Error::PendingTimeout { operation, request_id, waited, .. }) => {
                 assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsDetail", Some("r-1")));
                 assert!(waited >= Duration::from_millis(40), "{waited:?}");
             }
@@ -254,7 +265,7 @@ mod tests {
     async fn a_settled_operation_is_no_longer_pending_and_the_last_operation_is_named() {
         let call = call("Attributes", SHORT);
         let body = async {
-            call.pending("GetAccountsDetail", Some("r-1"), Instant::now());
+            call.pending("GetAccountsDetail", Some("r-1"), Instant::now(), None);
             call.settled();
             call.doing("GetIncomeAttributes");
             forever().await
@@ -280,7 +291,7 @@ mod tests {
         let call = call("Investments", None);
         let body = async {
             assert!(call.deadline().is_none());
-            call.pending("Investments", None, Instant::now());
+            call.pending("Investments", None, Instant::now(), None);
             assert!(call.progress.lock().unwrap().pending.is_none());
             Ok(7)
         };

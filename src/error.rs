@@ -208,8 +208,15 @@ pub enum Error {
     AnswerRefused { error: Box<ApiError>, challenge: Box<Challenge> },
     /// The challenge loop hit its bound.
     TooManyChallenges { rounds: u32, request_id: String },
-    /// Still 202 when the poll timeout ran out.
-    PendingTimeout { operation: String, request_id: Option<String>, waited: Duration },
+    /// Still 202 when the poll timeout ran out. `partial`: the last 202 body that carried results
+    /// processed so far (the service documents them for `OPERATION_PENDING` and
+    /// `OPERATION_DISPATCHED`; docs/protocol.md#polling), so they are not lost with the wait.
+    PendingTimeout {
+        operation: String,
+        request_id: Option<String>,
+        waited: Duration,
+        partial: Option<Box<serde_json::Value>>,
+    },
     /// No HTTP answer: connection refused or reset, or the request timed out. `attempts` counts
     /// the sends, retries included.
     /// `deadline` is set when the call's own `deadline` ran out, not a request's `timeout`.
@@ -435,7 +442,7 @@ impl fmt::Display for Explained<'_> {
                 "no session after {rounds} challenge round(s) (RequestId {request_id}); raise \
                  max_challenge_rounds if the institution really asks more"
             ),
-            Error::PendingTimeout { operation, request_id, waited } => {
+            Error::PendingTimeout { operation, request_id, waited, .. } => {
                 write!(f, "{operation} still pending after {}", Seconds(*waited))?;
                 let raise = "raise poll_timeout (and deadline, when set)";
                 match request_id {
@@ -559,6 +566,7 @@ mod tests {
             operation: operation.to_owned(),
             request_id: request_id.map(str::to_owned),
             waited: Duration::from_secs(30),
+            partial: None,
         };
         assert_eq!(
             timeout("Investments", Some("r-1")).to_string(),
@@ -605,6 +613,7 @@ mod tests {
                 operation: "Investments".to_owned(),
                 request_id: None,
                 waited: Duration::from_millis(millis),
+                partial: None,
             }
             .to_string()
         };

@@ -45,14 +45,21 @@ async fn poll_until_done(
     let poll_deadline = started.checked_add(policy.timeout);
     let mut current = request.clone();
     let mut last_request_id = request_id.map(str::to_owned);
-    let pending_timeout = |last_request_id: Option<String>| {
+    // The results processed so far that the last 202 carrying any gave, kept for the timeout.
+    let mut partial: Option<serde_json::Value> = None;
+    let pending_timeout = |last_request_id: Option<String>, partial: Option<serde_json::Value>| {
         let waited = started.elapsed();
         // The poll may be cut at the call's deadline a moment before the deadline itself ends it.
         let call_ended =
             call.deadline().is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
         let why = if call_ended { CALL_DEADLINE } else { "poll_timeout reached" };
         events::pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
-        Error::PendingTimeout { operation: request.operation.to_owned(), request_id: last_request_id, waited }
+        Error::PendingTimeout {
+            operation: request.operation.to_owned(),
+            request_id: last_request_id,
+            waited,
+            partial: partial.map(Box::new),
+        }
     };
     let mut first = true;
     let mut round: u32 = 0;
@@ -65,7 +72,7 @@ async fn poll_until_done(
         let reply = match cut.filter(|_| !first) {
             Some(at) => match tokio::time::timeout_at(at, http.send_until(&current, Some(at), call)).await {
                 Ok(reply) => reply,
-                Err(_) => return Err(pending_timeout(last_request_id)),
+                Err(_) => return Err(pending_timeout(last_request_id, partial)),
             },
             // The first request is not cut, but its retries stop at the deadline with the server's answer.
             None => http.send_until(&current, cut, call).await,
@@ -85,6 +92,9 @@ async fn poll_until_done(
                 if let Some(next) = async_request(request, &pending, last_request_id.as_deref())? {
                     current = next;
                 }
+                if let Some(results) = partial_results(&pending.body) {
+                    partial = Some(results);
+                }
                 pending.code
             }
             Ok(reply @ Reply::Challenge(_)) => {
@@ -95,16 +105,27 @@ async fn poll_until_done(
             Err(Error::Api(api)) if api.is_session_loading() => api.code,
             Err(error) => return Err(error.resumable_at(last_request_id.as_deref())),
         };
-        call.pending(request.operation, last_request_id.as_deref(), started);
+        call.pending(request.operation, last_request_id.as_deref(), started, partial.as_ref());
         let waited = started.elapsed();
         if waited >= policy.timeout {
-            return Err(pending_timeout(last_request_id));
+            return Err(pending_timeout(last_request_id, partial));
         }
         let wait = policy.interval.min(policy.timeout.saturating_sub(waited));
         let sent = events::Sent { operation: request.operation, ..current.sent() };
         events::pending_round(sent, round, code.as_deref(), last_request_id.as_deref(), wait, waited);
         tokio::time::sleep(wait).await;
     }
+}
+
+/// The fields of a 202 body past its envelope (`FlinksCode`, `Links`, `HttpStatusCode`,
+/// `Message`, `RequestId`, in any case): the results processed so far, which the service sends
+/// with `OPERATION_PENDING` and `OPERATION_DISPATCHED` (docs/protocol.md#polling). None when
+/// the body carries none, or is no JSON object.
+fn partial_results(body: &[u8]) -> Option<serde_json::Value> {
+    const ENVELOPE: [&str; 6] = ["FlinksCode", "ServiceCode", "Links", "HttpStatusCode", "Message", "RequestId"];
+    let serde_json::Value::Object(mut fields) = serde_json::from_slice(body).ok()? else { return None };
+    fields.retain(|key, _| !ENVELOPE.iter().any(|envelope| envelope.eq_ignore_ascii_case(key)));
+    (!fields.is_empty()).then_some(serde_json::Value::Object(fields))
 }
 
 /// The GET of `{dir of the request's URL}/{href}/{requestId}`: the Async endpoints sit beside the

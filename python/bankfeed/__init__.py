@@ -46,6 +46,7 @@ from bankfeed._native import (
     __version__,
     combine,
 )
+from bankfeed._remote_sandbox import RemoteSandbox
 from bankfeed._types import (
     Answer,
     Answers,
@@ -54,6 +55,7 @@ from bankfeed._types import (
     AsyncStep,
     BulkResults,
     ChallengeHandler,
+    RecordedRequest,
     Step,
 )
 from bankfeed.errors import (
@@ -124,6 +126,8 @@ __all__ = [
     "PendingTimeout",
     "ProtocolError",
     "RateLimited",
+    "RecordedRequest",
+    "RemoteSandbox",
     "RetryLater",
     "Sandbox",
     "SecurityChallenge",

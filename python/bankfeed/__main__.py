@@ -139,6 +139,11 @@ _SANDBOX_HELP = {
     "tier2": "the customer has a Tier 2 package: GetAllAttributes and custom attribute sets answer",
     "logins": "save this many bulk logins (bulk_00000, ...) at start",
     "faults": "faults to inject: a JSON list of objects",
+    "session_idle_seconds": "a RequestId expires after this long without a request",
+    "session_processing_seconds": "the same while its data is processing",
+    "card_in_use_seconds": "DeleteCard answers CARD_IN_USE this long after an Authorize",
+    "max_wrong_answers": "the wrong answer that reaches this count ends the session (NO_RETRY)",
+    "admin": "serve the admin API under /_sandbox/, with a token printed at start",
 }
 
 #: How a flag's text becomes its option's value where the default (None) does not say.

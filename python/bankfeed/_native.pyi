@@ -24,6 +24,7 @@ from bankfeed._types import (
     AsyncStep,
     BulkResults,
     ChallengeHandler,
+    RecordedRequest,
     Step,
 )
 
@@ -964,6 +965,11 @@ class Sandbox:
         api_key: str | None = None,
         faults: Sequence[Mapping[str, Any]] | None = None,
         logins: int = 0,
+        session_idle_seconds: float = 480.0,
+        session_processing_seconds: float = 1800.0,
+        card_in_use_seconds: float = 0.0,
+        max_wrong_answers: int = 3,
+        admin: bool = False,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
         taken already is an :class:`OSError` naming the address.
@@ -988,6 +994,16 @@ class Sandbox:
         - ``logins``: how many bulk logins (``bulk_00000``, ``bulk_00001``, ...; MFA-free, each
           with data of its own) are saved at start, from 0 to 1,000,000; :attr:`login_ids` lists
           their LoginIds (see the Many logins section of docs/sandbox.md).
+        - ``session_idle_seconds``: a RequestId dies (``SESSION_EXPIRED``) after this long without
+          a request, 8 minutes as at the service; ``session_processing_seconds``: the same while
+          its data is processing (a data call answered 202 and not yet 200), 30 minutes. Each
+          above 0 and at most 86400, so a test can make them seconds.
+        - ``card_in_use_seconds``: DeleteCard answers 400 ``CARD_IN_USE`` this long after an
+          Authorize of the login (it always does while the login's data is processing); 0 by default.
+        - ``max_wrong_answers``: the wrong challenge answer that reaches this count (3 by
+          default, at least 1) ends the session with 401 ``INVALID_SECURITY_RESPONSE_NO_RETRY``.
+        - ``admin``: serve the admin API under ``/_sandbox/`` (the request log, faults, reset, for
+          a sandbox in another process), guarded by :attr:`admin_token`; off by default.
         """
 
     @property
@@ -1033,15 +1049,30 @@ class Sandbox:
         """How many HTTP requests the sandbox has received."""
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
-        """The requests received, oldest first: dicts with ``method``, ``path`` and ``status``
-        (0 when no answer was sent)."""
+    def requests(self) -> list[RecordedRequest]:
+        """The requests received (the most recent 100,000), oldest first: dicts with ``method``,
+        ``path``, ``status`` (0 when no answer was sent), ``operation`` (the wire operation, e.g.
+        ``"GetAccountsDetail"``; None for a path no operation serves), ``authorize`` (for
+        Authorize: ``"credentials"``, ``"cached"``, ``"saved"`` or ``"challenge_answer"``),
+        ``username``, ``login_id`` and ``request_id`` (what the request concerns; for Authorize,
+        the ids its answer gave), ``body`` (the JSON body with every password, answer, key and
+        token replaced by ``"***"``; None without one) and ``time`` (seconds since the epoch, as
+        ``time.time()``)."""
 
     def inject(self, *faults: Mapping[str, Any]) -> None:
         """Adds faults after those already waiting; each a dict as for ``faults=``."""
 
     def clear_faults(self) -> None:
         """Removes every fault still waiting."""
+
+    def reset(self) -> None:
+        """Back to the state at start: no session, no token, only the ``logins`` saved at start,
+        no fault waiting, an empty request log and a ``request_count`` of 0."""
+
+    @property
+    def admin_token(self) -> str | None:
+        """The token of the admin API (``Authorization: Bearer <token>``), new at every start;
+        None unless made with ``admin=True``."""
 
     @property
     def faults(self) -> list[dict[str, Any]]:

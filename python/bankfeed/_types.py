@@ -11,7 +11,7 @@ Annotate your own challenge handlers and step loops with them::
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict, TypeVar
 
 from bankfeed._native import AsyncChallenge, AsyncSession, Challenge, Session
 
@@ -26,6 +26,7 @@ __all__ = [
     "AsyncStep",
     "BulkResults",
     "ChallengeHandler",
+    "RecordedRequest",
     "Step",
 ]
 
@@ -115,3 +116,34 @@ class AsyncBulkResults(Protocol[_R_co]):
     def __aexit__(self, *exc_info: object) -> Awaitable[None]:
         """Stops every login still running, as :meth:`aclose`."""
         ...
+
+
+class RecordedRequest(TypedDict):
+    """One entry of ``Sandbox.requests`` (and of the admin API's request log): what a request
+    concerns, for a test to assert on (docs/sandbox.md#the-request-log)::
+
+        live = [r for r in sb.requests if r["authorize"] == "credentials"]
+        assert not live, "the nightly job must read cached data only"
+    """
+
+    #: ``"POST"``, ``"GET"``, ``"DELETE"``.
+    method: str
+    #: The path, without the query string.
+    path: str
+    #: The status of the answer; 0 when none was sent.
+    status: int
+    #: The wire operation, e.g. ``"Authorize"``, ``"GetAccountsDetail"``; None for a path no
+    #: operation serves.
+    operation: str | None
+    #: Which Authorize it was; None for other operations.
+    authorize: Literal["credentials", "cached", "saved", "challenge_answer"] | None
+    #: The user the request concerns.
+    username: str | None
+    #: The LoginId it names or concerns (for an Authorize, the one its answer gave).
+    login_id: str | None
+    #: The RequestId it names (for an Authorize, the one its answer gave).
+    request_id: str | None
+    #: The JSON body, every password, answer, key and token replaced by ``"***"``.
+    body: Any
+    #: When it arrived, in seconds since the epoch (as ``time.time()``).
+    time: float

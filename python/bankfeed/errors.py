@@ -169,6 +169,10 @@ class PendingTimeout(BankfeedError):
     request_id: str | None
     #: Seconds waited.
     waited: float
+    #: The results processed so far that the last 202 carried (the fields of its body past the
+    #: envelope, e.g. ``{"Accounts": [...]}``), as the service sends them with
+    #: ``OPERATION_PENDING`` and ``OPERATION_DISPATCHED``; None when no 202 carried any.
+    partial: dict[str, Any] | None
 
 
 class ClientClosed(BankfeedError):

@@ -14,7 +14,12 @@ pytest loads this plugin by itself wherever bankfeed is installed (the ``pytest1
 - ``bankfeed_async_client``: the same as a ``bf.AsyncClient``, for async tests (pytest-asyncio,
   anyio's asyncio backend, or ``asyncio.run`` in the test; not trio);
 - ``bankfeed_shared_sandbox``: the session's sandbox itself, for fixtures of a wider scope than a
-  test; a ``conftest.py`` that defines a fixture of this name sets the session sandbox's options.
+  test; a ``conftest.py`` that defines a fixture of this name sets the session sandbox's options;
+- ``bankfeed_remote_sandbox``: a :class:`bankfeed.RemoteSandbox`, a sandbox in a process of its
+  own steered through its admin API, with its faults cleared after each test: the one at
+  ``BANKFEED_SANDBOX_URL`` with the token in ``BANKFEED_SANDBOX_ADMIN_TOKEN`` when both are set
+  (a sandbox your harness started with ``--admin``), otherwise one ``python -m bankfeed sandbox
+  --admin`` started for the whole session (``bankfeed_sandbox_process``) and stopped at its end.
 
 Example::
 
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -45,7 +51,18 @@ import pytest
 
 import bankfeed as bf
 
-__all__ = ["bankfeed_async_client", "bankfeed_client", "bankfeed_sandbox", "bankfeed_shared_sandbox"]
+__all__ = [
+    "bankfeed_async_client",
+    "bankfeed_client",
+    "bankfeed_remote_sandbox",
+    "bankfeed_sandbox",
+    "bankfeed_sandbox_process",
+    "bankfeed_shared_sandbox",
+]
+
+#: Where ``bankfeed_sandbox_process`` finds a sandbox process started by someone else.
+URL_VARIABLE = "BANKFEED_SANDBOX_URL"
+TOKEN_VARIABLE = "BANKFEED_SANDBOX_ADMIN_TOKEN"
 
 #: The marker as a test writes it, which the plugin's messages name.
 MARKER = "@pytest.mark.bankfeed_sandbox"
@@ -217,3 +234,24 @@ def bankfeed_async_client(bankfeed_sandbox: bf.Sandbox) -> Iterator[bf.AsyncClie
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture(scope="session")
+def bankfeed_sandbox_process() -> Iterator[bf.RemoteSandbox]:
+    """A sandbox in a process of its own, for the whole session: the one ``BANKFEED_SANDBOX_URL``
+    and ``BANKFEED_SANDBOX_ADMIN_TOKEN`` name when both are set (left running at the end),
+    otherwise one started here with ``--admin`` and stopped at the end."""
+    url, token = os.environ.get(URL_VARIABLE), os.environ.get(TOKEN_VARIABLE)
+    if url and token:
+        yield bf.RemoteSandbox(url, token)
+        return
+    with bf.RemoteSandbox.start() as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def bankfeed_remote_sandbox(bankfeed_sandbox_process: bf.RemoteSandbox) -> Iterator[bf.RemoteSandbox]:
+    """``bankfeed_sandbox_process``, its faults cleared after the test, as ``bankfeed_sandbox``
+    clears the in-process one's."""
+    yield bankfeed_sandbox_process
+    bankfeed_sandbox_process.clear_faults()

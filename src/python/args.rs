@@ -493,6 +493,7 @@ named! {
     save: flag -> bool;
     progress: flag -> bool;
     tier2: flag -> bool;
+    admin: flag -> bool;
     allow_insecure_http: flag -> bool;
     schedule_refresh: optional_flag -> Option<bool>;
     with_transactions: optional_flag -> Option<bool>;
@@ -505,12 +506,16 @@ named! {
     poll_interval: seconds -> f64;
     poll_timeout: seconds -> f64;
     pending_seconds: seconds -> f64;
+    session_idle_seconds: seconds -> f64;
+    session_processing_seconds: seconds -> f64;
+    card_in_use_seconds: seconds -> f64;
     deadline: optional_seconds -> Option<f64>;
     // Whole numbers.
     port: whole -> u16;
     pending_polls: whole -> u32;
     slow_pending_polls: whole -> u32;
     loading_polls: whole -> u32;
+    max_wrong_answers: whole -> u32;
     seed: whole -> u64;
     investment_transactions: optional_whole -> Option<usize>;
     banking_transactions: optional_whole -> Option<usize>;

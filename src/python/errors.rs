@@ -211,10 +211,12 @@ fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flav
             fields.set_item("request_id", request_id)?;
             class::<bf::TooManyChallenges>(py)?
         }
-        Error::PendingTimeout { operation, request_id, waited, .. } => {
+        Error::PendingTimeout { operation, request_id, waited, partial } => {
             fields.set_item("operation", operation)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("waited", waited.as_secs_f64())?;
+            let partial = partial.as_deref().map(|partial| super::convert::to_python(py, partial)).transpose()?;
+            fields.set_item("partial", partial)?;
             class::<bf::PendingTimeout>(py)?
         }
         Error::Transport { operation, timed_out, attempts, resumable, .. } => {

@@ -15,7 +15,8 @@ use super::convert;
 use crate::config::{ClientConfig, ClientOptions};
 use crate::error::Error;
 use crate::sandbox::{
-    attribute_catalogue, attribute_packages, login_ids, users, Fault, ListenError, Sandbox, SandboxConfig, MAX_LOGINS,
+    attribute_catalogue, attribute_packages, login_ids, users, Fault, ListenError, RecordedRequest, Sandbox,
+    SandboxConfig, MAX_LOGINS,
 };
 use crate::secret::Secret;
 use crate::sync::lock;
@@ -35,6 +36,18 @@ pub(crate) struct PySandbox {
     login_ids: PyOnceLock<Py<PyList>>,
     /// The `pending_seconds` knob, for the poll interval of the clients it makes.
     pending_seconds: f64,
+    /// The admin API's token, with `admin=True` (docs/sandbox.md#the-admin-api).
+    admin_token: Option<String>,
+}
+
+/// A session lifetime knob: a positive number of seconds, at most a day (a longer one is no
+/// test's need, and `Duration` must hold it).
+fn lifetime(name: &'static str, seconds: f64) -> PyResult<std::time::Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
+        let rule = format!("must be a number of seconds above 0 and at most 86400, got {seconds}");
+        return Err(Error::config(name, rule).into());
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 /// `logins`: a count from 0 to [`MAX_LOGINS`], which its messages state (rather than the range of
@@ -91,6 +104,11 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         tier2,
         faults,
         logins,
+        session_ttl,
+        processing_ttl,
+        card_in_use,
+        max_wrong_answers,
+        admin_token,
         ..
     } = SandboxConfig::default();
     let defaults = PyDict::new(py);
@@ -110,6 +128,11 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let faults = faults.iter().map(|fault| convert::to_python(py, &fault.to_json())).collect::<PyResult<Vec<_>>>()?;
     defaults.set_item("faults", faults)?;
     defaults.set_item("logins", logins)?;
+    defaults.set_item("session_idle_seconds", session_ttl.as_secs_f64())?;
+    defaults.set_item("session_processing_seconds", processing_ttl.as_secs_f64())?;
+    defaults.set_item("card_in_use_seconds", card_in_use.as_secs_f64())?;
+    defaults.set_item("max_wrong_answers", max_wrong_answers)?;
+    defaults.set_item("admin", admin_token.is_some())?;
     Ok(defaults)
 }
 
@@ -129,7 +152,8 @@ impl PySandbox {
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
                         slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
                         banking_transactions=None, tier2=false, secret_key=None, api_key=None, faults=None,
-                        logins=0))]
+                        logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
+                        card_in_use_seconds=0.0, max_wrong_answers=3, admin=false))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
     fn new(
         py: Python<'_>,
@@ -148,6 +172,11 @@ impl PySandbox {
         #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
         faults: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = logins)] logins: u32,
+        #[pyo3(from_py_with = args::session_idle_seconds)] session_idle_seconds: f64,
+        #[pyo3(from_py_with = args::session_processing_seconds)] session_processing_seconds: f64,
+        #[pyo3(from_py_with = args::card_in_use_seconds)] card_in_use_seconds: f64,
+        #[pyo3(from_py_with = args::max_wrong_answers)] max_wrong_answers: u32,
+        #[pyo3(from_py_with = args::admin)] admin: bool,
     ) -> PyResult<Self> {
         let faults = match faults {
             Some(faults) if !faults.is_none() => faults_from(&faults)?,
@@ -157,6 +186,19 @@ impl PySandbox {
             let rule = format!("must be a number of seconds >= 0, got {pending_seconds}");
             return Err(Error::config("pending_seconds", rule).into());
         }
+        let session_ttl = lifetime("session_idle_seconds", session_idle_seconds)?;
+        let processing_ttl = lifetime("session_processing_seconds", session_processing_seconds)?;
+        let card_in_use = if card_in_use_seconds == 0.0 {
+            std::time::Duration::ZERO
+        } else {
+            lifetime("card_in_use_seconds", card_in_use_seconds)?
+        };
+        if max_wrong_answers == 0 {
+            return Err(Error::config("max_wrong_answers", "must be at least 1, got 0").into());
+        }
+        // Unguessable, and new at every start: whoever started the sandbox reads it from
+        // `admin_token` (or the line `serve_sandbox` prints), no one else can.
+        let admin_token = admin.then(|| uuid::Uuid::new_v4().simple().to_string());
         let defaults = SandboxConfig::default();
         let customer_id = customer_id.unwrap_or(defaults.customer_id);
         check_client_settings(&customer_id, api_key.as_deref(), secret_key.as_deref())?;
@@ -176,6 +218,11 @@ impl PySandbox {
             api_key: api_key.clone(),
             faults,
             logins,
+            session_ttl,
+            processing_ttl,
+            card_in_use,
+            max_wrong_answers,
+            admin_token: admin_token.clone(),
             ..defaults
         };
         // Saving a million bulk logins takes a moment: other threads may run meanwhile.
@@ -190,6 +237,7 @@ impl PySandbox {
             logins,
             login_ids: PyOnceLock::new(),
             pending_seconds,
+            admin_token,
         })
     }
 
@@ -278,12 +326,8 @@ impl PySandbox {
     fn requests<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let requests = self.with_server(Sandbox::requests)?;
         let list = PyList::empty(py);
-        for request in requests {
-            let item = PyDict::new(py);
-            item.set_item("method", request.method)?;
-            item.set_item("path", request.path)?;
-            item.set_item("status", request.status)?;
-            list.append(item)?;
+        for request in &requests {
+            list.append(recorded_request(py, request)?)?;
         }
         Ok(list)
     }
@@ -306,6 +350,18 @@ impl PySandbox {
     #[doc = stub_doc!("Sandbox.clear_faults")]
     fn clear_faults(&self) -> PyResult<()> {
         self.with_server(Sandbox::clear_faults)
+    }
+
+    #[doc = stub_doc!("Sandbox.reset")]
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        // Saving a million bulk logins again takes a moment: other threads may run meanwhile.
+        py.detach(|| self.with_server(Sandbox::reset))
+    }
+
+    #[doc = stub_doc!("Sandbox.admin_token")]
+    #[getter]
+    fn admin_token(&self) -> Option<&str> {
+        self.admin_token.as_deref()
     }
 
     #[doc = stub_doc!("Sandbox.faults")]
@@ -398,6 +454,12 @@ fn faults_from(value: &Bound<'_, PyAny>) -> PyResult<Vec<Fault>> {
     Ok(faults)
 }
 
+/// One entry of `sb.requests`, with the keys of `bankfeed.RecordedRequest`
+/// (docs/sandbox.md#the-request-log).
+fn recorded_request<'py>(py: Python<'py>, request: &RecordedRequest) -> PyResult<Bound<'py, PyAny>> {
+    convert::to_python(py, &request.to_json())
+}
+
 fn users_list(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let list = PyList::empty(py);
     for user in users() {
@@ -454,6 +516,11 @@ fn announce(sandbox: &PySandbox, login_ids_file: Option<&std::path::Path>) {
     let mut out = std::io::stdout().lock();
     // Nowhere to report a closed stdout: the server serves all the same.
     let _ = writeln!(out, "bankfeed sandbox on {} (customer id {})", sandbox.url, sandbox.customer_id);
+    if let Some(token) = &sandbox.admin_token {
+        // The one place the token is shown: the person or harness that started the process
+        // reads it here (docs/sandbox.md#the-admin-api).
+        let _ = writeln!(out, "admin API on {}/_sandbox/ with token {token}", sandbox.url);
+    }
     if sandbox.logins > 0 {
         let (count, seed) = (sandbox.logins, sandbox.seed);
         let last = crate::sandbox::bulk_username(count - 1);

@@ -255,7 +255,7 @@ fn answer(
     request: Request,
 ) -> Result<Response, ErrorReply> {
     let ready = match operation.enter(shared, request_id, Some(login_id), None, |_| ())? {
-        Step::Wait(response) => return Ok(response),
+        Step::Wait(response) | Step::Partial { wait: response, .. } => return Ok(response),
         Step::Go(ready) => ready,
     };
     let banking = shared.data.banking(&shared.config, &ready.login_id);

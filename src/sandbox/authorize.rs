@@ -11,9 +11,10 @@ use serde_json::Value;
 
 use super::body::{Body, BodyBytes};
 use super::challenge::{Challenge, Round};
+use super::config::AuthorizeKind;
 use super::keys;
 use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, LAST_REFRESH};
-use super::state::{missing_session, Missing, Session, Shared, Stage};
+use super::state::{missing_session, Busy, Inner, Missing, Session, Shared, Stage};
 use super::users::{self, Outcome, PASSWORD};
 
 const CHALLENGE_LINKS: [Link; 1] = [Link::new("Authorization", "/Authorize")];
@@ -32,12 +33,27 @@ pub(crate) async fn authorize(
 ) -> Result<Response, ErrorReply> {
     keys::take_authorize_token(&shared, &headers)?;
     let body = Body::parse(&bytes)?;
+    match shape(&body) {
+        AuthorizeKind::ChallengeAnswer => answer(&shared, &body),
+        AuthorizeKind::Cached | AuthorizeKind::Saved => by_login_id(&shared, &body),
+        AuthorizeKind::Credentials => credentials(&shared, &body),
+    }
+}
+
+/// Which of the four shapes an Authorize body is; the request log says it too
+/// (docs/sandbox.md#the-request-log). A `MostRecentCached` that is no flag counts as false here,
+/// and is refused by the handler.
+pub(crate) fn shape(body: &Body) -> AuthorizeKind {
     if body.has("RequestId") || body.has("SecurityResponses") {
-        answer(&shared, &body)
+        AuthorizeKind::ChallengeAnswer
     } else if body.has("LoginId") {
-        by_login_id(&shared, &body)
+        if body.flag("MostRecentCached").ok().flatten() == Some(true) {
+            AuthorizeKind::Cached
+        } else {
+            AuthorizeKind::Saved
+        }
     } else {
-        credentials(&shared, &body)
+        AuthorizeKind::Credentials
     }
 }
 
@@ -65,7 +81,7 @@ fn credentials(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
     }
     match &user.scenario.outcome {
         Outcome::Refused { code, message } => Err(ErrorReply::unauthorized(code, *message)),
-        Outcome::Flow(rounds) => Ok(begin(shared, Session::new(user, None, save, tag(body)), rounds)),
+        Outcome::Flow(rounds) => begin(shared, Session::new(user, None, save, tag(body)), rounds),
     }
 }
 
@@ -80,7 +96,9 @@ fn by_login_id(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
         ErrorReply::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
     let flow: &'static [Round] = if cached { &[] } else { user.scenario.saved_flow() };
-    Ok(begin(shared, Session::new(user, Some(login_id), true, tag(body)), flow))
+    let mut session = Session::new(user, Some(login_id), true, tag(body));
+    session.live = !cached;
+    begin(shared, session, flow)
 }
 
 fn answer(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
@@ -100,7 +118,9 @@ fn answer(shared: &Shared, body: &Body) -> Result<Response, ErrorReply> {
     };
     // A stage only ever names a round of its own flow; an unknown one would be a lost session.
     let current = flow.get(round).ok_or_else(|| missing_session(Missing::Unknown, request_id))?;
-    judge(current, &responses).map_err(|error| error.with_request_id(request_id))?;
+    if let Err(error) = judge(current, &responses) {
+        return Err(wrong_answer(&mut inner, shared.config.max_wrong_answers, request_id, error));
+    }
     // The same RequestId carries on through every round, as in the flows the service shows.
     if let Some(next) = flow.get(round + 1) {
         session.stage = Stage::Challenged { flow, round: round + 1 };
@@ -143,10 +163,44 @@ fn judge(challenges: &[Challenge], responses: &[(&str, Vec<String>)]) -> Result<
     Ok(())
 }
 
-/// Stores the session and answers with its first round of challenges, or opens it at once.
-fn begin(shared: &Shared, mut session: Session, flow: &'static [Round]) -> Response {
+/// What a refused answer does: a wrong one counts against the session, and the one that reaches
+/// `max_wrong_answers` ends it with the documented no-retry error (docs/protocol.md#errors).
+fn wrong_answer(inner: &mut Inner, max_wrong_answers: u32, request_id: &str, error: ErrorReply) -> ErrorReply {
+    let Some(session) = inner.session(request_id, std::time::Duration::MAX).ok() else {
+        return error.with_request_id(request_id);
+    };
+    if error.code() != "INVALID_SECURITY_RESPONSE" {
+        return error.with_request_id(request_id);
+    }
+    session.wrong_answers += 1;
+    if session.wrong_answers < max_wrong_answers.max(1) {
+        return error.with_request_id(request_id);
+    }
+    inner.end_session(request_id);
+    ErrorReply::unauthorized(
+        "INVALID_SECURITY_RESPONSE_NO_RETRY",
+        format!(
+            "{max_wrong_answers} wrong answers: the session is closed and cannot be answered again; authorize again"
+        ),
+    )
+    .with_request_id(request_id)
+}
+
+/// Stores the session and answers with its first round of challenges, or opens it at once. A
+/// live login whose newest live session is still processing its data refuses a second live one
+/// with `CONCURRENT_SESSION`: a live session holds the connection to the bank. A cached read
+/// touches no bank, so it neither meets nor causes it (docs/sandbox.md#documented-failures).
+fn begin(shared: &Shared, mut session: Session, flow: &'static [Round]) -> Result<Response, ErrorReply> {
     let mut inner = shared.lock();
-    if let Some(round) = flow.first() {
+    let login_id = session.login_id.clone().unwrap_or_else(|| inner.login_id_of(session.user));
+    let busy = inner.busy(&login_id, shared.config.session_ttl, std::time::Duration::ZERO, true);
+    if session.live && busy == Some(Busy::Processing) {
+        return Err(ErrorReply::bad_request(
+            "CONCURRENT_SESSION",
+            format!("A session of LoginId {login_id} is in progress: wait for its data, then authorize again"),
+        ));
+    }
+    Ok(if let Some(round) = flow.first() {
         session.stage = Stage::Challenged { flow, round: 0 };
         let tag = session.tag.clone();
         let request_id = inner.add_session(session, shared.config.session_ttl);
@@ -158,7 +212,7 @@ fn begin(shared: &Shared, mut session: Session, flow: &'static [Round]) -> Respo
             // Just added under the lock still held: always found.
             None => missing_session(Missing::Unknown, &request_id).into_response(),
         }
-    }
+    })
 }
 
 fn tag(body: &Body) -> Option<Value> {

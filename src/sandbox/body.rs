@@ -24,6 +24,11 @@ impl Body {
         }
     }
 
+    /// A body already parsed as a JSON object.
+    pub(super) fn from_map(map: Map<String, Value>) -> Body {
+        Body(map)
+    }
+
     /// The value of `key`; an exact match wins over a match that differs in case only.
     pub(super) fn get(&self, key: &str) -> Option<&Value> {
         let value = match self.0.get(key) {

@@ -36,8 +36,18 @@ pub struct SandboxConfig {
     pub secret_key: Option<String>,
     /// When set, data operations need the header `x-api-key` equal to it.
     pub api_key: Option<String>,
-    /// A RequestId dies after this long without activity (`SESSION_EXPIRED`).
+    /// A RequestId dies after this long without activity (`SESSION_EXPIRED`), unless its data
+    /// is processing.
     pub session_ttl: Duration,
+    /// A RequestId whose data is processing (a data operation answered 202 and has not answered
+    /// 200 yet) dies after this long without activity instead (docs/sandbox.md#knobs).
+    pub processing_ttl: Duration,
+    /// DeleteCard answers 400 `CARD_IN_USE` this long after an Authorize opened a session of the
+    /// login (as well as while its data is processing); 0 by default (docs/sandbox.md#knobs).
+    pub card_in_use: Duration,
+    /// The wrong answer to a challenge that reaches this count ends the session with 401
+    /// `INVALID_SECURITY_RESPONSE_NO_RETRY`; the ones before it can be answered again.
+    pub max_wrong_answers: u32,
     /// A token from `GenerateAuthorizeToken` is refused this long after it was issued; at most
     /// 10,000 unused ones are kept, the oldest forgotten first (docs/sandbox.md#limits).
     pub token_ttl: Duration,
@@ -72,6 +82,10 @@ pub struct SandboxConfig {
     /// How many bulk logins (`bulk_00000`, `bulk_00001`, ...) are saved at start, at most
     /// [`MAX_LOGINS`] (docs/sandbox.md#many-logins); their LoginIds are [`login_ids`](super::login_ids).
     pub logins: u32,
+    /// When set, the admin API is served under `/_sandbox/` to requests that carry
+    /// `Authorization: Bearer <admin_token>` (docs/sandbox.md#the-admin-api); without it, those
+    /// paths are unknown routes, as at the real service.
+    pub admin_token: Option<String>,
 }
 
 impl Default for SandboxConfig {
@@ -87,6 +101,9 @@ impl Default for SandboxConfig {
             secret_key: None,
             api_key: None,
             session_ttl: Duration::from_secs(8 * 60),
+            processing_ttl: Duration::from_secs(30 * 60),
+            card_in_use: Duration::ZERO,
+            max_wrong_answers: 3,
             token_ttl: Duration::from_secs(5 * 60),
             seed: 0,
             investment_transactions: None,
@@ -98,11 +115,14 @@ impl Default for SandboxConfig {
             max_connections: 1024,
             faults: Vec::new(),
             logins: 0,
+            admin_token: None,
         }
     }
 }
 
-/// One request the sandbox received. Bodies are never kept: they carry passwords.
+/// One request the sandbox received, as a test reads it (docs/sandbox.md#the-request-log).
+/// The body is kept with every secret masked (`recorded.rs`): passwords,
+/// challenge answers, keys and tokens never reach the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordedRequest {
     /// HTTP method, e.g. `POST`.
@@ -111,4 +131,69 @@ pub struct RecordedRequest {
     pub path: String,
     /// The HTTP status of the answer; 0 when none was sent (docs/sandbox.md#faults).
     pub status: u16,
+    /// The wire operation the path serves (`crate::protocol`, e.g. `GetAccountsDetail`; a
+    /// banking operation's `...Async` GET counts as the operation); None for a path no operation
+    /// serves.
+    pub operation: Option<&'static str>,
+    /// For Authorize, which of its shapes the body is.
+    pub authorize: Option<AuthorizeKind>,
+    /// The user the request concerns: the `Username` of a credentials login, or the user of the
+    /// session or connection its RequestId or LoginId names.
+    pub username: Option<String>,
+    /// The LoginId the request names, or the one of its session; for an Authorize that opened a
+    /// session, the LoginId its answer gave.
+    pub login_id: Option<String>,
+    /// The RequestId the request names; for an Authorize, the one its answer gave.
+    pub request_id: Option<String>,
+    /// The JSON body with every secret masked; None without a body, or for one that is not JSON
+    /// (which is never kept, since it could hold anything).
+    pub body: Option<serde_json::Value>,
+    /// When the request arrived.
+    pub time: std::time::SystemTime,
+}
+
+impl RecordedRequest {
+    /// The entry as `sb.requests` and the admin API give it: every field under its snake_case
+    /// name, `authorize` spelled as [`AuthorizeKind::as_str`], `time` in seconds since the epoch.
+    pub fn to_json(&self) -> serde_json::Value {
+        // A clock before 1970 reads 0.
+        let time = self.time.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |since| since.as_secs_f64());
+        serde_json::json!({
+            "method": self.method,
+            "path": self.path,
+            "status": self.status,
+            "operation": self.operation,
+            "authorize": self.authorize.map(AuthorizeKind::as_str),
+            "username": self.username,
+            "login_id": self.login_id,
+            "request_id": self.request_id,
+            "body": self.body,
+            "time": time,
+        })
+    }
+}
+
+/// The shapes of an Authorize request (docs/protocol.md#authorize).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthorizeKind {
+    /// A live login with `Username` and `Password`.
+    Credentials,
+    /// A cached read of a saved connection (`LoginId`, `MostRecentCached` true).
+    Cached,
+    /// A live login by saved connection (`LoginId`, `MostRecentCached` false).
+    Saved,
+    /// Answers to the challenges of a `RequestId`.
+    ChallengeAnswer,
+}
+
+impl AuthorizeKind {
+    /// `credentials`, `cached`, `saved` or `challenge_answer`: how the log spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthorizeKind::Credentials => "credentials",
+            AuthorizeKind::Cached => "cached",
+            AuthorizeKind::Saved => "saved",
+            AuthorizeKind::ChallengeAnswer => "challenge_answer",
+        }
+    }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::body::Segments;
 use super::keys;
 use super::reply::{Envelope, ErrorReply};
-use super::state::Shared;
+use super::state::{Busy, Shared};
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
@@ -18,6 +18,8 @@ struct DeletedBody {
     message: String,
 }
 
+/// Refused with 400 `CARD_IN_USE` while the login's data is processing, or within
+/// `card_in_use` of its Authorize (docs/sandbox.md#documented-failures).
 /// The LoginId stays derivable from the username, so a later credentials login with `Save`
 /// brings the connection back under the same LoginId, as a reconnection would.
 pub(crate) async fn delete_card(
@@ -26,8 +28,22 @@ pub(crate) async fn delete_card(
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
-    if !shared.lock().delete_login(&login_id) {
-        return Err(ErrorReply::unauthorized("INVALID_LOGIN", format!("No connection has LoginId {login_id}")));
+    {
+        let mut inner = shared.lock();
+        let busy = inner.busy(&login_id, shared.config.session_ttl, shared.config.card_in_use, false);
+        if let Some(busy) = busy {
+            let why = match busy {
+                Busy::Processing => "its data is still being processed",
+                Busy::JustAuthorized => "it was authorized a moment ago",
+            };
+            return Err(ErrorReply::bad_request(
+                "CARD_IN_USE",
+                format!("LoginId {login_id} is in use: {why}; delete it once that is done"),
+            ));
+        }
+        if !inner.delete_login(&login_id) {
+            return Err(ErrorReply::unauthorized("INVALID_LOGIN", format!("No connection has LoginId {login_id}")));
+        }
     }
     shared.data.forget(&login_id);
     let message = format!("All of the information about LoginId {login_id} has been removed");

@@ -13,6 +13,7 @@
 //! ```
 
 mod accounts;
+mod admin;
 mod attributes;
 mod authorize;
 mod body;
@@ -29,6 +30,7 @@ mod investments;
 mod keys;
 mod operation;
 mod pdf;
+mod recorded;
 mod reply;
 mod routes;
 mod slots;
@@ -47,7 +49,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 
 pub use catalogue::{attribute_catalogue, attribute_packages};
-pub use config::{RecordedRequest, SandboxConfig, DEFAULT_CUSTOMER_ID, MAX_LOGINS};
+pub use config::{AuthorizeKind, RecordedRequest, SandboxConfig, DEFAULT_CUSTOMER_ID, MAX_LOGINS};
 pub use faults::{Fault, FaultKind};
 use state::Shared;
 pub use users::{bulk_username, users, SandboxUser, BULK_PREFIX};
@@ -164,6 +166,12 @@ impl Sandbox {
     /// Removes every fault still waiting.
     pub fn clear_faults(&self) {
         self.shared.faults.clear();
+    }
+
+    /// Back to the state at start: no session, no token, only the bulk logins saved, no fault
+    /// waiting, an empty request log and a request count of 0 (docs/sandbox.md#the-admin-api).
+    pub fn reset(&self) {
+        self.shared.reset();
     }
 
     /// The faults still waiting, in order, each with the `times` it has left.

@@ -65,7 +65,52 @@ impl Ready {
 pub(crate) enum Step {
     /// Still processing (or loading, or waiting for account detail): answer this.
     Wait(Response),
+    /// Still processing, for a user whose 202s carry the results processed so far: this 202,
+    /// with the first part of the answer `ready` would get, `done` polls of `of` in.
+    Partial {
+        wait: Response,
+        ready: Ready,
+        done: u32,
+        of: u32,
+    },
     Go(Ready),
+}
+
+/// The answer of a step: the 202 as it is, the 202 with the results so far, or the 200.
+async fn respond<O: DataOperation>(shared: &Shared, step: Step, options: O::Options) -> Response {
+    match step {
+        Step::Wait(response) => response,
+        Step::Partial { wait, ready, done, of } => {
+            with_partial(wait, O::answer(shared, &ready, options), done, of).await
+        }
+        Step::Go(ready) => O::answer(shared, &ready, options),
+    }
+}
+
+/// The lists of an answer that fill up as its processing goes on.
+const PARTIAL_LISTS: [&str; 2] = ["Accounts", "StatementsByAccount"];
+
+/// `wait` (a 202) with the first part of each list of `full` (the 200 it will become): as many of
+/// its items as `done` polls of `of` have processed, never all of them (the rest is what is still
+/// pending). The documentation does not show the shape of these partial results; the 200's own
+/// lists are what a client already reads (docs/protocol.md#failures-of-a-session-or-a-login-in-use).
+async fn with_partial(wait: Response, full: Response, done: u32, of: u32) -> Response {
+    let (parts, body) = wait.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default();
+    let full = axum::body::to_bytes(full.into_body(), usize::MAX).await.unwrap_or_default();
+    let parsed =
+        (serde_json::from_slice::<serde_json::Value>(&bytes), serde_json::from_slice::<serde_json::Value>(&full));
+    // Both are the sandbox's own JSON: a body that is not is sent as it came.
+    let (Ok(serde_json::Value::Object(mut body)), Ok(full)) = parsed else {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    };
+    for key in PARTIAL_LISTS {
+        if let Some(serde_json::Value::Array(items)) = full.get(key) {
+            let processed = (items.len() * done as usize).div_ceil(of as usize + 1).min(items.len().saturating_sub(1));
+            body.insert(key.to_owned(), serde_json::Value::Array(items.iter().take(processed).cloned().collect()));
+        }
+    }
+    reply::json(parts.status, &serde_json::Value::Object(body))
 }
 
 impl Operation {
@@ -109,7 +154,12 @@ impl Operation {
             return Step::Wait(reply::pending(OPERATION_PENDING, request_id));
         }
         if let Some(wait) = session.pending(self.name, &shared.config, request_id, self.wire.async_rel()) {
-            return Step::Wait(wait);
+            return match session.progress(self.name, &shared.config) {
+                Some((done, of)) if wait.status() == axum::http::StatusCode::ACCEPTED => {
+                    Step::Partial { wait, ready: Ready::of(session, request_id), done, of }
+                }
+                _ => Step::Wait(wait),
+            };
         }
         on_ready(session);
         Step::Go(Ready::of(session, request_id))
@@ -148,10 +198,8 @@ pub(crate) async fn start<O: DataOperation>(
     let login_id = if O::WIRE.names_login { Some(body.required("LoginId")?) } else { None };
     let options = O::options(&body)?;
     let remember = O::WIRE.async_path.is_some().then(|| bytes.clone());
-    Ok(match operation.enter(&shared, request_id, login_id, remember, O::on_ready)? {
-        Step::Wait(response) => response,
-        Step::Go(ready) => O::answer(&shared, &ready, options),
-    })
+    let step = operation.enter(&shared, request_id, login_id, remember, O::on_ready)?;
+    Ok(respond::<O>(&shared, step, options).await)
 }
 
 /// The `...Async/{requestId}` GET of `O`'s wire operation: the same pending phase as the POST,
@@ -177,8 +225,5 @@ pub(crate) async fn resume<O: DataOperation>(
         let options = O::options(&Body::parse(&bytes)?)?;
         (operation.advance(&shared, session, &request_id, O::on_ready), options)
     };
-    Ok(match step {
-        Step::Wait(response) => response,
-        Step::Go(ready) => O::answer(&shared, &ready, options),
-    })
+    Ok(respond::<O>(&shared, step, options).await)
 }

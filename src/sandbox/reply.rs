@@ -55,6 +55,11 @@ impl ErrorReply {
         ErrorReply::bad_request("INVALID_REQUEST", message)
     }
 
+    /// Its `FlinksCode`.
+    pub(super) fn code(&self) -> &'static str {
+        self.code
+    }
+
     pub(super) fn with_request_id(mut self, request_id: &str) -> ErrorReply {
         self.request_id = Some(request_id.to_owned());
         self

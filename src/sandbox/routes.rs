@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::SystemTime;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -22,10 +23,11 @@ use hyper::body::{Frame, SizeHint};
 use super::config::RecordedRequest;
 use super::inject::{self, Dropped, Faulted};
 use super::operation::{self, DataOperation};
+use super::recorded::{self, Note};
 use super::reply::{ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
-use super::{accounts, attributes, authorize, delete as delete_card, investments, keys, statements};
+use super::{accounts, admin, attributes, authorize, delete as delete_card, investments, keys, statements};
 use crate::protocol::{self, HttpMethod, WireOp};
 
 /// How much of a request body the sandbox reads after its answer is ready, past what the
@@ -48,7 +50,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .router
         // Outside each route's fault layer: a request for another customer is no operation's.
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
-    operations
+    let served = operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // What `BodyBytes` reads at most; axum's default is the same, but the limit is ours to say.
@@ -58,7 +60,13 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .layer(middleware::from_fn(whole_body))
         // Outermost, so it sees every request, the unmatched ones included.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
-        .with_state(shared)
+        .with_state(Arc::clone(&shared));
+    // Merged after the layers, so no fault, no request log and no customer check touches it.
+    if shared.config.admin_token.is_some() {
+        served.merge(admin::router(shared))
+    } else {
+        served
+    }
 }
 
 /// The router's table, built one wire operation at a time. Each route has a fault layer of its
@@ -92,7 +100,12 @@ impl Routes {
     /// `route` at `path`, behind a fault layer for `op`.
     fn at(self, op: &'static WireOp, path: &'static str, route: MethodRouter<Arc<Shared>>) -> Routes {
         let faulted = Faulted { shared: Arc::clone(&self.shared), op };
-        let route = route.route_layer(middleware::from_fn_with_state(faulted, inject::inject));
+        // Innermost first: the log reads the handler's own answer, the faults act on it, and the
+        // log describes the request before any fault (recorded.rs).
+        let route = route
+            .route_layer(middleware::from_fn_with_state(faulted.clone(), recorded::learn_answer))
+            .route_layer(middleware::from_fn_with_state(faulted.clone(), inject::inject))
+            .route_layer(middleware::from_fn_with_state(faulted, recorded::describe));
         Routes { router: self.router.route(path, route), shared: self.shared }
     }
 }
@@ -105,28 +118,43 @@ fn method_filter(method: HttpMethod) -> MethodFilter {
     }
 }
 
-/// Counts and logs the request line and the status; never the body, which can hold passwords.
+/// Counts and logs every request: its line and status here, and what it concerns from the
+/// [`Note`] the route layers fill in (`recorded.rs`), its body only with every secret masked.
 /// A request whose answer was never sent (its connection dropped by a fault, or closed by the
 /// client first) is logged with status 0.
-async fn record(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+async fn record(State(shared): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
     shared.count_request();
-    let method = request.method().to_string();
-    let path = request.uri().path().to_owned();
-    let mut entry = Unanswered(Some((Arc::clone(&shared), RecordedRequest { method, path, status: 0 })));
+    let logged = RecordedRequest {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+        status: 0,
+        operation: None,
+        authorize: None,
+        username: None,
+        login_id: None,
+        request_id: None,
+        body: None,
+        time: SystemTime::now(),
+    };
+    let note = Note::default();
+    request.extensions_mut().insert(note.clone());
+    let mut entry = Unanswered(Some((Arc::clone(&shared), logged, note)));
     let response = next.run(request).await;
-    if let Some((shared, mut logged)) = entry.0.take() {
+    if let Some((shared, mut logged, note)) = entry.0.take() {
         logged.status = inject::logged_status(&response);
+        note.fill(&mut logged);
         shared.record(logged);
     }
     response
 }
 
 /// Logs its request with status 0 if the handler's future is dropped before it answers.
-struct Unanswered(Option<(Arc<Shared>, RecordedRequest)>);
+struct Unanswered(Option<(Arc<Shared>, RecordedRequest, Note)>);
 
 impl Drop for Unanswered {
     fn drop(&mut self) {
-        if let Some((shared, logged)) = self.0.take() {
+        if let Some((shared, mut logged, note)) = self.0.take() {
+            note.fill(&mut logged);
             shared.record(logged);
         }
     }

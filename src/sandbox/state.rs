@@ -73,6 +73,16 @@ impl Shared {
         let log = lock(&self.log);
         log.iter().cloned().collect()
     }
+
+    /// Back to the state at start (docs/sandbox.md#the-admin-api): no session, no token, only
+    /// the bulk logins saved, no fault waiting, and an empty request log and count. The data
+    /// cache is kept: a login's data depends on its LoginId and the seed alone.
+    pub(super) fn reset(&self) {
+        *self.lock() = Inner::new(&self.config);
+        self.faults.clear();
+        lock(&self.log).clear();
+        self.count.store(0, Ordering::Relaxed);
+    }
 }
 
 /// The mutable part, behind one lock: every operation touches at most a session and a login.
@@ -86,6 +96,15 @@ pub(crate) struct Inner {
     /// Only with a secret key: without one, Authorize asks for no token and none is kept.
     tokens: Tokens,
     sweep_at: usize,
+    /// The RequestId of the newest session of each LoginId: the one whose processing makes the
+    /// login busy (docs/sandbox.md#documented-failures). An older session of a login is replaced
+    /// by a newer one: it keeps working, but no longer counts as in progress.
+    latest: HashMap<String, String>,
+    /// The same, of live sessions only (credentials, or a saved connection refreshed live): the
+    /// ones that hold the connection to the bank, which `CONCURRENT_SESSION` protects.
+    latest_live: HashMap<String, String>,
+    /// How long a session whose data is processing lives without activity.
+    processing_ttl: Duration,
 }
 
 /// A connection known by LoginId.
@@ -112,6 +131,13 @@ pub(crate) struct Session {
     remembered: HashMap<&'static str, Bytes>,
     /// Whether account detail has answered 200 for this RequestId: attributes wait for it.
     pub detail_ready: bool,
+    /// When it was opened, for `card_in_use_seconds`.
+    opened: Instant,
+    /// A live login (credentials, or a saved connection with `MostRecentCached` false), not a
+    /// cached read.
+    pub live: bool,
+    /// Wrong answers given to its challenges so far (`max_wrong_answers`).
+    pub wrong_answers: u32,
 }
 
 pub(crate) enum Stage {
@@ -127,6 +153,8 @@ struct Pending {
     loading_calls: u32,
     calls: u32,
     first: Instant,
+    /// It has answered 200: its data was delivered.
+    done: bool,
 }
 
 /// The same LoginId for every login of a user, as the real service keeps one connection per
@@ -137,6 +165,15 @@ fn issue_login(logins: &mut HashMap<Guid, Login>, seed: u64, user: User, save: b
     let login = logins.entry(login_id).or_insert(Login { user, saved: false });
     login.saved |= save;
     login_id.to_text()
+}
+
+/// Why a login is busy (`Inner::busy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Busy {
+    /// Its newest session's data is processing.
+    Processing,
+    /// Its newest session was opened within `card_in_use_seconds`.
+    JustAuthorized,
 }
 
 /// Why a RequestId does not lead to a session.
@@ -157,7 +194,17 @@ impl Session {
             pending: HashMap::new(),
             remembered: HashMap::new(),
             detail_ready: false,
+            opened: Instant::now(),
+            live: true,
+            wrong_answers: 0,
         }
+    }
+
+    /// Whether its data is processing: a data operation has answered 202 (or "still loading")
+    /// and not yet 200. Such a session lives `processing_ttl`, and keeps its login busy
+    /// (`CONCURRENT_SESSION`, `CARD_IN_USE`).
+    pub(super) fn processing(&self) -> bool {
+        self.pending.values().any(|pending| !pending.done && (pending.calls > 0 || pending.loading_calls > 0))
     }
 
     pub(super) fn is_open(&self) -> bool {
@@ -180,7 +227,7 @@ impl Session {
             None => (config.pending_polls, reply::OPERATION_PENDING),
         };
         let now = Instant::now();
-        let pending = self.pending.entry(op).or_insert(Pending { loading_calls: 0, calls: 0, first: now });
+        let pending = self.pending.entry(op).or_insert(Pending { loading_calls: 0, calls: 0, first: now, done: false });
         if pending.loading_calls < config.loading_polls {
             pending.loading_calls += 1;
             pending.first = now;
@@ -201,7 +248,17 @@ impl Session {
                 None => reply::pending(code, request_id),
             });
         }
+        pending.done = true;
         None
+    }
+
+    /// How far the processing of `op` has come, `(polls answered 202, polls it takes)`, for a user
+    /// whose 202s carry the results processed so far (`test_pending`, `test_dispatched`, as the
+    /// service documents them: docs/protocol.md#polling); None for any other, or once done.
+    pub(super) fn progress(&self, op: &'static str, config: &SandboxConfig) -> Option<(u32, u32)> {
+        self.user.scenario.slow_pending?;
+        let pending = self.pending.get(op).filter(|pending| !pending.done && pending.calls > 0)?;
+        Some((pending.calls, config.slow_pending_polls))
     }
 
     pub(super) fn remember(&mut self, op: &'static str, body: Bytes) {
@@ -222,6 +279,9 @@ impl Inner {
             seed: config.seed,
             tokens: Tokens::new(config.token_ttl),
             sweep_at: 0,
+            latest: HashMap::new(),
+            latest_live: HashMap::new(),
+            processing_ttl: config.processing_ttl,
         };
         inner.logins.reserve(config.logins as usize);
         for index in 0..config.logins {
@@ -251,20 +311,74 @@ impl Inner {
     pub(super) fn add_session(&mut self, session: Session, ttl: Duration) -> String {
         self.sweep(ttl);
         let request_id = uuid::Uuid::new_v4().to_string();
+        if let Some(login_id) = &session.login_id {
+            self.newest(login_id, &request_id, session.live);
+        }
         self.sessions.insert(request_id.clone(), session);
         request_id
+    }
+
+    /// Makes `request_id` the newest session of `login_id`, replacing the one before.
+    fn newest(&mut self, login_id: &str, request_id: &str, live: bool) {
+        self.latest.insert(login_id.to_owned(), request_id.to_owned());
+        if live {
+            self.latest_live.insert(login_id.to_owned(), request_id.to_owned());
+        }
+    }
+
+    /// How long `session` lives without activity: `ttl`, or `processing_ttl` while its data is
+    /// processing (docs/sandbox.md#knobs).
+    fn lifetime(&self, session: &Session, ttl: Duration) -> Duration {
+        if session.processing() {
+            self.processing_ttl.max(ttl)
+        } else {
+            ttl
+        }
     }
 
     /// The session of `request_id`, its inactivity clock restarted. Expiry is checked here,
     /// lazily, so no timer task is needed.
     pub(super) fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
+        let processing_ttl = self.processing_ttl;
         let session = self.sessions.get_mut(&normalize_id(request_id)).ok_or(Missing::Unknown)?;
         let now = Instant::now();
-        if now.duration_since(session.last_seen) > ttl {
+        let lifetime = if session.processing() { processing_ttl.max(ttl) } else { ttl };
+        if now.duration_since(session.last_seen) > lifetime {
             return Err(Missing::Expired);
         }
         session.last_seen = now;
         Ok(session)
+    }
+
+    /// Why `login_id` is busy, when it is: its newest session (its newest live one, with
+    /// `live_only`) is processing its data (and has not expired), or was opened less than
+    /// `recent` ago.
+    pub(super) fn busy(&self, login_id: &str, ttl: Duration, recent: Duration, live_only: bool) -> Option<Busy> {
+        let login_id = parse_login_id(login_id)?.to_text();
+        let newest = if live_only { &self.latest_live } else { &self.latest };
+        let request_id = newest.get(&login_id)?;
+        let session = self.sessions.get(request_id)?;
+        let now = Instant::now();
+        if now.duration_since(session.last_seen) > self.lifetime(session, ttl) {
+            return None;
+        }
+        if session.processing() {
+            Some(Busy::Processing)
+        } else if now.duration_since(session.opened) < recent {
+            Some(Busy::JustAuthorized)
+        } else {
+            None
+        }
+    }
+
+    /// The LoginId the connection of `user` has, or will have once a session of it opens.
+    pub(super) fn login_id_of(&self, user: User) -> String {
+        login_guid_for(self.seed, &user.username()).to_text()
+    }
+
+    /// Forgets a session (the one a no-retry answer ended).
+    pub(super) fn end_session(&mut self, request_id: &str) {
+        self.sessions.remove(&normalize_id(request_id));
     }
 
     /// The open session a data operation names, after the checks every data operation shares.
@@ -293,8 +407,10 @@ impl Inner {
             Err(missing) => return Err(missing_session(missing, request_id)),
         };
         if !session.is_open() {
-            return Err(ErrorReply::bad_request(
-                "SESSION_NONEXISTENT",
+            // The service refuses a data call on a RequestId still at its challenges as not
+            // authorized (docs/protocol.md#errors).
+            return Err(ErrorReply::unauthorized(
+                "UNAUTHORIZED",
                 "The session is not authorized yet: answer its security challenges first",
             )
             .with_request_id(request_id));
@@ -310,6 +426,8 @@ impl Inner {
         }
         let login_id = guid.to_text();
         self.sessions.retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
+        self.latest.remove(&login_id);
+        self.latest_live.remove(&login_id);
         true
     }
 
@@ -319,6 +437,10 @@ impl Inner {
         let session = self.sessions.get_mut(&normalize_id(request_id))?;
         if session.login_id.is_none() {
             let login_id = issue_login(&mut self.logins, self.seed, session.user, session.save);
+            self.latest.insert(login_id.clone(), normalize_id(request_id));
+            if session.live {
+                self.latest_live.insert(login_id.clone(), normalize_id(request_id));
+            }
             session.login_id = Some(login_id);
         }
         session.stage = Stage::Open;
@@ -334,6 +456,23 @@ impl Inner {
         Some(user.username().into_owned())
     }
 
+    /// The user and LoginId a request concerns, for the request log: those of the session its
+    /// RequestId names, else of the connection its LoginId names. Touches no clock and no state.
+    pub(super) fn concerning(
+        &self,
+        request_id: Option<&str>,
+        login_id: Option<&str>,
+    ) -> (Option<String>, Option<String>) {
+        if let Some(session) = request_id.and_then(|id| self.sessions.get(&normalize_id(id))) {
+            return (Some(session.user.username().into_owned()), session.login_id.clone());
+        }
+        let Some(guid) = login_id.and_then(parse_login_id) else { return (None, None) };
+        match self.logins.get(&guid) {
+            Some(login) => (Some(login.user.username().into_owned()), Some(guid.to_text())),
+            None => (None, None),
+        }
+    }
+
     /// A saved connection, or None for an unknown or unsaved LoginId.
     pub(super) fn saved_login(&self, login_id: &str) -> Option<(User, String)> {
         let login_id = parse_login_id(login_id)?;
@@ -347,9 +486,15 @@ impl Inner {
             return;
         }
         // Twice the TTL, so a caller who comes back just late still hears SESSION_EXPIRED.
-        let keep = ttl.saturating_mul(2);
+        let processing_ttl = self.processing_ttl.max(ttl);
         let now = Instant::now();
-        self.sessions.retain(|_, session| now.duration_since(session.last_seen) <= keep);
+        self.sessions.retain(|_, session| {
+            let lifetime = if session.processing() { processing_ttl } else { ttl };
+            now.duration_since(session.last_seen) <= lifetime.saturating_mul(2)
+        });
+        let sessions = &self.sessions;
+        self.latest.retain(|_, request_id| sessions.contains_key(request_id));
+        self.latest_live.retain(|_, request_id| sessions.contains_key(request_id));
         self.sweep_at = self.sessions.len().saturating_mul(2);
     }
 }

@@ -130,7 +130,7 @@ def item_count(raw: JsonObject, key: str) -> int:
     return sum(len(a.get(key) or []) for a in raw["Accounts"])
 
 
-def requests_since(sandbox: bf.Sandbox, mark: int) -> list[dict[str, Any]]:
+def requests_since(sandbox: bf.Sandbox, mark: int) -> list[bf.RecordedRequest]:
     """The sandbox's request log from index ``mark`` on (take ``mark`` as ``len(sandbox.requests)``)."""
     return list(sandbox.requests)[mark:]
 

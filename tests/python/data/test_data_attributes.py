@@ -331,7 +331,7 @@ def test_attributes_from_json_gives_identical_tables(api: Api) -> None:
 # --- the 202 paths ------------------------------------------------------------------------
 
 
-def _parts(request: dict[str, Any]) -> tuple[str, str, int]:
+def _parts(request: bf.RecordedRequest) -> tuple[str, str, int]:
     """(method, path after the customer id, status) of a logged request."""
     return request["method"], request["path"].split("/v3/", 1)[1].split("/", 1)[1], request["status"]
 

@@ -188,7 +188,7 @@ def runner(op: Op, world: World, client: bf.Client) -> tuple[Callable[[], Any], 
     return (lambda: session.statements()), session.request_id
 
 
-def credential_logins(requests: list[dict[str, Any]]) -> int:
+def credential_logins(requests: list[bf.RecordedRequest]) -> int:
     """The Authorize requests of a case (a credentials case sends no other)."""
     return sum(1 for r in requests if r["method"] == "POST" and r["path"].endswith("/BankingServices/Authorize"))
 

@@ -27,6 +27,7 @@ LAST_LINE = {
     "nightly_export.py": "nightly export: done",
     "quickstart.py": "INVALID_LOGIN 401 None",
     "sessions.py": "sessions: done",
+    "testing.py": "testing: done",
 }
 TIMEOUT = 120
 #: What a person types at the scripts' input() prompts: Greatday's three answers, one per round.

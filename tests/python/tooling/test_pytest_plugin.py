@@ -197,3 +197,34 @@ def test_the_plugin_can_be_turned_off(tmp_path: Path) -> None:
     (tmp_path / "test_off.py").write_text("def test_needs_it(bankfeed_client):\n    pass\n")
     out = run_suite(tmp_path, "-p", "no:bankfeed", "test_off.py")
     assert "fixture 'bankfeed_client' not found" in out, out
+
+
+#: A suite that steers a sandbox in another process through the admin API.
+REMOTE_SUITE = textwrap.dedent(
+    """
+    import bankfeed as bf
+
+    seen = []
+
+
+    def test_a_process_of_its_own(bankfeed_remote_sandbox):
+        seen.append(bankfeed_remote_sandbox)
+        assert isinstance(bankfeed_remote_sandbox, bf.RemoteSandbox)
+        bankfeed_remote_sandbox.reset()
+        with bankfeed_remote_sandbox.client() as client:
+            client.login("FlinksCapital", "greatday_nomfa", "Everyday")
+        assert [r["authorize"] for r in bankfeed_remote_sandbox.requests] == ["credentials"]
+        # Left behind on purpose: the next test must not meet it.
+        bankfeed_remote_sandbox.inject({"kind": "status", "status": 503, "times": None})
+
+
+    def test_the_same_process_without_the_faults_of_the_test_before(bankfeed_remote_sandbox):
+        assert seen == [bankfeed_remote_sandbox] and bankfeed_remote_sandbox.faults == []
+    """
+)
+
+
+def test_a_users_suite_steers_a_sandbox_process(tmp_path: Path) -> None:
+    (tmp_path / "test_remote.py").write_text(REMOTE_SUITE)
+    out = run_suite(tmp_path, "test_remote.py")
+    assert "2 passed" in out, out
