@@ -920,15 +920,17 @@ class Sandbox:
         investment_transactions: int | None = None,
         banking_transactions: int | None = None,
         tier2: bool = False,
-        secret_key: str | None = None,
-        api_key: str | None = None,
+        auth: bool = True,
+        secret_key: str | None = "c4569c54-e167-4d34-8de6-f4113bc82414",
+        api_key: str | None = "3d5266a8-b697-48d4-8de6-52e2e2662acc",
+        token_ttl: float = 1800.0,
         faults: Sequence[Mapping[str, Any]] | None = None,
         logins: int = 0,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
         taken already is an :class:`OSError` naming the address.
 
-        - ``customer_id``: the id expected in every path (others get 404). It, ``api_key`` and
+        - ``customer_id``: the id expected in every path, in any case (others get 404). It, ``api_key`` and
           ``secret_key`` must be what :class:`Client` takes: the same :class:`ConfigError` otherwise.
         - ``pending_polls``: how many times every data call answers 202 before 200;
           ``pending_seconds``: additionally answer 202 until this long after the first call;
@@ -938,9 +940,17 @@ class Sandbox:
         - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
           trades / transactions per login (None: a natural amount).
         - ``tier2``: whether the customer has the Tier 2 package ``GetAllAttributes`` needs.
-        - ``secret_key``: Authorize then needs a single-use token from ``GenerateAuthorizeToken``,
-          which needs this key and is good for 5 minutes; ``api_key``: data operations then need
-          this ``x-api-key`` header.
+        - ``auth``: whether keys are asked for, as on the public test instance (the default).
+          ``auth=False`` asks for none, for old clients that send no key; :meth:`client` then
+          sends none either.
+        - ``secret_key``: Authorize needs a token from ``GenerateAuthorizeToken``, which needs
+          this key in ``flinks-auth-key``; ``api_key``: the data operations and DeleteCard need
+          this ``x-api-key`` header. Both default to the public test instance's published keys
+          (public test data); None turns that one key off. :meth:`client` sends them.
+        - ``token_ttl``: seconds a token lives after it is minted (the service's 30 minutes by
+          default; shorter for a test of expiry). A token opens one session: its first Authorize,
+          and the challenge answers of that RequestId, may carry it; another session may not
+          (see the Keys section of docs/sandbox.md).
         - ``faults``: faults to inject, in order, each a dict such as
           ``{"kind": "status", "status": 503, "operation": "Investments", "times": 2}``
           (see the Faults section of docs/sandbox.md); none by default.

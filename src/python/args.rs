@@ -449,6 +449,7 @@ named! {
     save: flag -> bool;
     progress: flag -> bool;
     tier2: flag -> bool;
+    auth: flag -> bool;
     allow_insecure_http: flag -> bool;
     schedule_refresh: optional_flag -> Option<bool>;
     with_transactions: optional_flag -> Option<bool>;
@@ -461,6 +462,7 @@ named! {
     poll_interval: seconds -> f64;
     poll_timeout: seconds -> f64;
     pending_seconds: seconds -> f64;
+    token_ttl: seconds -> f64;
     deadline: optional_seconds -> Option<f64>;
     // Whole numbers.
     port: whole -> u16;

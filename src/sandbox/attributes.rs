@@ -38,11 +38,12 @@ struct Request {
 
 pub(crate) async fn use_case(
     State(shared): State<Arc<Shared>>,
-    Segments((_, login_id, request_id, operation)): Segments<(String, String, String, String)>,
+    segments: Result<Segments<(String, String, String, String)>, ErrorReply>,
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
-    let (name, names) = package(&shared, &operation)?;
+    let Segments((_, login_id, request_id, operation)) = segments.map_err(ErrorReply::of_attributes)?;
+    let (name, names) = package(&shared, &operation).map_err(ErrorReply::of_attributes)?;
     let request = Request {
         groups: vec![(USE_CASE_GROUP.to_owned(), names.into_iter().filter_map(catalogue::find).collect())],
         categories: None,
@@ -51,18 +52,21 @@ pub(crate) async fn use_case(
     };
     // Each package has a pending phase of its own, keyed by its operation's name.
     let operation = Operation { wire: &protocol::ATTRIBUTES_USE_CASE, name };
-    answer(&shared, &login_id, &request_id, &operation, request)
+    answer(&shared, &login_id, &request_id, &operation, request).map_err(ErrorReply::of_attributes)
 }
 
 pub(crate) async fn custom(
     State(shared): State<Arc<Shared>>,
-    Segments((_, login_id, request_id)): Segments<(String, String, String)>,
+    segments: Result<Segments<(String, String, String)>, ErrorReply>,
     headers: HeaderMap,
-    BodyBytes(bytes): BodyBytes,
+    bytes: Result<BodyBytes, ErrorReply>,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
-    let request = parse(&Body::parse(&bytes)?)?;
+    let Segments((_, login_id, request_id)) = segments.map_err(ErrorReply::of_attributes)?;
+    let read = |bytes: Result<BodyBytes, ErrorReply>| parse(&Body::parse(&bytes?.0)?);
+    let request = read(bytes).map_err(ErrorReply::of_attributes)?;
     answer(&shared, &login_id, &request_id, &Operation::of(&protocol::ATTRIBUTES), request)
+        .map_err(ErrorReply::of_attributes)
 }
 
 /// The operation's pending key and attribute names, or why the customer cannot call it.

@@ -498,14 +498,14 @@ async fn account_detail_options() {
 
     for bad in [json!("Days30"), json!(90)] {
         let reply = api.post(DETAIL, json!({"RequestId": login.request_id, "DaysOfTransactions": bad})).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_error(&reply, 401, "INVALID_REQUEST");
         assert_message_names(&reply, "DaysOfTransactions");
     }
     let reply = api.post(DETAIL, json!({"RequestId": login.request_id, "AccountsFilter": "x"})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "AccountsFilter");
     let reply = api.post(DETAIL, json!({"WithTransactions": true})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "RequestId");
 }
 
@@ -584,7 +584,7 @@ async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post(
         let body = json!({"RequestId": login.request_id});
         let name = operation.rsplit('/').next().unwrap();
         let early = api.get(&format!("BankingServices/{name}Async/{}", login.request_id)).await;
-        assert_error(&early, 400, "INVALID_REQUEST");
+        assert_error(&early, 401, "INVALID_REQUEST");
         let (pending, reply) = api.banking(operation, body.clone()).await;
         assert_eq!((pending, reply.0), (2, 200), "{operation}: {}", reply.1);
         assert_eq!(reply.1["RequestId"], login.request_id.as_str());
@@ -648,7 +648,7 @@ async fn summary_shape() {
 
 #[tokio::test]
 async fn every_data_operation_needs_the_api_key_when_configured() {
-    let api = Api::with(SandboxConfig { api_key: Some("k-1".into()), tier2: true, ..config() });
+    let api = Api::unkeyed(SandboxConfig { secret_key: None, api_key: Some("k-1".into()), tier2: true, ..config() });
     let login = api.saved_login("greatday_nomfa").await;
     let id = &login.request_id;
     let attributes = Api::attributes_path(&login);
@@ -751,7 +751,7 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
         api.banking(STATEMENTS, json!({"RequestId": login.request_id, "AccountsFilter": [chequing]})).await;
     assert_eq!(reply.1["StatementsByAccount"].as_array().unwrap().len(), 1);
     let reply = api.post(STATEMENTS, json!({"RequestId": login.request_id, "NumberOfStatements": "Months6"})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "NumberOfStatements");
 }
 
