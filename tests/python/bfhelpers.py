@@ -295,8 +295,10 @@ class Api:
         return f"Api({self.name!r})"
 
     def client(self, sb: bf.Sandbox, **options: Any) -> Any:
-        """A client of ``sb`` of this kind, polling fast unless ``options`` say otherwise."""
-        return self.client_at(sb.url, sb.customer_id, **options)
+        """A client of ``sb`` of this kind, with the keys ``sb`` asks for (``sb.client()`` fills
+        them in), polling fast unless ``options`` say otherwise."""
+        make = sb.async_client if self.is_async else sb.client
+        return make(**{"poll_interval": 0.01, "poll_timeout": 10, **options})
 
     def client_at(self, base_url: str, customer_id: str, **options: Any) -> Any:
         """A client of this kind of any server (a stub, a closed port), polling fast unless
