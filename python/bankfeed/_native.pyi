@@ -980,6 +980,18 @@ class Sandbox:
         """The customer id the server accepts."""
 
     @property
+    def secret_key(self) -> str | None:
+        """The secret key ``GenerateAuthorizeToken`` asks for in ``flinks-auth-key``: the public
+        test instance's unless ``secret_key=`` said otherwise; None when none is asked for. Give it
+        to a client made by hand, or to another process (``BANKFEED_SECRET_KEY``)."""
+
+    @property
+    def api_key(self) -> str | None:
+        """The API key the data operations and DeleteCard ask for in ``x-api-key``: the public
+        test instance's unless ``api_key=`` said otherwise; None when none is asked for. Give it
+        to a client made by hand, or to another process (``BANKFEED_API_KEY``)."""
+
+    @property
     def users(self) -> list[dict[str, Any]]:
         """Every test user: ``username``, ``password``, ``description``, ``challenge_types`` (in
         the order they come) and ``answers`` (prompt, or chosen choice, to the answer list that

@@ -245,6 +245,18 @@ impl PySandbox {
         &self.customer_id
     }
 
+    #[doc = stub_doc!("Sandbox.secret_key")]
+    #[getter]
+    fn secret_key(&self) -> Option<&str> {
+        self.secret_key.as_deref()
+    }
+
+    #[doc = stub_doc!("Sandbox.api_key")]
+    #[getter]
+    fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
     #[doc = stub_doc!("Sandbox.login_ids")]
     #[getter]
     fn login_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
