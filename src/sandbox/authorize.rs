@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::body::{Body, BodyBytes};
 use super::challenge::{Challenge, Round};
+use super::generator::{hash, Rng};
 use super::keys;
 use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, LAST_REFRESH};
 use super::state::{missing_session, Missing, OpeningToken, Session, Shared, Stage};
@@ -69,7 +70,10 @@ fn credentials(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
         Outcome::Refused { code, message } => Err(ErrorReply::unauthorized(code, *message)),
         Outcome::Flow(_) => {
             let number = shared.lock().next_login();
-            let flow = user.scenario.flow_of_login(shared.config.seed, number);
+            // The same seed asks the same questions in the same order (docs/sandbox.md#users).
+            let seed = shared.config.seed.to_le_bytes();
+            let draw = Rng::new(hash(&[&seed, user.scenario.username.as_bytes(), &number.to_le_bytes()])).next();
+            let flow = user.scenario.flow_of_login(draw);
             Ok(begin(shared, Session::new(user, None, save, tag(body)), flow, token))
         }
     }

@@ -6,7 +6,6 @@ use super::challenge::{
     Challenge, Check, Round, IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER,
     TEXT_OR_CALL, WAIT_UNTIL_EU_ACCEPT,
 };
-use super::generator::{hash, Rng};
 use super::images;
 use super::reply::OPERATION_DISPATCHED;
 use super::reply::OPERATION_PENDING;
@@ -73,13 +72,13 @@ impl Scenario {
     }
 
     /// The rounds a credentials login is asked: the whole flow, or for a user asked one round
-    /// per login, the round `pick` draws from `seed` and the login's `number`.
-    pub(super) fn flow_of_login(&self, seed: u64, number: u64) -> &[Round] {
+    /// per login, the round `draw` picks (the caller draws it from the seed and the login's
+    /// number, so that this table of users needs no generator).
+    pub(super) fn flow_of_login(&self, draw: u64) -> &[Round] {
         let flow = self.flow();
         if !self.one_round || flow.is_empty() {
             return flow;
         }
-        let draw = Rng::new(hash(&[&seed.to_le_bytes(), self.username.as_bytes(), &number.to_le_bytes()])).next();
         // The remainder is below the flow's length, which is a usize.
         let index = usize::try_from(draw % flow.len() as u64).unwrap_or_default();
         flow.get(index..=index).unwrap_or(flow)
