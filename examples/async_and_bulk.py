@@ -83,7 +83,7 @@ def etl_job(sb: bf.Sandbox) -> None:
 async def notebook(sb: bf.Sandbox) -> None:
     """What a notebook's cells do. In Jupyter, write each ``await`` in a cell as it is: the kernel's
     event loop runs it."""
-    async with bf.AsyncClient(sb.url, sb.customer_id, poll_interval=0.01) as client:
+    async with sb.async_client(poll_interval=0.01) as client:
         # A live login whose challenges an `async def` handler answers (a plain function works
         # too, such as bf.answers(...)); it runs on the event loop, so it may await a widget.
         async def ask(challenge: bf.AsyncChallenge) -> bf.Answers:
@@ -133,7 +133,7 @@ async def notebook(sb: bf.Sandbox) -> None:
     # "interrupt kernel" does not: ipykernel does not cancel an awaited cell (`await
     # asyncio.sleep(10)` goes on too), so bound a long call in the cell itself. (A blocking
     # bf.Client call does stop at the interrupt, as at Ctrl-C.)
-    patient = bf.AsyncClient(sb.url, sb.customer_id, poll_interval=5)  # 5 s between polls
+    patient = sb.async_client(poll_interval=5)  # 5 s between polls
     try:
         await asyncio.wait_for(patient.investments(sb.login_ids[0]), timeout=0.2)
     except asyncio.TimeoutError:

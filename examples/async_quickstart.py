@@ -7,7 +7,7 @@ import bankfeed as bf
 
 async def main(sb: bf.Sandbox) -> None:
     # Client's options and methods, every call awaited; leaving the block closes the client.
-    async with bf.AsyncClient(sb.url, sb.customer_id, poll_interval=0.05) as client:
+    async with sb.async_client(poll_interval=0.05) as client:
         inv = await client.investments(sb.login_ids[0])    # cached authorize + Investments, 202 polled
         ten = await asyncio.gather(*(client.investments(login_id) for login_id in sb.login_ids[:10]))
         print(inv.value, len(ten))

@@ -4,7 +4,7 @@ import bankfeed as bf
 
 with bf.Sandbox(tier2=True) as sb:           # a real HTTP server on 127.0.0.1, a free port;
                                               # tier2: a Tier 2 customer (the custom attributes need it)
-    client = sb.client(poll_interval=0.05)    # or bf.Client(base_url=..., customer_id=..., api_key=...)
+    client = sb.client(poll_interval=0.05)    # it sends sb.secret_key and sb.api_key, as bf.Client(...) would
 
     # Step by step: a live login returns a Session or a Challenge.
     step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)

@@ -137,6 +137,9 @@ _SANDBOX_HELP = {
     "investment_transactions": "exactly this many investment trades per login",
     "banking_transactions": "exactly this many banking transactions per login",
     "tier2": "the customer has a Tier 2 package: GetAllAttributes and custom attribute sets answer",
+    "auth": "ask for no keys at all: no token for Authorize, no x-api-key for the data operations "
+    "(for old clients that send none)",
+    "token_ttl": "seconds an Authorize token lives after GenerateAuthorizeToken mints it",
     "logins": "save this many bulk logins (bulk_00000, ...) at start",
     "faults": "faults to inject: a JSON list of objects",
     "session_idle_seconds": "a RequestId expires after this long without a request",
@@ -176,7 +179,10 @@ def _sandbox_flags() -> dict[str, dict[str, Any]]:
         default = parameter.default
         text = _SANDBOX_HELP.get(name, f"bf.Sandbox's {name}")
         flag: dict[str, Any] = {"default": None, "required": name in _REQUIRED}
-        if isinstance(default, bool):
+        if default is True:
+            # An option on by default has a flag that turns it off: --no-auth.
+            flag.update(action="store_const", const=False, dest=name)
+        elif isinstance(default, bool):
             flag["action"] = "store_true"
         else:
             flag["type"] = _SANDBOX_TYPES.get(name, type(default))
@@ -186,6 +192,12 @@ def _sandbox_flags() -> dict[str, dict[str, Any]]:
                 text += f" (default: {default})"
         flags[name] = {**flag, "help": text}
     return flags
+
+
+def _flag_name(name: str, flag: dict[str, Any]) -> str:
+    """The flag of option ``name``: ``--no-NAME`` for an option on by default (``--no-auth``)."""
+    prefix = "--no-" if flag.get("const") is False else "--"
+    return prefix + name.replace("_", "-")
 
 
 def sandbox(args: argparse.Namespace) -> int:
@@ -198,6 +210,9 @@ def sandbox(args: argparse.Namespace) -> int:
 
     given = {name: getattr(args, name) for name in _sandbox_flags()}
     options: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
+    if args.keys_from_env and options.get("auth") is False:
+        print("error: --keys-from-env asks for keys and --no-auth for none: give one of them", file=sys.stderr)
+        return 2
     if args.keys_from_env:
         # From the environment, never the command line, which any user of the machine can read.
         keys = {option: os.environ.get(variable) for option, variable in _KEY_VARIABLES.items()}
@@ -208,7 +223,9 @@ def sandbox(args: argparse.Namespace) -> int:
             ]
             print(f"error: --keys-from-env needs a key in one of them: {', '.join(states)}", file=sys.stderr)
             return 2
-        options.update({option: key for option, key in keys.items() if key})
+        # Exactly the environment's keys: one whose variable is unset is not asked for (rather than
+        # the public test instance's), so a client run in the same environment authenticates.
+        options.update({option: key or None for option, key in keys.items()})
     _stop_on_signals()
     try:
         _native.serve_sandbox(login_ids_file=args.login_ids_file, **options)
@@ -218,7 +235,7 @@ def sandbox(args: argparse.Namespace) -> int:
         if exc.field in _KEY_VARIABLES and args.keys_from_env:
             where = f"{_KEY_VARIABLES[exc.field]} (--keys-from-env)"
         elif exc.field in options:
-            where = "--" + exc.field.replace("_", "-")
+            where = _flag_name(exc.field, _sandbox_flags()[exc.field])
         else:
             raise
         print(f"error: {where}: {exc.rule}", file=sys.stderr)
@@ -262,10 +279,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sandbox",
         help="serve the sandbox until Ctrl-C or SIGTERM",
         description="Serves the sandbox until Ctrl-C or SIGTERM. The first line printed is "
-        "'bankfeed sandbox on <url> (customer id <id>)'.",
+        "'bankfeed sandbox on <url> (customer id <id>)'; the second says which keys it asks for "
+        "(the public test instance's by default) and that --no-auth turns them off.",
     )
     for name, flag in _sandbox_flags().items():
-        serve.add_argument("--" + name.replace("_", "-"), **flag)
+        serve.add_argument(_flag_name(name, flag), **flag)
     serve.add_argument(
         "--keys-from-env",
         action="store_true",

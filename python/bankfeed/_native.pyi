@@ -961,8 +961,10 @@ class Sandbox:
         investment_transactions: int | None = None,
         banking_transactions: int | None = None,
         tier2: bool = False,
-        secret_key: str | None = None,
-        api_key: str | None = None,
+        auth: bool = True,
+        secret_key: str | None = "c4569c54-e167-4d34-8de6-f4113bc82414",
+        api_key: str | None = "3d5266a8-b697-48d4-8de6-52e2e2662acc",
+        token_ttl: float = 1800.0,
         faults: Sequence[Mapping[str, Any]] | None = None,
         logins: int = 0,
         session_idle_seconds: float = 480.0,
@@ -974,7 +976,7 @@ class Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
         taken already is an :class:`OSError` naming the address.
 
-        - ``customer_id``: the id expected in every path (others get 404). It, ``api_key`` and
+        - ``customer_id``: the id expected in every path, in any case (others get 404). It, ``api_key`` and
           ``secret_key`` must be what :class:`Client` takes: the same :class:`ConfigError` otherwise.
         - ``pending_polls``: how many times every data call answers 202 before 200;
           ``pending_seconds``: additionally answer 202 until this long after the first call;
@@ -985,9 +987,17 @@ class Sandbox:
           trades / transactions per login (None: a natural amount).
         - ``tier2``: whether the customer has a Tier 2 package, which ``GetAllAttributes`` and the
           custom set of attributes need (without it, only the use-case packages answer).
-        - ``secret_key``: Authorize then needs a single-use token from ``GenerateAuthorizeToken``,
-          which needs this key and is good for 5 minutes; ``api_key``: data operations then need
-          this ``x-api-key`` header.
+        - ``auth``: whether keys are asked for, as on the public test instance (the default).
+          ``auth=False`` asks for none, for old clients that send no key; :meth:`client` then
+          sends none either.
+        - ``secret_key``: Authorize needs a token from ``GenerateAuthorizeToken``, which needs
+          this key in ``flinks-auth-key``; ``api_key``: the data operations and DeleteCard need
+          this ``x-api-key`` header. Both default to the public test instance's published keys
+          (public test data); None turns that one key off. :meth:`client` sends them.
+        - ``token_ttl``: seconds a token lives after it is minted (the service's 30 minutes by
+          default; shorter for a test of expiry). A token opens one session: its first Authorize,
+          and the challenge answers of that RequestId, may carry it; another session may not
+          (see the Keys section of docs/sandbox.md).
         - ``faults``: faults to inject, in order, each a dict such as
           ``{"kind": "status", "status": 503, "operation": "Investments", "times": 2}``
           (see the Faults section of docs/sandbox.md); none by default.
@@ -1025,6 +1035,18 @@ class Sandbox:
     @property
     def customer_id(self) -> str:
         """The customer id the server accepts."""
+
+    @property
+    def secret_key(self) -> str | None:
+        """The secret key ``GenerateAuthorizeToken`` asks for in ``flinks-auth-key``: the public
+        test instance's unless ``secret_key=`` said otherwise; None when none is asked for. Give it
+        to a client made by hand, or to another process (``BANKFEED_SECRET_KEY``)."""
+
+    @property
+    def api_key(self) -> str | None:
+        """The API key the data operations and DeleteCard ask for in ``x-api-key``: the public
+        test instance's unless ``api_key=`` said otherwise; None when none is asked for. Give it
+        to a client made by hand, or to another process (``BANKFEED_API_KEY``)."""
 
     @property
     def users(self) -> list[dict[str, Any]]:

@@ -50,6 +50,13 @@ class RemoteSandbox:
         info = self._call("GET", "info")
         #: The customer id the sandbox answers to.
         self.customer_id: str = info["customer_id"]
+        # The public test instance's keys, when those are the ones it asks for (its default): the
+        # admin API hands out those only, never keys of one's own.
+        self._public_keys = {
+            option: info[field]
+            for option, field in (("api_key", "public_api_key"), ("secret_key", "public_secret_key"))
+            if isinstance(info.get(field), str)
+        }
 
     @classmethod
     def start(cls, *flags: str) -> RemoteSandbox:
@@ -155,9 +162,12 @@ class RemoteSandbox:
 
     def client(self, **options: Any) -> Client:
         """A :class:`bf.Client <bankfeed.Client>` of this sandbox, polling every 0.05 s unless
-        ``options`` say; keys, when the sandbox needs them, are passed as ``api_key=`` and
-        ``secret_key=`` (the admin API never hands them out); nothing is read from the
+        ``options`` say. It sends the public test instance's keys when the sandbox asks for those
+        (its default); keys of your own (``--keys-from-env``) are passed as ``api_key=`` and
+        ``secret_key=`` (the admin API never hands them out). Nothing is read from the
         ``BANKFEED_*`` variables."""
+        for option, key in self._public_keys.items():
+            options.setdefault(option, key)
         options.setdefault("base_url", self.url)
         options.setdefault("customer_id", self.customer_id)
         options.setdefault("poll_interval", _POLL_INTERVAL)
@@ -167,6 +177,8 @@ class RemoteSandbox:
 
     def async_client(self, **options: Any) -> AsyncClient:
         """A :class:`bf.AsyncClient <bankfeed.AsyncClient>` of this sandbox, as :meth:`client`."""
+        for option, key in self._public_keys.items():
+            options.setdefault(option, key)
         options.setdefault("base_url", self.url)
         options.setdefault("customer_id", self.customer_id)
         options.setdefault("poll_interval", _POLL_INTERVAL)

@@ -494,6 +494,7 @@ named! {
     progress: flag -> bool;
     tier2: flag -> bool;
     admin: flag -> bool;
+    auth: flag -> bool;
     allow_insecure_http: flag -> bool;
     schedule_refresh: optional_flag -> Option<bool>;
     with_transactions: optional_flag -> Option<bool>;
@@ -509,6 +510,7 @@ named! {
     session_idle_seconds: seconds -> f64;
     session_processing_seconds: seconds -> f64;
     card_in_use_seconds: seconds -> f64;
+    token_ttl: seconds -> f64;
     deadline: optional_seconds -> Option<f64>;
     // Whole numbers.
     port: whole -> u16;

@@ -16,7 +16,7 @@ use crate::config::{ClientConfig, ClientOptions};
 use crate::error::Error;
 use crate::sandbox::{
     attribute_catalogue, attribute_packages, login_ids, users, Fault, ListenError, RecordedRequest, Sandbox,
-    SandboxConfig, MAX_LOGINS,
+    SandboxConfig, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
 use crate::secret::Secret;
 use crate::sync::lock;
@@ -54,6 +54,24 @@ fn lifetime(name: &'static str, seconds: f64) -> PyResult<std::time::Duration> {
 /// the integer type it is read into).
 fn logins(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     args::whole_in("logins", value, 0, MAX_LOGINS)
+}
+
+/// `secret_key`: text or None (no token asked for), borrowed, so that the signature's default can
+/// be the public test instance's key written as a literal (the stub and `help()` show it).
+fn secret_key<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>> {
+    optional_key("secret_key", value)
+}
+
+/// `api_key`: as [`secret_key`].
+fn api_key<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>> {
+    optional_key("api_key", value)
+}
+
+fn optional_key<'a>(name: &'static str, value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    args::borrowed_text(name, value).map(Some)
 }
 
 /// Refuses a customer id or key that `sb.client()` would refuse, with the Client's own
@@ -96,8 +114,10 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         pending_seconds,
         slow_pending_polls,
         loading_polls,
+        auth,
         secret_key,
         api_key,
+        token_ttl,
         seed,
         investment_transactions,
         banking_transactions,
@@ -119,8 +139,10 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     defaults.set_item("pending_seconds", pending_seconds)?;
     defaults.set_item("slow_pending_polls", slow_pending_polls)?;
     defaults.set_item("loading_polls", loading_polls)?;
+    defaults.set_item("auth", auth)?;
     defaults.set_item("secret_key", secret_key)?;
     defaults.set_item("api_key", api_key)?;
+    defaults.set_item("token_ttl", token_ttl.as_secs_f64())?;
     defaults.set_item("seed", seed)?;
     defaults.set_item("investment_transactions", investment_transactions)?;
     defaults.set_item("banking_transactions", banking_transactions)?;
@@ -135,6 +157,10 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     defaults.set_item("admin", admin_token.is_some())?;
     Ok(defaults)
 }
+
+/// The longest `token_ttl`, in seconds: a day, far past the service's 30 minutes, and a value
+/// every clock can add to the present.
+const MAX_TOKEN_TTL: f64 = 86_400.0;
 
 /// How often the clients `sb.client()` and `sb.async_client()` poll by default, in seconds.
 const SANDBOX_POLL_INTERVAL: f64 = 0.05;
@@ -151,7 +177,9 @@ impl PySandbox {
     #[new]
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
                         slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
-                        banking_transactions=None, tier2=false, secret_key=None, api_key=None, faults=None,
+                        banking_transactions=None, tier2=false, auth=true,
+                        secret_key="c4569c54-e167-4d34-8de6-f4113bc82414",
+                        api_key="3d5266a8-b697-48d4-8de6-52e2e2662acc", token_ttl=1800.0, faults=None,
                         logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
                         card_in_use_seconds=0.0, max_wrong_answers=3, admin=false))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
@@ -168,8 +196,10 @@ impl PySandbox {
         #[pyo3(from_py_with = args::investment_transactions)] investment_transactions: Option<usize>,
         #[pyo3(from_py_with = args::banking_transactions)] banking_transactions: Option<usize>,
         #[pyo3(from_py_with = args::tier2)] tier2: bool,
-        #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
-        #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
+        #[pyo3(from_py_with = args::auth)] auth: bool,
+        #[pyo3(from_py_with = secret_key)] secret_key: Option<&str>,
+        #[pyo3(from_py_with = api_key)] api_key: Option<&str>,
+        #[pyo3(from_py_with = args::token_ttl)] token_ttl: f64,
         faults: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = logins)] logins: u32,
         #[pyo3(from_py_with = args::session_idle_seconds)] session_idle_seconds: f64,
@@ -186,6 +216,10 @@ impl PySandbox {
             let rule = format!("must be a number of seconds >= 0, got {pending_seconds}");
             return Err(Error::config("pending_seconds", rule).into());
         }
+        if !(token_ttl.is_finite() && token_ttl > 0.0 && token_ttl <= MAX_TOKEN_TTL) {
+            let rule = format!("must be a number of seconds > 0 and at most {MAX_TOKEN_TTL}, got {token_ttl}");
+            return Err(Error::config("token_ttl", rule).into());
+        }
         let session_ttl = lifetime("session_idle_seconds", session_idle_seconds)?;
         let processing_ttl = lifetime("session_processing_seconds", session_processing_seconds)?;
         let card_in_use = if card_in_use_seconds == 0.0 {
@@ -201,6 +235,9 @@ impl PySandbox {
         let admin_token = admin.then(|| uuid::Uuid::new_v4().simple().to_string());
         let defaults = SandboxConfig::default();
         let customer_id = customer_id.unwrap_or(defaults.customer_id);
+        // With `auth` off no key is asked for, and `sb.client()` sends none.
+        let (secret_key, api_key) =
+            if auth { (secret_key.map(str::to_owned), api_key.map(str::to_owned)) } else { (None, None) };
         check_client_settings(&customer_id, api_key.as_deref(), secret_key.as_deref())?;
         let config = SandboxConfig {
             customer_id,
@@ -214,8 +251,10 @@ impl PySandbox {
             investment_transactions,
             banking_transactions,
             tier2,
+            auth,
             secret_key: secret_key.clone(),
             api_key: api_key.clone(),
+            token_ttl: std::time::Duration::from_secs_f64(token_ttl),
             faults,
             logins,
             session_ttl,
@@ -251,6 +290,18 @@ impl PySandbox {
     #[getter]
     fn customer_id(&self) -> &str {
         &self.customer_id
+    }
+
+    #[doc = stub_doc!("Sandbox.secret_key")]
+    #[getter]
+    fn secret_key(&self) -> Option<&str> {
+        self.secret_key.as_deref()
+    }
+
+    #[doc = stub_doc!("Sandbox.api_key")]
+    #[getter]
+    fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
     }
 
     #[doc = stub_doc!("Sandbox.login_ids")]
@@ -516,6 +567,7 @@ fn announce(sandbox: &PySandbox, login_ids_file: Option<&std::path::Path>) {
     let mut out = std::io::stdout().lock();
     // Nowhere to report a closed stdout: the server serves all the same.
     let _ = writeln!(out, "bankfeed sandbox on {} (customer id {})", sandbox.url, sandbox.customer_id);
+    let _ = writeln!(out, "{}", keys_line(sandbox));
     if let Some(token) = &sandbox.admin_token {
         // The one place the token is shown: the person or harness that started the process
         // reads it here (docs/sandbox.md#the-admin-api).
@@ -531,6 +583,36 @@ fn announce(sandbox: &PySandbox, login_ids_file: Option<&std::path::Path>) {
         let _ = writeln!(out, "{count} saved logins bulk_00000 to {last}; LoginIds {source}");
     }
     let _ = out.flush();
+}
+
+/// The banner's second line: which keys the sandbox asks for, and how to turn them off. The
+/// public test instance's keys are public test data and are shown; any other key is not (it came
+/// from the environment or the caller, and secrets never reach a log).
+fn keys_line(sandbox: &PySandbox) -> String {
+    let shown = |key: &str, public: &str, name: &str| {
+        if key == public {
+            format!("{name} {key} (the public test instance's)")
+        } else {
+            format!("the {name} given (not shown)")
+        }
+    };
+    let mut asked = Vec::new();
+    if let Some(key) = &sandbox.secret_key {
+        asked.push(format!(
+            "{} in flinks-auth-key of GenerateAuthorizeToken",
+            shown(key, PUBLIC_SECRET_KEY, "secret key")
+        ));
+    }
+    if let Some(key) = &sandbox.api_key {
+        asked.push(format!("{} in x-api-key of the data operations", shown(key, PUBLIC_API_KEY, "API key")));
+    }
+    if asked.is_empty() {
+        return "keys: none asked for (authentication is off)".to_owned();
+    }
+    format!(
+        "keys: {}; sb.client() sends them; --no-auth (bf.Sandbox(auth=False)) turns them off for clients that send none",
+        asked.join(", ")
+    )
 }
 
 /// Writes the LoginIds one a line to a file next to `path`, then renames it, so a reader never

@@ -17,6 +17,7 @@ use axum::Router;
 use serde_json::{json, Value};
 
 use super::body::BodyBytes;
+use super::config::{PUBLIC_API_KEY, PUBLIC_SECRET_KEY};
 use super::faults::Fault;
 use super::reply::{self, ErrorReply};
 use super::state::Shared;
@@ -78,20 +79,22 @@ fn waiting(shared: &Shared) -> Response {
 /// `POST /_sandbox/faults`: adds a fault (an object) or several (a list), after those waiting;
 /// a fault that cannot be read is 400 `INVALID_REQUEST` naming the item and the key, and none
 /// of the faults sent with it is added.
-async fn inject(State(shared): State<Arc<Shared>>, BodyBytes(bytes): BodyBytes) -> Response {
+async fn inject(State(shared): State<Arc<Shared>>, bytes: Result<BodyBytes, ErrorReply>) -> Response {
+    let refused = |message: String| ErrorReply::invalid_request(message).of_admin().into_response();
+    let bytes = match bytes {
+        Ok(BodyBytes(bytes)) => bytes,
+        Err(refusal) => return refusal.of_admin().into_response(),
+    };
     let items = match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Array(items)) => items,
         Ok(item @ Value::Object(_)) => vec![item],
-        Ok(_) | Err(_) => {
-            return ErrorReply::invalid_request("The body must be a fault (a JSON object) or a list of them")
-                .into_response()
-        }
+        Ok(_) | Err(_) => return refused("The body must be a fault (a JSON object) or a list of them".to_owned()),
     };
     let mut faults = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         match Fault::from_json(item) {
             Ok(fault) => faults.push(fault),
-            Err(rule) => return ErrorReply::invalid_request(format!("faults item {index}: {rule}")).into_response(),
+            Err(rule) => return refused(format!("faults item {index}: {rule}")),
         }
     }
     shared.faults.add(faults);
@@ -119,8 +122,12 @@ async fn info(State(shared): State<Arc<Shared>>) -> Response {
             "customer_id": config.customer_id,
             "seed": config.seed,
             "logins": config.logins,
-            "api_key_required": config.api_key.is_some(),
-            "secret_key_required": config.secret_key.is_some(),
+            "api_key_required": config.required_api_key().is_some(),
+            "secret_key_required": config.required_secret_key().is_some(),
+            // The public test instance's keys are public test data, so a harness is handed them;
+            // keys of one's own (`--keys-from-env`) never are (docs/sandbox.md#the-admin-api).
+            "public_api_key": config.required_api_key().filter(|key| *key == PUBLIC_API_KEY),
+            "public_secret_key": config.required_secret_key().filter(|key| *key == PUBLIC_SECRET_KEY),
         }),
     )
 }

@@ -46,35 +46,39 @@ struct Request {
 
 pub(crate) async fn use_case(
     State(shared): State<Arc<Shared>>,
-    Segments((_, login_id, request_id, operation)): Segments<(String, String, String, String)>,
+    segments: Result<Segments<(String, String, String, String)>, ErrorReply>,
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
-    let (name, names) = package(&shared, &operation)?;
+    let Segments((_, login_id, request_id, operation)) = segments.map_err(ErrorReply::of_attributes)?;
+    let (name, names) = package(&shared, &operation).map_err(ErrorReply::of_attributes)?;
     let request = Request {
         groups: vec![(USE_CASE_GROUP.to_owned(), names.into_iter().filter_map(catalogue::find).collect())],
         categories: None,
         accounts: None,
         detail: Vec::new(),
-        limit_days: limit_days(&headers)?,
+        limit_days: limit_days(&headers).map_err(ErrorReply::of_attributes)?,
     };
     // Each package has a pending phase of its own, keyed by its operation's name.
     let operation = Operation { wire: &protocol::ATTRIBUTES_USE_CASE, name };
-    answer(&shared, &login_id, &request_id, &operation, request)
+    answer(&shared, &login_id, &request_id, &operation, request).map_err(ErrorReply::of_attributes)
 }
 
 pub(crate) async fn custom(
     State(shared): State<Arc<Shared>>,
-    Segments((_, login_id, request_id)): Segments<(String, String, String)>,
+    segments: Result<Segments<(String, String, String)>, ErrorReply>,
     headers: HeaderMap,
-    BodyBytes(bytes): BodyBytes,
+    bytes: Result<BodyBytes, ErrorReply>,
 ) -> Result<Response, ErrorReply> {
     keys::check_api_key(&shared, &headers)?;
+    let Segments((_, login_id, request_id)) = segments.map_err(ErrorReply::of_attributes)?;
     // As GetAllAttributes: the custom set is for Tier 2 packages, not use-case ones.
     tier2(&shared, "The custom Attributes operation")?;
-    let mut request = parse(&Body::parse(&bytes)?)?;
-    request.limit_days = limit_days(&headers)?;
+    let read = |bytes: Result<BodyBytes, ErrorReply>| parse(&Body::parse(&bytes?.0)?);
+    let mut request = read(bytes).map_err(ErrorReply::of_attributes)?;
+    request.limit_days = limit_days(&headers).map_err(ErrorReply::of_attributes)?;
     answer(&shared, &login_id, &request_id, &Operation::of(&protocol::ATTRIBUTES), request)
+        .map_err(ErrorReply::of_attributes)
 }
 
 /// Refuses `what` to a customer with use-case packages only (docs/protocol.md#attributes).

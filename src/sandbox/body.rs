@@ -3,8 +3,9 @@
 //! case-insensitively, `"true"` as true, null as absent.
 
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
 
 use super::reply::{too_large, ErrorReply};
@@ -38,8 +39,14 @@ impl Body {
         value.filter(|value| !value.is_null())
     }
 
-    pub(super) fn has(&self, key: &str) -> bool {
-        self.get(key).is_some()
+    /// Whether `key` is given: neither absent, null nor an empty or blank string, which clients
+    /// send for a field they leave out (`"LoginId": ""` beside credentials).
+    pub(super) fn present(&self, key: &str) -> bool {
+        match self.get(key) {
+            None => false,
+            Some(Value::String(text)) => !text.trim().is_empty(),
+            Some(_) => true,
+        }
     }
 
     /// A string field; absent and empty are both None.
@@ -57,10 +64,12 @@ impl Body {
         self.string(key)?.ok_or_else(|| ErrorReply::invalid_request(format!("{key} is required")))
     }
 
-    /// A boolean field: `true`/`false`, or those words as strings in any case.
+    /// A boolean field: `true`/`false`, or those words as strings in any case; an empty string
+    /// is absent (`"ScheduleRefresh": ""`, which clients send), so it reads as the default.
     pub(super) fn flag(&self, key: &str) -> Result<Option<bool>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
+            Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
             Some(Value::Bool(flag)) => Ok(Some(*flag)),
             Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("true") => Ok(Some(true)),
             Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("false") => Ok(Some(false)),
@@ -165,12 +174,43 @@ impl<S: Send + Sync> FromRequest<S> for BodyBytes {
     type Rejection = ErrorReply;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ErrorReply> {
-        match axum::body::Bytes::from_request(request, state).await {
-            Ok(bytes) => Ok(BodyBytes(bytes)),
-            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(too_large()),
-            Err(rejection) => Err(ErrorReply::new(rejection.status(), "INVALID_REQUEST", rejection.body_text().trim())),
-        }
+        check_content_type(request.headers())?;
+        bytes_of(request, state).await.map(BodyBytes)
     }
+}
+
+/// The body of `request` read whole, refused as [`BodyBytes`] refuses it, whatever its type: for
+/// the layers that read a body only to see what it names (the request log), and leave its
+/// `Content-Type` to the handler, which has the headers.
+pub(crate) async fn bytes_of<S: Send + Sync>(request: Request, state: &S) -> Result<axum::body::Bytes, ErrorReply> {
+    match axum::body::Bytes::from_request(request, state).await {
+        Ok(bytes) => Ok(bytes),
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(too_large()),
+        Err(rejection) => Err(ErrorReply::new(rejection.status(), "INVALID_REQUEST", rejection.body_text().trim())),
+    }
+}
+
+/// The documentation lists `Content-Type: application/json` among the headers of every operation
+/// with a body, and the service reads no other (docs/protocol.md#request-shapes-real-clients-send):
+/// a body sent without it, or as another type, is refused naming the header. `text/json` and
+/// `application/<anything>+json` are JSON too, with any parameters (`; charset=utf-8`).
+fn check_content_type(headers: &HeaderMap) -> Result<(), ErrorReply> {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return Err(ErrorReply::invalid_request(
+            "The Content-Type header is missing: a request body must be sent as Content-Type: application/json",
+        ));
+    };
+    let media = value.to_str().unwrap_or_default().split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let json = media == "application/json"
+        || media == "text/json"
+        || media.strip_prefix("application/").is_some_and(|subtype| subtype.ends_with("+json"));
+    if json {
+        return Ok(());
+    }
+    let came = value.to_str().map_or_else(|_| "not text".to_owned(), crate::shown::shown);
+    Err(ErrorReply::invalid_request(format!(
+        "The Content-Type header is {came}: a request body must be sent as Content-Type: application/json"
+    )))
 }
 
 /// Request bodies mutated from the client's own, through every reader the handlers use
@@ -218,7 +258,7 @@ mod fuzz {
 
     fn read_everything(body: &Body) {
         for key in KEYS {
-            body.has(key);
+            body.present(key);
             body.string(key).map_or_else(refused, drop);
             body.required(key).map_or_else(refused, drop);
             body.flag(key).map_or_else(refused, drop);

@@ -11,6 +11,15 @@ pub const MAX_LOGINS: u32 = 1_000_000;
 /// The customer id of the public test instance, so clients configured for it need no change.
 pub const DEFAULT_CUSTOMER_ID: &str = "43387ca6-0391-4c82-857d-70d95f087ecb";
 
+/// The secret key the public test instance publishes for `GenerateAuthorizeToken` (public test
+/// data, docs/sandbox.md#keys): a sandbox asks for it by default, so a client configured for that
+/// instance needs no change.
+pub const PUBLIC_SECRET_KEY: &str = "c4569c54-e167-4d34-8de6-f4113bc82414";
+
+/// The `x-api-key` the public test instance publishes for its data operations (public test data,
+/// docs/sandbox.md#keys).
+pub const PUBLIC_API_KEY: &str = "3d5266a8-b697-48d4-8de6-52e2e2662acc";
+
 /// Settings of a sandbox server.
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
@@ -30,11 +39,16 @@ pub struct SandboxConfig {
     /// Before the pending phase, how many times every data call answers 400 `SESSION_LOADING`
     /// ("a data request sent while the session is loading may return an error").
     pub loading_polls: u32,
-    /// When set, Authorize needs a single-use token from `GenerateAuthorizeToken`, which in turn
-    /// needs this key in the `flinks-auth-key` header. Without it a token is handed out and not
-    /// kept, since Authorize asks for none.
+    /// Whether the keys are asked for at all: false turns both off, whatever `secret_key` and
+    /// `api_key` say, for old clients that send none (docs/sandbox.md#keys).
+    pub auth: bool,
+    /// When set (and `auth`), Authorize needs a token from `GenerateAuthorizeToken`, which in turn
+    /// needs this key in the `flinks-auth-key` header; a token opens one session
+    /// (docs/sandbox.md#keys). Without it a token is handed out and not kept, since Authorize asks
+    /// for none. The public test instance's key by default.
     pub secret_key: Option<String>,
-    /// When set, data operations need the header `x-api-key` equal to it.
+    /// When set (and `auth`), data operations and DeleteCard need the header `x-api-key` equal to
+    /// it. The public test instance's key by default.
     pub api_key: Option<String>,
     /// A RequestId dies after this long without activity (`SESSION_EXPIRED`), unless its data
     /// is processing.
@@ -48,8 +62,9 @@ pub struct SandboxConfig {
     /// The wrong answer to a challenge that reaches this count ends the session with 401
     /// `INVALID_SECURITY_RESPONSE_NO_RETRY`; the ones before it can be answered again.
     pub max_wrong_answers: u32,
-    /// A token from `GenerateAuthorizeToken` is refused this long after it was issued; at most
-    /// 10,000 unused ones are kept, the oldest forgotten first (docs/sandbox.md#limits).
+    /// A token from `GenerateAuthorizeToken` is refused this long after it was issued (30 minutes,
+    /// as the service documents), also by the challenge answers of the session it opened; at most
+    /// 10,000 unused ones are kept, the oldest forgotten first (docs/sandbox.md#keys).
     pub token_ttl: Duration,
     /// Seeds LoginIds and all generated data: the same seed and username give the same LoginId,
     /// and the same LoginId the same accounts, in every sandbox.
@@ -98,13 +113,14 @@ impl Default for SandboxConfig {
             pending_seconds: 0.0,
             slow_pending_polls: 5,
             loading_polls: 0,
-            secret_key: None,
-            api_key: None,
+            auth: true,
+            secret_key: Some(PUBLIC_SECRET_KEY.to_owned()),
+            api_key: Some(PUBLIC_API_KEY.to_owned()),
             session_ttl: Duration::from_secs(8 * 60),
             processing_ttl: Duration::from_secs(30 * 60),
             card_in_use: Duration::ZERO,
             max_wrong_answers: 3,
-            token_ttl: Duration::from_secs(5 * 60),
+            token_ttl: Duration::from_secs(30 * 60),
             seed: 0,
             investment_transactions: None,
             banking_transactions: None,
@@ -117,6 +133,18 @@ impl Default for SandboxConfig {
             logins: 0,
             admin_token: None,
         }
+    }
+}
+
+impl SandboxConfig {
+    /// The secret key Authorize's tokens need, None when none is asked for (`auth` off or no key).
+    pub fn required_secret_key(&self) -> Option<&str> {
+        self.secret_key.as_deref().filter(|_| self.auth)
+    }
+
+    /// The API key data operations need, None when none is asked for (`auth` off or no key).
+    pub fn required_api_key(&self) -> Option<&str> {
+        self.api_key.as_deref().filter(|_| self.auth)
     }
 }
 

@@ -1,6 +1,8 @@
-//! API credentials: the secret key and its single-use Authorize tokens, and the data API key.
+//! API credentials: the secret key and the Authorize tokens it mints, each opening one session,
+//! and the data API key (docs/sandbox.md#keys).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -8,7 +10,7 @@ use axum::response::Response;
 use serde::Serialize;
 
 use super::reply::{Envelope, ErrorReply};
-use super::state::Shared;
+use super::state::{Inner, OpeningToken, Shared};
 
 const AUTH_HEADER: &str = "flinks-auth-key";
 const API_KEY_HEADER: &str = "x-api-key";
@@ -21,19 +23,26 @@ struct TokenBody {
     token: String,
 }
 
+/// The service's words for a refused secret key and a refused token
+/// (docs/protocol.md#authentication); each refusal adds what was wrong, never the value sent.
+const BAD_AUTH_KEY: &str = "You must provide a valid auth key";
+const BAD_TOKEN: &str = "You must provide a valid authorize token";
+/// The documentation gives no words for a refused API key; these follow the two above.
+const BAD_API_KEY: &str = "You must provide a valid x-api-key";
+
 /// `POST BankingServices/GenerateAuthorizeToken`: the body is ignored (it is empty on the wire).
-/// Without a configured secret key any caller gets a token, which is harmless since Authorize
+/// Without a secret key to ask for, any caller gets a token, which is harmless since Authorize
 /// then asks for none; so it is not kept, and token calls cost such a sandbox no memory.
 pub(crate) async fn generate_token(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
 ) -> Result<Response, ErrorReply> {
     let token = uuid::Uuid::new_v4();
-    if let Some(secret) = &shared.config.secret_key {
-        if header(&headers, AUTH_HEADER) != Some(secret.as_str()) {
+    if let Some(secret) = shared.config.required_secret_key() {
+        if header(&headers, AUTH_HEADER) != Some(secret) {
             return Err(ErrorReply::unauthorized(
                 "UNAUTHORIZED",
-                format!("The {AUTH_HEADER} header must carry the secret key"),
+                format!("{BAD_AUTH_KEY}: the {AUTH_HEADER} header of this call carries the secret key"),
             ));
         }
         shared.lock().add_token(token.as_u128());
@@ -41,30 +50,65 @@ pub(crate) async fn generate_token(
     Ok(Envelope::plain(TokenBody { token: token.to_string() }).ok())
 }
 
-/// Authorize needs a fresh token when a secret key is configured; presenting one uses it up,
-/// whether or not the rest of the request succeeds, as a real single-use token would be. A token
-/// is a GUID as the token call writes it, in any case; one past its lifetime is refused as one
-/// never issued (docs/sandbox.md#limits).
-pub(crate) fn take_authorize_token(shared: &Shared, headers: &HeaderMap) -> Result<(), ErrorReply> {
-    if shared.config.secret_key.is_none() {
-        return Ok(());
+/// The token an Authorize call presents in `flinks-auth-key`: None when the sandbox asks for
+/// none; refused when it is missing or is not a GUID as the token call writes it (in any case).
+/// Nothing is used up yet: which token is good depends on the body (docs/sandbox.md#keys).
+pub(crate) fn presented_token(shared: &Shared, headers: &HeaderMap) -> Result<Option<u128>, ErrorReply> {
+    if shared.config.required_secret_key().is_none() {
+        return Ok(None);
     }
     let token = header(headers, AUTH_HEADER).map(str::trim).unwrap_or_default();
-    let token = if token.len() == GUID_LENGTH { uuid::Uuid::try_parse(token).ok() } else { None };
-    if token.is_some_and(|token| shared.lock().take_token(token.as_u128())) {
-        return Ok(());
+    if token.is_empty() {
+        return Err(refused_token(&format!("the {AUTH_HEADER} header is missing")));
     }
-    Err(ErrorReply::unauthorized(
-        "UNAUTHORIZED",
-        format!("The {AUTH_HEADER} header must carry an unused, unexpired token from GenerateAuthorizeToken"),
-    ))
+    let token = if token.len() == GUID_LENGTH { uuid::Uuid::try_parse(token).ok() } else { None };
+    token.map(|token| Some(token.as_u128())).ok_or_else(|| {
+        refused_token(&format!("the {AUTH_HEADER} header does not hold a token from GenerateAuthorizeToken"))
+    })
 }
 
-/// Data operations need the API key when one is configured.
+/// An Authorize that opens a session (credentials, or a LoginId) uses up a fresh token: one
+/// issued, not used yet and not expired. The session keeps it for its challenge answers.
+pub(crate) fn open_with(shared: &Shared, presented: Option<u128>) -> Result<Option<OpeningToken>, ErrorReply> {
+    let Some(token) = presented else { return Ok(None) };
+    shared.lock().take_token(token).map(Some).ok_or_else(|| refused_token(&unusable(shared)))
+}
+
+/// A challenge answer of `request_id` may carry the token that opened that session, until it
+/// expires; or a fresh token, which it uses up (a client that asks for a token before every
+/// Authorize call). A token that opened another session is refused (docs/sandbox.md#keys).
+pub(crate) fn admit_answer(
+    inner: &mut Inner,
+    shared: &Shared,
+    request_id: &str,
+    presented: Option<u128>,
+) -> Result<(), ErrorReply> {
+    let Some(token) = presented else { return Ok(()) };
+    let opening = inner.opening_token(request_id);
+    if opening.is_some_and(|opening| opening.token == token && Instant::now() < opening.expires) {
+        return Ok(());
+    }
+    inner.take_token(token).map(drop).ok_or_else(|| refused_token(&unusable(shared)))
+}
+
+fn unusable(shared: &Shared) -> String {
+    let minutes = shared.config.token_ttl.as_secs_f64() / 60.0;
+    format!(
+        "the token in {AUTH_HEADER} was not issued by GenerateAuthorizeToken, has opened another session, \
+         or is older than {minutes} minutes"
+    )
+}
+
+fn refused_token(why: &str) -> ErrorReply {
+    ErrorReply::unauthorized("UNAUTHORIZED", format!("{BAD_TOKEN}: {why}"))
+}
+
+/// Data operations and DeleteCard need the API key when one is asked for.
 pub(crate) fn check_api_key(shared: &Shared, headers: &HeaderMap) -> Result<(), ErrorReply> {
-    match &shared.config.api_key {
-        Some(key) if header(headers, API_KEY_HEADER) != Some(key.as_str()) => {
-            Err(ErrorReply::unauthorized("UNAUTHORIZED", format!("The {API_KEY_HEADER} header must carry the API key")))
+    match shared.config.required_api_key() {
+        Some(key) if header(headers, API_KEY_HEADER) != Some(key) => {
+            let why = if headers.contains_key(API_KEY_HEADER) { "is not the API key" } else { "is missing" };
+            Err(ErrorReply::unauthorized("UNAUTHORIZED", format!("{BAD_API_KEY}: the {API_KEY_HEADER} header {why}")))
         }
         _ => Ok(()),
     }
@@ -105,7 +149,7 @@ mod tests {
 
     #[test]
     fn without_a_secret_key_token_calls_keep_nothing() {
-        let (shared, tokens) = flood(SandboxConfig::default(), 1000);
+        let (shared, tokens) = flood(SandboxConfig { auth: false, ..SandboxConfig::default() }, 1000);
         assert_eq!(shared.lock().token_count(), 0);
         assert_eq!(tokens.iter().collect::<std::collections::HashSet<_>>().len(), 1000, "each call a new token");
     }
@@ -116,11 +160,12 @@ mod tests {
         let (shared, tokens) = flood(config, MAX_TOKENS + 2_000);
         assert_eq!(shared.lock().token_count(), MAX_TOKENS);
         // The oldest were forgotten; the newest are still good, once, in any case.
-        assert!(take_authorize_token(&shared, &presenting(&tokens[0])).is_err());
-        assert!(take_authorize_token(&shared, &presenting(&tokens[1_999])).is_err());
+        let open = |token: &str| open_with(&shared, presented_token(&shared, &presenting(token)).unwrap());
+        assert!(open(&tokens[0]).is_err());
+        assert!(open(&tokens[1_999]).is_err());
         let newest = tokens.last().unwrap().to_ascii_uppercase();
-        assert!(take_authorize_token(&shared, &presenting(&newest)).is_ok());
-        assert!(take_authorize_token(&shared, &presenting(&newest)).is_err());
+        assert!(open(&newest).is_ok());
+        assert!(open(&newest).is_err());
         assert_eq!(shared.lock().token_count(), MAX_TOKENS - 1);
     }
 }

@@ -49,7 +49,9 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 
 pub use catalogue::{attribute_catalogue, attribute_packages};
-pub use config::{AuthorizeKind, RecordedRequest, SandboxConfig, DEFAULT_CUSTOMER_ID, MAX_LOGINS};
+pub use config::{
+    AuthorizeKind, RecordedRequest, SandboxConfig, DEFAULT_CUSTOMER_ID, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
+};
 pub use faults::{Fault, FaultKind};
 use state::Shared;
 pub use users::{bulk_username, users, SandboxUser, BULK_PREFIX};
@@ -139,6 +141,17 @@ impl Sandbox {
     /// The customer id this sandbox answers to.
     pub fn customer_id(&self) -> &str {
         &self.shared.config.customer_id
+    }
+
+    /// The secret key `GenerateAuthorizeToken` asks for, None when Authorize needs no token
+    /// (docs/sandbox.md#keys).
+    pub fn secret_key(&self) -> Option<&str> {
+        self.shared.config.required_secret_key()
+    }
+
+    /// The API key the data operations and DeleteCard ask for, None when they need none.
+    pub fn api_key(&self) -> Option<&str> {
+        self.shared.config.required_api_key()
     }
 
     /// The LoginIds of the bulk logins saved at start (`SandboxConfig::logins`), in order:

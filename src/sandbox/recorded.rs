@@ -11,14 +11,14 @@
 use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, HttpBody};
-use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request, State};
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
 use super::authorize;
-use super::body::{Body as JsonBody, BodyBytes};
+use super::body::{self as body_of, Body as JsonBody};
 use super::config::{AuthorizeKind, RecordedRequest};
 use super::inject::Faulted;
 use crate::protocol;
@@ -73,8 +73,8 @@ pub(crate) async fn describe(State(route): State<Faulted>, request: Request, nex
         let mut segments = segments.iter().flat_map(|segments| segments.iter());
         segments.find(|(key, _)| *key == name).map(|(_, value)| value.to_owned())
     };
-    let bytes = match BodyBytes::from_request(Request::new(body), &()).await {
-        Ok(BodyBytes(bytes)) => bytes,
+    let bytes = match body_of::bytes_of(Request::new(body), &()).await {
+        Ok(bytes) => bytes,
         Err(refusal) => return refusal.into_response(),
     };
     let json = if bytes.is_empty() { None } else { serde_json::from_slice::<Value>(&bytes).ok() };

@@ -51,8 +51,25 @@ impl ErrorReply {
         ErrorReply::new(StatusCode::UNAUTHORIZED, code, message)
     }
 
+    /// `INVALID_REQUEST` with the status the newest documentation of the banking and Authorize
+    /// operations gives it, 401 (docs/protocol.md#errors); older pages said 400.
     pub(super) fn invalid_request(message: impl Into<String>) -> ErrorReply {
-        ErrorReply::bad_request("INVALID_REQUEST", message)
+        ErrorReply::unauthorized("INVALID_REQUEST", message)
+    }
+
+    /// The refusal as the attributes operations give it: their own error page gives
+    /// `INVALID_REQUEST` the status 400 (docs/protocol.md#errors).
+    pub(super) fn of_attributes(self) -> ErrorReply {
+        if self.code == "INVALID_REQUEST" && self.status == StatusCode::UNAUTHORIZED {
+            return ErrorReply { status: StatusCode::BAD_REQUEST, ..self };
+        }
+        self
+    }
+
+    /// The refusal as the sandbox's own admin API gives it: `INVALID_REQUEST` is 400 there, since
+    /// the 401 of the banking operations would read as a refused admin token.
+    pub(super) fn of_admin(self) -> ErrorReply {
+        self.of_attributes()
     }
 
     /// Its `FlinksCode`.

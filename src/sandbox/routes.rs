@@ -24,7 +24,7 @@ use super::config::RecordedRequest;
 use super::inject::{self, Dropped, Faulted};
 use super::operation::{self, DataOperation};
 use super::recorded::{self, Note};
-use super::reply::{ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
+use super::reply::{self, ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
 use super::{accounts, admin, attributes, authorize, delete as delete_card, investments, keys, statements};
@@ -50,7 +50,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .router
         // Outside each route's fault layer: a request for another customer is no operation's.
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
-    let served = operations
+    let routed = operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // What `BodyBytes` reads at most; axum's default is the same, but the limit is ours to say.
@@ -61,12 +61,65 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         // Outermost, so it sees every request, the unmatched ones included.
         .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
         .with_state(Arc::clone(&shared));
+    // A layer of a router runs once it has routed; so the paths are put in their canonical case
+    // by an outer router, whose only route is the inner one.
+    let served = Router::new().fallback_service(routed).layer(middleware::map_request(canonical_case));
     // Merged after the layers, so no fault, no request log and no customer check touches it.
     if shared.config.admin_token.is_some() {
         served.merge(admin::router(shared))
     } else {
         served
     }
+}
+
+/// Every path template of the operations, `...Async` ones included.
+fn templates() -> impl Iterator<Item = &'static str> {
+    protocol::ALL.into_iter().flat_map(|op| std::iter::once(op.path).chain(op.async_path))
+}
+
+/// The request with its path's fixed words spelled as the operations' templates spell them, when
+/// the path matches one without regard to case (`/V3/{id}/bankingservices/authorize`): the
+/// service's routing ignores case (docs/protocol.md#request-shapes-real-clients-send). Parameters
+/// (ids) are kept as sent; the customer check compares the customer id without regard to case.
+async fn canonical_case(mut request: Request) -> Request {
+    let path = request.uri().path();
+    let Some(canonical) = templates().find_map(|template| spelled_as(template, path)) else {
+        return request;
+    };
+    if canonical == path {
+        return request;
+    }
+    let uri = match request.uri().query() {
+        Some(query) => format!("{canonical}?{query}"),
+        None => canonical,
+    };
+    if let Ok(uri) = uri.parse() {
+        *request.uri_mut() = uri;
+    }
+    request
+}
+
+/// `path` with the fixed segments of `template` in its case, if `path` matches it case aside
+/// (a parameter `{...}` matches any non-empty segment).
+fn spelled_as(template: &str, path: &str) -> Option<String> {
+    let (wanted, given): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+    if wanted.len() != given.len() {
+        return None;
+    }
+    let mut canonical = Vec::with_capacity(given.len());
+    for (wanted, given) in wanted.iter().zip(&given) {
+        if wanted.starts_with('{') {
+            if given.is_empty() {
+                return None;
+            }
+            canonical.push(*given);
+        } else if wanted.eq_ignore_ascii_case(given) {
+            canonical.push(*wanted);
+        } else {
+            return None;
+        }
+    }
+    Some(canonical.join("/"))
 }
 
 /// The router's table, built one wire operation at a time. Each route has a fault layer of its
@@ -163,7 +216,8 @@ impl Drop for Unanswered {
 async fn check_customer(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     let customer_id =
         request.uri().path().strip_prefix("/v3/").and_then(|rest| rest.split('/').next()).unwrap_or_default();
-    if customer_id != shared.config.customer_id {
+    // Without regard to case, as the service routes.
+    if !customer_id.eq_ignore_ascii_case(&shared.config.customer_id) {
         return ErrorReply::new(
             StatusCode::NOT_FOUND,
             "INVALID_REQUEST",
@@ -174,21 +228,24 @@ async fn check_customer(State(shared): State<Arc<Shared>>, request: Request, nex
     next.run(request).await
 }
 
-// The fallbacks answer without reading the body: [`whole_body`] reads what they leave.
-async fn not_found(method: Method, request: Request) -> ErrorReply {
-    ErrorReply::new(
-        StatusCode::NOT_FOUND,
-        "INVALID_REQUEST",
-        format!("No operation at {method} {}", request.uri().path()),
-    )
+// The fallbacks answer without reading the body: [`whole_body`] reads what they leave. No
+// operation of the service is at the path, so its framework answers, not the service: a
+// `Message` alone and no `FlinksCode` (docs/protocol.md#errors).
+async fn not_found(request: Request) -> Response {
+    let message = format!("No HTTP resource was found that matches the request URI '{}'.", request.uri().path());
+    reply::json(StatusCode::NOT_FOUND, &FrameworkError { message })
 }
 
-async fn method_not_allowed(method: Method, request: Request) -> ErrorReply {
-    ErrorReply::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "INVALID_REQUEST",
-        format!("{} does not take {method}", request.uri().path()),
-    )
+async fn method_not_allowed(method: Method) -> Response {
+    let message = format!("The requested resource does not support http method '{method}'.");
+    reply::json(StatusCode::METHOD_NOT_ALLOWED, &FrameworkError { message })
+}
+
+/// The error body of the service's web framework, for a request no operation takes.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct FrameworkError {
+    message: String,
 }
 
 /// Makes sure the client can send its next request on the connection after any answer, and

@@ -105,6 +105,9 @@ pub(crate) struct Inner {
     latest_live: HashMap<String, String>,
     /// How long a session whose data is processing lives without activity.
     processing_ttl: Duration,
+    /// Credentials logins so far, which picks the question of a user asked one of several
+    /// (docs/sandbox.md#users) together with the seed.
+    logins_begun: u64,
 }
 
 /// A connection known by LoginId.
@@ -138,6 +141,16 @@ pub(crate) struct Session {
     pub live: bool,
     /// Wrong answers given to its challenges so far (`max_wrong_answers`).
     pub wrong_answers: u32,
+    /// The token that opened the session, and when it expires: its challenge answers may carry
+    /// it again (docs/sandbox.md#keys).
+    pub token: Option<OpeningToken>,
+}
+
+/// The Authorize token a session was opened with.
+#[derive(Clone, Copy)]
+pub(crate) struct OpeningToken {
+    pub token: u128,
+    pub expires: Instant,
 }
 
 pub(crate) enum Stage {
@@ -197,6 +210,7 @@ impl Session {
             opened: Instant::now(),
             live: true,
             wrong_answers: 0,
+            token: None,
         }
     }
 
@@ -282,6 +296,7 @@ impl Inner {
             latest: HashMap::new(),
             latest_live: HashMap::new(),
             processing_ttl: config.processing_ttl,
+            logins_begun: 0,
         };
         inner.logins.reserve(config.logins as usize);
         for index in 0..config.logins {
@@ -297,8 +312,22 @@ impl Inner {
     }
 
     /// Single use: a token is gone once it has been presented, and refused after its lifetime.
-    pub(super) fn take_token(&mut self, token: u128) -> bool {
-        self.tokens.take(token, Instant::now())
+    /// Its expiry, when it was good.
+    pub(super) fn take_token(&mut self, token: u128) -> Option<OpeningToken> {
+        self.tokens.take(token, Instant::now()).map(|expires| OpeningToken { token, expires })
+    }
+
+    /// The token the session of `request_id` was opened with, if it is known and had one; the
+    /// session's inactivity clock is left alone.
+    pub(super) fn opening_token(&self, request_id: &str) -> Option<OpeningToken> {
+        self.sessions.get(&normalize_id(request_id)).and_then(|session| session.token)
+    }
+
+    /// The number of this credentials login in the sandbox's life, from 0.
+    pub(super) fn next_login(&mut self) -> u64 {
+        let number = self.logins_begun;
+        self.logins_begun = number.wrapping_add(1);
+        number
     }
 
     /// How many tokens are kept.
@@ -391,11 +420,8 @@ impl Inner {
         let session = self.open_session(request_id, ttl)?;
         let owner = session.login_id.as_deref().unwrap_or_default();
         if !owner.eq_ignore_ascii_case(login_id.trim()) {
-            return Err(ErrorReply::bad_request(
-                "INVALID_REQUEST",
-                format!("LoginId {login_id} is not the login of this RequestId"),
-            )
-            .with_request_id(request_id));
+            return Err(ErrorReply::invalid_request(format!("LoginId {login_id} is not the login of this RequestId"))
+                .with_request_id(request_id));
         }
         Ok(session)
     }

@@ -51,9 +51,10 @@ impl Tokens {
         self.order.push_back(token);
     }
 
-    /// Uses `token` up: true if it was issued, not used yet and not expired at `now`.
-    pub(super) fn take(&mut self, token: u128, now: Instant) -> bool {
-        self.live.remove(&token).is_some_and(|expires| now < expires)
+    /// Uses `token` up: its expiry if it was issued, not used yet and not expired at `now`. The
+    /// session it opens keeps that expiry for its challenge answers (docs/sandbox.md#keys).
+    pub(super) fn take(&mut self, token: u128, now: Instant) -> Option<Instant> {
+        self.live.remove(&token).filter(|expires| now < *expires)
     }
 
     /// How many tokens are kept.
@@ -94,10 +95,10 @@ mod tests {
         let mut tokens = Tokens::new(5 * MINUTE);
         tokens.add(1, start);
         tokens.add(2, start);
-        assert!(tokens.take(1, start + 4 * MINUTE));
-        assert!(!tokens.take(1, start + 4 * MINUTE), "single use");
-        assert!(!tokens.take(3, start), "never issued");
-        assert!(!tokens.take(2, start + 5 * MINUTE), "expired");
+        assert_eq!(tokens.take(1, start + 4 * MINUTE), Some(start + 5 * MINUTE));
+        assert!(tokens.take(1, start + 4 * MINUTE).is_none(), "single use");
+        assert!(tokens.take(3, start).is_none(), "never issued");
+        assert!(tokens.take(2, start + 5 * MINUTE).is_none(), "expired");
         assert_eq!(tokens.len(), 0);
     }
 
@@ -112,7 +113,7 @@ mod tests {
         tokens.add(1000, start + MINUTE);
         assert_eq!(tokens.len(), 1, "only the new token is left");
         assert_eq!(tokens.order.len(), 1);
-        assert!(tokens.take(1000, start + MINUTE));
+        assert!(tokens.take(1000, start + MINUTE).is_some());
     }
 
     #[test]
@@ -124,10 +125,10 @@ mod tests {
         }
         assert_eq!(tokens.len(), MAX_TOKENS);
         for forgotten in 0..5 {
-            assert!(!tokens.take(forgotten, start));
+            assert!(tokens.take(forgotten, start).is_none());
         }
-        assert!(tokens.take(5, start));
-        assert!(tokens.take(MAX_TOKENS as u128 + 4, start));
+        assert!(tokens.take(5, start).is_some());
+        assert!(tokens.take(MAX_TOKENS as u128 + 4, start).is_some());
     }
 
     #[test]
@@ -139,11 +140,11 @@ mod tests {
         tokens.add(0, start);
         for token in 1..100_000 {
             tokens.add(token, start);
-            assert!(tokens.take(token, start));
+            assert!(tokens.take(token, start).is_some());
             assert!(tokens.order.len() <= 200, "{} after {token}", tokens.order.len());
         }
         assert_eq!(tokens.len(), 1);
-        assert!(tokens.take(0, start), "the unused token was kept");
+        assert!(tokens.take(0, start).is_some(), "the unused token was kept");
     }
 
     #[test]
@@ -156,6 +157,6 @@ mod tests {
             tokens.add(token, now);
             assert!(tokens.len() <= 100 && tokens.order.len() <= 200);
         }
-        assert!(tokens.take(99_999, start + Duration::from_secs(100)));
+        assert!(tokens.take(99_999, start + Duration::from_secs(100)).is_some());
     }
 }

@@ -56,6 +56,10 @@ pub(crate) struct Scenario {
     pub saved_flow: Option<Vec<Round>>,
     /// The code of a slow user's data calls, which stay pending `slow_pending_polls` times.
     pub slow_pending: Option<&'static str>,
+    /// Whether a credentials login asks only one round of the flow, picked with the seed and the
+    /// login's number, and asks it again when the answers are empty, as the public test
+    /// instance's `Greatday` does (docs/sandbox.md#users).
+    pub one_round: bool,
 }
 
 impl Scenario {
@@ -67,6 +71,19 @@ impl Scenario {
         }
     }
 
+    /// The rounds a credentials login is asked: the whole flow, or for a user asked one round
+    /// per login, the round `draw` picks (the caller draws it from the seed and the login's
+    /// number, so that this table of users needs no generator).
+    pub(super) fn flow_of_login(&self, draw: u64) -> &[Round] {
+        let flow = self.flow();
+        if !self.one_round || flow.is_empty() {
+            return flow;
+        }
+        // The remainder is below the flow's length, which is a usize.
+        let index = usize::try_from(draw % flow.len() as u64).unwrap_or_default();
+        flow.get(index..=index).unwrap_or(flow)
+    }
+
     /// The rounds of a live login by saved connection.
     pub(super) fn saved_flow(&self) -> &[Round] {
         self.saved_flow.as_deref().unwrap_or_else(|| self.flow())
@@ -76,11 +93,14 @@ impl Scenario {
         // The trusted-device user meets its challenge only on the saved-connection call.
         let rounds = if self.saved_flow.is_some() { self.saved_flow() } else { self.flow() };
         let challenges = rounds.iter().flatten();
+        // A user asked one round per login meets the types of one round; any round may come, so
+        // the answers are every round's.
+        let asked = if self.one_round { rounds.get(..1).unwrap_or(rounds) } else { rounds };
         SandboxUser {
             username: self.username,
             password: PASSWORD,
             description: self.description,
-            challenge_types: challenges.clone().map(|challenge| challenge.kind).collect(),
+            challenge_types: asked.iter().flatten().map(|challenge| challenge.kind).collect(),
             answers: challenges.map(Challenge::sample_answer).collect(),
         }
     }
@@ -180,7 +200,14 @@ fn greatday_rounds() -> Vec<Round> {
 }
 
 fn flow(username: &'static str, description: &'static str, rounds: Vec<Round>) -> Scenario {
-    Scenario { username, description, outcome: Outcome::Flow(rounds), saved_flow: None, slow_pending: None }
+    Scenario {
+        username,
+        description,
+        outcome: Outcome::Flow(rounds),
+        saved_flow: None,
+        slow_pending: None,
+        one_round: false,
+    }
 }
 
 fn refused(username: &'static str, description: &'static str, code: &'static str, message: &'static str) -> Scenario {
@@ -190,6 +217,7 @@ fn refused(username: &'static str, description: &'static str, code: &'static str
         outcome: Outcome::Refused { code, message },
         saved_flow: None,
         slow_pending: None,
+        one_round: false,
     }
 }
 
@@ -207,7 +235,15 @@ fn table() -> Vec<Scenario> {
     };
 
     vec![
-        flow("Greatday", "Three security questions, one per 203: city, country, shape.", greatday_rounds()),
+        Scenario {
+            one_round: true,
+            ..flow(
+                "Greatday",
+                "One of three security questions (city, country, shape) per login, picked with the seed; \
+                 empty answers ask it again.",
+                greatday_rounds(),
+            )
+        },
         flow("greatday_nomfa", "No challenge: 200 at once.", Vec::new()),
         refused(
             "test_disabled_account",
@@ -237,6 +273,11 @@ fn table() -> Vec<Scenario> {
                 greatday_rounds(),
             )
         },
+        flow(
+            "greatday_three_rounds",
+            "Greatday's three security questions, one per 203: city, country, shape.",
+            greatday_rounds(),
+        ),
         flow(
             "mfa_three_questions",
             "Greatday's three security questions at once, in one 203.",

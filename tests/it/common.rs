@@ -31,7 +31,7 @@ macro_rules! data {
 use bankfeed::authorize::Credentials;
 use bankfeed::config::ClientOptions;
 use bankfeed::sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
-use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Session};
+use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Secret, Session};
 use serde_json::{json, Value};
 
 /// The test institution every sandbox user belongs to.
@@ -52,14 +52,60 @@ pub(crate) type Reply = (u16, Value);
 pub(crate) struct Api {
     pub sandbox: Sandbox,
     pub http: reqwest::Client,
+    /// Whether requests carry the keys the sandbox asks for, as a keyed client sends them (a
+    /// fresh token on every Authorize, the API key on everything else), unless a test gives
+    /// those headers itself.
+    keyed: bool,
 }
 
 impl Api {
+    /// A sandbox, and a client that sends the keys it asks for (docs/sandbox.md#keys).
     pub(crate) fn with(config: SandboxConfig) -> Api {
+        Api::start(config, true)
+    }
+
+    /// A sandbox, and a client that sends only the headers a test gives: for tests of the keys.
+    pub(crate) fn unkeyed(config: SandboxConfig) -> Api {
+        Api::start(config, false)
+    }
+
+    fn start(config: SandboxConfig, keyed: bool) -> Api {
         // reqwest is built without a default crypto provider; installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder().build().expect("reqwest client");
-        Api { sandbox: Sandbox::start(config).expect("sandbox starts"), http }
+        Api { sandbox: Sandbox::start(config).expect("sandbox starts"), http, keyed }
+    }
+
+    /// A fresh Authorize token from the sandbox's secret key.
+    pub(crate) async fn token(&self) -> String {
+        let secret = self.sandbox.secret_key().expect("a sandbox that asks for a secret key");
+        let response =
+            self.http.post(self.url(TOKEN)).header("flinks-auth-key", secret).send().await.expect("token call sent");
+        assert_eq!(response.status().as_u16(), 200, "the token call");
+        let body: Value = serde_json::from_slice(&response.bytes().await.expect("token read")).expect("JSON");
+        body["Token"].as_str().expect("a Token").to_owned()
+    }
+
+    /// The key headers a keyed client adds to a request to `url`, beside the test's `headers`.
+    async fn keys_for(&self, method: &reqwest::Method, url: &str, headers: &[(&str, &str)]) -> Vec<(String, String)> {
+        let given = |name: &str| headers.iter().any(|(header, _)| header.eq_ignore_ascii_case(name));
+        let path = url.split('?').next().unwrap_or_default().to_ascii_lowercase();
+        let mut keys = Vec::new();
+        if !self.keyed || given("flinks-auth-key") || given("x-api-key") {
+            return keys;
+        }
+        if path.ends_with(&TOKEN.to_ascii_lowercase()) {
+            if let Some(secret) = self.sandbox.secret_key() {
+                keys.push(("flinks-auth-key".to_owned(), secret.to_owned()));
+            }
+        } else if path.ends_with(&AUTHORIZE.to_ascii_lowercase()) && *method == reqwest::Method::POST {
+            if self.sandbox.secret_key().is_some() {
+                keys.push(("flinks-auth-key".to_owned(), self.token().await));
+            }
+        } else if let Some(key) = self.sandbox.api_key() {
+            keys.push(("x-api-key".to_owned(), key.to_owned()));
+        }
+        keys
     }
 
     /// The URL of `operation`, a path under `/v3/{customerId}/`.
@@ -86,9 +132,13 @@ impl Api {
         headers: &[(&str, &str)],
         body: Option<Vec<u8>>,
     ) -> Reply {
+        let keys = self.keys_for(&method, &url, headers).await;
         let mut request = self.http.request(method, url);
         for (name, value) in headers {
             request = request.header(*name, *value);
+        }
+        for (name, value) in keys {
+            request = request.header(name, value);
         }
         if let Some(body) = body {
             request = request.header("content-type", "application/json").body(body);
@@ -187,8 +237,9 @@ pub(crate) fn client_of(config: SandboxConfig) -> (Sandbox, Client) {
     let options = ClientOptions {
         base_url: Some(sandbox.url()),
         customer_id: Some(sandbox.customer_id().to_owned()),
-        api_key: None,
-        secret_key: None,
+        // The keys the sandbox asks for, as `sb.client()` fills them in.
+        api_key: sandbox.api_key().map(Secret::new),
+        secret_key: sandbox.secret_key().map(Secret::new),
         poll_interval: 0.01,
         poll_timeout: 10.0,
         ..ClientOptions::default()

@@ -102,8 +102,11 @@ fn sandbox_is_send_and_sync_and_defaults_match_the_public_instance() {
     assert_eq!((config.port, config.pending_polls, config.slow_pending_polls), (0, 1, 5));
     assert!(config.pending_seconds.abs() < f64::EPSILON);
     assert_eq!(config.session_ttl, Duration::from_secs(480));
-    assert_eq!(config.token_ttl, Duration::from_secs(300));
-    assert!(config.secret_key.is_none() && config.api_key.is_none());
+    assert_eq!(config.token_ttl, Duration::from_secs(30 * 60));
+    // The keys the public test instance publishes, on by default.
+    assert!(config.auth);
+    assert_eq!(config.secret_key.as_deref(), Some("c4569c54-e167-4d34-8de6-f4113bc82414"));
+    assert_eq!(config.api_key.as_deref(), Some("3d5266a8-b697-48d4-8de6-52e2e2662acc"));
     assert_eq!(config.header_read_timeout, Duration::from_secs(10));
     assert_eq!(config.request_read_timeout, Duration::from_secs(30));
     assert_eq!(config.idle_timeout, Duration::from_secs(30));
@@ -122,6 +125,7 @@ fn users_are_listed_documented_ones_first() {
             "test_service_unavailable",
             "test_pending",
             "test_dispatched",
+            "greatday_three_rounds",
             "mfa_three_questions",
             "mfa_image",
             "mfa_securid",
@@ -132,12 +136,15 @@ fn users_are_listed_documented_ones_first() {
             "mfa_reset_questions",
         ]
     );
-    for user in users() {
+    for user in users().into_iter().filter(|user| user.username != "Greatday") {
         assert_eq!(user.password, "Everyday");
         assert!(!user.description.is_empty());
         assert_eq!(user.answers.len(), user.challenge_types.len(), "{}", user.username);
     }
-    assert_eq!(user("Greatday").challenge_types, ["QuestionAndAnswer"; 3]);
+    // Greatday is asked one of its three questions per login, and any of the three may come.
+    assert_eq!(user("Greatday").challenge_types, ["QuestionAndAnswer"]);
+    assert_eq!(user("Greatday").answers, user("greatday_three_rounds").answers);
+    assert_eq!(user("greatday_three_rounds").challenge_types, ["QuestionAndAnswer"; 3]);
     assert_eq!(user("mfa_trusted_device").challenge_types, ["WaitUntilEUAccept"]);
     assert!(user("mfa_trusted_device").description.contains("MostRecentCached false"));
     assert_eq!(user("mfa_text_or_call").answers[0], ("(514) 555-0101".to_owned(), vec!["Text".to_owned()]));
@@ -166,7 +173,8 @@ async fn url_addr_and_stop() {
 async fn serve_runs_on_a_given_listener_until_shutdown() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = SandboxConfig { customer_id: "my-customer".into(), ..SandboxConfig::default() };
+    // Without keys: the test is about serving, and writes its request by hand.
+    let config = SandboxConfig { customer_id: "my-customer".into(), auth: false, ..SandboxConfig::default() };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(bankfeed::sandbox::serve(listener, config, async {
         let _ = stopped.await;
@@ -175,6 +183,7 @@ async fn serve_runs_on_a_given_listener_until_shutdown() {
     let http = reqwest::Client::builder().build().unwrap();
     let reply = http
         .post(format!("http://{addr}/v3/my-customer/BankingServices/Authorize"))
+        .header("content-type", "application/json")
         .body(r#"{"Institution":"FlinksCapital","Username":"greatday_nomfa","Password":"Everyday","MostRecentCached":false}"#)
         .send()
         .await
@@ -213,9 +222,9 @@ async fn every_user_behaves_as_its_table_entry_says() {
 }
 
 #[tokio::test]
-async fn greatday_asks_one_question_per_round_and_opens_the_session() {
+async fn greatday_three_rounds_asks_one_question_per_round_and_opens_the_session() {
     let api = Api::new();
-    let first = api.credentials("Greatday", false).await;
+    let first = api.credentials("greatday_three_rounds", false).await;
     assert_eq!(first.0, 203);
     let id = request_id(&first);
     assert_eq!(
@@ -247,7 +256,7 @@ async fn greatday_asks_one_question_per_round_and_opens_the_session() {
             ],
             "HttpStatusCode": 200,
             "Login": {
-                "Username": "Greatday",
+                "Username": "greatday_three_rounds",
                 "IsScheduledRefresh": false,
                 "LastRefresh": "2026-11-20T08:15:42.1234567",
                 "Type": "Personal",
@@ -305,13 +314,13 @@ async fn credential_errors() {
     };
     for field in ["Institution", "Username", "Password"] {
         let reply = api.authorize(without(field)).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_error(&reply, 401, "INVALID_REQUEST");
         assert_message_names(&reply, field);
     }
     let mut body = base.clone();
     body["Institution"] = json!("OtherBank");
     let reply = api.authorize(body).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "unknown institution");
 
     let mut body = base.clone();
@@ -326,17 +335,16 @@ async fn credential_errors() {
     body["Password"] = json!("Someday");
     assert_error(&api.authorize(body).await, 401, "INVALID_PASSWORD");
 
+    // MostRecentCached true beside credentials is a live login, as clients send it
+    // (docs/protocol.md#request-shapes-real-clients-send).
     let mut body = base.clone();
     body["MostRecentCached"] = json!(true);
-    let reply = api.authorize(body).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
-    assert_message_names(&reply, "MostRecentCached");
-    assert_message_names(&reply, "LoginId");
+    assert_eq!(api.authorize(body).await.0, 203);
 
     let mut body = base.clone();
     body["Save"] = json!("maybe");
     let reply = api.authorize(body).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "Save");
 }
 
@@ -345,9 +353,9 @@ async fn bodies_that_are_not_json_objects_are_rejected() {
     let api = Api::new();
     for body in [&b"[1,2]"[..], b"\"text\"", b"{not json", b"", b"null"] {
         let reply = api.raw(reqwest::Method::POST, AUTHORIZE, &[], Some(body.to_vec())).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_error(&reply, 401, "INVALID_REQUEST");
         let reply = api.raw(reqwest::Method::POST, INVESTMENTS, &[], Some(body.to_vec())).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_error(&reply, 401, "INVALID_REQUEST");
     }
 }
 
@@ -367,7 +375,7 @@ async fn keys_are_case_insensitive_and_true_may_be_a_string() {
     assert_eq!(cached.0, 200, "{}", cached.1);
     assert_eq!(login_id(&cached.1), login);
 
-    let challenge = api.credentials("Greatday", false).await;
+    let challenge = api.credentials("greatday_three_rounds", false).await;
     let reply = api
         .authorize(json!({"requestid": request_id(&challenge), "securityresponses": {"What city were you born in?": ["Montreal"]}}))
         .await;
@@ -461,7 +469,7 @@ async fn answer_errors() {
     assert!(reply.1.get("RequestId").is_none(), "an unknown RequestId is not echoed");
 
     let reply = api.authorize(json!({"RequestId": unknown})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "SecurityResponses");
 
     let challenge = api.credentials("mfa_three_questions", false).await;
@@ -493,7 +501,7 @@ async fn answer_errors() {
     assert_error(&reply, 401, "INVALID_SECURITY_RESPONSE");
     assert_eq!(reply.1["RequestId"], id.as_str());
     let reply = api.answer(&id, json!({"What city were you born in?": "Montreal", "What is the best country on earth?": ["Canada"], "What shape do people like most?": ["Triangle"]})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     // The challenge stays pending after a wrong answer: try again.
     let done = api.answer(&id, all("triangle")).await;
     assert_eq!(done.0, 200, "{}", done.1);
@@ -883,12 +891,12 @@ async fn investments_errors() {
     assert_eq!(reply.1["RequestId"], request_id(&challenged).as_str());
 
     let reply = api.investments(&uuid::Uuid::new_v4().to_string(), &id).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_eq!(reply.1["RequestId"], id.as_str());
 
     for (field, body) in [("RequestId", json!({"LoginId": login})), ("LoginId", json!({"RequestId": id}))] {
         let reply = api.post(INVESTMENTS, body).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_error(&reply, 401, "INVALID_REQUEST");
         assert_message_names(&reply, field);
     }
     // The failures above did not use up the pending phase.
@@ -898,7 +906,12 @@ async fn investments_errors() {
 
 #[tokio::test]
 async fn investments_need_the_api_key_when_configured() {
-    let api = Api::with(SandboxConfig { api_key: Some("k-123".into()), pending_polls: 0, ..SandboxConfig::default() });
+    let api = Api::unkeyed(SandboxConfig {
+        secret_key: None,
+        api_key: Some("k-123".into()),
+        pending_polls: 0,
+        ..SandboxConfig::default()
+    });
     let session = api.login("greatday_nomfa", false).await;
     let body = json!({"LoginId": login_id(&session), "RequestId": session["RequestId"], "MostRecentCached": true});
     assert_error(&api.post(INVESTMENTS, body.clone()).await, 401, "UNAUTHORIZED");
@@ -908,40 +921,97 @@ async fn investments_need_the_api_key_when_configured() {
 
 // ---- tokens --------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn authorize_tokens_are_needed_with_a_secret_key_and_single_use() {
-    let api = Api::with(SandboxConfig { secret_key: Some("s3cret".into()), ..SandboxConfig::default() });
-    let nomfa = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
-    assert_error(&api.authorize(nomfa.clone()).await, 401, "UNAUTHORIZED");
-    assert_error(&api.post_with(TOKEN, &[("flinks-auth-key", "wrong")], json!({})).await, 401, "UNAUTHORIZED");
-    assert_error(&api.post(TOKEN, json!({})).await, 401, "UNAUTHORIZED");
+/// A token from the sandbox's `GenerateAuthorizeToken`, minted with `secret`.
+async fn mint(api: &Api, secret: &str) -> String {
+    let reply = api.post_with(TOKEN, &[("flinks-auth-key", secret)], json!({})).await;
+    assert_eq!(reply.0, 200, "{}", reply.1);
+    reply.1["Token"].as_str().unwrap().to_owned()
+}
 
+#[tokio::test]
+async fn a_default_sandbox_asks_for_the_public_test_instances_keys() {
+    let api = Api::unkeyed(SandboxConfig { pending_polls: 0, ..SandboxConfig::default() });
+    let nomfa = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
+    let refused = api.authorize(nomfa.clone()).await;
+    assert_error(&refused, 401, "UNAUTHORIZED");
+    assert_message_names(&refused, "You must provide a valid authorize token");
+    let wrong = api.post_with(TOKEN, &[("flinks-auth-key", "not-the-key")], json!({})).await;
+    assert_error(&wrong, 401, "UNAUTHORIZED");
+    assert_message_names(&wrong, "You must provide a valid auth key");
+    assert!(!wrong.1.to_string().contains("not-the-key"), "the key sent is not repeated: {}", wrong.1);
+
+    let token = mint(&api, "c4569c54-e167-4d34-8de6-f4113bc82414").await;
+    let session = api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa).await;
+    assert_eq!(session.0, 200, "{}", session.1);
+    let body = json!({"RequestId": session.1["RequestId"]});
+    let keyless = api.post(crate::common::SUMMARY, body.clone()).await;
+    assert_error(&keyless, 401, "UNAUTHORIZED");
+    assert_message_names(&keyless, "You must provide a valid x-api-key");
+    let keyed =
+        api.post_with(crate::common::SUMMARY, &[("x-api-key", "3d5266a8-b697-48d4-8de6-52e2e2662acc")], body).await;
+    assert_eq!(keyed.0, 200, "{}", keyed.1);
+}
+
+#[tokio::test]
+async fn with_auth_off_no_key_is_asked_for() {
+    // The keys stay configured; `auth` alone turns them off.
+    let api = Api::unkeyed(SandboxConfig { auth: false, pending_polls: 0, ..SandboxConfig::default() });
+    assert_eq!((api.sandbox.secret_key(), api.sandbox.api_key()), (None, None));
+    let session = api.credentials("greatday_nomfa", false).await;
+    assert_eq!(session.0, 200, "{}", session.1);
+    let summary = api.post(crate::common::SUMMARY, json!({"RequestId": session.1["RequestId"]})).await;
+    assert_eq!(summary.0, 200, "{}", summary.1);
+}
+
+#[tokio::test]
+async fn a_token_opens_one_session_and_carries_its_challenge_answers() {
+    let api =
+        Api::unkeyed(SandboxConfig { secret_key: Some("s3cret".into()), api_key: None, ..SandboxConfig::default() });
+    let nomfa = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
+    assert_error(&api.post(TOKEN, json!({})).await, 401, "UNAUTHORIZED");
     let token = api.post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({})).await;
-    assert_eq!(token.0, 200);
     assert_eq!(token.1["HttpStatusCode"], 200);
     let token = token.1["Token"].as_str().unwrap().to_owned();
     uuid::Uuid::parse_str(&token).unwrap();
+    // The secret key is no token.
     assert_error(&api.post_with(AUTHORIZE, &[("flinks-auth-key", "s3cret")], nomfa.clone()).await, 401, "UNAUTHORIZED");
     assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa.clone()).await.0, 200);
-    assert_error(&api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa.clone()).await, 401, "UNAUTHORIZED");
+    // Its session is open: the token cannot open a second one.
+    let again = api.post_with(AUTHORIZE, &[("flinks-auth-key", &token)], nomfa.clone()).await;
+    assert_error(&again, 401, "UNAUTHORIZED");
+    assert_message_names(&again, "You must provide a valid authorize token");
 
-    // Each call of a challenge flow needs its own token.
-    let fresh = || async {
-        let reply = api.post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({})).await;
-        reply.1["Token"].as_str().unwrap().to_owned()
-    };
-    let greatday = json!({"Institution": "FlinksCapital", "Username": "Greatday", "Password": "Everyday", "MostRecentCached": false});
-    let first = api.post_with(AUTHORIZE, &[("flinks-auth-key", &fresh().await)], greatday).await;
-    assert_eq!(first.0, 203);
-    let answer =
-        json!({"RequestId": request_id(&first), "SecurityResponses": {"What city were you born in?": ["Montreal"]}});
-    assert_error(&api.post(AUTHORIZE, answer.clone()).await, 401, "UNAUTHORIZED");
-    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &fresh().await)], answer).await.0, 203);
+    // The token that opened a challenged session carries every answer of that RequestId.
+    let opening = mint(&api, "s3cret").await;
+    let three = json!({"Institution": "FlinksCapital", "Username": "greatday_three_rounds", "Password": "Everyday", "MostRecentCached": false});
+    let mut reply = api.post_with(AUTHORIZE, &[("flinks-auth-key", &opening)], three.clone()).await;
+    let user = user("greatday_three_rounds");
+    let opened = request_id(&reply);
+    let mut rounds = 0;
+    while reply.0 == 203 {
+        rounds += 1;
+        let answer = json!({"RequestId": opened, "SecurityResponses": answers_for(&user, &reply.1)});
+        assert_error(&api.post(AUTHORIZE, answer.clone()).await, 401, "UNAUTHORIZED");
+        reply = api.post_with(AUTHORIZE, &[("flinks-auth-key", &opening)], answer).await;
+    }
+    assert_eq!((rounds, reply.0), (3, 200), "{}", reply.1);
+
+    // A fresh token per call (what bankfeed's client sends) is good for the answers too.
+    let other = api.post_with(AUTHORIZE, &[("flinks-auth-key", &mint(&api, "s3cret").await)], three.clone()).await;
+    assert_eq!(other.0, 203);
+    let answer = json!({"RequestId": request_id(&other), "SecurityResponses": answers_for(&user, &other.1)});
+    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &mint(&api, "s3cret").await)], answer).await.0, 203);
+
+    // But the token of one session does not carry the answers of another.
+    let answer = json!({"RequestId": request_id(&other), "SecurityResponses": {"What is the best country on earth?": ["Canada"]}});
+    let borrowed = api.post_with(AUTHORIZE, &[("flinks-auth-key", &opening)], answer).await;
+    assert_error(&borrowed, 401, "UNAUTHORIZED");
+    assert_message_names(&borrowed, "opened another session");
 }
 
 #[tokio::test]
 async fn without_a_secret_key_tokens_are_optional() {
-    let api = Api::new();
+    let api = Api::unkeyed(SandboxConfig { secret_key: None, api_key: None, ..SandboxConfig::default() });
     let token = api.send_url(reqwest::Method::POST, api.url(TOKEN), &[], None).await;
     assert_eq!(token.0, 200);
     assert!(token.1["Token"].is_string());
@@ -955,24 +1025,32 @@ async fn without_a_secret_key_tokens_are_optional() {
 }
 
 #[tokio::test]
-async fn a_token_is_refused_after_its_lifetime() {
-    let api = Api::with(SandboxConfig {
+async fn a_token_is_refused_after_its_lifetime_also_by_its_sessions_answers() {
+    let api = Api::unkeyed(SandboxConfig {
         secret_key: Some("s3cret".into()),
+        api_key: None,
         // Wide margins: a fresh token is used well within its second, a stale one well after.
         token_ttl: Duration::from_secs(1),
         ..SandboxConfig::default()
     });
     let nomfa = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
-    let token = || async {
-        let reply = api.post_with(TOKEN, &[("flinks-auth-key", "s3cret")], json!({})).await;
-        reply.1["Token"].as_str().unwrap().to_owned()
-    };
-    let stale = token().await;
+    let three = json!({"Institution": "FlinksCapital", "Username": "greatday_three_rounds", "Password": "Everyday", "MostRecentCached": false});
+    let stale = mint(&api, "s3cret").await;
+    let opening = mint(&api, "s3cret").await;
+    let challenged = api.post_with(AUTHORIZE, &[("flinks-auth-key", &opening)], three).await;
+    assert_eq!(challenged.0, 203);
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     let reply = api.post_with(AUTHORIZE, &[("flinks-auth-key", &stale)], nomfa.clone()).await;
     assert_error(&reply, 401, "UNAUTHORIZED");
-    assert_message_names(&reply, "unexpired token");
-    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &token().await)], nomfa).await.0, 200);
+    assert_message_names(&reply, "older than");
+    let answer = json!({"RequestId": request_id(&challenged), "SecurityResponses": answers_for(&user("greatday_three_rounds"), &challenged.1)});
+    assert_error(
+        &api.post_with(AUTHORIZE, &[("flinks-auth-key", &opening)], answer.clone()).await,
+        401,
+        "UNAUTHORIZED",
+    );
+    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &mint(&api, "s3cret").await)], answer).await.0, 203);
+    assert_eq!(api.post_with(AUTHORIZE, &[("flinks-auth-key", &mint(&api, "s3cret").await)], nomfa).await.0, 200);
 }
 
 // ---- sessions expire -----------------------------------------------------------------------
@@ -1007,21 +1085,24 @@ async fn idle_sessions_expire() {
 
 #[tokio::test]
 async fn unknown_customers_and_paths_get_404_and_everything_is_logged() {
-    let api = Api::new();
+    // Without keys, so that each request below is one request.
+    let api = Api::with(SandboxConfig { auth: false, ..SandboxConfig::default() });
     assert_eq!(api.sandbox.request_count(), 0);
     let other = format!("{}/v3/00000000-0000-0000-0000-000000000000/BankingServices/Authorize", api.sandbox.url());
     let reply = api.send_url(reqwest::Method::POST, other, &[], Some(b"{}".to_vec())).await;
     assert_error(&reply, 404, "INVALID_REQUEST");
     assert_message_names(&reply, "00000000-0000-0000-0000-000000000000");
 
+    // No operation: the framework's answer, a Message and no FlinksCode.
     let reply =
         api.send_url(reqwest::Method::GET, format!("{}/nowhere?password=x", api.sandbox.url()), &[], None).await;
-    assert_error(&reply, 404, "INVALID_REQUEST");
+    assert_eq!((reply.0, &reply.1["FlinksCode"]), (404, &Value::Null), "{}", reply.1);
+    assert!(!reply.1.to_string().contains("password"), "{}", reply.1);
     let reply =
         api.send_url(reqwest::Method::POST, api.url("BankingServices/GetNothing"), &[], Some(b"{}".to_vec())).await;
-    assert_error(&reply, 404, "INVALID_REQUEST");
+    assert_eq!((reply.0, &reply.1["FlinksCode"]), (404, &Value::Null), "{}", reply.1);
     let reply = api.send_url(reqwest::Method::GET, api.url(AUTHORIZE), &[], None).await;
-    assert_error(&reply, 405, "INVALID_REQUEST");
+    assert_eq!((reply.0, &reply.1["FlinksCode"]), (405, &Value::Null), "{}", reply.1);
     let reply = api.credentials("greatday_nomfa", false).await;
     assert_eq!(reply.0, 200);
 
@@ -1070,8 +1151,10 @@ async fn the_admin_api_needs_its_token_and_stays_out_of_the_log_and_the_faults()
 
     let session = api.login("greatday_nomfa", true).await;
     let log = api.send_url(reqwest::Method::GET, admin("requests"), &auth, None).await.1;
-    assert_eq!(log["count"], 1);
-    let entry = &log["requests"][0];
+    // The token call, then the Authorize it opened.
+    assert_eq!(log["count"], 2);
+    assert_eq!(log["requests"][0]["operation"], "GenerateAuthorizeToken");
+    let entry = &log["requests"][1];
     assert_eq!(
         (&entry["operation"], &entry["authorize"]),
         (&serde_json::json!("Authorize"), &serde_json::json!("credentials"))
@@ -1088,7 +1171,9 @@ async fn the_admin_api_needs_its_token_and_stays_out_of_the_log_and_the_faults()
 async fn without_a_token_the_admin_paths_are_unknown_routes() {
     let api = Api::new();
     let reply = api.send_url(reqwest::Method::GET, format!("{}/_sandbox/requests", api.sandbox.url()), &[], None).await;
-    assert_error(&reply, 404, "INVALID_REQUEST");
+    // The service's framework answer for a path it does not route (docs/protocol.md).
+    assert_eq!(reply.0, 404, "{}", reply.1);
+    assert!(reply.1.get("FlinksCode").is_none(), "{}", reply.1);
 }
 
 #[tokio::test]
@@ -1109,10 +1194,17 @@ async fn a_configured_customer_id_replaces_the_default() {
 //
 // Raw blocking sockets, so each test sees exactly what the server does on the wire.
 
-/// A sandbox with short connection limits, so each test takes a second or two.
+/// A sandbox with short connection limits, so each test takes a second or two; without keys,
+/// since these tests are about connections and write their requests by hand.
 fn limited(header_read_timeout: Duration, idle_timeout: Duration, max_connections: usize) -> Sandbox {
-    Sandbox::start(SandboxConfig { header_read_timeout, idle_timeout, max_connections, ..SandboxConfig::default() })
-        .unwrap()
+    Sandbox::start(SandboxConfig {
+        header_read_timeout,
+        idle_timeout,
+        max_connections,
+        auth: false,
+        ..SandboxConfig::default()
+    })
+    .unwrap()
 }
 
 fn connect(sandbox: &Sandbox) -> std::net::TcpStream {
@@ -1268,9 +1360,10 @@ fn answer_of(received: &[u8]) -> (u16, String, Value) {
 }
 
 /// A sandbox whose requests must arrive whole within `request_read_timeout`; its other
-/// timeouts are long enough to play no part.
+/// timeouts are long enough to play no part. Without keys, as [`limited`].
 fn bounded(request_read_timeout: Duration, max_connections: usize) -> Sandbox {
     Sandbox::start(SandboxConfig {
+        auth: false,
         request_read_timeout,
         header_read_timeout: Duration::from_secs(20),
         idle_timeout: Duration::from_secs(20),
@@ -1476,7 +1569,7 @@ fn a_request_after_an_unknown_route_with_a_body_is_served_on_the_same_connection
     let (status, answer) = read_answer(&mut stream);
     assert_eq!(status, 404, "{answer}");
     let answer: Value = serde_json::from_str(&answer).unwrap();
-    assert_eq!(answer["FlinksCode"], "INVALID_REQUEST", "{answer}");
+    assert!(answer["Message"].as_str().unwrap().contains("NoSuchOperation"), "{answer}");
     let (status, answer) = read_answer(&mut stream);
     assert_eq!(status, 200, "{answer}");
     assert_eq!(sandbox.request_count(), 2);
@@ -1511,7 +1604,8 @@ fn a_body_over_the_limit_gets_a_json_413_and_the_connection_goes_on() {
 
 #[tokio::test]
 async fn a_pooled_client_carries_on_after_the_server_closes_its_idle_connection() {
-    let config = SandboxConfig { idle_timeout: Duration::from_millis(300), ..SandboxConfig::default() };
+    // Without keys: the token calls would be requests of their own.
+    let config = SandboxConfig { idle_timeout: Duration::from_millis(300), auth: false, ..SandboxConfig::default() };
     let api = Api::with(config);
     assert_eq!(api.credentials("greatday_nomfa", false).await.0, 200);
     tokio::time::sleep(Duration::from_millis(800)).await;
@@ -1643,4 +1737,202 @@ fn a_body_that_cannot_be_read_gets_a_json_400() {
     assert_eq!(body["HttpStatusCode"], 400, "{body}");
     assert_eq!(body["FlinksCode"], "INVALID_REQUEST", "{body}");
     assert!(body["Message"].as_str().unwrap().starts_with("Failed to buffer the request body"), "{body}");
+}
+
+// ---- request shapes that real clients send (docs/protocol.md#request-shapes-real-clients-send) --
+
+/// The status and JSON body of `request`.
+async fn sent(request: reqwest::RequestBuilder) -> Reply {
+    let response = request.send().await.expect("request sent");
+    let status = response.status().as_u16();
+    (status, serde_json::from_slice(&response.bytes().await.expect("body")).expect("a JSON body"))
+}
+
+#[tokio::test]
+async fn empty_fields_and_cached_beside_credentials_are_a_live_login() {
+    let api = Api::new();
+    for extra in [
+        json!({"ScheduleRefresh": ""}),
+        json!({"LoginId": ""}),
+        json!({"LoginId": "  ", "MostRecentCached": true}),
+        json!({"MostRecentCached": true}),
+        json!({"MostRecentCached": "true", "ScheduleRefresh": "", "Save": ""}),
+    ] {
+        let mut body = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday"});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let reply = api.authorize(body.clone()).await;
+        assert_eq!(reply.0, 200, "{body}: {}", reply.1);
+        assert_eq!(reply.1["Login"]["Username"], "greatday_nomfa", "{body}");
+    }
+    // A LoginId that is given still names a saved connection, whatever else comes.
+    let unknown = json!({"LoginId": "4a0d5b8e-1c2d-4e3f-8a9b-0c1d2e3f4a5b", "MostRecentCached": true, "Username": "x"});
+    assert_error(&api.authorize(unknown).await, 401, "INVALID_LOGIN");
+}
+
+#[tokio::test]
+async fn the_test_password_is_read_in_any_case() {
+    let api = Api::new();
+    for password in ["Everyday", "everyday", "EVERYDAY", "EveryDay"] {
+        let body = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": password, "MostRecentCached": false});
+        assert_eq!(api.authorize(body).await.0, 200, "{password}");
+    }
+    let wrong = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everydays", "MostRecentCached": false});
+    assert_error(&api.authorize(wrong).await, 401, "INVALID_PASSWORD");
+}
+
+#[tokio::test]
+async fn routes_and_the_customer_id_are_matched_in_any_case() {
+    let api = Api::with(SandboxConfig { pending_polls: 0, ..SandboxConfig::default() });
+    let base = format!("{}/V3/{}", api.sandbox.url(), api.sandbox.customer_id().to_ascii_uppercase());
+    let body = json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday", "MostRecentCached": false});
+    let session = api
+        .send_url(
+            reqwest::Method::POST,
+            format!("{base}/bankingservices/AUTHORIZE"),
+            &[],
+            Some(serde_json::to_vec(&body).unwrap()),
+        )
+        .await;
+    assert_eq!(session.0, 200, "{}", session.1);
+    let id = request_id(&session);
+    let detail = json!({"RequestId": id});
+    let posted = api
+        .send_url(
+            reqwest::Method::POST,
+            format!("{base}/BankingServices/getaccountsdetail"),
+            &[],
+            Some(serde_json::to_vec(&detail).unwrap()),
+        )
+        .await;
+    assert_eq!(posted.0, 200, "{}", posted.1);
+    let polled = api
+        .send_url(reqwest::Method::GET, format!("{base}/bankingservices/GetAccountsDetailASYNC/{id}"), &[], None)
+        .await;
+    assert_eq!(polled.0, 200, "{}", polled.1);
+    // The path the request log keeps is the one the operation is known by.
+    let logged = api.sandbox.requests();
+    assert!(
+        logged.iter().any(|r| r.path.ends_with(&format!("/BankingServices/GetAccountsDetailAsync/{id}"))),
+        "{logged:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_body_without_the_json_content_type_is_refused_naming_the_header() {
+    let api = Api::new();
+    let body = serde_json::to_vec(
+        &json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday"}),
+    )
+    .unwrap();
+    let token = api.token().await;
+    let post = || api.http.post(api.url(AUTHORIZE)).header("flinks-auth-key", token.clone()).body(body.clone());
+    let missing = sent(post()).await;
+    assert_error(&missing, 401, "INVALID_REQUEST");
+    assert_message_names(&missing, "Content-Type");
+    let plain = sent(
+        api.http
+            .post(api.url(AUTHORIZE))
+            .header("flinks-auth-key", api.token().await)
+            .header("content-type", "text/plain")
+            .body(body.clone()),
+    )
+    .await;
+    assert_error(&plain, 401, "INVALID_REQUEST");
+    assert_message_names(&plain, "\"text/plain\"");
+    for media in ["application/json; charset=utf-8", "Application/JSON", "text/json"] {
+        let reply = sent(
+            api.http
+                .post(api.url(AUTHORIZE))
+                .header("flinks-auth-key", api.token().await)
+                .header("content-type", media)
+                .body(body.clone()),
+        )
+        .await;
+        assert_eq!(reply.0, 200, "{media}: {}", reply.1);
+    }
+    // The token call takes no body, so it needs no Content-Type.
+    let minted = sent(api.http.post(api.url(TOKEN)).header("flinks-auth-key", api.sandbox.secret_key().unwrap())).await;
+    assert_eq!(minted.0, 200, "{}", minted.1);
+}
+
+#[tokio::test]
+async fn greatday_asks_one_of_its_questions_per_login_picked_with_the_seed() {
+    let prompts = |seed: u64| async move {
+        let api = Api::with(SandboxConfig { seed, ..SandboxConfig::default() });
+        let mut asked = Vec::new();
+        for _ in 0..12 {
+            let reply = api.credentials("Greatday", false).await;
+            assert_eq!(reply.0, 203);
+            let round = challenges(&reply.1);
+            assert_eq!(round.len(), 1, "one question: {}", reply.1);
+            asked.push(round[0]["Prompt"].as_str().unwrap().to_owned());
+            // One round: its answer opens the session.
+            let done = api.answer(&request_id(&reply), answers_for(&user("Greatday"), &reply.1)).await;
+            assert_eq!(done.0, 200, "{}", done.1);
+        }
+        asked
+    };
+    let first = prompts(7).await;
+    assert_eq!(first, prompts(7).await, "the same seed asks the same questions in the same order");
+    assert_eq!(first.iter().collect::<HashSet<_>>().len(), 3, "each of the three comes up: {first:?}");
+    assert_ne!(first, prompts(8).await, "another seed, another order");
+}
+
+#[tokio::test]
+async fn greatday_asks_again_when_the_answers_are_empty() {
+    let api = Api::new();
+    let challenged = api.credentials("Greatday", false).await;
+    let id = request_id(&challenged);
+    let prompt = challenges(&challenged.1)[0]["Prompt"].as_str().unwrap().to_owned();
+    for empty in
+        [json!({}), json!({prompt.clone(): []}), json!({prompt.clone(): [""]}), json!({prompt.clone(): ["  "]})]
+    {
+        let again = api.answer(&id, empty.clone()).await;
+        assert_eq!(again.0, 203, "{empty}: {}", again.1);
+        assert_eq!(request_id(&again), id);
+        assert_eq!(challenges(&again.1)[0]["Prompt"], prompt.as_str(), "the same question");
+    }
+    assert_error(&api.answer(&id, json!({prompt.clone(): ["Nowhere"]})).await, 401, "INVALID_SECURITY_RESPONSE");
+    assert_eq!(api.answer(&id, answers_for(&user("Greatday"), &challenged.1)).await.0, 200);
+}
+
+#[tokio::test]
+async fn greatday_three_rounds_keeps_the_three_rounds_flow() {
+    let api = Api::new();
+    let mut reply = api.credentials("greatday_three_rounds", false).await;
+    let mut prompts = Vec::new();
+    while reply.0 == 203 {
+        prompts.push(challenges(&reply.1)[0]["Prompt"].as_str().unwrap().to_owned());
+        // Empty answers are no answers here: the round is incomplete.
+        assert_error(&api.answer(&request_id(&reply), json!({})).await, 401, "SECURITYRESPONSES_INCOMPLETE");
+        reply = api.answer(&request_id(&reply), answers_for(&user("greatday_three_rounds"), &reply.1)).await;
+    }
+    assert_eq!(reply.0, 200);
+    assert_eq!(
+        prompts,
+        ["What city were you born in?", "What is the best country on earth?", "What shape do people like most?"]
+    );
+}
+
+#[tokio::test]
+async fn invalid_request_has_the_newest_documented_status() {
+    let api = Api::new();
+    let missing = api.authorize(json!({"Institution": "FlinksCapital", "Username": "greatday_nomfa"})).await;
+    assert_error(&missing, 401, "INVALID_REQUEST");
+    assert_message_names(&missing, "Password");
+    let not_json = api.raw(reqwest::Method::POST, AUTHORIZE, &[], Some(b"{".to_vec())).await;
+    assert_error(&not_json, 401, "INVALID_REQUEST");
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_get_the_frameworks_answer_not_an_invented_code() {
+    let api = Api::new();
+    let unknown = api.post("BankingServices/NoSuchOperation", json!({})).await;
+    assert_eq!(unknown.0, 404);
+    assert!(unknown.1["FlinksCode"].is_null(), "{}", unknown.1);
+    assert!(unknown.1["Message"].as_str().unwrap().contains("/BankingServices/NoSuchOperation"), "{}", unknown.1);
+    let method = api.get(AUTHORIZE).await;
+    assert_eq!(method.0, 405);
+    assert!(method.1["FlinksCode"].is_null(), "{}", method.1);
+    assert!(method.1["Message"].as_str().unwrap().contains("'GET'"), "{}", method.1);
 }

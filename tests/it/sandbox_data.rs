@@ -509,14 +509,14 @@ async fn account_detail_options() {
 
     for bad in [json!("Days30"), json!(90)] {
         let reply = api.post(DETAIL, json!({"RequestId": login.request_id, "DaysOfTransactions": bad})).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_error(&reply, 401, "INVALID_REQUEST");
         assert_message_names(&reply, "DaysOfTransactions");
     }
     let reply = api.post(DETAIL, json!({"RequestId": login.request_id, "AccountsFilter": "x"})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "AccountsFilter");
     let reply = api.post(DETAIL, json!({"WithTransactions": true})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "RequestId");
 }
 
@@ -589,7 +589,9 @@ async fn date_options_narrow_the_transactions_and_bad_ones_are_refused_by_name()
         let mut request = json!({"RequestId": login.request_id});
         request.as_object_mut().unwrap().extend(body.as_object().unwrap().clone());
         let reply = api.post(DETAIL, request).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        // 401: the status the newest error table gives INVALID_REQUEST of the banking operations
+        // (docs/protocol.md).
+        assert_error(&reply, 401, "INVALID_REQUEST");
         assert_message_names(&reply, field);
     }
 }
@@ -624,7 +626,7 @@ async fn refresh_delta_gives_only_the_transactions_after_the_one_held() {
         json!([{"AccountId": chequing["Id"], "TransactionId": "00000000-0000-0000-0000-000000000000"}]),
     ] {
         let (_, reply) = api.banking(DETAIL, json!({"RequestId": login.request_id, "RefreshDelta": delta})).await;
-        assert_error(&reply, 400, "INVALID_REQUEST");
+        assert_error(&reply, 401, "INVALID_REQUEST");
         assert_message_names(&reply, "RefreshDelta");
     }
 }
@@ -638,11 +640,11 @@ async fn an_accounts_filter_naming_an_unknown_account_is_refused() {
     let unknown = "00000000-0000-0000-0000-000000000000";
     let (_, reply) =
         api.banking(DETAIL, json!({"RequestId": login.request_id, "AccountsFilter": [known, unknown]})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "AccountsFilter");
     assert!(reply.1["Message"].as_str().unwrap().contains(unknown), "{}", reply.1);
     let (_, reply) = api.banking(STATEMENTS, json!({"RequestId": login.request_id, "AccountsFilter": [unknown]})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "AccountsFilter");
 }
 
@@ -723,7 +725,7 @@ async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post(
         let body = json!({"RequestId": login.request_id});
         let name = operation.rsplit('/').next().unwrap();
         let early = api.get(&format!("BankingServices/{name}Async/{}", login.request_id)).await;
-        assert_error(&early, 400, "INVALID_REQUEST");
+        assert_error(&early, 401, "INVALID_REQUEST");
         let (pending, reply) = api.banking(operation, body.clone()).await;
         assert_eq!((pending, reply.0), (2, 200), "{operation}: {}", reply.1);
         assert_eq!(reply.1["RequestId"], login.request_id.as_str());
@@ -787,7 +789,7 @@ async fn summary_shape() {
 
 #[tokio::test]
 async fn every_data_operation_needs_the_api_key_when_configured() {
-    let api = Api::with(SandboxConfig { api_key: Some("k-1".into()), tier2: true, ..config() });
+    let api = Api::unkeyed(SandboxConfig { secret_key: None, api_key: Some("k-1".into()), tier2: true, ..config() });
     let login = api.saved_login("greatday_nomfa").await;
     let id = &login.request_id;
     let attributes = Api::attributes_path(&login);
@@ -895,7 +897,7 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
         api.banking(STATEMENTS, json!({"RequestId": login.request_id, "AccountsFilter": [chequing]})).await;
     assert_eq!(reply.1["StatementsByAccount"].as_array().unwrap().len(), 1);
     let reply = api.post(STATEMENTS, json!({"RequestId": login.request_id, "NumberOfStatements": "Months6"})).await;
-    assert_error(&reply, 400, "INVALID_REQUEST");
+    assert_error(&reply, 401, "INVALID_REQUEST");
     assert_message_names(&reply, "NumberOfStatements");
 }
 

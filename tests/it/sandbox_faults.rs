@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 
 use crate::common::{Api, AUTHORIZE, DETAIL, INVESTMENTS, TOKEN};
 
+/// Without keys: these tests are about faults, and write some requests by hand.
 fn api() -> Api {
-    Api::with(SandboxConfig { pending_polls: 0, ..SandboxConfig::default() })
+    Api::with(SandboxConfig { pending_polls: 0, auth: false, ..SandboxConfig::default() })
 }
 
 fn fault(operation: &str, kind: FaultKind) -> Fault {

@@ -53,6 +53,9 @@ GREATDAY = {
     "What is the best country on earth?": "Canada",
     "What shape do people like most?": "Triangle",
 }
+#: The user that asks Greatday's three questions one per 203, for a test of a flow of several
+#: rounds: ``Greatday`` asks one of them per login (docs/sandbox.md#users).
+THREE_ROUNDS = "greatday_three_rounds"
 
 #: Users that are refused outright, with the exception class and code they get.
 REFUSED: dict[str, tuple[type[bf.ApiError], str]] = {
@@ -245,6 +248,18 @@ def requests_after(sb: bf.Sandbox, quiet: float = 0.2) -> int:
     return sb.request_count - before
 
 
+def operations_since(sb: bf.Sandbox, before: int) -> list[str]:
+    """The operations (a path's last part, e.g. ``GenerateAuthorizeToken``, ``Authorize``) of the
+    requests ``sb`` received since its ``request_count`` was ``before``, oldest first."""
+    new = sb.request_count - before
+    log = sb.requests
+    return [request["path"].rstrip("/").rsplit("/", 1)[-1] for request in log[len(log) - new :]] if new else []
+
+
+#: What a client sends to open a session or answer a challenge: a token, then the Authorize.
+AUTHORIZE = ["GenerateAuthorizeToken", "Authorize"]
+
+
 def investment_posts(sandbox: bf.Sandbox) -> int:
     """How many POSTs to .../Investments the sandbox has received."""
     return sum(
@@ -295,8 +310,10 @@ class Api:
         return f"Api({self.name!r})"
 
     def client(self, sb: bf.Sandbox, **options: Any) -> Any:
-        """A client of ``sb`` of this kind, polling fast unless ``options`` say otherwise."""
-        return self.client_at(sb.url, sb.customer_id, **options)
+        """A client of ``sb`` of this kind, with the keys ``sb`` asks for (``sb.client()`` fills
+        them in), polling fast unless ``options`` say otherwise."""
+        make = sb.async_client if self.is_async else sb.client
+        return make(**{"poll_interval": 0.01, "poll_timeout": 10, **options})
 
     def client_at(self, base_url: str, customer_id: str, **options: Any) -> Any:
         """A client of this kind of any server (a stub, a closed port), polling fast unless

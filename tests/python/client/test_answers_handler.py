@@ -10,7 +10,17 @@ from typing import cast
 import pytest
 
 import bankfeed as bf
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api, assert_secret_free, raises
+from bfhelpers import (
+    AUTHORIZE,
+    GREATDAY,
+    INSTITUTION,
+    PASSWORD,
+    THREE_ROUNDS,
+    Api,
+    assert_secret_free,
+    operations_since,
+    raises,
+)
 
 #: (type, prompt, choices) of one fake security challenge.
 FakeItem = tuple[str, str, list[str] | None]
@@ -129,7 +139,8 @@ def test_a_missing_answer_fails_before_sending_and_names_the_prompt(api: Api, sa
     handler = bf.answers({"What city were you born in?": "Montreal"})
     before = sandbox.request_count
     with raises(bf.InvalidAnswer, prompt="What is the best country on earth?") as info:
-        api.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=handler))
+        api.run(client.login(INSTITUTION, THREE_ROUNDS, PASSWORD, on_challenge=handler))
     assert "What is the best country on earth?" in str(info.value)
-    # The credentials call and the first answer were sent; the second round was not.
-    assert sandbox.request_count - before == 2
+    # The credentials call and the first answer were sent (each with its token); the second
+    # round was not.
+    assert operations_since(sandbox, before) == AUTHORIZE * 2

@@ -54,7 +54,11 @@ def test_environment_variables_fill_in_missing_options(
 ) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", sandbox.url)
     clean_env.setenv("BANKFEED_CUSTOMER_ID", sandbox.customer_id)
+    assert sandbox.secret_key and sandbox.api_key
+    clean_env.setenv("BANKFEED_SECRET_KEY", sandbox.secret_key)
+    clean_env.setenv("BANKFEED_API_KEY", sandbox.api_key)
     client = api.cls()
+    assert "api_key='***', secret_key='***'" in repr(client), repr(client)
     assert client.base_url.rstrip("/") == sandbox.url.rstrip("/")
     assert client.customer_id == sandbox.customer_id
     assert client.investments_base_url.rstrip("/") == sandbox.url.rstrip("/")
@@ -65,7 +69,9 @@ def test_environment_variables_fill_in_missing_options(
 def test_arguments_win_over_environment_variables(api: Api, clean_env: pytest.MonkeyPatch, sandbox: bf.Sandbox) -> None:
     clean_env.setenv("BANKFEED_BASE_URL", "http://127.0.0.1:9")
     clean_env.setenv("BANKFEED_CUSTOMER_ID", "not-this-one")
-    client = api.cls(sandbox.url, sandbox.customer_id)
+    clean_env.setenv("BANKFEED_SECRET_KEY", "not-this-secret")
+    clean_env.setenv("BANKFEED_API_KEY", "not-this-key")
+    client = api.cls(sandbox.url, sandbox.customer_id, secret_key=sandbox.secret_key, api_key=sandbox.api_key)
     assert client.base_url.rstrip("/") == sandbox.url.rstrip("/")
     assert client.customer_id == sandbox.customer_id
     assert isinstance(api.run(client.login(INSTITUTION, "greatday_nomfa", PASSWORD)), api.Session)
@@ -135,10 +141,16 @@ def test_a_sandbox_client_takes_nothing_from_the_environment(
     clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
     for client in (fresh_sandbox.client(), fresh_sandbox.async_client()):
         assert client.investments_base_url == client.base_url
-        assert "'***'" not in repr(client), repr(client)  # no key
+    # The sandbox's own keys, not the environment's: those would be refused with 401.
     session = fresh_sandbox.client().login(INSTITUTION, "greatday_nomfa", PASSWORD)
     session.investments()
-    assert not [request for request in fresh_sandbox.requests if "GenerateAuthorizeToken" in request["path"]]
+    # A sandbox that asks for no key gets none: none comes from the environment either.
+    with bf.Sandbox(auth=False) as keyless:
+        for client in (keyless.client(), keyless.async_client()):
+            assert client.investments_base_url == client.base_url
+            assert "'***'" not in repr(client), repr(client)  # no key
+        keyless.client().login(INSTITUTION, "greatday_nomfa", PASSWORD).investments()
+        assert not [request for request in keyless.requests if "GenerateAuthorizeToken" in request["path"]]
 
 
 @pytest.mark.parametrize("cls", [bf.Client, bf.AsyncClient])
@@ -150,7 +162,10 @@ def test_a_base_url_given_by_hand_is_the_investments_host_too(
     clean_env.setenv("BANKFEED_BASE_URL", "https://toolbox-api.private.fin.ag")
     clean_env.setenv("BANKFEED_INVESTMENTS_BASE_URL", "https://toolbox-wealth-api.private.fin.ag")
     clean_env.setenv("BANKFEED_CUSTOMER_ID", fresh_sandbox.customer_id)
-    clean_env.setenv("BANKFEED_API_KEY", "prod-api-key")
+    # Keys for the sandbox, so that its Investments answer.
+    assert fresh_sandbox.secret_key and fresh_sandbox.api_key
+    clean_env.setenv("BANKFEED_SECRET_KEY", fresh_sandbox.secret_key)
+    clean_env.setenv("BANKFEED_API_KEY", fresh_sandbox.api_key)
     client = cls(fresh_sandbox.url, poll_interval=0.01, timeout=5, max_retries=0)
     assert client.investments_base_url == client.base_url
     assert f'base_url="{client.base_url}", investments_base_url="{client.base_url}"' in repr(client), repr(client)

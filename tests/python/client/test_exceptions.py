@@ -20,7 +20,7 @@ import pytest
 
 import bankfeed as bf
 from bankfeed import errors
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, THREE_ROUNDS, Api
 from stubserver import Answer, Serve, error, serving
 
 CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
@@ -366,7 +366,7 @@ def test_too_many_challenges_on_the_sandbox(api: Api) -> None:
     with bf.Sandbox() as sb:
         client = api.client(sb, max_challenge_rounds=1)
         with pytest.raises(errors.TooManyChallenges) as info:
-            api.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=bf.answers(GREATDAY)))
+            api.run(client.login(INSTITUTION, THREE_ROUNDS, PASSWORD, on_challenge=bf.answers(GREATDAY)))
     exc = info.value
     assert type(exc) is errors.TooManyChallenges
     assert exc.rounds == 1

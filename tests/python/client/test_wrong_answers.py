@@ -13,6 +13,7 @@ from bfhelpers import (
     GREATDAY,
     INSTITUTION,
     PASSWORD,
+    THREE_ROUNDS,
     WRONG_CODE,
     WRONG_TEXT,
     AnyChallenge,
@@ -88,7 +89,7 @@ def test_a_handler_that_always_answers_wrongly_ends_in_invalid_security_response
 
 
 def test_a_wrong_answer_in_the_middle_of_greatday(api: Api, client: Any) -> None:
-    step = api.run(client.authorize(INSTITUTION, "Greatday", PASSWORD))
+    step = api.run(client.authorize(INSTITUTION, THREE_ROUNDS, PASSWORD))
     assert isinstance(step, api.Challenge)
     step = api.run(step.answer({"What city were you born in?": "Montreal"}))
     assert isinstance(step, api.Challenge)
@@ -109,7 +110,7 @@ def test_a_wrong_answer_inside_login_keeps_the_challenge_to_answer_again(api: Ap
         return {prompt: GREATDAY[prompt] for prompt in challenge.prompts}
 
     with raises(bf.InvalidSecurityResponse, code="INVALID_SECURITY_RESPONSE") as info:
-        api.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=api.handler(typed)))
+        api.run(client.login(INSTITUTION, THREE_ROUNDS, PASSWORD, on_challenge=api.handler(typed)))
     exc = info.value
     assert "stays open" in str(exc)
     # The challenge to answer again is one of the client's own kind.
@@ -125,7 +126,7 @@ def test_a_wrong_answer_inside_login_keeps_the_challenge_to_answer_again(api: Ap
 
 
 def test_an_answer_to_a_challenge_already_passed_says_to_answer_the_pending_one(api: Api, client: Any) -> None:
-    first = api.run(client.authorize(INSTITUTION, "Greatday", PASSWORD))
+    first = api.run(client.authorize(INSTITUTION, THREE_ROUNDS, PASSWORD))
     assert isinstance(first, api.Challenge)
     api.run(first.answer({"What city were you born in?": "Montreal"}))
     with raises(bf.InvalidSecurityResponse, code="UNKNOWN_CHALLENGE_KEY") as info:

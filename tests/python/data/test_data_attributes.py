@@ -362,6 +362,7 @@ def test_attributes_202_path(api: Api, fresh_sandbox: bf.Sandbox, package: str |
     prefix = f"insight/login/{login_id}/attributes/{request_id}"
     tail = [("GET", f"{prefix}/{operation}")] * 3 if package else [("POST", prefix)] * 3
     assert seen == [
+        ("POST", "BankingServices/GenerateAuthorizeToken", 200),
         ("POST", "BankingServices/Authorize", 200),
         ("POST", "BankingServices/GetAccountsDetail", 202),
         ("GET", f"BankingServices/GetAccountsDetailAsync/{request_id}", 202),

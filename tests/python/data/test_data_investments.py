@@ -221,6 +221,7 @@ def test_investments_202_path_is_polled_until_200(api: Api, fresh_sandbox: bf.Sa
     inv = api.run(client.investments(login_id))
     seen = [(r["method"], r["path"].rsplit("/", 1)[-1], r["status"]) for r in dh.requests_since(fresh_sandbox, mark)]
     assert seen == [
+        ("POST", "GenerateAuthorizeToken", 200),
         ("POST", "Authorize", 200),
         ("POST", "Investments", 202),
         ("POST", "Investments", 202),

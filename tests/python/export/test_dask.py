@@ -104,10 +104,11 @@ def in_task(login_ids: list[str], client: bf.Client) -> tuple[int, int]:
 
 @pytest.mark.skipif(not ON_LINUX, reason="reads /proc/net/tcp")
 def test_a_cluster_of_two_workers_keeps_to_the_bound_per_worker(cluster: Any) -> None:
-    with bf.Sandbox(logins=LOGINS, pending_polls=3) as sb:
+    # A sandbox that asks for the keys whose text must not reach a task's key or the logs.
+    with bf.Sandbox(logins=LOGINS, pending_polls=3, api_key=API_KEY, secret_key=SECRET_KEY) as sb:
         port = urlsplit(sb.url).port
         assert port is not None
-        client = sb.client(poll_interval=0.01, max_connections=BOUND, api_key=API_KEY)
+        client = sb.client(poll_interval=0.01, max_connections=BOUND)
         chunks = [sb.login_ids[i : i + CHUNK] for i in range(0, LOGINS, CHUNK)]
         with peak_connections(port) as peak:
             futures = cluster.map(in_task, chunks, client=client)
@@ -120,4 +121,4 @@ def test_a_cluster_of_two_workers_keeps_to_the_bound_per_worker(cluster: Any) ->
         for future in futures:
             assert API_KEY not in str(future.key)
         logs = repr(cluster.get_worker_logs())
-        assert API_KEY not in logs
+        assert API_KEY not in logs and SECRET_KEY not in logs

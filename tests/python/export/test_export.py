@@ -242,19 +242,25 @@ def command(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> sub
     )
 
 
+def keys_of(sb: bf.Sandbox) -> dict[str, str]:
+    """The variables that give the command ``sb``'s keys, as a shell set up for it would."""
+    assert sb.secret_key and sb.api_key
+    return {"BANKFEED_SECRET_KEY": sb.secret_key, "BANKFEED_API_KEY": sb.api_key}
+
+
 def test_the_command_exports_a_file_of_login_ids_some_bad(many: bf.Sandbox, tmp_path: Path) -> None:
     ids = tmp_path / "ids.csv"
     ids.write_text("login_id,name\n" + "".join(f"{i},x\n" for i in [*many.login_ids[:3], BAD]))
     out = tmp_path / "out"
     args = ["--base-url", many.url, "--customer-id", many.customer_id, "--poll-interval", "0.01"]
-    done = command("--logins", str(ids), "--out", str(out), *args)
+    done = command("--logins", str(ids), "--out", str(out), *args, env=keys_of(many))
     assert done.returncode == 1, done.stderr
     assert "written: 3 logins" in done.stdout and "ConfigError 1" in done.stdout, done.stdout
     assert str(out / "_failures.jsonl") in done.stdout
     assert set(logins_of(table(out, "investments", "accounts"))) == set(many.login_ids[:3])
-    again = command("--logins", str(ids), "--out", str(out), "--resume", *args)
+    again = command("--logins", str(ids), "--out", str(out), "--resume", *args, env=keys_of(many))
     assert again.returncode == 1 and "already written" in again.stdout, again.stdout
-    good = command(*many.login_ids[:2], "--out", str(tmp_path / "good"), *args)
+    good = command(*many.login_ids[:2], "--out", str(tmp_path / "good"), *args, env=keys_of(many))
     assert good.returncode == 0, good.stderr
 
 
@@ -306,8 +312,11 @@ def test_an_unreachable_service_fails_every_login_and_exits_1(tmp_path: Path) ->
 
 
 #: A sandbox in a process of its own, slow enough (each data call pending for a while) that an
-#: export is stopped in its middle.
-SLOW_SANDBOX = [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--logins", "40", "--pending-polls", "3"]
+#: export is stopped in its middle. It asks for no keys: the case is about resuming.
+SLOW_SANDBOX = [
+    *[sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--no-auth"],
+    *["--logins", "40", "--pending-polls", "3"],
+]
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ abort fails the test instead of killing pytest.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -142,12 +143,16 @@ print("calls", calls)
 
 def test_no_hostile_argument_aborts_panics_or_leaks(sandbox: bf.Sandbox) -> None:
     login_id = sandbox.login_ids_for(1)[0]
+    # The child's clients take the sandbox's keys from the environment, as another process does.
+    assert sandbox.secret_key and sandbox.api_key
+    keys = {"BANKFEED_SECRET_KEY": sandbox.secret_key, "BANKFEED_API_KEY": sandbox.api_key}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(SCRIPT), sandbox.url, sandbox.customer_id, login_id, HERE],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
+        env={**os.environ, **keys},
     )
     assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-3000:]}"
     lines = done.stdout.splitlines()

@@ -175,7 +175,7 @@ def bulk_call_in_a_child(sandbox: bf.Sandbox, flavor: str) -> None:
     options: dict[str, Any] = {"poll_interval": 0.01, "deadline": 5}
     ids = list(sandbox.login_ids)
     if flavor == "async":
-        aclient = bf.AsyncClient(sandbox.url, sandbox.customer_id, **options)
+        aclient = sandbox.async_client(**options)
         aresults = aclient.investments_many(ids)
 
         def child() -> None:
@@ -190,7 +190,7 @@ def bulk_call_in_a_child(sandbox: bf.Sandbox, flavor: str) -> None:
             return asyncio.run(gather())
 
     else:
-        results = bf.Client(sandbox.url, sandbox.customer_id, **options).investments_many(ids)
+        results = sandbox.client(**options).investments_many(ids)
 
         def child() -> None:
             with pytest.raises(bf.ClientClosed) as info:
@@ -220,10 +220,14 @@ def check_refusal(error: bf.ClientClosed) -> None:
     assert "start the call in the child" in text, text
 
 
-def pool_work(config: tuple[str, str, str]) -> str:
-    """A pool task: the inherited client under fork, a client of its own otherwise."""
-    url, customer_id, login_id = config
-    client = _INHERITED if _INHERITED is not None else bf.Client(url, customer_id, poll_interval=0.01)
+def pool_work(config: tuple[str, str, str | None, str | None, str]) -> str:
+    """A pool task: the inherited client under fork, a client of its own otherwise (made from the
+    sandbox's URL, customer id and keys, as a worker of another process makes it)."""
+    url, customer_id, secret_key, api_key, login_id = config
+    if _INHERITED is not None:
+        client = _INHERITED
+    else:
+        client = bf.Client(url, customer_id, secret_key=secret_key, api_key=api_key, poll_interval=0.01)
     return calls(client, login_id)
 
 
@@ -235,7 +239,7 @@ def test_process_pools(
     if method == "fork":
         monkeypatch.setattr(sys.modules[__name__], "_INHERITED", client)
     context = multiprocessing.get_context(method)
-    config = (sandbox.url, sandbox.customer_id, login_id)
+    config = (sandbox.url, sandbox.customer_id, sandbox.secret_key, sandbox.api_key, login_id)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         pool = context.Pool(2)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, raises
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, THREE_ROUNDS, raises
 
 LOGIN_ID = str(uuid.UUID(int=7))
 CITY = "What city were you born in?"
@@ -133,8 +133,9 @@ def test_hostile_filters_do_not_crash_a_fresh_interpreter(sandbox: bf.Sandbox) -
 
 @pytest.fixture
 def greatday(client: bf.Client) -> bf.Challenge:
-    """The first challenge of Greatday: "What city were you born in?"."""
-    step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+    """The first challenge of Greatday's three rounds: "What city were you born in?" (Greatday
+    itself asks one of its questions, picked with the seed)."""
+    step = client.authorize(INSTITUTION, THREE_ROUNDS, PASSWORD)
     assert isinstance(step, bf.Challenge)
     assert step.prompts == [CITY]
     return step

@@ -168,7 +168,14 @@ def test_http_proxy_carries_plain_http_to_a_host_that_is_not_loopback(
     with recording_proxy(forward_port=port_of(fresh_sandbox.url)) as proxy:
         no_proxy_env.setenv("HTTP_PROXY", proxy.url())
         remote = f"http://bank.test:{port_of(fresh_sandbox.url)}"
-        client = bf.Client(remote, fresh_sandbox.customer_id, allow_insecure_http=True, poll_interval=0.01)
+        client = bf.Client(
+            remote,
+            fresh_sandbox.customer_id,
+            secret_key=fresh_sandbox.secret_key,
+            api_key=fresh_sandbox.api_key,
+            allow_insecure_http=True,
+            poll_interval=0.01,
+        )
         session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
         assert isinstance(client.authorize_cached(login_id_of(session)), bf.Session)
         assert proxy.seen and all(seen.startswith(f"POST {remote}/v3/") for seen in proxy.seen), proxy.seen

@@ -20,14 +20,17 @@ import pytest
 
 import bankfeed as bf
 from bfhelpers import (
+    AUTHORIZE,
     GREATDAY,
     INSTITUTION,
     PASSWORD,
+    THREE_ROUNDS,
     assert_investments,
     assert_secret_free,
     fast_async_client,
     investment_posts,
     login_id_of,
+    operations_since,
     requests_after,
 )
 
@@ -68,7 +71,9 @@ def test_calls_are_coroutines_that_start_only_when_awaited(bulk: bf.Sandbox) -> 
     unused = client.authorize_cached(bulk.login_ids[0])
     unused.close()
     time.sleep(0.05)
-    assert bulk.request_count == before + 3, "a closed coroutine sent nothing"
+    # The call's token, its Authorize, a 202 and the 200; nothing after.
+    sent = ["GenerateAuthorizeToken", "Authorize", "Investments", "Investments"]
+    assert operations_since(bulk, before) == sent, "a closed coroutine sent nothing"
 
 
 def test_create_task_gather_and_wait_for_take_the_coroutines(bulk: bf.Sandbox) -> None:
@@ -104,7 +109,7 @@ def test_an_async_handler_answers_every_round_on_the_loop_thread(sandbox: bf.San
         await asyncio.sleep(0.01)  # e.g. awaiting the user's answer from a web form
         return {prompt: GREATDAY[prompt] for prompt in challenge.prompts}
 
-    session = asyncio.run(client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=ask))
+    session = asyncio.run(client.login(INSTITUTION, THREE_ROUNDS, PASSWORD, on_challenge=ask))
     assert isinstance(session, bf.AsyncSession)
     assert threads == [threading.get_ident()] * 3
 
@@ -172,7 +177,7 @@ def test_a_handler_returning_no_mapping_is_a_type_error_naming_what_came(
     with pytest.raises(TypeError) as info:
         sandbox.client().login(INSTITUTION, "Greatday", PASSWORD, on_challenge=returns)
     refused_as_not_answers(info, got)
-    assert sandbox.request_count == before + 3, "each call sent its Authorize, and no answers"
+    assert operations_since(sandbox, before) == AUTHORIZE * 3, "each call sent its Authorize, and no answers"
 
 
 def test_an_async_handler_on_the_sync_client_is_refused_and_its_coroutine_closed(sandbox: bf.Sandbox) -> None:

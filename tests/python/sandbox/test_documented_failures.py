@@ -128,7 +128,8 @@ def test_the_knobs_are_flags_of_the_command_too() -> None:
 
 def test_repeated_wrong_answers_end_in_the_no_retry_error() -> None:
     with bf.Sandbox(max_wrong_answers=2) as sb, sb.client() as client:
-        step = client.authorize("FlinksCapital", "Greatday", "Everyday")
+        # Its first question is the city's (docs/sandbox.md#users).
+        step = client.authorize("FlinksCapital", "greatday_three_rounds", "Everyday")
         assert isinstance(step, bf.Challenge)
         with pytest.raises(bf.InvalidSecurityResponse) as first:
             step.answer({CITY: "Paris"})

@@ -100,6 +100,10 @@ def free_port() -> int:
         return port
 
 
+#: The keys a sandbox asks for by default: the public test instance's.
+PUBLIC_KEYS = {name: inspect.signature(bf.Sandbox).parameters[name].default for name in ("secret_key", "api_key")}
+
+
 def test_sandbox_serves_until_ctrl_c() -> None:
     port, customer_id = free_port(), str(uuid.uuid4())
     proc = subprocess.Popen(
@@ -113,7 +117,11 @@ def test_sandbox_serves_until_ctrl_c() -> None:
         assert proc.stdout is not None
         first_line = proc.stdout.readline()
         assert f"http://127.0.0.1:{port}" in first_line and customer_id in first_line
-        client = bf.Client(f"http://127.0.0.1:{port}", customer_id, timeout=5, max_retries=0)
+        # The second line names the keys it asks for (the public ones, shown) and how to turn them off.
+        keys_line = proc.stdout.readline()
+        assert all(key in keys_line for key in PUBLIC_KEYS.values()), keys_line
+        assert "--no-auth" in keys_line and "bf.Sandbox(auth=False)" in keys_line, keys_line
+        client = bf.Client(f"http://127.0.0.1:{port}", customer_id, timeout=5, max_retries=0, **PUBLIC_KEYS)
         deadline = time.monotonic() + 15
         while True:
             try:
@@ -134,7 +142,8 @@ def test_sandbox_serves_until_ctrl_c() -> None:
 
 def start_sandbox(*args: str, env: dict[str, str] = ENV) -> tuple[subprocess.Popen[str], bf.Client]:
     """Starts ``python -m bankfeed sandbox --port 0 ...`` and reads its URL line (the first):
-    returns it and a fast client of the URL and customer id that line names (no keys)."""
+    returns it and a fast client of the URL and customer id that line names, with the public keys
+    the sandbox asks for by default (none with ``--no-auth`` or ``--keys-from-env``)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", *args],
         stdout=subprocess.PIPE,
@@ -146,8 +155,30 @@ def start_sandbox(*args: str, env: dict[str, str] = ENV) -> tuple[subprocess.Pop
     first = proc.stdout.readline()
     match = re.fullmatch(r"bankfeed sandbox on (http://\S+) \(customer id (\S+)\)\n", first)
     assert match, (first, proc.stderr.read() if proc.poll() is not None else "")
-    client = bf.Client(match[1], match[2], poll_interval=0.01, max_retries=0, timeout=5)
+    keys = {} if {"--no-auth", "--keys-from-env"} & set(args) else PUBLIC_KEYS
+    client = bf.Client(match[1], match[2], poll_interval=0.01, max_retries=0, timeout=5, **keys)
     return proc, client
+
+
+def test_no_auth_serves_clients_that_send_no_key() -> None:
+    proc, client = start_sandbox("--no-auth", "--pending-polls", "0")
+    try:
+        assert proc.stdout is not None
+        assert "none asked for" in proc.stdout.readline()
+        session = client.login(INSTITUTION, "greatday_nomfa", PASSWORD)
+        assert len(session.accounts_summary().accounts) > 0
+    finally:
+        client.close()
+        stop(proc, signal.SIGTERM)
+    keyed, keyless = start_sandbox("--pending-polls", "0")
+    try:
+        with pytest.raises(bf.Unauthorized, match="You must provide a valid authorize token"):
+            bf.Client(keyless.base_url, keyless.customer_id, max_retries=0).login(
+                INSTITUTION, "greatday_nomfa", PASSWORD
+            )
+    finally:
+        keyless.close()
+        stop(keyed, signal.SIGTERM)
 
 
 def stop(proc: subprocess.Popen[str], how: signal.Signals) -> str:
@@ -179,6 +210,7 @@ def test_sandbox_flags_for_a_benchmark(tmp_path: Path) -> None:
     )
     try:
         assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("keys: ")
         second = proc.stdout.readline()
         assert second.startswith("50 saved logins bulk_00000 to bulk_00049") and str(ids_file) in second
         # Written before the URL line was printed.
@@ -201,6 +233,7 @@ def test_sandbox_without_a_file_names_how_to_compute_the_login_ids() -> None:
     proc, client = start_sandbox("--logins", "3", "--seed", "9")
     try:
         assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("keys: ")
         assert "LoginIds from bankfeed.Sandbox.login_ids_for(3, seed=9)" in proc.stdout.readline()
         login_id = bf.Sandbox.login_ids_for(3, seed=9)[2]
         assert client.authorize_cached(login_id).login_id == login_id

@@ -12,6 +12,7 @@ from bfhelpers import (
     INSTITUTION,
     PASSWORD,
     SLOW_PENDING_POLLS,
+    THREE_ROUNDS,
     assert_investments,
     investment_posts,
     is_guid,
@@ -20,8 +21,32 @@ from bfhelpers import (
 )
 
 
-def test_greatday_asks_its_three_questions_one_per_step(client: bf.Client) -> None:
-    step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+def greatday_prompts(seed: int, logins: int) -> list[str]:
+    """The question Greatday asks at each of ``logins`` logins of a new sandbox of ``seed``, each
+    answered in its one round."""
+    asked: list[str] = []
+    with bf.Sandbox(seed=seed) as sb:
+        client = sb.client()
+        for _ in range(logins):
+            step = client.authorize(INSTITUTION, "Greatday", PASSWORD)
+            assert isinstance(step, bf.Challenge)
+            assert [c.type for c in step.challenges] == ["QuestionAndAnswer"]
+            prompt = step.challenges[0].prompt
+            asked.append(prompt)
+            session = step.answer({prompt: GREATDAY[prompt]})
+            assert isinstance(session, bf.Session), "one answer opens the session"
+            assert is_guid(session.request_id) and is_guid(session.login_id)
+    return asked
+
+
+def test_greatday_asks_one_of_its_three_questions_per_login_picked_with_the_seed() -> None:
+    asked = greatday_prompts(seed=7, logins=12)
+    assert set(asked) == set(GREATDAY), asked
+    assert greatday_prompts(seed=7, logins=12) == asked, "the same seed asks in the same order"
+
+
+def test_greatday_three_rounds_asks_the_three_questions_one_per_step(client: bf.Client) -> None:
+    step = client.authorize(INSTITUTION, THREE_ROUNDS, PASSWORD)
     asked: list[str] = []
     while isinstance(step, bf.Challenge):
         assert [c.type for c in step.challenges] == ["QuestionAndAnswer"]

@@ -30,8 +30,9 @@ LAST_LINE = {
     "testing.py": "testing: done",
 }
 TIMEOUT = 120
-#: What a person types at the scripts' input() prompts: Greatday's three answers, one per round.
-STDIN = {"quickstart.py": "Montreal\nCanada\nTriangle\n"}
+#: What a person types at the scripts' input() prompts: the answer to the one question Greatday
+#: asks at the first login of a sandbox of the default seed ("What shape do people like most?").
+STDIN = {"quickstart.py": "Triangle\n"}
 
 
 def test_every_example_is_listed() -> None:

@@ -213,7 +213,8 @@ REMOTE_SUITE = textwrap.dedent(
         bankfeed_remote_sandbox.reset()
         with bankfeed_remote_sandbox.client() as client:
             client.login("FlinksCapital", "greatday_nomfa", "Everyday")
-        assert [r["authorize"] for r in bankfeed_remote_sandbox.requests] == ["credentials"]
+        logins = [r for r in bankfeed_remote_sandbox.requests if r["operation"] == "Authorize"]
+        assert [r["authorize"] for r in logins] == ["credentials"]
         # Left behind on purpose: the next test must not meet it.
         bankfeed_remote_sandbox.inject({"kind": "status", "status": 503, "times": None})
 
