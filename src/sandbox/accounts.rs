@@ -151,7 +151,7 @@ impl DataOperation for Detail {
             })
             .collect();
         Envelope::new(
-            AccountsBody { accounts, links: None },
+            AccountsBody { accounts, links: None, tag: None },
             Some(InstitutionFields::BANKING),
             ready.login(Some("Personal")),
             &ready.request_id,
@@ -259,7 +259,7 @@ impl DataOperation for Summary {
             })
             .collect();
         Envelope::new(
-            AccountsBody { accounts, links: Some(&SUMMARY_LINKS) },
+            AccountsBody { accounts, links: Some(&SUMMARY_LINKS), tag: ready.tag.as_ref() },
             Some(InstitutionFields::BANKING),
             ready.login(Some("Personal")),
             &ready.request_id,
@@ -298,6 +298,10 @@ struct AccountsBody<'a, A> {
     accounts: Vec<A>,
     #[serde(skip_serializing_if = "Option::is_none")]
     links: Option<&'a [Link]>,
+    /// The session's `Tag`, echoed by the summary as its documented example shows
+    /// (docs/protocol.md#account-detail-summary-and-statements).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tag: Option<&'a serde_json::Value>,
 }
 
 /// Fields in the order the service sends them.

@@ -14,7 +14,8 @@ use super::challenge::{Challenge, Round};
 use super::config::AuthorizeKind;
 use super::generator::{hash, Rng};
 use super::keys;
-use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, LAST_REFRESH};
+use super::language::Language;
+use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION};
 use super::state::{missing_session, Busy, Inner, Missing, OpeningToken, Session, Shared, Stage};
 use super::users::{self, Outcome, PASSWORD};
 
@@ -66,6 +67,7 @@ fn credentials(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
     body.flag("MostRecentCached")?;
     let save = body.flag("Save")?.unwrap_or(false);
     body.flag("ScheduleRefresh")?;
+    let language = Language::of(body)?;
     let institution = body.required("Institution")?;
     let username = body.required("Username")?;
     let password = body.required("Password")?;
@@ -90,7 +92,9 @@ fn credentials(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
             let seed = shared.config.seed.to_le_bytes();
             let draw = Rng::new(hash(&[&seed, user.scenario.username.as_bytes(), &number.to_le_bytes()])).next();
             let flow = user.scenario.flow_of_login(draw);
-            begin(shared, Session::new(user, None, save, tag(body)), flow, token)
+            let mut session = Session::new(user, None, save, tag(body));
+            session.language = language;
+            begin(shared, session, flow, token)
         }
     }
 }
@@ -101,6 +105,7 @@ fn by_login_id(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
     let cached = body.flag("MostRecentCached")?.unwrap_or(false);
     body.flag("Save")?;
     body.flag("ScheduleRefresh")?;
+    let language = Language::of(body)?;
     let token = keys::open_with(shared, token)?;
     let saved = shared.lock().saved_login(login_id);
     let (user, login_id) = saved.ok_or_else(|| {
@@ -109,6 +114,7 @@ fn by_login_id(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
     let flow: &'static [Round] = if cached { &[] } else { user.scenario.saved_flow() };
     let mut session = Session::new(user, Some(login_id), true, tag(body));
     session.live = !cached;
+    session.language = language;
     begin(shared, session, flow, token)
 }
 
@@ -130,17 +136,20 @@ fn answer(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Response,
     };
     // A stage only ever names a round of its own flow; an unknown one would be a lost session.
     let current = flow.get(round).ok_or_else(|| missing_session(Missing::Unknown, request_id))?;
+    // Asked in the session's language, so answered by the prompts as they were sent.
+    let language = session.language;
+    let current = language.round(current);
     // Greatday asks again when the answers are empty, as the public test instance does.
     if session.user.scenario.one_round && all_empty(&responses) {
-        return Ok(challenged(request_id, current, session.tag.as_ref()));
+        return Ok(challenged(request_id, &current, session.tag.as_ref()));
     }
-    if let Err(error) = judge(current, &responses) {
+    if let Err(error) = judge(&current, &responses) {
         return Err(wrong_answer(&mut inner, shared.config.max_wrong_answers, request_id, error));
     }
     // The same RequestId carries on through every round, as in the flows the service shows.
     if let Some(next) = flow.get(round + 1) {
         session.stage = Stage::Challenged { flow, round: round + 1 };
-        return Ok(challenged(request_id, next, session.tag.as_ref()));
+        return Ok(challenged(request_id, &language.round(next), session.tag.as_ref()));
     }
     let session = inner.open(request_id).ok_or_else(|| missing_session(Missing::Unknown, request_id))?;
     Ok(opened(request_id, session))
@@ -230,8 +239,9 @@ fn begin(
     Ok(if let Some(round) = flow.first() {
         session.stage = Stage::Challenged { flow, round: 0 };
         let tag = session.tag.clone();
+        let round = session.language.round(round).into_owned();
         let request_id = inner.add_session(session, shared.config.session_ttl);
-        challenged(&request_id, round, tag.as_ref())
+        challenged(&request_id, &round, tag.as_ref())
     } else {
         let request_id = inner.add_session(session, shared.config.session_ttl);
         match inner.open(&request_id) {
@@ -282,10 +292,11 @@ struct OpenedBody<'a> {
 
 /// 200: the session is open.
 fn opened(request_id: &str, session: &Session) -> Response {
+    let last_refresh = reply::last_refresh(session.last_refresh);
     let login = LoginBody {
         username: &session.user.username(),
         is_scheduled_refresh: false,
-        last_refresh: LAST_REFRESH,
+        last_refresh: &last_refresh,
         kind: Some("Personal"),
         id: session.login_id.as_deref().unwrap_or_default(),
     };

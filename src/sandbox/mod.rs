@@ -28,6 +28,7 @@ mod images;
 mod inject;
 mod investments;
 mod keys;
+mod language;
 mod operation;
 mod pdf;
 mod recorded;

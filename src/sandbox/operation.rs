@@ -17,7 +17,7 @@ use axum::response::Response;
 
 use super::body::{Body, BodyBytes, Segments};
 use super::keys;
-use super::reply::{self, ErrorReply, LoginBody, LAST_REFRESH, OPERATION_PENDING};
+use super::reply::{self, ErrorReply, LoginBody, OPERATION_PENDING};
 use super::state::{Session, Shared};
 use crate::protocol::WireOp;
 
@@ -38,6 +38,10 @@ pub(crate) struct Ready {
     pub request_id: String,
     pub login_id: String,
     pub username: std::borrow::Cow<'static, str>,
+    /// The `LastRefresh` of its connection when the session opened.
+    pub last_refresh: String,
+    /// The session's `Tag`, which the summary echoes.
+    pub tag: Option<serde_json::Value>,
 }
 
 impl Ready {
@@ -46,6 +50,8 @@ impl Ready {
             request_id: request_id.to_owned(),
             login_id: session.login_id.clone().unwrap_or_default(),
             username: session.user.username(),
+            last_refresh: reply::last_refresh(session.last_refresh),
+            tag: session.tag.clone(),
         }
     }
 
@@ -55,7 +61,7 @@ impl Ready {
         LoginBody {
             username: &self.username,
             is_scheduled_refresh: false,
-            last_refresh: LAST_REFRESH,
+            last_refresh: &self.last_refresh,
             kind,
             id: &self.login_id,
         }

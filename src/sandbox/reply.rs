@@ -24,8 +24,23 @@ pub(crate) const REQUEST_TIMEOUT: &str = "REQUEST_TIMEOUT";
 /// the 413 of [`too_large`]. The router makes it axum's body limit too.
 pub(crate) const BODY_LIMIT: usize = 2 * 1024 * 1024;
 
-/// The `LastRefresh` of every login: fixed, so answers are reproducible.
+/// The `LastRefresh` of every connection until a live session refreshes it again: fixed, so a
+/// first login's answers are reproducible (docs/sandbox.md#lastrefresh-loginids-and-languages).
 pub(crate) const LAST_REFRESH: &str = "2026-11-20T08:15:42.1234567";
+
+/// `LastRefresh` `ticks` of 100 ns after [`LAST_REFRESH`], written as the service writes it:
+/// seven fractional digits, no zone (docs/protocol.md#authorize).
+pub(crate) fn last_refresh(ticks: u64) -> String {
+    if ticks == 0 {
+        return LAST_REFRESH.to_owned();
+    }
+    let base = chrono::NaiveDateTime::parse_from_str(LAST_REFRESH, "%Y-%m-%dT%H:%M:%S%.f").unwrap_or_default();
+    let nanos = i64::try_from(ticks.saturating_mul(100)).unwrap_or(i64::MAX);
+    let moved = base.checked_add_signed(chrono::TimeDelta::nanoseconds(nanos)).unwrap_or(base);
+    // chrono writes 3, 6 or 9 fractional digits; the service writes 7 (100 ns ticks).
+    let tick = chrono::Timelike::nanosecond(&moved) / 100;
+    format!("{}.{tick:07}", moved.format("%Y-%m-%dT%H:%M:%S"))
+}
 
 /// An error answer: `{"HttpStatusCode", "Message", "FlinksCode"}`, plus `RequestId` when the
 /// request named a known one (docs/protocol.md#errors). Named apart from the client's
@@ -254,6 +269,16 @@ impl<'a, B: Serialize> Envelope<'a, B> {
 }
 
 /// The `Login` object of data and Authorize answers.
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn last_refresh_moves_by_ticks_and_keeps_seven_digits() {
+        assert_eq!(super::last_refresh(0), super::LAST_REFRESH);
+        assert_eq!(super::last_refresh(1), "2026-11-20T08:15:42.1234568");
+        assert_eq!(super::last_refresh(10_000_000 * 60), "2026-11-20T08:16:42.1234567");
+    }
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub(crate) struct LoginBody<'a> {

@@ -14,6 +14,7 @@ use super::challenge::Round;
 use super::config::{RecordedRequest, SandboxConfig};
 use super::faults::Faults;
 use super::generator::{login_guid_for, DataCache, Guid};
+use super::language::Language;
 use super::reply::{self, ErrorReply};
 use super::tokens::Tokens;
 use super::users::{bulk_username, User};
@@ -108,6 +109,12 @@ pub(crate) struct Inner {
     /// Credentials logins so far, which picks the question of a user asked one of several
     /// (docs/sandbox.md#users) together with the seed.
     logins_begun: u64,
+    /// Per username (lower case), how many of its connections were deleted: a user who connects
+    /// again after DeleteCard gets a new LoginId (docs/sandbox.md#lastrefresh-loginids-and-languages).
+    deleted: HashMap<String, u32>,
+    /// When this state began: a refresh's `LastRefresh` is [`reply::LAST_REFRESH`] plus the time
+    /// since then.
+    started: Instant,
 }
 
 /// A connection known by LoginId.
@@ -115,6 +122,9 @@ pub(crate) struct Login {
     pub user: User,
     /// Only saved connections can be read cached or reopened live by LoginId.
     pub saved: bool,
+    /// Its `LastRefresh`, in 100 ns ticks after [`reply::LAST_REFRESH`]: 0 until a live session
+    /// refreshes it again (docs/sandbox.md#lastrefresh-loginids-and-languages).
+    pub refreshed: u64,
 }
 
 /// A session, known by RequestId.
@@ -126,6 +136,10 @@ pub(crate) struct Session {
     pub save: bool,
     /// The caller's `Tag`, echoed in every Authorize answer of this session.
     pub tag: Option<Value>,
+    /// The language of its prompts (`Language` of the Authorize that opened it).
+    pub language: Language,
+    /// The `LastRefresh` of its connection when it opened, in the ticks of [`Login::refreshed`].
+    pub last_refresh: u64,
     pub stage: Stage,
     last_seen: Instant,
     /// Per data operation: how far its simulated processing has come.
@@ -173,11 +187,20 @@ struct Pending {
 /// The same LoginId for every login of a user, as the real service keeps one connection per
 /// institution account; derived rather than drawn, so it survives a restart of the sandbox
 /// and a deletion. Once saved, a connection stays saved.
-fn issue_login(logins: &mut HashMap<Guid, Login>, seed: u64, user: User, save: bool) -> String {
-    let login_id = login_guid_for(seed, &user.username());
-    let login = logins.entry(login_id).or_insert(Login { user, saved: false });
-    login.saved |= save;
-    login_id.to_text()
+/// The LoginId of `user`'s connection after `deleted` deletions of it: the first one derives from
+/// the seed and the username alone (docs/sandbox.md#many-logins), each later one from the number
+/// of deletions too.
+fn connection_id(seed: u64, user: User, deleted: u32) -> Guid {
+    if deleted == 0 {
+        return login_guid_for(seed, &user.username());
+    }
+    let username = user.username().to_lowercase();
+    Guid::derive(&[&seed.to_le_bytes(), b"login", username.as_bytes(), b"again", &deleted.to_le_bytes()])
+}
+
+/// The number of 100 ns ticks in `elapsed`, the unit of `LastRefresh`'s seven fractional digits.
+fn ticks(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_nanos() / 100).unwrap_or(u64::MAX)
 }
 
 /// Why a login is busy (`Inner::busy`).
@@ -202,6 +225,8 @@ impl Session {
             login_id,
             save,
             tag,
+            language: Language::English,
+            last_refresh: 0,
             stage: Stage::Open,
             last_seen: Instant::now(),
             pending: HashMap::new(),
@@ -297,11 +322,13 @@ impl Inner {
             latest_live: HashMap::new(),
             processing_ttl: config.processing_ttl,
             logins_begun: 0,
+            deleted: HashMap::new(),
+            started: Instant::now(),
         };
         inner.logins.reserve(config.logins as usize);
         for index in 0..config.logins {
             let login_id = login_guid_for(config.seed, &bulk_username(index));
-            inner.logins.insert(login_id, Login { user: User::bulk(index), saved: true });
+            inner.logins.insert(login_id, Login { user: User::bulk(index), saved: true, refreshed: 0 });
         }
         inner
     }
@@ -402,7 +429,8 @@ impl Inner {
 
     /// The LoginId the connection of `user` has, or will have once a session of it opens.
     pub(super) fn login_id_of(&self, user: User) -> String {
-        login_guid_for(self.seed, &user.username()).to_text()
+        let deleted = self.deleted.get(&user.username().to_lowercase()).copied().unwrap_or(0);
+        connection_id(self.seed, user, deleted).to_text()
     }
 
     /// Forgets a session (the one a no-retry answer ended).
@@ -447,8 +475,13 @@ impl Inner {
     /// Forgets a connection and every session opened on it; false when the LoginId is unknown.
     pub(super) fn delete_login(&mut self, login_id: &str) -> bool {
         let Some(guid) = parse_login_id(login_id) else { return false };
-        if self.logins.remove(&guid).is_none() {
-            return false;
+        let Some(login) = self.logins.remove(&guid) else { return false };
+        // Only the user's current connection moves its next LoginId on: deleting an older one
+        // (already replaced) changes nothing.
+        let username = login.user.username().to_lowercase();
+        let deleted = self.deleted.get(&username).copied().unwrap_or(0);
+        if connection_id(self.seed, login.user, deleted) == guid {
+            self.deleted.insert(username, deleted + 1);
         }
         let login_id = guid.to_text();
         self.sessions.retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
@@ -458,11 +491,31 @@ impl Inner {
     }
 
     /// Marks the session open, issuing its LoginId (and saving the connection, if asked) when it
-    /// was opened with credentials.
+    /// was opened with credentials. A live session refreshes its connection: its `LastRefresh`
+    /// moves to now, except at the connection's first refresh, which reports
+    /// [`reply::LAST_REFRESH`] so that a first login's answers are the same on every run; a
+    /// cached one reports the last refresh (docs/sandbox.md#lastrefresh-loginids-and-languages).
     pub(super) fn open(&mut self, request_id: &str) -> Option<&Session> {
+        let now = ticks(self.started.elapsed());
         let session = self.sessions.get_mut(&normalize_id(request_id))?;
+        let guid = if let Some(guid) = session.login_id.as_deref().and_then(parse_login_id) {
+            guid
+        } else {
+            let deleted = self.deleted.get(&session.user.username().to_lowercase()).copied().unwrap_or(0);
+            connection_id(self.seed, session.user, deleted)
+        };
+        let mut first = false;
+        let login = self.logins.entry(guid).or_insert_with(|| {
+            first = true;
+            Login { user: session.user, saved: false, refreshed: 0 }
+        });
+        login.saved |= session.save && session.login_id.is_none();
+        if session.live && !first {
+            login.refreshed = now.max(login.refreshed + 1);
+        }
+        session.last_refresh = login.refreshed;
         if session.login_id.is_none() {
-            let login_id = issue_login(&mut self.logins, self.seed, session.user, session.save);
+            let login_id = guid.to_text();
             self.latest.insert(login_id.clone(), normalize_id(request_id));
             if session.live {
                 self.latest_live.insert(login_id.clone(), normalize_id(request_id));

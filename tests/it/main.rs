@@ -26,3 +26,4 @@ mod sandbox;
 mod sandbox_data;
 mod sandbox_faults;
 mod sandbox_scale;
+mod sandbox_values;

@@ -904,7 +904,7 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
 // ---- DeleteCard ----------------------------------------------------------------------------
 
 #[tokio::test]
-async fn delete_card_forgets_the_connection_until_it_is_saved_again() {
+async fn delete_card_forgets_the_connection_and_a_new_one_gets_a_new_login_id() {
     let api = Api::with(config());
     let unknown =
         api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", uuid::Uuid::new_v4()), None).await;
@@ -926,13 +926,15 @@ async fn delete_card_forgets_the_connection_until_it_is_saved_again() {
         api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", login.login_id), None).await;
     assert_error(&again, 401, "INVALID_LOGIN");
 
+    // Connecting again is a new connection, with a LoginId of its own, as on the service
+    // (docs/sandbox.md#lastrefresh-loginids-and-languages); the deleted one stays unknown.
     let back = api.saved_login("greatday_nomfa").await;
-    assert_eq!(back.login_id, login.login_id, "the same LoginId comes back");
-    let cached = api.cached(&back.login_id).await;
-    assert_eq!(cached.0, 200);
-    let mut after = api.all_transactions(&back).await;
-    after["RequestId"] = before["RequestId"].clone();
-    assert_eq!(after, before, "and the same data");
+    assert_ne!(back.login_id, login.login_id, "a new LoginId");
+    assert_eq!(api.cached(&back.login_id).await.0, 200);
+    assert_error(&api.cached(&login.login_id).await, 401, "INVALID_LOGIN");
+    let after = api.all_transactions(&back).await;
+    assert_eq!(after["Login"]["Id"], json!(back.login_id));
+    assert_ne!(before["Login"]["Id"], after["Login"]["Id"]);
 }
 
 // ---- attributes ----------------------------------------------------------------------------
