@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import pickle
+import re
 import uuid
 from typing import Any
 
@@ -73,10 +74,13 @@ def test_a_session_carries_guids_login_and_links(saved_session: Any) -> None:
 
 def test_last_refresh_is_an_aware_utc_datetime(saved_session: Any) -> None:
     # The service writes LastRefresh with 7 fractional digits and no zone: it is UTC.
+    # Its value moves with each live refresh of the login (docs/sandbox.md#lastrefresh-loginids-and-languages),
+    # so it is read back from the answer; the seventh digit is below a datetime's microsecond.
     assert saved_session.login is not None
-    assert saved_session.login["LastRefresh"] == "2026-11-20T08:15:42.1234567"
-    assert saved_session.last_refresh == datetime.datetime(
-        2026, 11, 20, 8, 15, 42, 123456, tzinfo=datetime.timezone.utc
+    written = saved_session.login["LastRefresh"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}", written), written
+    assert saved_session.last_refresh == datetime.datetime.fromisoformat(written[:-1]).replace(
+        tzinfo=datetime.timezone.utc
     )
 
 
