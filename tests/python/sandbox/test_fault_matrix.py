@@ -142,10 +142,13 @@ class World:
         return self.origin.client(**{**CLIENT_OPTIONS, **options})
 
     def save_login(self) -> None:
-        """(Re)saves the login, after a case that may have deleted it."""
+        """(Re)saves the login, after a case that may have deleted it: a deleted login connects
+        again under a new LoginId (docs/sandbox.md#lastrefresh-loginids-and-languages), which the
+        cases after it use."""
         self.origin.clear_faults()
         session = self.client().login(INSTITUTION, USERNAME, PASSWORD, save=True)
-        assert session.login_id == self.login_id
+        assert session.login_id is not None
+        self.login_id = session.login_id
 
 
 @pytest.fixture(scope="module")
