@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::body::{Body, BodyBytes};
-use super::challenge::{Challenge, Round};
+use super::challenge::{Challenge, Round, QUESTION_AND_ANSWER};
 use super::config::AuthorizeKind;
 use super::generator::{hash, Rng};
 use super::keys;
@@ -65,7 +65,7 @@ pub(crate) fn shape(body: &Body) -> AuthorizeKind {
 fn credentials(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Response, ErrorReply> {
     body.flag("MostRecentCached")?;
     let save = body.flag("Save")?.unwrap_or(false);
-    body.flag("ScheduleRefresh")?;
+    let schedule_refresh = body.flag("ScheduleRefresh")?.unwrap_or(false);
     let institution = body.required("Institution")?;
     let username = body.required("Username")?;
     let password = body.required("Password")?;
@@ -90,7 +90,9 @@ fn credentials(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
             let seed = shared.config.seed.to_le_bytes();
             let draw = Rng::new(hash(&[&seed, user.scenario.username.as_bytes(), &number.to_le_bytes()])).next();
             let flow = user.scenario.flow_of_login(draw);
-            begin(shared, Session::new(user, None, save, tag(body)), flow, token)
+            let mut session = Session::new(user, None, save, tag(body));
+            session.schedule_refresh = schedule_refresh;
+            begin(shared, session, flow, token)
         }
     }
 }
@@ -106,10 +108,29 @@ fn by_login_id(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
     let (user, login_id) = saved.ok_or_else(|| {
         ErrorReply::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
-    let flow: &'static [Round] = if cached { &[] } else { user.scenario.saved_flow() };
+    let flow: &'static [Round] =
+        if cached { &[] } else { stored_answers_given(shared, &login_id, user.scenario.saved_flow()) };
     let mut session = Session::new(user, Some(login_id), true, tag(body));
     session.live = !cached;
     begin(shared, session, flow, token)
+}
+
+/// `flow` without its leading rounds that the answers stored by `AnswerMFAQuestions` pass: a
+/// live refresh answers the security questions it has answers to itself, which is what the
+/// service collects them for (docs/protocol.md#operations-beyond-the-interface).
+fn stored_answers_given(shared: &Shared, login_id: &str, flow: &'static [Round]) -> &'static [Round] {
+    let inner = shared.lock();
+    let answered = |round: &Round| {
+        !round.is_empty()
+            && round.iter().all(|challenge| {
+                challenge.kind == QUESTION_AND_ANSWER
+                    && inner
+                        .stored_mfa_answer(login_id, challenge.prompt)
+                        .is_some_and(|answer| challenge.accepts(&[answer.to_owned()]))
+            })
+    };
+    let skipped = flow.iter().take_while(|round| answered(round)).count();
+    flow.get(skipped..).unwrap_or_default()
 }
 
 fn answer(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Response, ErrorReply> {
@@ -284,7 +305,7 @@ struct OpenedBody<'a> {
 fn opened(request_id: &str, session: &Session) -> Response {
     let login = LoginBody {
         username: &session.user.username(),
-        is_scheduled_refresh: false,
+        is_scheduled_refresh: session.scheduled_refresh,
         last_refresh: LAST_REFRESH,
         kind: Some("Personal"),
         id: session.login_id.as_deref().unwrap_or_default(),

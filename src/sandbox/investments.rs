@@ -291,7 +291,12 @@ mod tests {
     async fn the_cached_answer_is_the_serialised_one_with_its_request_id() {
         let login_id = crate::sandbox::login_id(0, "bulk_00003");
         let cached = DataCache::default().portfolio(&SandboxConfig::default(), &login_id);
-        let ready = Ready { request_id: String::new(), login_id, username: Cow::Borrowed("bulk_00003") };
+        let ready = Ready {
+            request_id: String::new(),
+            login_id,
+            username: Cow::Borrowed("bulk_00003"),
+            scheduled_refresh: false,
+        };
         let prefix = template(&cached.portfolio, &ready).expect("the envelope ends with the RequestId");
         for request_id in ["0b4bd2a5-3a5f-4c3e-9d0e-0d3b6cfa6f57", "odd \"id\" \\ \u{e9}"] {
             let response = with_request_id(&prefix, request_id);

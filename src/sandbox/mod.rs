@@ -28,6 +28,8 @@ mod images;
 mod inject;
 mod investments;
 mod keys;
+mod linking;
+mod not_enabled;
 mod operation;
 mod pdf;
 mod recorded;

@@ -38,6 +38,7 @@ pub(crate) struct Ready {
     pub request_id: String,
     pub login_id: String,
     pub username: std::borrow::Cow<'static, str>,
+    pub scheduled_refresh: bool,
 }
 
 impl Ready {
@@ -46,6 +47,7 @@ impl Ready {
             request_id: request_id.to_owned(),
             login_id: session.login_id.clone().unwrap_or_default(),
             username: session.user.username(),
+            scheduled_refresh: session.scheduled_refresh,
         }
     }
 
@@ -54,7 +56,7 @@ impl Ready {
     pub(super) fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
         LoginBody {
             username: &self.username,
-            is_scheduled_refresh: false,
+            is_scheduled_refresh: self.scheduled_refresh,
             last_refresh: LAST_REFRESH,
             kind,
             id: &self.login_id,

@@ -1,6 +1,6 @@
 //! What the server remembers between requests: sessions, saved logins, tokens, the request log.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use axum::body::Bytes;
 
-use super::challenge::Round;
+use super::challenge::{Round, QUESTION_AND_ANSWER};
 use super::config::{RecordedRequest, SandboxConfig};
 use super::faults::Faults;
 use super::generator::{login_guid_for, DataCache, Guid};
@@ -108,6 +108,12 @@ pub(crate) struct Inner {
     /// Credentials logins so far, which picks the question of a user asked one of several
     /// (docs/sandbox.md#users) together with the seed.
     logins_begun: u64,
+    /// The saved logins whose nightly refresh is on (`SetScheduledRefresh`, or `ScheduleRefresh`
+    /// on the Authorize that saved them): kept apart from `logins`, so bulk logins cost no more.
+    scheduled: HashSet<Guid>,
+    /// The answers to security questions stored by `AnswerMFAQuestions`, per login: question to
+    /// answer (docs/protocol.md#operations-beyond-the-interface).
+    mfa_answers: HashMap<Guid, HashMap<String, String>>,
 }
 
 /// A connection known by LoginId.
@@ -118,6 +124,7 @@ pub(crate) struct Login {
 }
 
 /// A session, known by RequestId.
+#[expect(clippy::struct_excessive_bools, reason = "independent facts of a session, each named, not a state machine")]
 pub(crate) struct Session {
     pub user: User,
     /// Known from the start when the session was opened by LoginId; otherwise issued on open.
@@ -144,6 +151,12 @@ pub(crate) struct Session {
     /// The token that opened the session, and when it expires: its challenge answers may carry
     /// it again (docs/sandbox.md#keys).
     pub token: Option<OpeningToken>,
+    /// `ScheduleRefresh` of the Authorize: turns the nightly refresh on for a login it saves
+    /// new (docs/protocol.md#operations-beyond-the-interface).
+    pub schedule_refresh: bool,
+    /// Whether the login's nightly refresh is on, as the answers' `IsScheduledRefresh` says;
+    /// kept up to date by `SetScheduledRefresh`.
+    pub scheduled_refresh: bool,
 }
 
 /// The Authorize token a session was opened with.
@@ -211,6 +224,8 @@ impl Session {
             live: true,
             wrong_answers: 0,
             token: None,
+            schedule_refresh: false,
+            scheduled_refresh: false,
         }
     }
 
@@ -297,6 +312,8 @@ impl Inner {
             latest_live: HashMap::new(),
             processing_ttl: config.processing_ttl,
             logins_begun: 0,
+            scheduled: HashSet::new(),
+            mfa_answers: HashMap::new(),
         };
         inner.logins.reserve(config.logins as usize);
         for index in 0..config.logins {
@@ -450,6 +467,8 @@ impl Inner {
         if self.logins.remove(&guid).is_none() {
             return false;
         }
+        self.scheduled.remove(&guid);
+        self.mfa_answers.remove(&guid);
         let login_id = guid.to_text();
         self.sessions.retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
         self.latest.remove(&login_id);
@@ -462,7 +481,14 @@ impl Inner {
     pub(super) fn open(&mut self, request_id: &str) -> Option<&Session> {
         let session = self.sessions.get_mut(&normalize_id(request_id))?;
         if session.login_id.is_none() {
+            let new = !self.logins.contains_key(&login_guid_for(self.seed, &session.user.username()));
             let login_id = issue_login(&mut self.logins, self.seed, session.user, session.save);
+            // Only a login saved new takes `ScheduleRefresh`; later, SetScheduledRefresh does.
+            if new && session.save && session.schedule_refresh {
+                if let Some(guid) = parse_login_id(&login_id) {
+                    self.scheduled.insert(guid);
+                }
+            }
             self.latest.insert(login_id.clone(), normalize_id(request_id));
             if session.live {
                 self.latest_live.insert(login_id.clone(), normalize_id(request_id));
@@ -470,7 +496,59 @@ impl Inner {
             session.login_id = Some(login_id);
         }
         session.stage = Stage::Open;
+        session.scheduled_refresh =
+            session.login_id.as_deref().and_then(parse_login_id).is_some_and(|guid| self.scheduled.contains(&guid));
         Some(session)
+    }
+
+    /// Turns the nightly refresh of a saved login on or off, in its open sessions' answers too;
+    /// false for an unknown or unsaved LoginId.
+    pub(super) fn set_scheduled_refresh(&mut self, login_id: &str, on: bool) -> bool {
+        let Some(guid) = parse_login_id(login_id).filter(|guid| self.logins.get(guid).is_some_and(|login| login.saved))
+        else {
+            return false;
+        };
+        if on {
+            self.scheduled.insert(guid);
+        } else {
+            self.scheduled.remove(&guid);
+        }
+        let login_id = guid.to_text();
+        for session in self.sessions.values_mut().filter(|session| session.login_id.as_deref() == Some(&login_id)) {
+            session.scheduled_refresh = on;
+        }
+        true
+    }
+
+    /// The security questions of a saved login (its user's question-and-answer prompts), or
+    /// None for an unknown or unsaved LoginId.
+    pub(super) fn mfa_questions(&self, login_id: &str) -> Option<Vec<&'static str>> {
+        let (user, _) = self.saved_login(login_id)?;
+        let challenges = user.scenario.flow().iter().chain(user.scenario.saved_flow()).flatten();
+        let mut questions: Vec<&'static str> = Vec::new();
+        for challenge in challenges.filter(|challenge| challenge.kind == QUESTION_AND_ANSWER) {
+            if !questions.contains(&challenge.prompt) {
+                questions.push(challenge.prompt);
+            }
+        }
+        Some(questions)
+    }
+
+    /// Stores `answers` (question to answer) for a saved login, replacing earlier answers to the
+    /// same questions; false for an unknown or unsaved LoginId.
+    pub(super) fn store_mfa_answers(&mut self, login_id: &str, answers: Vec<(String, String)>) -> bool {
+        let Some(guid) = parse_login_id(login_id).filter(|guid| self.logins.get(guid).is_some_and(|login| login.saved))
+        else {
+            return false;
+        };
+        self.mfa_answers.entry(guid).or_default().extend(answers);
+        true
+    }
+
+    /// The stored answer to `question` for a login, if `AnswerMFAQuestions` gave one.
+    pub(super) fn stored_mfa_answer(&self, login_id: &str, question: &str) -> Option<&str> {
+        let guid = parse_login_id(login_id)?;
+        self.mfa_answers.get(&guid)?.get(question).map(String::as_str)
     }
 
     /// The user a RequestId's session or a LoginId belongs to, for the fault layer; it touches

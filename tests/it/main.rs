@@ -25,4 +25,5 @@ mod fuzz_sandbox_requests;
 mod sandbox;
 mod sandbox_data;
 mod sandbox_faults;
+mod sandbox_linking;
 mod sandbox_scale;
