@@ -156,7 +156,7 @@ async fn mfa_questions_are_listed_and_stored_answers_let_a_live_refresh_through(
     let logged = api.sandbox.requests();
     let text = serde_json::to_string(&logged.iter().map(|entry| entry.body.clone()).collect::<Vec<_>>()).unwrap();
     assert!(!text.contains("Montreal") && !text.contains("Triangle"), "{text}");
-    assert!(logged.iter().any(|entry| entry.operation.as_deref() == Some("AnswerMFAQuestions")));
+    assert!(logged.iter().any(|entry| entry.operation == Some("AnswerMFAQuestions")));
 }
 
 #[tokio::test]
