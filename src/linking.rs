@@ -1,0 +1,137 @@
+//! The client's calls of the account-linking operations on a saved login, outside any session:
+//! the nightly refresh and the stored answers to security questions
+//! (docs/protocol.md#operations-beyond-the-interface). None is polled: each is one request sent
+//! through `Http::send`, as DeleteCard is.
+
+use serde_json::{json, Value};
+
+use crate::call::Call;
+use crate::client::Client;
+use crate::data::answer::Reply;
+use crate::data::json;
+use crate::data::login::guid;
+use crate::error::Error;
+use crate::http::ApiRequest;
+use crate::protocol::{self, PathValues, WireOp};
+
+impl Client {
+    /// SetScheduledRefresh: turns the nightly refresh of a saved login on (`on`) or off. Returns
+    /// the state set, which later answers show as `Login.IsScheduledRefresh`.
+    pub async fn set_scheduled_refresh(&self, call: &Call, login_id: &str, on: bool) -> Result<bool, Error> {
+        let wire = &protocol::SET_SCHEDULED_REFRESH;
+        call.doing(wire.name);
+        guid("login_id", login_id)?;
+        let request = self.linking(wire, None)?.json(&json!({"LoginId": login_id, "IsActivated": on}))?;
+        self.send_linking(call, wire, &request).await?;
+        Ok(on)
+    }
+
+    /// GetMFAQuestions: the security questions of a saved login, in the order the service lists
+    /// them.
+    pub async fn mfa_questions(&self, call: &Call, login_id: &str) -> Result<Vec<String>, Error> {
+        let wire = &protocol::GET_MFA_QUESTIONS;
+        call.doing(wire.name);
+        guid("login_id", login_id)?;
+        let request = self.linking(wire, Some(login_id))?;
+        let (status, bytes) = self.send_linking(call, wire, &request).await?;
+        questions_of(wire.name, status, &bytes)
+    }
+
+    /// AnswerMFAQuestions: stores `answers` (question, answer) for a saved login, which the
+    /// service gives for itself when a refresh asks those questions. Each question and answer must
+    /// be non-blank; the error names the question, never an answer (answers are secrets).
+    pub async fn answer_mfa_questions(
+        &self,
+        call: &Call,
+        login_id: &str,
+        answers: &[(String, String)],
+    ) -> Result<(), Error> {
+        let wire = &protocol::ANSWER_MFA_QUESTIONS;
+        call.doing(wire.name);
+        guid("login_id", login_id)?;
+        let questions = answer_list(answers)?;
+        let request = self.linking(wire, None)?.json(&json!({"LoginId": login_id, "Questions": questions}))?;
+        self.send_linking(call, wire, &request).await?;
+        Ok(())
+    }
+
+    /// The request of `wire`, with the API key: its path names `login_id` when it has one.
+    fn linking(&self, wire: &'static WireOp, login_id: Option<&str>) -> Result<ApiRequest, Error> {
+        let customer = PathValues::new(&self.config().customer_id);
+        let values = match login_id {
+            Some(login_id) => customer.login_id(login_id),
+            None => customer,
+        };
+        Ok(self.with_api_key(self.request(wire, values)?))
+    }
+
+    /// Sends `request`; its 2xx answer's status and body, unless its envelope says error.
+    async fn send_linking(&self, call: &Call, wire: &WireOp, request: &ApiRequest) -> Result<(u16, Vec<u8>), Error> {
+        match self.http()?.send(request, call).await? {
+            Reply::Data { status, bytes } => {
+                json::check_error_envelope(status, &bytes)?;
+                Ok((status, bytes))
+            }
+            reply => Err(reply.unexpected(wire.name, "expected a final answer: this operation is not polled")),
+        }
+    }
+}
+
+/// `answers` as the body's `Questions`, each checked (docs/protocol.md#operations-beyond-the-interface).
+fn answer_list(answers: &[(String, String)]) -> Result<Vec<Value>, Error> {
+    if answers.is_empty() {
+        return Err(Error::config("answers", "must hold at least one question and its answer"));
+    }
+    answers
+        .iter()
+        .map(|(question, answer)| {
+            if question.trim().is_empty() {
+                return Err(Error::config(
+                    "answers",
+                    "has a blank question: each key is a question GetMFAQuestions lists",
+                ));
+            }
+            if answer.trim().is_empty() {
+                return Err(Error::config("answers", format!("has a blank answer to {question:?}")));
+            }
+            Ok(json!({"Question": question, "Answer": answer}))
+        })
+        .collect()
+}
+
+/// The `Question` of each entry of a GetMFAQuestions answer's `Questions`.
+fn questions_of(operation: &str, status: u16, bytes: &[u8]) -> Result<Vec<String>, Error> {
+    let body: Value = serde_json::from_slice(bytes)
+        .map_err(|_| Error::protocol(operation, status, "the answer is not JSON", bytes))?;
+    let Some(Value::Array(items)) = json::field(&body, "Questions") else {
+        return Err(Error::protocol(operation, status, "the answer holds no list of Questions", bytes));
+    };
+    items
+        .iter()
+        .map(|item| match json::field(item, "Question") {
+            Some(Value::String(question)) => Ok(question.clone()),
+            _ => Err(Error::protocol(operation, status, "an entry of Questions has no Question text", bytes)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_checked_without_showing_them() {
+        assert!(answer_list(&[]).is_err());
+        let blank = answer_list(&[("Q?".to_owned(), " ".to_owned())]).unwrap_err().to_string();
+        assert!(blank.contains("answers") && blank.contains("Q?"), "{blank}");
+        let body = answer_list(&[("Q?".to_owned(), "secret answer".to_owned())]).unwrap();
+        assert_eq!(body, [json!({"Question": "Q?", "Answer": "secret answer"})]);
+    }
+
+    #[test]
+    fn questions_are_read_in_order_and_a_body_without_them_is_a_protocol_surprise() {
+        let body = br#"{"Message": "SUCCESS", "Questions": [{"Question": "A?"}, {"question": "B?"}]}"#;
+        assert_eq!(questions_of("GetMFAQuestions", 200, body).unwrap(), ["A?", "B?"]);
+        assert!(matches!(questions_of("GetMFAQuestions", 200, b"{}"), Err(Error::Protocol { .. })));
+    }
+}
