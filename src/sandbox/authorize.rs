@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::body::{Body, BodyBytes};
-use super::challenge::{Challenge, Round, QUESTION_AND_ANSWER};
+use super::challenge::{Challenge, Round};
 use super::config::AuthorizeKind;
 use super::generator::{hash, Rng};
 use super::keys;
@@ -109,28 +109,10 @@ fn by_login_id(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
         ErrorReply::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
     let flow: &'static [Round] =
-        if cached { &[] } else { stored_answers_given(shared, &login_id, user.scenario.saved_flow()) };
+        if cached { &[] } else { shared.lock().without_answered(&login_id, user.scenario.saved_flow()) };
     let mut session = Session::new(user, Some(login_id), true, tag(body));
     session.live = !cached;
     begin(shared, session, flow, token)
-}
-
-/// `flow` without its leading rounds that the answers stored by `AnswerMFAQuestions` pass: a
-/// live refresh answers the security questions it has answers to itself, which is what the
-/// service collects them for (docs/protocol.md#operations-beyond-the-interface).
-fn stored_answers_given(shared: &Shared, login_id: &str, flow: &'static [Round]) -> &'static [Round] {
-    let inner = shared.lock();
-    let answered = |round: &Round| {
-        !round.is_empty()
-            && round.iter().all(|challenge| {
-                challenge.kind == QUESTION_AND_ANSWER
-                    && inner
-                        .stored_mfa_answer(login_id, challenge.prompt)
-                        .is_some_and(|answer| challenge.accepts(&[answer.to_owned()]))
-            })
-    };
-    let skipped = flow.iter().take_while(|round| answered(round)).count();
-    flow.get(skipped..).unwrap_or_default()
 }
 
 fn answer(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Response, ErrorReply> {

@@ -1,5 +1,5 @@
-//! The account-linking operations of the service that act on a saved login outside a session:
-//! `SetScheduledRefresh`, `GetMFAQuestions` and `AnswerMFAQuestions`
+//! The account-linking operations of the service that act on saved logins outside a session:
+//! `SetScheduledRefresh`, `GetNightlyRefreshStatus`, `GetMFAQuestions` and `AnswerMFAQuestions`
 //! (docs/protocol.md#operations-beyond-the-interface).
 
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::body::{Body, BodyBytes, Segments};
 use super::keys;
-use super::reply::{self, Envelope, ErrorReply};
+use super::reply::{self, Envelope, ErrorReply, LAST_REFRESH};
 use super::state::Shared;
 
 /// The answer to a LoginId that names no saved connection, as Authorize gives it.
@@ -45,6 +45,41 @@ pub(crate) async fn set_scheduled_refresh(
     let state = if on { "activated" } else { "deactivated" };
     let message = format!("The scheduled refresh of LoginId {login_id} is {state}");
     Ok(Envelope::plain(MessageBody { message }).ok())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct NightlyStatusBody {
+    ineligible_cards: Vec<IneligibleCard>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct IneligibleCard {
+    login_id: String,
+    last_refresh_date: &'static str,
+    last_refresh_state: &'static str,
+    last_refresh_error_code: Option<&'static str>,
+}
+
+/// `GET GetNightlyRefreshStatus`, with the secret key: the saved logins whose nightly refresh
+/// is on but would stop at a security question no stored answer passes, in the documented shape.
+pub(crate) async fn nightly_refresh_status(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+) -> Result<Response, ErrorReply> {
+    keys::check_secret_key(&shared, &headers)?;
+    let ineligible = shared.lock().ineligible_for_nightly_refresh();
+    let ineligible_cards = ineligible
+        .into_iter()
+        .map(|login_id| IneligibleCard {
+            login_id,
+            last_refresh_date: LAST_REFRESH,
+            last_refresh_state: "AnsweringSecurityChallenge",
+            last_refresh_error_code: None,
+        })
+        .collect();
+    Ok(Envelope::plain(NightlyStatusBody { ineligible_cards }).ok())
 }
 
 #[derive(Serialize)]

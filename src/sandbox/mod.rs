@@ -26,6 +26,7 @@ mod faults;
 mod generator;
 mod images;
 mod inject;
+mod institutions;
 mod investments;
 mod keys;
 mod linking;

@@ -28,7 +28,8 @@ use super::reply::{self, ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
 use super::{
-    accounts, admin, attributes, authorize, delete as delete_card, investments, keys, linking, not_enabled, statements,
+    accounts, admin, attributes, authorize, delete as delete_card, institutions, investments, keys, linking,
+    not_enabled, statements,
 };
 use crate::protocol::{self, HttpMethod, WireOp};
 
@@ -48,13 +49,13 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .add(&protocol::SET_SCHEDULED_REFRESH, linking::set_scheduled_refresh)
         .add(&protocol::GET_MFA_QUESTIONS, linking::get_mfa_questions)
         .add(&protocol::ANSWER_MFA_QUESTIONS, linking::answer_mfa_questions)
+        .add(&protocol::GET_NIGHTLY_REFRESH_STATUS, linking::nightly_refresh_status)
+        .add(&protocol::INSTITUTIONS, institutions::institutions)
         .data::<accounts::Detail>()
         .data::<accounts::Summary>()
         .data::<statements::Statements>()
         .data::<investments::Investments>()
         .not_enabled(&protocol::AUTHORIZE_MULTIPLE)
-        .not_enabled(&protocol::GET_NIGHTLY_REFRESH_STATUS)
-        .not_enabled(&protocol::INSTITUTIONS)
         .not_enabled(&protocol::GET_CATEGORIZATION)
         .router
         // Outside each route's fault layer: a request for another customer is no operation's.

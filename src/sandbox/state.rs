@@ -546,9 +546,43 @@ impl Inner {
     }
 
     /// The stored answer to `question` for a login, if `AnswerMFAQuestions` gave one.
-    pub(super) fn stored_mfa_answer(&self, login_id: &str, question: &str) -> Option<&str> {
+    fn stored_mfa_answer(&self, login_id: &str, question: &str) -> Option<&str> {
         let guid = parse_login_id(login_id)?;
         self.mfa_answers.get(&guid)?.get(question).map(String::as_str)
+    }
+
+    /// `flow` without its leading rounds that the answers stored by `AnswerMFAQuestions` pass: a
+    /// live refresh answers the security questions it has answers to itself, which is what the
+    /// service collects them for (docs/protocol.md#operations-beyond-the-interface).
+    pub(super) fn without_answered(&self, login_id: &str, flow: &'static [Round]) -> &'static [Round] {
+        let answered = |round: &Round| {
+            !round.is_empty()
+                && round.iter().all(|challenge| {
+                    challenge.kind == QUESTION_AND_ANSWER
+                        && self
+                            .stored_mfa_answer(login_id, challenge.prompt)
+                            .is_some_and(|answer| challenge.accepts(&[answer.to_owned()]))
+                })
+        };
+        let skipped = flow.iter().take_while(|round| answered(round)).count();
+        flow.get(skipped..).unwrap_or_default()
+    }
+
+    /// The saved logins whose nightly refresh is on but cannot run unattended: a live refresh of
+    /// them would stop at a challenge no stored answer passes. Sorted, so answers are stable.
+    pub(super) fn ineligible_for_nightly_refresh(&self) -> Vec<String> {
+        let mut ineligible: Vec<String> = self
+            .scheduled
+            .iter()
+            .filter_map(|guid| {
+                let login = self.logins.get(guid).filter(|login| login.saved)?;
+                let login_id = guid.to_text();
+                let left = self.without_answered(&login_id, login.user.scenario.saved_flow());
+                (!left.is_empty()).then_some(login_id)
+            })
+            .collect();
+        ineligible.sort();
+        ineligible
     }
 
     /// The user a RequestId's session or a LoginId belongs to, for the fault layer; it touches

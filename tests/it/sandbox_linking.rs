@@ -25,7 +25,6 @@ fn not_enabled() -> Vec<(&'static str, Method, String, Option<serde_json::Value>
             "BankingServices/AuthorizeMultiple".to_owned(),
             Some(json!({"LoginIds": [LOGIN]})),
         ),
-        ("GetNightlyRefreshStatus", Method::GET, "BankingServices/GetNightlyRefreshStatus".to_owned(), None),
         ("GetCategorization", Method::GET, format!("categorization/login/{LOGIN}/requestid/{REQUEST}"), None),
     ]
 }
@@ -51,7 +50,11 @@ async fn a_fault_can_target_an_operation_beyond_the_interface() {
     let status = FaultKind::Status { status: 503, code: None, message: None, retry_after: None };
     api.sandbox.inject([Fault { operation: Some("GetNightlyRefreshStatus".to_owned()), ..Fault::new(status) }]);
     assert_eq!(api.get("BankingServices/GetNightlyRefreshStatus").await.0, 503);
-    assert_error(&api.get("BankingServices/GetNightlyRefreshStatus").await, 401, "ACCESS_DENIED");
+    let secret = format!("Bearer {}", api.sandbox.secret_key().unwrap());
+    let after = api
+        .send_with(Method::GET, "BankingServices/GetNightlyRefreshStatus", &[("authorization", &secret)], None)
+        .await;
+    assert_eq!(after.0, 200, "{}", after.1);
 }
 
 const SET_SCHEDULED_REFRESH: &str = "BankingServices/SetScheduledRefresh";
@@ -202,4 +205,57 @@ async fn the_client_sets_the_nightly_refresh_and_answers_the_security_questions(
         Err(Error::Config { field: "answers", rule }) => assert!(rule.contains("Q?"), "{rule}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn nightly_refresh_status_lists_scheduled_logins_a_question_would_stop() {
+    let api = Api::with(SandboxConfig { pending_polls: 0, ..SandboxConfig::default() });
+    let status = "BankingServices/GetNightlyRefreshStatus";
+    let secret = format!("Bearer {}", api.sandbox.secret_key().unwrap());
+    let bearer = [("authorization", secret.as_str())];
+    // It asks for the secret key, not the API key.
+    assert_error(&api.get(status).await, 401, "UNAUTHORIZED");
+
+    let quiet = saved(&api, "greatday_nomfa", json!({"ScheduleRefresh": true})).await;
+    let asking = saved(&api, "greatday", json!({"ScheduleRefresh": true})).await;
+    let listed = api.send_with(Method::GET, status, &bearer, None).await;
+    assert_eq!(listed.0, 200, "{}", listed.1);
+    let cards = listed.1["IneligibleCards"].as_array().unwrap();
+    assert_eq!(cards.len(), 1, "{cards:?}");
+    assert_eq!(cards[0]["LoginId"], asking.as_str());
+    assert_eq!(cards[0]["LastRefreshState"], "AnsweringSecurityChallenge");
+    assert!(cards[0]["LastRefreshErrorCode"].is_null());
+    assert_ne!(asking, quiet);
+
+    // Stored answers make it eligible.
+    let answers: Vec<Value> = user("greatday")
+        .answers
+        .iter()
+        .map(|(question, answer)| json!({"Question": question, "Answer": answer[0]}))
+        .collect();
+    let stored =
+        api.send(Method::PATCH, ANSWER_MFA_QUESTIONS, Some(json!({"LoginId": asking, "Questions": answers}))).await;
+    assert_eq!(stored.0, 200);
+    let listed = api.send_with(Method::GET, status, &bearer, None).await;
+    assert_eq!(listed.1["IneligibleCards"], json!([]));
+}
+
+#[tokio::test]
+async fn institutions_are_listed_and_paged() {
+    let api = Api::with(SandboxConfig::default());
+    let listed = api.get("BankingServices/Institutions").await;
+    assert_eq!(listed.0, 200, "{}", listed.1);
+    assert_eq!(listed.1["Count"], 1);
+    let institution = &listed.1["Data"][0];
+    assert_eq!(institution["Id"], 14);
+    assert_eq!(institution["Status"], "Enabled");
+    assert_eq!(institution["Country"], "CA");
+    assert_eq!(institution["Localizations"][0]["Name"], "FlinksCapital");
+    let past = api.get("BankingServices/Institutions?skip=1&take=10").await;
+    assert_eq!((past.1["Data"].clone(), past.1["Count"].clone()), (json!([]), json!(1)));
+    let refused = api.get("BankingServices/Institutions?take=5000").await;
+    assert_error(&refused, 401, "INVALID_REQUEST");
+    assert_message_names(&refused, "take");
+    let refused = api.get("BankingServices/Institutions?skip=-1").await;
+    assert_message_names(&refused, "skip");
 }
