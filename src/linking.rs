@@ -1,5 +1,5 @@
-//! The client's calls of the account-linking operations on a saved login, outside any session:
-//! the nightly refresh and the stored answers to security questions
+//! The client's calls of the account-linking operations outside any session: the nightly
+//! refresh and its status, the stored answers to security questions, and the institutions
 //! (docs/protocol.md#operations-beyond-the-interface). None is polled: each is one request sent
 //! through `Http::send`, as DeleteCard is.
 
@@ -12,7 +12,14 @@ use crate::data::json;
 use crate::data::login::guid;
 use crate::error::Error;
 use crate::http::ApiRequest;
+use crate::ops;
 use crate::protocol::{self, PathValues, WireOp};
+use crate::secret::Secret;
+
+/// The most institutions a page of Institutions holds (its `take`), and the most pages read: a
+/// service whose `Count` never ends the paging cannot keep a call going for ever.
+const INSTITUTIONS_PAGE: usize = 1000;
+const MAX_INSTITUTION_PAGES: usize = 100;
 
 impl Client {
     /// SetScheduledRefresh: turns the nightly refresh of a saved login on (`on`) or off. Returns
@@ -53,6 +60,45 @@ impl Client {
         let request = self.linking(wire, None)?.json(&json!({"LoginId": login_id, "Questions": questions}))?;
         self.send_linking(call, wire, &request).await?;
         Ok(())
+    }
+
+    /// GetNightlyRefreshStatus: the saved logins whose nightly refresh is on but cannot run,
+    /// each as the service describes it (`LoginId`, `LastRefreshDate`, `LastRefreshState`,
+    /// `LastRefreshErrorCode`). It asks for the secret key, sent as `Authorization: Bearer`.
+    pub async fn nightly_refresh_status(&self, call: &Call) -> Result<Vec<Value>, Error> {
+        let wire = &protocol::GET_NIGHTLY_REFRESH_STATUS;
+        call.doing(wire.name);
+        let mut request = self.linking(wire, None)?;
+        if let Some(secret) = &self.config().secret_key {
+            request = request.header("authorization", Secret::new(format!("Bearer {}", secret.expose())));
+        }
+        let (status, bytes) = self.send_linking(call, wire, &request).await?;
+        list_of(wire.name, status, &bytes, "IneligibleCards")
+    }
+
+    /// Institutions: every institution the service supports, read page by page (`skip` and
+    /// `take`) until `Count` of them have come.
+    pub async fn institutions(&self, call: &Call) -> Result<Vec<Value>, Error> {
+        let wire = &protocol::INSTITUTIONS;
+        call.doing(wire.name);
+        let base = ops::url(wire, self.config(), &PathValues::new(&self.config().customer_id))?;
+        let mut institutions: Vec<Value> = Vec::new();
+        for _ in 0..MAX_INSTITUTION_PAGES {
+            let url = format!("{base}?skip={}&take={INSTITUTIONS_PAGE}", institutions.len());
+            let request = self.with_api_key(ApiRequest::new(wire.name, wire.method.into(), url));
+            let (status, bytes) = self.send_linking(call, wire, &request).await?;
+            let page = list_of(wire.name, status, &bytes, "Data")?;
+            let count = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|body| json::field(&body, "Count").and_then(Value::as_u64));
+            let empty = page.is_empty();
+            institutions.extend(page);
+            let total = count.and_then(|count| usize::try_from(count).ok()).unwrap_or(institutions.len());
+            if empty || institutions.len() >= total {
+                return Ok(institutions);
+            }
+        }
+        Ok(institutions)
     }
 
     /// The request of `wire`, with the API key: its path names `login_id` when it has one.
@@ -97,6 +143,16 @@ fn answer_list(answers: &[(String, String)]) -> Result<Vec<Value>, Error> {
             Ok(json!({"Question": question, "Answer": answer}))
         })
         .collect()
+}
+
+/// The list `key` of an answer of `operation`, its entries as they came.
+fn list_of(operation: &str, status: u16, bytes: &[u8], key: &str) -> Result<Vec<Value>, Error> {
+    let body: Value = serde_json::from_slice(bytes)
+        .map_err(|_| Error::protocol(operation, status, "the answer is not JSON", bytes))?;
+    match json::field(&body, key) {
+        Some(Value::Array(items)) => Ok(items.clone()),
+        _ => Err(Error::protocol(operation, status, format!("the answer holds no list of {key}"), bytes)),
+    }
 }
 
 /// The `Question` of each entry of a GetMFAQuestions answer's `Questions`.

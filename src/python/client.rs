@@ -601,6 +601,30 @@ impl PyBaseClient {
         self.run(py, "answer_mfa_questions", future, |py, _, _, ()| Ok(py.None()))
     }
 
+    #[doc = stub_doc!("Client.nightly_refresh_status")]
+    fn nightly_refresh_status(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("GetNightlyRefreshStatus");
+            call.run(client.nightly_refresh_status(&call)).await
+        };
+        self.run(py, "nightly_refresh_status", future, |py, _, _, cards| {
+            Ok(convert::to_python(py, &serde_json::Value::Array(cards))?.unbind())
+        })
+    }
+
+    #[doc = stub_doc!("Client.institutions")]
+    fn institutions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("Institutions");
+            call.run(client.institutions(&call)).await
+        };
+        self.run(py, "institutions", future, |py, _, _, institutions| {
+            Ok(convert::to_python(py, &serde_json::Value::Array(institutions))?.unbind())
+        })
+    }
+
     #[doc = stub_doc!("_BaseClient.close")]
     fn close(&self) {
         self.client.close();

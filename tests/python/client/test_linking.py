@@ -67,3 +67,22 @@ def test_answers_are_checked_before_sending_without_showing_them(
     assert named in str(info.value)
     with pytest.raises(TypeError, match='the answer to "Q\\?" must be a str, not int'):
         api.run(client.answer_mfa_questions(str(uuid.uuid4()), {"Q?": 1234}))
+
+
+def test_nightly_refresh_status_lists_the_scheduled_logins_a_question_would_stop(
+    api: Api, fresh_sandbox: bf.Sandbox
+) -> None:
+    client = api.client(fresh_sandbox)
+    login_id = saved_greatday(api, client)
+    assert api.run(client.nightly_refresh_status()) == []
+    api.run(client.set_scheduled_refresh(login_id, True))
+    [card] = api.run(client.nightly_refresh_status())
+    assert card["LoginId"] == login_id and card["LastRefreshState"] == "AnsweringSecurityChallenge"
+    api.run(client.answer_mfa_questions(login_id, dict(GREATDAY)))
+    assert api.run(client.nightly_refresh_status()) == []
+
+
+def test_institutions_lists_every_institution(api: Api, client: Any) -> None:
+    [institution] = api.run(client.institutions())
+    assert institution["Id"] == 14 and institution["Country"] == "CA"
+    assert {entry["Language"] for entry in institution["Localizations"]} == {"en", "fr"}

@@ -101,6 +101,8 @@ CALLS = {
     "set_scheduled_refresh": (client.set_scheduled_refresh, {"login_id": LOGIN, "active": True}, []),
     "mfa_questions": (client.mfa_questions, {"login_id": LOGIN}, []),
     "answer_mfa_questions": (client.answer_mfa_questions, {"login_id": LOGIN, "answers": {"Q?": "A"}}, []),
+    "nightly_refresh_status": (client.nightly_refresh_status, {}, []),
+    "institutions": (client.institutions, {}, []),
     "session": (client.session, {"request_id": session.request_id}, ["login_id"]),
     "investments_many": (drained(client.investments_many), {"login_ids": [LOGIN]},
                          ["concurrency", "progress", "request_ids"]),
