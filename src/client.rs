@@ -83,7 +83,7 @@ impl Client {
     }
 
     /// The connection pool of this process (docs/architecture.md#fork-and-child-processes).
-    fn http(&self) -> Result<Arc<Http>, Error> {
+    pub(crate) fn http(&self) -> Result<Arc<Http>, Error> {
         // Not taken again by a call that raced `close()`: its hold would outlive the client.
         if self.is_closed() {
             return Err(Error::Closed { operation: "a request".to_owned() });
@@ -103,12 +103,12 @@ impl Client {
     }
 
     /// The request of the operation `wire` (src/protocol.rs) at its path filled with `values`.
-    fn request(&self, wire: &'static WireOp, values: PathValues<'_>) -> Result<ApiRequest, Error> {
+    pub(crate) fn request(&self, wire: &'static WireOp, values: PathValues<'_>) -> Result<ApiRequest, Error> {
         Ok(ApiRequest::new(wire.name, wire.method.into(), ops::url(wire, &self.inner.config, &values)?))
     }
 
     /// Data operations carry the api key, when one is configured.
-    fn with_api_key(&self, request: ApiRequest) -> ApiRequest {
+    pub(crate) fn with_api_key(&self, request: ApiRequest) -> ApiRequest {
         match &self.inner.config.api_key {
             Some(key) => request.header("x-api-key", key.clone()),
             None => request,

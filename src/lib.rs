@@ -16,6 +16,7 @@ mod fork;
 #[doc(hidden)]
 pub mod fuzzing;
 mod http;
+mod linking;
 pub mod ops;
 mod poll;
 mod pools;

@@ -10,13 +10,14 @@
 //! This module knows no HTTP stack and no server: it is the table, and the one function that
 //! fills a template in.
 
-/// An HTTP method an operation is sent with: the three the API uses, so that a router can match
+/// An HTTP method an operation is sent with: the four the API uses, so that a router can match
 /// them all; `reqwest::Method::from` gives the one to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HttpMethod {
     Get,
     Post,
     Delete,
+    Patch,
 }
 
 /// The method as reqwest (and axum, through the same `http` crate) spells it.
@@ -26,17 +27,19 @@ impl From<HttpMethod> for reqwest::Method {
             HttpMethod::Get => reqwest::Method::GET,
             HttpMethod::Post => reqwest::Method::POST,
             HttpMethod::Delete => reqwest::Method::DELETE,
+            HttpMethod::Patch => reqwest::Method::PATCH,
         }
     }
 }
 
 impl HttpMethod {
-    /// `GET`, `POST` or `DELETE`.
+    /// `GET`, `POST`, `DELETE` or `PATCH`.
     pub const fn as_str(self) -> &'static str {
         match self {
             HttpMethod::Get => "GET",
             HttpMethod::Post => "POST",
             HttpMethod::Delete => "DELETE",
+            HttpMethod::Patch => "PATCH",
         }
     }
 }
@@ -171,8 +174,54 @@ pub const DELETE_CARD: WireOp = WireOp {
     host: Host::Banking,
 };
 
+/// Opens sessions on several saved logins at once (docs/protocol.md#operations-beyond-the-interface).
+pub const AUTHORIZE_MULTIPLE: WireOp =
+    banking("AuthorizeMultiple", HttpMethod::Post, "/v3/{customer_id}/BankingServices/AuthorizeMultiple");
+
+/// The saved security questions of a login (docs/protocol.md#operations-beyond-the-interface).
+pub const GET_MFA_QUESTIONS: WireOp = WireOp {
+    names_login: true,
+    ..banking("GetMFAQuestions", HttpMethod::Get, "/v3/{customer_id}/BankingServices/GetMFAQuestions/{login_id}")
+};
+
+/// Stores answers to a login's security questions (docs/protocol.md#operations-beyond-the-interface).
+pub const ANSWER_MFA_QUESTIONS: WireOp = WireOp {
+    names_login: true,
+    ..banking("AnswerMFAQuestions", HttpMethod::Patch, "/v3/{customer_id}/BankingServices/AnswerMFAQuestions")
+};
+
+/// Turns a login's nightly refresh on or off (docs/protocol.md#operations-beyond-the-interface).
+pub const SET_SCHEDULED_REFRESH: WireOp = WireOp {
+    names_login: true,
+    ..banking("SetScheduledRefresh", HttpMethod::Patch, "/v3/{customer_id}/BankingServices/SetScheduledRefresh")
+};
+
+/// The logins whose nightly refresh cannot run (docs/protocol.md#operations-beyond-the-interface).
+pub const GET_NIGHTLY_REFRESH_STATUS: WireOp =
+    banking("GetNightlyRefreshStatus", HttpMethod::Get, "/v3/{customer_id}/BankingServices/GetNightlyRefreshStatus");
+
+/// The institutions the service supports (docs/protocol.md#operations-beyond-the-interface).
+pub const INSTITUTIONS: WireOp =
+    banking("Institutions", HttpMethod::Get, "/v3/{customer_id}/BankingServices/Institutions");
+
+/// The categorized transactions of a session (docs/protocol.md#operations-beyond-the-interface).
+pub const GET_CATEGORIZATION: WireOp = WireOp {
+    names_login: true,
+    ..banking(
+        "GetCategorization",
+        HttpMethod::Get,
+        "/v3/{customer_id}/categorization/login/{login_id}/requestid/{request_id}",
+    )
+};
+
+/// An operation on the banking host that is answered at once (no `...Async` link, no wait for
+/// account detail) and names no login.
+const fn banking(name: &'static str, method: HttpMethod, path: &'static str) -> WireOp {
+    WireOp { name, method, path, async_path: None, names_login: false, after_detail: false, host: Host::Banking }
+}
+
 /// Every wire operation, in the order of docs/protocol.md#hosts-paths-and-versions.
-pub const ALL: [&WireOp; 9] = [
+pub const ALL: [&WireOp; 16] = [
     &GENERATE_AUTHORIZE_TOKEN,
     &AUTHORIZE,
     &GET_ACCOUNTS_DETAIL,
@@ -182,6 +231,13 @@ pub const ALL: [&WireOp; 9] = [
     &ATTRIBUTES,
     &ATTRIBUTES_USE_CASE,
     &DELETE_CARD,
+    &AUTHORIZE_MULTIPLE,
+    &GET_MFA_QUESTIONS,
+    &ANSWER_MFA_QUESTIONS,
+    &SET_SCHEDULED_REFRESH,
+    &GET_NIGHTLY_REFRESH_STATUS,
+    &INSTITUTIONS,
+    &GET_CATEGORIZATION,
 ];
 
 /// The operations' names, each once, in the order of [`ALL`].
@@ -344,7 +400,14 @@ mod tests {
                 "GetStatements",
                 "Investments",
                 "Attributes",
-                "DeleteCard"
+                "DeleteCard",
+                "AuthorizeMultiple",
+                "GetMFAQuestions",
+                "AnswerMFAQuestions",
+                "SetScheduledRefresh",
+                "GetNightlyRefreshStatus",
+                "Institutions",
+                "GetCategorization"
             ]
         );
     }

@@ -313,6 +313,35 @@ class Client(_BaseClient):
         """Deletes the retained data of a saved connection (DeleteCard). Returns the server's
         answer: a dict, or ``{"Message": text}`` when it answered in plain text."""
 
+    def set_scheduled_refresh(self, login_id: str, active: bool) -> bool:
+        """Turns the nightly refresh of a saved login on (``active=True``) or off
+        (SetScheduledRefresh). Returns the state set, which later answers show as the login's
+        ``IsScheduledRefresh``. An unknown LoginId raises :class:`bankfeed.ApiError`
+        (``INVALID_LOGIN``)."""
+
+    def mfa_questions(self, login_id: str) -> list[str]:
+        """The security questions of a saved login (GetMFAQuestions), in the order the
+        service lists them: the questions :meth:`answer_mfa_questions` takes answers to."""
+
+    def answer_mfa_questions(self, login_id: str, answers: dict[str, str]) -> None:
+        """Stores answers to a saved login's security questions (AnswerMFAQuestions), given
+        as ``{question: answer}``; the service gives them itself when a refresh of the login
+        asks those questions. Each question and answer must be non-blank text
+        (:class:`bankfeed.ConfigError` names the question, never an answer); a question the login
+        is not asked raises :class:`bankfeed.ApiError` (``INVALID_REQUEST``)."""
+
+    def nightly_refresh_status(self) -> list[dict[str, Any]]:
+        """The saved logins whose nightly refresh is on but cannot run
+        (GetNightlyRefreshStatus), each a dict as the service describes it: ``LoginId``,
+        ``LastRefreshDate``, ``LastRefreshState``, ``LastRefreshErrorCode``. Sent with the
+        client's ``secret_key`` as ``Authorization: Bearer``; have the affected users link their
+        account again."""
+
+    def institutions(self) -> list[dict[str, Any]]:
+        """Every institution the service supports (Institutions), each a dict with ``Id``,
+        ``Localizations`` (``Language``, ``Name``, ``Urls``), ``Status`` and ``Country``; the
+        pages (``skip`` and ``take``) are read until ``Count`` have come."""
+
     def session(self, request_id: str, *, login_id: str | None = None) -> Session:
         """The session of a known RequestId, without sending anything: its data calls poll that
         RequestId where it stood (e.g. after :class:`bankfeed.PendingTimeout`)::
@@ -570,6 +599,35 @@ class AsyncClient(_BaseClient):
     async def delete_login(self, login_id: str) -> dict[str, Any]:
         """Deletes the retained data of a saved connection (DeleteCard). Returns the server's
         answer: a dict, or ``{"Message": text}`` when it answered in plain text."""
+
+    async def set_scheduled_refresh(self, login_id: str, active: bool) -> bool:
+        """Turns the nightly refresh of a saved login on (``active=True``) or off
+        (SetScheduledRefresh). Returns the state set, which later answers show as the login's
+        ``IsScheduledRefresh``. An unknown LoginId raises :class:`bankfeed.ApiError`
+        (``INVALID_LOGIN``)."""
+
+    async def mfa_questions(self, login_id: str) -> list[str]:
+        """The security questions of a saved login (GetMFAQuestions), in the order the
+        service lists them: the questions :meth:`answer_mfa_questions` takes answers to."""
+
+    async def answer_mfa_questions(self, login_id: str, answers: dict[str, str]) -> None:
+        """Stores answers to a saved login's security questions (AnswerMFAQuestions), given
+        as ``{question: answer}``; the service gives them itself when a refresh of the login
+        asks those questions. Each question and answer must be non-blank text
+        (:class:`bankfeed.ConfigError` names the question, never an answer); a question the login
+        is not asked raises :class:`bankfeed.ApiError` (``INVALID_REQUEST``)."""
+
+    async def nightly_refresh_status(self) -> list[dict[str, Any]]:
+        """The saved logins whose nightly refresh is on but cannot run
+        (GetNightlyRefreshStatus), each a dict as the service describes it: ``LoginId``,
+        ``LastRefreshDate``, ``LastRefreshState``, ``LastRefreshErrorCode``. Sent with the
+        client's ``secret_key`` as ``Authorization: Bearer``; have the affected users link their
+        account again."""
+
+    async def institutions(self) -> list[dict[str, Any]]:
+        """Every institution the service supports (Institutions), each a dict with ``Id``,
+        ``Localizations`` (``Language``, ``Name``, ``Urls``), ``Status`` and ``Country``; the
+        pages (``skip`` and ``take``) are read until ``Count`` have come."""
 
     def session(self, request_id: str, *, login_id: str | None = None) -> AsyncSession:
         """The session of a known RequestId, without sending anything: its data calls poll that

@@ -491,6 +491,7 @@ named! {
     accounts_filter: optional_texts -> Option<Vec<String>>;
     // Flags.
     save: flag -> bool;
+    active: flag -> bool;
     progress: flag -> bool;
     tier2: flag -> bool;
     admin: flag -> bool;
@@ -549,6 +550,26 @@ pub(crate) fn max_body_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 pub(crate) fn max_connections(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     let max = MAX_CONNECTIONS as i128;
     whole_within("max_connections", value, 1, max, &format!("an int from 1 to {max}"))
+}
+
+/// `answers` of `Client.answer_mfa_questions`: a dict of question to answer, both `str`, in the
+/// dict's order. A message names the question, never an answer (answers are secrets).
+pub(crate) fn answers(value: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
+    const NAME: &str = "answers";
+    let dict = value.cast::<PyDict>().map_err(|_| wrong_type(NAME, "a dict of question to answer", value))?;
+    let mut answers = Vec::with_capacity(dict.len());
+    for (question, answer) in dict.iter() {
+        let question = match question.cast::<PyString>() {
+            Ok(text) => str_of(NAME, Some("a question"), text)?.to_owned(),
+            Err(_) => return Err(wrong_type("each question of answers", "a str", &question)),
+        };
+        let answer = match answer.cast::<PyString>() {
+            Ok(text) => str_of(NAME, Some("an answer"), text)?.to_owned(),
+            Err(_) => return Err(wrong_type(&format!("the answer to {question:?}"), "a str", &answer)),
+        };
+        answers.push((question, answer));
+    }
+    Ok(answers)
 }
 
 /// `login_id` where it may be left out (`Client.session`).

@@ -553,6 +553,78 @@ impl PyBaseClient {
         self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
     }
 
+    #[doc = stub_doc!("Client.set_scheduled_refresh")]
+    fn set_scheduled_refresh(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::active)] active: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("SetScheduledRefresh");
+            call.run(client.set_scheduled_refresh(&call, &login_id, active)).await
+        };
+        self.run(py, "set_scheduled_refresh", future, |py, _, _, on| {
+            Ok(pyo3::types::PyBool::new(py, on).to_owned().into_any().unbind())
+        })
+    }
+
+    #[doc = stub_doc!("Client.mfa_questions")]
+    fn mfa_questions(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("GetMFAQuestions");
+            call.run(client.mfa_questions(&call, &login_id)).await
+        };
+        self.run(py, "mfa_questions", future, |py, _, _, questions| {
+            Ok(pyo3::types::PyList::new(py, questions)?.into_any().unbind())
+        })
+    }
+
+    #[doc = stub_doc!("Client.answer_mfa_questions")]
+    fn answer_mfa_questions(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::answers)] answers: Vec<(String, String)>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("AnswerMFAQuestions");
+            call.run(client.answer_mfa_questions(&call, &login_id, &answers)).await
+        };
+        self.run(py, "answer_mfa_questions", future, |py, _, _, ()| Ok(py.None()))
+    }
+
+    #[doc = stub_doc!("Client.nightly_refresh_status")]
+    fn nightly_refresh_status(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("GetNightlyRefreshStatus");
+            call.run(client.nightly_refresh_status(&call)).await
+        };
+        self.run(py, "nightly_refresh_status", future, |py, _, _, cards| {
+            Ok(convert::to_python(py, &serde_json::Value::Array(cards))?.unbind())
+        })
+    }
+
+    #[doc = stub_doc!("Client.institutions")]
+    fn institutions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("Institutions");
+            call.run(client.institutions(&call)).await
+        };
+        self.run(py, "institutions", future, |py, _, _, institutions| {
+            Ok(convert::to_python(py, &serde_json::Value::Array(institutions))?.unbind())
+        })
+    }
+
     #[doc = stub_doc!("_BaseClient.close")]
     fn close(&self) {
         self.client.close();

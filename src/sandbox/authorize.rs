@@ -68,6 +68,7 @@ fn credentials(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
     let save = body.flag("Save")?.unwrap_or(false);
     body.flag("ScheduleRefresh")?;
     let language = Language::of(body)?;
+    let schedule_refresh = body.flag("ScheduleRefresh")?.unwrap_or(false);
     let institution = body.required("Institution")?;
     let username = body.required("Username")?;
     let password = body.required("Password")?;
@@ -94,6 +95,7 @@ fn credentials(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
             let flow = user.scenario.flow_of_login(draw);
             let mut session = Session::new(user, None, save, tag(body));
             session.language = language;
+            session.schedule_refresh = schedule_refresh;
             begin(shared, session, flow, token)
         }
     }
@@ -111,7 +113,8 @@ fn by_login_id(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
     let (user, login_id) = saved.ok_or_else(|| {
         ErrorReply::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
-    let flow: &'static [Round] = if cached { &[] } else { user.scenario.saved_flow() };
+    let flow: &'static [Round] =
+        if cached { &[] } else { shared.lock().without_answered(&login_id, user.scenario.saved_flow()) };
     let mut session = Session::new(user, Some(login_id), true, tag(body));
     session.live = !cached;
     session.language = language;
@@ -295,7 +298,7 @@ fn opened(request_id: &str, session: &Session) -> Response {
     let last_refresh = reply::last_refresh(session.last_refresh);
     let login = LoginBody {
         username: &session.user.username(),
-        is_scheduled_refresh: false,
+        is_scheduled_refresh: session.scheduled_refresh,
         last_refresh: &last_refresh,
         kind: Some("Personal"),
         id: session.login_id.as_deref().unwrap_or_default(),

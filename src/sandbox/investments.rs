@@ -297,6 +297,7 @@ mod tests {
             username: Cow::Borrowed("bulk_00003"),
             last_refresh: String::new(),
             tag: None,
+            scheduled_refresh: false,
         };
         let prefix = template(&cached.portfolio, &ready).expect("the envelope ends with the RequestId");
         for request_id in ["0b4bd2a5-3a5f-4c3e-9d0e-0d3b6cfa6f57", "odd \"id\" \\ \u{e9}"] {

@@ -50,6 +50,24 @@ pub(crate) async fn generate_token(
     Ok(Envelope::plain(TokenBody { token: token.to_string() }).ok())
 }
 
+/// The private key of an operation that asks for the secret key itself (GetNightlyRefreshStatus):
+/// `Authorization: Bearer <secret key>`, as its reference shows, or the secret key in
+/// `flinks-auth-key`, as the token call takes it (docs/protocol.md#operations-beyond-the-interface).
+pub(crate) fn check_secret_key(shared: &Shared, headers: &HeaderMap) -> Result<(), ErrorReply> {
+    let Some(secret) = shared.config.required_secret_key() else { return Ok(()) };
+    let bearer = header(headers, "authorization")
+        .and_then(|value| value.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, key)| key.trim());
+    if bearer == Some(secret) || header(headers, AUTH_HEADER) == Some(secret) {
+        return Ok(());
+    }
+    Err(ErrorReply::unauthorized(
+        "UNAUTHORIZED",
+        format!("{BAD_AUTH_KEY}: this operation needs the secret key, as Authorization: Bearer <secret key>"),
+    ))
+}
+
 /// The token an Authorize call presents in `flinks-auth-key`: None when the sandbox asks for
 /// none; refused when it is missing or is not a GUID as the token call writes it (in any case).
 /// Nothing is used up yet: which token is good depends on the body (docs/sandbox.md#keys).

@@ -42,6 +42,7 @@ pub(crate) struct Ready {
     pub last_refresh: String,
     /// The session's `Tag`, which the summary echoes.
     pub tag: Option<serde_json::Value>,
+    pub scheduled_refresh: bool,
 }
 
 impl Ready {
@@ -52,6 +53,7 @@ impl Ready {
             username: session.user.username(),
             last_refresh: reply::last_refresh(session.last_refresh),
             tag: session.tag.clone(),
+            scheduled_refresh: session.scheduled_refresh,
         }
     }
 
@@ -60,7 +62,7 @@ impl Ready {
     pub(super) fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
         LoginBody {
             username: &self.username,
-            is_scheduled_refresh: false,
+            is_scheduled_refresh: self.scheduled_refresh,
             last_refresh: &self.last_refresh,
             kind,
             id: &self.login_id,

@@ -13,7 +13,7 @@ use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::handler::Handler;
 use axum::http::header::CONNECTION;
-use axum::http::{HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, on, MethodFilter, MethodRouter};
@@ -27,7 +27,10 @@ use super::recorded::{self, Note};
 use super::reply::{self, ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
 use super::state::Shared;
 use super::upload::ReadTimedOut;
-use super::{accounts, admin, attributes, authorize, delete as delete_card, investments, keys, statements};
+use super::{
+    accounts, admin, attributes, authorize, delete as delete_card, institutions, investments, keys, linking,
+    not_enabled, statements,
+};
 use crate::protocol::{self, HttpMethod, WireOp};
 
 /// How much of a request body the sandbox reads after its answer is ready, past what the
@@ -43,10 +46,17 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .add(&protocol::DELETE_CARD, delete_card::delete_card)
         .add(&protocol::ATTRIBUTES, attributes::custom)
         .add(&protocol::ATTRIBUTES_USE_CASE, attributes::use_case)
+        .add(&protocol::SET_SCHEDULED_REFRESH, linking::set_scheduled_refresh)
+        .add(&protocol::GET_MFA_QUESTIONS, linking::get_mfa_questions)
+        .add(&protocol::ANSWER_MFA_QUESTIONS, linking::answer_mfa_questions)
+        .add(&protocol::GET_NIGHTLY_REFRESH_STATUS, linking::nightly_refresh_status)
+        .add(&protocol::INSTITUTIONS, institutions::institutions)
         .data::<accounts::Detail>()
         .data::<accounts::Summary>()
         .data::<statements::Statements>()
         .data::<investments::Investments>()
+        .not_enabled(&protocol::AUTHORIZE_MULTIPLE)
+        .not_enabled(&protocol::GET_CATEGORIZATION)
         .router
         // Outside each route's fault layer: a request for another customer is no operation's.
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
@@ -150,6 +160,14 @@ impl Routes {
         }
     }
 
+    /// `op`, answered with the service's refusal of an operation the customer does not have
+    /// (docs/protocol.md#operations-beyond-the-interface).
+    fn not_enabled(self, op: &'static WireOp) -> Routes {
+        self.add(op, move |State(shared): State<Arc<Shared>>, headers: HeaderMap| async move {
+            not_enabled::refuse(&shared, &headers, op)
+        })
+    }
+
     /// `route` at `path`, behind a fault layer for `op`.
     fn at(self, op: &'static WireOp, path: &'static str, route: MethodRouter<Arc<Shared>>) -> Routes {
         let faulted = Faulted { shared: Arc::clone(&self.shared), op };
@@ -168,6 +186,7 @@ fn method_filter(method: HttpMethod) -> MethodFilter {
         HttpMethod::Get => MethodFilter::GET,
         HttpMethod::Post => MethodFilter::POST,
         HttpMethod::Delete => MethodFilter::DELETE,
+        HttpMethod::Patch => MethodFilter::PATCH,
     }
 }
 

@@ -1,6 +1,6 @@
 //! What the server remembers between requests: sessions, saved logins, tokens, the request log.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use axum::body::Bytes;
 
-use super::challenge::Round;
+use super::challenge::{Round, QUESTION_AND_ANSWER};
 use super::config::{RecordedRequest, SandboxConfig};
 use super::faults::Faults;
 use super::generator::{login_guid_for, DataCache, Guid};
@@ -115,6 +115,12 @@ pub(crate) struct Inner {
     /// When this state began: a refresh's `LastRefresh` is [`reply::LAST_REFRESH`] plus the time
     /// since then.
     started: Instant,
+    /// The saved logins whose nightly refresh is on (`SetScheduledRefresh`, or `ScheduleRefresh`
+    /// on the Authorize that saved them): kept apart from `logins`, so bulk logins cost no more.
+    scheduled: HashSet<Guid>,
+    /// The answers to security questions stored by `AnswerMFAQuestions`, per login: question to
+    /// answer (docs/protocol.md#operations-beyond-the-interface).
+    mfa_answers: HashMap<Guid, HashMap<String, String>>,
 }
 
 /// A connection known by LoginId.
@@ -128,6 +134,7 @@ pub(crate) struct Login {
 }
 
 /// A session, known by RequestId.
+#[expect(clippy::struct_excessive_bools, reason = "independent facts of a session, each named, not a state machine")]
 pub(crate) struct Session {
     pub user: User,
     /// Known from the start when the session was opened by LoginId; otherwise issued on open.
@@ -158,6 +165,12 @@ pub(crate) struct Session {
     /// The token that opened the session, and when it expires: its challenge answers may carry
     /// it again (docs/sandbox.md#keys).
     pub token: Option<OpeningToken>,
+    /// `ScheduleRefresh` of the Authorize: turns the nightly refresh on for a login it saves
+    /// new (docs/protocol.md#operations-beyond-the-interface).
+    pub schedule_refresh: bool,
+    /// Whether the login's nightly refresh is on, as the answers' `IsScheduledRefresh` says;
+    /// kept up to date by `SetScheduledRefresh`.
+    pub scheduled_refresh: bool,
 }
 
 /// The Authorize token a session was opened with.
@@ -236,6 +249,8 @@ impl Session {
             live: true,
             wrong_answers: 0,
             token: None,
+            schedule_refresh: false,
+            scheduled_refresh: false,
         }
     }
 
@@ -324,6 +339,8 @@ impl Inner {
             logins_begun: 0,
             deleted: HashMap::new(),
             started: Instant::now(),
+            scheduled: HashSet::new(),
+            mfa_answers: HashMap::new(),
         };
         inner.logins.reserve(config.logins as usize);
         for index in 0..config.logins {
@@ -483,6 +500,8 @@ impl Inner {
         if connection_id(self.seed, login.user, deleted) == guid {
             self.deleted.insert(username, deleted + 1);
         }
+        self.scheduled.remove(&guid);
+        self.mfa_answers.remove(&guid);
         let login_id = guid.to_text();
         self.sessions.retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
         self.latest.remove(&login_id);
@@ -516,6 +535,10 @@ impl Inner {
         session.last_refresh = login.refreshed;
         if session.login_id.is_none() {
             let login_id = guid.to_text();
+            // Only a login saved new takes `ScheduleRefresh`; later, SetScheduledRefresh does.
+            if first && session.save && session.schedule_refresh {
+                self.scheduled.insert(guid);
+            }
             self.latest.insert(login_id.clone(), normalize_id(request_id));
             if session.live {
                 self.latest_live.insert(login_id.clone(), normalize_id(request_id));
@@ -523,7 +546,93 @@ impl Inner {
             session.login_id = Some(login_id);
         }
         session.stage = Stage::Open;
+        session.scheduled_refresh =
+            session.login_id.as_deref().and_then(parse_login_id).is_some_and(|guid| self.scheduled.contains(&guid));
         Some(session)
+    }
+
+    /// Turns the nightly refresh of a saved login on or off, in its open sessions' answers too;
+    /// false for an unknown or unsaved LoginId.
+    pub(super) fn set_scheduled_refresh(&mut self, login_id: &str, on: bool) -> bool {
+        let Some(guid) = parse_login_id(login_id).filter(|guid| self.logins.get(guid).is_some_and(|login| login.saved))
+        else {
+            return false;
+        };
+        if on {
+            self.scheduled.insert(guid);
+        } else {
+            self.scheduled.remove(&guid);
+        }
+        let login_id = guid.to_text();
+        for session in self.sessions.values_mut().filter(|session| session.login_id.as_deref() == Some(&login_id)) {
+            session.scheduled_refresh = on;
+        }
+        true
+    }
+
+    /// The security questions of a saved login (its user's question-and-answer prompts), or
+    /// None for an unknown or unsaved LoginId.
+    pub(super) fn mfa_questions(&self, login_id: &str) -> Option<Vec<&'static str>> {
+        let (user, _) = self.saved_login(login_id)?;
+        let challenges = user.scenario.flow().iter().chain(user.scenario.saved_flow()).flatten();
+        let mut questions: Vec<&'static str> = Vec::new();
+        for challenge in challenges.filter(|challenge| challenge.kind == QUESTION_AND_ANSWER) {
+            if !questions.contains(&challenge.prompt) {
+                questions.push(challenge.prompt);
+            }
+        }
+        Some(questions)
+    }
+
+    /// Stores `answers` (question to answer) for a saved login, replacing earlier answers to the
+    /// same questions; false for an unknown or unsaved LoginId.
+    pub(super) fn store_mfa_answers(&mut self, login_id: &str, answers: Vec<(String, String)>) -> bool {
+        let Some(guid) = parse_login_id(login_id).filter(|guid| self.logins.get(guid).is_some_and(|login| login.saved))
+        else {
+            return false;
+        };
+        self.mfa_answers.entry(guid).or_default().extend(answers);
+        true
+    }
+
+    /// The stored answer to `question` for a login, if `AnswerMFAQuestions` gave one.
+    fn stored_mfa_answer(&self, login_id: &str, question: &str) -> Option<&str> {
+        let guid = parse_login_id(login_id)?;
+        self.mfa_answers.get(&guid)?.get(question).map(String::as_str)
+    }
+
+    /// `flow` without its leading rounds that the answers stored by `AnswerMFAQuestions` pass: a
+    /// live refresh answers the security questions it has answers to itself, which is what the
+    /// service collects them for (docs/protocol.md#operations-beyond-the-interface).
+    pub(super) fn without_answered(&self, login_id: &str, flow: &'static [Round]) -> &'static [Round] {
+        let answered = |round: &Round| {
+            !round.is_empty()
+                && round.iter().all(|challenge| {
+                    challenge.kind == QUESTION_AND_ANSWER
+                        && self
+                            .stored_mfa_answer(login_id, challenge.prompt)
+                            .is_some_and(|answer| challenge.accepts(&[answer.to_owned()]))
+                })
+        };
+        let skipped = flow.iter().take_while(|round| answered(round)).count();
+        flow.get(skipped..).unwrap_or_default()
+    }
+
+    /// The saved logins whose nightly refresh is on but cannot run unattended: a live refresh of
+    /// them would stop at a challenge no stored answer passes. Sorted, so answers are stable.
+    pub(super) fn ineligible_for_nightly_refresh(&self) -> Vec<String> {
+        let mut ineligible: Vec<String> = self
+            .scheduled
+            .iter()
+            .filter_map(|guid| {
+                let login = self.logins.get(guid).filter(|login| login.saved)?;
+                let login_id = guid.to_text();
+                let left = self.without_answered(&login_id, login.user.scenario.saved_flow());
+                (!left.is_empty()).then_some(login_id)
+            })
+            .collect();
+        ineligible.sort();
+        ineligible
     }
 
     /// The user a RequestId's session or a LoginId belongs to, for the fault layer; it touches

@@ -25,5 +25,6 @@ mod fuzz_sandbox_requests;
 mod sandbox;
 mod sandbox_data;
 mod sandbox_faults;
+mod sandbox_linking;
 mod sandbox_scale;
 mod sandbox_values;

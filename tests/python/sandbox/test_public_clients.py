@@ -18,7 +18,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -166,3 +166,46 @@ def test_a_keyed_clients_requests_replayed_with_the_default_keys(keyed: tuple[st
     # A data call without the API key is refused too.
     status, refused = send(url, "POST", f"{base}/GetAccountsDetail", {"RequestId": request_id})
     assert (status, refused["FlinksCode"]) == (401, "UNAUTHORIZED"), refused
+
+
+def test_pyflinks_calls_beyond_the_interface_unchanged(unkeyed: tuple[str, str]) -> None:
+    """pyflinks's calls of the operations the interface lacks
+    (docs/protocol.md#operations-beyond-the-interface): the implemented ones answer as documented
+    and act on the saved login, the others are refused as not enabled, never with a 404."""
+    url, customer_id = unkeyed
+    pyflinks = importlib.import_module("pyflinks")
+    errors = importlib.import_module("pyflinks.exceptions")
+    client = pyflinks.Client(customer_id, base_url=f"{url}/v3/")
+    banking = client.banking_services
+
+    asked = banking.authorize(institution="FlinksCapital", username="Greatday", password="Everyday", save=True)
+    prompt = asked["SecurityChallenges"][0]["Prompt"]
+    opened = banking.authorize(request_id=asked["RequestId"], security_responses={prompt: [GREATDAY[prompt]]})
+    login_id = opened["Login"]["Id"]
+    assert opened["Login"]["IsScheduledRefresh"] is False
+
+    assert banking.set_scheduled_refresh(login_id, is_activated=True)["HttpStatusCode"] == 200
+    assert banking.authorize(login_id=login_id, most_recent_cached=True)["Login"]["IsScheduledRefresh"] is True
+    banking.set_scheduled_refresh(login_id, is_activated=False)
+    assert banking.authorize(login_id=login_id, most_recent_cached=True)["Login"]["IsScheduledRefresh"] is False
+
+    listed = banking.get_mfa_questions(login_id)
+    assert listed["Message"] == "SUCCESS"
+    assert sorted(question["Question"] for question in listed["Questions"]) == sorted(GREATDAY)
+    stored = banking.set_mfa_questions(
+        login_id, [{"Question": question, "Answer": answer} for question, answer in GREATDAY.items()]
+    )
+    assert stored == {"Message": "Answers updated"}
+    # A live refresh gives the stored answers itself: no challenge.
+    refreshed = banking.authorize(login_id=login_id, most_recent_cached=False)
+    assert refreshed["HttpStatusCode"] == 200, refreshed
+
+    not_enabled: list[Callable[[], Any]] = [
+        lambda: banking.authorize_multiple([login_id]),
+        lambda: client.categorization.get_categorization(login_id, refreshed["RequestId"]),
+    ]
+    for call in not_enabled:
+        with pytest.raises(errors.TransportError, match="status code: 401") as refused:
+            call()
+        answer = refused.value.response.json()
+        assert answer["FlinksCode"] == "ACCESS_DENIED" and "not enabled" in answer["Message"], answer
