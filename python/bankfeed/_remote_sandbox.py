@@ -9,8 +9,11 @@ it with the standard library alone, and offers what ``bf.Sandbox`` offers a test
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -21,6 +24,9 @@ from bankfeed._types import RecordedRequest
 from bankfeed.errors import BankfeedError, ConfigError
 
 __all__ = ["RemoteSandbox"]
+
+#: How long :meth:`RemoteSandbox.start` waits for the process's URL and admin token lines.
+_START_TIMEOUT = 30.0
 
 #: How often its clients poll by default, as ``bf.Sandbox``'s do: the sandbox answers a poll at once.
 _POLL_INTERVAL = 0.05
@@ -65,10 +71,32 @@ class RemoteSandbox:
         the end of a ``with`` block) stops the process."""
         command = [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--admin", *flags]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue[str] = queue.Queue()
+
+        def read_start() -> None:
+            # Ends once both lines came, or when the process's output ends (it exited, or was
+            # stopped at the deadline below).
+            seen = 0
+            for line in process.stdout or ():
+                lines.put(line)
+                seen += line.startswith(("bankfeed sandbox on ", "admin API on "))
+                if seen == 2:
+                    return
+            lines.put("")
+
+        threading.Thread(target=read_start, name="bankfeed-remote-sandbox-start", daemon=True).start()
         url = token = None
+        deadline = time.monotonic() + _START_TIMEOUT
         # The URL line comes first, the admin line after it (docs/sandbox.md#the-admin-api).
-        while process.stdout is not None and (url is None or token is None):
-            line = process.stdout.readline()
+        while url is None or token is None:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                _stop(process)
+                raise BankfeedError(
+                    f"the sandbox process printed no URL and admin token within {_START_TIMEOUT:.0f} s: "
+                    f"run `{' '.join(command[1:])}` by hand to see why"
+                ) from None
             if not line:
                 _, errors = process.communicate()
                 raise BankfeedError(f"the sandbox process ended at start: {errors.strip()}")

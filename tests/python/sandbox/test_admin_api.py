@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 import bankfeed as bf
+import bankfeed._remote_sandbox as remote_sandbox
 
 
 def admin_call(sb: bf.Sandbox, method: str, name: str, token: str | None) -> tuple[int, object]:
@@ -109,3 +110,10 @@ def test_a_wrong_token_or_a_sandbox_without_admin_says_what_to_do() -> None:
         bf.RemoteSandbox(sb.url, "nope")
     with bf.Sandbox() as plain, pytest.raises(bf.BankfeedError, match="start the sandbox with --admin"):
         bf.RemoteSandbox(plain.url, "nope")
+
+
+def test_a_process_that_prints_nothing_in_time_is_stopped_with_the_next_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No wait without a deadline: a sandbox that does not come up is an error naming what to run.
+    monkeypatch.setattr(remote_sandbox, "_START_TIMEOUT", 0.0)
+    with pytest.raises(bf.BankfeedError, match=r"printed no URL and admin token within 0 s: run `-m bankfeed sandbox"):
+        bf.RemoteSandbox.start()
