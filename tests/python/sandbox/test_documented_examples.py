@@ -108,6 +108,50 @@ SUMMARY = {
 }
 
 
+# Authorize, 203: https://docs.flinks.com/docs/authorize-1 (its multi-factor example: one link to
+# /Authorize, the challenges as Type and Prompt, the institution and the RequestId to answer with).
+CHALLENGED = {
+    "Links": [LINK],
+    "HttpStatusCode": "number",
+    "SecurityChallenges": [{"Type": "text", "Prompt": "text"}],
+    "Institution": "text",
+    "RequestId": GUID,
+}
+
+# Authorize, 200: https://docs.flinks.com/api/authorize/endpoints/authorize (the links to the data
+# operations, the institution's name, the login) and its types:
+# https://help.flinks.com/support/solutions/articles/43000705319-data-types-in-authorize.
+AUTHORIZED = {"HttpStatusCode": "number", "Links": [LINK], **AROUND}
+
+# GetStatements, its ...Async answer: https://docs.flinks.com/api/connect/endpoints/account-linking/get-statements
+STATEMENTS = {
+    "HttpStatusCode": "number",
+    "StatementsByAccount": [
+        {
+            "AccountNumber": "text",
+            "Statements": [{"UniqueId": "text", "FileType": "text", "Base64Bytes": "text"}],
+        }
+    ],
+    # The example shows Login, Institution and RequestId only; the sandbox sends the envelope of
+    # the other data answers (InstitutionName and InstitutionId too), as their references show it.
+    **AROUND,
+}
+
+# GetIncomeAttributes: https://docs.flinks.com/api/enrich/endpoints/consumer-attributes/get-income-attributes
+# (Card holds Id, the LoginId, and one field per attribute; the attributes are checked apart, since
+# their names are the package's). HttpStatusCode is the interface's (docs/protocol.md#attributes).
+INCOME = {"HttpStatusCode": "number", "Card": {"Id": GUID}, "Login": LOGIN, "RequestId": GUID}
+
+# DeleteCard: https://docs.flinks.com/api/connect/endpoints/account-linking/delete-card shows no
+# body; docs/protocol.md#deletecard says what the client reads: a JSON message, or text.
+DELETED = {"HttpStatusCode": "number", "Message": "text"}
+
+# Errors: the columns of https://docs.flinks.com/api/authorize/error-codes (status, code, message)
+# in the body that docs/protocol.md#errors describes (its RequestId may be absent: the sandbox
+# sends none).
+REFUSED = {"HttpStatusCode": "number", "Message": "text", "FlinksCode": "text"}
+
+
 def type_of(value: object) -> str:
     if value is None:
         return "null"
@@ -158,6 +202,21 @@ class Raw:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read())
+
+    def insight(self, path: str) -> dict[str, Any]:
+        """An attributes GET, polled (it answers 202 while the account detail is processed)."""
+        url = f"{self.sb.url}/v3/{self.sb.customer_id}/insight{path}"
+        for _ in range(10):
+            request = urllib.request.Request(url, headers={"x-api-key": self.sb.api_key or ""})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    status, answer = response.status, json.loads(response.read())
+            except urllib.error.HTTPError as error:
+                status, answer = error.code, json.loads(error.read())
+            if status != 202:
+                break
+        assert status == 200, answer
+        return answer
 
     def token(self) -> dict[str, Any]:
         assert self.sb.secret_key is not None
@@ -219,3 +278,82 @@ def test_the_comparison_sees_a_missing_key_an_added_key_and_a_wrong_type() -> No
         ".A: text documented, number sent",
         ".B[0]: number|null documented, text sent",
     ]
+
+
+# Greatday asks one of its three questions; these are the public test instance's answers.
+GREATDAY_ANSWERS = {"What city were you born in?": "Montreal", "What is the best country on earth?": "Canada"}
+
+
+def test_the_challenge_and_the_answered_authorize_have_the_documented_fields(opened: tuple[Raw, str]) -> None:
+    raw, _ = opened
+    token = {"flinks-auth-key": raw.token()["Token"]}
+    live = {"Institution": "FlinksCapital", "Username": "Greatday", "Password": "Everyday", "MostRecentCached": False}
+    status, asked = raw.send("POST", "/Authorize", {**live, "Save": True}, **token)
+    assert status == 203, asked
+    assert mismatches(CHALLENGED, asked) == []
+    prompt = asked["SecurityChallenges"][0]["Prompt"]
+    answer = {
+        "RequestId": asked["RequestId"],
+        "SecurityResponses": {prompt: [GREATDAY_ANSWERS.get(prompt, "Triangle")]},
+    }
+    status, session = raw.send("POST", "/Authorize", answer, **token)
+    assert status == 200, session
+    assert mismatches(AUTHORIZED, session) == []
+
+
+def test_the_statements_have_the_documented_fields(opened: tuple[Raw, str]) -> None:
+    raw, request_id = opened
+    answer = raw.data("GetStatements", request_id, {"NumberOfStatements": "MostRecent"})
+    assert mismatches(STATEMENTS, answer) == []
+
+
+def test_the_income_attributes_have_the_documented_fields(opened: tuple[Raw, str]) -> None:
+    raw, request_id = opened
+    # Attributes are computed from the account detail of the session, so it is fetched first.
+    login_id = raw.data("GetAccountsDetail", request_id, {})["Login"]["Id"]
+    answer = raw.insight(f"/login/{login_id}/attributes/{request_id}/GetIncomeAttributes")
+    card = answer.get("Card", {})
+    named = {name: value for name, value in card.items() if name != "Id"}
+    assert mismatches(INCOME, {**answer, "Card": {"Id": card.get("Id")}}) == []
+    assert card["Id"] == login_id
+    assert named, card
+    assert {name: type_of(value) for name, value in named.items() if type_of(value) not in {"number", "text"}} == {}
+
+
+def test_the_delete_card_answer_has_the_fields_the_client_reads() -> None:
+    with bf.Sandbox() as sb:
+        raw = Raw(sb)
+        login = {"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday"}
+        status, session = raw.send(
+            "POST",
+            "/Authorize",
+            {**login, "MostRecentCached": False, "Save": True},
+            **{"flinks-auth-key": raw.token()["Token"]},
+        )
+        assert status == 200, session
+        status, deleted = raw.send("DELETE", f"/DeleteCard/{session['Login']['Id']}", **{"x-api-key": sb.api_key or ""})
+    assert status == 200, deleted
+    assert mismatches(DELETED, deleted) == []
+
+
+def test_an_unknown_login_id_is_refused_with_the_documented_fields(opened: tuple[Raw, str]) -> None:
+    raw, _ = opened
+    unknown = "5e115eac-1209-4f19-641c-08d6d484e2fe"
+    status, refused = raw.send(
+        "POST",
+        "/Authorize",
+        {"LoginId": unknown, "MostRecentCached": True},
+        **{"flinks-auth-key": raw.token()["Token"]},
+    )
+    assert (status, refused.get("FlinksCode")) == (401, "INVALID_LOGIN"), refused
+    assert mismatches(REFUSED, refused) == []
+
+
+def test_an_unknown_request_id_is_refused_with_the_documented_fields(opened: tuple[Raw, str]) -> None:
+    raw, _ = opened
+    unknown = "f56f8b80-9949-4c60-ad63-dcdc0fd1456b"
+    status, refused = raw.send(
+        "POST", "/GetAccountsSummary", {"RequestId": unknown}, **{"x-api-key": raw.sb.api_key or ""}
+    )
+    assert (status, refused.get("FlinksCode")) == (400, "SESSION_NONEXISTENT"), refused
+    assert mismatches(REFUSED, refused) == []
