@@ -1,6 +1,7 @@
 """The service's documented request and response examples, replayed against a sandbox and compared
 field by field: every key of the documented answer is there, with a value of the documented type,
-and the sandbox adds no key the documentation does not show. The examples are written out here in
+and the sandbox adds no key the documentation does not show, but where a comment says which and
+why (a key the interface has and the example leaves out, say). The examples are written out here in
 bankfeed's own words and values (the request) and as key-to-type shapes (the answer); each names
 its source in a comment. docs/protocol.md describes the same operations."""
 
@@ -215,7 +216,7 @@ class Raw:
                 status, answer = error.code, json.loads(error.read())
             if status != 202:
                 break
-        assert status == 200, answer
+        assert status == 200 and isinstance(answer, dict), answer
         return answer
 
     def token(self) -> dict[str, Any]:
