@@ -4,7 +4,9 @@
 - the same login in one call, with canned answers (``bf.answers``),
 - a cached read of the saved connection (``authorize_cached``),
 - a live login by saved connection (``authorize_saved`` and ``login_saved``), where a trusted
-  device has to confirm the sign-in.
+  device has to confirm the sign-in,
+- the nightly refresh of a saved login: turned on, the security questions that would stop it
+  answered in advance, and its status; and the institutions the service supports.
 
 Run it with ``python examples/sessions.py``.
 """
@@ -93,6 +95,21 @@ def trusted_device(client: bf.Client) -> None:
     print(f"login_saved: session {again.request_id}")
 
 
+def nightly_refresh(client: bf.Client, login_id: str) -> None:
+    """Turns the service's nightly refresh of a saved login on, and answers in advance the
+    security questions a refresh would stop at (docs/protocol.md#operations-beyond-the-interface)."""
+    client.set_scheduled_refresh(login_id, True)
+    stuck: list[bf.IneligibleLogin] = client.nightly_refresh_status()
+    print(f"nightly refresh: {len(stuck)} login(s) would stop at a question")
+    questions = client.mfa_questions(login_id)
+    client.answer_mfa_questions(login_id, {question: KNOWN_ANSWERS[question] for question in questions})
+    print(f"nightly refresh: answered {len(questions)} question(s); {len(client.nightly_refresh_status())} stop now")
+    institutions: list[bf.SupportedInstitution] = client.institutions()
+    names: list[bf.InstitutionName] = institutions[0]["Localizations"]
+    links: list[bf.InstitutionLink] = names[0]["Urls"]
+    print(f"institutions: {[name['Name'] for name in names]}, {len(links)} link(s)")
+
+
 def main() -> None:
     print(f"bankfeed {bf.__version__}")
     with bf.Sandbox() as sb:
@@ -101,9 +118,10 @@ def main() -> None:
         step_by_step(client)
         session = in_one_call(client)
         cached(client, saved_login_id(session))
+        nightly_refresh(client, saved_login_id(session))
         trusted_device(client)
-        paths = sorted({request["path"].rsplit("/", 1)[-1] for request in sb.requests})
-        print(f"the sandbox served {sb.request_count} requests: {', '.join(paths)}")
+        operations = sorted({request["operation"] or request["path"] for request in sb.requests})
+        print(f"the sandbox served {sb.request_count} requests: {', '.join(operations)}")
         print("sessions: done")
 
 

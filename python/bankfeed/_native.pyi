@@ -24,8 +24,10 @@ from bankfeed._types import (
     AsyncStep,
     BulkResults,
     ChallengeHandler,
+    IneligibleLogin,
     RecordedRequest,
     Step,
+    SupportedInstitution,
 )
 
 __all__ = [
@@ -330,17 +332,18 @@ class Client(_BaseClient):
         (:class:`bankfeed.ConfigError` names the question, never an answer); a question the login
         is not asked raises :class:`bankfeed.ApiError` (``INVALID_REQUEST``)."""
 
-    def nightly_refresh_status(self) -> list[dict[str, Any]]:
+    def nightly_refresh_status(self) -> list[IneligibleLogin]:
         """The saved logins whose nightly refresh is on but cannot run
-        (GetNightlyRefreshStatus), each a dict as the service describes it: ``LoginId``,
-        ``LastRefreshDate``, ``LastRefreshState``, ``LastRefreshErrorCode``. Sent with the
+        (GetNightlyRefreshStatus), each an :class:`IneligibleLogin` as the service describes
+        it: ``LoginId``, ``LastRefreshDate``, ``LastRefreshState``, ``LastRefreshErrorCode``. Sent with the
         client's ``secret_key`` as ``Authorization: Bearer``; have the affected users link their
         account again."""
 
-    def institutions(self) -> list[dict[str, Any]]:
-        """Every institution the service supports (Institutions), each a dict with ``Id``,
-        ``Localizations`` (``Language``, ``Name``, ``Urls``), ``Status`` and ``Country``; the
-        pages (``skip`` and ``take``) are read until ``Count`` have come."""
+    def institutions(self) -> list[SupportedInstitution]:
+        """Every institution the service supports (Institutions), each a
+        :class:`SupportedInstitution` with ``Id``, ``Localizations`` (``Language``, ``Name``,
+        ``Urls``), ``Status`` and ``Country``; the pages (``skip`` and ``take``) are read until
+        ``Count`` have come."""
 
     def session(self, request_id: str, *, login_id: str | None = None) -> Session:
         """The session of a known RequestId, without sending anything: its data calls poll that
@@ -617,17 +620,18 @@ class AsyncClient(_BaseClient):
         (:class:`bankfeed.ConfigError` names the question, never an answer); a question the login
         is not asked raises :class:`bankfeed.ApiError` (``INVALID_REQUEST``)."""
 
-    async def nightly_refresh_status(self) -> list[dict[str, Any]]:
+    async def nightly_refresh_status(self) -> list[IneligibleLogin]:
         """The saved logins whose nightly refresh is on but cannot run
-        (GetNightlyRefreshStatus), each a dict as the service describes it: ``LoginId``,
-        ``LastRefreshDate``, ``LastRefreshState``, ``LastRefreshErrorCode``. Sent with the
+        (GetNightlyRefreshStatus), each an :class:`IneligibleLogin` as the service describes
+        it: ``LoginId``, ``LastRefreshDate``, ``LastRefreshState``, ``LastRefreshErrorCode``. Sent with the
         client's ``secret_key`` as ``Authorization: Bearer``; have the affected users link their
         account again."""
 
-    async def institutions(self) -> list[dict[str, Any]]:
-        """Every institution the service supports (Institutions), each a dict with ``Id``,
-        ``Localizations`` (``Language``, ``Name``, ``Urls``), ``Status`` and ``Country``; the
-        pages (``skip`` and ``take``) are read until ``Count`` have come."""
+    async def institutions(self) -> list[SupportedInstitution]:
+        """Every institution the service supports (Institutions), each a
+        :class:`SupportedInstitution` with ``Id``, ``Localizations`` (``Language``, ``Name``,
+        ``Urls``), ``Status`` and ``Country``; the pages (``skip`` and ``take``) are read until
+        ``Count`` have come."""
 
     def session(self, request_id: str, *, login_id: str | None = None) -> AsyncSession:
         """The session of a known RequestId, without sending anything: its data calls poll that

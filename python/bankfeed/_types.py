@@ -26,8 +26,12 @@ __all__ = [
     "AsyncStep",
     "BulkResults",
     "ChallengeHandler",
+    "IneligibleLogin",
+    "InstitutionLink",
+    "InstitutionName",
     "RecordedRequest",
     "Step",
+    "SupportedInstitution",
 ]
 
 #: One answer: a string, or a list of strings (several choices, or ``[question, answer]``).
@@ -147,3 +151,48 @@ class RecordedRequest(TypedDict):
     body: Any
     #: When it arrived, in seconds since the epoch (as ``time.time()``).
     time: float
+
+
+class IneligibleLogin(TypedDict, total=False):
+    """One entry of ``Client.nightly_refresh_status()``: a saved login whose nightly refresh is on
+    but cannot run, as GetNightlyRefreshStatus describes it (docs/protocol.md)::
+
+        stuck = [login["LoginId"] for login in client.nightly_refresh_status()]
+    """
+
+    LoginId: str
+    #: When it was last refreshed, as the service writes it.
+    LastRefreshDate: str
+    #: Where the last refresh stopped, e.g. ``"AnsweringSecurityChallenge"``.
+    LastRefreshState: str
+    #: The service's code for why it stopped, if any.
+    LastRefreshErrorCode: str | None
+
+
+class InstitutionLink(TypedDict, total=False):
+    """A link of an institution's name: its ``Type`` (e.g. ``"Main"``) and ``Url``."""
+
+    Type: str
+    Url: str
+
+
+class InstitutionName(TypedDict, total=False):
+    """An institution's name in one language (``"en"``, ``"fr"``), with its links."""
+
+    Language: str
+    Name: str
+    Urls: list[InstitutionLink]
+
+
+class SupportedInstitution(TypedDict, total=False):
+    """One entry of ``Client.institutions()``, as the Institutions operation describes it::
+
+    names = {i["Id"]: i["Localizations"][0]["Name"] for i in client.institutions()}
+    """
+
+    Id: int
+    Localizations: list[InstitutionName]
+    #: e.g. ``"Enabled"``.
+    Status: str
+    #: e.g. ``"CA"``.
+    Country: str
