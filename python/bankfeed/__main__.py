@@ -126,7 +126,7 @@ def _faults(text: str) -> list[dict[str, Any]]:
 
 #: The help of the flag of each option of ``bf.Sandbox``; the default the signature gives is added.
 _SANDBOX_HELP = {
-    "port": "port to listen on (0: a free one)",
+    "port": "port to listen on; 0 picks a free one, which the first line prints",
     "host": "address to bind",
     "pending_polls": "202 answers before each 200",
     "pending_seconds": "also answer 202 until this long after the first call",
@@ -164,10 +164,6 @@ _SANDBOX_METAVARS = {"faults": "JSON"}
 #: (``--keys-from-env``), never the command line, which any user of the machine can read.
 _NOT_FLAGS = frozenset(_KEY_VARIABLES)
 
-#: Flags that must be given: a harness must know where to connect (``--port 0`` picks a free port).
-_REQUIRED = frozenset({"port"})
-
-
 def _sandbox_flags() -> dict[str, dict[str, Any]]:
     """The flags of ``bankfeed sandbox``: one per option of ``bf.Sandbox``, read from its signature
     (as the pytest plugin reads its marker's options), as ``add_argument``'s keyword arguments by
@@ -178,7 +174,7 @@ def _sandbox_flags() -> dict[str, dict[str, Any]]:
             continue
         default = parameter.default
         text = _SANDBOX_HELP.get(name, f"bf.Sandbox's {name}")
-        flag: dict[str, Any] = {"default": None, "required": name in _REQUIRED}
+        flag: dict[str, Any] = {"default": None}
         if default is True:
             # An option on by default has a flag that turns it off: --no-auth.
             flag.update(action="store_const", const=False, dest=name)
@@ -188,7 +184,7 @@ def _sandbox_flags() -> dict[str, dict[str, Any]]:
             flag["type"] = _SANDBOX_TYPES.get(name, type(default))
             if name in _SANDBOX_METAVARS:
                 flag["metavar"] = _SANDBOX_METAVARS[name]
-            if default is not None and name not in _REQUIRED:
+            if default is not None:
                 text += f" (default: {default})"
         flags[name] = {**flag, "help": text}
     return flags
@@ -226,6 +222,8 @@ def sandbox(args: argparse.Namespace) -> int:
         # Exactly the environment's keys: one whose variable is unset is not asked for (rather than
         # the public test instance's), so a client run in the same environment authenticates.
         options.update({option: key or None for option, key in keys.items()})
+    # Without --port, bf.Sandbox's own default: a free port, which the URL line names.
+    options.setdefault("port", inspect.signature(bf.Sandbox).parameters["port"].default)
     _stop_on_signals()
     try:
         _native.serve_sandbox(login_ids_file=args.login_ids_file, **options)

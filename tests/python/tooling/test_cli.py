@@ -367,3 +367,23 @@ def test_the_sandbox_command_has_a_flag_for_every_sandbox_option() -> None:
     assert not [name for name, flag in flags.items() if flag.get("type") is type(None)], "a type for each None default"
     assert set(cli._SANDBOX_HELP) == options, "a help text for each flag"
     assert "--slow-pending-polls" in run("sandbox", "--help").stdout
+
+
+def test_sandbox_without_a_port_picks_a_free_one_and_prints_it() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bankfeed", "sandbox"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        match = re.fullmatch(r"bankfeed sandbox on http://127\.0\.0\.1:(\d+) \(customer id \S+\)\n", first)
+        assert match and int(match[1]) > 0, first
+        stop(proc, signal.SIGINT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
