@@ -164,6 +164,7 @@ _SANDBOX_METAVARS = {"faults": "JSON"}
 #: (``--keys-from-env``), never the command line, which any user of the machine can read.
 _NOT_FLAGS = frozenset(_KEY_VARIABLES)
 
+
 def _sandbox_flags() -> dict[str, dict[str, Any]]:
     """The flags of ``bankfeed sandbox``: one per option of ``bf.Sandbox``, read from its signature
     (as the pytest plugin reads its marker's options), as ``add_argument``'s keyword arguments by
