@@ -194,24 +194,24 @@ class RemoteSandbox:
         (its default); keys of your own (``--keys-from-env``) are passed as ``api_key=`` and
         ``secret_key=`` (the admin API never hands them out). Nothing is read from the
         ``BANKFEED_*`` variables."""
-        for option, key in self._public_keys.items():
-            options.setdefault(option, key)
-        options.setdefault("base_url", self.url)
-        options.setdefault("customer_id", self.customer_id)
-        options.setdefault("poll_interval", _POLL_INTERVAL)
-        # As bf.Sandbox's clients: never the real service's keys from the BANKFEED_* variables.
-        options.setdefault("_environment", False)
-        return Client(**options)
+        return Client(**self._client_options(options))
 
     def async_client(self, **options: Any) -> AsyncClient:
         """A :class:`bf.AsyncClient <bankfeed.AsyncClient>` of this sandbox, as :meth:`client`."""
-        for option, key in self._public_keys.items():
-            options.setdefault(option, key)
-        options.setdefault("base_url", self.url)
-        options.setdefault("customer_id", self.customer_id)
-        options.setdefault("poll_interval", _POLL_INTERVAL)
-        options.setdefault("_environment", False)
-        return AsyncClient(**options)
+        return AsyncClient(**self._client_options(options))
+
+    def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` completed for a client of this sandbox: its URL, customer id and public keys,
+        a short poll interval, and nothing from the ``BANKFEED_*`` variables (as ``bf.Sandbox``'s
+        clients: never the real service's keys)."""
+        defaults = {
+            **self._public_keys,
+            "base_url": self.url,
+            "customer_id": self.customer_id,
+            "poll_interval": _POLL_INTERVAL,
+            "_environment": False,
+        }
+        return {**defaults, **options}
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
