@@ -1,0 +1,12 @@
+"""The kernel the other tests of this axis use imports the installed bankfeed."""
+
+from __future__ import annotations
+
+from kernelhelpers import outputs_of, run_cells
+
+
+def test_a_real_kernel_runs_cells_with_the_installed_bankfeed() -> None:
+    notebook = run_cells("import bankfeed as bf", "bf.__version__")
+    import bankfeed as bf
+
+    assert outputs_of(notebook, 1) == [repr(bf.__version__)]
