@@ -209,7 +209,9 @@ def _tables(named: Iterable[tuple[str, Table]]) -> str:
 
 
 def _floats(table: Table, name: str) -> list[float | None]:
-    return [v if isinstance(v, float) else None for v in table.column(name)] if name in table.columns else []
+    if name not in table.columns:
+        return []
+    return [v if isinstance(v, float) else None for v in table.column(name)]
 
 
 def _texts(table: Table, name: str) -> list[str | None]:

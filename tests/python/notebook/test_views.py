@@ -154,6 +154,17 @@ def test_statements_and_attributes_show_their_counts_and_tables(data: dh.Fetched
     assert tier2.login_id not in html  # the values' login_id column is shortened
 
 
+def test_results_without_rows_show_their_tables_named_and_no_chart() -> None:
+    empty = dh.fetched(0, 0)
+    html = empty.detail._repr_html_()
+    assert "<svg" not in html
+    assert re.search(r"<code>\.transactions</code> <span[^>]*>0 rows", html)
+    combined = bf.combine([("x" * 36, ValueError("no data"))])
+    html = combined._repr_html_()
+    assert "no result succeeded" in html
+    assert "<code>ValueError</code> \u00d7 1" in html
+
+
 # --- escaping -------------------------------------------------------------------------------
 
 
@@ -209,6 +220,15 @@ def test_a_session_shows_its_ids_and_institution_but_no_username_and_no_whole_lo
     assert dh.USER not in html.lower()
     assert dh.PASSWORD not in html
     assert html.startswith('<div class="bankfeed-view"') and ">Session<" in html
+
+
+def test_an_async_session_is_titled_as_its_class() -> None:
+    data = dh.fetched(None, None, flavour="async")
+    session = data.api.run(data.client.authorize_cached(data.login_id))
+    html = session._repr_html_()
+    assert ">AsyncSession<" in html
+    assert data.login_id not in html
+    assert session.request_id in html
 
 
 def test_login_ids_are_shortened_in_combined_tables_and_errors(data: dh.Fetched) -> None:
