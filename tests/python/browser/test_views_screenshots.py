@@ -38,6 +38,7 @@ def views() -> dict[str, str]:
         "table": data.detail.transactions._repr_html_(),
         "investments": data.investments._repr_html_(),
         "accounts": data.detail._repr_html_(),
+        "accounts-100k": dh.fetched(0, 100_000).detail._repr_html_(),
         "statements": data.statements._repr_html_(),
         "session": session._repr_html_(),
         "combined": combined._repr_html_(),
@@ -46,7 +47,9 @@ def views() -> dict[str, str]:
 
 
 @pytest.mark.parametrize("theme", list(THEMES))
-@pytest.mark.parametrize("view", ["table", "investments", "accounts", "statements", "session", "combined", "report"])
+@pytest.mark.parametrize(
+    "view", ["table", "investments", "accounts", "accounts-100k", "statements", "session", "combined", "report"]
+)
 def test_a_view_draws_within_the_notebook_width(page: Page, view: str, theme: str) -> None:
     page.set_viewport_size({"width": 900, "height": 700})
     html = views()[view]
