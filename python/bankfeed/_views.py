@@ -155,12 +155,11 @@ def _grid(table: Table, head: int) -> str:
     blocks = [table._rows(start, stop) for start, stop in ends]
 
     def header(cells: Sequence[str], dim: bool = False) -> str:
-        classes = [("n " if i >= 0 and types[i] in _NUMERIC else "") + ("d" if dim else "") for i in shown]
-        return (
-            "<tr>"
-            + "".join(f'<th class="{c.strip()}">{cell}</th>' for c, cell in zip(classes, cells, strict=True))
-            + "</tr>"
-        )
+        classes = [
+            " ".join([*(["n"] if i >= 0 and types[i] in _NUMERIC else []), *(["d"] if dim else [])]) for i in shown
+        ]
+        tags = [f'<th class="{c}">' if c else "<th>" for c in classes]
+        return "<tr>" + "".join(f"{tag}{cell}</th>" for tag, cell in zip(tags, cells, strict=True)) + "</tr>"
 
     head_names = [escape(names[i]) if i >= 0 else "\u2026" for i in shown]
     head_types = [escape(types[i]) if i >= 0 else "" for i in shown]
