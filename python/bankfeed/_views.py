@@ -193,8 +193,9 @@ def table_html(table: Table) -> str:
     return _view("Table", f" <span style='{_DIM}'>{_shape(table)}</span>", _grid(table, HEAD_ROWS))
 
 
-def _tables(named: Iterable[tuple[str, Table]]) -> str:
-    """Each table of a result, titled by its attribute, short; an empty one is named only."""
+def _tables(named: Iterable[tuple[str, Table]], head: int = RESULT_ROWS) -> str:
+    """Each table of a result, titled by its attribute, short (``head`` rows at each end); an empty
+    one is named only."""
     parts: list[str] = []
     for name, table in named:
         title = f"<code>.{escape(name)}</code> <span style='{_DIM}'>{_shape(table)}</span>"
@@ -202,7 +203,7 @@ def _tables(named: Iterable[tuple[str, Table]]) -> str:
             parts.append(f'<div style="margin-top:6px">{title}</div>')
         else:
             parts.append(
-                f'<details open style="margin-top:6px"><summary>{title}</summary>{_grid(table, RESULT_ROWS)}</details>'
+                f'<details open style="margin-top:6px"><summary>{title}</summary>{_grid(table, head)}</details>'
             )
     return "".join(parts)
 
@@ -353,7 +354,9 @@ def attributes_html(attributes: Attributes) -> str:
             ("RequestId", _code(attributes.request_id)),
         ]
     )
-    return _view("Attributes", facts, _tables([("values", attributes.values), ("detail", attributes.detail)]))
+    # The values are what an attributes call is for: as many of them as a table view shows.
+    tables = _tables([("values", attributes.values), ("detail", attributes.detail)], head=HEAD_ROWS)
+    return _view("Attributes", facts, tables)
 
 
 def statements_html(statements: Statements) -> str:

@@ -6,7 +6,8 @@ to look at."""
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from browserhelpers import screenshot
@@ -29,6 +30,8 @@ def views() -> dict[str, str]:
     """Every view of ``greatday_nomfa``'s natural data, made once."""
     data = dh.fetched(None, None)
     session = data.client.authorize_cached(data.login_id)
+    tier2 = dh.attribute_sandbox(0)
+    attributes = tier2.client.attributes(tier2.login_id, package="all")
     combined = bf.combine([(data.login_id, data.investments), ("0b9a7e4c", bf.InvalidLogin("unknown login"))])
     report = bf.ExportReport(
         out="nightly/", written={"investments/accounts": 3, "investments/positions": 12}, failed=[],
@@ -40,6 +43,7 @@ def views() -> dict[str, str]:
         "accounts": data.detail._repr_html_(),
         "accounts-100k": dh.fetched(0, 100_000).detail._repr_html_(),
         "statements": data.statements._repr_html_(),
+        "attributes": attributes._repr_html_(),
         "session": session._repr_html_(),
         "combined": combined._repr_html_(),
         "report": report._repr_html_(),
@@ -48,7 +52,8 @@ def views() -> dict[str, str]:
 
 @pytest.mark.parametrize("theme", list(THEMES))
 @pytest.mark.parametrize(
-    "view", ["table", "investments", "accounts", "accounts-100k", "statements", "session", "combined", "report"]
+    "view",
+    ["table", "investments", "accounts", "accounts-100k", "statements", "attributes", "session", "combined", "report"],
 )
 def test_a_view_draws_within_the_notebook_width(page: Page, view: str, theme: str) -> None:
     page.set_viewport_size({"width": 900, "height": 700})
@@ -63,3 +68,23 @@ def test_a_view_draws_within_the_notebook_width(page: Page, view: str, theme: st
         size = chart.bounding_box()
         assert size is not None and size["width"] > 100 and size["height"] > 40
     assert screenshot(page, f"views-{view}-{theme}").stat().st_size > 2000
+
+
+#: Values that would run in the page if a view did not escape them.
+HOSTILE = ['<script>window.pwned = "script"</script>', "<img src=x onerror=\"window.pwned = 'img'\">"]
+
+
+def test_hostile_values_are_shown_as_text_and_never_run(page: Page) -> None:
+    data = dh.fetched(None, None)
+    raw: Any = json.loads(json.dumps(data.investments.raw))
+    raw["Accounts"][0]["Name"] = HOSTILE[0]
+    raw["Accounts"][1]["Name"] = HOSTILE[1]
+    inv = bf.Investments.from_json(json.dumps(raw))
+    page.set_content(f"<body>{inv._repr_html_()}</body>")
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.pwned === undefined")
+    shown = page.locator(".bankfeed-view").inner_text()
+    assert HOSTILE[0] in shown  # the table's cell, as the account has it
+    labels = page.locator(".bankfeed-view svg title").all_text_contents()
+    assert HOSTILE[0] in labels  # the bar's label in the chart
+    screenshot(page, "views-hostile")

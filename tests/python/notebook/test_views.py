@@ -280,8 +280,10 @@ session = client.authorize("{dh.INSTITUTION}", "{dh.USER}", "{dh.PASSWORD}", sav
 inv = client.investments(session.login_id)
 table = inv.positions
 report = bf.export(client, [session.login_id], {str(tmp_path)!r}, what=["investments"])
+detail = session.accounts_detail(with_transactions=True, days="Days365")
+combined = bf.combine(client.investments_many([session.login_id, "0b9a7e4c-5d1f-4e2a-9c3b-7f6e5d4c3b2a"]))
 """
-    notebook = run_cells(setup, "table", "inv", "session", "report", timeout=120)
+    notebook = run_cells(setup, "table", "inv", "session", "report", "detail", "combined", timeout=120)
     table_html = outputs_of(notebook, 1, "text/html")[0]
     inv_html = outputs_of(notebook, 2, "text/html")[0]
     session_html = outputs_of(notebook, 3, "text/html")[0]
@@ -290,3 +292,7 @@ report = bf.export(client, [session.login_id], {str(tmp_path)!r}, what=["investm
     assert ">Investments<" in inv_html and "<svg" in inv_html
     assert ">Session<" in session_html and dh.USER not in session_html
     assert ">ExportReport<" in report_html and "investments/positions" in report_html
+    detail_html = outputs_of(notebook, 5, "text/html")[0]
+    combined_html = outputs_of(notebook, 6, "text/html")[0]
+    assert ">Accounts<" in detail_html and "Balance over time" in detail_html
+    assert ">Combined<" in combined_html and "\u00d7 1" in combined_html  # the unknown login's error
