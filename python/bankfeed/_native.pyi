@@ -753,6 +753,10 @@ class _BaseSession:
     def raw(self) -> dict[str, Any]:
         """The 200 body exactly as the server sent it (parsed on first access, then kept)."""
 
+    def _repr_html_(self) -> str:
+        """The notebook view: the RequestId, the institution, the last refresh and the login's
+        fields that are not secret; the LoginId shortened, no username (docs/notebooks.md)."""
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as its client (keys included, see :meth:`Client.__reduce__`), its ids and the
         200 body: the copy serves the data operations and gives the same :attr:`raw`."""
@@ -1241,6 +1245,18 @@ class Table:
         """The Arrow PyCapsule stream interface. The requested schema is not honoured: the table
         always comes in its own types."""
 
+    def _types(self) -> list[str]:
+        """The Arrow type of each column, as pyarrow names it (``double``, ``string``,
+        ``date32[day]``, ...), in the order of :attr:`columns` (for the notebook view)."""
+
+    def _rows(self, start: int, stop: int) -> list[tuple[Any, ...]]:
+        """Rows ``start`` to ``stop`` (clamped to the table) as tuples, values as in
+        :meth:`to_records` (for the notebook view: its first and last rows only)."""
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the shape, each column's name and Arrow type, the first and last
+        rows (long values cut), as pandas and polars show a frame (docs/notebooks.md)."""
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as its columns (types, missing values and names kept): the copy has the same
         rows, ``t.to_arrow().equals(copy.to_arrow())``. A Table defines no ``==``: ``copy == t``
@@ -1297,6 +1313,10 @@ class Combined(Generic[_E_co]):
 
     def __getattr__(self, name: str) -> Table:
         """The table ``name``; AttributeError names the tables there are."""
+
+    def _repr_html_(self) -> str:
+        """The notebook view: each table's shape and first rows, the errors by class with their
+        counts and first messages (LoginIds shortened, docs/notebooks.md)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as its kind, its tables (each as its columns) and its exceptions, so gathered
@@ -1379,6 +1399,10 @@ class Investments:
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
+    def _repr_html_(self) -> str:
+        """The notebook view: its value, cash and RequestId, value by account and the largest positions as
+        small bar charts, then each table, short (docs/notebooks.md)."""
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
         equal tables."""
@@ -1423,6 +1447,9 @@ class Attributes:
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
+    def _repr_html_(self) -> str:
+        """The notebook view: its groups and RequestId, then each table, short (docs/notebooks.md)."""
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
         equal tables."""
@@ -1464,6 +1491,10 @@ class Accounts:
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
+    def _repr_html_(self) -> str:
+        """The notebook view: its counts, ratios and RequestId, each account's balance over time as a
+        small line chart, then each table, short (docs/notebooks.md)."""
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
         equal tables."""
@@ -1492,6 +1523,10 @@ class Statements:
     @property
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
+
+    def _repr_html_(self) -> str:
+        """The notebook view: how many statements per account and file type, then the table, short
+        (docs/notebooks.md)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has

@@ -12,6 +12,7 @@ use pyo3::types::{PyDict, PyGenericAlias, PyList, PyString, PyTuple, PyType};
 use super::args;
 use super::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PyStatements};
 use super::table::PyTable;
+use super::views;
 use crate::tables::{Combiner, Table};
 
 #[doc = stub_doc!("Combined")]
@@ -91,6 +92,11 @@ impl PyCombined {
                 self.tables_there_are()
             ))
         })
+    }
+
+    #[doc = stub_doc!("Combined._repr_html_")]
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        views::html(slf.as_any(), "combined_html")
     }
 
     #[doc = stub_doc!("Combined.__reduce__")]

@@ -25,6 +25,7 @@ mod runtime;
 mod sandbox;
 mod session;
 mod table;
+mod views;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

@@ -7,6 +7,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use super::args;
 use super::convert::{self, Parsed};
 use super::table::PyTable;
+use super::views;
 use crate::data::accounts::Statements;
 use crate::data::attributes::Attributes;
 use crate::data::{Payload, Raw};
@@ -143,6 +144,11 @@ impl PyInvestments {
         self.parsed.json(py, self.raw.bytes())
     }
 
+    #[doc = stub_doc!("Investments._repr_html_")]
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        views::html(slf.as_any(), "investments_html")
+    }
+
     #[doc = stub_doc!("Investments.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce_to_json::<Self>(py, &self.raw)
@@ -249,6 +255,11 @@ impl PyAttributes {
         self.parsed.json(py, self.payload.raw.bytes())
     }
 
+    #[doc = stub_doc!("Attributes._repr_html_")]
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        views::html(slf.as_any(), "attributes_html")
+    }
+
     #[doc = stub_doc!("Attributes.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce_to_json::<Self>(py, &self.payload.raw)
@@ -332,6 +343,11 @@ impl PyAccounts {
         self.parsed.json(py, self.raw.bytes())
     }
 
+    #[doc = stub_doc!("Accounts._repr_html_")]
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        views::html(slf.as_any(), "accounts_html")
+    }
+
     #[doc = stub_doc!("Accounts.__reduce__")]
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
         reduce_to_json::<Self>(py, &self.raw)
@@ -390,6 +406,11 @@ impl PyStatements {
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.parsed.json(py, self.payload.raw.bytes())
+    }
+
+    #[doc = stub_doc!("Statements._repr_html_")]
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        views::html(slf.as_any(), "statements_html")
     }
 
     #[doc = stub_doc!("Statements.__reduce__")]

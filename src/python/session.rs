@@ -9,6 +9,7 @@ use super::client::PyBaseClient;
 use super::convert::{self, Parsed};
 use super::invocation::{Flavor, Invocation};
 use super::results::PyDataOp;
+use super::views;
 use crate::authorize::{Session, Step};
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::ops::{self, Target};
@@ -180,6 +181,11 @@ impl PyBaseSession {
     ) -> PyResult<Py<PyAny>> {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         self.data::<ops::Attributes>(py, "attributes", query)
+    }
+
+    #[doc = stub_doc!("_BaseSession._repr_html_")]
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        views::html(slf.as_any(), "session_html")
     }
 
     // docs/architecture.md#pickling

@@ -8,6 +8,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyDate, PyDict, PyList, PyString};
 
 use super::args;
 use super::convert;
+use super::views;
 
 use arrow_array::cast::AsArray;
 
@@ -37,6 +38,19 @@ impl PyTable {
 
 fn frames(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("bankfeed._frames")
+}
+
+/// The Arrow type of a column as pyarrow names it (`pa.float64()` prints as `double`), the
+/// column types a notebook view shows (docs/notebooks.md).
+fn arrow_type(data: &ColumnData) -> &'static str {
+    match data {
+        ColumnData::Float(_) => "double",
+        ColumnData::Bool(_) => "bool",
+        ColumnData::Text(_) => "string",
+        ColumnData::Date(_) => "date32[day]",
+        ColumnData::Timestamp(_) => "timestamp[us, tz=UTC]",
+        ColumnData::TextList(_) => "list<string>",
+    }
 }
 
 /// The value of row `row` of `data` as a Python object.
@@ -147,6 +161,28 @@ impl PyTable {
         let bytes = data.as_bytes();
         let table = py.detach(|| Table::from_bytes(bytes)).map_err(pyo3::exceptions::PyValueError::new_err)?;
         Ok(PyTable::new(table))
+    }
+
+    #[doc = stub_doc!("Table._types")]
+    fn _types(&self) -> Vec<&'static str> {
+        self.table.columns.iter().map(|column| arrow_type(&column.data)).collect()
+    }
+
+    #[doc = stub_doc!("Table._rows")]
+    fn _rows<'py>(&self, py: Python<'py>, start: usize, stop: usize) -> PyResult<Bound<'py, PyList>> {
+        let stop = stop.min(self.table.rows);
+        let rows = PyList::empty(py);
+        for row in start.min(stop)..stop {
+            let cells: Vec<Bound<'py, PyAny>> =
+                self.table.columns.iter().map(|column| cell(py, &column.data, row)).collect::<PyResult<_>>()?;
+            rows.append(pyo3::types::PyTuple::new(py, cells)?)?;
+        }
+        Ok(rows)
+    }
+
+    #[doc = stub_doc!("Table._repr_html_")]
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        views::html(slf.as_any(), "table_html")
     }
 
     fn __repr__(&self) -> String {

@@ -23,6 +23,7 @@ from bankfeed._export.state import FAILURES, MANIFEST, KindState, previous_manif
 from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
+from bankfeed._views import export_report_html
 from bankfeed.errors import _config_error
 
 if TYPE_CHECKING:
@@ -72,6 +73,10 @@ class ExportReport:
     def ok(self) -> bool:
         """Whether every login asked for was written (none failed, and the run was not stopped)."""
         return self.logins_failed == 0 and not self.interrupted
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the output, the counts, the rows per table, the failures by class."""
+        return export_report_html(self)
 
     def __repr__(self) -> str:
         rows = sum(self.written.values())

@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: the sync API of Playwright keeps an asyncio loop running on the main
+# thread while it is open, and the asyncio tests of later folders could not run theirs (a folder
+# without __init__.py is no package, so "package" scope would last the whole session).
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium for the tests of a module, closed after them."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
