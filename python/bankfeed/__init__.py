@@ -47,6 +47,8 @@ from bankfeed._native import (
     combine,
 )
 from bankfeed._remote_sandbox import RemoteSandbox
+from bankfeed._terminal import TerminalHandler, ask_in_terminal
+from bankfeed._typed import typed_answer
 from bankfeed._types import (
     Answer,
     Answers,
@@ -144,6 +146,7 @@ __all__ = [
     "Step",
     "SupportedInstitution",
     "Table",
+    "TerminalHandler",
     "TooManyChallenges",
     "TransportError",
     "Unauthorized",
@@ -151,7 +154,9 @@ __all__ = [
     "acombine",
     "aexport",
     "answers",
+    "ask_in_terminal",
     "combine",
     "export",
     "schema",
+    "typed_answer",
 ]

@@ -906,7 +906,9 @@ class AsyncSession(_BaseSession):
 
 @final
 class SecurityChallenge:
-    """One element of :attr:`Challenge.challenges`."""
+    """One element of :attr:`Challenge.challenges`. Its ``repr`` ends with the answer form of its
+    type (``answer: the number of an image, 1 to 16, through bf.typed_answer(c, '8')``, ...);
+    :func:`bankfeed.typed_answer` turns what a person types into its answer (docs/answering.md)."""
 
     @property
     def type(self) -> str:
@@ -936,7 +938,9 @@ class SecurityChallenge:
         """The element as sent (converted on first access, then kept)."""
 
     def _repr_html_(self) -> str:
-        """The notebook view: the prompt, then the images as a numbered grid, or the choices."""
+        """The notebook view: the prompt, the answer form of its type, then the images as a grid
+        numbered 1 to 16 or the choices numbered from 1 (as :func:`bankfeed.typed_answer` reads
+        the numbers)."""
 
 @disjoint_base
 class _BaseChallenge:
@@ -967,7 +971,8 @@ class _BaseChallenge:
         :class:`bankfeed.InvalidAnswer` naming the prompt and the rule (never the answer)."""
 
     def _repr_html_(self) -> str:
-        """The notebook view: each challenge, the images of an ImageSelection as a numbered grid."""
+        """The notebook view: how to answer the step (typed answers, or :class:`bankfeed.ChallengeForm`),
+        then each challenge with its answer form, the images of an ImageSelection as a numbered grid."""
 
 @final
 class Challenge(_BaseChallenge):
