@@ -28,6 +28,7 @@ from bankfeed._answers import CannedAnswers, answers
 from bankfeed._combine import acombine
 from bankfeed._export.kinds import schema
 from bankfeed._export.run import ExportReport, aexport, export
+from bankfeed._form import ChallengeForm
 from bankfeed._native import (
     Accounts,
     AsyncChallenge,
@@ -113,6 +114,7 @@ __all__ = [
     "BulkResults",
     "CannedAnswers",
     "Challenge",
+    "ChallengeForm",
     "ChallengeHandler",
     "ChallengeRequired",
     "Client",
