@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test module. Not per session: Playwright's sync API keeps its
+    event loop marked as running on the main thread while it is open, so the asyncio tests that
+    run after the browser's modules would fail with "Cannot run the event loop while another loop
+    is running"."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
