@@ -85,7 +85,7 @@ def answer_form(challenge: SecurityChallenge) -> str:
             f"or bf.typed_answer(c, '1 the answer') (the question's number, 1 to {n}, then the answer)"
         )
     if challenge.is_security_code:
-        return "answer: exactly six digits: {c.prompt: ['123456']}, or bf.typed_answer(c, '123456')"
+        return "answer: exactly six digits: {c.prompt: ['024680']}, or bf.typed_answer(c, '024680')"
     if kind == "QuestionAndAnswer":
         return "answer: one non-empty text: {c.prompt: ['the answer']}, or bf.typed_answer(c, 'the answer')"
     return "answer: one or more non-empty texts: {c.prompt: ['the answer']}, or bf.typed_answer(c, 'the answer')"
