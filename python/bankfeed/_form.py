@@ -199,12 +199,22 @@ class ChallengeForm:
             self.error = refused
             self._say(f"Not sent: {escape(str(refused))}. Change the answer, then Answer again.", error=True)
             return
-        self.error = None
-        self.submit.disabled = True
-        self._say("Sending the answers…")
         if type(step).__name__ == "AsyncChallenge":
-            self._task = asyncio.ensure_future(self._send_async(step, answers))
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                # The kernel runs cells and widget messages on its loop: none means no kernel.
+                self.error = RuntimeError("an AsyncChallenge is answered on a running event loop, and none is running")
+                self._say("Not sent: no event loop is running here to answer an AsyncChallenge.", error=True)
+                return
+            self.error = None
+            self.submit.disabled = True
+            self._say("Sending the answers…")
+            self._task = loop.create_task(self._send_async(step, answers))
         else:
+            self.error = None
+            self.submit.disabled = True
+            self._say("Sending the answers…")
             threading.Thread(
                 target=self._send, args=(step, answers), name="bankfeed ChallengeForm", daemon=True
             ).start()

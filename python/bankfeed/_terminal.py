@@ -207,7 +207,11 @@ class TerminalHandler:
         """Asks one challenge until :func:`bankfeed.typed_answer` takes the answer; returns it."""
         self._say(f"\n{challenge.prompt}")
         while True:
-            typed = self._typed(challenge)
+            try:
+                typed = self._typed(challenge)
+            except EOFError:
+                # Ctrl-D: the person gives no answer, and the login ends with this error.
+                raise EOFError(f"no answer to {challenge.prompt!r}: the terminal's input ended") from None
             try:
                 return typed_answer(challenge, typed)
             except InvalidAnswer as refused:

@@ -46,8 +46,8 @@ def main(username: str, flavor: str, image_dir: str) -> None:
 if __name__ == "__main__":
     try:
         main(*sys.argv[1:4])
-    except EOFError:
-        print("\nENDED: EOFError", flush=True)
+    except EOFError as ended:
+        print(f"\nENDED: EOFError ({ended})", flush=True)
     except KeyboardInterrupt:
         # What the program's end does: the handler's hook puts the terminal's echo back.
         atexit._run_exitfuncs()
