@@ -238,7 +238,10 @@ class Client(_BaseClient):
 
             step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
             while isinstance(step, bf.Challenge):
-                step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+                answers = {}
+                for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+                    answers.update(bf.typed_answer(c, ask_the_user(c)))
+                step = step.answer(answers)
         """
 
     def login(
@@ -526,7 +529,10 @@ class AsyncClient(_BaseClient):
 
             step = await client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
             while isinstance(step, bf.AsyncChallenge):
-                step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+                answers = {}
+                for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+                    answers.update(bf.typed_answer(c, ask_the_user(c)))
+                step = await step.answer(answers)
         """
 
     async def login(
@@ -982,7 +988,14 @@ class Challenge(_BaseChallenge):
 
         step = client.authorize("FlinksCapital", "Greatday", "Everyday")
         while isinstance(step, bf.Challenge):
-            step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+            answers = {}
+            for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+                answers.update(bf.typed_answer(c, ask_the_user(c)))
+            step = step.answer(answers)
+
+    In a notebook, :class:`bankfeed.ChallengeForm` is a form that answers every round; in a
+    terminal, ``client.login(..., on_challenge=bf.ask_in_terminal)`` asks the person
+    (docs/answering.md).
     """
 
     def answer(self, answers: Answers) -> Step:
@@ -996,7 +1009,10 @@ class AsyncChallenge(_BaseChallenge):
 
     step = await client.authorize("FlinksCapital", "Greatday", "Everyday")
     while isinstance(step, bf.AsyncChallenge):
-        step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+        answers = {}
+        for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+            answers.update(bf.typed_answer(c, ask_the_user(c)))
+        step = await step.answer(answers)
     """
 
     async def answer(self, answers: Answers) -> AsyncStep:
