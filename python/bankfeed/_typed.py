@@ -202,10 +202,9 @@ def typed_answer(challenge: SecurityChallenge, typed: str | Sequence[str]) -> di
     prompt = challenge.prompt
     kind = challenge.type
     if kind == "ImageSelection":
-        n = len(challenge.choices or [])
         text = _one(challenge, parts, "the image")
         index = _pick(challenge, text, "the image", list_choices=False)
-        return {prompt: [(challenge.choices or [])[index]]} if n else {}
+        return {prompt: [(challenge.choices or [])[index]]}
     if kind == "MultipleChoice":
         text = _one(challenge, parts, "the answer")
         return {prompt: [(challenge.choices or [])[_pick(challenge, text, "the answer")]]}
