@@ -100,6 +100,14 @@ def main() -> None:
             session = client.login(INSTITUTION, username, PASSWORD, on_challenge=handler)
             print(f"  -> session {session.request_id} after {', '.join(handler.seen)}")
 
+        # bf.ask_in_terminal asks a person at a terminal (getpass for answers, numbers for choices
+        # and images). A bf.TerminalHandler takes other functions to read a line: here a scripted
+        # person, who types the city, then the number of the image as the terminal lists them.
+        typed = iter(["Montreal", "8"])
+        person = bf.TerminalHandler(image_dir=tmp, input=lambda _prompt: next(typed), getpass=lambda _p: next(typed))
+        session = client.login(INSTITUTION, "mfa_image", PASSWORD, on_challenge=person)
+        print(f"mfa_image at the terminal -> session {session.request_id}")
+
         # A step can also be inspected and checked before answering it.
         step = client.authorize(INSTITUTION, "mfa_multiple_choice", PASSWORD)
         if isinstance(step, bf.Challenge):

@@ -6,13 +6,19 @@ with bf.Sandbox(tier2=True) as sb:           # a real HTTP server on 127.0.0.1, 
                                               # tier2: a Tier 2 customer (the custom attributes need it)
     client = sb.client(poll_interval=0.05)    # it sends sb.secret_key and sb.api_key, as bf.Client(...) would
 
-    # Step by step: a live login returns a Session or a Challenge.
+    # Step by step: a live login returns a Session or a Challenge. Each challenge prints how it
+    # is answered; bf.typed_answer reads what a person types (a choice's or an image's number,
+    # "1 Text" for TextOrCall, Enter for the trusted device) into the wire form.
     step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
     while isinstance(step, bf.Challenge):
-        print([(c.type, c.prompt, c.choices) for c in step.challenges])
-        step = step.answer({c.prompt: input(c.prompt + " ") for c in step.challenges})
+        answers: dict[str, list[str]] = {}
+        for c in step.challenges:
+            print(c)                                          # prompt, choices, the answer form
+            answers.update(bf.typed_answer(c, input(c.prompt + " ")))
+        step = step.answer(answers)
     session = step
-    # In a notebook, a Challenge shows itself: prompts, choices, ImageSelection images as a grid.
+    # In a notebook, a Challenge shows itself (images as a numbered grid), and bf.ChallengeForm(step)
+    # is a form to click; in a terminal, on_challenge=bf.ask_in_terminal asks (docs/answering.md).
 
     # Or in one call, with a handler (here canned answers; answers are checked before sending).
     session = client.login("FlinksCapital", "Greatday", "Everyday", save=True,

@@ -28,6 +28,7 @@ from bankfeed._answers import CannedAnswers, answers
 from bankfeed._combine import acombine
 from bankfeed._export.kinds import schema
 from bankfeed._export.run import ExportReport, aexport, export
+from bankfeed._form import ChallengeForm
 from bankfeed._native import (
     Accounts,
     AsyncChallenge,
@@ -47,6 +48,8 @@ from bankfeed._native import (
     combine,
 )
 from bankfeed._remote_sandbox import RemoteSandbox
+from bankfeed._terminal import TerminalHandler, ask_in_terminal
+from bankfeed._typed import typed_answer
 from bankfeed._types import (
     Answer,
     Answers,
@@ -111,6 +114,7 @@ __all__ = [
     "BulkResults",
     "CannedAnswers",
     "Challenge",
+    "ChallengeForm",
     "ChallengeHandler",
     "ChallengeRequired",
     "Client",
@@ -144,6 +148,7 @@ __all__ = [
     "Step",
     "SupportedInstitution",
     "Table",
+    "TerminalHandler",
     "TooManyChallenges",
     "TransportError",
     "Unauthorized",
@@ -151,7 +156,9 @@ __all__ = [
     "acombine",
     "aexport",
     "answers",
+    "ask_in_terminal",
     "combine",
     "export",
     "schema",
+    "typed_answer",
 ]

@@ -238,7 +238,10 @@ class Client(_BaseClient):
 
             step = client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
             while isinstance(step, bf.Challenge):
-                step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+                answers = {}
+                for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+                    answers.update(bf.typed_answer(c, ask_the_user(c)))
+                step = step.answer(answers)
         """
 
     def login(
@@ -526,7 +529,10 @@ class AsyncClient(_BaseClient):
 
             step = await client.authorize("FlinksCapital", "Greatday", "Everyday", save=True)
             while isinstance(step, bf.AsyncChallenge):
-                step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+                answers = {}
+                for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+                    answers.update(bf.typed_answer(c, ask_the_user(c)))
+                step = await step.answer(answers)
         """
 
     async def login(
@@ -910,7 +916,9 @@ class AsyncSession(_BaseSession):
 
 @final
 class SecurityChallenge:
-    """One element of :attr:`Challenge.challenges`."""
+    """One element of :attr:`Challenge.challenges`. Its ``repr`` ends with the answer form of its
+    type (``answer: the number of an image, 1 to 16, through bf.typed_answer(c, '8')``, ...);
+    :func:`bankfeed.typed_answer` turns what a person types into its answer (docs/answering.md)."""
 
     @property
     def type(self) -> str:
@@ -940,7 +948,9 @@ class SecurityChallenge:
         """The element as sent (converted on first access, then kept)."""
 
     def _repr_html_(self) -> str:
-        """The notebook view: the prompt, then the images as a numbered grid, or the choices."""
+        """The notebook view: the prompt, the answer form of its type, then the images as a grid
+        numbered 1 to 16 or the choices numbered from 1 (as :func:`bankfeed.typed_answer` reads
+        the numbers)."""
 
 @disjoint_base
 class _BaseChallenge:
@@ -971,7 +981,8 @@ class _BaseChallenge:
         :class:`bankfeed.InvalidAnswer` naming the prompt and the rule (never the answer)."""
 
     def _repr_html_(self) -> str:
-        """The notebook view: each challenge, the images of an ImageSelection as a numbered grid."""
+        """The notebook view: how to answer the step (typed answers, or :class:`bankfeed.ChallengeForm`),
+        then each challenge with its answer form, the images of an ImageSelection as a numbered grid."""
 
 @final
 class Challenge(_BaseChallenge):
@@ -981,7 +992,14 @@ class Challenge(_BaseChallenge):
 
         step = client.authorize("FlinksCapital", "Greatday", "Everyday")
         while isinstance(step, bf.Challenge):
-            step = step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+            answers = {}
+            for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+                answers.update(bf.typed_answer(c, ask_the_user(c)))
+            step = step.answer(answers)
+
+    In a notebook, :class:`bankfeed.ChallengeForm` is a form that answers every round; in a
+    terminal, ``client.login(..., on_challenge=bf.ask_in_terminal)`` asks the person
+    (docs/answering.md).
     """
 
     def answer(self, answers: Answers) -> Step:
@@ -995,7 +1013,10 @@ class AsyncChallenge(_BaseChallenge):
 
     step = await client.authorize("FlinksCapital", "Greatday", "Everyday")
     while isinstance(step, bf.AsyncChallenge):
-        step = await step.answer({c.prompt: ask_the_user(c) for c in step.challenges})
+        answers = {}
+        for c in step.challenges:      # what the person types: a text, a number, "1 Text"
+            answers.update(bf.typed_answer(c, ask_the_user(c)))
+        step = await step.answer(answers)
     """
 
     async def answer(self, answers: Answers) -> AsyncStep:

@@ -3,7 +3,10 @@
 Annotate your own challenge handlers and step loops with them::
 
     def ask(challenge: bf.Challenge) -> bf.Answers:
-        return {prompt: input(prompt) for prompt in challenge.prompts}
+        answers: dict[str, list[str]] = {}
+        for c in challenge.challenges:
+            answers.update(bf.typed_answer(c, input(c.prompt + " ")))
+        return answers
 
     step: bf.Step = client.authorize(institution, username, password)
 """

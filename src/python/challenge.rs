@@ -106,7 +106,14 @@ impl PyBaseChallenge {
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let this = slf.get();
-        let items: Vec<String> = this.challenge.challenges.iter().map(describe).collect();
+        let challenges = this.challenges(slf.py())?;
+        let items = this
+            .challenge
+            .challenges
+            .iter()
+            .zip(&challenges)
+            .map(|(challenge, object)| Ok(format!("{} ({})", describe(challenge), answer_form(object.bind(slf.py()))?)))
+            .collect::<PyResult<Vec<String>>>()?;
         Ok(format!(
             "{}(request_id={:?}, challenges=[{}])",
             slf.get_type().name()?,
@@ -119,6 +126,12 @@ impl PyBaseChallenge {
 /// HTML for a notebook, written by `bankfeed._display`.
 fn display(object: &Bound<'_, PyAny>, view: &str) -> PyResult<String> {
     object.py().import("bankfeed._display")?.call_method1(view, (object,))?.extract()
+}
+
+/// How to answer one challenge of its type (docs/answering.md), written by `bankfeed._display`
+/// so that the repr and the notebook view say the same.
+fn answer_form(challenge: &Bound<'_, PySecurityChallenge>) -> PyResult<String> {
+    display(challenge.as_any(), "answer_form")
 }
 
 fn describe(challenge: &SecurityChallenge) -> String {
@@ -179,12 +192,18 @@ impl PySecurityChallenge {
         display(slf.as_any(), "security_challenge_html")
     }
 
-    fn __repr__(&self) -> String {
-        let choices = match (&self.inner.choices, self.inner.kind.as_str()) {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = slf.get();
+        let choices = match (&this.inner.choices, this.inner.kind.as_str()) {
             (Some(choices), "ImageSelection") => format!(", images={}", choices.len()),
             (Some(choices), _) => format!(", choices={choices:?}"),
             (None, _) => String::new(),
         };
-        format!("SecurityChallenge(type={:?}, prompt={:?}{choices})", self.inner.kind.as_str(), self.inner.prompt)
+        Ok(format!(
+            "SecurityChallenge(type={:?}, prompt={:?}{choices}; {})",
+            this.inner.kind.as_str(),
+            this.inner.prompt,
+            answer_form(slf)?
+        ))
     }
 }

@@ -175,10 +175,14 @@ def test_notebook_view_shows_the_images_as_a_numbered_grid(
     item = next(c for c in step.challenges if c.type == "ImageSelection")
     html = item._repr_html_()
     assert html.count('<img src="data:image/png;base64,') == 16
-    assert "choices[0]" in html and "choices[15]" in html
-    # Each image is shown as the bytes it decodes to, in the order of choices.
+    assert "<b>1</b>" in html and "<b>16</b>" in html and "choices[15]" in html
+    # Each image is shown as the bytes it decodes to, in the order of choices, numbered from 1 as
+    # bf.typed_answer reads the number: the image numbered 8 is choices[7].
     assert item.images is not None
-    assert base64.b64encode(item.images[7]).decode() in html.split("choices[7]")[0].rsplit("<img", 1)[1]
+    eighth = html.split('alt="image 8"')[0].rsplit("<img", 1)[1]
+    assert base64.b64encode(item.images[7]).decode() in eighth
+    assert bf.typed_answer(item, "8") == {item.prompt: [choices_of(item)[7]]}
+    assert "answer: the number of an image, 1 to 16, through bf.typed_answer(c, &#x27;8&#x27;)" in html
     whole = step._repr_html_()
     assert item.prompt in whole and whole.count("<img") == 16 and step.request_id in whole
 

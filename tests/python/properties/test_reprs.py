@@ -216,7 +216,7 @@ def test_the_notebook_view_of_an_async_challenge_says_await(sb: bf.Sandbox) -> N
     sync_step = sb.client().authorize(INSTITUTION, "Greatday", PASSWORD)
     assert isinstance(sync_step, bf.Challenge)
     html = sync_step._repr_html_()
-    assert "<b>Challenge</b>" in html and "<code>challenge.answer({prompt: answer})</code>" in html
+    assert "<b>Challenge</b>" in html and "<code>step.answer(answers)</code>" in html
     assert "await" not in html
 
     async def main() -> str:
@@ -225,7 +225,7 @@ def test_the_notebook_view_of_an_async_challenge_says_await(sb: bf.Sandbox) -> N
         return step._repr_html_()
 
     html = asyncio.run(main())
-    assert "<b>AsyncChallenge</b>" in html and "<code>await challenge.answer({prompt: answer})</code>" in html
+    assert "<b>AsyncChallenge</b>" in html and "<code>await step.answer(answers)</code>" in html
     assert_secret_free(html, extra=GREATDAY.values())
 
 

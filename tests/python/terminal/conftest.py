@@ -1,0 +1,2 @@
+"""The terminal axis: bf.ask_in_terminal driven through a pseudo-terminal, as a person at a
+terminal answers it (docs/answering.md#in-a-terminal)."""
