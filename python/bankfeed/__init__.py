@@ -23,6 +23,7 @@ layer over it. Start with a :class:`Sandbox` to try everything without the real 
 """
 
 import logging as _logging
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from bankfeed._answers import CannedAnswers, answers
 from bankfeed._combine import acombine
@@ -37,6 +38,8 @@ from bankfeed._native import (
     Challenge,
     Client,
     Combined,
+    Connection,
+    ConnectUrl,
     Investments,
     Sandbox,
     SecurityChallenge,
@@ -45,6 +48,7 @@ from bankfeed._native import (
     Table,
     __version__,
     combine,
+    connect_url,
 )
 from bankfeed._remote_sandbox import RemoteSandbox
 from bankfeed._types import (
@@ -70,6 +74,7 @@ from bankfeed.errors import (
     ClientClosed,
     ConcurrentSession,
     ConfigError,
+    ConnectTimeout,
     DecodeError,
     InstitutionUnavailable,
     InvalidAnswer,
@@ -118,6 +123,10 @@ __all__ = [
     "Combined",
     "ConcurrentSession",
     "ConfigError",
+    "ConnectTimeout",
+    "ConnectUrl",
+    "ConnectWidget",
+    "Connection",
     "DecodeError",
     "ExportReport",
     "IneligibleLogin",
@@ -152,6 +161,20 @@ __all__ = [
     "aexport",
     "answers",
     "combine",
+    "connect_url",
     "export",
     "schema",
 ]
+
+if _TYPE_CHECKING:
+    from bankfeed._widget import ConnectWidget
+
+
+def __getattr__(name: str) -> object:
+    """``bf.ConnectWidget`` is imported on first use: it needs the ``notebook`` extra
+    (anywidget), which bankfeed works without."""
+    if name == "ConnectWidget":
+        from bankfeed._widget import ConnectWidget
+
+        return ConnectWidget
+    raise AttributeError(f"module 'bankfeed' has no attribute {name!r}")

@@ -22,6 +22,7 @@ LAST_LINE = {
     "async_and_bulk.py": "async and bulk: done",
     "async_quickstart.py": "0 of 100 logins failed",
     "challenges.py": "challenges: done",
+    "connect.py": "connect: done",
     "data.py": "data: done",
     "handling_errors.py": "errors: done",
     "nightly_export.py": "nightly export: done",
