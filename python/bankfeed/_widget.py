@@ -59,6 +59,9 @@ function render({ model, el }) {
   frame.title = "Connect your bank";
   frame.src = model.get("url");
   frame.style.height = model.get("height");
+  frame.style.width = "100%";
+  frame.style.border = "1px solid #d0d7de";
+  frame.style.borderRadius = "6px";
   root.append(status, frame);
   el.append(root);
 

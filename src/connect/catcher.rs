@@ -29,7 +29,7 @@ const FLUSH: Duration = Duration::from_secs(2);
 const EVENT_LIMIT: usize = 64 * 1024;
 
 const CLOSE_PAGE: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Bank connected</title>\
-<style>body{font-family:system-ui,sans-serif;margin:4rem auto;max-width:32rem;color:#1b1f24}h1{font-size:1.4rem}</style>\
+<style>body{font-family:system-ui,sans-serif;margin:4rem auto;padding:0 1rem;max-width:32rem;color:#1b1f24}h1{font-size:1.4rem}</style>\
 </head><body><h1 id=\"connected\">Bank connected</h1><p>You can close this tab and go back to your program.</p></body></html>";
 
 const ERROR_PAGE: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not connected</title>\

@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test module. Not per session: while Playwright's sync API runs,
+    its event loop counts as the thread's running loop, so every asyncio test after it (an
+    ``AsyncClient`` case) would fail with "Cannot run the event loop while another loop is
+    running"; it stops with the module."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
