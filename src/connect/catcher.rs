@@ -50,55 +50,72 @@ impl Slot {
     }
 }
 
-/// A bound catcher, not yet waiting: the socket is open, so a redirect that comes before the
-/// wait starts queues until then.
+/// A catcher serving on the runtime it was started in, from before its URL is given to anyone
+/// (a browser command may wait for the page to load before it returns). Dropping it stops the
+/// server and closes the socket at once.
 pub struct Catcher {
-    listener: std::net::TcpListener,
-    path: String,
-    port: u16,
+    url: String,
+    caught: oneshot::Receiver<Outcome>,
+    stop: Option<oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Catcher {
-    /// Binds 127.0.0.1 on a port the system picks, under a path of 244 random bits.
-    pub fn bind() -> Result<Catcher, Error> {
+    /// Binds 127.0.0.1 on a port the system picks, under a path of 244 random bits, and serves it
+    /// on `runtime`.
+    pub fn start(runtime: &tokio::runtime::Handle) -> Result<Catcher, Error> {
         let failed = |error: std::io::Error| Error::config("catcher", format!("cannot listen on 127.0.0.1: {error}"));
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(failed)?;
         listener.set_nonblocking(true).map_err(failed)?;
         let port = listener.local_addr().map_err(failed)?.port();
         let path = format!("/bankfeed-{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
-        Ok(Catcher { listener, path, port })
+        let listener = {
+            let _entered = runtime.enter();
+            tokio::net::TcpListener::from_std(listener).map_err(failed)?
+        };
+        let (sender, caught) = oneshot::channel();
+        let slot = Arc::new(Slot(Mutex::new(Some(sender))));
+        let router = Router::new().route(&path, any(catch)).fallback(not_found).with_state(Arc::clone(&slot));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let served = runtime.spawn(async move {
+            let served = axum::serve(listener, router).with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            });
+            if let Err(error) = served.await {
+                slot.deliver(Err(Error::Internal { message: format!("the connection catcher stopped: {error}") }));
+            }
+        });
+        Ok(Catcher { url: format!("http://127.0.0.1:{port}{path}"), caught, stop: Some(stop), served: Some(served) })
     }
 
     /// The URL to give the widget as its redirect.
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}{}", self.port, self.path)
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
-    /// Serves until the widget reports a connection, or `timeout` runs out. Dropping the future
-    /// closes the socket at once.
-    pub async fn wait(self, timeout: Duration) -> Outcome {
-        let Catcher { listener, path, .. } = self;
-        let listener = tokio::net::TcpListener::from_std(listener)
-            .map_err(|error| Error::config("catcher", format!("cannot listen on 127.0.0.1: {error}")))?;
-        let (sender, mut caught) = oneshot::channel();
-        let slot = Arc::new(Slot(Mutex::new(Some(sender))));
-        let router = Router::new().route(&path, any(catch)).fallback(not_found).with_state(slot);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let served = axum::serve(listener, router).with_graceful_shutdown(async move {
-            let _ = stopped.await;
-        });
-        let mut served = std::pin::pin!(std::future::IntoFuture::into_future(served));
-        let outcome = tokio::select! {
-            outcome = &mut caught => outcome.unwrap_or_else(|_| Err(stopped_early())),
-            () = tokio::time::sleep(timeout) => Err(Error::ConnectTimeout { waited: timeout }),
-            ended = &mut served => Err(ended.err().map_or_else(stopped_early, |error| Error::Internal {
-                message: format!("the connection catcher stopped: {error}"),
-            })),
+    /// Waits until the widget reports a connection, or `timeout` runs out; then stops serving,
+    /// once the browser's answer ("you can close this tab") is written.
+    pub async fn wait(mut self, timeout: Duration) -> Outcome {
+        let outcome = match tokio::time::timeout(timeout, &mut self.caught).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err(stopped_early()),
+            Err(_) => Err(Error::ConnectTimeout { waited: timeout }),
         };
-        let _ = stop.send(());
-        // The browser's answer ("you can close this tab") is written before the socket closes.
-        let _ = tokio::time::timeout(FLUSH, served).await;
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(served) = self.served.as_mut() {
+            let _ = tokio::time::timeout(FLUSH, served).await;
+        }
         outcome
+    }
+}
+
+impl Drop for Catcher {
+    fn drop(&mut self) {
+        if let Some(served) = self.served.take() {
+            served.abort();
+        }
     }
 }
 

@@ -238,8 +238,13 @@ pub(crate) struct PyCatcher {
 
 impl PyCatcher {
     pub(crate) fn bind(client: &Client, flavor: Flavor) -> PyResult<Self> {
-        let catcher = Catcher::bind().map_err(PyBankfeedError::from)?;
-        Ok(PyCatcher { client: client.clone(), flavor, url: catcher.url(), catcher: Mutex::new(Some(catcher)) })
+        let catcher = Catcher::start(super::runtime::runtime()?.handle()).map_err(PyBankfeedError::from)?;
+        Ok(PyCatcher {
+            client: client.clone(),
+            flavor,
+            url: catcher.url().to_owned(),
+            catcher: Mutex::new(Some(catcher)),
+        })
     }
 }
 

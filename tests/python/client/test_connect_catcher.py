@@ -249,3 +249,17 @@ def test_close_stops_the_wait(api: Api, connect_sandbox: bf.Sandbox) -> None:
     played = Widget(close_soon)
     with pytest.raises(bf.ClientClosed):
         api.run(client.connect(on_url=played, timeout=60))
+
+
+def test_a_browser_command_that_waits_for_the_page_is_answered(
+    api: Api, connect_sandbox: bf.Sandbox, saved_login: str
+) -> None:
+    # A terminal browser (BROWSER=lynx) returns only once the person is done: the redirect comes
+    # while on_url (or webbrowser.open) still runs, before the wait has begun.
+    statuses: list[int] = []
+
+    def browser_that_blocks(url: bf.ConnectUrl) -> None:
+        statuses.append(status_of(f"{redirect_of(url)}?loginId={saved_login}&institution=FlinksCapital"))
+
+    connection = api.run(api.client(connect_sandbox).connect(on_url=browser_that_blocks, timeout=10))
+    assert statuses == [200] and connection.login_id == saved_login
