@@ -180,9 +180,8 @@ impl ConnectUrl {
 
 impl fmt::Display for ConnectUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let masked = self.token.as_ref().map(|_| MASK);
-        // The mask is escaped by the query writer; shown as written, it reads as a mask.
-        f.write_str(&self.written(masked).replace("%2A%2A%2A", MASK))
+        // `*` is written as it is in a query, so the mask reads as one.
+        f.write_str(&self.written(self.token.as_ref().map(|_| MASK)))
     }
 }
 
