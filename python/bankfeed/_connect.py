@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import webbrowser
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -65,6 +66,11 @@ async def _arun(
     on_url: Callable[[ConnectUrl], object] | None,
 ) -> Connection:
     url = await client.connect_url(redirect_url=catcher.url, **options)
-    _show(url, open_browser, on_url)
+    if on_url is None:
+        # A browser command may return only when its page is done (webbrowser waits for it): on
+        # a thread of its own it does not stall the event loop meanwhile.
+        threading.Thread(target=_show, args=(url, open_browser, None), name="bankfeed-browser", daemon=True).start()
+    else:
+        _show(url, open_browser, on_url)
     connection: Connection = await catcher.wait(timeout)
     return connection

@@ -263,3 +263,33 @@ def test_a_browser_command_that_waits_for_the_page_is_answered(
 
     connection = api.run(api.client(connect_sandbox).connect(on_url=browser_that_blocks, timeout=10))
     assert statuses == [200] and connection.login_id == saved_login
+
+
+def test_an_async_connect_opens_the_browser_without_stalling_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch, connect_sandbox: bf.Sandbox, saved_login: str
+) -> None:
+    # webbrowser.open may wait for a browser command to finish; the loop goes on meanwhile.
+    def browser_that_blocks(url: str) -> bool:
+        query = f"?loginId={saved_login}&institution=FlinksCapital"
+        time.sleep(0.3)
+        return status_of(parse_qs(urlsplit(url).query)["redirectUrl"][0] + query) == 200
+
+    monkeypatch.setattr("webbrowser.open", browser_that_blocks)
+
+    async def main() -> tuple[bf.Connection, int]:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.02)
+                ticks += 1
+
+        ticker = asyncio.ensure_future(tick())
+        connection = await connect_sandbox.async_client().connect(timeout=10)
+        ticker.cancel()
+        return connection, ticks
+
+    connection, ticks = asyncio.run(main())
+    assert connection.login_id == saved_login
+    assert ticks >= 5, "the event loop stalled while the browser command ran"
