@@ -651,6 +651,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let this = slf.get();
+        super::connect::connect_timeout(timeout)?;
         if let Some(on_url) = &on_url {
             if !on_url.is_none() && !on_url.is_callable() {
                 return Err(args::wrong_type("on_url", "a callable or None", on_url));

@@ -258,11 +258,7 @@ impl PyCatcher {
 
     #[doc = stub_doc!("_Catcher.wait")]
     fn wait(&self, py: Python<'_>, timeout: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let seconds = args::seconds("timeout", timeout)?;
-        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) {
-            let rule = format!("must be more than 0 and at most 86400 seconds, got {seconds}");
-            return Err(PyBankfeedError::from(Error::config("timeout", rule)).into());
-        }
+        let seconds = connect_timeout(args::seconds("timeout", timeout)?)?;
         let catcher =
             lock(&self.catcher).take().ok_or_else(|| PyValueError::new_err("this catcher was waited on already"))?;
         let client = self.client.clone();
@@ -275,6 +271,20 @@ impl PyCatcher {
         })
         .named("AsyncClient", "connect")
         .run(py, self.flavor)
+    }
+}
+
+/// The most `client.connect` waits: a day.
+const MAX_WAIT_SECONDS: f64 = 86_400.0;
+
+/// `timeout` of `client.connect`: more than 0, at most [`MAX_WAIT_SECONDS`]; checked before the
+/// catcher starts, so that nothing is opened for a wait that would be refused.
+pub(crate) fn connect_timeout(seconds: f64) -> PyResult<f64> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_WAIT_SECONDS {
+        Ok(seconds)
+    } else {
+        let rule = format!("must be more than 0 and at most {MAX_WAIT_SECONDS} seconds, got {seconds}");
+        Err(PyBankfeedError::from(Error::config("timeout", rule)).into())
     }
 }
 

@@ -293,3 +293,17 @@ def test_an_async_connect_opens_the_browser_without_stalling_the_event_loop(
     connection, ticks = asyncio.run(main())
     assert connection.login_id == saved_login
     assert ticks >= 5, "the event loop stalled while the browser command ran"
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), 86401])
+def test_a_bad_timeout_is_refused_before_anything_opens(connect_sandbox: bf.Sandbox, timeout: float) -> None:
+    urls: list[bf.ConnectUrl] = []
+    with pytest.raises(bf.ConfigError) as raised:
+        connect_sandbox.client().connect(on_url=urls.append, timeout=timeout)
+    assert raised.value.field == "timeout" and "at most 86400" in str(raised.value)
+    assert urls == [], "the widget was opened for a wait that was refused"
+
+
+def test_a_timeout_of_the_wrong_type_names_it(connect_sandbox: bf.Sandbox) -> None:
+    with pytest.raises(TypeError, match=r"^timeout must be a number of seconds"):
+        connect_sandbox.client().connect(timeout="5")  # type: ignore[arg-type]
