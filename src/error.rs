@@ -252,6 +252,8 @@ pub enum Error {
     Internal { message: String },
     /// The client was closed: the call was cancelled where it stood, or refused before it began.
     Closed { operation: String },
+    /// No bank was connected through the widget before the wait ran out (docs/connect.md).
+    ConnectTimeout { waited: Duration },
 }
 
 impl Error {
@@ -523,6 +525,12 @@ impl fmt::Display for Explained<'_> {
                 f.write_str("), so the call was cancelled or never sent; make a new client to go on")
             }
             Error::Internal { message } => f.write_str(message),
+            Error::ConnectTimeout { waited } => write!(
+                f,
+                "no bank was connected within {}: the widget did not redirect to the loopback catcher in time; \
+                 start again and finish connecting in the browser tab that opens, or allow a longer timeout",
+                Seconds(*waited)
+            ),
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod bulk;
 pub mod call;
 pub mod client;
 pub mod config;
+pub mod connect;
 pub mod data;
 pub mod error;
 mod events;
@@ -25,7 +26,7 @@ pub mod proxy;
 mod secret;
 mod shown;
 // Only the sandbox and the Python layer (which needs the sandbox) hold locks today.
-#[cfg(feature = "sandbox")]
+#[cfg(any(feature = "sandbox", feature = "connect"))]
 mod sync;
 pub mod tables;
 

@@ -23,6 +23,7 @@ layer over it. Start with a :class:`Sandbox` to try everything without the real 
 """
 
 import logging as _logging
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from bankfeed._answers import CannedAnswers, answers
 from bankfeed._combine import acombine
@@ -38,6 +39,8 @@ from bankfeed._native import (
     Challenge,
     Client,
     Combined,
+    Connection,
+    ConnectUrl,
     Investments,
     Sandbox,
     SecurityChallenge,
@@ -46,6 +49,7 @@ from bankfeed._native import (
     Table,
     __version__,
     combine,
+    connect_url,
 )
 from bankfeed._remote_sandbox import RemoteSandbox
 from bankfeed._terminal import TerminalHandler, ask_in_terminal
@@ -73,6 +77,7 @@ from bankfeed.errors import (
     ClientClosed,
     ConcurrentSession,
     ConfigError,
+    ConnectTimeout,
     DecodeError,
     InstitutionUnavailable,
     InvalidAnswer,
@@ -122,6 +127,10 @@ __all__ = [
     "Combined",
     "ConcurrentSession",
     "ConfigError",
+    "ConnectTimeout",
+    "ConnectUrl",
+    "ConnectWidget",
+    "Connection",
     "DecodeError",
     "ExportReport",
     "IneligibleLogin",
@@ -158,7 +167,21 @@ __all__ = [
     "answers",
     "ask_in_terminal",
     "combine",
+    "connect_url",
     "export",
     "schema",
     "typed_answer",
 ]
+
+if _TYPE_CHECKING:
+    from bankfeed._widget import ConnectWidget
+
+
+def __getattr__(name: str) -> object:
+    """``bf.ConnectWidget`` is imported on first use: it needs the ``notebook`` extra
+    (anywidget), which bankfeed works without."""
+    if name == "ConnectWidget":
+        from bankfeed._widget import ConnectWidget
+
+        return ConnectWidget
+    raise AttributeError(f"module 'bankfeed' has no attribute {name!r}")

@@ -7,7 +7,7 @@ the binary.
 
 import datetime
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, final
 
 # The frame libraries are optional at run time; in a type checker without them (or without
@@ -39,6 +39,8 @@ __all__ = [
     "Challenge",
     "Client",
     "Combined",
+    "ConnectUrl",
+    "Connection",
     "Investments",
     "Sandbox",
     "SecurityChallenge",
@@ -48,9 +50,11 @@ __all__ = [
     "_BaseChallenge",
     "_BaseClient",
     "_BaseSession",
+    "_Catcher",
     "_Gathering",
     "__version__",
     "combine",
+    "connect_url",
     "serve_sandbox",
 ]
 
@@ -342,6 +346,85 @@ class Client(_BaseClient):
         client's ``secret_key`` as ``Authorization: Bearer``; have the affected users link their
         account again."""
 
+    def connect_url(
+        self,
+        *,
+        demo: bool | None = None,
+        product_type: str | None = None,
+        redirect_url: str | None = None,
+        inner_redirect: bool | None = None,
+        language: str | None = None,
+        consent: bool | None = None,
+        customer_name: str | None = None,
+        account_selector: bool | None = None,
+        account_selector_multiple: bool | None = None,
+        account_selector_currency: str | None = None,
+        show_all_accounts: bool | None = None,
+        tag: str | None = None,
+        institution: str | None = None,
+        maximum_retry: int | None = None,
+        institution_filter: bool | None = None,
+        close_enable: bool | None = None,
+        header_enable: bool | None = None,
+        back_enable: bool | None = None,
+        extra: Mapping[str, str | bool | int] | None = None,
+    ) -> ConnectUrl:
+        """The URL of the service's hosted widget (:func:`bankfeed.connect_url`'s options but
+        ``instance`` and ``authorize_token``), with an authorize token minted just before
+        (GenerateAuthorizeToken, with the client's ``secret_key``; single use, 30 minutes) when
+        the client has a secret key. The widget is the one of the client's service:
+        ``https://X-api.private.fin.ag`` is served by ``https://X-iframe.private.fin.ag/v2/``, any
+        other ``base_url`` (a sandbox) at ``<base_url>/v2/``::
+
+            url = client.connect_url(demo=True, redirect_url="https://example.com/connected")
+            print(url)           # the token shows as ***
+            open_it(url.reveal())
+
+        Mint it when the person is about to connect: the token expires unused after 30 minutes."""
+
+    def connect(
+        self,
+        *,
+        timeout: float = 300.0,
+        open_browser: bool = True,
+        on_url: Callable[[ConnectUrl], object] | None = None,
+        demo: bool | None = None,
+        product_type: str | None = None,
+        inner_redirect: bool | None = None,
+        language: str | None = None,
+        consent: bool | None = None,
+        customer_name: str | None = None,
+        account_selector: bool | None = None,
+        account_selector_multiple: bool | None = None,
+        account_selector_currency: str | None = None,
+        show_all_accounts: bool | None = None,
+        tag: str | None = None,
+        institution: str | None = None,
+        maximum_retry: int | None = None,
+        institution_filter: bool | None = None,
+        close_enable: bool | None = None,
+        header_enable: bool | None = None,
+        back_enable: bool | None = None,
+        extra: Mapping[str, str | bool | int] | None = None,
+    ) -> Connection:
+        """Connects a bank through the hosted widget, from a script: a loopback catcher listens
+        on ``127.0.0.1`` (a random port, a random unguessable path); the widget's URL
+        (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened in the browser
+        (``webbrowser.open``), or handed to ``on_url(url)`` instead (a :class:`ConnectUrl`:
+        ``url.reveal()`` is the address); with ``open_browser=False`` and no ``on_url`` the whole
+        URL is printed on stderr for the person to open. Only the masked URL is logged
+        (``bankfeed.connect``). When the widget redirects (or a page forwards its ``REDIRECT``
+        event to the catcher by POST), the browser is answered "You can close this tab" and the
+        :class:`Connection` returned::
+
+            connection = client.connect(demo=True, timeout=600)
+            session = client.authorize_cached(connection.login_id)
+
+        Raises :class:`bankfeed.ConnectTimeout` (a ``TimeoutError``) when ``timeout`` seconds pass
+        without a connection, :class:`bankfeed.ConfigError` (``field="loginId"``) when the
+        widget reports a LoginId that is not a GUID. Ctrl-C and ``close()``
+        stop the wait at once and close the catcher."""
+
     def institutions(self) -> list[SupportedInstitution]:
         """Every institution the service supports (Institutions), each a
         :class:`SupportedInstitution` with ``Id``, ``Localizations`` (``Language``, ``Name``,
@@ -632,6 +715,85 @@ class AsyncClient(_BaseClient):
         it: ``LoginId``, ``LastRefreshDate``, ``LastRefreshState``, ``LastRefreshErrorCode``. Sent with the
         client's ``secret_key`` as ``Authorization: Bearer``; have the affected users link their
         account again."""
+
+    async def connect_url(
+        self,
+        *,
+        demo: bool | None = None,
+        product_type: str | None = None,
+        redirect_url: str | None = None,
+        inner_redirect: bool | None = None,
+        language: str | None = None,
+        consent: bool | None = None,
+        customer_name: str | None = None,
+        account_selector: bool | None = None,
+        account_selector_multiple: bool | None = None,
+        account_selector_currency: str | None = None,
+        show_all_accounts: bool | None = None,
+        tag: str | None = None,
+        institution: str | None = None,
+        maximum_retry: int | None = None,
+        institution_filter: bool | None = None,
+        close_enable: bool | None = None,
+        header_enable: bool | None = None,
+        back_enable: bool | None = None,
+        extra: Mapping[str, str | bool | int] | None = None,
+    ) -> ConnectUrl:
+        """The URL of the service's hosted widget (:func:`bankfeed.connect_url`'s options but
+        ``instance`` and ``authorize_token``), with an authorize token minted just before
+        (GenerateAuthorizeToken, with the client's ``secret_key``; single use, 30 minutes) when
+        the client has a secret key. The widget is the one of the client's service:
+        ``https://X-api.private.fin.ag`` is served by ``https://X-iframe.private.fin.ag/v2/``, any
+        other ``base_url`` (a sandbox) at ``<base_url>/v2/``::
+
+            url = await client.connect_url(demo=True, redirect_url="https://example.com/connected")
+            print(url)           # the token shows as ***
+            open_it(url.reveal())
+
+        Mint it when the person is about to connect: the token expires unused after 30 minutes."""
+
+    async def connect(
+        self,
+        *,
+        timeout: float = 300.0,
+        open_browser: bool = True,
+        on_url: Callable[[ConnectUrl], object] | None = None,
+        demo: bool | None = None,
+        product_type: str | None = None,
+        inner_redirect: bool | None = None,
+        language: str | None = None,
+        consent: bool | None = None,
+        customer_name: str | None = None,
+        account_selector: bool | None = None,
+        account_selector_multiple: bool | None = None,
+        account_selector_currency: str | None = None,
+        show_all_accounts: bool | None = None,
+        tag: str | None = None,
+        institution: str | None = None,
+        maximum_retry: int | None = None,
+        institution_filter: bool | None = None,
+        close_enable: bool | None = None,
+        header_enable: bool | None = None,
+        back_enable: bool | None = None,
+        extra: Mapping[str, str | bool | int] | None = None,
+    ) -> Connection:
+        """Connects a bank through the hosted widget, from a script: a loopback catcher listens
+        on ``127.0.0.1`` (a random port, a random unguessable path); the widget's URL
+        (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened in the browser
+        (``webbrowser.open``), or handed to ``on_url(url)`` instead (a :class:`ConnectUrl`:
+        ``url.reveal()`` is the address); with ``open_browser=False`` and no ``on_url`` the whole
+        URL is printed on stderr for the person to open. Only the masked URL is logged
+        (``bankfeed.connect``). When the widget redirects (or a page forwards its ``REDIRECT``
+        event to the catcher by POST), the browser is answered "You can close this tab" and the
+        :class:`Connection` returned::
+
+            connection = await client.connect(demo=True, timeout=600)
+            session = await client.authorize_cached(connection.login_id)
+
+        Raises :class:`bankfeed.ConnectTimeout` (a ``TimeoutError``) when ``timeout`` seconds pass
+        without a connection, :class:`bankfeed.ConfigError` (``field="loginId"``) when the
+        widget reports a LoginId that is not a GUID. Ctrl-C, task cancellation and ``close()``
+        stop the wait at once and close the catcher."""
 
     async def institutions(self) -> list[SupportedInstitution]:
         """Every institution the service supports (Institutions), each a
@@ -1208,6 +1370,127 @@ class Sandbox:
 
     def __enter__(self) -> Sandbox: ...
     def __exit__(self, *_exc: object) -> None: ...
+
+def connect_url(
+    instance: str = "toolbox",
+    *,
+    authorize_token: str | None = None,
+    demo: bool | None = None,
+    product_type: str | None = None,
+    redirect_url: str | None = None,
+    inner_redirect: bool | None = None,
+    language: str | None = None,
+    consent: bool | None = None,
+    customer_name: str | None = None,
+    account_selector: bool | None = None,
+    account_selector_multiple: bool | None = None,
+    account_selector_currency: str | None = None,
+    show_all_accounts: bool | None = None,
+    tag: str | None = None,
+    institution: str | None = None,
+    maximum_retry: int | None = None,
+    institution_filter: bool | None = None,
+    close_enable: bool | None = None,
+    header_enable: bool | None = None,
+    back_enable: bool | None = None,
+    extra: Mapping[str, str | bool | int] | None = None,
+) -> ConnectUrl:
+    """The URL of the service's hosted widget ("Connect"), which a person opens (or a page
+    embeds in an iframe) to connect a bank; see docs/connect.md for every option.
+
+    ``instance`` is the service's instance name (``"toolbox"``, the shared test instance, is
+    ``https://toolbox-iframe.private.fin.ag/v2/``) or the widget's own http(s) URL (a sandbox's
+    ``sb.widget_url``). Every other argument is keyword-only and None leaves its parameter out
+    (the widget's default): booleans are written ``true``/``false``, ``product_type`` is
+    ``"banking"`` or ``"investment"`` in any case, ``language`` ``"en"`` or ``"fr"``,
+    ``maximum_retry`` 1 to 100. ``extra`` passes the widget's other parameters as they are
+    (``{"termsUrl": "https://..."}``); a key naming a typed parameter is refused, naming the
+    argument to use. ``authorize_token`` is a token from GenerateAuthorizeToken
+    (:meth:`Client.connect_url` mints one itself). A wrong type raises ``TypeError``, a wrong
+    value :class:`bankfeed.ConfigError` naming the argument, what came and the rule::
+
+        url = bf.connect_url(demo=True, product_type="investment",
+                             redirect_url="https://example.com/connected")
+        str(url)      # the token, if any, shows as authorizeToken=***
+        url.reveal()  # the whole URL, to open or embed"""
+
+@final
+class ConnectUrl:
+    """A URL of the hosted widget (:func:`connect_url`, :meth:`Client.connect_url`). ``str()``
+    and ``repr()`` show it with ``authorizeToken=***``: the token opens a connection, so it never
+    reaches a log, a notebook's output or an error message by accident."""
+
+    def reveal(self) -> str:
+        """The whole URL, token included: what to open or put in an iframe's ``src``."""
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The query parameters in the order they are written, as the widget reads them
+        (``{"demo": "true", ...}``), the token as ``"***"``."""
+
+    @property
+    def base(self) -> str:
+        """The widget's address without the query, e.g. ``https://toolbox-iframe.private.fin.ag/v2/``."""
+
+@final
+class Connection:
+    """A bank connected through the hosted widget: what its redirect (or its ``REDIRECT``
+    event) reports. ``repr()`` masks ``login_id``: the LoginId reads the login's data, so treat
+    it as a secret (keep it server-side, never in a URL you log)::
+
+        connection = client.connect(demo=True)
+        session = client.authorize_cached(connection.login_id)"""
+
+    @classmethod
+    def from_redirect(cls, url_or_query: str) -> Connection:
+        """Reads the query the widget appends to the redirect URL (``loginId``, ``institution``,
+        ``accountId`` once per selected account or comma-separated, ``tag``), from the whole URL
+        or its query alone: what your own web server's redirect handler receives::
+
+            connection = bf.Connection.from_redirect(request.url)
+
+        A missing LoginId, or one that is not a GUID, raises :class:`bankfeed.ConfigError`
+        (``field="loginId"``), without showing it."""
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> Connection:
+        """Reads the widget's ``REDIRECT`` event (the ``data`` of its ``postMessage``:
+        ``{"step": "REDIRECT", "url": ..., "loginId": ..., "institution": ..., "accountId": ...}``),
+        its fields first, its ``url``'s query for what they lack. Another step raises
+        :class:`bankfeed.ConfigError` (``field="event"``)."""
+
+    @property
+    def login_id(self) -> str:
+        """The LoginId of the connected bank, to read its data with
+        (:meth:`Client.authorize_cached`); shown as ``***`` in ``repr()``."""
+
+    @property
+    def institution(self) -> str | None:
+        """The institution the widget names, e.g. ``"FlinksCapital"``."""
+
+    @property
+    def account_ids(self) -> list[str]:
+        """The accounts the person selected (with ``account_selector=True``); empty otherwise."""
+
+    @property
+    def tag(self) -> str | None:
+        """The ``tag`` given to the widget, echoed back."""
+
+    @property
+    def source(self) -> str:
+        """How the widget reported it: ``"redirect"`` (the URL's query) or ``"event"``."""
+
+@final
+class _Catcher:
+    """The loopback catcher of one ``client.connect(...)`` (private: bankfeed._connect drives it)."""
+
+    @property
+    def url(self) -> str:
+        """The redirect URL the widget is given: ``http://127.0.0.1:<port>/<random path>``."""
+
+    def wait(self, timeout: float) -> Any:
+        """Waits for the connection, as the client runs its calls: the :class:`Connection` (a
+        ``Client``), or a coroutine of it (an ``AsyncClient``)."""
 
 def serve_sandbox(port: int, host: str = "127.0.0.1", login_ids_file: str | None = None, **options: Any) -> None:
     """Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);

@@ -27,6 +27,7 @@ __all__ = [
     "ClientClosed",
     "ConcurrentSession",
     "ConfigError",
+    "ConnectTimeout",
     "DecodeError",
     "InstitutionUnavailable",
     "InvalidAnswer",
@@ -189,6 +190,24 @@ class ClientClosed(BankfeedError):
     message: str
     #: The operation that was cancelled or refused, e.g. ``"Investments"``.
     operation: str
+
+
+class ConnectTimeout(BankfeedError, TimeoutError):
+    """No bank was connected through the widget before ``client.connect(timeout=...)`` ran out.
+
+    The loopback catcher has stopped; the widget's tab, if it is still open, can no longer report
+    to it. Start again (a new URL, a new token) and finish in the tab that opens, or give a longer
+    ``timeout``::
+
+        try:
+            connection = client.connect(timeout=120)
+        except bf.ConnectTimeout:
+            connection = client.connect(timeout=600)
+    """
+
+    message: str
+    #: Seconds waited.
+    waited: float
 
 
 class TransportError(BankfeedError):

@@ -497,6 +497,7 @@ named! {
     admin: flag -> bool;
     auth: flag -> bool;
     allow_insecure_http: flag -> bool;
+    open_browser: flag -> bool;
     schedule_refresh: optional_flag -> Option<bool>;
     with_transactions: optional_flag -> Option<bool>;
     with_account_identity: optional_flag -> Option<bool>;
@@ -589,6 +590,11 @@ pub(crate) fn host<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
 
 /// `proxy`: a str or None, borrowed, so that its default stays the literal `"environment"` pyo3
 /// shows in the signature.
+/// `instance` of `bf.connect_url`: a `str` (an instance name or the widget's URL).
+pub(crate) fn instance<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    borrowed_text("instance", value)
+}
+
 pub(crate) fn proxy<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>> {
     if value.is_none() {
         return Ok(None);

@@ -10,6 +10,7 @@ use super::args;
 use super::asyncio;
 use super::bulk;
 use super::convert;
+use super::errors::PyBankfeedError;
 use super::invocation::{Flavor, Invocation};
 use super::results::PyDataOp;
 use super::session::{session_to_py, step_to_py};
@@ -623,6 +624,52 @@ impl PyBaseClient {
         self.run(py, "institutions", future, |py, _, _, institutions| {
             Ok(convert::to_python(py, &serde_json::Value::Array(institutions))?.unbind())
         })
+    }
+
+    #[doc = stub_doc!("Client.connect_url")]
+    #[pyo3(signature = (**options))]
+    fn connect_url(&self, py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+        let options = super::connect::options("connect_url", options)?;
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call("GenerateAuthorizeToken");
+            call.run(client.connect_url(&call, &options)).await
+        };
+        self.run(py, "connect_url", future, super::connect::connect_url_to_py)
+    }
+
+    // The catcher is bound here, before anything is opened; python/bankfeed/_connect.py then
+    // builds the URL, opens it and waits, each step a call of this client (docs/connect.md).
+    #[doc = stub_doc!("Client.connect")]
+    #[pyo3(signature = (*, timeout=300.0, open_browser=true, on_url=None, **options))]
+    fn connect(
+        slf: &Bound<'_, Self>,
+        #[pyo3(from_py_with = args::timeout)] timeout: f64,
+        #[pyo3(from_py_with = args::open_browser)] open_browser: bool,
+        on_url: Option<Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        super::connect::connect_timeout(timeout)?;
+        if let Some(on_url) = &on_url {
+            if !on_url.is_none() && !on_url.is_callable() {
+                return Err(args::wrong_type("on_url", "a callable or None", on_url));
+            }
+        }
+        let checked = super::connect::options("connect", options)?;
+        if checked.redirect_url.is_some() {
+            return Err(PyBankfeedError::from(Error::config(
+                "redirect_url",
+                "is the loopback catcher's in connect(): to redirect elsewhere, build the URL with connect_url()",
+            ))
+            .into());
+        }
+        let catcher = Py::new(py, super::connect::PyCatcher::bind(&this.client, this.flavor)?)?;
+        let kwargs = options.map_or_else(|| PyDict::new(py), Clone::clone);
+        let runner = py.import("bankfeed._connect")?.getattr("run")?;
+        let on_url = on_url.map_or_else(|| py.None(), Bound::unbind);
+        Ok(runner.call1((slf, catcher, kwargs, timeout, open_browser, on_url, this.flavor == Flavor::Async))?.unbind())
     }
 
     #[doc = stub_doc!("_BaseClient.close")]

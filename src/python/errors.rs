@@ -99,6 +99,7 @@ mod bf {
     pyo3::import_exception!(bankfeed.errors, DecodeError);
     pyo3::import_exception!(bankfeed.errors, ProtocolError);
     pyo3::import_exception!(bankfeed.errors, ClientClosed);
+    pyo3::import_exception!(bankfeed.errors, ConnectTimeout);
     pyo3::import_exception!(bankfeed.errors, ApiError);
     pyo3::import_exception!(bankfeed.errors, Unauthorized);
     pyo3::import_exception!(bankfeed.errors, InvalidLogin);
@@ -261,6 +262,10 @@ fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flav
             class::<bf::BankfeedError>(py)?
         }
         Error::Internal { .. } => class::<bf::BankfeedError>(py)?,
+        Error::ConnectTimeout { waited } => {
+            fields.set_item("waited", waited.as_secs_f64())?;
+            class::<bf::ConnectTimeout>(py)?
+        }
     };
     Ok(PyErr::from_value(class.call((text,), Some(&fields))?))
 }

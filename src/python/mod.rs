@@ -13,6 +13,7 @@ mod bulk;
 mod challenge;
 mod client;
 mod combine;
+mod connect;
 mod convert;
 mod errors;
 mod exit;
@@ -64,6 +65,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::PyStatements>()?;
     m.add_class::<combine::PyCombined>()?;
     m.add_class::<combine::PyGathering>()?;
+    m.add_class::<connect::PyConnectUrl>()?;
+    m.add_class::<connect::PyConnection>()?;
+    m.add_class::<connect::PyCatcher>()?;
+    m.add_function(wrap_pyfunction!(connect::connect_url, m)?)?;
     // Private and left out of `__all__` (typed by `bankfeed._types.BulkResults` and
     // `AsyncBulkResults`): here so that the name their `type()` prints exists.
     m.setattr("_BulkResults", m.py().get_type::<bulk::PyBulkResults>())?;

@@ -20,6 +20,7 @@ mod common;
 mod bulk;
 mod client;
 mod client_data;
+mod connect;
 mod fuzz_decoders;
 mod fuzz_sandbox_requests;
 mod sandbox;

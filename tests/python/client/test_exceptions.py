@@ -408,9 +408,20 @@ def test_a_closed_client_raises_client_closed_naming_the_operation(api: Api) -> 
     check_pickle_and_secrets(exc)
 
 
+def test_a_connect_that_nobody_finishes_raises_connect_timeout(api: Api) -> None:
+    with bf.Sandbox() as sb:
+        client = api.client(sb)
+        with pytest.raises(errors.ConnectTimeout) as info:
+            api.run(client.connect(on_url=lambda url: None, timeout=0.1))
+    exc = info.value
+    assert type(exc) is errors.ConnectTimeout and isinstance(exc, TimeoutError)
+    assert exc.waited == pytest.approx(0.1)
+    check_pickle_and_secrets(exc)
+
+
 def test_every_exception_class_is_raised_by_a_case() -> None:
     raised = {case.expected.__name__ for case in CASES}
-    raised |= {"TooManyChallenges", "TransportError", "ClientClosed"}
+    raised |= {"TooManyChallenges", "TransportError", "ClientClosed", "ConnectTimeout"}
     # BankfeedError itself is raised only when the bridge cannot build a richer exception.
     assert raised | {"BankfeedError"} == set(errors.__all__)
 

@@ -225,7 +225,7 @@ def test_the_anchor_rule_is_githubs() -> None:
 
 
 #: The README's Python examples, in order, and the scripts of examples/ each one is (after the docstring).
-README_EXAMPLES = ("quickstart.py", "async_quickstart.py")
+README_EXAMPLES = ("quickstart.py", "async_quickstart.py", "connect_quickstart.py")
 
 
 def test_the_readme_examples_are_examples_scripts() -> None:

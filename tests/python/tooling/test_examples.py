@@ -6,6 +6,7 @@ its last line. Together they use every public name of ``bankfeed``, and no priva
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -22,6 +23,8 @@ LAST_LINE = {
     "async_and_bulk.py": "async and bulk: done",
     "async_quickstart.py": "0 of 100 logins failed",
     "challenges.py": "challenges: done",
+    "connect.py": "connect: done",
+    "connect_quickstart.py": "FlinksCapital True",
     "data.py": "data: done",
     "handling_errors.py": "errors: done",
     "nightly_export.py": "nightly export: done",
@@ -33,6 +36,8 @@ TIMEOUT = 120
 #: What a person types at the scripts' input() prompts: the answer to the one question Greatday
 #: asks at the first login of a sandbox of the default seed ("What shape do people like most?").
 STDIN = {"quickstart.py": "Triangle\n"}
+#: The browser ``webbrowser.open`` runs: for the widget's example, a person who signs in.
+BROWSER = {"connect_quickstart.py": f"{sys.executable} {Path(__file__).with_name('widget_person.py')} %s"}
 
 
 def test_every_example_is_listed() -> None:
@@ -48,6 +53,7 @@ def test_example_runs_and_finishes(script: Path, tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(script)],
         input=STDIN.get(script.name, ""),
+        env={**os.environ, "BROWSER": BROWSER[script.name]} if script.name in BROWSER else None,
         cwd=tmp_path,
         capture_output=True,
         text=True,
