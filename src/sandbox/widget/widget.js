@@ -1,0 +1,50 @@
+(function () {
+  "use strict";
+  // Each event goes to the page that embeds the widget and to the one that opened it
+  // (docs/sandbox.md#events). postMessage only queues the message, so an event posted just
+  // before a form is sent is still delivered.
+  function post(data) {
+    try { window.parent.postMessage(data, "*"); } catch (e) { /* no parent to tell */ }
+    try { if (window.opener) { window.opener.postMessage(data, "*"); } } catch (e) { /* closed */ }
+  }
+  function eventOf(element) {
+    var raw = element && element.getAttribute("data-event");
+    return raw ? JSON.parse(raw) : null;
+  }
+  var loaded = document.getElementById("widget-events");
+  JSON.parse(loaded ? loaded.textContent : "[]").forEach(post);
+  Array.prototype.forEach.call(document.querySelectorAll("form"), function (form) {
+    form.addEventListener("submit", function (submit) {
+      var data = eventOf(submit.submitter) || eventOf(form);
+      if (!data) { return; }
+      if (form.hasAttribute("data-accounts")) {
+        var ids = Array.prototype.map.call(form.querySelectorAll("input[name=account]:checked"), function (input) {
+          return input.value;
+        });
+        data.accountId = ids.length === 1 ? ids[0] : ids;
+      }
+      post(data);
+    });
+  });
+  var close = document.getElementById("widget-close");
+  if (close) { close.addEventListener("click", function () { post(eventOf(close)); }); }
+  var search = document.getElementById("institution-search");
+  if (search) {
+    search.addEventListener("input", function () {
+      var wanted = search.value.trim().toLowerCase();
+      Array.prototype.forEach.call(document.querySelectorAll("#institution-list li"), function (item) {
+        item.hidden = wanted !== "" && item.textContent.toLowerCase().indexOf(wanted) < 0;
+      });
+    });
+  }
+  var link = document.getElementById("redirect-link");
+  if (link) {
+    var url = link.getAttribute("data-navigate");
+    if (link.getAttribute("data-top") === "true") {
+      // The top window; a browser that refuses a frame this navigation leaves the link to click.
+      try { window.top.location.href = url; } catch (e) { /* the link stays */ }
+    } else {
+      window.location.href = url;
+    }
+  }
+})();
