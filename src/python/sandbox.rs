@@ -185,6 +185,10 @@ impl PySandbox {
                         logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
                         card_in_use_seconds=0.0, max_wrong_answers=3, admin=false))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
+    #[expect(
+        clippy::fn_params_excessive_bools,
+        reason = "each flag is a knob of its own (tier2, investments, auth, admin)"
+    )]
     fn new(
         py: Python<'_>,
         #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,

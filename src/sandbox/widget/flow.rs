@@ -448,7 +448,7 @@ impl Flow {
                 id: account.id.to_string(),
                 title: account.title.to_owned(),
                 number_tail: account.last_four_digits().to_owned(),
-                balance: format!("{:.2}", account.current.dollars()),
+                balance: money(account.current.dollars()),
                 currency: "CAD",
             })
             .collect();
@@ -494,6 +494,21 @@ impl Flow {
             self.params.redirect_url.as_ref().map(|_| Navigate { url: url.clone(), top: !self.params.inner_redirect });
         View::Connected { url, navigate }
     }
+}
+
+/// An amount as people read it: `$12,164.61`, `-$80.00`.
+fn money(amount: f64) -> String {
+    let cents = format!("{:.2}", amount.abs());
+    let (whole, fraction) = cents.split_once('.').unwrap_or((&cents, "00"));
+    let mut grouped = String::new();
+    for (index, digit) in whole.chars().enumerate() {
+        if index > 0 && (whole.len() - index) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    let sign = if amount < 0.0 { "-" } else { "" };
+    format!("{sign}${grouped}.{fraction}")
 }
 
 /// The refusals of an answer that leave the round open for another try, as the API allows.
@@ -547,4 +562,17 @@ fn responses(round: &[Asked], form: &[(String, String)]) -> Vec<(String, Vec<Str
         responses.extend(response);
     }
     responses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_are_grouped_by_thousands() {
+        assert_eq!(money(12_164.61), "$12,164.61");
+        assert_eq!(money(-80.0), "-$80.00");
+        assert_eq!(money(1_000_000.5), "$1,000,000.50");
+        assert_eq!(money(999.999), "$1,000.00");
+    }
 }

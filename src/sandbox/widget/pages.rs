@@ -188,7 +188,7 @@ fn credentials(shown: &Shown, institution: &str, username: &str, error: Option<&
 
 fn mfa_title(round: &[Asked]) -> &'static str {
     match round.first().map(|asked| asked.kind.as_str()) {
-        Some(IMAGE_SELECTION) => "Select your personal image",
+        Some(IMAGE_SELECTION) => "Security image",
         Some(TEXT_OR_CALL) => "Receive a security code",
         Some(WAIT_UNTIL_EU_ACCEPT) => "Confirm on your trusted device",
         Some(QUESTION_AND_ANSWER) if round.iter().all(|asked| !asked.choices.is_empty()) => {
@@ -317,7 +317,7 @@ fn account_selection(shown: &Shown, accounts: &[AccountChoice], multiple: bool, 
 
 fn connected(url: &str, navigate: Option<&Navigate>) -> String {
     let mut html = String::from(
-        r#"<div class="done" aria-hidden="true">✓</div><p id="connected-text">Your account is connected. You can close this window.</p>"#,
+        r#"<div class="done" aria-hidden="true">✓</div><p id="connected-text">You can now close this window.</p>"#,
     );
     if let Some(navigate) = navigate {
         let target = if navigate.top { "_top" } else { "_self" };
@@ -328,7 +328,8 @@ fn connected(url: &str, navigate: Option<&Navigate>) -> String {
             top = navigate.top,
         );
     } else {
-        let _ = write!(html, r#"<p class="fine" id="connected-query">{}</p>"#, text(url));
+        let _ =
+            write!(html, r#"<p class="fine">Sent to your app: <code id="connected-query">{}</code></p>"#, text(url));
     }
     html
 }

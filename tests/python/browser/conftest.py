@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
+    """One headless Chromium per test module. Not per session: Playwright's sync API keeps an
+    event loop running on the main thread while it is open, and every later test that calls
+    ``asyncio.run`` (the async client's tests) would fail with "cannot be called from a running
+    event loop"."""
     executable = chromium_path()
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
