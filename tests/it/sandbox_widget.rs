@@ -160,6 +160,15 @@ async fn the_token_is_required_checked_and_single_use() {
     page =
         send(&api, &page, &[("action", "credentials"), ("username", "greatday_nomfa"), ("password", "Everyday")]).await;
     assert_eq!(page.steps(), ["REDIRECT"], "{}", page.html);
+    // The request log has the widget's requests, their fields with every secret masked.
+    let logged: Vec<_> = api.sandbox.requests().into_iter().filter(|entry| entry.path.starts_with("/v2/")).collect();
+    let log = format!("{logged:?}");
+    assert!(!log.contains(&token) && !log.contains("Everyday"), "{log}");
+    assert_eq!(logged[1].body.as_ref().unwrap()["authorizeToken"], "***");
+    let login = logged.last().unwrap();
+    assert_eq!(login.body.as_ref().unwrap()["password"], "***");
+    assert_eq!(login.username.as_deref(), Some("greatday_nomfa"));
+    assert_eq!(login.login_id.as_deref(), page.events[0]["loginId"].as_str());
 }
 
 #[tokio::test]

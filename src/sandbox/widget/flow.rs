@@ -98,7 +98,7 @@ pub(crate) enum View {
     Credentials { institution: &'static str, username: String, error: Option<String>, can_go_back: bool },
     Mfa { round: Vec<Asked>, error: Option<String> },
     Accounts { accounts: Vec<AccountChoice>, multiple: bool, currency: Option<String> },
-    Connected { url: String, navigate: Option<Navigate> },
+    Connected { url: String, navigate: Option<Navigate>, login_id: String },
     Error { title: String, message: String, code: Option<String> },
 }
 
@@ -492,7 +492,7 @@ impl Flow {
         events.push(events::redirect(&url, &connected));
         let navigate =
             self.params.redirect_url.as_ref().map(|_| Navigate { url: url.clone(), top: !self.params.inner_redirect });
-        View::Connected { url, navigate }
+        View::Connected { url, navigate, login_id }
     }
 }
 

@@ -53,7 +53,7 @@ pub(crate) fn render(shown: &Shown) -> String {
             if *multiple { "Select your accounts" } else { "Select an account" }.to_owned(),
             account_selection(shown, accounts, *multiple, currency.as_deref()),
         ),
-        View::Connected { url, navigate } => {
+        View::Connected { url, navigate, .. } => {
             ("connected-page", "Your account is connected".to_owned(), connected(url, navigate.as_ref()))
         }
         View::Error { title, message, code } => ("error-page", title.clone(), error_page(message, code.as_deref())),

@@ -13,8 +13,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
 
-use super::flow::{Flows, Shown};
+use serde_json::{Map, Value};
+
+use super::flow::{Flows, Shown, View};
 use super::pages;
+use crate::sandbox::recorded::Note;
 use crate::sandbox::reply;
 use crate::sandbox::state::Shared;
 
@@ -41,38 +44,74 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
 async fn root(
     State(shared): State<Arc<Shared>>,
     Extension(flows): Extension<Arc<Flows>>,
+    note: Option<Extension<Note>>,
     uri: Uri,
     query: Result<Query<Pairs>, QueryRejection>,
 ) -> Response {
     if uri.query().is_none_or(str::is_empty) {
         return reply::no_resource(uri.path());
     }
-    page(&start(&shared, &flows, query))
+    page(&start(&shared, &flows, note, query))
 }
 
 async fn begin(
     State(shared): State<Arc<Shared>>,
     Extension(flows): Extension<Arc<Flows>>,
+    note: Option<Extension<Note>>,
     query: Result<Query<Pairs>, QueryRejection>,
 ) -> Response {
-    page(&start(&shared, &flows, query))
+    page(&start(&shared, &flows, note, query))
 }
 
-fn start(shared: &Shared, flows: &Flows, query: Result<Query<Pairs>, QueryRejection>) -> Shown {
+fn start(
+    shared: &Shared,
+    flows: &Flows,
+    note: Option<Extension<Note>>,
+    query: Result<Query<Pairs>, QueryRejection>,
+) -> Shown {
     // A query that is not valid URL encoding reads as no parameter at all, which the token check
     // (when asked for) and the pages then answer.
     let pairs = query.map(|Query(pairs)| pairs).unwrap_or_default();
+    if let Some(Extension(note)) = note {
+        note.widget(&fields(&pairs), None, None);
+    }
     flows.begin(shared, &pairs)
 }
 
 async fn advance(
     State(shared): State<Arc<Shared>>,
     Extension(flows): Extension<Arc<Flows>>,
+    note: Option<Extension<Note>>,
     Path(flow): Path<String>,
     form: Result<Form<Pairs>, FormRejection>,
 ) -> Response {
     let form = form.map(|Form(pairs)| pairs).unwrap_or_default();
-    page(&flows.advance(&shared, &flow, &form).await)
+    let shown = flows.advance(&shared, &flow, &form).await;
+    if let Some(Extension(note)) = note {
+        let username = form.iter().find(|(key, _)| key == "username").map(|(_, value)| value.trim().to_owned());
+        let login_id = match &shown.view {
+            View::Connected { login_id, .. } => Some(login_id.clone()),
+            _ => None,
+        };
+        note.widget(&fields(&form), username, login_id);
+    }
+    page(&shown)
+}
+
+/// A query's or a form's fields as a JSON object for the request log: a field given several
+/// times (the accounts chosen) as a list.
+fn fields(pairs: &Pairs) -> Value {
+    let mut fields = Map::new();
+    for (key, value) in pairs {
+        match fields.get_mut(key) {
+            None => {
+                fields.insert(key.clone(), Value::from(value.as_str()));
+            }
+            Some(Value::Array(values)) => values.push(Value::from(value.as_str())),
+            Some(first) => *first = Value::Array(vec![first.take(), Value::from(value.as_str())]),
+        }
+    }
+    Value::Object(fields)
 }
 
 fn page(shown: &Shown) -> Response {
