@@ -220,3 +220,75 @@ async fn the_widget_is_served_at_its_other_paths_and_refuses_bad_parameters() {
     let (status, body) = api.send_url(reqwest::Method::GET, format!("{}/", api.sandbox.url()), &[], None).await;
     assert_eq!(status, 404, "{body}");
 }
+
+#[tokio::test]
+async fn declining_consent_ends_the_flow() {
+    let api = Api::with(open_config());
+    let first = open(&api, "/v2/?demo=true&customerName=Acme").await;
+    assert!(first.html.contains("Acme uses the bankfeed sandbox"));
+    assert!(first.html.contains(r#"data-event="{&quot;step&quot;:&quot;COMPONENT_DENY_CONSENT&quot;}""#));
+    let declined = send(&api, &first, &[("action", "deny")]).await;
+    assert!(declined.has("error-page") && declined.flow.is_none(), "{}", declined.html);
+    // The flow is gone: its forms lead nowhere.
+    let gone = send(&api, &first, &[("action", "consent")]).await;
+    assert!(gone.has("error-page") && gone.html.contains("SESSION_EXPIRED"), "{}", gone.html);
+}
+
+#[tokio::test]
+async fn french_asks_the_challenges_in_french() {
+    let api = Api::with(open_config());
+    let form = open(&api, "/v2/?consentEnable=false&institution=FlinksCapital&language=fr").await;
+    assert!(form.html.contains(r#"<html lang="fr">"#));
+    let mfa =
+        send(&api, &form, &[("action", "credentials"), ("username", "mfa_multiple_choice"), ("password", "Everyday")])
+            .await;
+    assert!(mfa.html.contains("Dans laquelle de ces rues avez-vous habité?"), "{}", mfa.html);
+    let done = send(&api, &mfa, &[("action", "mfa"), ("answer-0", "1")]).await;
+    assert_eq!(done.steps(), ["REDIRECT"], "{}", done.html);
+}
+
+#[tokio::test]
+async fn the_header_and_close_button_follow_their_parameters() {
+    let api = Api::with(open_config());
+    let plain = open(&api, "/v2/?demo=true").await;
+    assert!(plain.has("widget-header-text") && !plain.has("widget-close"));
+    let bare = open(&api, "/v2/?demo=true&headerEnable=false&closeEnable=true").await;
+    assert!(!bare.has("widget-header-text") && bare.has("widget-close"));
+    assert!(bare.html.contains("COMPONENT_CLOSE_SESSION"));
+}
+
+#[tokio::test]
+async fn an_unknown_preselected_institution_is_named() {
+    let api = Api::with(open_config());
+    let page = open(&api, "/v2/?institution=RBC").await;
+    assert!(page.has("error-page") && page.html.contains("&quot;RBC&quot;"), "{}", page.html);
+    assert_eq!(page.events[1]["flinksCode"], "INVALID_INSTITUTION");
+}
+
+#[tokio::test]
+async fn a_refused_user_ends_on_an_error_page_with_the_code() {
+    let api = Api::with(open_config());
+    let form = open(&api, "/v2/?consentEnable=false&institution=FlinksCapital").await;
+    let page = send(
+        &api,
+        &form,
+        &[("action", "credentials"), ("username", "test_disabled_account"), ("password", "Everyday")],
+    )
+    .await;
+    assert!(page.has("error-page"), "{}", page.html);
+    assert_eq!(page.events[0]["flinksCode"], "DISABLED_LOGIN");
+}
+
+#[tokio::test]
+async fn wrong_answers_are_retried_as_the_api_allows_then_end_the_flow() {
+    let api = Api::with(SandboxConfig { max_wrong_answers: 2, ..open_config() });
+    let form = open(&api, "/v2/?consentEnable=false&institution=FlinksCapital").await;
+    let mut page =
+        send(&api, &form, &[("action", "credentials"), ("username", "mfa_multiple_choice"), ("password", "Everyday")])
+            .await;
+    page = send(&api, &page, &[("action", "mfa"), ("answer-0", "0")]).await;
+    assert_eq!(page.steps(), ["ERROR", "COMPONENT_LOAD_MFA_RETRY"]);
+    page = send(&api, &page, &[("action", "mfa"), ("answer-0", "0")]).await;
+    assert!(page.has("error-page") && page.flow.is_none(), "{}", page.html);
+    assert_eq!(page.events[0]["flinksCode"], "INVALID_SECURITY_RESPONSE_NO_RETRY");
+}
