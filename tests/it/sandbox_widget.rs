@@ -292,3 +292,21 @@ async fn wrong_answers_are_retried_as_the_api_allows_then_end_the_flow() {
     assert!(page.has("error-page") && page.flow.is_none(), "{}", page.html);
     assert_eq!(page.events[0]["flinksCode"], "INVALID_SECURITY_RESPONSE_NO_RETRY");
 }
+
+#[tokio::test]
+async fn an_expired_or_unknown_token_is_named() {
+    let api = Api::with(SandboxConfig { token_ttl: std::time::Duration::from_millis(50), ..SandboxConfig::default() });
+    let token = api.token().await;
+    tokio::time::sleep(std::time::Duration::from_millis(120)).await;
+    let expired = open(&api, &format!("/v2/?demo=true&authorizeToken={token}")).await;
+    assert!(expired.has("error-page") && expired.html.contains("has expired"), "{}", expired.html);
+    assert!(!expired.html.contains(&token), "the token is never shown");
+    let unknown = open(&api, &format!("/v2/?demo=true&authorizeToken={}", uuid_like())).await;
+    assert!(unknown.html.contains("was not issued by GenerateAuthorizeToken"), "{}", unknown.html);
+    let garbage = open(&api, "/v2/?demo=true&authorizeToken=hello").await;
+    assert!(garbage.html.contains("is not a token"), "{}", garbage.html);
+}
+
+fn uuid_like() -> &'static str {
+    "0b9f4c1e-5d2a-4f3b-9a7c-1e2d3c4b5a69"
+}
