@@ -13,8 +13,13 @@
   }
   var loaded = document.getElementById("widget-events");
   JSON.parse(loaded ? loaded.textContent : "[]").forEach(post);
+  // One form per page is sent, once: a second click while the first is on its way would find the
+  // flow busy and show an error page in place of the next page.
+  var sending = false;
   Array.prototype.forEach.call(document.querySelectorAll("form"), function (form) {
     form.addEventListener("submit", function (submit) {
+      if (sending) { submit.preventDefault(); return; }
+      sending = true;
       var data = eventOf(submit.submitter) || eventOf(form);
       if (!data) { return; }
       if (form.hasAttribute("data-accounts")) {
