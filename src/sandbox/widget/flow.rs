@@ -28,6 +28,11 @@ const FLOW_TTL: Duration = Duration::from_secs(60 * 60);
 /// At most this many flows are kept; past it the oldest go first.
 const MAX_FLOWS: usize = 10_000;
 
+/// At most this many used widget tokens are remembered, to say "used already"; past it they are
+/// forgotten, and a token used again is still refused (as unknown: it was taken from the tokens
+/// Authorize keeps).
+const MAX_USED_TOKENS: usize = 100_000;
+
 /// The flows in progress, and the widget tokens already used.
 #[derive(Default)]
 pub(crate) struct Flows {
@@ -188,7 +193,7 @@ impl Flows {
                 );
             }
             (Stage::Institutions, "institution") => flow.choose(field("institution").unwrap_or_default(), &mut events),
-            (Stage::Credentials, "back") if flow.params.institution.is_none() => {
+            (Stage::Credentials, "back") if flow.params.back && flow.params.institution.is_none() => {
                 flow.institution = None;
                 flow.institutions(&mut events)
             }
@@ -277,7 +282,11 @@ impl Flows {
             ));
         }
         drop(inner);
-        lock(&self.used_tokens).insert(token);
+        let mut used = lock(&self.used_tokens);
+        if used.len() >= MAX_USED_TOKENS {
+            used.clear();
+        }
+        used.insert(token);
         Ok(())
     }
 }
