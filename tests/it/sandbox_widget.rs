@@ -252,9 +252,26 @@ async fn the_header_and_close_button_follow_their_parameters() {
     let api = Api::with(open_config());
     let plain = open(&api, "/v2/?demo=true").await;
     assert!(plain.has("widget-header-text") && !plain.has("widget-close"));
-    let bare = open(&api, "/v2/?demo=true&headerEnable=false&closeEnable=true").await;
+    assert!(plain.html.contains(r#"data-stringify="false""#));
+    let bare = open(&api, "/v2/?demo=true&headerEnable=false&closeEnable=true&stringify=true").await;
+    assert!(bare.html.contains(r#"data-stringify="true""#));
     assert!(!bare.has("widget-header-text") && bare.has("widget-close"));
     assert!(bare.html.contains("COMPONENT_CLOSE_SESSION"));
+}
+
+#[tokio::test]
+async fn the_way_back_leads_to_the_list_unless_back_enable_is_false() {
+    let api = Api::with(open_config());
+    let list = open(&api, "/v2/?demo=true&consentEnable=false").await;
+    let form = send(&api, &list, &[("action", "institution"), ("institution", INSTITUTION)]).await;
+    assert!(form.has("credential-back"));
+    let again = send(&api, &form, &[("action", "back")]).await;
+    assert_eq!(again.steps(), ["COMPONENT_LOAD_INSTITUTION_SELECTOR"]);
+    let list = open(&api, "/v2/?demo=true&consentEnable=false&backEnable=false").await;
+    let form = send(&api, &list, &[("action", "institution"), ("institution", INSTITUTION)]).await;
+    assert!(!form.has("credential-back"));
+    let same = send(&api, &form, &[("action", "back")]).await;
+    assert!(same.has("credential-page"), "a back form is not taken without backEnable");
 }
 
 #[tokio::test]

@@ -81,10 +81,13 @@ pub(crate) struct AccountChoice {
 
 /// What the header of every page shows.
 #[derive(Debug, Clone, Default)]
+#[expect(clippy::struct_excessive_bools, reason = "one field per parameter of the page's look, each independent")]
 pub(crate) struct Chrome {
     pub header: bool,
     pub close: bool,
     pub french: bool,
+    /// Events posted as JSON text rather than objects (`stringify=true`).
+    pub stringify: bool,
     pub institution: Option<&'static str>,
 }
 
@@ -125,7 +128,13 @@ impl Flows {
                 return failed(Chrome::default(), events, "This link is not valid", bad.message, "INVALID_REQUEST");
             }
         };
-        let chrome = Chrome { header: params.header, close: params.close, french: params.french, institution: None };
+        let chrome = Chrome {
+            header: params.header,
+            close: params.close,
+            french: params.french,
+            stringify: params.stringify,
+            institution: None,
+        };
         if let Err(problem) = self.admit(shared, params.authorize_token.as_deref()) {
             events.push(events::error(events::ERROR, "UNAUTHORIZED", None, None));
             return failed(chrome, events, "This link cannot be used", problem, "UNAUTHORIZED");
@@ -297,6 +306,7 @@ impl Flow {
             header: self.params.header,
             close: self.params.close,
             french: self.params.french,
+            stringify: self.params.stringify,
             institution: self.institution,
         }
     }

@@ -91,7 +91,7 @@ fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &
 <style>{STYLE}</style>
 </head>
 <body>
-<main id="widget" class="card">
+<main id="widget" class="card" data-stringify="{stringify}">
 {header}
 <section id="{page_id}" class="page">
 <h1 id="page-title">{title_text}</h1>
@@ -104,6 +104,7 @@ fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &
 </html>
 "#,
         title_text = text(title),
+        stringify = chrome.stringify,
     )
 }
 

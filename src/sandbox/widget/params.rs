@@ -34,6 +34,7 @@ pub(crate) struct Params {
     pub close: bool,
     pub back: bool,
     pub institution_filter: bool,
+    pub stringify: bool,
 }
 
 /// What a refused parameter says: its name, what came, and the rule.
@@ -117,6 +118,7 @@ impl Params {
             close: flag("closeEnable", false)?,
             back: flag("backEnable", true)?,
             institution_filter: flag("institutionFilterEnable", false)?,
+            stringify: flag("stringify", false)?,
         })
     }
 }

@@ -3,7 +3,10 @@
   // Each event goes to the page that embeds the widget and to the one that opened it
   // (docs/sandbox.md#events). postMessage only queues the message, so an event posted just
   // before a form is sent is still delivered.
-  function post(data) {
+  // stringify=true: the events go as JSON text, as the service documents for that parameter.
+  var stringify = document.getElementById("widget").getAttribute("data-stringify") === "true";
+  function post(event) {
+    var data = stringify ? JSON.stringify(event) : event;
     try { window.parent.postMessage(data, "*"); } catch (e) { /* no parent to tell */ }
     try { if (window.opener) { window.opener.postMessage(data, "*"); } } catch (e) { /* closed */ }
   }

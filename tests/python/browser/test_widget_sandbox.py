@@ -304,6 +304,20 @@ def test_the_harness_receives_the_events_in_order(sb: bf.Sandbox, harness: Harne
     )
 
 
+def test_stringify_posts_the_events_as_json_text(sb: bf.Sandbox, harness: Harness, page: Page) -> None:
+    frame = harness.embed(page, widget(sb, demo="true", consentEnable="false", stringify="true"))
+    frame.click("#institution-FlinksCapital")
+    frame.wait_for_selector("#credential-page")
+    received = events_of(page)
+    assert all(isinstance(event, str) for event in received), received
+    assert [json.loads(str(event))["step"] for event in received] == [
+        "APP_MOUNTED",
+        "COMPONENT_LOAD_INSTITUTION_SELECTOR",
+        "INSTITUTION_SELECTED",
+        "COMPONENT_LOAD_CREDENTIAL",
+    ]
+
+
 @pytest.mark.parametrize("inner", [True, False], ids=["inner", "top"])
 def test_inner_redirect_navigates_the_frame_or_the_top_window(
     sb: bf.Sandbox, harness: Harness, page: Page, inner: bool
