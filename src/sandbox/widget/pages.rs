@@ -73,7 +73,10 @@ fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &
         header.push_str(r#"<header id="widget-header" class="bare">"#);
     }
     if chrome.close {
-        let close = events::at(events::CLOSE_SESSION, chrome.institution.unwrap_or_default());
+        let close = match chrome.institution {
+            Some(institution) => events::at(events::CLOSE_SESSION, institution),
+            None => events::step(events::CLOSE_SESSION),
+        };
         let _ = write!(
             header,
             r#"<button type="button" id="widget-close" aria-label="Close" data-event="{}">×</button>"#,

@@ -318,6 +318,28 @@ def test_stringify_posts_the_events_as_json_text(sb: bf.Sandbox, harness: Harnes
     ]
 
 
+def test_a_popup_posts_to_its_opener_and_the_close_button_says_so(sb: bf.Sandbox, harness: Harness, page: Page) -> None:
+    page.goto(f"{harness.base}/done")
+    page.evaluate(COLLECT)
+    url = widget(sb, demo="true", consentEnable="false", closeEnable="true")
+    with page.expect_popup() as opened:
+        page.evaluate("(url) => window.open(url, 'widget', 'width=480,height=720')", url)
+    popup = opened.value
+    popup.click("#institution-FlinksCapital")
+    popup.wait_for_selector("#credential-page")
+    popup.click("#widget-close")
+    page.wait_for_function("window.__events.length >= 5")
+    assert steps_of(page) == [
+        "APP_MOUNTED",
+        "COMPONENT_LOAD_INSTITUTION_SELECTOR",
+        "INSTITUTION_SELECTED",
+        "COMPONENT_LOAD_CREDENTIAL",
+        "COMPONENT_CLOSE_SESSION",
+    ]
+    assert events_of(page)[-1] == {"step": "COMPONENT_CLOSE_SESSION", "institution": "FlinksCapital"}
+    assert popup.query_selector("#credential-page"), "the close button does nothing else"
+
+
 @pytest.mark.parametrize("inner", [True, False], ids=["inner", "top"])
 def test_inner_redirect_navigates_the_frame_or_the_top_window(
     sb: bf.Sandbox, harness: Harness, page: Page, inner: bool
