@@ -212,6 +212,8 @@ def test_greatday_nomfa_connects_to_the_redirect_and_a_cached_session(
 def test_users_with_challenges_answer_each_page(sb: bf.Sandbox, page: Page, username: str) -> None:
     user = user_named(sb, username)
     received = record(page)
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
     page.goto(widget(sb, demo="true", consentEnable="false", institution="FlinksCapital"))
     sign_in(page, username)
     rounds = 0
@@ -237,6 +239,8 @@ def test_users_with_challenges_answer_each_page(sb: bf.Sandbox, page: Page, user
     assert redirect["step"] == "REDIRECT"
     with sb.client() as client:
         assert client.authorize_cached(redirect["loginId"]).login_id == redirect["loginId"]
+    outside = [url for url in fetched if not url.startswith((sb.url + "/", "data:"))]
+    assert not outside, f"the pages load nothing from elsewhere: {outside}"
 
 
 def test_the_image_grid_has_sixteen_images_to_click(sb: bf.Sandbox, page: Page) -> None:
