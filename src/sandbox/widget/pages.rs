@@ -293,9 +293,8 @@ fn mfa(shown: &Shown, round: &[Asked], error: Option<&str>) -> String {
 fn account_selection(shown: &Shown, accounts: &[AccountChoice], multiple: bool, currency: Option<&str>) -> String {
     let institution = shown.chrome.institution.unwrap_or(crate::sandbox::reply::INSTITUTION);
     let event = events::at(events::ACCOUNT_SELECTED, institution);
+    // The script adds the accounts checked to the event (`accountId`) as the form is sent.
     let mut html = form_open(shown, "account-form", Some(&event));
-    html.truncate(html.len() - 1);
-    html.push_str(" data-accounts>");
     html.push_str(r#"<input type="hidden" name="action" value="accounts"><ul id="account-list" class="accounts">"#);
     let input = if multiple { "checkbox" } else { "radio" };
     for (index, account) in accounts.iter().enumerate() {

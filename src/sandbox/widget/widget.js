@@ -25,7 +25,7 @@
       sending = true;
       var data = eventOf(submit.submitter) || eventOf(form);
       if (!data) { return; }
-      if (form.hasAttribute("data-accounts")) {
+      if (form.id === "account-form") {
         var ids = Array.prototype.map.call(form.querySelectorAll("input[name=account]:checked"), function (input) {
           return input.value;
         });
