@@ -137,6 +137,8 @@ _SANDBOX_HELP = {
     "investment_transactions": "exactly this many investment trades per login",
     "banking_transactions": "exactly this many banking transactions per login",
     "tier2": "the customer has a Tier 2 package: GetAllAttributes and custom attribute sets answer",
+    "investments": "Investments is not enabled for the customer: the widget's productType=investment "
+    "shows the banking list",
     "auth": "ask for no keys at all: no token for Authorize, no x-api-key for the data operations "
     "(for old clients that send none)",
     "token_ttl": "seconds an Authorize token lives after GenerateAuthorizeToken mints it",

@@ -1210,6 +1210,7 @@ class Sandbox:
         investment_transactions: int | None = None,
         banking_transactions: int | None = None,
         tier2: bool = False,
+        investments: bool = True,
         auth: bool = True,
         secret_key: str | None = "c4569c54-e167-4d34-8de6-f4113bc82414",
         api_key: str | None = "3d5266a8-b697-48d4-8de6-52e2e2662acc",
@@ -1236,6 +1237,9 @@ class Sandbox:
           trades / transactions per login (None: a natural amount).
         - ``tier2``: whether the customer has a Tier 2 package, which ``GetAllAttributes`` and the
           custom set of attributes need (without it, only the use-case packages answer).
+        - ``investments``: whether Investments is enabled for the customer: the widget at
+          :attr:`widget_url` shows the investment institutions for ``productType=investment``
+          only then, and the banking list otherwise (see The hosted widget in docs/sandbox.md).
         - ``auth``: whether keys are asked for, as on the public test instance (the default).
           ``auth=False`` asks for none, for old clients that send no key; :meth:`client` then
           sends none either.
@@ -1268,6 +1272,13 @@ class Sandbox:
     @property
     def url(self) -> str:
         """The base URL, e.g. ``http://127.0.0.1:51234``."""
+
+    @property
+    def widget_url(self) -> str:
+        """The sandbox's imitation of the hosted connection widget, ``<url>/v2/``, e.g.
+        ``http://127.0.0.1:51234/v2/``: add the widget's parameters (``demo=true``,
+        ``redirectUrl=...``, ``authorizeToken=...`` when the sandbox asks for keys) and open it in a
+        browser or an iframe (see The hosted widget in docs/sandbox.md)."""
 
     @property
     def login_ids(self) -> list[str]:

@@ -156,6 +156,12 @@ class RemoteSandbox:
             raise BankfeedError(f"admin API {method} /_sandbox/{name}: could not reach {self.url}: {exc}") from None
 
     @property
+    def widget_url(self) -> str:
+        """The sandbox's imitation of the hosted connection widget, ``<url>/v2/``, as
+        ``bf.Sandbox.widget_url`` gives it (see The hosted widget in docs/sandbox.md)."""
+        return f"{self.url}/v2/"
+
+    @property
     def requests(self) -> list[RecordedRequest]:
         """The request log, oldest first, as ``bf.Sandbox.requests`` gives it."""
         requests: list[RecordedRequest] = self._call("GET", "requests")["requests"]

@@ -494,6 +494,7 @@ named! {
     active: flag -> bool;
     progress: flag -> bool;
     tier2: flag -> bool;
+    investments: flag -> bool;
     admin: flag -> bool;
     auth: flag -> bool;
     allow_insecure_http: flag -> bool;

@@ -122,6 +122,7 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         investment_transactions,
         banking_transactions,
         tier2,
+        investments,
         faults,
         logins,
         session_ttl,
@@ -147,6 +148,7 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     defaults.set_item("investment_transactions", investment_transactions)?;
     defaults.set_item("banking_transactions", banking_transactions)?;
     defaults.set_item("tier2", tier2)?;
+    defaults.set_item("investments", investments)?;
     let faults = faults.iter().map(|fault| convert::to_python(py, &fault.to_json())).collect::<PyResult<Vec<_>>>()?;
     defaults.set_item("faults", faults)?;
     defaults.set_item("logins", logins)?;
@@ -177,12 +179,16 @@ impl PySandbox {
     #[new]
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
                         slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
-                        banking_transactions=None, tier2=false, auth=true,
+                        banking_transactions=None, tier2=false, investments=true, auth=true,
                         secret_key="c4569c54-e167-4d34-8de6-f4113bc82414",
                         api_key="3d5266a8-b697-48d4-8de6-52e2e2662acc", token_ttl=1800.0, faults=None,
                         logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
                         card_in_use_seconds=0.0, max_wrong_answers=3, admin=false))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
+    #[expect(
+        clippy::fn_params_excessive_bools,
+        reason = "each flag is a knob of its own (tier2, investments, auth, admin)"
+    )]
     fn new(
         py: Python<'_>,
         #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
@@ -196,6 +202,7 @@ impl PySandbox {
         #[pyo3(from_py_with = args::investment_transactions)] investment_transactions: Option<usize>,
         #[pyo3(from_py_with = args::banking_transactions)] banking_transactions: Option<usize>,
         #[pyo3(from_py_with = args::tier2)] tier2: bool,
+        #[pyo3(from_py_with = args::investments)] investments: bool,
         #[pyo3(from_py_with = args::auth)] auth: bool,
         #[pyo3(from_py_with = secret_key)] secret_key: Option<&str>,
         #[pyo3(from_py_with = api_key)] api_key: Option<&str>,
@@ -251,6 +258,7 @@ impl PySandbox {
             investment_transactions,
             banking_transactions,
             tier2,
+            investments,
             auth,
             secret_key: secret_key.clone(),
             api_key: api_key.clone(),
@@ -284,6 +292,12 @@ impl PySandbox {
     #[getter]
     fn url(&self) -> &str {
         &self.url
+    }
+
+    #[doc = stub_doc!("Sandbox.widget_url")]
+    #[getter]
+    fn widget_url(&self) -> String {
+        format!("{}/v2/", self.url)
     }
 
     #[doc = stub_doc!("Sandbox.customer_id")]

@@ -77,6 +77,10 @@ pub struct SandboxConfig {
     pub banking_transactions: Option<usize>,
     /// Whether the customer has a Tier 2 package, which `GetAllAttributes` needs.
     pub tier2: bool,
+    /// Whether Investments is enabled for the customer: the widget's `productType=investment`
+    /// shows the investment institutions only then, and the banking list otherwise
+    /// (docs/sandbox.md#the-hosted-widget).
+    pub investments: bool,
     /// A request's headers must be complete this long after its first byte (after the accept,
     /// for a connection's first request); otherwise the connection is closed
     /// (docs/sandbox.md#limits).
@@ -125,6 +129,7 @@ impl Default for SandboxConfig {
             investment_transactions: None,
             banking_transactions: None,
             tier2: false,
+            investments: true,
             header_read_timeout: Duration::from_secs(10),
             request_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(30),

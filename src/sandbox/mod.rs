@@ -43,6 +43,7 @@ mod statements;
 mod tokens;
 mod upload;
 mod users;
+mod widget;
 
 use std::future::Future;
 use std::net::SocketAddr;

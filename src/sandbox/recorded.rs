@@ -60,6 +60,18 @@ impl Note {
     }
 }
 
+impl Note {
+    /// What a widget page's request concerns (docs/sandbox.md#the-request-log): its query or
+    /// form as a JSON object, every secret masked (the token, the password, the answers), and
+    /// the username typed or the LoginId connected, when there is one.
+    pub(crate) fn widget(&self, fields: &Value, username: Option<String>, login_id: Option<String>) {
+        let mut concerns = lock(&self.0);
+        concerns.body = Some(mask_secrets(fields));
+        concerns.username = username;
+        concerns.login_id = login_id;
+    }
+}
+
 /// The layer in front of an operation's route (outside its fault layer): reads the body (and
 /// puts it back) for the ids it names, and notes what the request concerns. A body that cannot
 /// be read is refused here as the handlers' extractor refuses it.

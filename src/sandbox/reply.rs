@@ -42,6 +42,20 @@ pub(crate) fn last_refresh(ticks: u64) -> String {
     format!("{}.{tick:07}", moved.format("%Y-%m-%dT%H:%M:%S"))
 }
 
+/// The error body of the service's web framework, for a request no operation takes.
+#[derive(Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub(crate) struct FrameworkError {
+    pub message: String,
+}
+
+/// The framework's 404 for a path no operation (and no widget page) is at: a `Message` alone and
+/// no `FlinksCode` (docs/protocol.md#errors).
+pub(crate) fn no_resource(path: &str) -> Response {
+    let message = format!("No HTTP resource was found that matches the request URI '{path}'.");
+    json(StatusCode::NOT_FOUND, &FrameworkError { message })
+}
+
 /// An error answer: `{"HttpStatusCode", "Message", "FlinksCode"}`, plus `RequestId` when the
 /// request named a known one (docs/protocol.md#errors). Named apart from the client's
 /// `ApiError`, which is what a client makes of such an answer.

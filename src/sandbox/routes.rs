@@ -29,7 +29,7 @@ use super::state::Shared;
 use super::upload::ReadTimedOut;
 use super::{
     accounts, admin, attributes, authorize, delete as delete_card, institutions, investments, keys, linking,
-    not_enabled, statements,
+    not_enabled, statements, widget,
 };
 use crate::protocol::{self, HttpMethod, WireOp};
 
@@ -59,7 +59,9 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .not_enabled(&protocol::GET_CATEGORIZATION)
         .router
         // Outside each route's fault layer: a request for another customer is no operation's.
-        .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer));
+        .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer))
+        // After the customer check, which is the operations' alone; inside the request log.
+        .merge(widget::router());
     let routed = operations
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -251,20 +253,12 @@ async fn check_customer(State(shared): State<Arc<Shared>>, request: Request, nex
 // operation of the service is at the path, so its framework answers, not the service: a
 // `Message` alone and no `FlinksCode` (docs/protocol.md#errors).
 async fn not_found(request: Request) -> Response {
-    let message = format!("No HTTP resource was found that matches the request URI '{}'.", request.uri().path());
-    reply::json(StatusCode::NOT_FOUND, &FrameworkError { message })
+    reply::no_resource(request.uri().path())
 }
 
 async fn method_not_allowed(method: Method) -> Response {
     let message = format!("The requested resource does not support http method '{method}'.");
-    reply::json(StatusCode::METHOD_NOT_ALLOWED, &FrameworkError { message })
-}
-
-/// The error body of the service's web framework, for a request no operation takes.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "PascalCase")]
-struct FrameworkError {
-    message: String,
+    reply::json(StatusCode::METHOD_NOT_ALLOWED, &reply::FrameworkError { message })
 }
 
 /// Makes sure the client can send its next request on the connection after any answer, and

@@ -361,6 +361,11 @@ impl Inner {
         self.tokens.take(token, Instant::now()).map(|expires| OpeningToken { token, expires })
     }
 
+    /// When a kept token expires (or expired), without using it up.
+    pub(super) fn token_expiry(&self, token: u128) -> Option<Instant> {
+        self.tokens.expiry(token)
+    }
+
     /// The token the session of `request_id` was opened with, if it is known and had one; the
     /// session's inactivity clock is left alone.
     pub(super) fn opening_token(&self, request_id: &str) -> Option<OpeningToken> {

@@ -57,6 +57,12 @@ impl Tokens {
         self.live.remove(&token).filter(|expires| now < *expires)
     }
 
+    /// When `token` expires, if it is kept (issued, not used, not yet forgotten), without using
+    /// it up: what tells a widget page an expired token from one never issued.
+    pub(super) fn expiry(&self, token: u128) -> Option<Instant> {
+        self.live.get(&token).copied()
+    }
+
     /// How many tokens are kept.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {

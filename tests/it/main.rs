@@ -29,3 +29,4 @@ mod sandbox_faults;
 mod sandbox_linking;
 mod sandbox_scale;
 mod sandbox_values;
+mod sandbox_widget;

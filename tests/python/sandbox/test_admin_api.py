@@ -117,3 +117,11 @@ def test_a_process_that_prints_nothing_in_time_is_stopped_with_the_next_step(mon
     monkeypatch.setattr(remote_sandbox, "_START_TIMEOUT", 0.0)
     with pytest.raises(bf.BankfeedError, match=r"printed no URL and admin token within 0 s: run `-m bankfeed sandbox"):
         bf.RemoteSandbox.start()
+
+
+def test_a_process_serves_the_widget_at_its_widget_url(process: bf.RemoteSandbox) -> None:
+    # The process asks for keys (the public ones): without a token the widget says so.
+    with urllib.request.urlopen(process.widget_url + "?demo=true", timeout=5) as page:
+        html = page.read().decode()
+    assert process.widget_url == f"{process.url}/v2/"
+    assert 'id="error-page"' in html and "authorizeToken parameter is missing" in html

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -387,3 +388,22 @@ def test_sandbox_without_a_port_picks_a_free_one_and_prints_it() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_no_investments_keeps_the_widget_on_the_banking_list() -> None:
+    """``--no-investments`` (read from ``bf.Sandbox``'s ``investments=True``): the widget's
+    ``productType=investment`` shows the banking institutions, as without Investments enabled."""
+    lists: dict[tuple[str, ...], str] = {}
+    for args in ((), ("--no-investments",)):
+        proc, client = start_sandbox("--no-auth", *args)
+        try:
+            url = f"{client.base_url}/v2/?demo=true&consentEnable=false&productType=investment"
+            with urllib.request.urlopen(url, timeout=5) as page:
+                html = page.read().decode()
+            shown = re.search(r'data-product="(\w+)"', html)
+            assert shown, html
+            lists[args] = shown[1]
+        finally:
+            client.close()
+            stop(proc, signal.SIGTERM)
+    assert lists == {(): "investment", ("--no-investments",): "banking"}

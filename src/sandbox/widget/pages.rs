@@ -1,0 +1,421 @@
+//! The widget's pages as HTML: one card, as the hosted widget shows it, with a header, a title
+//! and the page's form. Everything is inline (style, script, the images as `data:` URLs): the
+//! pages load nothing from anywhere, so they work offline. Every element a test or a person
+//! looks for has a stable id (docs/sandbox.md#pages-and-element-ids).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::events;
+use super::flow::{AccountChoice, Chrome, Navigate, Shown, View};
+use super::lists::Entry;
+use super::login::Asked;
+use super::params::Product;
+use crate::sandbox::challenge::{
+    IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER, TEXT_OR_CALL,
+    WAIT_UNTIL_EU_ACCEPT,
+};
+
+/// The card's look: a white card on a grey page, as the hosted widget.
+const STYLE: &str = include_str!("widget.css");
+
+/// Posts the page's events to the parent (and the opener), posts each form's event just before
+/// it is sent, and performs the final redirect.
+const SCRIPT: &str = include_str!("widget.js");
+
+/// Where every form of a flow posts.
+pub(crate) fn action_of(flow: &str) -> String {
+    format!("/v2/flow/{flow}")
+}
+
+/// The whole page for `shown`.
+pub(crate) fn render(shown: &Shown) -> String {
+    let (page_id, title, body) = match &shown.view {
+        View::Consent { customer_name } => {
+            ("consent-page", "Connect your account".to_owned(), consent(shown, customer_name.as_deref()))
+        }
+        View::Institutions { product, entries, filter } => {
+            let title = match product {
+                Product::Banking => "Select your institution",
+                Product::Investment => "Select your investment institution",
+            };
+            ("institution-page", title.to_owned(), institutions(shown, *product, entries, *filter))
+        }
+        View::Credentials { institution, username, error, can_go_back } => (
+            "credential-page",
+            format!("Sign in to {}", display_name(institution)),
+            credentials(shown, institution, username, error.as_deref(), *can_go_back),
+        ),
+        View::Mfa { round, error } => ("mfa-page", mfa_title(round).to_owned(), mfa(shown, round, error.as_deref())),
+        View::Accounts { accounts, multiple, currency } => (
+            "account-page",
+            if *multiple { "Select your accounts" } else { "Select an account" }.to_owned(),
+            account_selection(shown, accounts, *multiple, currency.as_deref()),
+        ),
+        View::Connected { url, navigate, .. } => {
+            ("connected-page", "Your account is connected".to_owned(), connected(url, navigate.as_ref()))
+        }
+        View::Error { title, message, code } => ("error-page", title.clone(), error_page(message, code.as_deref())),
+    };
+    shell(&shown.chrome, &shown.events, page_id, &title, &body)
+}
+
+fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &str) -> String {
+    let lang = if chrome.french { "fr" } else { "en" };
+    let events = serde_json::to_string(on_load).unwrap_or_else(|_| "[]".to_owned()).replace('<', "\\u003c");
+    let mut header = String::new();
+    if chrome.header {
+        header.push_str(
+            r#"<header id="widget-header"><span class="lock" aria-hidden="true"><svg viewBox="0 0 24 24" width="16" height="16"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 0 1 6 0v3z"/></svg></span><span id="widget-header-text">Secure connection · bankfeed sandbox</span>"#,
+        );
+    } else {
+        header.push_str(r#"<header id="widget-header" class="bare">"#);
+    }
+    if chrome.close {
+        let close = match chrome.institution {
+            Some(institution) => events::at(events::CLOSE_SESSION, institution),
+            None => events::step(events::CLOSE_SESSION),
+        };
+        let _ = write!(
+            header,
+            r#"<button type="button" id="widget-close" aria-label="Close" data-event="{}">×</button>"#,
+            attr(&close.to_string())
+        );
+    }
+    header.push_str("</header>");
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title_text} · bankfeed sandbox</title>
+<style>{STYLE}</style>
+</head>
+<body>
+<main id="widget" class="card" data-stringify="{stringify}">
+{header}
+<section id="{page_id}" class="page">
+<h1 id="page-title">{title_text}</h1>
+{body}
+</section>
+</main>
+<script type="application/json" id="widget-events">{events}</script>
+<script>{SCRIPT}</script>
+</body>
+</html>
+"#,
+        title_text = text(title),
+        stringify = chrome.stringify,
+    )
+}
+
+fn form_open(shown: &Shown, id: &str, event: Option<&Value>) -> String {
+    let flow = shown.flow.as_deref().unwrap_or_default();
+    let event = event.map(|event| format!(r#" data-event="{}""#, attr(&event.to_string()))).unwrap_or_default();
+    format!(r#"<form id="{id}" method="post" action="{}"{event} autocomplete="off">"#, attr(&action_of(flow)))
+}
+
+fn consent(shown: &Shown, customer_name: Option<&str>) -> String {
+    let who = customer_name.map_or_else(|| "This application".to_owned(), text);
+    let accept = events::step(events::ACCEPT_CONSENT);
+    let deny = events::step(events::DENY_CONSENT);
+    format!(
+        r#"<p id="consent-text">{who} uses the bankfeed sandbox to connect to your financial institution. It will read:</p>
+<ul class="consent-list"><li>Your account details and balances</li><li>Your transactions</li><li>Your statements</li></ul>
+<p class="fine">This is an offline imitation of the hosted connection widget: no real institution is contacted.</p>
+{form}<button type="submit" id="consent-accept" class="primary" name="action" value="consent" data-event="{accept}">Continue</button>
+<button type="submit" id="consent-deny" class="secondary" name="action" value="deny" data-event="{deny}">Decline</button>
+</form>"#,
+        form = form_open(shown, "consent-form", None),
+        accept = attr(&accept.to_string()),
+        deny = attr(&deny.to_string()),
+    )
+}
+
+fn institutions(shown: &Shown, product: Product, entries: &[Entry], filter: bool) -> String {
+    let mut html = String::new();
+    if filter {
+        html.push_str(
+            r#"<input type="search" id="institution-search" placeholder="Search for your institution" aria-label="Search">"#,
+        );
+    }
+    html.push_str(&form_open(shown, "institution-form", None));
+    html.push_str(r#"<input type="hidden" name="action" value="institution">"#);
+    let product = match product {
+        Product::Banking => "banking",
+        Product::Investment => "investment",
+    };
+    let _ = write!(html, r#"<ul id="institution-list" class="institutions" data-product="{product}">"#);
+    for entry in entries {
+        let event = events::at(events::INSTITUTION_SELECTED, entry.id);
+        let note = if entry.available { "" } else { r#"<span class="note">not in the sandbox</span>"# };
+        let disabled = if entry.available { "" } else { " disabled" };
+        let _ = write!(
+            html,
+            r#"<li><button type="submit" class="institution" id="institution-{id}" name="institution" value="{id}" data-event="{event}"{disabled}><span class="logo" aria-hidden="true">{initials}</span><span class="name">{name}</span>{note}</button></li>"#,
+            id = attr(entry.id),
+            event = attr(&event.to_string()),
+            initials = text(&initials(entry.name)),
+            name = text(entry.name),
+        );
+    }
+    html.push_str("</ul></form>");
+    if entries.is_empty() {
+        html.push_str(r#"<p class="fine" id="institution-empty">No institution to show.</p>"#);
+    }
+    html
+}
+
+fn credentials(shown: &Shown, institution: &str, username: &str, error: Option<&str>, can_go_back: bool) -> String {
+    let event = events::at(events::SUBMIT_CREDENTIAL, institution);
+    let mut html = error_note("credential-error", error);
+    html.push_str(&form_open(shown, "credential-form", Some(&event)));
+    let _ = write!(
+        html,
+        r#"<input type="hidden" name="action" value="credentials">
+<label for="username">Username</label>
+<input type="text" id="username" name="username" value="{username}" autocomplete="off" required>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="off" required>
+<button type="submit" id="credential-submit" class="primary">Continue</button>
+</form>"#,
+        username = attr(username),
+    );
+    if can_go_back {
+        html.push_str(&form_open(shown, "credential-back-form", None));
+        html.push_str(r#"<input type="hidden" name="action" value="back"><button type="submit" id="credential-back" class="link">← Choose another institution</button></form>"#);
+    }
+    html
+}
+
+fn mfa_title(round: &[Asked]) -> &'static str {
+    match round.first().map(|asked| asked.kind.as_str()) {
+        Some(IMAGE_SELECTION) => "Security image",
+        Some(TEXT_OR_CALL) => "Receive a security code",
+        Some(WAIT_UNTIL_EU_ACCEPT) => "Confirm on your trusted device",
+        Some(QUESTION_AND_ANSWER) if round.iter().all(|asked| !asked.choices.is_empty()) => {
+            "Choose new security questions"
+        }
+        _ => "Security verification",
+    }
+}
+
+fn mfa(shown: &Shown, round: &[Asked], error: Option<&str>) -> String {
+    let institution = shown.chrome.institution.unwrap_or(crate::sandbox::reply::INSTITUTION);
+    let event = events::at(events::SUBMIT_MFA, institution);
+    let mut html = error_note("mfa-error", error);
+    html.push_str(&form_open(shown, "mfa-form", Some(&event)));
+    html.push_str(r#"<input type="hidden" name="action" value="mfa">"#);
+    // A round answered by its own buttons (the image grid, Text or Call, the trusted device)
+    // needs no Continue button of its own.
+    let mut own_buttons = true;
+    for (i, asked) in round.iter().enumerate() {
+        let _ = write!(
+            html,
+            r#"<fieldset class="challenge" id="challenge-{i}" data-type="{kind}"><legend id="prompt-{i}">{prompt}</legend>"#,
+            kind = attr(&asked.kind),
+            prompt = text(&asked.prompt),
+        );
+        match asked.kind.as_str() {
+            IMAGE_SELECTION => {
+                html.push_str(r#"<div class="images">"#);
+                for (j, image) in asked.choices.iter().enumerate() {
+                    let _ = write!(
+                        html,
+                        r#"<button type="submit" class="image" id="image-{i}-{j}" name="answer-{i}" value="{j}" aria-label="Image {n}"><img alt="Image {n}" src="data:image/png;base64,{image}"></button>"#,
+                        n = j + 1,
+                        image = attr(image),
+                    );
+                }
+                html.push_str("</div>");
+            }
+            TEXT_OR_CALL => {
+                for (j, phone) in asked.choices.iter().enumerate() {
+                    let checked = if j == 0 { " checked" } else { "" };
+                    let _ = write!(
+                        html,
+                        r#"<label class="choice"><input type="radio" id="phone-{i}-{j}" name="phone-{i}" value="{j}"{checked}> {phone}</label>"#,
+                        phone = text(phone),
+                    );
+                }
+                let _ = write!(
+                    html,
+                    r#"<div class="row"><button type="submit" id="mfa-text" class="primary" name="how-{i}" value="Text">Text me</button><button type="submit" id="mfa-call" class="secondary" name="how-{i}" value="Call">Call me</button></div>"#
+                );
+            }
+            WAIT_UNTIL_EU_ACCEPT => {
+                html.push_str(r#"<p class="fine">Open your institution's app on your trusted device and approve this sign-in, then confirm here.</p><button type="submit" id="mfa-confirm" class="primary">I have confirmed</button>"#);
+            }
+            MULTIPLE_CHOICE | MULTIPLE_CHOICE_MULTIPLE_ANSWERS => {
+                own_buttons = false;
+                let input = if asked.kind == MULTIPLE_CHOICE { "radio" } else { "checkbox" };
+                for (j, choice) in asked.choices.iter().enumerate() {
+                    let _ = write!(
+                        html,
+                        r#"<label class="choice"><input type="{input}" id="answer-{i}-{j}" name="answer-{i}" value="{j}"> {choice}</label>"#,
+                        choice = text(choice),
+                    );
+                }
+            }
+            QUESTION_AND_ANSWER if !asked.choices.is_empty() => {
+                own_buttons = false;
+                let _ = write!(
+                    html,
+                    r#"<label for="question-{i}">Question</label><select id="question-{i}" name="question-{i}" required><option value="">Choose a question</option>"#
+                );
+                for (j, question) in asked.choices.iter().enumerate() {
+                    let _ = write!(html, r#"<option value="{j}">{question}</option>"#, question = text(question));
+                }
+                let _ = write!(
+                    html,
+                    r#"</select><label for="answer-{i}">Answer</label><input type="text" id="answer-{i}" name="answer-{i}" autocomplete="off" required>"#
+                );
+            }
+            _ => {
+                own_buttons = false;
+                let _ = write!(
+                    html,
+                    r#"<input type="text" id="answer-{i}" name="answer-{i}" aria-labelledby="prompt-{i}" autocomplete="off">"#
+                );
+            }
+        }
+        html.push_str("</fieldset>");
+    }
+    if !own_buttons {
+        html.push_str(r#"<button type="submit" id="mfa-submit" class="primary">Continue</button>"#);
+    }
+    html.push_str("</form>");
+    html
+}
+
+fn account_selection(shown: &Shown, accounts: &[AccountChoice], multiple: bool, currency: Option<&str>) -> String {
+    let institution = shown.chrome.institution.unwrap_or(crate::sandbox::reply::INSTITUTION);
+    let event = events::at(events::ACCOUNT_SELECTED, institution);
+    // The script adds the accounts checked to the event (`accountId`) as the form is sent.
+    let mut html = form_open(shown, "account-form", Some(&event));
+    html.push_str(r#"<input type="hidden" name="action" value="accounts"><ul id="account-list" class="accounts">"#);
+    let input = if multiple { "checkbox" } else { "radio" };
+    for (index, account) in accounts.iter().enumerate() {
+        let checked = if index == 0 && !multiple { " checked" } else { "" };
+        let _ = write!(
+            html,
+            r#"<li><label class="account"><input type="{input}" id="account-{id}" name="account" value="{id}"{checked}><span class="name">{title}</span><span class="number">•••• {tail}</span><span class="balance">{balance} {currency}</span></label></li>"#,
+            id = attr(&account.id),
+            title = text(&account.title),
+            tail = text(&account.number_tail),
+            balance = text(&account.balance),
+            currency = account.currency,
+        );
+    }
+    html.push_str("</ul>");
+    if accounts.is_empty() {
+        let which = currency.map_or_else(String::new, |currency| format!(" in {}", text(&currency.to_uppercase())));
+        let _ = write!(html, r#"<p class="fine" id="account-empty">No account{which} to choose.</p>"#);
+    }
+    html.push_str(r#"<button type="submit" id="account-submit" class="primary">Continue</button></form>"#);
+    html
+}
+
+fn connected(url: &str, navigate: Option<&Navigate>) -> String {
+    let mut html = String::from(
+        r#"<div class="done" aria-hidden="true">✓</div><p id="connected-text">You can now close this window.</p>"#,
+    );
+    if let Some(navigate) = navigate {
+        let target = if navigate.top { "_top" } else { "_self" };
+        let _ = write!(
+            html,
+            r#"<p class="fine">Taking you back… <a id="redirect-link" href="{url}" target="{target}" data-navigate="{url}" data-top="{top}">Continue</a></p>"#,
+            url = attr(&navigate.url),
+            top = navigate.top,
+        );
+    } else {
+        let _ =
+            write!(html, r#"<p class="fine">Sent to your app: <code id="connected-query">{}</code></p>"#, text(url));
+    }
+    html
+}
+
+fn error_page(message: &str, code: Option<&str>) -> String {
+    let mut html = format!(r#"<p id="error-message" class="error">{}</p>"#, text(message));
+    if let Some(code) = code {
+        let _ = write!(html, r#"<p class="fine">Code: <code id="error-code">{}</code></p>"#, text(code));
+    }
+    html
+}
+
+fn error_note(id: &str, error: Option<&str>) -> String {
+    error.map(|error| format!(r#"<p id="{id}" class="error" role="alert">{}</p>"#, text(error))).unwrap_or_default()
+}
+
+/// How an institution is named on the page (`FlinksCapital` is shown `Flinks Capital`).
+fn display_name(id: &str) -> &str {
+    if id == crate::sandbox::reply::INSTITUTION {
+        super::lists::TEST_INSTITUTION_NAME
+    } else {
+        id
+    }
+}
+
+fn initials(name: &str) -> String {
+    name.split_whitespace().filter_map(|word| word.chars().next()).take(2).collect()
+}
+
+/// `value` escaped for an element's text.
+fn text(value: &str) -> String {
+    attr(value)
+}
+
+/// `value` escaped for a double-quoted attribute (and for text).
+fn attr(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_escaped() {
+        assert_eq!(attr(r#"<a href="x">&'"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn the_events_cannot_close_their_script() {
+        let shown = Shown {
+            flow: None,
+            chrome: Chrome::default(),
+            view: View::Error { title: "t".into(), message: "m".into(), code: None },
+            events: vec![serde_json::json!({"step": "</script><script>alert(1)</script>"})],
+        };
+        let page = render(&shown);
+        assert!(!page.contains("</script><script>alert"), "{page}");
+        assert!(page.contains(r#"id="error-page""#));
+    }
+
+    #[test]
+    fn the_page_loads_nothing_from_elsewhere() {
+        let shown = Shown {
+            flow: Some("f".into()),
+            chrome: Chrome { header: true, close: true, ..Chrome::default() },
+            view: View::Consent { customer_name: Some("Acme".into()) },
+            events: Vec::new(),
+        };
+        let page = render(&shown);
+        for outside in ["http://", "https://", "//fonts", "<link", "src=\"http"] {
+            assert!(!page.contains(outside), "{outside} in {page}");
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! The redirect URL of a finished flow: `redirectUrl` with `loginId`, `institution`, one
+//! `accountId` per selected account and `tag` appended to its query, in that order
+//! (docs/sandbox.md#the-hosted-widget). Without a `redirectUrl` it is the query alone (`?...`),
+//! which the `REDIRECT` event still carries.
+
+use super::events::Connected;
+
+/// The URL the flow ends at.
+pub(crate) fn url(redirect_url: Option<&str>, connected: &Connected<'_>) -> String {
+    let mut pairs = vec![("loginId", connected.login_id), ("institution", connected.institution)];
+    pairs.extend(connected.account_ids.iter().map(|id| ("accountId", id.as_str())));
+    if let Some(tag) = connected.tag {
+        pairs.push(("tag", tag));
+    }
+    let query = pairs.iter().map(|(key, value)| format!("{key}={}", encode(value))).collect::<Vec<_>>().join("&");
+    let Some(base) = redirect_url else { return format!("?{query}") };
+    // The query goes before a fragment, after any query the URL has.
+    let (base, fragment) = match base.split_once('#') {
+        Some((base, fragment)) => (base, Some(fragment)),
+        None => (base, None),
+    };
+    let joiner = if !base.contains('?') {
+        "?"
+    } else if base.ends_with('?') || base.ends_with('&') {
+        ""
+    } else {
+        "&"
+    };
+    match fragment {
+        Some(fragment) => format!("{base}{joiner}{query}#{fragment}"),
+        None => format!("{base}{joiner}{query}"),
+    }
+}
+
+/// Percent-encodes everything but the unreserved characters of RFC 3986.
+pub(crate) fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connected<'a>(account_ids: &'a [String], tag: Option<&'a str>) -> Connected<'a> {
+        Connected { login_id: "L1", institution: "FlinksCapital", account_ids, tag }
+    }
+
+    #[test]
+    fn the_query_is_appended_in_order() {
+        let ids = ["A".to_owned(), "B".to_owned()];
+        assert_eq!(
+            url(Some("https://example.com/done"), &connected(&ids, Some("my tag"))),
+            "https://example.com/done?loginId=L1&institution=FlinksCapital&accountId=A&accountId=B&tag=my%20tag"
+        );
+    }
+
+    #[test]
+    fn an_existing_query_and_fragment_are_kept() {
+        assert_eq!(
+            url(Some("https://example.com/done?a=1#top"), &connected(&[], None)),
+            "https://example.com/done?a=1&loginId=L1&institution=FlinksCapital#top"
+        );
+        assert_eq!(url(None, &connected(&[], None)), "?loginId=L1&institution=FlinksCapital");
+    }
+}
