@@ -266,9 +266,15 @@ impl Flows {
         }
         let minutes = shared.config.token_ttl.as_secs_f64() / 60.0;
         let Some(token) = token else {
-            return Err("The authorizeToken parameter is missing: this sandbox asks for a token from \
-                        GenerateAuthorizeToken on every widget URL."
-                .to_owned());
+            // The next step, for a person who typed the widget's URL by hand (docs/sandbox.md#the-token).
+            return Err(format!(
+                "The authorizeToken parameter is missing: this sandbox asks for keys, so every widget URL \
+                 carries a single-use token from GenerateAuthorizeToken. bankfeed's client.connect_url(...) \
+                 and client.connect(...) mint one; by hand, POST /v3/{}/BankingServices/GenerateAuthorizeToken \
+                 with the secret key in the flinks-auth-key header. A sandbox started with --no-auth \
+                 (bf.Sandbox(auth=False)) asks for none.",
+                shared.config.customer_id
+            ));
         };
         let Some(token) = uuid::Uuid::try_parse(token.trim()).ok().map(|token| token.as_u128()) else {
             return Err("The authorizeToken parameter is not a token from GenerateAuthorizeToken.".to_owned());

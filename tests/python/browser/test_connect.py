@@ -7,9 +7,9 @@ The widget here is a small fake of the service's last page, served by the test: 
 of ``greatday_nomfa`` on the sandbox through its API (as the real widget saves the connection)
 and, on "Finish", posts ``REDIRECT`` and navigates to the redirect URL with ``loginId``,
 ``institution``, ``accountId`` and ``tag``, as the sandbox's widget pages do (the shapes of
-docs/connect.md#what-the-widget-reports). To run against the sandbox's own pages, set
-``WIDGET`` to ``"sandbox"``: ``widget_base`` then gives ``<sandbox>/v2/`` and ``play`` must walk
-its pages.
+docs/connect.md#what-the-widget-reports), with what the sandbox's pages lack: ``jsRedirect``, a
+widget that only posts its event. The same round through the sandbox's own pages is in
+test_connect_end_to_end.py.
 """
 
 from __future__ import annotations
@@ -31,8 +31,6 @@ import bankfeed as bf
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-#: Which widget the browser opens: "fake" (served below) or "sandbox" (its /v2/ pages).
-WIDGET = "fake"
 INSTITUTION = "FlinksCapital"
 
 FINAL_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Connect</title></head>
@@ -136,7 +134,7 @@ def fake(sb: bf.Sandbox) -> Iterator[FakeWidget]:
 
 def widget_base(sb: bf.Sandbox, fake: FakeWidget) -> str:
     """Where the widget the browser opens is served."""
-    return f"{sb.url}/v2/" if WIDGET == "sandbox" else f"{fake.url}/v2/"
+    return f"{fake.url}/v2/"
 
 
 def opened(url: bf.ConnectUrl, base: str) -> str:
