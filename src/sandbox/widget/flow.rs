@@ -335,13 +335,13 @@ impl Flow {
         events.push(events::institution_selector());
         View::Institutions {
             product: self.product,
-            entries: lists::entries(self.product, self.params.demo),
+            entries: lists::entries(self.product, self.params.demo, self.params.french),
             filter: self.params.institution_filter,
         }
     }
 
     fn choose(&mut self, id: &str, events: &mut Vec<Value>) -> View {
-        let entries = lists::entries(self.product, self.params.demo);
+        let entries = lists::entries(self.product, self.params.demo, self.params.french);
         match entries.iter().find(|entry| entry.available && entry.id == id) {
             Some(entry) => {
                 self.institution = Some(entry.id);

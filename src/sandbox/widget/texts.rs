@@ -490,6 +490,7 @@ mod tests {
         let list = send(&flows, &shared, &consent, &[("action", "consent")]).await;
         assert_french(&render(&list), FRENCH.institutions_title);
         assert!(render(&list).contains(FRENCH.not_in_sandbox));
+        assert!(render(&list).contains("Banque Nationale") && !render(&list).contains("National Bank"));
         let form = send(&flows, &shared, &list, &[("action", "institution"), ("institution", "FlinksCapital")]).await;
         let sign_in = fill(FRENCH.sign_in_to, &[("institution", TEST_INSTITUTION_NAME)]);
         assert_french(&render(&form), &sign_in);
@@ -564,7 +565,7 @@ mod tests {
             (
                 View::Institutions {
                     product: Product::Investment,
-                    entries: lists::entries(Product::Investment, true),
+                    entries: lists::entries(Product::Investment, true, true),
                     filter: true,
                 },
                 FRENCH.investment_institutions_title,

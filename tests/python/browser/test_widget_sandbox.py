@@ -451,7 +451,8 @@ def test_language_fr_shows_every_page_in_french(sb: bf.Sandbox, page: Page) -> N
     screenshot(page, "widget-fr-consent")
     page.click("#consent-accept")
     assert_french_page(page, "institution-page", "Sélectionnez votre institution")
-    assert "absente du bac à sable" in page.inner_text("#institution-RBC")
+    rbc = page.inner_text("#institution-RBC")
+    assert "RBC Banque Royale" in rbc and "absente du bac à sable" in rbc, rbc
     screenshot(page, "widget-fr-institutions")
     page.click("#institution-FlinksCapital")
     assert_french_page(page, "credential-page", "Connexion à Flinks Capital")
