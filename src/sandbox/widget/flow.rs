@@ -14,6 +14,7 @@ use super::lists::{self, Entry};
 use super::login::{self, Answer, Asked};
 use super::params::{Params, Product};
 use super::redirect;
+use super::texts::{self, fill};
 use crate::sandbox::challenge::{
     IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER, TEXT_OR_CALL,
     WAIT_UNTIL_EU_ACCEPT,
@@ -125,9 +126,13 @@ impl Flows {
             Ok(params) => params,
             Err(bad) => {
                 events.push(events::error(events::ERROR, "INVALID_REQUEST", None, None));
-                return failed(Chrome::default(), events, "This link is not valid", bad.message, "INVALID_REQUEST");
+                // In French when `language=fr` could be read: a refused `language` is English.
+                let chrome = Chrome { french: bad.french, ..Chrome::default() };
+                let title = texts::of(bad.french).bad_link_title;
+                return failed(chrome, events, title, bad.message, "INVALID_REQUEST");
             }
         };
+        let t = texts::of(params.french);
         let chrome = Chrome {
             header: params.header,
             close: params.close,
@@ -135,20 +140,23 @@ impl Flows {
             stringify: params.stringify,
             institution: None,
         };
-        if let Err(problem) = self.admit(shared, params.authorize_token.as_deref()) {
+        if let Err(problem) = self.admit(shared, params.authorize_token.as_deref(), params.french) {
             events.push(events::error(events::ERROR, "UNAUTHORIZED", None, None));
-            return failed(chrome, events, "This link cannot be used", problem, "UNAUTHORIZED");
+            return failed(chrome, events, t.unusable_link_title, problem, "UNAUTHORIZED");
         }
         let mut preselected = None;
         if let Some(given) = params.institution.as_deref() {
             let Some(institution) = lists::preselected(given) else {
                 events.push(events::error(events::ERROR, "INVALID_INSTITUTION", None, None));
-                let message = format!(
-                    "institution names an institution the sandbox does not know: {given:?}; it knows \
-                     {INSTITUTION} (or its number {})",
-                    crate::sandbox::reply::INSTITUTION_ID
+                let message = fill(
+                    t.unknown_institution,
+                    &[
+                        ("given", &format!("{given:?}")),
+                        ("institution", INSTITUTION),
+                        ("number", &crate::sandbox::reply::INSTITUTION_ID.to_string()),
+                    ],
                 );
-                return failed(chrome, events, "Unknown institution", message, "INVALID_INSTITUTION");
+                return failed(chrome, events, t.unknown_institution_title, message, "INVALID_INSTITUTION");
             };
             preselected = Some(institution);
         }
@@ -182,9 +190,10 @@ impl Flows {
         // Taken out while it waits for Authorize, so no lock is held across the wait; a second
         // form sent meanwhile finds no flow and says so.
         let Some(mut flow) = lock(&self.flows).remove(id) else {
+            // The flow, and with it its language, is gone: the page is in the default language.
             let events = vec![events::error(events::ERROR, "SESSION_EXPIRED", None, None)];
-            let message = "This connection has ended or expired. Open the widget again to start over.".to_owned();
-            return failed(Chrome::default(), events, "This connection has ended", message, "SESSION_EXPIRED");
+            let t = texts::of(false);
+            return failed(Chrome::default(), events, t.ended_title, t.ended.to_owned(), "SESSION_EXPIRED");
         };
         flow.touched = Instant::now();
         let field = |name: &str| form.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
@@ -193,13 +202,8 @@ impl Flows {
         let view = match (flow.stage, action) {
             (Stage::Consent, "consent") => flow.after_consent(&mut events),
             (Stage::Consent, "deny") => {
-                return failed(
-                    flow.chrome(),
-                    events,
-                    "Connection cancelled",
-                    "You declined to share your data: nothing was connected.".to_owned(),
-                    "CONSENT_DENIED",
-                );
+                let t = texts::of(flow.params.french);
+                return failed(flow.chrome(), events, t.cancelled_title, t.cancelled.to_owned(), "CONSENT_DENIED");
             }
             (Stage::Institutions, "institution") => flow.choose(field("institution").unwrap_or_default(), &mut events),
             (Stage::Credentials, "back") if flow.params.back && flow.params.institution.is_none() => {
@@ -260,41 +264,28 @@ impl Flows {
     /// The widget's token check, as the sandbox's keys say (docs/sandbox.md#keys): with a secret
     /// key asked for, `authorizeToken` must be a token from GenerateAuthorizeToken, unused and not
     /// expired, and this use uses it up. The refusal names the problem, never the token.
-    fn admit(&self, shared: &Shared, token: Option<&str>) -> Result<(), String> {
+    fn admit(&self, shared: &Shared, token: Option<&str>, french: bool) -> Result<(), String> {
         if shared.config.required_secret_key().is_none() {
             return Ok(());
         }
-        let minutes = shared.config.token_ttl.as_secs_f64() / 60.0;
+        let t = texts::of(french);
+        let minutes = (shared.config.token_ttl.as_secs_f64() / 60.0).to_string();
         let Some(token) = token else {
             // The next step, for a person who typed the widget's URL by hand (docs/sandbox.md#the-token).
-            return Err(format!(
-                "The authorizeToken parameter is missing: this sandbox asks for keys, so every widget URL \
-                 carries a single-use token from GenerateAuthorizeToken. bankfeed's client.connect_url(...) \
-                 and client.connect(...) mint one; by hand, POST /v3/{}/BankingServices/GenerateAuthorizeToken \
-                 with the secret key in the flinks-auth-key header. A sandbox started with --no-auth \
-                 (bf.Sandbox(auth=False)) asks for none.",
-                shared.config.customer_id
-            ));
+            return Err(fill(t.token_missing, &[("customer_id", &shared.config.customer_id)]));
         };
         let Some(token) = uuid::Uuid::try_parse(token.trim()).ok().map(|token| token.as_u128()) else {
-            return Err("The authorizeToken parameter is not a token from GenerateAuthorizeToken.".to_owned());
+            return Err(t.token_unreadable.to_owned());
         };
         if lock(&self.used_tokens).contains(&token) {
-            return Err("The authorizeToken has been used already: a token opens the widget once. \
-                        Generate a new one."
-                .to_owned());
+            return Err(t.token_used.to_owned());
         }
         let mut inner = shared.lock();
         if inner.token_expiry(token).is_some_and(|expires| Instant::now() >= expires) {
-            return Err(format!(
-                "The authorizeToken has expired: a token lives {minutes} minutes. Generate a new one."
-            ));
+            return Err(fill(t.token_expired, &[("minutes", &minutes)]));
         }
         if inner.take_token(token).is_none() {
-            return Err(format!(
-                "The authorizeToken was not issued by GenerateAuthorizeToken, has been used already, or is older \
-                 than {minutes} minutes."
-            ));
+            return Err(fill(t.token_unknown, &[("minutes", &minutes)]));
         }
         drop(inner);
         let mut used = lock(&self.used_tokens);
@@ -344,13 +335,13 @@ impl Flow {
         events.push(events::institution_selector());
         View::Institutions {
             product: self.product,
-            entries: lists::entries(self.product, self.params.demo),
+            entries: lists::entries(self.product, self.params.demo, self.params.french),
             filter: self.params.institution_filter,
         }
     }
 
     fn choose(&mut self, id: &str, events: &mut Vec<Value>) -> View {
-        let entries = lists::entries(self.product, self.params.demo);
+        let entries = lists::entries(self.product, self.params.demo, self.params.french);
         match entries.iter().find(|entry| entry.available && entry.id == id) {
             Some(entry) => {
                 self.institution = Some(entry.id);
@@ -383,6 +374,7 @@ impl Flow {
     /// What Authorize said to the credentials.
     async fn after_credentials(&mut self, shared: &Arc<Shared>, answer: Answer, events: &mut Vec<Value>) -> Next {
         let institution = self.institution.unwrap_or(INSTITUTION);
+        let t = texts::of(self.params.french);
         match answer {
             Answer::Opened { login_id } if login::asks_when_saved(&self.username) => {
                 // The sandbox asks this user's trusted-device confirmation on a live login by
@@ -401,22 +393,25 @@ impl Flow {
                         request_id.as_deref(),
                         Some(institution),
                     ));
-                    let message = format!(
-                        "{message}. That was attempt {} of {}: this connection is closed. Open the widget again \
-                         to start over.",
-                        self.wrong_credentials, self.params.maximum_retry
+                    let message = fill(
+                        t.too_many,
+                        &[
+                            ("message", &message),
+                            ("attempt", &self.wrong_credentials.to_string()),
+                            ("maximum", &self.params.maximum_retry.to_string()),
+                        ],
                     );
                     return Err(Box::new(failed(
                         self.chrome(),
                         std::mem::take(events),
-                        "Too many attempts",
+                        t.too_many_title,
                         message,
                         &code,
                     )));
                 }
                 events.push(events::error(events::ERROR, &code, request_id.as_deref(), Some(institution)));
                 let left = self.params.maximum_retry - self.wrong_credentials;
-                let error = format!("{message}. Check your username and password and try again ({left} left).");
+                let error = fill(t.wrong_credentials, &[("message", &message), ("left", &left.to_string())]);
                 Ok(self.credentials(events, Some(error)))
             }
             other => self.after_answers(shared, other, events),
@@ -426,6 +421,7 @@ impl Flow {
     /// What Authorize said to a login or to answers: the next round, the accounts, or the end.
     fn after_answers(&mut self, shared: &Shared, answer: Answer, events: &mut Vec<Value>) -> Next {
         let institution = self.institution.unwrap_or(INSTITUTION);
+        let t = texts::of(self.params.french);
         match answer {
             Answer::Challenged { request_id, round } => {
                 self.request_id = Some(request_id);
@@ -443,17 +439,13 @@ impl Flow {
             }
             Answer::Refused { code, message, request_id } if self.stage == Stage::Mfa && retryable(&code) => {
                 events.push(events::error(events::ERROR, &code, request_id.as_deref(), Some(institution)));
-                Ok(self.mfa(events, events::LOAD_MFA_RETRY, Some(format!("{message}. Try again."))))
+                let error = fill(t.wrong_answer, &[("message", &message)]);
+                Ok(self.mfa(events, events::LOAD_MFA_RETRY, Some(error)))
             }
             Answer::Refused { code, message, request_id } => {
                 events.push(events::error(events::ERROR, &code, request_id.as_deref(), Some(institution)));
-                Err(Box::new(failed(
-                    self.chrome(),
-                    std::mem::take(events),
-                    "We could not connect your account",
-                    message,
-                    &code,
-                )))
+                let message = fill(t.refused, &[("message", &message)]);
+                Err(Box::new(failed(self.chrome(), std::mem::take(events), t.refused_title, message, &code)))
             }
         }
     }
@@ -463,6 +455,7 @@ impl Flow {
         let banking = shared.data.banking(&shared.config, &login_id);
         self.total_accounts = banking.accounts.len();
         let currency_wanted = self.params.account_selector_currency.clone();
+        let t = texts::of(self.params.french);
         self.accounts = banking
             .accounts
             .iter()
@@ -473,7 +466,7 @@ impl Flow {
                 id: account.id.to_string(),
                 title: account.title.to_owned(),
                 number_tail: account.last_four_digits().to_owned(),
-                balance: money(account.current.dollars()),
+                balance: t.money(account.current.dollars()),
                 currency: "CAD",
             })
             .collect();
@@ -519,21 +512,6 @@ impl Flow {
             self.params.redirect_url.as_ref().map(|_| Navigate { url: url.clone(), top: !self.params.inner_redirect });
         View::Connected { url, navigate, login_id }
     }
-}
-
-/// An amount as people read it: `$12,164.61`, `-$80.00`.
-fn money(amount: f64) -> String {
-    let cents = format!("{:.2}", amount.abs());
-    let (whole, fraction) = cents.split_once('.').unwrap_or((&cents, "00"));
-    let mut grouped = String::new();
-    for (index, digit) in whole.chars().enumerate() {
-        if index > 0 && (whole.len() - index) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    let sign = if amount < 0.0 { "-" } else { "" };
-    format!("{sign}${grouped}.{fraction}")
 }
 
 /// The refusals of an answer that leave the round open for another try, as the API allows.
@@ -587,17 +565,4 @@ fn responses(round: &[Asked], form: &[(String, String)]) -> Vec<(String, Vec<Str
         responses.extend(response);
     }
     responses
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn amounts_are_grouped_by_thousands() {
-        assert_eq!(money(12_164.61), "$12,164.61");
-        assert_eq!(money(-80.0), "-$80.00");
-        assert_eq!(money(1_000_000.5), "$1,000,000.50");
-        assert_eq!(money(999.999), "$1,000.00");
-    }
 }

@@ -12,5 +12,6 @@ mod pages;
 mod params;
 mod redirect;
 mod routes;
+mod texts;
 
 pub(crate) use routes::router;

@@ -12,6 +12,7 @@ use super::flow::{AccountChoice, Chrome, Navigate, Shown, View};
 use super::lists::Entry;
 use super::login::Asked;
 use super::params::Product;
+use super::texts::{self, fill, Texts};
 use crate::sandbox::challenge::{
     IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER, TEXT_OR_CALL,
     WAIT_UNTIL_EU_ACCEPT,
@@ -31,44 +32,48 @@ pub(crate) fn action_of(flow: &str) -> String {
 
 /// The whole page for `shown`.
 pub(crate) fn render(shown: &Shown) -> String {
+    let t = texts::of(shown.chrome.french);
     let (page_id, title, body) = match &shown.view {
         View::Consent { customer_name } => {
-            ("consent-page", "Connect your account".to_owned(), consent(shown, customer_name.as_deref()))
+            ("consent-page", t.consent_title.to_owned(), consent(shown, t, customer_name.as_deref()))
         }
         View::Institutions { product, entries, filter } => {
             let title = match product {
-                Product::Banking => "Select your institution",
-                Product::Investment => "Select your investment institution",
+                Product::Banking => t.institutions_title,
+                Product::Investment => t.investment_institutions_title,
             };
-            ("institution-page", title.to_owned(), institutions(shown, *product, entries, *filter))
+            ("institution-page", title.to_owned(), institutions(shown, t, *product, entries, *filter))
         }
         View::Credentials { institution, username, error, can_go_back } => (
             "credential-page",
-            format!("Sign in to {}", display_name(institution)),
-            credentials(shown, institution, username, error.as_deref(), *can_go_back),
+            fill(t.sign_in_to, &[("institution", display_name(institution))]),
+            credentials(shown, t, institution, username, error.as_deref(), *can_go_back),
         ),
-        View::Mfa { round, error } => ("mfa-page", mfa_title(round).to_owned(), mfa(shown, round, error.as_deref())),
+        View::Mfa { round, error } => {
+            ("mfa-page", mfa_title(t, round).to_owned(), mfa(shown, t, round, error.as_deref()))
+        }
         View::Accounts { accounts, multiple, currency } => (
             "account-page",
-            if *multiple { "Select your accounts" } else { "Select an account" }.to_owned(),
-            account_selection(shown, accounts, *multiple, currency.as_deref()),
+            if *multiple { t.accounts_title } else { t.account_title }.to_owned(),
+            account_selection(shown, t, accounts, *multiple, currency.as_deref()),
         ),
         View::Connected { url, navigate, .. } => {
-            ("connected-page", "Your account is connected".to_owned(), connected(url, navigate.as_ref()))
+            ("connected-page", t.connected_title.to_owned(), connected(t, url, navigate.as_ref()))
         }
-        View::Error { title, message, code } => ("error-page", title.clone(), error_page(message, code.as_deref())),
+        View::Error { title, message, code } => ("error-page", title.clone(), error_page(t, message, code.as_deref())),
     };
-    shell(&shown.chrome, &shown.events, page_id, &title, &body)
+    shell(&shown.chrome, t, &shown.events, page_id, &title, &body)
 }
 
-fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &str) -> String {
-    let lang = if chrome.french { "fr" } else { "en" };
+fn shell(chrome: &Chrome, t: &Texts, on_load: &[Value], page_id: &str, title: &str, body: &str) -> String {
+    let lang = t.lang;
     let events = serde_json::to_string(on_load).unwrap_or_else(|_| "[]".to_owned()).replace('<', "\\u003c");
     let mut header = String::new();
     if chrome.header {
         header.push_str(
-            r#"<header id="widget-header"><span class="lock" aria-hidden="true"><svg viewBox="0 0 24 24" width="16" height="16"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 0 1 6 0v3z"/></svg></span><span id="widget-header-text">Secure connection · bankfeed sandbox</span>"#,
+            r#"<header id="widget-header"><span class="lock" aria-hidden="true"><svg viewBox="0 0 24 24" width="16" height="16"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5zm-3 8V7a3 3 0 0 1 6 0v3z"/></svg></span><span id="widget-header-text">"#,
         );
+        let _ = write!(header, "{} · {}</span>", text(t.secure_connection), text(t.sandbox));
     } else {
         header.push_str(r#"<header id="widget-header" class="bare">"#);
     }
@@ -79,7 +84,8 @@ fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &
         };
         let _ = write!(
             header,
-            r#"<button type="button" id="widget-close" aria-label="Close" data-event="{}">×</button>"#,
+            r#"<button type="button" id="widget-close" aria-label="{}" data-event="{}">×</button>"#,
+            attr(t.close),
             attr(&close.to_string())
         );
     }
@@ -90,7 +96,7 @@ fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title_text} · bankfeed sandbox</title>
+<title>{title_text} · {sandbox}</title>
 <style>{STYLE}</style>
 </head>
 <body>
@@ -107,6 +113,7 @@ fn shell(chrome: &Chrome, on_load: &[Value], page_id: &str, title: &str, body: &
 </html>
 "#,
         title_text = text(title),
+        sandbox = text(t.sandbox),
         stringify = chrome.stringify,
     )
 }
@@ -117,28 +124,38 @@ fn form_open(shown: &Shown, id: &str, event: Option<&Value>) -> String {
     format!(r#"<form id="{id}" method="post" action="{}"{event} autocomplete="off">"#, attr(&action_of(flow)))
 }
 
-fn consent(shown: &Shown, customer_name: Option<&str>) -> String {
-    let who = customer_name.map_or_else(|| "This application".to_owned(), text);
+fn consent(shown: &Shown, t: &Texts, customer_name: Option<&str>) -> String {
+    let who = customer_name.unwrap_or(t.consent_who);
     let accept = events::step(events::ACCEPT_CONSENT);
     let deny = events::step(events::DENY_CONSENT);
     format!(
-        r#"<p id="consent-text">{who} uses the bankfeed sandbox to connect to your financial institution. It will read:</p>
-<ul class="consent-list"><li>Your account details and balances</li><li>Your transactions</li><li>Your statements</li></ul>
-<p class="fine">This is an offline imitation of the hosted connection widget: no real institution is contacted.</p>
-{form}<button type="submit" id="consent-accept" class="primary" name="action" value="consent" data-event="{accept}">Continue</button>
-<button type="submit" id="consent-deny" class="secondary" name="action" value="deny" data-event="{deny}">Decline</button>
+        r#"<p id="consent-text">{consent_text}</p>
+<ul class="consent-list"><li>{item0}</li><li>{item1}</li><li>{item2}</li></ul>
+<p class="fine">{fine}</p>
+{form}<button type="submit" id="consent-accept" class="primary" name="action" value="consent" data-event="{accept}">{continue_}</button>
+<button type="submit" id="consent-deny" class="secondary" name="action" value="deny" data-event="{deny}">{decline}</button>
 </form>"#,
+        consent_text = text(&fill(t.consent_text, &[("who", who)])),
+        item0 = text(t.consent_items[0]),
+        item1 = text(t.consent_items[1]),
+        item2 = text(t.consent_items[2]),
+        fine = text(t.consent_fine),
+        continue_ = text(t.continue_),
+        decline = text(t.decline),
         form = form_open(shown, "consent-form", None),
         accept = attr(&accept.to_string()),
         deny = attr(&deny.to_string()),
     )
 }
 
-fn institutions(shown: &Shown, product: Product, entries: &[Entry], filter: bool) -> String {
+fn institutions(shown: &Shown, t: &Texts, product: Product, entries: &[Entry], filter: bool) -> String {
     let mut html = String::new();
     if filter {
-        html.push_str(
-            r#"<input type="search" id="institution-search" placeholder="Search for your institution" aria-label="Search">"#,
+        let _ = write!(
+            html,
+            r#"<input type="search" id="institution-search" placeholder="{}" aria-label="{}">"#,
+            attr(t.search_placeholder),
+            attr(t.search_label),
         );
     }
     html.push_str(&form_open(shown, "institution-form", None));
@@ -150,7 +167,11 @@ fn institutions(shown: &Shown, product: Product, entries: &[Entry], filter: bool
     let _ = write!(html, r#"<ul id="institution-list" class="institutions" data-product="{product}">"#);
     for entry in entries {
         let event = events::at(events::INSTITUTION_SELECTED, entry.id);
-        let note = if entry.available { "" } else { r#"<span class="note">not in the sandbox</span>"# };
+        let note = if entry.available {
+            String::new()
+        } else {
+            format!(r#"<span class="note">{}</span>"#, text(t.not_in_sandbox))
+        };
         let disabled = if entry.available { "" } else { " disabled" };
         let _ = write!(
             html,
@@ -163,46 +184,58 @@ fn institutions(shown: &Shown, product: Product, entries: &[Entry], filter: bool
     }
     html.push_str("</ul></form>");
     if entries.is_empty() {
-        html.push_str(r#"<p class="fine" id="institution-empty">No institution to show.</p>"#);
+        let _ = write!(html, r#"<p class="fine" id="institution-empty">{}</p>"#, text(t.no_institution));
     }
     html
 }
 
-fn credentials(shown: &Shown, institution: &str, username: &str, error: Option<&str>, can_go_back: bool) -> String {
+fn credentials(
+    shown: &Shown,
+    t: &Texts,
+    institution: &str,
+    username: &str,
+    error: Option<&str>,
+    can_go_back: bool,
+) -> String {
     let event = events::at(events::SUBMIT_CREDENTIAL, institution);
     let mut html = error_note("credential-error", error);
     html.push_str(&form_open(shown, "credential-form", Some(&event)));
     let _ = write!(
         html,
         r#"<input type="hidden" name="action" value="credentials">
-<label for="username">Username</label>
+<label for="username">{username_label}</label>
 <input type="text" id="username" name="username" value="{username}" autocomplete="off" required>
-<label for="password">Password</label>
+<label for="password">{password_label}</label>
 <input type="password" id="password" name="password" autocomplete="off" required>
-<button type="submit" id="credential-submit" class="primary">Continue</button>
+<button type="submit" id="credential-submit" class="primary">{continue_}</button>
 </form>"#,
         username = attr(username),
+        username_label = text(t.username),
+        password_label = text(t.password),
+        continue_ = text(t.continue_),
     );
     if can_go_back {
         html.push_str(&form_open(shown, "credential-back-form", None));
-        html.push_str(r#"<input type="hidden" name="action" value="back"><button type="submit" id="credential-back" class="link">← Choose another institution</button></form>"#);
+        let _ = write!(
+            html,
+            r#"<input type="hidden" name="action" value="back"><button type="submit" id="credential-back" class="link">{}</button></form>"#,
+            text(t.other_institution)
+        );
     }
     html
 }
 
-fn mfa_title(round: &[Asked]) -> &'static str {
+fn mfa_title(t: &Texts, round: &[Asked]) -> &'static str {
     match round.first().map(|asked| asked.kind.as_str()) {
-        Some(IMAGE_SELECTION) => "Security image",
-        Some(TEXT_OR_CALL) => "Receive a security code",
-        Some(WAIT_UNTIL_EU_ACCEPT) => "Confirm on your trusted device",
-        Some(QUESTION_AND_ANSWER) if round.iter().all(|asked| !asked.choices.is_empty()) => {
-            "Choose new security questions"
-        }
-        _ => "Security verification",
+        Some(IMAGE_SELECTION) => t.image_title,
+        Some(TEXT_OR_CALL) => t.text_or_call_title,
+        Some(WAIT_UNTIL_EU_ACCEPT) => t.trusted_device_title,
+        Some(QUESTION_AND_ANSWER) if round.iter().all(|asked| !asked.choices.is_empty()) => t.new_questions_title,
+        _ => t.mfa_title,
     }
 }
 
-fn mfa(shown: &Shown, round: &[Asked], error: Option<&str>) -> String {
+fn mfa(shown: &Shown, t: &Texts, round: &[Asked], error: Option<&str>) -> String {
     let institution = shown.chrome.institution.unwrap_or(crate::sandbox::reply::INSTITUTION);
     let event = events::at(events::SUBMIT_MFA, institution);
     let mut html = error_note("mfa-error", error);
@@ -224,8 +257,8 @@ fn mfa(shown: &Shown, round: &[Asked], error: Option<&str>) -> String {
                 for (j, image) in asked.choices.iter().enumerate() {
                     let _ = write!(
                         html,
-                        r#"<button type="submit" class="image" id="image-{i}-{j}" name="answer-{i}" value="{j}" aria-label="Image {n}"><img alt="Image {n}" src="data:image/png;base64,{image}"></button>"#,
-                        n = j + 1,
+                        r#"<button type="submit" class="image" id="image-{i}-{j}" name="answer-{i}" value="{j}" aria-label="{label}"><img alt="{label}" src="data:image/png;base64,{image}"></button>"#,
+                        label = attr(&fill(t.image, &[("n", &(j + 1).to_string())])),
                         image = attr(image),
                     );
                 }
@@ -242,11 +275,18 @@ fn mfa(shown: &Shown, round: &[Asked], error: Option<&str>) -> String {
                 }
                 let _ = write!(
                     html,
-                    r#"<div class="row"><button type="submit" id="mfa-text" class="primary" name="how-{i}" value="Text">Text me</button><button type="submit" id="mfa-call" class="secondary" name="how-{i}" value="Call">Call me</button></div>"#
+                    r#"<div class="row"><button type="submit" id="mfa-text" class="primary" name="how-{i}" value="Text">{text_me}</button><button type="submit" id="mfa-call" class="secondary" name="how-{i}" value="Call">{call_me}</button></div>"#,
+                    text_me = text(t.text_me),
+                    call_me = text(t.call_me),
                 );
             }
             WAIT_UNTIL_EU_ACCEPT => {
-                html.push_str(r#"<p class="fine">Open your institution's app on your trusted device and approve this sign-in, then confirm here.</p><button type="submit" id="mfa-confirm" class="primary">I have confirmed</button>"#);
+                let _ = write!(
+                    html,
+                    r#"<p class="fine">{}</p><button type="submit" id="mfa-confirm" class="primary">{}</button>"#,
+                    text(t.trusted_device_note),
+                    text(t.confirmed),
+                );
             }
             MULTIPLE_CHOICE | MULTIPLE_CHOICE_MULTIPLE_ANSWERS => {
                 own_buttons = false;
@@ -263,14 +303,17 @@ fn mfa(shown: &Shown, round: &[Asked], error: Option<&str>) -> String {
                 own_buttons = false;
                 let _ = write!(
                     html,
-                    r#"<label for="question-{i}">Question</label><select id="question-{i}" name="question-{i}" required><option value="">Choose a question</option>"#
+                    r#"<label for="question-{i}">{question}</label><select id="question-{i}" name="question-{i}" required><option value="">{choose}</option>"#,
+                    question = text(t.question),
+                    choose = text(t.choose_question),
                 );
                 for (j, question) in asked.choices.iter().enumerate() {
                     let _ = write!(html, r#"<option value="{j}">{question}</option>"#, question = text(question));
                 }
                 let _ = write!(
                     html,
-                    r#"</select><label for="answer-{i}">Answer</label><input type="text" id="answer-{i}" name="answer-{i}" autocomplete="off" required>"#
+                    r#"</select><label for="answer-{i}">{answer}</label><input type="text" id="answer-{i}" name="answer-{i}" autocomplete="off" required>"#,
+                    answer = text(t.answer),
                 );
             }
             _ => {
@@ -284,13 +327,19 @@ fn mfa(shown: &Shown, round: &[Asked], error: Option<&str>) -> String {
         html.push_str("</fieldset>");
     }
     if !own_buttons {
-        html.push_str(r#"<button type="submit" id="mfa-submit" class="primary">Continue</button>"#);
+        let _ = write!(html, r#"<button type="submit" id="mfa-submit" class="primary">{}</button>"#, text(t.continue_));
     }
     html.push_str("</form>");
     html
 }
 
-fn account_selection(shown: &Shown, accounts: &[AccountChoice], multiple: bool, currency: Option<&str>) -> String {
+fn account_selection(
+    shown: &Shown,
+    t: &Texts,
+    accounts: &[AccountChoice],
+    multiple: bool,
+    currency: Option<&str>,
+) -> String {
     let institution = shown.chrome.institution.unwrap_or(crate::sandbox::reply::INSTITUTION);
     let event = events::at(events::ACCOUNT_SELECTED, institution);
     // The script adds the accounts checked to the event (`accountId`) as the form is sent.
@@ -311,36 +360,48 @@ fn account_selection(shown: &Shown, accounts: &[AccountChoice], multiple: bool, 
     }
     html.push_str("</ul>");
     if accounts.is_empty() {
-        let which = currency.map_or_else(String::new, |currency| format!(" in {}", text(&currency.to_uppercase())));
-        let _ = write!(html, r#"<p class="fine" id="account-empty">No account{which} to choose.</p>"#);
+        let none = match currency {
+            Some(currency) => fill(t.no_account_in, &[("currency", &currency.to_uppercase())]),
+            None => t.no_account.to_owned(),
+        };
+        let _ = write!(html, r#"<p class="fine" id="account-empty">{}</p>"#, text(&none));
     }
-    html.push_str(r#"<button type="submit" id="account-submit" class="primary">Continue</button></form>"#);
+    let _ = write!(
+        html,
+        r#"<button type="submit" id="account-submit" class="primary">{}</button></form>"#,
+        text(t.continue_)
+    );
     html
 }
 
-fn connected(url: &str, navigate: Option<&Navigate>) -> String {
-    let mut html = String::from(
-        r#"<div class="done" aria-hidden="true">✓</div><p id="connected-text">You can now close this window.</p>"#,
-    );
+fn connected(t: &Texts, url: &str, navigate: Option<&Navigate>) -> String {
+    let mut html =
+        format!(r#"<div class="done" aria-hidden="true">✓</div><p id="connected-text">{}</p>"#, text(t.connected_text));
     if let Some(navigate) = navigate {
         let target = if navigate.top { "_top" } else { "_self" };
         let _ = write!(
             html,
-            r#"<p class="fine">Taking you back… <a id="redirect-link" href="{url}" target="{target}" data-navigate="{url}" data-top="{top}">Continue</a></p>"#,
+            r#"<p class="fine">{back} <a id="redirect-link" href="{url}" target="{target}" data-navigate="{url}" data-top="{top}">{continue_}</a></p>"#,
+            back = text(t.taking_you_back),
+            continue_ = text(t.continue_),
             url = attr(&navigate.url),
             top = navigate.top,
         );
     } else {
-        let _ =
-            write!(html, r#"<p class="fine">Sent to your app: <code id="connected-query">{}</code></p>"#, text(url));
+        let _ = write!(
+            html,
+            r#"<p class="fine">{} <code id="connected-query">{}</code></p>"#,
+            text(t.sent_to_app),
+            text(url)
+        );
     }
     html
 }
 
-fn error_page(message: &str, code: Option<&str>) -> String {
+fn error_page(t: &Texts, message: &str, code: Option<&str>) -> String {
     let mut html = format!(r#"<p id="error-message" class="error">{}</p>"#, text(message));
     if let Some(code) = code {
-        let _ = write!(html, r#"<p class="fine">Code: <code id="error-code">{}</code></p>"#, text(code));
+        let _ = write!(html, r#"<p class="fine">{} <code id="error-code">{}</code></p>"#, text(t.code), text(code));
     }
     html
 }

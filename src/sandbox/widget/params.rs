@@ -1,7 +1,10 @@
 //! The widget's query parameters (docs/sandbox.md#the-hosted-widget): read once, when a flow
 //! begins, and kept with it. Names are matched without regard to case; booleans are `true` or
 //! `false` in any case; anything else is refused with the parameter's name, what came and the
-//! rule, on an error page rather than guessed.
+//! rule, on an error page rather than guessed: in the flow's language when `language` itself
+//! could be read, in English otherwise.
+
+use super::texts::{self, fill};
 
 /// Which institution list the widget shows (`productType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +45,8 @@ pub(crate) struct Params {
 pub(crate) struct BadParam {
     pub name: &'static str,
     pub message: String,
+    /// The message is in French (`language=fr` was read before the refusal).
+    pub french: bool,
 }
 
 /// `maximumRetry` when the URL does not say (docs/sandbox.md#the-hosted-widget).
@@ -57,46 +62,55 @@ impl Params {
             pairs.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.trim().to_owned())
         };
         let text = |name: &str| value(name).filter(|value| !value.is_empty());
-        let flag = |name: &'static str, default: bool| match value(name) {
-            None => Ok(default),
-            Some(value) if value.is_empty() => Ok(default),
-            Some(value) if value.eq_ignore_ascii_case("true") => Ok(true),
-            Some(value) if value.eq_ignore_ascii_case("false") => Ok(false),
-            Some(value) => Err(BadParam { name, message: format!("{name} must be true or false, got {value:?}") }),
-        };
-        let product = match text("productType") {
-            None => Product::Banking,
-            Some(value) if value.eq_ignore_ascii_case("banking") => Product::Banking,
-            Some(value) if value.eq_ignore_ascii_case("investment") => Product::Investment,
-            Some(value) => {
-                return Err(BadParam {
-                    name: "productType",
-                    message: format!("productType must be banking or investment (in any case), got {value:?}"),
-                })
-            }
-        };
-        let maximum_retry = match text("maximumRetry") {
-            None => DEFAULT_MAXIMUM_RETRY,
-            Some(value) => {
-                value.parse::<u32>().ok().filter(|n| (1..=MAX_MAXIMUM_RETRY).contains(n)).ok_or_else(|| BadParam {
-                    name: "maximumRetry",
-                    message: format!(
-                        "maximumRetry must be a whole number from 1 to {MAX_MAXIMUM_RETRY}, got {value:?}"
-                    ),
-                })?
-            }
-        };
+        // Read first: the other refusals are worded in its language.
         let french = match text("language") {
             None => false,
             Some(value) if value.eq_ignore_ascii_case("en") => false,
             Some(value) if value.eq_ignore_ascii_case("fr") => true,
             Some(value) => {
-                return Err(BadParam { name: "language", message: format!("language must be en or fr, got {value:?}") })
+                return Err(BadParam {
+                    name: "language",
+                    message: format!("language must be en or fr, got {value:?}"),
+                    french: false,
+                })
+            }
+        };
+        let t = texts::of(french);
+        let bad = |name: &'static str, template: &str, values: &[(&str, &str)]| BadParam {
+            name,
+            message: fill(template, values),
+            french,
+        };
+        let flag = |name: &'static str, default: bool| match value(name) {
+            None => Ok(default),
+            Some(value) if value.is_empty() => Ok(default),
+            Some(value) if value.eq_ignore_ascii_case("true") => Ok(true),
+            Some(value) if value.eq_ignore_ascii_case("false") => Ok(false),
+            Some(value) => Err(bad(name, t.bad_flag, &[("name", name), ("value", &format!("{value:?}"))])),
+        };
+        let product = match text("productType") {
+            None => Product::Banking,
+            Some(value) if value.eq_ignore_ascii_case("banking") => Product::Banking,
+            Some(value) if value.eq_ignore_ascii_case("investment") => Product::Investment,
+            Some(value) => return Err(bad("productType", t.bad_product_type, &[("value", &format!("{value:?}"))])),
+        };
+        let maximum_retry = match text("maximumRetry") {
+            None => DEFAULT_MAXIMUM_RETRY,
+            Some(value) => {
+                value.parse::<u32>().ok().filter(|n| (1..=MAX_MAXIMUM_RETRY).contains(n)).ok_or_else(|| {
+                    bad(
+                        "maximumRetry",
+                        t.bad_maximum_retry,
+                        &[("max", &MAX_MAXIMUM_RETRY.to_string()), ("value", &format!("{value:?}"))],
+                    )
+                })?
             }
         };
         let redirect_url = text("redirectUrl");
         if let Some(url) = &redirect_url {
-            check_redirect(url)?;
+            if !is_web_url(url) {
+                return Err(bad("redirectUrl", t.bad_redirect_url, &[("value", &format!("{url:?}"))]));
+            }
         }
         Ok(Params {
             demo: flag("demo", false)?,
@@ -125,15 +139,9 @@ impl Params {
 
 /// A redirect goes to a web page: `http` or `https`. Any other scheme (`javascript:` above all)
 /// would run in the widget's page, so it is refused.
-fn check_redirect(url: &str) -> Result<(), BadParam> {
+fn is_web_url(url: &str) -> bool {
     let lower = url.to_ascii_lowercase();
-    if lower.starts_with("http://") || lower.starts_with("https://") {
-        return Ok(());
-    }
-    Err(BadParam {
-        name: "redirectUrl",
-        message: format!("redirectUrl must be an http:// or https:// URL, got {url:?}"),
-    })
+    lower.starts_with("http://") || lower.starts_with("https://")
 }
 
 #[cfg(test)]

@@ -413,3 +413,106 @@ def test_the_token_is_required_and_single_use(page: Page) -> None:
 def test_without_keys_no_token_is_asked(sb: bf.Sandbox, page: Page) -> None:
     page.goto(widget(sb, demo="true"))
     page.wait_for_selector("#consent-page")
+
+
+#: Greatday asks one of its three questions; in French, by these prompts (docs/sandbox.md#users).
+GREATDAY_IN_FRENCH = {
+    "Dans quelle ville êtes-vous né?": "Montreal",
+    "Quel est le meilleur pays au monde?": "Canada",
+    "Quelle forme les gens préfèrent-ils?": "Triangle",
+}
+
+
+#: The ids of the visible buttons whose words spill out of them, or (the action buttons: Continue,
+#: Decline, Text me, ...) wrap onto a second line.
+MISFITS = """Array.from(document.querySelectorAll('button')).filter((b) => {
+  if (b.offsetParent === null) { return false; }
+  if (b.scrollWidth > b.clientWidth + 1 || b.scrollHeight > b.clientHeight + 1) { return true; }
+  if (!b.matches('.primary, .secondary, .link')) { return false; }
+  const words = document.createRange();
+  words.selectNodeContents(b);
+  return new Set(Array.from(words.getClientRects()).map((line) => Math.round(line.top))).size > 1;
+}).map((b) => b.id)"""
+
+
+def assert_buttons_fit(page: Page) -> None:
+    """Every visible button's words fit inside it, an action button's on one line (French words
+    are longer than English ones)."""
+    misfits = page.evaluate(MISFITS)
+    assert misfits == [], f"the words do not fit these buttons: {misfits}"
+
+
+def assert_french_page(page: Page, section: str, title: str) -> None:
+    page.wait_for_selector(f"#{section}")
+    assert page.get_attribute("html", "lang") == "fr"
+    assert page.inner_text("#page-title") == title
+    assert page.inner_text("#widget-header-text") == "Connexion sécurisée · bac à sable bankfeed"
+    assert_buttons_fit(page)
+
+
+def test_language_fr_shows_every_page_in_french(sb: bf.Sandbox, page: Page) -> None:
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.goto(widget(sb, demo="true", language="fr", customerName="Budget Acme", closeEnable="true"))
+    assert_french_page(page, "consent-page", "Connectez votre compte")
+    assert page.inner_text("#consent-text").startswith("Budget Acme utilise le bac à sable bankfeed")
+    assert page.inner_text("#consent-accept") == "Continuer"
+    assert page.inner_text("#consent-deny") == "Refuser"
+    assert page.get_attribute("#widget-close", "aria-label") == "Fermer"
+    screenshot(page, "widget-fr-consent")
+    page.click("#consent-accept")
+    assert_french_page(page, "institution-page", "Sélectionnez votre institution")
+    rbc = page.inner_text("#institution-RBC")
+    assert "RBC Banque Royale" in rbc and "absente du bac à sable" in rbc, rbc
+    screenshot(page, "widget-fr-institutions")
+    page.click("#institution-FlinksCapital")
+    assert_french_page(page, "credential-page", "Connexion à Flinks Capital")
+    assert page.inner_text("label[for=username]") == "Nom d'utilisateur"
+    assert page.inner_text("label[for=password]") == "Mot de passe"
+    assert page.inner_text("#credential-submit") == "Continuer"
+    assert page.inner_text("#credential-back") == "← Choisir une autre institution"
+    screenshot(page, "widget-fr-credentials")
+    sign_in(page, "Greatday", "wrong-password")
+    assert_french_page(page, "credential-page", "Connexion à Flinks Capital")
+    assert page.inner_text("#credential-error") == (
+        "Nom d'utilisateur ou mot de passe incorrect. Vérifiez-les et réessayez (essais restants : 2)."
+    )
+    screenshot(page, "widget-fr-credentials-retry")
+    sign_in(page, "Greatday")
+    assert_french_page(page, "mfa-page", "Vérification de sécurité")
+    prompt = page.inner_text("#prompt-0").strip()
+    assert prompt in GREATDAY_IN_FRENCH, "the challenge is asked in French"
+    assert page.inner_text("#mfa-submit") == "Continuer"
+    page.fill("#answer-0", "Nulle part")
+    page.click("#mfa-submit")
+    assert_french_page(page, "mfa-page", "Vérification de sécurité")
+    assert page.inner_text("#mfa-error") == "Réponse incorrecte ou incomplète. Réessayez."
+    screenshot(page, "widget-fr-mfa-retry")
+    page.fill("#answer-0", GREATDAY_IN_FRENCH[page.inner_text("#prompt-0").strip()])
+    page.click("#mfa-submit")
+    assert_french_page(page, "connected-page", "Votre compte est connecté")
+    assert page.inner_text("#connected-text") == "Vous pouvez maintenant fermer cette fenêtre."
+    assert page.inner_text("#connected-page p.fine").startswith("Transmis à votre application :")
+    screenshot(page, "widget-fr-connected")
+    assert page.title() == "Votre compte est connecté · bac à sable bankfeed"
+
+
+def test_language_fr_shows_the_account_selection_and_text_or_call_in_french(sb: bf.Sandbox, page: Page) -> None:
+    page.set_viewport_size({"width": 420, "height": 900})
+    query = {"demo": "true", "language": "fr", "consentEnable": "false", "institution": "FlinksCapital"}
+    page.goto(widget(sb, **query, accountSelectorEnable="true"))
+    sign_in(page, "greatday_nomfa")
+    assert_french_page(page, "account-page", "Sélectionnez un compte")
+    balance = page.inner_text("#account-list .balance")
+    assert balance.endswith("$ CAD") and "," in balance, balance
+    screenshot(page, "widget-fr-accounts")
+    page.goto(widget(sb, **query))
+    sign_in(page, "mfa_text_or_call")
+    assert_french_page(page, "mfa-page", "Recevoir un code de sécurité")
+    assert page.inner_text("#mfa-text") == "Par texto"
+    assert page.inner_text("#mfa-call") == "Par appel"
+    screenshot(page, "widget-fr-mfa-text-or-call")
+    page.goto(widget(sb, **query))
+    sign_in(page, "mfa_trusted_device")
+    assert_french_page(page, "mfa-page", "Confirmez sur votre appareil de confiance")
+    assert page.inner_text("#mfa-confirm") == "J'ai confirmé"
+    screenshot(page, "widget-fr-mfa-trusted-device")
