@@ -2,13 +2,30 @@
 //! service's JSON error, and request bodies read the way the service binds them: keys
 //! case-insensitively, `"true"` as true, null as absent.
 
-use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, RawPathParams, Request};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
 
 use super::reply::{too_large, ErrorReply};
+
+/// The segments of a request's path by name (`request_id`, `login_id`), decoded as its handler
+/// reads them, for the layers in front of the handlers that note what a request concerns (the
+/// request log, the faults); a path the handler will refuse names none.
+pub(crate) struct PathSegments(Vec<(String, String)>);
+
+impl PathSegments {
+    pub(crate) async fn of(parts: &mut Parts) -> PathSegments {
+        let params = RawPathParams::from_request_parts(parts, &()).await.ok();
+        let pairs = params.iter().flat_map(|params| params.iter());
+        PathSegments(pairs.map(|(key, value)| (key.to_owned(), value.to_owned())).collect())
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        self.0.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone())
+    }
+}
 
 /// `SecurityResponses` as sent: (key, answers), in the order of the request.
 pub(crate) type Responses<'a> = Vec<(&'a str, Vec<String>)>;

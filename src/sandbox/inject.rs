@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER};
 use axum::http::{HeaderValue, StatusCode};
 use axum::middleware::Next;
@@ -20,6 +20,7 @@ use hyper::body::{Frame, SizeHint};
 use serde_json::{json, Map, Value};
 use tokio::time::Sleep;
 
+use super::body::PathSegments;
 use super::faults::FaultKind;
 use super::reply::{self, too_large, BODY_LIMIT};
 use super::state::Shared;
@@ -61,11 +62,8 @@ pub(crate) async fn inject(State(route): State<Faulted>, request: Request, next:
     // The ids the path names, decoded as the handler reads them; a path the handler will refuse
     // names none.
     let (mut parts, body) = request.into_parts();
-    let segments = RawPathParams::from_request_parts(&mut parts, &()).await.ok();
-    let segment = |name: &str| {
-        let mut segments = segments.iter().flat_map(|segments| segments.iter());
-        segments.find(|(key, _)| *key == name).map(|(_, value)| value.to_owned())
-    };
+    let segments = PathSegments::of(&mut parts).await;
+    let segment = |name: &str| segments.get(name);
     // The body is read (and put back) for the ids it names: the request's user and RequestId.
     // A body past the limit is refused here as the handlers would refuse it.
     let Ok(bytes) = axum::body::to_bytes(body, BODY_LIMIT).await else {

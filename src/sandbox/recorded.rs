@@ -11,14 +11,14 @@
 use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, HttpBody};
-use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
 use super::authorize;
-use super::body::{self as body_of, Body as JsonBody};
+use super::body::{self as body_of, Body as JsonBody, PathSegments};
 use super::config::{AuthorizeKind, RecordedRequest};
 use super::inject::Faulted;
 use crate::protocol;
@@ -80,11 +80,8 @@ pub(crate) async fn describe(State(route): State<Faulted>, request: Request, nex
         return next.run(request).await;
     };
     let (mut parts, body) = request.into_parts();
-    let segments = RawPathParams::from_request_parts(&mut parts, &()).await.ok();
-    let segment = |name: &str| {
-        let mut segments = segments.iter().flat_map(|segments| segments.iter());
-        segments.find(|(key, _)| *key == name).map(|(_, value)| value.to_owned())
-    };
+    let segments = PathSegments::of(&mut parts).await;
+    let segment = |name: &str| segments.get(name);
     let bytes = match body_of::bytes_of(Request::new(body), &()).await {
         Ok(bytes) => bytes,
         Err(refusal) => return refusal.into_response(),

@@ -58,3 +58,16 @@ def first_step(client: bf.Client, username: str) -> Any:
 def typed_for(prompt: str) -> str:
     """What a person types for ``prompt`` (the README's input() gets ``prompt + " "``)."""
     return TYPED[prompt.strip()]
+
+
+def every_step(sandbox: bf.Sandbox, username: str) -> list[bf.Challenge]:
+    """Every step ``username`` asks, each answered with what a person types for it."""
+    step = first_step(sandbox.client(poll_interval=0.01), username)
+    steps = []
+    while isinstance(step, bf.Challenge):
+        steps.append(step)
+        answers: dict[str, list[str]] = {}
+        for item in step.challenges:
+            answers.update(bf.typed_answer(item, typed_for(item.prompt)))
+        step = step.answer(answers)
+    return steps

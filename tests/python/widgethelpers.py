@@ -1,9 +1,14 @@
 """A person playing the sandbox's widget pages in a real browser (docs/sandbox.md#the-hosted-widget):
 signing in and answering each round of challenges from a sandbox user's documented answers, by
-the pages' element ids, as the browser tests of the widget and of ``client.connect`` do."""
+the pages' element ids, as the browser tests of the widget and of ``client.connect`` do; and
+``client.connect`` waiting on a thread while the browser is driven from the test's own (the one
+Playwright's sync API belongs to)."""
 
 from __future__ import annotations
 
+import queue
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import bankfeed as bf
@@ -61,3 +66,27 @@ def answer_round(where: Page | Frame, user: dict[str, Any]) -> None:
 
 def user_named(sb: bf.Sandbox, username: str) -> dict[str, Any]:
     return next(user for user in sb.users if user["username"] == username)
+
+
+def in_background(run: Callable[[Callable[[bf.ConnectUrl], None]], Any]) -> tuple[queue.Queue[Any], Any]:
+    """``run(on_url)`` on a thread: the URLs it gives, and a function waiting for its outcome."""
+    urls: queue.Queue[Any] = queue.Queue()
+    outcome: list[Any] = []
+
+    def target() -> None:
+        try:
+            outcome.append(run(urls.put))
+        except BaseException as error:
+            outcome.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+
+    def result() -> Any:
+        thread.join(30)
+        assert outcome, "connect did not return"
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    return urls, result

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from browserhelpers import screenshot
-from typedhelpers import CHALLENGE_USERS, first_step, typed_for
+from typedhelpers import CHALLENGE_USERS, every_step
 
 import bankfeed as bf
 
@@ -17,21 +17,9 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 
-def steps_of(sandbox: bf.Sandbox, username: str) -> list[bf.Challenge]:
-    step = first_step(sandbox.client(poll_interval=0.01), username)
-    steps = []
-    while isinstance(step, bf.Challenge):
-        steps.append(step)
-        answers: dict[str, list[str]] = {}
-        for item in step.challenges:
-            answers.update(bf.typed_answer(item, typed_for(item.prompt)))
-        step = step.answer(answers)
-    return steps
-
-
 @pytest.mark.parametrize("username", [u for u in CHALLENGE_USERS if u.startswith("mfa_")])
 def test_each_challenge_view_shows_its_answer_form(page: Page, sandbox: bf.Sandbox, username: str) -> None:
-    html = "".join(f"<section>{step._repr_html_()}</section><hr>" for step in steps_of(sandbox, username))
+    html = "".join(f"<section>{step._repr_html_()}</section><hr>" for step in every_step(sandbox, username))
     page.set_content(f"<body style='font-family:sans-serif;font-size:13px'>{html}</body>")
     text = page.inner_text("body")
     assert "answer: " in text and "{prompt: answer}" not in text
@@ -41,7 +29,7 @@ def test_each_challenge_view_shows_its_answer_form(page: Page, sandbox: bf.Sandb
 
 
 def test_the_image_grid_is_numbered_as_typed_answer_reads_it(page: Page, sandbox: bf.Sandbox) -> None:
-    step = steps_of(sandbox, "mfa_image")[1]
+    step = every_step(sandbox, "mfa_image")[1]
     item = step.challenges[0]
     page.set_content(f"<body style='font-family:sans-serif'>{item._repr_html_()}</body>")
     figures = page.locator("figure")

@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from browserhelpers import screenshot
+from widgethelpers import in_background
 
 import bankfeed as bf
 
@@ -150,25 +151,7 @@ def play(page: Page) -> None:
 def connect_in_background(client: bf.Client, **options: Any) -> tuple[queue.Queue[Any], Callable[[], Any]]:
     """``client.connect`` on a thread (the browser is driven from this one): the URLs it gives,
     and a function that waits for its outcome."""
-    urls: queue.Queue[Any] = queue.Queue()
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(client.connect(on_url=urls.put, timeout=30, **options))
-        except BaseException as error:
-            outcome.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-
-    def result() -> Any:
-        thread.join(30)
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        return outcome[0]
-
-    return urls, result
+    return in_background(lambda on_url: client.connect(on_url=on_url, timeout=30, **options))
 
 
 def test_the_browser_is_redirected_to_the_catcher_and_the_login_id_opens_a_cached_session(

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import queue
-import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from browserhelpers import screenshot
-from widgethelpers import answer_round, sign_in, user_named
+from widgethelpers import answer_round, in_background, sign_in, user_named
 
 import bankfeed as bf
 
@@ -32,30 +30,6 @@ if TYPE_CHECKING:
 def sb() -> Iterator[bf.Sandbox]:
     with bf.Sandbox() as sandbox:
         yield sandbox
-
-
-def in_background(run: Callable[[Callable[[bf.ConnectUrl], None]], Any]) -> tuple[queue.Queue[Any], Any]:
-    """``run(on_url)`` on a thread: the URLs it gives, and a function waiting for its outcome."""
-    urls: queue.Queue[Any] = queue.Queue()
-    outcome: list[Any] = []
-
-    def target() -> None:
-        try:
-            outcome.append(run(urls.put))
-        except BaseException as error:
-            outcome.append(error)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-
-    def result() -> Any:
-        thread.join(30)
-        assert outcome, "connect did not return"
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        return outcome[0]
-
-    return urls, result
 
 
 def walk(where: Page | Frame, sb: bf.Sandbox, username: str) -> None:

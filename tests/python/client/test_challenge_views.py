@@ -8,7 +8,7 @@ import re
 from html import unescape
 
 import pytest
-from typedhelpers import CHALLENGE_USERS, first_step, typed_for
+from typedhelpers import CHALLENGE_USERS, every_step
 
 import bankfeed as bf
 
@@ -29,19 +29,6 @@ def kind_of(item: bf.SecurityChallenge) -> str:
     if item.type == "QuestionAndAnswer" and item.choices is not None:
         return "reset"
     return "code" if item.is_security_code else item.type
-
-
-def every_step(sandbox: bf.Sandbox, username: str) -> list[bf.Challenge]:
-    client = sandbox.client(poll_interval=0.01)
-    step = first_step(client, username)
-    steps = []
-    while isinstance(step, bf.Challenge):
-        steps.append(step)
-        answers: dict[str, list[str]] = {}
-        for item in step.challenges:
-            answers.update(bf.typed_answer(item, typed_for(item.prompt)))
-        step = step.answer(answers)
-    return steps
 
 
 @pytest.mark.parametrize("username", CHALLENGE_USERS)
