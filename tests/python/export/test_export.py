@@ -85,6 +85,30 @@ def test_every_table_is_a_dataset_read_whole_by_pyarrow_pandas_and_duckdb(many: 
     assert str(positions.schema.field("fetched_at").type) == "timestamp[us, tz=UTC]"
 
 
+def test_part_files_have_dictionaries_for_repeated_text_and_statistics_for_filters(
+    many: bf.Sandbox, tmp_path: Path
+) -> None:
+    import pyarrow.parquet
+
+    bf.export(client_of(many), many.login_ids, tmp_path, what="investments,accounts")
+    # Per table: text written plain (each row's own id, free text), text with a dictionary (what
+    # repeats over a login's rows), as docs/export.md#the-layout says.
+    for kind, name, plain, with_dictionary in [
+        ("investments", "transactions", {"transaction_id", "description"}, {"login_id", "account_id", "type"}),
+        ("investments", "positions", {"position_id"}, {"login_id", "request_id", "security_id", "currency"}),
+        ("investments", "accounts", {"account_id", "full_account_id", "account_number"}, {"login_id", "currency"}),
+        ("accounts", "transactions", {"transaction_id", "description"}, {"login_id", "account_id"}),
+    ]:
+        part = max((tmp_path / kind / name).glob("part-*.parquet"), key=lambda file: file.stat().st_size)
+        group = pyarrow.parquet.ParquetFile(part).metadata.row_group(0)
+        assert group.num_rows > 0, (kind, name)
+        columns = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+        assert {c for c in plain | with_dictionary if columns[c].has_dictionary_page} == with_dictionary, (kind, name)
+        # Statistics where a reader filters, so that it can skip files; none for each row's own id.
+        assert all(columns[c].is_stats_set for c in ("login_id", "request_id", "fetched_at")), (kind, name)
+        assert not any(columns[c].is_stats_set for c in plain), (kind, name)
+
+
 def test_the_failures_and_the_manifest_say_what_happened(many: bf.Sandbox, tmp_path: Path) -> None:
     bf.export(client_of(many), [many.login_ids[0], BAD], tmp_path, what="investments,accounts")
     failures = [json.loads(line) for line in (tmp_path / "_failures.jsonl").read_text().splitlines()]
@@ -281,6 +305,28 @@ def test_usage_errors_exit_2_with_one_line(many: bf.Sandbox, tmp_path: Path) -> 
     done = command(many.login_ids[0], "--out", str(tmp_path / "k"), *args, env={"BANKFEED_API_KEY": "a b"})
     assert done.returncode == 2 and done.stderr.startswith("error: BANKFEED_API_KEY: "), done.stderr
     assert "a b" not in done.stderr
+
+
+#: What the command's process runs with once it is set up, told by a child (it is process-wide).
+SETTLED = (
+    "import os, pyarrow; from bankfeed._export.cli import _settle_process; _settle_process(); "
+    "print(os.environ['OPENBLAS_NUM_THREADS'], pyarrow.default_memory_pool().backend_name)"
+)
+
+
+def test_the_command_sets_up_its_process_and_keeps_what_the_user_chose() -> None:
+    def settled(**env: str) -> str:
+        base = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL")}
+        done = subprocess.run(
+            [sys.executable, "-c", SETTLED], capture_output=True, text=True, check=True, env={**base, **env}
+        )
+        return done.stdout.strip()
+
+    # No OpenBLAS threads spinning beside the export, and Arrow's memory through malloc
+    # (BENCHMARKS.md, export) ...
+    assert settled() == "1 system"
+    # ... unless the user said otherwise.
+    assert settled(OPENBLAS_NUM_THREADS="4", ARROW_DEFAULT_MEMORY_POOL="mimalloc") == "4 mimalloc"
 
 
 def test_without_a_base_url_the_command_exports_an_embedded_sandbox(tmp_path: Path) -> None:
