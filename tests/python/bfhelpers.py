@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import collections.abc
 import contextlib
 import functools
 import inspect
 import re
+import threading
 import time
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias, TypedDict, TypeVar
@@ -449,3 +451,22 @@ class Blocking:
 
 #: The blocking client's driver, behind :func:`complete`, :func:`login_step_by_step` and :func:`step_with`.
 SYNC = Api("sync")
+
+
+@contextlib.contextmanager
+def ctrl_c_after(seconds: float) -> Iterator[list[float]]:
+    """Ctrl-C (a ``KeyboardInterrupt`` in the main thread) ``seconds`` into the block, as a person
+    at the terminal sends it; yields the list that gets the time it was sent, empty when the block
+    ended first. The timer is cancelled when the block ends."""
+    fired: list[float] = []
+
+    def interrupt() -> None:
+        fired.append(time.monotonic())
+        _thread.interrupt_main()
+
+    timer = threading.Timer(seconds, interrupt)
+    timer.start()
+    try:
+        yield fired
+    finally:
+        timer.cancel()

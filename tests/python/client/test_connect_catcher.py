@@ -7,7 +7,6 @@ tests/python/browser/test_connect.py."""
 
 from __future__ import annotations
 
-import _thread
 import asyncio
 import json
 import socket
@@ -22,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, Api
+from bfhelpers import INSTITUTION, PASSWORD, Api, ctrl_c_after
 
 #: The catcher's redirect in a widget URL.
 Visit = Callable[[str], None]
@@ -203,21 +202,11 @@ def test_without_a_browser_the_whole_url_is_printed_for_the_person(
 
 def test_ctrl_c_stops_the_wait_at_once(connect_sandbox: bf.Sandbox) -> None:
     client = connect_sandbox.client()
-    fired: list[float] = []
     urls: list[bf.ConnectUrl] = []
-
-    def interrupt() -> None:
-        fired.append(time.monotonic())
-        _thread.interrupt_main()
-
-    timer = threading.Timer(0.5, interrupt)
-    timer.start()
-    try:
+    with ctrl_c_after(0.5) as fired:
         with pytest.raises(KeyboardInterrupt):
             client.connect(on_url=urls.append, timeout=60)
         returned = time.monotonic()
-    finally:
-        timer.cancel()
     assert fired and returned - fired[0] < 1.0
     assert_closed(redirect_of(urls[0]))
 

@@ -4,16 +4,14 @@ gets the signal, where an ``AsyncClient`` call is a task that is cancelled inste
 
 from __future__ import annotations
 
-import _thread
 import logging
-import threading
 import time
 from collections.abc import Callable
 
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, Api, login_id_of
+from bfhelpers import INSTITUTION, PASSWORD, Api, ctrl_c_after, login_id_of
 
 
 def test_ctrl_c_interrupts_a_long_poll_promptly() -> None:
@@ -21,20 +19,10 @@ def test_ctrl_c_interrupts_a_long_poll_promptly() -> None:
         client = sb.client(poll_interval=0.2, poll_timeout=60)
         session = client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True)
         assert isinstance(session, bf.Session)
-        fired: list[float] = []
-
-        def interrupt() -> None:
-            fired.append(time.monotonic())
-            _thread.interrupt_main()
-
-        timer = threading.Timer(0.5, interrupt)
-        timer.start()
-        try:
+        with ctrl_c_after(0.5) as fired:
             with pytest.raises(KeyboardInterrupt):
                 session.investments()
             returned = time.monotonic()
-        finally:
-            timer.cancel()
         assert fired, "the call ended before the interrupt"
         assert returned - fired[0] < 1.0
 

@@ -11,53 +11,14 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import bankfeed as bf
+from rawhelpers import Raw
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "sandbox.md"
 SECTION = "## Where the sandbox differs from the real service"
-
-Reply = tuple[int, dict[str, Any]]
-
-
-class Raw:
-    """Requests as a hand-written client sends them, with the sandbox's keys."""
-
-    def __init__(self, sb: bf.Sandbox) -> None:
-        self.sb = sb
-        self.base = f"{sb.url}/v3/{sb.customer_id}/BankingServices"
-
-    def send(
-        self, method: str, path: str, body: object = None, content_type: str = "application/json", **headers: str
-    ) -> Reply:
-        data = None if body is None else json.dumps(body).encode()
-        if data is not None:
-            headers["Content-Type"] = content_type
-        if self.sb.api_key is not None and not path.startswith(("/Authorize", "/GenerateAuthorizeToken")):
-            headers.setdefault("x-api-key", self.sb.api_key)
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read())
-
-    def token(self) -> str:
-        assert self.sb.secret_key is not None
-        status, minted = self.send("POST", "/GenerateAuthorizeToken", **{"flinks-auth-key": self.sb.secret_key})
-        assert status == 200, minted
-        return str(minted["Token"])
-
-    def authorize(self, body: dict[str, Any], token: str | None = None) -> Reply:
-        token = token or self.token()
-        return self.send("POST", "/Authorize", body, **{"flinks-auth-key": token})
-
-    def login(self, username: str, **fields: Any) -> Reply:
-        live = {"Institution": "FlinksCapital", "Username": username, "Password": "Everyday", "MostRecentCached": False}
-        return self.authorize({**live, **fields})
 
 
 def fixed_as_of_day(raw: Raw) -> bool:

@@ -7,15 +7,13 @@ its source in a comment. docs/protocol.md describes the same operations."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import bankfeed as bf
+from rawhelpers import Raw
 
 # A shape: a type name ("text", "number", "bool"), several joined by "|" ("number|null"), a dict
 # of key to shape (an object), or a one-item list (a list whose items all have that shape).
@@ -186,55 +184,6 @@ def mismatches(shape: Shape, value: object, path: str = "") -> list[str]:
     return []
 
 
-class Raw:
-    """The requests of the examples, as a hand-written client sends them, with the sandbox's keys."""
-
-    def __init__(self, sb: bf.Sandbox) -> None:
-        self.sb = sb
-        self.base = f"{sb.url}/v3/{sb.customer_id}/BankingServices"
-
-    def send(self, method: str, path: str, body: object = None, **headers: str) -> tuple[int, dict[str, Any]]:
-        data = None if body is None else json.dumps(body).encode()
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(self.base + path, data=data, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read())
-
-    def insight(self, path: str) -> dict[str, Any]:
-        """An attributes GET, polled (it answers 202 while the account detail is processed)."""
-        url = f"{self.sb.url}/v3/{self.sb.customer_id}/insight{path}"
-        for _ in range(10):
-            request = urllib.request.Request(url, headers={"x-api-key": self.sb.api_key or ""})
-            try:
-                with urllib.request.urlopen(request, timeout=10) as response:
-                    status, answer = response.status, json.loads(response.read())
-            except urllib.error.HTTPError as error:
-                status, answer = error.code, json.loads(error.read())
-            if status != 202:
-                break
-        assert status == 200 and isinstance(answer, dict), answer
-        return answer
-
-    def token(self) -> dict[str, Any]:
-        assert self.sb.secret_key is not None
-        status, minted = self.send("POST", "/GenerateAuthorizeToken", **{"flinks-auth-key": self.sb.secret_key})
-        assert status == 200, minted
-        return minted
-
-    def data(self, operation: str, request_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        """A banking operation, polled on its ...Async link until its 200."""
-        key = {"x-api-key": self.sb.api_key or ""}
-        status, answer = self.send("POST", f"/{operation}", {"RequestId": request_id, **body}, **key)
-        while status == 202:
-            status, answer = self.send("GET", f"/{operation}Async/{request_id}", **key)
-        assert status == 200, answer
-        return answer
-
-
 @pytest.fixture(scope="module")
 def opened() -> Iterator[tuple[Raw, str]]:
     """A sandbox with its default keys, and a session of greatday_nomfa opened with a Tag."""
@@ -248,14 +197,14 @@ def opened() -> Iterator[tuple[Raw, str]]:
             "Save": True,
             "Tag": "customer=1042",
         }
-        status, session = raw.send("POST", "/Authorize", login, **{"flinks-auth-key": raw.token()["Token"]})
+        status, session = raw.send("POST", "/Authorize", login, **{"flinks-auth-key": raw.token()})
         assert status == 200, session
         yield raw, session["RequestId"]
 
 
 def test_the_token_answer_has_the_documented_fields(opened: tuple[Raw, str]) -> None:
     raw, _ = opened
-    assert mismatches(TOKEN, raw.token()) == []
+    assert mismatches(TOKEN, raw.minted()) == []
 
 
 def test_account_detail_has_the_documented_fields(opened: tuple[Raw, str]) -> None:
@@ -287,7 +236,7 @@ GREATDAY_ANSWERS = {"What city were you born in?": "Montreal", "What is the best
 
 def test_the_challenge_and_the_answered_authorize_have_the_documented_fields(opened: tuple[Raw, str]) -> None:
     raw, _ = opened
-    token = {"flinks-auth-key": raw.token()["Token"]}
+    token = {"flinks-auth-key": raw.token()}
     live = {"Institution": "FlinksCapital", "Username": "Greatday", "Password": "Everyday", "MostRecentCached": False}
     status, asked = raw.send("POST", "/Authorize", {**live, "Save": True}, **token)
     assert status == 203, asked
@@ -329,7 +278,7 @@ def test_the_delete_card_answer_has_the_fields_the_client_reads() -> None:
             "POST",
             "/Authorize",
             {**login, "MostRecentCached": False, "Save": True},
-            **{"flinks-auth-key": raw.token()["Token"]},
+            **{"flinks-auth-key": raw.token()},
         )
         assert status == 200, session
         status, deleted = raw.send("DELETE", f"/DeleteCard/{session['Login']['Id']}", **{"x-api-key": sb.api_key or ""})
@@ -344,7 +293,7 @@ def test_an_unknown_login_id_is_refused_with_the_documented_fields(opened: tuple
         "POST",
         "/Authorize",
         {"LoginId": unknown, "MostRecentCached": True},
-        **{"flinks-auth-key": raw.token()["Token"]},
+        **{"flinks-auth-key": raw.token()},
     )
     assert (status, refused.get("FlinksCode")) == (401, "INVALID_LOGIN"), refused
     assert mismatches(REFUSED, refused) == []
