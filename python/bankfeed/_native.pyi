@@ -1661,8 +1661,12 @@ def combine(pairs: Iterable[tuple[str, Investments | Accounts | Attributes | Sta
 
 @final
 class _Gathering:
-    """What :func:`bankfeed.acombine` adds each pair of an async bulk call to (private)."""
+    """What :func:`bankfeed.acombine` adds each pair of an async bulk call to (private).
 
+    Made ``like`` a finished gathering, each table starts as large as that one's grew: an export
+    gathers batch after batch of about the same size."""
+
+    def __new__(cls, like: _Gathering | None = None, /) -> _Gathering: ...
     def add(self, pair: tuple[str, Investments | Accounts | Attributes | Statements | BaseException], /) -> None:
         """Adds one ``(login_id, result_or_exception)`` pair, as :func:`combine` does."""
 

@@ -130,7 +130,7 @@ class _Fetch:
                         continue
                     batch.add(login_id, result, time.time_ns() // 1000)
                     if len(batch.logins) >= self.limits.logins or batch.rows >= self.limits.rows:
-                        done, batch = _arrow(batch), Gathered(tables)
+                        done, batch = _arrow(batch), Gathered(tables, like=batch.gathering)
                         seen.update(done)
                         yield done
         done = _arrow(batch) if batch.logins else {}

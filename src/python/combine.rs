@@ -13,7 +13,7 @@ use super::args;
 use super::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PyStatements};
 use super::table::PyTable;
 use super::views;
-use crate::tables::{Combiner, Table};
+use crate::tables::{CombinedSize, Combiner, Table};
 
 #[doc = stub_doc!("Combined")]
 #[pyclass(name = "Combined", module = "bankfeed", frozen)]
@@ -193,24 +193,32 @@ pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCo
 // `combine`'s work, one pair at a time.
 #[doc = stub_doc!("_Gathering")]
 #[pyclass(name = "_Gathering", module = "bankfeed._native")]
-pub(crate) struct PyGathering(Option<Gathering>);
+pub(crate) struct PyGathering {
+    gathering: Option<Gathering>,
+    /// Once finished, how large each table grew: what a gathering made `like` this one reserves.
+    sizes: Sizes,
+}
 
 #[pymethods]
 impl PyGathering {
     #[new]
-    fn new() -> Self {
-        PyGathering(Some(Gathering::default()))
+    #[pyo3(signature = (like = None, /))]
+    fn new(like: Option<PyRef<'_, Self>>) -> Self {
+        let sizes = like.map(|like| like.sizes.clone()).unwrap_or_default();
+        PyGathering { gathering: Some(Gathering { like: sizes, ..Gathering::default() }), sizes: Vec::new() }
     }
 
     #[doc = stub_doc!("_Gathering.add")]
     #[pyo3(signature = (pair, /))]
     fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.0.as_mut().ok_or_else(finished)?.add(py, pair)
+        self.gathering.as_mut().ok_or_else(finished)?.add(py, pair)
     }
 
     #[doc = stub_doc!("_Gathering.finish")]
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyCombined> {
-        self.0.take().ok_or_else(finished)?.finish(py)
+        let gathering = self.gathering.take().ok_or_else(finished)?;
+        self.sizes = gathering.sizes();
+        gathering.finish(py)
     }
 }
 
@@ -224,7 +232,12 @@ fn finished() -> PyErr {
 pub(crate) struct Gathering {
     kind: Option<(&'static str, Vec<(&'static str, Combiner)>)>,
     errors: Vec<(Py<PyAny>, Py<PyAny>)>,
+    /// The sizes a gathering of the same kind reached, which each table reserves.
+    like: Sizes,
 }
+
+/// Each table's [`CombinedSize`], by name.
+type Sizes = Vec<(&'static str, CombinedSize)>;
 
 impl Gathering {
     fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -260,9 +273,15 @@ impl Gathering {
                 args::type_name(&result)
             )));
         };
-        let (first, combiners) = self
-            .kind
-            .get_or_insert_with(|| (this, named.iter().map(|(name, _)| (*name, Combiner::default())).collect()));
+        let like = &self.like;
+        let (first, combiners) = self.kind.get_or_insert_with(|| {
+            let combiner = |name: &str| {
+                like.iter()
+                    .find(|(n, _)| *n == name)
+                    .map_or_else(Combiner::default, |(_, size)| Combiner::sized_like(size))
+            };
+            (this, named.iter().map(|(name, _)| (*name, combiner(name))).collect())
+        });
         if *first != this {
             return Err(PyTypeError::new_err(format!(
                 "combine takes results of one kind, got {first} and {this} (the result of {login_id:?})"
@@ -273,6 +292,10 @@ impl Gathering {
             combiners.iter_mut().zip(&named).try_for_each(|((_, combiner), (_, table))| combiner.add(&login_id, table))
         })?;
         Ok(())
+    }
+
+    fn sizes(&self) -> Sizes {
+        self.kind.iter().flat_map(|(_, combiners)| combiners.iter().map(|(name, c)| (*name, c.size()))).collect()
     }
 
     fn finish(self, py: Python<'_>) -> PyResult<PyCombined> {

@@ -32,17 +32,84 @@ pub struct Combiner {
     login_ids: StringBuilder,
     columns: Vec<(&'static str, DataType, Builder)>,
     rows: usize,
+    /// What each column reserves when it is first seen (see [`Combiner::sized_like`]).
+    reserve: CombinedSize,
     /// [`MAX_TEXT_BYTES`]; a test lowers it to reach it.
     max_text_bytes: usize,
 }
 
 impl Default for Combiner {
     fn default() -> Self {
-        Combiner { login_ids: StringBuilder::new(), columns: Vec::new(), rows: 0, max_text_bytes: MAX_TEXT_BYTES }
+        Combiner {
+            login_ids: StringBuilder::new(),
+            columns: Vec::new(),
+            rows: 0,
+            reserve: CombinedSize::default(),
+            max_text_bytes: MAX_TEXT_BYTES,
+        }
+    }
+}
+
+/// How large a combined table grew: its rows, and per column the bytes of its text and the items
+/// of its lists. What a combiner of the next batch of the same kind reserves.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CombinedSize {
+    rows: usize,
+    login_id_bytes: usize,
+    /// `(name, text bytes, list items)`; both are 0 where they do not apply.
+    columns: Vec<(&'static str, usize, usize)>,
+}
+
+impl CombinedSize {
+    /// With an eighth more of everything, so that a batch a little larger than the last does not
+    /// double a column it has nearly filled.
+    fn with_headroom(mut self) -> Self {
+        let more = |n: usize| n + n / 8;
+        self.rows = more(self.rows);
+        self.login_id_bytes = more(self.login_id_bytes);
+        for (_, bytes, items) in &mut self.columns {
+            *bytes = more(*bytes);
+            *items = more(*items);
+        }
+        self
+    }
+
+    fn of(&self, name: &str) -> (usize, usize) {
+        self.columns.iter().find(|(n, ..)| *n == name).map_or((0, 0), |&(_, bytes, items)| (bytes, items))
     }
 }
 
 impl Combiner {
+    /// A combiner whose columns start as large as `size`'s, and an eighth larger.
+    ///
+    /// An export combines batch after batch of about the same size; growing each column from
+    /// nothing copies it at every doubling into fresh memory, which the kernel must first hand
+    /// over a page at a time (BENCHMARKS.md, export).
+    pub fn sized_like(size: &CombinedSize) -> Self {
+        let reserve = size.clone().with_headroom();
+        Combiner {
+            login_ids: StringBuilder::with_capacity(reserve.rows, reserve.login_id_bytes),
+            reserve,
+            ..Combiner::default()
+        }
+    }
+
+    /// How large the table grew so far.
+    pub fn size(&self) -> CombinedSize {
+        CombinedSize {
+            rows: self.rows,
+            login_id_bytes: self.login_ids.values_slice().len(),
+            columns: self
+                .columns
+                .iter()
+                .map(|(name, _, builder)| {
+                    let (bytes, items) = builder.size();
+                    (*name, bytes, items)
+                })
+                .collect(),
+        }
+    }
+
     /// Appends the rows of `table`, each with `login_id`.
     ///
     /// Fails with [`Error::Config`] (field `tables`), and adds nothing of `table`, when one of its
@@ -96,7 +163,8 @@ impl Combiner {
 
         for column in &table.columns {
             if column.name != LOGIN_ID && !self.columns.iter().any(|(name, ..)| *name == column.name) {
-                let mut builder = Builder::like(&column.data);
+                let (bytes, items) = self.reserve.of(column.name);
+                let mut builder = Builder::like(&column.data, self.reserve.rows, bytes, items);
                 builder.append_nulls(self.rows);
                 self.columns.push((column.name, column.data.array().data_type().clone(), builder));
             }
@@ -132,17 +200,29 @@ enum Builder {
 }
 
 impl Builder {
-    fn like(data: &ColumnData) -> Self {
+    /// Room for `rows` rows, `bytes` bytes of text and `items` list items.
+    fn like(data: &ColumnData, rows: usize, bytes: usize, items: usize) -> Self {
         match data {
-            ColumnData::Float(_) => Builder::Float(Float64Builder::new()),
-            ColumnData::Bool(_) => Builder::Bool(BooleanBuilder::new()),
-            ColumnData::Text(_) => Builder::Text(StringBuilder::new()),
-            ColumnData::Date(_) => Builder::Date(Date32Builder::new()),
+            ColumnData::Float(_) => Builder::Float(Float64Builder::with_capacity(rows)),
+            ColumnData::Bool(_) => Builder::Bool(BooleanBuilder::with_capacity(rows)),
+            ColumnData::Text(_) => Builder::Text(StringBuilder::with_capacity(rows, bytes)),
+            ColumnData::Date(_) => Builder::Date(Date32Builder::with_capacity(rows)),
             // The zone of the parts (UTC for every table the core builds) is kept.
-            ColumnData::Timestamp(a) => {
-                Builder::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(a.data_type().clone()))
+            ColumnData::Timestamp(a) => Builder::Timestamp(
+                TimestampMicrosecondBuilder::with_capacity(rows).with_data_type(a.data_type().clone()),
+            ),
+            ColumnData::TextList(_) => {
+                Builder::TextList(ListBuilder::with_capacity(StringBuilder::with_capacity(items, bytes), rows))
             }
-            ColumnData::TextList(_) => Builder::TextList(ListBuilder::new(StringBuilder::new())),
+        }
+    }
+
+    /// The bytes of text and the list items held.
+    fn size(&self) -> (usize, usize) {
+        match self {
+            Builder::Text(b) => (b.values_slice().len(), 0),
+            Builder::TextList(b) => (b.values_ref().values_slice().len(), b.values_ref().len()),
+            _ => (0, 0),
         }
     }
 
@@ -265,6 +345,24 @@ mod tests {
             assert_eq!(column.slice(2, 3).to_data(), second.to_data(), "{name}");
         }
         assert_eq!(combined.to_record_batch().unwrap().num_rows(), 5);
+    }
+
+    #[test]
+    fn a_combiner_sized_like_another_gives_the_same_table_and_size() {
+        let (a, b) = (sample(&rows(2, "a")), sample(&rows(3, "bb")));
+        let mut first = Combiner::default();
+        first.add("L1", &a).unwrap();
+        first.add("L22", &b).unwrap();
+        let size = first.size();
+        assert_eq!((size.rows, size.login_id_bytes), (5, 2 * 2 + 3 * 3));
+        // `s` holds each row's tag; `l` each row's two items, the tag and "z".
+        assert_eq!(size.of("s"), (2 + 3 * 2, 0));
+        assert_eq!(size.of("l"), (2 * 2 + 3 * 3, 10));
+        let mut second = Combiner::sized_like(&size);
+        second.add("L1", &a).unwrap();
+        second.add("L22", &b).unwrap();
+        assert_eq!(second.size(), size);
+        assert_eq!(second.finish(), first.finish());
     }
 
     #[test]

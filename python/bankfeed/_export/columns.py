@@ -54,9 +54,12 @@ class Gathered:
     each login's provenance columns need: its RequestId, when it was fetched, and its rows per
     table. What the export writes a batch of, and the dlt source yields."""
 
-    def __init__(self, tables: Sequence[str]) -> None:
+    def __init__(self, tables: Sequence[str], like: _Gathering | None = None) -> None:
+        """``like``: the :attr:`gathering` of the previous batch of the same kind, finished; each
+        table then starts as large as it grew there (see ``_Gathering``)."""
         self.tables = tuple(tables)
-        self._gathering = _Gathering()
+        #: Once :meth:`finish` is called, spent: it then holds only its tables' sizes.
+        self.gathering = _Gathering(like)
         self.logins: list[str] = []
         self.request_ids: list[str | None] = []
         self.fetched_at: list[int] = []
@@ -67,7 +70,7 @@ class Gathered:
     def add(self, login_id: str, result: Any, fetched_at_us: int) -> int:
         """Gathers the result of ``login_id``, fetched at ``fetched_at_us`` (microseconds since
         the epoch); the rows it adds."""
-        self._gathering.add((login_id, result))
+        self.gathering.add((login_id, result))
         self.logins.append(login_id)
         self.request_ids.append(getattr(result, "request_id", None))
         self.fetched_at.append(fetched_at_us)
@@ -81,7 +84,7 @@ class Gathered:
 
     def finish(self) -> dict[str, Table]:
         """The combined tables that have rows, ``login_id`` first; the gathering is then spent."""
-        combined = self._gathering.finish()
+        combined = self.gathering.finish()
         found = {table: combined.tables.get(table) for table in self.tables}
         return {table: gathered for table, gathered in found.items() if gathered is not None and len(gathered) > 0}
 

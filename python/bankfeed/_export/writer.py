@@ -24,11 +24,14 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.columns import Gathered
 from bankfeed._export.kinds import Kind
 from bankfeed._export.storage import Storage
+
+if TYPE_CHECKING:
+    from bankfeed._native import _Gathering
 
 __all__ = ["JOURNAL", "KindWriter", "Limits", "failure_record", "part_name", "temporary_name"]
 
@@ -94,6 +97,8 @@ class KindWriter:
         self.limits = limits
         self._sequence = 0
         self._batch: _Batch | None = None
+        #: The last batch's gathering, spent: the next batch's tables start at its sizes.
+        self._last_gathering: _Gathering | None = None
         #: Rows written per table by this writer.
         self.rows: dict[str, int] = dict.fromkeys(kind.tables, 0)
         #: Rows gathered so far, committed or not: what a progress display counts.
@@ -107,7 +112,8 @@ class KindWriter:
 
     def _current(self) -> _Batch:
         if self._batch is None:
-            self._batch = _Batch(started=time.monotonic(), gathered=Gathered(self.kind.tables))
+            gathered = Gathered(self.kind.tables, like=self._last_gathering)
+            self._batch = _Batch(started=time.monotonic(), gathered=gathered)
         return self._batch
 
     def add(self, login_id: str, result: Any, fetched_at_us: int) -> None:
@@ -139,7 +145,9 @@ class KindWriter:
         gathered = batch.gathered
         files: dict[str, str] = {}
         rows: dict[str, int] = {}
-        for table, combined in gathered.finish().items():
+        tables = gathered.finish()
+        self._last_gathering = gathered.gathering
+        for table, combined in tables.items():
             directory = self.storage.path(self.kind.name, table)
             self._write(table, combined, gathered, self.storage.path(directory, temporary_name(name, self.fmt)))
             files[table] = part_name(name, self.fmt)

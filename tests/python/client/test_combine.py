@@ -181,6 +181,31 @@ def test_acombine_gathers_an_async_bulk_call_as_combine_does(bulk: bf.Sandbox, f
     assert isinstance(error, bf.InvalidLogin)
 
 
+def test_a_gathering_sized_like_the_last_batch_gathers_the_same_rows(bulk: bf.Sandbox, fast: bf.Client) -> None:
+    # An export gathers batch after batch, each made like the last one, whose sizes its columns
+    # start at (docs/architecture.md#bulk-calls): a larger, a smaller and an empty batch after
+    # it must come out as a fresh gathering gives them.
+    from bankfeed._native import _Gathering
+
+    results = list(fast.investments_many(bulk.login_ids))
+    batches = [results[:1], results, results[1:2], []]
+    last = _Gathering()
+    last.add(results[0])
+    last.finish()
+    for batch in batches:
+        sized, fresh = _Gathering(last), _Gathering()
+        for pair in batch:
+            sized.add(pair)
+            fresh.add(pair)
+        got, expected = sized.finish(), fresh.finish()
+        assert {name: table.to_arrow() for name, table in got.tables.items()} == {
+            name: table.to_arrow() for name, table in expected.tables.items()
+        }
+        last = sized
+    with pytest.raises(ValueError, match="this gathering has finished"):
+        last.add(results[0])
+
+
 @pytest.mark.parametrize("progress", [False, True], ids=["plain", "progress"])
 def test_combine_points_an_async_iterable_to_acombine_and_stops_it(progress: bool) -> None:
     with bf.Sandbox(logins=4, pending_seconds=60) as sb:
