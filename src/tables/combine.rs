@@ -366,6 +366,26 @@ mod tests {
     }
 
     #[test]
+    fn a_combiner_sized_like_a_large_one_reserves_its_rows_at_the_first_part() {
+        // Past the 1,024 items a fresh builder starts with, so that what is reserved shows.
+        let large = sample(&rows(4000, "a"));
+        let mut first = Combiner::default();
+        first.add("L1", &large).unwrap();
+        let mut second = Combiner::sized_like(&first.size());
+        second.add("L1", &sample(&rows(1, "a"))).unwrap();
+        let reserved = |combiner: &Combiner| {
+            combiner.columns.iter().find_map(|(name, _, builder)| match builder {
+                Builder::Float(b) if *name == "x" => Some(b.capacity()),
+                _ => None,
+            })
+        };
+        assert!(reserved(&second).unwrap() >= 4000 + 4000 / 8, "{:?}", reserved(&second));
+        let mut fresh = Combiner::default();
+        fresh.add("L1", &sample(&rows(1, "a"))).unwrap();
+        assert!(reserved(&fresh).unwrap() < 4000);
+    }
+
+    #[test]
     fn an_empty_part_adds_no_rows_and_no_parts_give_the_login_id_column_only() {
         let a = sample(&rows(2, "a"));
         let empty = sample(&[]);
