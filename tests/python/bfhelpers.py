@@ -11,7 +11,7 @@ import inspect
 import re
 import threading
 import time
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias, TypedDict, TypeVar
 
 import pytest
@@ -470,3 +470,30 @@ def ctrl_c_after(seconds: float) -> Iterator[list[float]]:
         yield fired
     finally:
         timer.cancel()
+
+
+class LoopTicks:
+    """What :func:`loop_ticks` counts."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+@contextlib.asynccontextmanager
+async def loop_ticks(interval: float) -> AsyncIterator[LoopTicks]:
+    """Counts how often the running event loop wakes a task of its own every ``interval`` seconds
+    while the block runs: a loop that a blocking call holds up counts few ticks or none."""
+    ticks = LoopTicks()
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            ticks.count += 1
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        yield ticks
+    finally:
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker

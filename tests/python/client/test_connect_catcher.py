@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import bankfeed as bf
-from bfhelpers import INSTITUTION, PASSWORD, Api, ctrl_c_after
+from bfhelpers import INSTITUTION, PASSWORD, Api, ctrl_c_after, loop_ticks
 
 #: The catcher's redirect in a widget URL.
 Visit = Callable[[str], None]
@@ -266,18 +266,9 @@ def test_an_async_connect_opens_the_browser_without_stalling_the_event_loop(
     monkeypatch.setattr("webbrowser.open", browser_that_blocks)
 
     async def main() -> tuple[bf.Connection, int]:
-        ticks = 0
-
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.02)
-                ticks += 1
-
-        ticker = asyncio.ensure_future(tick())
-        connection = await connect_sandbox.async_client().connect(timeout=10)
-        ticker.cancel()
-        return connection, ticks
+        async with loop_ticks(0.02) as ticks:
+            connection = await connect_sandbox.async_client().connect(timeout=10)
+        return connection, ticks.count
 
     connection, ticks = asyncio.run(main())
     assert connection.login_id == saved_login

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
-from bfhelpers import AUTHORIZE, GREATDAY, INSTITUTION, PASSWORD, Api, operations_since
+from bfhelpers import AUTHORIZE, GREATDAY, INSTITUTION, PASSWORD, Api, loop_ticks, operations_since
 
 #: Far more than any bound under test: a call that waits for the handler fails the test.
 HELD = 30.0
@@ -96,20 +96,11 @@ def test_the_loop_goes_on_while_a_plain_handler_blocks_until_the_deadline(
 
     async def main() -> float:
         client = sandbox.async_client(poll_interval=0.01, deadline=1)
-        ticks = 0
-
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.05)
-                ticks += 1
-
-        ticker = asyncio.create_task(tick())
-        started = time.monotonic()
-        with pytest.raises(bf.TransportError, match="deadline"):
-            await client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=blocker)
-        ticker.cancel()
-        assert ticks > 0, "the loop went on while the handler blocked"
+        async with loop_ticks(0.05) as ticks:
+            started = time.monotonic()
+            with pytest.raises(bf.TransportError, match="deadline"):
+                await client.login(INSTITUTION, "Greatday", PASSWORD, on_challenge=blocker)
+        assert ticks.count > 0, "the loop went on while the handler blocked"
         return time.monotonic() - started
 
     assert asyncio.run(main()) < PROMPT_END
