@@ -20,6 +20,7 @@ from typing import Any
 
 import bankfeed as bf
 from bankfeed._answers import CannedAnswers
+from bankfeed._arguments import CommandParser, unknown_arguments
 from bankfeed._export import cli as export_cli
 
 INSTITUTION = "FlinksCapital"
@@ -268,7 +269,7 @@ def users() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m bankfeed`` and of the ``bankfeed`` script."""
     # Not __doc__: it is None under python -OO.
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="bankfeed", description="bankfeed: export, and the embedded sandbox (demo, sandbox, users)."
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -301,7 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("users", help="list the sandbox's test users")
     export_cli.add_parser(commands)
 
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        commands.choices[args.command].error(unknown_arguments(extra))
     if args.command == "sandbox" and args.login_ids_file is not None and not args.logins:
         # Otherwise the file is written empty, and a job reading it fetches nothing.
         serve.error("--login-ids-file needs --logins N with N > 0: only the saved bulk logins have LoginIds to write")

@@ -22,6 +22,7 @@ from typing import Any
 
 from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.run import ExportReport, _run
+from bankfeed.errors import ConfigError, _config_error
 
 __all__ = ["add_parser", "run"]
 
@@ -88,7 +89,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--partition-size",
         type=int,
-        default=1000,
+        default=None,
         metavar="N",
         help="with --scheduler: logins per task on a worker (default: 1000)",
     )
@@ -112,16 +113,25 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def _read_logins(source: str) -> Iterator[str]:
     """LoginIds from a file (``-``: standard input): one a line (blank lines and ``#`` comments
-    skipped), or a CSV whose header has a ``login_id`` column."""
+    skipped), or a CSV whose header has a ``login_id`` column. A first line with commas makes the
+    file a CSV, which must then have that column: its rows read as LoginIds would each fail."""
     if source == "-":
         text = sys.stdin.read()
     else:
         with open(source, encoding="utf-8", errors="surrogateescape", newline="") as file:
             text = file.read()
+    # The byte order mark Excel's "CSV UTF-8" starts a file with is not part of the header.
+    text = text.removeprefix("\ufeff")
     lines = text.splitlines()
     first = next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), "")
     header = [name.strip().lower() for name in next(csv.reader([first]), [])]
-    if "login_id" in header and ("," in first or header == ["login_id"]):
+    if "login_id" not in header and "," in first:
+        shown = ", ".join(repr(name) for name in header[:8]) + (", ..." if len(header) > 8 else "")
+        where = "standard input" if source == "-" else source
+        raise _config_error(
+            "logins", f"{where} is a CSV (its first line has commas) without a login_id column in its header: {shown}"
+        )
+    if "login_id" in header:
         reader = csv.DictReader(io.StringIO(text))
         column = next(name for name in reader.fieldnames or [] if name.strip().lower() == "login_id")
         for row in reader:
@@ -146,15 +156,22 @@ def _flag_of(field: str) -> str:
 
 def _summary(report: ExportReport, out: str) -> str:
     """What the person at the terminal reads at the end."""
+    # A login counts as written once it is in every kind asked (ExportReport says so); with more
+    # than one kind, the line says it, since the rows below may come from logins not yet in all.
+    kinds = {table.split("/", 1)[0] for table in report.written}
     lines = [
-        f"written: {report.logins_written} logins"
+        f"written{' in every kind' if len(kinds) > 1 else ''}: {report.logins_written} logins"
         + (f" ({report.logins_skipped} already written before)" if report.logins_skipped else ""),
     ]
     if report.failed:
         classes = Counter(type(error).__name__ for _, error in report.failed)
         by_class = ", ".join(f"{name} {count}" for name, count in classes.most_common())
+        # A login that failed in two kinds is two failures: the classes count failures.
+        failures = "" if len(report.failed) == report.logins_failed else f"{len(report.failed)} failures: "
         lines.append(
-            f"failed: {report.logins_failed} logins ({by_class}); listed in {os.path.join(out, '_failures.jsonl')}"
+            f"failed: {report.logins_failed} logins ({failures}{by_class}); listed in "
+            f"{os.path.join(out, '_failures.jsonl')}; --resume tries them again (a pending one polls its "
+            "RequestId where it stood)"
         )
     for table, rows in report.written.items():
         lines.append(f"  {table}: {rows:,} rows")
@@ -187,6 +204,12 @@ def run(args: argparse.Namespace) -> int:
     import bankfeed as bf
     from bankfeed.__main__ import _stop_on_signals
 
+    if args.partition_size is not None and args.scheduler is None:
+        print(
+            "error: --partition-size: splits the logins into tasks of a Dask cluster; give --scheduler too",
+            file=sys.stderr,
+        )
+        return 2
     _settle_process()
     options = {option: getattr(args, option) for _, option, _, _ in _CLIENT_FLAGS if getattr(args, option) is not None}
     if args.allow_insecure_http:
@@ -197,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
         given = LoginIdList(unique(itertools.chain(args.login_ids, from_file)))
     except OSError as exc:
         print(f"error: --logins: {exc.strerror or exc}: {args.logins}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"error: --{exc.field}: {exc.rule}", file=sys.stderr)
         return 2
     sandbox: bf.Sandbox | None = None
     _stop_on_signals()
@@ -234,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
             batch_logins=args.batch_logins,
             raise_interrupt=False,
             scheduler=args.scheduler,
-            partition_size=args.partition_size,
+            partition_size=1000 if args.partition_size is None else args.partition_size,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from bankfeed._export.run import ExportReport, _Export
     from bankfeed._native import Client
 
-__all__ = ["check_installed", "run"]
+__all__ = ["check_scheduler", "run"]
 
 #: How long the driver waits, after Ctrl-C, for the running partitions to commit what they
 #: gathered and return; a second Ctrl-C stops waiting.
@@ -48,12 +48,27 @@ _GRACE = 30.0
 _WATCH = 0.5
 
 
-def check_installed() -> None:
-    """A ``ConfigError`` naming ``scheduler`` when distributed is not installed."""
+def check_scheduler(scheduler: object) -> None:
+    """A ``ConfigError`` naming ``scheduler`` when distributed is not installed, or when
+    ``scheduler`` cannot be a scheduler: checked before anything is written, since
+    ``distributed.Client`` refuses an address without a port only once it has started, and its
+    half-made client then takes a minute to give up at exit."""
     try:
-        import distributed  # noqa: F401
+        import distributed
+        from distributed.comm.addressing import parse_address, parse_host_port
     except ImportError:
         raise _config_error("scheduler", "needs Dask's distributed package: pip install 'bankfeed[dask]'") from None
+    if isinstance(scheduler, distributed.Client):
+        return
+    rule = "must be a Dask scheduler's address (tcp://HOST:PORT) or a distributed.Client"
+    if not isinstance(scheduler, str):
+        raise _config_error("scheduler", f"{rule}, not {type(scheduler).__name__}")
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except ValueError as exc:
+        raise _config_error("scheduler", f"{rule}; got {scheduler!r}: {exc}") from None
 
 
 def _connect(scheduler: object) -> tuple[distributed.Client, bool]:
@@ -176,12 +191,19 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
     kind = task.kind
     # An earlier attempt of this partition died: keep what it committed, delete what it did not.
     state = read_state(storage, kind.name, task.fmt, prefix=task.prefix)
-    todo = [login for login in task.logins if login not in state.written]
+    todo = [login for login in task.logins if not state.has(login)]
     left = set(todo)
     request_ids = {login: rid for login, rid in task.request_ids.items() if login in left}
-    for login, record in state.failed.items():
-        # Still pending when its worker died: polled where it stood, as a resume does.
-        if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str) and login in left:
+    for record in state.failed.values():
+        # Still pending when its worker died: polled where it stood, as a resume does (this
+        # partition's own records: the LoginIds as its task holds them).
+        login = record.get("login_id")
+        if (
+            record.get("error") == "PendingTimeout"
+            and isinstance(login, str)
+            and isinstance(record.get("request_id"), str)
+            and login in left
+        ):
             request_ids[login] = record["request_id"]
     # A name of its own per attempt: two attempts never write the same file.
     writer = KindWriter(storage, kind, task.fmt, task.prefix + secrets.token_hex(3), task.limits)

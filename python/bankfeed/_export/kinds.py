@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._native import Accounts, Attributes, Investments, combine
-from bankfeed.errors import _config_error
+from bankfeed.errors import ConfigError, _config_error
 
 if TYPE_CHECKING:
     import pyarrow
@@ -56,6 +56,21 @@ class Kind:
         """The bulk method of ``client`` that fetches this kind."""
         name = {"investments": "investments_many", "accounts": "accounts_detail_many"}.get(self.name, "attributes_many")
         return getattr(client, name)
+
+    def check(self, client: Any) -> None:
+        """Raises the ``ConfigError`` the bulk call would raise for this kind's options (an
+        unknown package, a query the service cannot take), before anything is written: the bulk
+        call checks its arguments when it is made, and one of no login sends nothing. The error
+        names ``what`` (``--what``), where the options came from."""
+        try:
+            results = self.bulk_call(client)([], **self.options)
+        except ConfigError as exc:
+            if exc.field == "days":
+                raise
+            raise _config_error("what", f"{self.label}: {exc.field} {exc.rule}") from None
+        close = getattr(results, "close", None)  # an AsyncClient's has only aclose: nothing runs
+        if callable(close):
+            close()
 
 
 def _days(days: object) -> str:
@@ -132,6 +147,8 @@ def parse_what(what: Iterable[object] | str, *, days: object = None) -> list[Kin
             )
     if not kinds:
         raise _config_error("what", "names no kind to export: investments, accounts or attributes:<package>")
+    if days is not None and not any(kind.name == "accounts" for kind in kinds):
+        raise _config_error("days", f"applies to accounts, which what does not ask for; got days={days!r}")
     names = [kind.name for kind in kinds]
     twice = next((name for name in names if names.count(name) > 1), None)
     if twice is not None:

@@ -13,17 +13,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["LoginIdList", "unique"]
+__all__ = ["LoginIdList", "fold", "unique"]
 
 #: LoginIds per block: each becomes a ``str`` of about 37 kB, short-lived ``str`` objects only
 #: while one block is read.
 _BLOCK = 1000
 
 
+def fold(login_id: Any) -> Any:
+    """What tells two LoginIds apart: their text in lower case. The service compares LoginIds in
+    any case (docs/errors.md), so ``ABC...`` and ``abc...`` are one login, fetched and written
+    once. A value that is not text is its own."""
+    return login_id.lower() if isinstance(login_id, str) else login_id
+
+
 def unique(login_ids: object) -> Iterator[Any]:
-    """The LoginIds in order, each once: from any iterable of text (a list, a pandas or polars
-    Series, a NumPy array, a pyarrow array). Values that are not text are kept as they came: the
-    bulk call makes each its own login's error (or the call's ``TypeError``)."""
+    """The LoginIds in order, each once (in any case: :func:`fold`; the first spelling is kept):
+    from any iterable of text (a list, a pandas or polars Series, a NumPy array, a pyarrow array).
+    Values that are not text are kept as they came: the bulk call makes each its own login's error
+    (or the call's ``TypeError``)."""
     if isinstance(login_ids, (str, bytes)):
         raise TypeError(f"login_ids must be a list (or any iterable) of str, not a single {type(login_ids).__name__}")
     to_pylist = getattr(login_ids, "to_pylist", None)  # a pyarrow array or chunked array
@@ -37,9 +45,10 @@ def unique(login_ids: object) -> Iterator[Any]:
         as_py = getattr(item, "as_py", None)  # a pyarrow scalar
         value = as_py() if callable(as_py) else item
         try:
-            if value in seen:
+            key = fold(value)
+            if key in seen:
                 continue
-            seen.add(value)
+            seen.add(key)
         except TypeError:
             raise TypeError(f"login_ids must hold str, not {type(value).__name__}") from None
         yield value

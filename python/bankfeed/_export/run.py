@@ -8,6 +8,7 @@ iterator of a ``Client``, or the async one of an ``AsyncClient``.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
@@ -17,9 +18,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.kinds import KINDS, Kind, parse_what
-from bankfeed._export.logins import LoginIdList, unique
+from bankfeed._export.logins import LoginIdList, fold, unique
 from bankfeed._export.progress import ExportProgress
-from bankfeed._export.state import FAILURES, MANIFEST, KindState, previous_manifest, read_state, write_summary
+from bankfeed._export.state import (
+    FAILURES,
+    MANIFEST,
+    KindState,
+    previous_manifest,
+    read_runs,
+    read_state,
+    write_run,
+    write_summary,
+)
 from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
@@ -105,6 +115,25 @@ def _release_arrow_memory() -> None:
         pyarrow.default_memory_pool().release_unused()
 
 
+def _options_json(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A kind's options as its run record keeps them: JSON (what JSON has no type for, as text)."""
+    value: dict[str, Any] = json.loads(json.dumps(dict(options), default=str))
+    return value
+
+
+def _options(options: object) -> str:
+    """A kind's options as two runs' are compared."""
+    return json.dumps(_options_json(options) if isinstance(options, Mapping) else options, sort_keys=True)
+
+
+def _how_asked(kind: str, label: object, options: object) -> str:
+    """How a kind was asked, for a message: accounts by their days, the others by ``what``."""
+    if kind == "accounts":
+        days = options.get("days") if isinstance(options, Mapping) else None
+        return f"days={days}" if days else "with the service's default days"
+    return f"what={label}" if label else f"options {_options(options)}"
+
+
 #: What an output directory holds when an export wrote it.
 _OURS = (*KINDS, JOURNAL, MANIFEST, FAILURES)
 
@@ -136,6 +165,9 @@ class _Export:
     #: What the partitions of a cluster run wrote, which has no writer here (docs/scale-out.md):
     #: the rows per ``"kind/table"``.
     remote_rows: dict[str, int] = field(default_factory=dict)
+    #: The kinds earlier runs of this export asked for, and how (``what``, ``options``): the
+    #: manifest describes them too.
+    kinds_before: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def plan(
@@ -150,6 +182,7 @@ class _Export:
         progress: bool,
         days: object,
         batch_logins: int,
+        client: Client | AsyncClient | None = None,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -165,6 +198,9 @@ class _Export:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise _config_error("concurrency", f"must be an int of at least 1, got {concurrency!r}")
         kinds = parse_what(what, days=days)
+        if client is not None:
+            for kind in kinds:
+                kind.check(client)
         storage = Storage(out)
         limits = Limits(logins=batch_logins)
         # The command line's LoginIds come as a LoginIdList already (each once): not copied.
@@ -175,44 +211,105 @@ class _Export:
         for kind, state in zip(kinds, states, strict=True):
             # All of them, not a copy, when nothing was written before (no resume).
             export.todo[kind.name] = (
-                LoginIdList(login for login in export.asked if login not in state.written)
-                if state.written
-                else export.asked
+                LoginIdList(login for login in export.asked if not state.has(login)) if state.written else export.asked
             )
-            # A login whose data was still pending polls its RequestId where it stood.
+            # A login whose data was still pending polls its RequestId where it stood (by its
+            # folded LoginId: given in another case this time, it is the same login).
             export.resumes[kind.name] = {
                 login: record["request_id"]
                 for login, record in state.failed.items()
                 if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
             }
-        export.skipped_logins = sum(1 for login in export.asked if all(login in state.written for state in states))
+        export.skipped_logins = sum(1 for login in export.asked if all(state.has(login) for state in states))
         return export
 
     def _check_output(self, resume: bool) -> None:
         storage = self.storage
-        present = [name for name in storage.listdir(storage.root) if name in _OURS]
+        try:
+            # Made now, before anything is fetched: an output that cannot be one is a usage error.
+            storage.makedirs(storage.root)
+            present = [name for name in storage.listdir(storage.root) if name in _OURS]
+        except (FileExistsError, NotADirectoryError):
+            raise _config_error(
+                "out", f"must be a directory: {storage.shown}, or a directory above it, is a file"
+            ) from None
+        except OSError as exc:
+            raise _config_error(
+                "out", f"cannot be the output directory: {exc.strerror or exc}: {storage.shown}"
+            ) from None
         if not resume and present:
             raise _config_error(
                 "out",
                 f"already holds an export ({storage.shown}: {', '.join(present)}): pass resume=True (--resume) to "
                 "go on with it, or write to an empty directory",
             )
-        previous = previous_manifest(storage) if resume else None
-        if previous is not None and previous.get("format") not in (None, self.fmt):
+        if resume:
+            self._check_asked_as_before(previous_manifest(storage), read_runs(storage))
+
+    def _check_asked_as_before(self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]]) -> None:
+        """A resume goes on with the export as it was asked: the same format, and each kind asked
+        before with the same options (days, package, query), or one table would hold rows of two
+        kinds. Earlier runs' records say how (a killed run's too), and a manifest written before
+        runs had records says what it can."""
+        shown = self.storage.shown
+        before_formats = [record.get("format") for record in runs] + [(previous or {}).get("format")]
+        before_format = next((fmt for fmt in reversed(before_formats) if fmt), None)
+        if before_format not in (None, self.fmt):
             raise _config_error(
                 "format",
-                f"must be the format the export in {storage.shown} was written in, {previous.get('format')!r}, to "
-                f"resume it; got {self.fmt!r}",
+                f"must be the format the export in {shown} was written in, {before_format!r}, to resume it; got "
+                f"{self.fmt!r}",
             )
-        storage.makedirs(storage.root)
+        before: dict[str, Mapping[str, Any]] = {}
+        for record in [previous or {}, *runs]:
+            kinds = record.get("kinds") or {}
+            before.update({name: entry for name, entry in kinds.items() if isinstance(entry, Mapping)})
+        self.kinds_before = {name: entry for name, entry in before.items() if name in KINDS}
+        for kind in self.kinds:
+            entry = self.kinds_before.get(kind.name)
+            # A manifest written before runs had records has no options to compare.
+            if entry is None or "options" not in entry or _options(entry["options"]) == _options(kind.options):
+                continue
+            days = kind.name == "accounts"
+            was = _how_asked(kind.name, entry.get("what"), entry.get("options"))
+            now = _how_asked(kind.name, kind.label, kind.options)
+            if now == was:  # the same query file, its contents changed
+                was, now = f"{was} ({_options(entry.get('options'))})", f"{now} ({_options(kind.options)})"
+            raise _config_error(
+                "days" if days else "what",
+                f"must ask for {kind.name} as the export in {shown} did, {was}, to resume it; got {now}: one table "
+                "would hold rows of both. Export these to another directory",
+            )
 
     @property
     def total(self) -> int:
         return sum(len(todo) for todo in self.todo.values())
 
     def start(self) -> None:
+        write_run(self.storage, self.record())
         if self.show:
             self.progress = ExportProgress(self.total)
+
+    def record(self, **ended: Any) -> dict[str, Any]:
+        """This run's record (``state.write_run``): how it was asked, and ``ended`` once it ended."""
+        return {
+            "run": self.run_id,
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+            # The order of runs started within one second.
+            "started": self.started,
+            "finished_at": None,
+            "format": self.fmt,
+            "kinds": self.kinds_asked(),
+            "logins_asked": len(self.asked),
+            "logins_fetched": None,
+            "logins_failed": None,
+            "interrupted": None,
+            **ended,
+        }
+
+    def kinds_asked(self) -> dict[str, dict[str, Any]]:
+        """How this run asks for each of its kinds: ``what`` and ``options``, as records keep them."""
+        return {kind.name: {"what": kind.label, "options": _options_json(kind.options)} for kind in self.kinds}
 
     def writer(self, kind: Kind) -> KindWriter:
         writer = KindWriter(self.storage, kind, self.fmt, self.run_id, self.limits)
@@ -224,7 +321,7 @@ class _Export:
         run), each with the RequestIds to resume; made one at a time, as they are run."""
         resumes = self.resumes[kind.name]
         for chunk in self.todo[kind.name].slices(size):
-            yield chunk, {login: resumes[login] for login in chunk if login in resumes}
+            yield chunk, {login: resumes[fold(login)] for login in chunk if fold(login) in resumes}
 
     def call(self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str]) -> Any:
         return kind.bulk_call(client)(
@@ -269,29 +366,32 @@ class _Export:
                 if not any(name.startswith("part-") for name in self.storage.listdir(directory)):
                     self.storage.makedirs(directory)
                     write_empty(self.storage, kind, table, self.fmt, f"{self.run_id}-000000")
-        # The journal is the truth of the directory (earlier runs, a cluster's partitions).
+        # The journal is the truth of the directory (earlier runs, a cluster's partitions), for
+        # this run's kinds and those of earlier runs alike.
+        kinds_asked: dict[str, Mapping[str, Any]] = {**self.kinds_before, **self.kinds_asked()}
         states: dict[str, tuple[str, KindState]] = {
-            kind.name: (kind.label, read_state(self.storage, kind.name, self.fmt, repair=repair)) for kind in self.kinds
+            name: (str(entry.get("what") or name), read_state(self.storage, name, self.fmt, repair=repair))
+            for name, entry in kinds_asked.items()
         }
-        run = {
-            "run": self.run_id,
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
-            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "logins_asked": len(self.asked),
-            "logins_fetched": self.done,
-            "logins_failed": self.failed,
-            "interrupted": interrupted,
-        }
+        run = self.record(
+            finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            logins_fetched=self.done,
+            logins_failed=self.failed,
+            interrupted=interrupted,
+        )
+        write_run(self.storage, run)
         write_summary(
             self.storage,
             states,
             fmt=self.fmt,
             version=__version__,
             run=run,
+            kinds_asked=kinds_asked,
             previous=previous_manifest(self.storage),
         )
-        # Written now in every kind: written in every kind at the end, and not already at the start.
-        everywhere = sum(1 for login in self.asked if all(login in state.written for _, state in states.values()))
+        # Written now in every kind of this run: at the end, and not already at the start.
+        ours = [states[kind.name][1] for kind in self.kinds]
+        everywhere = sum(1 for login in self.asked if all(state.has(login) for state in ours))
         failed_now = {login if isinstance(login, str) else repr(login) for login, _ in self.failures}
         written = dict(self.remote_rows)
         for name, writer in self.writers.items():
@@ -335,9 +435,11 @@ def export(
     the logins that failed, ``out/_manifest.json`` what was asked and written. A login is written
     in a table once or not at all, whatever stops the run; ``resume=True`` goes on with an export
     that was stopped or had failures: logins already written are skipped, with no request sent,
-    failed ones are tried again, and one that was still pending polls its RequestId again.
+    failed ones are tried again, and one that was still pending polls its RequestId again; a
+    resume must ask for each kind as the export did (the same ``days``, package or query).
     ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
-    pyarrow array); duplicates are fetched once. Results are written a batch at a time: at
+    pyarrow array); duplicates are fetched once, in any case (the service compares LoginIds so).
+    Results are written a batch at a time: at
     ``batch_logins`` logins, or every 5 seconds, whichever comes first, so a kill loses at most
     that much. Ctrl-C stops the run after writing what was fetched, then raises
     ``KeyboardInterrupt``.
@@ -402,7 +504,7 @@ def _run(
     if scheduler is not None:
         from bankfeed._export import cluster
 
-        cluster.check_installed()
+        cluster.check_scheduler(scheduler)
     run = _Export.plan(
         login_ids,
         out,
@@ -413,6 +515,7 @@ def _run(
         progress=progress,
         days=days,
         batch_logins=batch_logins,
+        client=client,
     )
     if scheduler is not None:
         return cluster.run(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
@@ -478,8 +581,10 @@ async def aexport(
         progress=progress,
         days=days,
         batch_logins=batch_logins,
+        client=client,
     )
-    run.start()
+    # Writes the run's record: not on the event loop, like every write of the export.
+    await asyncio.to_thread(run.start)
     try:
         for kind in run.kinds:
             writer = run.writer(kind)

@@ -15,26 +15,48 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from bankfeed._export.kinds import KINDS
+from bankfeed._export.logins import fold
 from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, temporary_name
 
-__all__ = ["FAILURES", "MANIFEST", "KindState", "read_state", "write_summary"]
+__all__ = ["FAILURES", "MANIFEST", "KindState", "read_runs", "read_state", "write_run", "write_summary"]
 
 MANIFEST = "_manifest.json"
 FAILURES = "_failures.jsonl"
+#: Under the journal: one record per run, written when the run starts and again when it ends, so
+#: that a run killed before its end (``kill -9``, a lost machine) is still known: to the manifest,
+#: and to a resume, which must ask for what it asked (docs/export.md#resume).
+RUNS = "runs"
 
 
 @dataclass
 class KindState:
     """One kind's committed batches, as the journal says."""
 
-    #: The LoginIds written (a set: at 100,000 logins, keeping each one's RequestId too cost as
-    #: much again, for nothing that reads it).
+    #: The LoginIds written, as they were given (a set: at 100,000 logins, keeping each one's
+    #: RequestId too cost as much again, for nothing that reads it). :meth:`has` asks it.
     written: set[str] = field(default_factory=set)
-    #: LoginId to its latest failure, for the logins not written.
-    failed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: LoginId (folded: ``logins.fold``) to its latest failure, for the logins not written.
+    failed: dict[Any, dict[str, Any]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     batches: int = 0
+    #: The written LoginIds that were not given in lower case, folded: empty when every one was
+    #: (the service's own are), so that asking in any case costs no second set of them all.
+    _folded: set[str] = field(default_factory=set)
+
+    def add_written(self, login_id: str) -> None:
+        self.written.add(login_id)
+        folded = fold(login_id)
+        if folded != login_id:
+            self._folded.add(folded)
+        self.failed.pop(folded, None)
+
+    def has(self, login_id: object) -> bool:
+        """Whether ``login_id`` is written, given in any case (``logins.fold``)."""
+        if login_id in self.written:
+            return True
+        folded = fold(login_id)
+        return folded in self.written or folded in self._folded
 
 
 def _entries(storage: Storage, kind: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:
@@ -93,11 +115,10 @@ def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "", *, repai
         for table, count in (entry.get("rows") or {}).items():
             state.rows[table] = state.rows.get(table, 0) + int(count)
         for login, _ in entry.get("written") or []:
-            state.written.add(login)
-            state.failed.pop(login, None)
+            state.add_written(login)
         for record in entry.get("failed") or []:
-            if isinstance(record, dict) and record.get("login_id") not in state.written:
-                state.failed[record["login_id"]] = record
+            if isinstance(record, dict) and not state.has(record.get("login_id")):
+                state.failed[fold(record.get("login_id"))] = record
     if not repair:
         return state
     # Temporary files that no committed batch names were left by a kill before their commit:
@@ -113,6 +134,33 @@ def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "", *, repai
         if name.startswith("." + prefix) and name.endswith(".json.tmp"):
             storage.remove(storage.path(journal, name))
     return state
+
+
+def write_run(storage: Storage, record: Mapping[str, Any]) -> None:
+    """Writes the record of the run ``record["run"]``, whole or not at all."""
+    directory = storage.path(JOURNAL, RUNS)
+    storage.makedirs(directory)
+    # `default=str`: a query given from Python may hold what JSON has no type for; the record
+    # must be written all the same, and a resume compares it as text.
+    data = json.dumps(record, default=str, sort_keys=True).encode("utf-8")
+    storage.write_whole(storage.path(directory, f"{record['run']}.json"), data)
+
+
+def read_runs(storage: Storage) -> list[dict[str, Any]]:
+    """The records of the runs of the export in ``storage``, oldest first."""
+    directory = storage.path(JOURNAL, RUNS)
+    runs: list[dict[str, Any]] = []
+    for name in storage.listdir(directory):
+        if not name.endswith(".json") or name.startswith("."):
+            continue
+        try:
+            record = json.loads(storage.read_text(storage.path(directory, name)))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("run"), str):
+            runs.append(record)
+    runs.sort(key=lambda record: (str(record.get("started_at")), float(record.get("started") or 0), record["run"]))
+    return runs
 
 
 def previous_manifest(storage: Storage) -> dict[str, Any] | None:
@@ -134,41 +182,72 @@ def write_summary(
     fmt: str,
     version: str,
     run: Mapping[str, Any],
+    kinds_asked: Mapping[str, Mapping[str, Any]],
     previous: Mapping[str, Any] | None,
 ) -> None:
     """Writes ``_failures.jsonl`` (one JSON object per login not written, per kind) and
     ``_manifest.json`` (what was asked, by which bankfeed, the logins written and the rows), each
-    whole or not at all. ``states`` maps a kind to how it was asked for and its state."""
+    whole or not at all. ``states`` maps each kind of the export to its label and its state,
+    ``kinds_asked`` to how it was asked (``what``, ``options``); ``run`` is this run's record
+    (:func:`write_run`), already written."""
     lines = [
         json.dumps(record, sort_keys=True)
         for _, state in states.values()
         for record in sorted(state.failed.values(), key=lambda record: str(record.get("login_id")))
     ]
     storage.write_whole(storage.path(FAILURES), ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
-    runs: list[Any] = list((previous or {}).get("runs") or [])
-    runs.append(dict(run))
+    # Every run the journal knows, this one included (killed ones too: no end, no counts), after
+    # those of a manifest written before runs had records.
+    recorded = read_runs(storage)
+    known = {record["run"] for record in recorded}
+    runs: list[Any] = [old for old in (previous or {}).get("runs") or [] if old.get("run") not in known]
+    runs.extend(_shown_run(record) for record in recorded)
     kinds: dict[str, Any] = dict((previous or {}).get("kinds") or {})
     for kind, (label, state) in states.items():
         kinds[kind] = {
             "what": label,
+            "options": dict((kinds_asked.get(kind) or {}).get("options") or {}),
             "tables": {table: f"{kind}/{table}" for table in KINDS[kind]},
             "rows": state.rows,
             "logins_written": sorted(state.written),
-            "logins_failed": sorted(state.failed),
+            "logins_failed": sorted(str(record.get("login_id")) for record in state.failed.values()),
         }
     manifest = {
         "bankfeed_version": version,
         "format": fmt,
-        "what": [label for label, _ in states.values()],
+        # The export's kinds, this run's and earlier ones'.
+        "what": [entry.get("what", kind) for kind, entry in kinds.items()],
         "layout": "<kind>/<table>/part-<batch>." + fmt + "; every row starts with login_id, request_id, fetched_at",
         "updated_at": _utc(time.time()),
-        "complete": all(not state.failed for _, state in states.values()) and not run.get("interrupted"),
+        # Complete: this run went to its end, no login failed, and every login written in one
+        # kind of the export is written in all of them.
+        "complete": not run.get("interrupted")
+        and all(not state.failed for _, state in states.values())
+        and _same_logins([state for _, state in states.values()]),
         "kinds": kinds,
         "runs": runs,
     }
     # Streamed into its file, a piece at a time: at 100,000 logins the manifest as one string
     # would be the export's largest single allocation. The login lists go unindented, a line each.
     storage.write_streamed(storage.path(MANIFEST), lambda file: _dump(manifest, file))
+
+
+def _same_logins(states: list[KindState]) -> bool:
+    """Whether every login written in one of ``states`` is written in all of them."""
+    return all(all(other.has(login) for login in state.written) for state in states for other in states)
+
+
+#: What the manifest shows of a run's record: the rest (each kind's options) is for a resume.
+_RUN_FIELDS = ("run", "started_at", "finished_at", "logins_asked", "logins_fetched", "logins_failed", "interrupted")
+
+
+def _shown_run(record: Mapping[str, Any]) -> dict[str, Any]:
+    shown = {name: record.get(name) for name in _RUN_FIELDS}
+    shown["what"] = [entry.get("what") for entry in (record.get("kinds") or {}).values()]
+    if shown["finished_at"] is None:
+        # Started and never ended: killed, or still running beside this one.
+        shown["interrupted"] = True
+    return shown
 
 
 def _dump(manifest: Mapping[str, Any], file: IO[str]) -> None:

@@ -163,6 +163,57 @@ def test_resume_skips_what_is_written_and_sends_nothing_for_it(tmp_path: Path) -
     assert set(logins_of(table(tmp_path, "investments", "accounts"))) == set(sb.login_ids)
 
 
+def investments_calls(sb: bf.Sandbox) -> int:
+    return sum(1 for request in sb.requests if "Investments" in request["path"])
+
+
+def test_a_login_id_given_in_two_cases_is_one_login(tmp_path: Path) -> None:
+    # The service compares LoginIds in any case: one login, fetched and written once.
+    with bf.Sandbox(logins=2) as sb:
+        client = client_of(sb)
+        first, second = sb.login_ids
+        report = bf.export(client, [first, first.upper(), second], tmp_path)
+        assert report.logins_written == 2
+        assert set(logins_of(table(tmp_path, "investments", "accounts"))) == {first, second}
+        before = investments_calls(sb)
+        again = bf.export(client, [first.upper(), second.upper()], tmp_path, resume=True)
+        assert (again.logins_written, again.logins_skipped) == (0, 2)
+        assert investments_calls(sb) == before, "nothing sent for a login written under another case"
+
+
+def test_a_resume_must_ask_for_each_kind_as_the_export_did(many: bf.Sandbox, tmp_path: Path) -> None:
+    client = client_of(many)
+    ids = many.login_ids[:2]
+    bf.export(client, ids[:1], tmp_path, what="accounts,attributes:income", days=90)
+    # A run killed before its end leaves no manifest: its record in the journal still says.
+    (tmp_path / "_manifest.json").unlink()
+    for options, field, says in [
+        ({"what": "accounts", "days": 365}, "days", "days=Days90"),
+        ({"what": "accounts"}, "days", "days=Days90"),
+        ({"what": "attributes:lending"}, "what", "what=attributes:income"),
+    ]:
+        with pytest.raises(bf.ConfigError) as raised:
+            bf.export(client, ids, tmp_path, resume=True, **options)
+        assert raised.value.field == field and says in str(raised.value), raised.value
+    assert len(logins_of(table(tmp_path, "accounts", "accounts"))) == 1, "nothing written by a refused resume"
+    # Asked as before, or a kind added: the resume goes on.
+    report = bf.export(client, ids, tmp_path, resume=True, what="accounts,investments", days="Days90")
+    # Both are now in both kinds: the first login's accounts came from the first run.
+    assert (report.logins_written, report.logins_skipped) == (2, 0)
+    manifest = json.loads((tmp_path / "_manifest.json").read_text())
+    # The export's kinds, the ones this run did not ask for too; not complete over those.
+    assert manifest["what"] == ["accounts", "attributes:income", "investments"]
+    assert manifest["kinds"]["accounts"]["options"]["days"] == "Days90"
+    assert manifest["complete"] is False
+    assert [run["what"] for run in manifest["runs"]] == [
+        ["accounts", "attributes:income"],
+        ["accounts", "investments"],
+    ]
+    done = bf.export(client, ids, tmp_path, resume=True, what="accounts,investments,attributes:income", days=90)
+    assert done.logins_skipped == 1
+    assert json.loads((tmp_path / "_manifest.json").read_text())["complete"] is True
+
+
 def test_a_commit_cut_while_its_journal_entry_was_written_is_fetched_again(tmp_path: Path) -> None:
     # Ctrl-C between writing a batch's journal entry and renaming it into place (the commit)
     # leaves the entry's temporary file and the parts' (what the ctrl-c case of
@@ -274,12 +325,14 @@ def keys_of(sb: bf.Sandbox) -> dict[str, str]:
 
 def test_the_command_exports_a_file_of_login_ids_some_bad(many: bf.Sandbox, tmp_path: Path) -> None:
     ids = tmp_path / "ids.csv"
-    ids.write_text("login_id,name\n" + "".join(f"{i},x\n" for i in [*many.login_ids[:3], BAD]))
+    # Saved by Excel as "CSV UTF-8": a byte order mark before the header.
+    ids.write_text("\ufefflogin_id,name\n" + "".join(f"{i},x\n" for i in [*many.login_ids[:3], BAD]), "utf-8")
     out = tmp_path / "out"
     args = ["--base-url", many.url, "--customer-id", many.customer_id, "--poll-interval", "0.01"]
     done = command("--logins", str(ids), "--out", str(out), *args, env=keys_of(many))
     assert done.returncode == 1, done.stderr
     assert "written: 3 logins" in done.stdout and "ConfigError 1" in done.stdout, done.stdout
+    assert "--resume tries them again" in done.stdout, done.stdout
     assert str(out / "_failures.jsonl") in done.stdout
     assert set(logins_of(table(out, "investments", "accounts"))) == set(many.login_ids[:3])
     again = command("--logins", str(ids), "--out", str(out), "--resume", *args, env=keys_of(many))
@@ -290,21 +343,48 @@ def test_the_command_exports_a_file_of_login_ids_some_bad(many: bf.Sandbox, tmp_
 
 def test_usage_errors_exit_2_with_one_line(many: bf.Sandbox, tmp_path: Path) -> None:
     args = ["--base-url", many.url, "--customer-id", many.customer_id]
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "no-login-id.csv").write_text(f"name,id\nx,{many.login_ids[0]}\n")
     for extra, says in [
         (["--what", "gold"], "--what"),
         (["--timeout", "-1"], "--timeout"),
         (["--customer-id", "a/b"], "--customer-id"),
         (["--logins", str(tmp_path / "missing.txt")], "--logins"),
+        # argparse's own errors: one line too, naming the subcommand's usage, not a dozen lines of it.
+        (["--frobnicate"], "--frobnicate"),
+        (["--what", "accounts", "--days", "30"], "--days"),
+        (["--concurrency", "lots"], "--concurrency"),
+        # Checked before anything is written: the options of a kind, the output, the scheduler.
+        (["--what", "attributes:nosuchpackage"], "--what"),
+        (["--days", "90"], "--days"),
+        (["--out", str(tmp_path / "a-file")], "--out"),
+        (["--out", str(tmp_path / "a-file" / "below")], "--out"),
+        (["--partition-size", "10"], "--partition-size"),
+        (["--scheduler", "nonsense"], "--scheduler"),
+        (["--logins", str(tmp_path / "no-login-id.csv")], "login_id column"),
     ]:
         done = command(many.login_ids[0], "--out", str(tmp_path / "o"), *args, *extra)
         assert done.returncode == 2, (extra, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], done.stderr
         assert "Traceback" not in done.stderr
+        assert not (tmp_path / "o").exists(), f"{extra}: refused before anything was written"
+    done = command(many.login_ids[0], *args)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--out" in done.stderr, done.stderr
     # A key is refused by the name of its variable, never shown.
     done = command(many.login_ids[0], "--out", str(tmp_path / "k"), *args, env={"BANKFEED_API_KEY": "a b"})
     assert done.returncode == 2 and done.stderr.startswith("error: BANKFEED_API_KEY: "), done.stderr
     assert "a b" not in done.stderr
+
+
+def test_a_key_typed_on_the_command_line_is_refused_and_never_shown(many: bf.Sandbox, tmp_path: Path) -> None:
+    args = ["--base-url", many.url, "--customer-id", many.customer_id]
+    for typed in (["--api-key", "sk-typed-2f9c41"], ["--secret-key=sk-typed-2f9c41"], ["--token", "sk-typed-2f9c41"]):
+        done = command(many.login_ids[0], "--out", str(tmp_path / "o"), *args, *typed)
+        assert done.returncode == 2, done.stderr
+        assert "sk-typed-2f9c41" not in done.stderr + done.stdout, typed
+        assert done.stderr.count("\n") == 1 and "BANKFEED_API_KEY" in done.stderr, done.stderr
+    assert not (tmp_path / "o").exists()
 
 
 #: What the command's process runs with once it is set up, told by a child (it is process-wide).
@@ -436,6 +516,10 @@ def test_a_run_stopped_in_its_middle_resumes_with_each_login_once(
         assert set(counts) <= set(ids)
         if name == "accounts":
             assert set(counts) == set(ids)
+    # The manifest tells both runs, the stopped one too, even killed before it could say so.
+    first, last = json.loads((out / "_manifest.json").read_text())["runs"]
+    assert first["interrupted"] is True and last["interrupted"] is False
+    assert (first["finished_at"] is None) == (how == signal.SIGKILL), first
     # Each login once: its accounts are the same rows as a fresh fetch would give, no more.
     accounts = table(out, "investments", "accounts")
     keys = list(zip(accounts.column("login_id").to_pylist(), accounts.column("account_id").to_pylist(), strict=True))

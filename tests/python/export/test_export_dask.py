@@ -298,14 +298,13 @@ def test_a_partition_that_fails_stops_the_run_and_the_manifest_says_where(
     cluster: tuple[Any, Any], service: Service, tmp_path: Path
 ) -> None:
     _, dask_client = cluster
-    # The query's filters are wrong: the bulk call refuses it on the worker, whole.
-    wrong = ("attributes", {"attributes": {"Card": ["balance_min"]}, "filters": 12})
-    with pytest.raises(bf.ConfigError, match="filters"):
+    # A LoginId that is not text: the bulk call of its partition refuses it on the worker, whole
+    # (a query the service cannot take no longer gets that far: refused before anything runs).
+    with pytest.raises(TypeError, match="must be a str"):
         bf.export(
             client_of(service),
-            service.login_ids,
+            [*service.login_ids, 12],
             tmp_path,
-            what=["investments", wrong],
             scheduler=dask_client,
             partition_size=10,
         )
@@ -326,6 +325,12 @@ def test_wrong_cluster_arguments_are_refused_before_anything_runs(service: Servi
     with pytest.raises(bf.ConfigError) as raised:
         bf.export(client, service.login_ids, tmp_path / "a", scheduler="tcp://127.0.0.1:1", partition_size=0)
     assert raised.value.field == "partition_size"
+    # A query the service cannot take: refused by the driver, not by every partition on a worker.
+    wrong = ("attributes", {"attributes": {"Card": ["balance_min"]}, "filters": 12})
+    with pytest.raises(bf.ConfigError) as raised:
+        bf.export(client, service.login_ids, tmp_path / "a", what=["investments", wrong], scheduler="tcp://127.0.0.1:1")
+    assert raised.value.field == "what" and "filters" in str(raised.value)
+    assert not (tmp_path / "a").exists()
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
