@@ -187,11 +187,12 @@ def test_a_resume_must_ask_for_each_kind_as_the_export_did(many: bf.Sandbox, tmp
     bf.export(client, ids[:1], tmp_path, what="accounts,attributes:income", days=90)
     # A run killed before its end leaves no manifest: its record in the journal still says.
     (tmp_path / "_manifest.json").unlink()
-    for options, field, says in [
+    cases: list[tuple[dict[str, Any], str, str]] = [
         ({"what": "accounts", "days": 365}, "days", "days=Days90"),
         ({"what": "accounts"}, "days", "days=Days90"),
         ({"what": "attributes:lending"}, "what", "what=attributes:income"),
-    ]:
+    ]
+    for options, field, says in cases:
         with pytest.raises(bf.ConfigError) as raised:
             bf.export(client, ids, tmp_path, resume=True, **options)
         assert raised.value.field == field and says in str(raised.value), raised.value

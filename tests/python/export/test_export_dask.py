@@ -303,7 +303,7 @@ def test_a_partition_that_fails_stops_the_run_and_the_manifest_says_where(
     with pytest.raises(TypeError, match="must be a str"):
         bf.export(
             client_of(service),
-            [*service.login_ids, 12],
+            [*service.login_ids, 12],  # type: ignore[list-item]
             tmp_path,
             scheduler=dask_client,
             partition_size=10,
