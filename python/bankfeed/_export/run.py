@@ -393,7 +393,11 @@ class _Export:
         ours = [states[kind.name][1] for kind in self.kinds]
         everywhere = sum(1 for login in self.asked if all(state.has(login) for state in ours))
         failed_now = {login if isinstance(login, str) else repr(login) for login, _ in self.failures}
-        written = dict(self.remote_rows)
+        # Every table of this run's kinds, a kind that Ctrl-C stopped before it began too (0 rows),
+        # as a cluster run reports them.
+        written = {f"{kind.name}/{table}": 0 for kind in self.kinds for table in kind.tables}
+        for name, count in self.remote_rows.items():
+            written[name] = written.get(name, 0) + count
         for name, writer in self.writers.items():
             for table, count in writer.rows.items():
                 written[f"{name}/{table}"] = written.get(f"{name}/{table}", 0) + count

@@ -215,6 +215,35 @@ def test_a_resume_must_ask_for_each_kind_as_the_export_did(many: bf.Sandbox, tmp
     assert json.loads((tmp_path / "_manifest.json").read_text())["complete"] is True
 
 
+def test_a_run_stopped_before_a_kind_began_reports_its_tables_with_no_rows(
+    many: bf.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bankfeed._export import run as export_run
+
+    take = export_run._Export.take
+
+    def ctrl_c_after_one(self: Any, *args: Any) -> bool:
+        take(self, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(export_run._Export, "take", ctrl_c_after_one)
+    options: dict[str, Any] = {"format": "parquet", "concurrency": 4, "resume": False, "progress": False}
+    report = export_run._run(
+        client_of(many),
+        many.login_ids,
+        tmp_path,
+        what="investments,accounts",
+        days=None,
+        batch_logins=1000,
+        raise_interrupt=False,
+        **options,
+    )
+    assert report.interrupted and report.written["investments/accounts"] > 0
+    # The command's summary lists every table of the kinds asked, as a cluster run's does.
+    assert set(report.written) == {f"{kind}/{name}" for kind in ("investments", "accounts") for name in TABLES[kind]}
+    assert report.written["accounts/transactions"] == 0
+
+
 def test_a_commit_cut_while_its_journal_entry_was_written_is_fetched_again(tmp_path: Path) -> None:
     # Ctrl-C between writing a batch's journal entry and renaming it into place (the commit)
     # leaves the entry's temporary file and the parts' (what the ctrl-c case of
