@@ -1,6 +1,6 @@
 """How the ``bankfeed`` command reads its arguments: argparse, with its usage errors as the rest of
-the command gives them (docs/export.md#exit-status): one line on stderr, exit status 2, and never
-a value the command does not take echoed back, since it may be a key typed where it does not
+the command gives them (docs/export.md#the-command, its exit status): one line on stderr, exit
+status 2, and never a value the command does not take echoed back, since it may be a key typed where it does not
 belong (a shell's history and every user's process list already hold it; the terminal, a CI log
 and a cron mail need not).
 """
