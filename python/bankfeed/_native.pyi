@@ -1515,6 +1515,12 @@ def _panic_in_background(message: str) -> None:
     """A test hook: panics with ``message`` on the IO threads (an empty message does not panic);
     the panic arrives as a :class:`bankfeed.BankfeedError` carrying the message."""
 
+def _check_login_ids(login_ids: object) -> None:
+    """Raises the ``TypeError`` a bulk call raises for ``login_ids`` that are one ``str`` or a whole
+    table (a pandas or polars DataFrame or LazyFrame, a pyarrow Table or RecordBatch) instead of
+    a column of LoginIds; for ``bf.export``, ``bankfeed.dask.read`` and the dlt source, which read
+    the LoginIds themselves."""
+
 def _defaults() -> dict[str, dict[str, Any]]:
     """A test hook: the defaults of the options of :class:`Client` and :class:`Sandbox` as the
     core has them, by class name, which ``tests/python/test_defaults.py`` compares with their

@@ -26,13 +26,36 @@ from typing import TYPE_CHECKING, Any
 from bankfeed._export.fetch import TableFetch, kind_of
 from bankfeed._export.run import _texts
 from bankfeed._native import Client
-from bankfeed.errors import _config_error
+from bankfeed.errors import _check_count
 
 if TYPE_CHECKING:
     import dask.dataframe
     import pandas
+    import pyarrow
 
 __all__ = ["read"]
+
+
+def _pandas(table: pyarrow.Table) -> pandas.DataFrame:
+    """``table`` as a partition (and the meta) holds it, with no column of ``object`` dtype: text
+    as pandas' pyarrow strings, dates as ``datetime64`` (as ``Table.to_pandas`` gives them), a
+    security's aliases as Arrow lists, booleans as pandas' nullable ones. Dask turns every
+    ``object`` column into text by default (``dataframe.convert-string``): a list would become the
+    text of its repr, and a date its ISO text."""
+    import pandas
+    import pyarrow
+
+    def dtype(kind: pyarrow.DataType) -> Any:
+        if pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind):
+            return pandas.StringDtype("pyarrow")
+        if pyarrow.types.is_boolean(kind):
+            return pandas.BooleanDtype()
+        if pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind):
+            return pandas.ArrowDtype(kind)
+        return None
+
+    frame: pandas.DataFrame = table.to_pandas(date_as_object=False, types_mapper=dtype)
+    return frame
 
 
 class _Partition:
@@ -46,8 +69,7 @@ class _Partition:
         table = self.fetch.arrow(login_ids)
         if columns is not None:
             table = table.select(list(columns))
-        frame: pandas.DataFrame = table.to_pandas()
-        return frame
+        return _pandas(table)
 
     def __dask_tokenize__(self) -> tuple[str, ...]:
         # The task keys come from this, never from the client (whose pickle holds its keys): each
@@ -94,8 +116,7 @@ def read(
 
     if not isinstance(client, Client):
         raise TypeError(f"client must be a bf.Client, not {type(client).__name__}")
-    if isinstance(partition_size, bool) or not isinstance(partition_size, int) or partition_size < 1:
-        raise _config_error("partition_size", f"must be an int of at least 1, got {partition_size!r}")
+    _check_count("partition_size", partition_size)
     fetch = TableFetch(
         client,
         kind_of(kind, table, options),
@@ -106,7 +127,7 @@ def read(
     )
     ids = _texts(login_ids)
     partitions = [ids[start : start + partition_size] for start in range(0, len(ids), partition_size)] or [[]]
-    meta = fetch.schema.empty_table().to_pandas()
+    meta = _pandas(fetch.schema.empty_table())
     frame: dask.dataframe.DataFrame = dask.dataframe.from_map(
         _Partition(fetch), partitions, meta=meta, label=f"bankfeed-{fetch.kind.name}-{table}", enforce_metadata=False
     )

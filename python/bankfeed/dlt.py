@@ -29,11 +29,11 @@ import dlt
 from dlt.extract.source import DltSource
 
 from bankfeed._export.columns import Gathered
-from bankfeed._export.kinds import KINDS, Kind, parse_what, schema
+from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what, schema
 from bankfeed._export.run import _CHUNK, _texts
 from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client
-from bankfeed.errors import _config_error
+from bankfeed.errors import _check_count
 
 if TYPE_CHECKING:
     import pyarrow
@@ -241,11 +241,10 @@ def source(
             f"client must be a bf.Client, not {type(client).__name__}"
             + ("; the dlt source runs its bulk calls with a blocking Client" if isinstance(client, AsyncClient) else "")
         )
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise _config_error("concurrency", f"must be an int of at least 1, got {concurrency!r}")
-    if isinstance(batch_logins, bool) or not isinstance(batch_logins, int) or batch_logins < 1:
-        raise _config_error("batch_logins", f"must be an int of at least 1, got {batch_logins!r}")
+    _check_count("concurrency", concurrency)
+    _check_count("batch_logins", batch_logins)
     kinds = parse_what(what, days=days)
+    check_what(kinds, client)
     ids = _texts(login_ids)
     fetches = tuple(_Fetch(client, kind, ids, concurrency, batch_logins) for kind in kinds)
     made = _bankfeed(fetches)

@@ -365,3 +365,13 @@ def _config_error(field: str, rule: str) -> ConfigError:
     """A :class:`ConfigError` of the Python layer, worded as the core words its own: ``"{field}
     {rule}"``, the rule saying what came and what is wanted."""
     return ConfigError(f"{field} {rule}", field=field, rule=rule)
+
+
+def _check_count(field: str, value: object) -> None:
+    """Checks a count of the Python layer (``concurrency``, ``batch_logins``, ``partition_size``)
+    as the core checks its own (docs/bad-input.md): another type than ``int`` is a ``TypeError``
+    naming the type, an ``int`` below 1 a :class:`ConfigError` naming the value."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{field} must be an int of at least 1, not {type(value).__name__}")
+    if value < 1:
+        raise _config_error(field, f"must be an int of at least 1, got {value}")

@@ -28,7 +28,7 @@ from bankfeed._export.fetch import TableFetch, kind_of
 from bankfeed._export.kinds import schema as _arrow_schema
 from bankfeed._export.run import _texts
 from bankfeed._native import Client
-from bankfeed.errors import _config_error
+from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:
     import pyarrow
@@ -153,7 +153,6 @@ def read(
     else:
         frame = spark.createDataFrame([(login,) for login in _texts(login_ids)], f"`{login_id_column}` string")
     if partitions is not None:
-        if isinstance(partitions, bool) or not isinstance(partitions, int) or partitions < 1:
-            raise _config_error("partitions", f"must be an int of at least 1, got {partitions!r}")
+        _check_count("partitions", partitions)
         frame = frame.repartition(partitions)
     return frame.mapInArrow(function, schema(kind, table))

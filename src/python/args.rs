@@ -264,6 +264,17 @@ fn missing(item: &Bound<'_, PyAny>) -> Option<&'static str> {
     (of_pandas && kind.name().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "NAType"))).then_some("pandas.NA")
 }
 
+/// The checks of a bulk call's `login_ids` that come before its items (not one text, not a whole
+/// table), for the Python layer's own readers of LoginIds (`bf.export`, `bankfeed.dask.read`, the
+/// dlt source), which read the items themselves and must refuse what the bulk calls refuse, in
+/// the same words.
+#[doc = stub_doc!("_check_login_ids")]
+#[pyfunction]
+pub(crate) fn _check_login_ids(login_ids: &Bound<'_, PyAny>) -> PyResult<()> {
+    not_a_single_text("login_ids", login_ids, LOGIN_IDS_TAKE)?;
+    not_a_whole_frame(login_ids)
+}
+
 /// Refuses a whole table where its column of LoginIds is wanted: a pandas DataFrame iterates its
 /// column names, which would be read as LoginIds, and the others would fail less clearly.
 fn not_a_whole_frame(value: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -78,6 +78,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Private and left out of `__all__`: test hooks, not API.
     m.setattr("_panic_in_background", wrap_pyfunction!(blocking::_panic_in_background, m)?)?;
     m.setattr("_defaults", wrap_pyfunction!(_defaults, m)?)?;
+    // Private too: what the Python layer's readers of LoginIds share with the bulk calls.
+    m.setattr("_check_login_ids", wrap_pyfunction!(args::_check_login_ids, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from bankfeed import _native
 from bankfeed._export.columns import with_provenance
 from bankfeed._export.kinds import KINDS, Kind, parse_what, schema
-from bankfeed.errors import _config_error
+from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:
     import pyarrow
@@ -66,10 +66,11 @@ class TableFetch:
     token: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.concurrency, bool) or not isinstance(self.concurrency, int) or self.concurrency < 1:
-            raise _config_error("concurrency", f"must be an int of at least 1, got {self.concurrency!r}")
+        _check_count("concurrency", self.concurrency)
         if self.on_error not in ON_ERROR:
             raise _config_error("on_error", f'must be "raise" or "skip", got {self.on_error!r}')
+        # The options refused now, as the bulk call would refuse them in every partition later.
+        self.kind.check(self.client)
 
     @property
     def schema(self) -> pyarrow.Schema:

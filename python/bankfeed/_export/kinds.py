@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,7 @@ from bankfeed.errors import ConfigError, _config_error
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["KINDS", "PROVENANCE", "Kind", "parse_what", "schema"]
+__all__ = ["KINDS", "PROVENANCE", "Kind", "check_what", "parse_what", "schema"]
 
 #: The tables of each kind, in the order of the results' own tables.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -58,16 +59,22 @@ class Kind:
         return getattr(client, name)
 
     def check(self, client: Any) -> None:
-        """Raises the ``ConfigError`` the bulk call would raise for this kind's options (an
-        unknown package, a query the service cannot take), before anything is written: the bulk
-        call checks its arguments when it is made, and one of no login sends nothing. The error
-        names ``what`` (``--what``), where the options came from."""
+        """Raises what the bulk call would raise for this kind's options (an unknown package, a
+        query the service cannot take, an option it has not), before anything is fetched: the
+        bulk call checks its arguments when it is made, and one of no login sends nothing."""
+        call = self.bulk_call(client)
         try:
-            results = self.bulk_call(client)([], **self.options)
-        except ConfigError as exc:
-            if exc.field == "days":
+            results = call([], **self.options)
+        except TypeError as exc:
+            # Python names the binding's class (`_BaseClient.investments_many()`); say the
+            # method the options are given to, as a user calls it.
+            unknown = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+            if unknown is None:
                 raise
-            raise _config_error("what", f"{self.label}: {exc.field} {exc.rule}") from None
+            raise TypeError(
+                f"the options of {self.name} are the keyword arguments of client.{call.__name__}(), which takes no "
+                f"{unknown.group(1)!r}"
+            ) from None
         close = getattr(results, "close", None)  # an AsyncClient's has only aclose: nothing runs
         if callable(close):
             close()
@@ -156,6 +163,18 @@ def parse_what(what: Iterable[object] | str, *, days: object = None) -> list[Kin
     return kinds
 
 
+def check_what(kinds: Iterable[Kind], client: Any) -> None:
+    """:meth:`Kind.check` of each kind ``what`` asked for, a ``ConfigError`` of its options named
+    ``what`` (``--what``), where they came from, but for ``days``, which has its own argument."""
+    for kind in kinds:
+        try:
+            kind.check(client)
+        except ConfigError as exc:
+            if exc.field == "days":
+                raise
+            raise _config_error("what", f"{kind.label}: {exc.field} {exc.rule}") from None
+
+
 #: The smallest payload of each kind: its results have every table, with no row.
 _EMPTY: dict[str, tuple[type[Any], dict[str, Any]]] = {
     "investments": (Investments, {"Accounts": [], "Securities": [], "Value": 0, "Cash": 0}),
@@ -169,9 +188,15 @@ def schema(kind: str, table: str) -> pyarrow.Schema:
     ``fetched_at``, then the columns of the in-memory table, with their types. Made from the
     same code that writes the rows, so it cannot drift from them."""
 
-    if kind not in KINDS or table not in KINDS[kind]:
-        known = ", ".join(f"{k}/{t}" for k, tables in KINDS.items() for t in tables)
-        raise _config_error("table", f"must be one of {known}, got {kind}/{table}")
+    for name, value in (("kind", kind), ("table", table)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    # As bankfeed.dask.read and the export take it: "attributes:income" is of kind attributes.
+    kind = kind.split(":", 1)[0]
+    if kind not in KINDS:
+        raise _config_error("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+    if table not in KINDS[kind]:
+        raise _config_error("table", f"must be one of {', '.join(KINDS[kind])} for {kind}, got {table!r}")
     cls, payload = _EMPTY[kind]
     combined = combine([("", cls.from_json(json.dumps(payload)))])
     from bankfeed._export.columns import with_provenance

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from bankfeed._native import _check_login_ids
+
 __all__ = ["LoginIdList", "fold", "unique"]
 
 #: LoginIds per block: each becomes a ``str`` of about 37 kB, short-lived ``str`` objects only
@@ -32,8 +34,9 @@ def unique(login_ids: object) -> Iterator[Any]:
     from any iterable of text (a list, a pandas or polars Series, a NumPy array, a pyarrow array).
     Values that are not text are kept as they came: the bulk call makes each its own login's error
     (or the call's ``TypeError``)."""
-    if isinstance(login_ids, (str, bytes)):
-        raise TypeError(f"login_ids must be a list (or any iterable) of str, not a single {type(login_ids).__name__}")
+    # Refused in the bulk calls' words: one str (read as its characters), a whole table (a
+    # DataFrame iterates its column names, a pyarrow Table its columns).
+    _check_login_ids(login_ids)
     to_pylist = getattr(login_ids, "to_pylist", None)  # a pyarrow array or chunked array
     items: Iterable[Any] = to_pylist() if callable(to_pylist) else login_ids  # type: ignore[assignment]
     try:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bankfeed._export.kinds import KINDS, Kind, parse_what
+from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what
 from bankfeed._export.logins import LoginIdList, fold, unique
 from bankfeed._export.progress import ExportProgress
 from bankfeed._export.state import (
@@ -34,7 +34,7 @@ from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
 from bankfeed._views import export_report_html
-from bankfeed.errors import _config_error
+from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:
     import distributed
@@ -193,14 +193,11 @@ class _Export:
                 raise _config_error(
                     "format", '"parquet" needs pyarrow: pip install \'bankfeed[arrow]\', or pass format="csv"'
                 ) from None
-        if isinstance(batch_logins, bool) or not isinstance(batch_logins, int) or batch_logins < 1:
-            raise _config_error("batch_logins", f"must be an int of at least 1, got {batch_logins!r}")
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise _config_error("concurrency", f"must be an int of at least 1, got {concurrency!r}")
+        _check_count("batch_logins", batch_logins)
+        _check_count("concurrency", concurrency)
         kinds = parse_what(what, days=days)
         if client is not None:
-            for kind in kinds:
-                kind.check(client)
+            check_what(kinds, client)
         storage = Storage(out)
         limits = Limits(logins=batch_logins)
         # The command line's LoginIds come as a LoginIdList already (each once): not copied.
@@ -503,8 +500,7 @@ def _run(
             f"client must be a bf.Client, not {type(client).__name__}"
             + ("; await bf.aexport(...) exports with an AsyncClient" if isinstance(client, AsyncClient) else "")
         )
-    if isinstance(partition_size, bool) or not isinstance(partition_size, int) or partition_size < 1:
-        raise _config_error("partition_size", f"must be an int of at least 1, got {partition_size!r}")
+    _check_count("partition_size", partition_size)
     if scheduler is not None:
         from bankfeed._export import cluster
 

@@ -329,6 +329,73 @@ def test_wrong_arguments_are_refused_before_anything_is_written(many: bf.Sandbox
         bf.export(many.async_client(), many.login_ids, tmp_path / "y")  # type: ignore[arg-type]
 
 
+def test_a_whole_table_of_login_ids_is_refused_as_the_bulk_calls_refuse_it(many: bf.Sandbox, tmp_path: Path) -> None:
+    import pandas
+    import polars
+
+    import bankfeed.dask
+    import bankfeed.dlt
+
+    ids = many.login_ids[:2]
+    client = client_of(many)
+    readers = {
+        "export": lambda value: bf.export(client, value, tmp_path / "x"),
+        "dask.read": lambda value: bankfeed.dask.read(client, value, "investments", "positions"),
+        "dlt.source": lambda value: bankfeed.dlt.source(client, value),
+    }
+    # A pandas DataFrame iterates its column names: "login_id" was taken for a LoginId.
+    frames = [
+        pandas.DataFrame({"login_id": ids}),
+        pyarrow.table({"login_id": ids}),
+        pyarrow.record_batch({"login_id": ids}),
+        polars.DataFrame({"login_id": ids}),
+        polars.LazyFrame({"login_id": ids}),
+    ]
+    for frame in frames:
+        with pytest.raises(TypeError) as bulk:
+            client.investments_many(frame)  # type: ignore[arg-type]
+        for name, read in readers.items():
+            with pytest.raises(TypeError) as raised:
+                read(frame)
+            assert str(raised.value) == str(bulk.value), (name, type(frame))
+            assert 'frame["login_id"]' in str(raised.value)
+    assert not (tmp_path / "x").exists()
+
+
+def test_schema_and_counts_name_what_is_wrong(many: bf.Sandbox) -> None:
+    import bankfeed.dask
+
+    assert bf.schema("attributes:income", "values") == bf.schema("attributes", "values")
+    with pytest.raises(bf.ConfigError) as kind:
+        bf.schema("investment", "positions")
+    assert kind.value.field == "kind" and "'investment'" in str(kind.value)
+    # Counts as the core checks its own: a wrong type is a TypeError, a wrong value a ConfigError.
+    with pytest.raises(TypeError, match="partition_size must be an int of at least 1, not str"):
+        bankfeed.dask.read(client_of(many), many.login_ids, "investments", "positions", partition_size="10")  # type: ignore[arg-type]
+    with pytest.raises(bf.ConfigError) as table:
+        bf.schema("accounts", "positions")
+    assert table.value.field == "table" and "accounts, transactions" in str(table.value)
+    with pytest.raises(TypeError, match="kind must be a str, not int"):
+        bf.schema(1, "positions")  # type: ignore[arg-type]
+
+
+def test_the_options_of_a_kind_are_refused_before_anything_is_fetched(many: bf.Sandbox) -> None:
+    import bankfeed.dask
+    import bankfeed.dlt
+
+    client = client_of(many)
+    before = len(many.requests)
+    with pytest.raises(bf.ConfigError) as read:
+        bankfeed.dask.read(client, many.login_ids, "attributes", "values", package="nosuch")
+    assert read.value.field == "package"
+    with pytest.raises(TypeError, match=r"client.investments_many\(\), which takes no 'bogus'"):
+        bankfeed.dask.read(client, many.login_ids, "investments", "positions", bogus=1)
+    with pytest.raises(bf.ConfigError) as source:
+        bankfeed.dlt.source(client, many.login_ids, what=["attributes:nosuch"])
+    assert source.value.field == "what" and "package" in str(source.value)
+    assert len(many.requests) == before
+
+
 # --- The command ------------------------------------------------------------------------------
 
 

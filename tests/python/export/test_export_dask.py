@@ -362,6 +362,34 @@ def test_read_builds_its_frame_from_the_schema_without_fetching(service: Service
         selected.compute(scheduler="sync")
 
 
+def test_read_keeps_lists_and_dates_whatever_dask_does_with_text(service: Service) -> None:
+    # Dask turns every object column into text by default (dataframe.convert-string): a list
+    # would come back as the text of its repr, and a date as text.
+    import dask
+
+    assert dask.config.get("dataframe.convert-string") is not False
+    client = client_of(service)
+    ids = service.login_ids[:3]
+    with client.investments_many(ids) as results:
+        bulk = dict(results)
+    securities = bankfeed.dask.read(client, ids, "investments", "securities").compute(scheduler="sync")
+    aliases = {alias for value in securities.aliases for alias in value}
+    assert aliases == {
+        alias
+        for result in bulk.values()
+        for value in result.securities.to_arrow().column("aliases").to_pylist()
+        for alias in value
+    }
+    transactions = bankfeed.dask.read(client, ids, "investments", "transactions").compute(scheduler="sync")
+    assert str(transactions.date.dtype).startswith("datetime64")
+    expected = pyarrow.concat_tables(result.transactions.to_arrow() for result in bulk.values()).to_pandas(
+        date_as_object=False
+    )
+    assert sorted(transactions.date) == sorted(expected.date)
+    for frame in (securities, transactions):
+        assert not [name for name, kind in frame.dtypes.items() if str(kind) == "object"], frame.dtypes
+
+
 def test_read_gives_the_exported_rows_computed_on_the_cluster(
     cluster: tuple[Any, Any], service: Service, reference: Path
 ) -> None:
