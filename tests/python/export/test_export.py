@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -338,7 +338,7 @@ def test_a_whole_table_of_login_ids_is_refused_as_the_bulk_calls_refuse_it(many:
 
     ids = many.login_ids[:2]
     client = client_of(many)
-    readers = {
+    readers: dict[str, Callable[[Any], object]] = {
         "export": lambda value: bf.export(client, value, tmp_path / "x"),
         "dask.read": lambda value: bankfeed.dask.read(client, value, "investments", "positions"),
         "dlt.source": lambda value: bankfeed.dlt.source(client, value),
@@ -353,7 +353,7 @@ def test_a_whole_table_of_login_ids_is_refused_as_the_bulk_calls_refuse_it(many:
     ]
     for frame in frames:
         with pytest.raises(TypeError) as bulk:
-            client.investments_many(frame)  # type: ignore[arg-type]
+            client.investments_many(frame)
         for name, read in readers.items():
             with pytest.raises(TypeError) as raised:
                 read(frame)
