@@ -30,7 +30,7 @@ from bankfeed._export.kinds import Kind
 from bankfeed._export.state import read_state
 from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits
-from bankfeed.errors import ClientClosed, _config_error
+from bankfeed.errors import ClientClosed, SessionError, _config_error
 
 if TYPE_CHECKING:
     import distributed
@@ -208,9 +208,16 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
     # A name of its own per attempt: two attempts never write the same file.
     writer = KindWriter(storage, kind, task.fmt, task.prefix + secrets.token_hex(3), task.limits)
     try:
-        if todo:
+        # The partition's bulk call; then, once, one for the logins resumed with a RequestId whose
+        # session had expired meanwhile, started over (docs/export.md#resume).
+        calls: list[tuple[list[Any], dict[str, str]]] = [(todo, request_ids)]
+        while calls:
+            logins, resume = calls.pop()
+            expired: list[Any] = []
+            if not logins:
+                continue
             call = kind.bulk_call(client)(
-                todo, concurrency=task.concurrency, request_ids=request_ids or None, **kind.options
+                logins, concurrency=task.concurrency, request_ids=resume or None, **kind.options
             )
             with call as results:
                 stop.watch(results.close)
@@ -218,6 +225,9 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                     if isinstance(result, BaseException):
                         if stop.stopping and isinstance(result, ClientClosed):
                             continue  # not done: stopped by the driver, not failed
+                        if isinstance(result, SessionError) and login_id in resume:
+                            expired.append(login_id)
+                            continue
                         writer.fail(login_id if isinstance(login_id, str) else repr(login_id), result)
                         done.failures.append((login_id, result))
                     else:
@@ -225,6 +235,8 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                     done.done += 1
                     if writer.due():
                         writer.commit()
+            if expired:
+                calls.append((expired, {}))
     finally:
         stop.finished()
         writer.commit()

@@ -34,7 +34,7 @@ from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
 from bankfeed._views import export_report_html
-from bankfeed.errors import _check_count, _config_error
+from bankfeed.errors import SessionError, _check_count, _config_error
 
 if TYPE_CHECKING:
     import distributed
@@ -157,6 +157,8 @@ class _Export:
     skipped_logins: int = 0
     todo: dict[str, LoginIdList] = field(default_factory=dict)
     resumes: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Per kind, the logins resumed whose session had expired: see :meth:`chunks`.
+    expired: dict[str, list[Any]] = field(default_factory=dict)
     writers: dict[str, KindWriter] = field(default_factory=dict)
     failures: list[tuple[str, BaseException]] = field(default_factory=list)
     done: int = 0
@@ -315,10 +317,15 @@ class _Export:
 
     def chunks(self, kind: Kind, size: int = _CHUNK) -> Iterator[tuple[list[Any], dict[str, str]]]:
         """The bulk calls of ``kind``: its logins in chunks of ``size`` (the partitions of a cluster
-        run), each with the RequestIds to resume; made one at a time, as they are run."""
+        run), each with the RequestIds to resume; made one at a time, as they are run. Then the
+        logins :meth:`take` found resumed with a RequestId whose session had expired since (a
+        resume the next night), started over with no RequestId rather than failed once more."""
         resumes = self.resumes[kind.name]
         for chunk in self.todo[kind.name].slices(size):
             yield chunk, {login: resumes[fold(login)] for login in chunk if fold(login) in resumes}
+        expired = self.expired.pop(kind.name, [])
+        for start in range(0, len(expired), size):
+            yield expired[start : start + size], {}
 
     def call(self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str]) -> Any:
         return kind.bulk_call(client)(
@@ -327,6 +334,12 @@ class _Export:
 
     def take(self, writer: KindWriter, login_id: Any, result: object) -> bool:
         """Gathers one pair of a bulk call; whether the batch is due to be committed."""
+        resumes = self.resumes[writer.kind.name]
+        if isinstance(result, SessionError) and resumes.pop(fold(login_id), None) is not None:
+            # Resumed, and its session expired meanwhile: fetched again by :meth:`chunks` (once:
+            # it is no longer resumed).
+            self.expired.setdefault(writer.kind.name, []).append(login_id)
+            return writer.due()
         if isinstance(result, BaseException):
             writer.fail(login_id if isinstance(login_id, str) else repr(login_id), result)
             self.failures.append((login_id, result))

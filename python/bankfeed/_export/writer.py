@@ -61,8 +61,9 @@ def temporary_name(batch: str, fmt: str) -> str:
 
 def failure_record(login_id: str, error: BaseException, kind: str) -> dict[str, Any]:
     """A failed login as ``_failures.jsonl`` and the journal keep it: the exception's class, the
-    service's code, the message, the RequestId to resume with, the operation. No secret: bankfeed's
-    exceptions carry none (docs/errors.md#what-every-error-keeps)."""
+    service's code, the message, its RequestId (a ``PendingTimeout``'s is the one a resume polls),
+    the operation. No secret: bankfeed's exceptions carry none
+    (docs/errors.md#what-every-error-keeps)."""
     return {
         "login_id": login_id,
         "kind": kind,
