@@ -218,8 +218,7 @@ def test_a_resume_must_ask_for_each_kind_as_the_export_did(many: bf.Sandbox, tmp
 def test_a_resumed_login_whose_session_expired_meanwhile_starts_over(tmp_path: Path) -> None:
     # A resume the next night: the RequestIds still pending at the end of the first run have
     # expired at the service since; each login starts over instead of failing once more.
-    expiring = {"pending_seconds": 1.0, "session_idle_seconds": 0.5, "session_processing_seconds": 0.5}
-    with bf.Sandbox(logins=2, **expiring) as sb:
+    with bf.Sandbox(logins=2, pending_seconds=1.0, session_idle_seconds=0.5, session_processing_seconds=0.5) as sb:
         first = bf.export(client_of(sb, poll_timeout=0.05), sb.login_ids, tmp_path)
         assert first.logins_failed == 2 and all(isinstance(e, bf.PendingTimeout) for _, e in first.failed)
         time.sleep(1.0)
