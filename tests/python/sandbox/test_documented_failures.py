@@ -92,6 +92,18 @@ def test_a_data_call_at_the_challenge_stage_is_unauthorized() -> None:
         assert refused.value.code == "UNAUTHORIZED" and refused.value.request_id == step.request_id
 
 
+def test_a_processing_lifetime_set_shorter_than_the_idle_one_holds() -> None:
+    # The knob alone, the idle lifetime left at its 8 minutes: a pending session dies after it.
+    with (
+        bf.Sandbox(session_processing_seconds=0.3, slow_pending_polls=1000) as sb,
+        sb.client(poll_timeout=0.001) as client,
+    ):
+        session, login_id = pending_login(sb, client)
+        time.sleep(0.6)
+        with pytest.raises(bf.SessionError, match="SESSION_EXPIRED"):
+            client.session(session.request_id, login_id=login_id).accounts_detail()
+
+
 def test_a_request_id_lives_longer_while_its_data_is_processing() -> None:
     lifetimes = bf.Sandbox(session_idle_seconds=0.4, session_processing_seconds=2.0, slow_pending_polls=1000)
     with lifetimes as sb, sb.client(poll_timeout=0.001) as client:
