@@ -47,6 +47,10 @@ pub struct Call {
 struct Progress {
     operation: &'static str,
     pending: Option<Pending>,
+    /// The RequestId of the session the call's data operation runs on, once it is open: a
+    /// deadline that ends the operation before any 202 keeps it, as any failure of a data
+    /// operation does (docs/errors.md#an-error-while-polling).
+    request_id: Option<String>,
 }
 
 #[derive(Debug)]
@@ -62,7 +66,12 @@ impl Call {
     /// A call named `name` that ends after `limit` (none: never), or when `closed` turns true.
     pub(crate) fn new(name: &'static str, limit: Option<Duration>, closed: Option<watch::Receiver<bool>>) -> Self {
         let deadline = limit.and_then(|limit| Some((limit, Instant::now().checked_add(limit)?)));
-        Call { name, deadline, closed, progress: Mutex::new(Progress { operation: name, pending: None }) }
+        Call {
+            name,
+            deadline,
+            closed,
+            progress: Mutex::new(Progress { operation: name, pending: None, request_id: None }),
+        }
     }
 
     /// The call's name.
@@ -78,6 +87,14 @@ impl Call {
     /// Records that the call is now doing `operation` (what a deadline error names).
     pub(crate) fn doing(&self, operation: &'static str) {
         self.with_progress(|progress| progress.operation = operation);
+    }
+
+    /// Records that the call's data operations now run on the session of `request_id`.
+    pub(crate) fn on_session(&self, request_id: &str) {
+        if self.deadline.is_some() {
+            let request_id = request_id.to_owned();
+            self.with_progress(|progress| progress.request_id = Some(request_id));
+        }
     }
 
     /// Records that `operation` is pending since `since` (its first request), under `request_id`,
@@ -170,7 +187,7 @@ impl Call {
                     partial: pending.partial.clone(),
                 }
             }
-            None => ran_out(progress.operation, limit),
+            None => ran_out(progress.operation, limit).resumable_at(progress.request_id.as_deref()),
         }
     }
 }

@@ -218,6 +218,7 @@ impl Client {
             }
         };
         call.doing(O::CALL);
+        call.on_session(&session.request_id);
         let request = O::request(&self.inner.config, session, options)?;
         if O::WIRE.after_detail {
             self.account_detail_ready(call, session).await?;

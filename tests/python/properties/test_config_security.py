@@ -343,6 +343,19 @@ def test_the_deadline_ends_a_call_to_a_silent_server() -> None:
     assert 0.4 <= elapsed < 5, elapsed
 
 
+def test_the_deadline_that_ends_a_data_call_keeps_its_session_request_id() -> None:
+    # The session is open, and the data call's first request gets no answer before the deadline:
+    # as any failure of a data operation, the error keeps the RequestId to resume polling with.
+    def script(method: str, path: str, n: int) -> Answer:
+        return session_answer(request_id="r-open") if path.endswith("/Authorize") else None
+
+    with serve(script) as server:
+        client = client_of(server, timeout=60, deadline=0.5)
+        with raises(bf.TransportError, operation="Investments", timed_out=True, request_id="r-open") as info:
+            client.investments(LOGIN)
+    assert "deadline" in str(info.value) and "r-open" in str(info.value)
+
+
 def test_the_deadline_ends_a_pending_operation_with_pending_timeout() -> None:
     def script(method: str, path: str, n: int) -> Answer:
         return session_answer() if path.endswith("/Authorize") else pending_answer(request_id="r-pending")
