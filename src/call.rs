@@ -91,10 +91,14 @@ impl Call {
 
     /// Records that the call's data operations now run on the session of `request_id`.
     pub(crate) fn on_session(&self, request_id: &str) {
-        if self.deadline.is_some() {
-            let request_id = request_id.to_owned();
-            self.with_progress(|progress| progress.request_id = Some(request_id));
-        }
+        let request_id = request_id.to_owned();
+        self.with_progress(|progress| progress.request_id = Some(request_id));
+    }
+
+    /// The RequestId of the session the call's data operations run on, once one is open: what a
+    /// failure with no answer of the service is logged with (docs/logging.md).
+    pub(crate) fn session_request_id(&self) -> Option<String> {
+        self.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner).request_id.clone()
     }
 
     /// Records that `operation` is pending since `since` (its first request), under `request_id`,

@@ -246,7 +246,7 @@ impl Http {
                 return Err(failure.into_error(request.operation, sent));
             }
             if sent > self.retry.max_retries {
-                log_given_up(request, &failure, sent, "no retries left");
+                log_given_up(request, &failure, sent, "no retries left", call);
                 return Err(failure.into_error(request.operation, sent));
             }
             let retry = sent.saturating_sub(1);
@@ -254,7 +254,7 @@ impl Http {
             match Instant::now().checked_add(wait) {
                 Some(resume) if resume < deadline => {}
                 _ => {
-                    log_given_up(request, &failure, sent, "the next wait would pass the deadline");
+                    log_given_up(request, &failure, sent, "the next wait would pass the deadline", call);
                     return Err(failure.into_error(request.operation, sent));
                 }
             }
@@ -268,7 +268,7 @@ impl Http {
             fresh = self.fresh_value(request, deadline, call).await?;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                log_given_up(request, &failure, sent, "the deadline passed");
+                log_given_up(request, &failure, sent, "the deadline passed", call);
                 return Err(failure.into_error(request.operation, sent));
             }
             time_left = Some(left);
@@ -377,8 +377,11 @@ fn log_attempt(request: &ApiRequest, outcome: &Result<Reply, Attempt>, started: 
 }
 
 /// The WARNING of a failure that could have been retried and ends the call.
-fn log_given_up(request: &ApiRequest, failure: &Attempt, attempts: u32, why: &str) {
-    events::given_up(request.sent(), attempts, why, &failure.summary(), failure.request_id().as_deref());
+fn log_given_up(request: &ApiRequest, failure: &Attempt, attempts: u32, why: &str, call: &Call) {
+    // A failure with no answer (a timeout, a dropped connection) names no RequestId of its own:
+    // the session's, which the error carries too, ties the record to it.
+    let request_id = failure.request_id().or_else(|| call.session_request_id());
+    events::given_up(request.sent(), attempts, why, &failure.summary(), request_id.as_deref());
 }
 
 /// A 3xx: never followed, never sent again (docs/errors.md#protocol-surprises).

@@ -289,6 +289,19 @@ def test_a_call_deadline_that_ends_a_pending_call_is_a_warning(keyed: bf.Sandbox
     assert str(info.value.request_id) in message
 
 
+def test_a_data_call_that_times_out_is_logged_with_its_session_request_id() -> None:
+    """A failure with no answer names no RequestId of its own; the warning names the session's,
+    which the exception carries too, so that the record and the failure can be tied together."""
+    with bf.Sandbox(logins=1) as sb:
+        sb.inject({"kind": "latency", "seconds": 3600, "operation": "Investments", "times": None})
+        client = sb.client(timeout=0.3, max_retries=1)
+        with captured(logging.WARNING) as records, pytest.raises(bf.TransportError) as info:
+            client.investments(sb.login_ids[0])
+    assert info.value.request_id is not None
+    [given_up] = [r.getMessage() for r in records if r.name == "bankfeed.http"]
+    assert "retries exhausted after 2 attempts" in given_up and f"(RequestId {info.value.request_id})" in given_up
+
+
 #: A pending timeout, then a refused connection (a warning each), in a process whose application
 #: configures no logging, then the same with ``logging.basicConfig()``.
 UNCONFIGURED = """
