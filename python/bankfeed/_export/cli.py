@@ -14,6 +14,7 @@ import argparse
 import csv
 import io
 import itertools
+import logging
 import os
 import sys
 from collections import Counter
@@ -94,6 +95,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="with --scheduler: logins per task on a worker (default: 1000)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        help="bankfeed's log records at this level and above on stderr (docs/logging.md): warning shows "
+        "each retry given up and each operation still pending at its time-out; default: none",
+    )
     parser.add_argument(
         "--sandbox-logins",
         type=int,
@@ -210,6 +217,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.log_level is not None:
+        # The command's own process: its records go to stderr, beside the progress line, as a
+        # cron job's log keeps them. No record holds a secret (docs/logging.md).
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger = logging.getLogger("bankfeed")
+        logger.addHandler(handler)
+        logger.setLevel(args.log_level.upper())
     _settle_process()
     options = {option: getattr(args, option) for _, option, _, _ in _CLIENT_FLAGS if getattr(args, option) is not None}
     if args.allow_insecure_http:

@@ -499,6 +499,19 @@ def test_a_key_typed_on_the_command_line_is_refused_and_never_shown(many: bf.San
     assert not (tmp_path / "o").exists()
 
 
+def test_the_command_logs_on_stderr_at_the_level_asked(tmp_path: Path) -> None:
+    api_key, secret_key = "ak-logged-7c1d2e", "sk-logged-4f8a90"
+    with bf.Sandbox(logins=1, api_key=api_key, secret_key=secret_key) as sb:
+        args = [*sb.login_ids, "--base-url", sb.url, "--customer-id", sb.customer_id, "--poll-interval", "0.01"]
+        keys = {"BANKFEED_API_KEY": api_key, "BANKFEED_SECRET_KEY": secret_key}
+        quiet = command(*args, "--out", str(tmp_path / "a"), "--quiet", env=keys)
+        logged = command(*args, "--out", str(tmp_path / "b"), "--quiet", "--log-level", "debug", env=keys)
+    assert quiet.returncode == logged.returncode == 0, logged.stderr
+    assert quiet.stderr == ""
+    assert " DEBUG bankfeed.http: Investments POST " in logged.stderr, logged.stderr
+    assert api_key not in logged.stderr and secret_key not in logged.stderr
+
+
 #: What the command's process runs with once it is set up, told by a child (it is process-wide).
 SETTLED = (
     "import os, pyarrow; from bankfeed._export.cli import _settle_process; _settle_process(); "
