@@ -122,6 +122,10 @@ impl ApiError {
             // Whatever the status: the service says when to come back.
             return "retry in a moment: the session is still loading";
         }
+        if self.status == 501 {
+            // Not Implemented: the one 5xx that never succeeds when sent again (docs/protocol.md).
+            return "the service does not implement this request: sending it again will not help; contact the provider";
+        }
         match self.kind() {
             ApiErrorKind::Unauthorized => "check the api_key / secret_key and the customer's package",
             ApiErrorKind::InvalidLogin => "check the credentials or the LoginId",
@@ -174,6 +178,13 @@ impl fmt::Display for ApiError {
         }
         if self.attempts > 1 {
             write!(f, " after {} attempts", self.attempts)?;
+        }
+        // The wait the service asked for, which the retries could not honour (past the time
+        // left, or no retry left): the caller's "later" is at least this.
+        match self.retry_after {
+            Some(Duration::MAX) => write!(f, "; it asked (Retry-After) for a wait too long to honour")?,
+            Some(wait) if !wait.is_zero() => write!(f, "; it asked (Retry-After) to wait {:.1} s", wait.as_secs_f64())?,
+            _ => {}
         }
         // Not twice: the service's message may end with the same advice ("...; retry later").
         let step = match (self.next_step(), &self.request_id) {
@@ -698,6 +709,24 @@ mod tests {
         let mut error = api(502, None);
         error.body = Body::Text("<html>\n<h1>Bad gateway</h1>".into());
         assert!(!error.to_string().contains('\n'), "{error}");
+    }
+
+    #[test]
+    fn a_501_says_that_sending_it_again_will_not_help() {
+        let text = api(501, None).to_string();
+        assert!(text.contains("sending it again will not help"), "{text}");
+        assert!(!text.contains("retry later"), "{text}");
+    }
+
+    #[test]
+    fn the_wait_the_service_asked_for_is_in_the_message() {
+        let mut error = api(429, Some("TOO_MANY_REQUESTS"));
+        error.retry_after = Some(Duration::from_secs(3600));
+        assert!(error.to_string().ends_with("; it asked (Retry-After) to wait 3600.0 s; retry later"), "{error}");
+        error.retry_after = Some(Duration::MAX);
+        assert!(error.to_string().contains("a wait too long to honour"), "{error}");
+        error.retry_after = Some(Duration::ZERO);
+        assert!(!error.to_string().contains("Retry-After"), "{error}");
     }
 
     #[test]
