@@ -134,6 +134,23 @@ def _how_asked(kind: str, label: object, options: object) -> str:
     return f"what={label}" if label else f"options {_options(options)}"
 
 
+def _as_written(asked: LoginIdList, states: list[KindState]) -> LoginIdList:
+    """``asked``, each LoginId spelled as a kind of the export wrote it when it was written in
+    another case: a kind added by a resume then writes the spelling the others have, and a join
+    of two tables on ``login_id`` matches. ``asked`` itself (not a copy) when none differs."""
+
+    def written_as(login: Any) -> Any:
+        for state in states:
+            spelled = state.spelling(login)
+            if spelled is not None:
+                return spelled
+        return login
+
+    if not any(state.written for state in states) or all(written_as(login) == login for login in asked):
+        return asked
+    return LoginIdList(written_as(login) for login in asked)
+
+
 #: What an output directory holds when an export wrote it.
 _OURS = (*KINDS, JOURNAL, MANIFEST, FAILURES)
 
@@ -207,6 +224,7 @@ class _Export:
         export = cls(storage, kinds, fmt, asked, concurrency, limits, progress)
         export._check_output(resume)
         states = [read_state(storage, kind.name, fmt) for kind in kinds]
+        export.asked = _as_written(export.asked, states)
         for kind, state in zip(kinds, states, strict=True):
             # All of them, not a copy, when nothing was written before (no resume).
             export.todo[kind.name] = (

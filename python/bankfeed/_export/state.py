@@ -40,23 +40,30 @@ class KindState:
     failed: dict[Any, dict[str, Any]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     batches: int = 0
-    #: The written LoginIds that were not given in lower case, folded: empty when every one was
-    #: (the service's own are), so that asking in any case costs no second set of them all.
-    _folded: set[str] = field(default_factory=set)
+    #: The written LoginIds that were not given in lower case, by their folded text: empty when
+    #: every one was (the service's own are), so that asking in any case costs no second set of
+    #: them all.
+    _folded: dict[str, str] = field(default_factory=dict)
 
     def add_written(self, login_id: str) -> None:
         self.written.add(login_id)
         folded = fold(login_id)
         if folded != login_id:
-            self._folded.add(folded)
+            self._folded[folded] = login_id
         self.failed.pop(folded, None)
 
     def has(self, login_id: object) -> bool:
         """Whether ``login_id`` is written, given in any case (``logins.fold``)."""
+        return self.spelling(login_id) is not None
+
+    def spelling(self, login_id: object) -> Any:
+        """``login_id`` as it was written, in whatever case; None when it was not."""
         if login_id in self.written:
-            return True
+            return login_id
         folded = fold(login_id)
-        return folded in self.written or folded in self._folded
+        if folded in self.written:
+            return folded
+        return self._folded.get(folded)
 
 
 def _entries(storage: Storage, kind: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:

@@ -179,6 +179,10 @@ def test_a_login_id_given_in_two_cases_is_one_login(tmp_path: Path) -> None:
         again = bf.export(client, [first.upper(), second.upper()], tmp_path, resume=True)
         assert (again.logins_written, again.logins_skipped) == (0, 2)
         assert investments_calls(sb) == before, "nothing sent for a login written under another case"
+        # A kind added then writes each login as the others have it: a join on login_id matches.
+        upper = [first.upper(), second.upper()]
+        bf.export(client, upper, tmp_path, what="investments,accounts", resume=True)
+        assert set(logins_of(table(tmp_path, "accounts", "accounts"))) == {first, second}
 
 
 def test_a_resume_must_ask_for_each_kind_as_the_export_did(many: bf.Sandbox, tmp_path: Path) -> None:
