@@ -235,7 +235,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                     done.done += 1
                     if writer.due():
                         writer.commit()
-            if expired:
+            if expired and not stop.stopping:  # a driver's stop ends the partition here too
                 calls.append((expired, {}))
     finally:
         stop.finished()
