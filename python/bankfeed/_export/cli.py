@@ -23,7 +23,7 @@ from typing import Any
 
 from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.run import ExportReport, _run
-from bankfeed.errors import ConfigError, _config_error
+from bankfeed.errors import _config_error
 
 __all__ = ["add_parser", "run"]
 
@@ -69,7 +69,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "(default: investments)",
     )
     parser.add_argument(
-        "--days", choices=("90", "365"), help="days of transactions of accounts (default: the service's)"
+        "--days",
+        choices=("90", "365"),
+        help="days of transactions of accounts, with accounts in --what (default: the service's)",
     )
     parser.add_argument("--format", choices=("parquet", "csv"), default=None, help="parquet (default) or csv")
     parser.add_argument("--concurrency", type=int, default=32, metavar="N", help="logins fetched at once (default: 32)")
@@ -236,8 +238,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"error: --logins: {exc.strerror or exc}: {args.logins}", file=sys.stderr)
         return 2
-    except ConfigError as exc:
-        print(f"error: --{exc.field}: {exc.rule}", file=sys.stderr)
+    except bf.ConfigError as exc:
+        print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
         return 2
     sandbox: bf.Sandbox | None = None
     _stop_on_signals()

@@ -201,7 +201,7 @@ class _Export:
         progress: bool,
         days: object,
         batch_logins: int,
-        client: Client | AsyncClient | None = None,
+        client: Client | AsyncClient,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -215,8 +215,7 @@ class _Export:
         _check_count("batch_logins", batch_logins)
         _check_count("concurrency", concurrency)
         kinds = parse_what(what, days=days)
-        if client is not None:
-            check_what(kinds, client)
+        check_what(kinds, client)
         storage = Storage(out)
         limits = Limits(logins=batch_logins)
         # The command line's LoginIds come as a LoginIdList already (each once): not copied.
@@ -397,9 +396,8 @@ class _Export:
         # The journal is the truth of the directory (earlier runs, a cluster's partitions), for
         # this run's kinds and those of earlier runs alike.
         kinds_asked: dict[str, Mapping[str, Any]] = {**self.kinds_before, **self.kinds_asked()}
-        states: dict[str, tuple[str, KindState]] = {
-            name: (str(entry.get("what") or name), read_state(self.storage, name, self.fmt, repair=repair))
-            for name, entry in kinds_asked.items()
+        states: dict[str, KindState] = {
+            name: read_state(self.storage, name, self.fmt, repair=repair) for name in kinds_asked
         }
         run = self.record(
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -418,7 +416,7 @@ class _Export:
             previous=previous_manifest(self.storage),
         )
         # Written now in every kind of this run: at the end, and not already at the start.
-        ours = [states[kind.name][1] for kind in self.kinds]
+        ours = [states[kind.name] for kind in self.kinds]
         everywhere = sum(1 for login in self.asked if all(state.has(login) for state in ours))
         failed_now = {login if isinstance(login, str) else repr(login) for login, _ in self.failures}
         # Every table of this run's kinds, a kind that Ctrl-C stopped before it began too (0 rows),
@@ -471,10 +469,9 @@ def export(
     resume must ask for each kind as the export did (the same ``days``, package or query).
     ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
     pyarrow array); duplicates are fetched once, in any case (the service compares LoginIds so).
-    Results are written a batch at a time: at
-    ``batch_logins`` logins, or every 5 seconds, whichever comes first, so a kill loses at most
-    that much. Ctrl-C stops the run after writing what was fetched, then raises
-    ``KeyboardInterrupt``.
+    Results are written a batch at a time: at ``batch_logins`` logins, or every 5 seconds,
+    whichever comes first, so a kill loses at most that much. Ctrl-C stops the run after writing
+    what was fetched, then raises ``KeyboardInterrupt``.
 
     ``scheduler`` (a ``distributed.Client``, or a scheduler's address such as
     ``"tcp://10.0.0.5:8786"``; ``pip install 'bankfeed[dask]'``) runs the same export on a Dask

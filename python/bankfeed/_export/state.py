@@ -184,7 +184,7 @@ def previous_manifest(storage: Storage) -> dict[str, Any] | None:
 
 def write_summary(
     storage: Storage,
-    states: Mapping[str, tuple[str, KindState]],
+    states: Mapping[str, KindState],
     *,
     fmt: str,
     version: str,
@@ -194,12 +194,12 @@ def write_summary(
 ) -> None:
     """Writes ``_failures.jsonl`` (one JSON object per login not written, per kind) and
     ``_manifest.json`` (what was asked, by which bankfeed, the logins written and the rows), each
-    whole or not at all. ``states`` maps each kind of the export to its label and its state,
-    ``kinds_asked`` to how it was asked (``what``, ``options``); ``run`` is this run's record
-    (:func:`write_run`), already written."""
+    whole or not at all. ``states`` maps each kind of the export to its state, ``kinds_asked`` to
+    how it was asked (``what``, ``options``); ``run`` is this run's record (:func:`write_run`),
+    already written."""
     lines = [
         json.dumps(record, sort_keys=True)
-        for _, state in states.values()
+        for state in states.values()
         for record in sorted(state.failed.values(), key=lambda record: str(record.get("login_id")))
     ]
     storage.write_whole(storage.path(FAILURES), ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
@@ -210,10 +210,11 @@ def write_summary(
     runs: list[Any] = [old for old in (previous or {}).get("runs") or [] if old.get("run") not in known]
     runs.extend(_shown_run(record) for record in recorded)
     kinds: dict[str, Any] = dict((previous or {}).get("kinds") or {})
-    for kind, (label, state) in states.items():
+    for kind, state in states.items():
+        asked = kinds_asked.get(kind) or {}
         kinds[kind] = {
-            "what": label,
-            "options": dict((kinds_asked.get(kind) or {}).get("options") or {}),
+            "what": str(asked.get("what") or kind),
+            "options": dict(asked.get("options") or {}),
             "tables": {table: f"{kind}/{table}" for table in KINDS[kind]},
             "rows": state.rows,
             "logins_written": sorted(state.written),
@@ -229,8 +230,8 @@ def write_summary(
         # Complete: this run went to its end, no login failed, and every login written in one
         # kind of the export is written in all of them.
         "complete": not run.get("interrupted")
-        and all(not state.failed for _, state in states.values())
-        and _same_logins([state for _, state in states.values()]),
+        and all(not state.failed for state in states.values())
+        and _same_logins(list(states.values())),
         "kinds": kinds,
         "runs": runs,
     }
@@ -249,6 +250,7 @@ _RUN_FIELDS = ("run", "started_at", "finished_at", "logins_asked", "logins_fetch
 
 
 def _shown_run(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's record as the manifest's ``runs`` shows it."""
     shown = {name: record.get(name) for name in _RUN_FIELDS}
     shown["what"] = [entry.get("what") for entry in (record.get("kinds") or {}).values()]
     if shown["finished_at"] is None:

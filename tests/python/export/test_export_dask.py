@@ -316,6 +316,33 @@ def test_a_partition_that_fails_stops_the_run_and_the_manifest_says_where(
     wait_for(lambda: not any(dask_client.processing().values()), "the cluster to be idle", 30)
 
 
+def test_a_resumed_partition_whose_session_expired_meanwhile_starts_over(tmp_path: Path) -> None:
+    # As in one process (test_export.py): a pending RequestId resumed after its session expired
+    # starts over in the partition, instead of failing once more. Threads, not processes: the
+    # sandbox is this process's own, with short session lifetimes.
+    with (
+        bf.Sandbox(logins=3, pending_seconds=1.0, session_idle_seconds=0.5, session_processing_seconds=0.5) as sb,
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as local,
+        distributed.Client(local) as dask_client,
+    ):
+        impatient = sb.client(poll_interval=0.01, poll_timeout=0.05)
+        first = bf.export(impatient, sb.login_ids, tmp_path, scheduler=dask_client, partition_size=2)
+        assert first.logins_failed == 3
+        time.sleep(1.0)
+        before = sum(1 for request in sb.requests if request["path"].endswith("/Authorize"))
+        again = bf.export(
+            client_of_sandbox(sb), sb.login_ids, tmp_path, scheduler=dask_client, partition_size=2, resume=True
+        )
+        authorizes = sum(1 for request in sb.requests if request["path"].endswith("/Authorize")) - before
+    assert (again.logins_written, again.logins_failed) == (3, 0), again.failed
+    assert authorizes == 3, "each login opened a new session"
+    assert (tmp_path / "_failures.jsonl").read_text() == ""
+
+
+def client_of_sandbox(sb: bf.Sandbox) -> bf.Client:
+    return sb.client(poll_interval=0.01, poll_timeout=30)
+
+
 def test_wrong_cluster_arguments_are_refused_before_anything_runs(service: Service, tmp_path: Path) -> None:
     import socket
 
