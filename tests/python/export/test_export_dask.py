@@ -322,7 +322,7 @@ def test_a_resumed_partition_whose_session_expired_meanwhile_starts_over(tmp_pat
     # sandbox is this process's own, with short session lifetimes.
     with (
         bf.Sandbox(logins=3, pending_seconds=1.0, session_idle_seconds=0.5, session_processing_seconds=0.5) as sb,
-        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as local,
+        distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as local,
         distributed.Client(local) as dask_client,
     ):
         impatient = sb.client(poll_interval=0.01, poll_timeout=0.05)
