@@ -269,7 +269,7 @@ impl Client {
         match self.http()?.send(&request, call).await? {
             Reply::Data { status, bytes } => {
                 // Any body is an answer, except one whose envelope says error.
-                json::check_error_envelope(status, &bytes)?;
+                json::check_error_envelope("DeleteCard", status, &bytes)?;
                 Ok(delete_answer(&bytes))
             }
             reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::authorize::challenge::Challenge;
-use crate::shown::{snippet, Seconds};
+use crate::shown::{html_page, snippet, Seconds};
 
 /// A response body as received: JSON when it parsed, otherwise the text.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,6 +29,10 @@ pub struct ApiError {
     pub retry_after: Option<Duration>,
     /// How many times the request was sent, retries included (1 when it was not retried).
     pub attempts: u32,
+    /// The operation whose answer it was (`Authorize`, `Investments`, ...): an ETL job's failure
+    /// record says whether the login or its data was refused. Set when the error becomes an
+    /// [`Error`] of an operation; `None` only while the body is read.
+    pub operation: Option<String>,
 }
 
 /// The families of service errors a caller handles differently.
@@ -170,7 +174,10 @@ impl fmt::Display for ApiError {
         }
         match (&self.message, &self.body) {
             (Some(message), _) => write!(f, ": {}", OneLine(message))?,
-            (None, Body::Text(text)) if !text.is_empty() => write!(f, ": {}", OneLine(&snippet(text, 200)))?,
+            (None, Body::Text(text)) if !text.is_empty() => match html_page(text) {
+                Some(page) => write!(f, ": {page}, not the service's JSON")?,
+                None => write!(f, ": {}", OneLine(&snippet(text, 200)))?,
+            },
             _ => {}
         }
         if let Some(request_id) = &self.request_id {
@@ -658,6 +665,7 @@ mod tests {
             body: Body::Text(String::new()),
             retry_after: None,
             attempts: 1,
+            operation: None,
         }
     }
 
@@ -709,6 +717,28 @@ mod tests {
         let mut error = api(502, None);
         error.body = Body::Text("<html>\n<h1>Bad gateway</h1>".into());
         assert!(!error.to_string().contains('\n'), "{error}");
+    }
+
+    #[test]
+    fn an_html_page_is_named_by_its_title_not_quoted() {
+        // What nginx answers when the service behind it is down.
+        let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+        let mut error = api(502, None);
+        error.body = Body::Text(page.into());
+        let text = error.to_string();
+        assert!(
+            text.starts_with("HTTP 502: an HTML page titled \"502 Bad Gateway\", not the service's JSON; "),
+            "{text}"
+        );
+        assert!(!text.contains('<'), "{text}");
+        // No title: the first heading; neither: the page is still not quoted.
+        error.body = Body::Text("<!DOCTYPE html><html><body><h1>\n  Gateway\n Timeout </h1></body></html>".into());
+        assert!(error.to_string().starts_with("HTTP 502: an HTML page titled \"Gateway Timeout\", "), "{error}");
+        error.body = Body::Text("<HTML><BODY>down</BODY></HTML>".into());
+        assert!(error.to_string().starts_with("HTTP 502: an HTML page, not the service's JSON; "), "{error}");
+        // Text that merely mentions a tag is quoted as it came.
+        error.body = Body::Text("upstream <title> missing".into());
+        assert!(error.to_string().contains("upstream <title> missing"), "{error}");
     }
 
     #[test]

@@ -423,7 +423,7 @@ pub const DECODERS: &[Decoder] = &[
         crate::client::parse_token(Reply::Data { status: 200, bytes: bytes.to_vec() }).map(drop)
     }),
     ("DeleteCard", |bytes| {
-        json::check_error_envelope(200, bytes)?;
+        json::check_error_envelope("DeleteCard", 200, bytes)?;
         crate::client::delete_answer(bytes);
         Ok(())
     }),

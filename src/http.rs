@@ -610,6 +610,7 @@ impl Attempt {
             },
             Attempt::Api(mut api) => {
                 api.attempts = attempts;
+                api.operation = Some(operation);
                 Error::Api(api)
             }
             Attempt::Decode { status, message, snippet } => {
@@ -958,6 +959,7 @@ mod tests {
         ]);
         let error = api(http_with(2, |_| {}).send(&post(&server.url), &free()).await);
         assert_eq!((error.attempts, error.request_id.as_deref()), (3, Some("r-3")));
+        assert_eq!(error.operation.as_deref(), Some("GetAccountsDetail"));
         assert!(error.to_string().contains("(RequestId r-3) after 3 attempts"), "{error}");
         assert_eq!(server.requests().len(), 3);
 

@@ -115,7 +115,7 @@ impl Client {
     async fn send_linking(&self, call: &Call, wire: &WireOp, request: &ApiRequest) -> Result<(u16, Vec<u8>), Error> {
         match self.http()?.send(request, call).await? {
             Reply::Data { status, bytes } => {
-                json::check_error_envelope(status, &bytes)?;
+                json::check_error_envelope(wire.name, status, &bytes)?;
                 Ok((status, bytes))
             }
             reply => Err(reply.unexpected(wire.name, "expected a final answer: this operation is not polled")),

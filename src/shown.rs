@@ -15,10 +15,7 @@ pub(crate) const SHOWN_CHARS: usize = 40;
 /// A refused value that is not a secret, for a message: quoted and escaped (`{:?}`, so a line
 /// break shows as `\n`), its first [`SHOWN_CHARS`] characters and an ellipsis past them.
 pub(crate) fn shown(value: &str) -> String {
-    match value.char_indices().nth(SHOWN_CHARS) {
-        Some((end, _)) => format!("{:?}…", value.get(..end).unwrap_or(value)),
-        None => format!("{value:?}"),
-    }
+    shown_with(value, SHOWN_CHARS)
 }
 
 /// A refused URL as a message shows it ([`shown`]), without what may be a secret: the user info
@@ -41,6 +38,42 @@ const SNIPPET_CHARS: usize = 200;
 /// The start of `bytes` as text, for an error message.
 pub(crate) fn body_snippet(bytes: &[u8]) -> String {
     snippet(&String::from_utf8_lossy(bytes), SNIPPET_CHARS)
+}
+
+/// How many characters of an HTML page's title a message shows.
+const TITLE_CHARS: usize = 100;
+
+/// What a message says of `text` when it is an HTML page rather than the service's JSON: its
+/// title (or first heading), on one line and cut. A proxy or gateway in front of the service
+/// answers 502 or 504 with such a page; its markup quoted in the message would hide the one
+/// line that matters ("502 Bad Gateway"), and the whole page stays on the error's body.
+/// `None` when `text` is not a page: it is then quoted as it came.
+pub(crate) fn html_page(text: &str) -> Option<String> {
+    let start = text.trim_start().get(..14).unwrap_or(text.trim_start()).to_ascii_lowercase();
+    if !(start.starts_with("<!doctype html") || start.starts_with("<html") || start.starts_with("<head")) {
+        return None;
+    }
+    let inside = |tag: &str| {
+        let lower = text.to_ascii_lowercase();
+        let open = lower.find(&format!("<{tag}"))?;
+        let from = open + lower.get(open..)?.find('>')? + 1;
+        let to = from + lower.get(from..)?.find(&format!("</{tag}"))?;
+        let words = text.get(from..to)?.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!words.is_empty()).then_some(words)
+    };
+    let title = inside("title").or_else(|| inside("h1"));
+    Some(match title {
+        Some(title) => format!("an HTML page titled {}", shown_with(&title, TITLE_CHARS)),
+        None => "an HTML page".to_owned(),
+    })
+}
+
+/// [`shown`] with its own length.
+fn shown_with(value: &str, max: usize) -> String {
+    match value.char_indices().nth(max) {
+        Some((end, _)) => format!("{:?}…", value.get(..end).unwrap_or(value)),
+        None => format!("{value:?}"),
+    }
 }
 
 /// Seconds as a message shows them: to the millisecond under a second (a short `deadline` or

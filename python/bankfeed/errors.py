@@ -297,6 +297,9 @@ class ApiError(BankfeedError):
     body: Any
     #: How many times the request was sent (1 when it was not retried).
     attempts: int
+    #: The operation whose answer it was, e.g. ``"Authorize"`` (the login was refused) or
+    #: ``"Investments"`` (its data was).
+    operation: str | None
 
 
 class Unauthorized(ApiError):

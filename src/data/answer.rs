@@ -108,6 +108,7 @@ fn error_answer(status: u16, bytes: Vec<u8>, retry_after: Option<Duration>) -> A
         retry_after,
         body,
         attempts: 1,
+        operation: None,
     }
 }
 

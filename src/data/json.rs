@@ -127,9 +127,9 @@ pub(crate) fn observed_top_agrees<'a, T: serde::Deserialize<'a>>(bytes: &'a [u8]
 
 /// The error a 2xx body's envelope says it is, for an operation whose success body has no fixed
 /// shape (DeleteCard): any body that is not such an envelope, JSON or not, is fine.
-pub(crate) fn check_error_envelope(status: u16, bytes: &[u8]) -> Result<(), Error> {
+pub(crate) fn check_error_envelope(operation: &str, status: u16, bytes: &[u8]) -> Result<(), Error> {
     match serde_json::from_slice::<Top>(bytes) {
-        Ok(top) if top.not_object.is_none() => top.envelope_error(status, bytes),
+        Ok(top) if top.not_object.is_none() => top.envelope_error(operation, status, bytes),
         _ => Ok(()),
     }
 }
@@ -219,7 +219,7 @@ impl Top {
         if let Some(what) = self.not_object {
             return Err(Error::protocol(operation, status, format!("expected a JSON object, got {what}"), bytes));
         }
-        self.envelope_error(status, bytes)?;
+        self.envelope_error(operation, status, bytes)?;
         if self.holds(shape) {
             return Ok(());
         }
@@ -236,7 +236,7 @@ impl Top {
     }
 
     /// The error this envelope says it is, if it says one.
-    fn envelope_error(&self, status: u16, bytes: &[u8]) -> Result<(), Error> {
+    fn envelope_error(&self, operation: &str, status: u16, bytes: &[u8]) -> Result<(), Error> {
         let Some(error_status) = self.error_status(status) else { return Ok(()) };
         // Built by the same code as an answer with an error status, so that it is classified
         // (code first, then status) and kept exactly as one. An envelope that names no error
@@ -244,6 +244,7 @@ impl Top {
         match crate::data::answer::api_error(error_status.max(400), bytes.to_vec()) {
             Some(mut api) => {
                 api.status = error_status;
+                api.operation = Some(operation.to_owned());
                 Err(api.into())
             }
             None => Ok(()),
@@ -587,6 +588,7 @@ mod tests {
             assert_eq!(error.code.as_deref(), Some("AGGREGATION_ERROR"));
             assert_eq!(error.message.as_deref(), Some("failed"));
             assert_eq!(error.request_id.as_deref(), Some("r-5"));
+            assert_eq!(error.operation.as_deref(), Some("Op"));
             assert_eq!(error.kind(), crate::error::ApiErrorKind::Aggregation);
             assert_eq!(error.body, crate::error::Body::Json(serde_json::from_str(body).unwrap()));
         }

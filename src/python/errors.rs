@@ -278,6 +278,7 @@ fn api_fields(py: Python<'_>, fields: &Bound<'_, PyDict>, api: &ApiError) -> PyR
     fields.set_item("request_id", &api.request_id)?;
     fields.set_item("retry_after", api.retry_after.map(|d| d.as_secs_f64()))?;
     fields.set_item("attempts", api.attempts)?;
+    fields.set_item("operation", &api.operation)?;
     match &api.body {
         Body::Json(value) => fields.set_item("body", convert::to_python(py, value)?),
         Body::Text(text) => fields.set_item("body", text),

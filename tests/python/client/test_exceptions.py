@@ -164,7 +164,16 @@ def api_case(
 ) -> Case:
     message = f"the service says {code.lower()}"
     answer = error(status, code, message, REQUEST, headers)
-    fields = {"code": code, "status": status, "message": message, "request_id": REQUEST, "body": answer.body, **extra}
+    fields = {
+        "code": code,
+        "status": status,
+        "message": message,
+        "request_id": REQUEST,
+        "body": answer.body,
+        # Which call the service refused: the login (Authorize) or its data.
+        "operation": operation,
+        **extra,
+    }
     return Case(id, {operation: answer}, call, expected, fields)
 
 
@@ -217,7 +226,22 @@ CASES = [
         detail,
         errors.AggregationError,
         # No RequestId in the body: the error keeps that of the session it was sent in, to resume.
-        {"code": None, "status": 500, "message": None, "request_id": REQUEST, "body": "upstream exploded"},
+        {
+            "code": None,
+            "status": 500,
+            "message": None,
+            "request_id": REQUEST,
+            "body": "upstream exploded",
+            "operation": "GetAccountsDetail",
+        },
+    ),
+    Case(
+        "AggregationError-envelope-in-a-200",
+        {"GetAccountsDetail": Answer(200, {"HttpStatusCode": 500, "FlinksCode": "AGGREGATION_ERROR"})},
+        detail,
+        errors.AggregationError,
+        # An error the service sends with a 200 names its operation too.
+        {"code": "AGGREGATION_ERROR", "status": 500, "operation": "GetAccountsDetail"},
     ),
     # What the client raises about an answer it did not expect.
     Case(

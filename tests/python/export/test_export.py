@@ -110,18 +110,21 @@ def test_part_files_have_dictionaries_for_repeated_text_and_statistics_for_filte
 
 
 def test_the_failures_and_the_manifest_say_what_happened(many: bf.Sandbox, tmp_path: Path) -> None:
-    bf.export(client_of(many), [many.login_ids[0], BAD], tmp_path, what="investments,accounts")
+    unknown = "00000000-0000-4000-8000-000000000000"  # a LoginId the service has never saved
+    bf.export(client_of(many), [many.login_ids[0], BAD, unknown], tmp_path, what="investments,accounts")
     failures = [json.loads(line) for line in (tmp_path / "_failures.jsonl").read_text().splitlines()]
-    assert [(f["login_id"], f["kind"], f["error"]) for f in failures] == [
-        (BAD, "investments", "ConfigError"),
-        (BAD, "accounts", "ConfigError"),
+    assert sorted((f["login_id"], f["kind"], f["error"], f["operation"]) for f in failures) == [
+        (unknown, "accounts", "InvalidLogin", "Authorize"),
+        (unknown, "investments", "InvalidLogin", "Authorize"),
+        (BAD, "accounts", "ConfigError", None),
+        (BAD, "investments", "ConfigError", None),
     ]
-    assert set(failures[0]) >= {"login_id", "error", "code", "message", "request_id", "operation"}
+    assert all(set(f) >= {"login_id", "error", "code", "message", "request_id", "operation"} for f in failures)
     manifest = json.loads((tmp_path / "_manifest.json").read_text())
     assert manifest["bankfeed_version"] == bf.__version__
     assert manifest["what"] == ["investments", "accounts"] and manifest["format"] == "parquet"
     assert manifest["kinds"]["investments"]["logins_written"] == [many.login_ids[0]]
-    assert manifest["kinds"]["investments"]["logins_failed"] == [BAD]
+    assert sorted(manifest["kinds"]["investments"]["logins_failed"]) == sorted([BAD, unknown])
     assert manifest["kinds"]["investments"]["rows"]["positions"] == table(tmp_path, "investments", "positions").num_rows
     assert manifest["complete"] is False
 
@@ -219,7 +222,8 @@ def test_a_resume_must_ask_for_each_kind_as_the_export_did(many: bf.Sandbox, tmp
     assert json.loads((tmp_path / "_manifest.json").read_text())["complete"] is True
 
 
-def test_a_resumed_login_whose_session_expired_meanwhile_starts_over(tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", ["export", "aexport"])
+def test_a_resumed_login_whose_session_expired_meanwhile_starts_over(tmp_path: Path, form: str) -> None:
     # A resume the next night: the RequestIds still pending at the end of the first run have
     # expired at the service since; each login starts over instead of failing once more.
     with bf.Sandbox(logins=2, pending_seconds=1.0, session_idle_seconds=0.5, session_processing_seconds=0.5) as sb:
@@ -227,7 +231,11 @@ def test_a_resumed_login_whose_session_expired_meanwhile_starts_over(tmp_path: P
         assert first.logins_failed == 2 and all(isinstance(e, bf.PendingTimeout) for _, e in first.failed)
         time.sleep(1.0)
         before = authorizes(sb)
-        again = bf.export(client_of(sb), sb.login_ids, tmp_path, resume=True)
+        if form == "export":
+            again = bf.export(client_of(sb), sb.login_ids, tmp_path, resume=True)
+        else:
+            client = sb.async_client(poll_interval=0.01, poll_timeout=30)
+            again = asyncio.run(bf.aexport(client, sb.login_ids, tmp_path, resume=True))
         assert (again.logins_written, again.logins_failed) == (2, 0), again.failed
         assert authorizes(sb) - before == 2, "each login opened a new session"
     assert (tmp_path / "_failures.jsonl").read_text() == ""

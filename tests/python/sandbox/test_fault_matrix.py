@@ -259,8 +259,15 @@ def check_error(op: Op, fault: Fault, error: BaseException) -> None:
     for secret in SECRETS:
         assert secret not in text
     if isinstance(error, bf.ApiError):
+        # The operation the service (or the proxy in front of it) refused; a package's
+        # attributes are named by the package's endpoint (GetCreditRiskAttributes).
+        named = {"attributes_package": "GetCreditRiskAttributes"}.get(op.name, op.operation)
+        assert error.operation == named, (error.operation, named)
         if fault.name == "html_error_page":
             assert error.request_id is None
+            # The page is named by its title, not quoted: its markup is on `body`.
+            assert str(error).startswith("HTTP 502: an HTML page titled "), str(error)
+            assert "<" not in str(error) and "<" in error.body
         elif fault.spec["kind"] in ("status", "session_loading"):
             # Every error envelope the fault layer makes up names a RequestId: the request's own
             # when it named one.
