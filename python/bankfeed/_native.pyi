@@ -1670,11 +1670,20 @@ class _Gathering:
     """What :func:`bankfeed.acombine` adds each pair of an async bulk call to (private).
 
     Made ``like`` a finished gathering, each table starts as large as that one's grew: an export
-    gathers batch after batch of about the same size."""
+    gathers batch after batch of about the same size. With ``provenance``, each table has
+    ``request_id`` (the result's RequestId) and ``fetched_at`` (UTC, the ``fetched_at_us`` given
+    with the result) after ``login_id``: the columns an export writes first."""
 
-    def __new__(cls, like: _Gathering | None = None, /) -> _Gathering: ...
-    def add(self, pair: tuple[str, Investments | Accounts | Attributes | Statements | BaseException], /) -> None:
-        """Adds one ``(login_id, result_or_exception)`` pair, as :func:`combine` does."""
+    def __new__(cls, like: _Gathering | None = None, /, *, provenance: bool = False) -> _Gathering: ...
+    def add(
+        self,
+        pair: tuple[str, Investments | Accounts | Attributes | Statements | BaseException],
+        /,
+        fetched_at_us: int | None = None,
+    ) -> int:
+        """Adds one ``(login_id, result_or_exception)`` pair, as :func:`combine` does; the rows it
+        added (0 for an exception). ``fetched_at_us``, microseconds since the epoch, is required
+        with ``provenance``."""
 
     def finish(self) -> Combined[Any]:
         """The :class:`Combined` of the pairs added; the gathering is then spent."""

@@ -131,13 +131,14 @@ impl PyCombined {
     }
 }
 
-/// A result's class name and its tables by name.
-type Kind = (&'static str, Vec<(&'static str, Arc<Table>)>);
+/// A result's class name, its tables by name, and its RequestId.
+type Kind = (&'static str, Vec<(&'static str, Arc<Table>)>, Option<String>);
 
-/// The kind and the named tables of `result`, when it is one of the result classes.
+/// The kind, the named tables and the RequestId of `result`, when it is one of the result classes.
 fn result_tables(result: &Bound<'_, PyAny>) -> Option<Kind> {
     fn of<T: NamedTables>(result: &T) -> Kind {
-        (T::KIND, result.named_tables().into_iter().map(|(name, table)| (name, table.get().shared())).collect())
+        let tables = result.named_tables().into_iter().map(|(name, table)| (name, table.get().shared())).collect();
+        (T::KIND, tables, result.request_id().map(str::to_owned))
     }
     if let Ok(r) = result.cast::<PyInvestments>() {
         Some(of(r.get()))
@@ -184,7 +185,7 @@ pub(crate) fn combine(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<PyCo
     })?;
     let mut gathering = Gathering::default();
     for pair in pairs {
-        gathering.add(py, &pair?)?;
+        gathering.add(py, &pair?, None)?;
     }
     gathering.finish(py)
 }
@@ -202,16 +203,17 @@ pub(crate) struct PyGathering {
 #[pymethods]
 impl PyGathering {
     #[new]
-    #[pyo3(signature = (like = None, /))]
-    fn new(like: Option<PyRef<'_, Self>>) -> Self {
+    #[pyo3(signature = (like = None, /, *, provenance = false))]
+    fn new(like: Option<PyRef<'_, Self>>, provenance: bool) -> Self {
         let sizes = like.map(|like| like.sizes.clone()).unwrap_or_default();
-        PyGathering { gathering: Some(Gathering { like: sizes, ..Gathering::default() }), sizes: Vec::new() }
+        let gathering = Gathering { like: sizes, provenance, ..Gathering::default() };
+        PyGathering { gathering: Some(gathering), sizes: Vec::new() }
     }
 
     #[doc = stub_doc!("_Gathering.add")]
-    #[pyo3(signature = (pair, /))]
-    fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.gathering.as_mut().ok_or_else(finished)?.add(py, pair)
+    #[pyo3(signature = (pair, /, fetched_at_us = None))]
+    fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>, fetched_at_us: Option<i64>) -> PyResult<usize> {
+        self.gathering.as_mut().ok_or_else(finished)?.add(py, pair, fetched_at_us)
     }
 
     #[doc = stub_doc!("_Gathering.finish")]
@@ -234,13 +236,17 @@ pub(crate) struct Gathering {
     errors: Vec<(Py<PyAny>, Py<PyAny>)>,
     /// The sizes a gathering of the same kind reached, which each table reserves.
     like: Sizes,
+    /// Whether each table has `request_id` and `fetched_at` after `login_id` (an export's rows).
+    provenance: bool,
 }
 
 /// Each table's [`CombinedSize`], by name.
 type Sizes = Vec<(&'static str, CombinedSize)>;
 
 impl Gathering {
-    fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds `pair`; the rows it added to the tables (0 for an exception). `fetched_at_us` is
+    /// when the result was fetched, for a gathering with provenance.
+    fn add(&mut self, py: Python<'_>, pair: &Bound<'_, PyAny>, fetched_at_us: Option<i64>) -> PyResult<usize> {
         let pair = match pair.cast::<PyTuple>() {
             Ok(tuple) if tuple.len() == 2 => tuple,
             Ok(tuple) => {
@@ -262,23 +268,34 @@ impl Gathering {
         }
         if result.is_instance_of::<PyBaseException>() {
             self.errors.push((login_id.unbind(), result.unbind()));
-            return Ok(());
+            return Ok(0);
         }
         // A result's LoginId goes into the login_id column: it must be text.
         let login_id = args::text("login_id", &login_id)?;
-        let Some((this, named)) = result_tables(&result) else {
+        let Some((this, named, request_id)) = result_tables(&result) else {
             return Err(PyTypeError::new_err(format!(
                 "combine takes results of Investments, Accounts, Attributes or Statements, or exceptions; \
                  the result of {login_id:?} is {}",
                 args::type_name(&result)
             )));
         };
-        let like = &self.like;
+        let fetched_at = match (self.provenance, fetched_at_us) {
+            (true, Some(at)) => Some(at),
+            (true, None) => return Err(PyTypeError::new_err("a gathering with provenance needs fetched_at_us")),
+            (false, _) => None,
+        };
+        let (like, provenance) = (&self.like, self.provenance);
         let (first, combiners) = self.kind.get_or_insert_with(|| {
             let combiner = |name: &str| {
-                like.iter()
+                let combiner = like
+                    .iter()
                     .find(|(n, _)| *n == name)
-                    .map_or_else(Combiner::default, |(_, size)| Combiner::sized_like(size))
+                    .map_or_else(Combiner::default, |(_, size)| Combiner::sized_like(size));
+                if provenance {
+                    combiner.with_provenance()
+                } else {
+                    combiner
+                }
             };
             (this, named.iter().map(|(name, _)| (*name, combiner(name))).collect())
         });
@@ -289,9 +306,12 @@ impl Gathering {
         }
         // Copying a result's rows is Rust work: done without the GIL.
         py.detach(|| {
-            combiners.iter_mut().zip(&named).try_for_each(|((_, combiner), (_, table))| combiner.add(&login_id, table))
+            combiners.iter_mut().zip(&named).try_for_each(|((_, combiner), (_, table))| match fetched_at {
+                Some(at) => combiner.add_fetched(&login_id, request_id.as_deref(), at, table),
+                None => combiner.add(&login_id, table),
+            })
         })?;
-        Ok(())
+        Ok(named.iter().map(|(_, table)| table.rows).sum())
     }
 
     fn sizes(&self) -> Sizes {

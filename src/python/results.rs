@@ -471,6 +471,8 @@ impl<O: crate::ops::DataOp<Options: Send + 'static, Output: ResultClass>> PyData
 pub(crate) trait NamedTables {
     const KIND: &'static str;
     fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)>;
+    /// The RequestId the result came from: an export's `request_id` column.
+    fn request_id(&self) -> Option<&str>;
 }
 
 impl NamedTables for PyInvestments {
@@ -483,12 +485,18 @@ impl NamedTables for PyInvestments {
             ("securities", &self.securities),
         ]
     }
+    fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
 }
 
 impl NamedTables for PyAccounts {
     const KIND: &'static str = "Accounts";
     fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)> {
         vec![("accounts", &self.accounts), ("transactions", &self.transactions)]
+    }
+    fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
     }
 }
 
@@ -497,11 +505,17 @@ impl NamedTables for PyAttributes {
     fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)> {
         vec![("values", &self.values), ("detail", &self.detail)]
     }
+    fn request_id(&self) -> Option<&str> {
+        self.payload.data.request_id.as_deref()
+    }
 }
 
 impl NamedTables for PyStatements {
     const KIND: &'static str = "Statements";
     fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)> {
         vec![("statements", &self.statements)]
+    }
+    fn request_id(&self) -> Option<&str> {
+        self.payload.data.request_id.as_deref()
     }
 }

@@ -14,6 +14,10 @@ use crate::error::Error;
 
 /// The name of the column [`Combiner`] puts first.
 pub const LOGIN_ID: &str = "login_id";
+/// The columns a combiner [`with_provenance`](Combiner::with_provenance) puts after `login_id`:
+/// the RequestId each row came from, and when it was fetched (docs/export.md#the-layout).
+pub const REQUEST_ID: &str = "request_id";
+pub const FETCHED_AT: &str = "fetched_at";
 
 /// The most bytes of text one Arrow string column holds (its offsets are `i32`).
 const MAX_TEXT_BYTES: usize = i32::MAX as usize;
@@ -30,6 +34,8 @@ const MAX_TEXT_BYTES: usize = i32::MAX as usize;
 /// - No parts: a table with the `login_id` column only and no rows.
 pub struct Combiner {
     login_ids: StringBuilder,
+    /// [`REQUEST_ID`] and [`FETCHED_AT`], when asked for.
+    provenance: Option<(StringBuilder, TimestampMicrosecondBuilder)>,
     columns: Vec<(&'static str, DataType, Builder)>,
     rows: usize,
     /// What each column reserves when it is first seen (see [`Combiner::sized_like`]).
@@ -42,6 +48,7 @@ impl Default for Combiner {
     fn default() -> Self {
         Combiner {
             login_ids: StringBuilder::new(),
+            provenance: None,
             columns: Vec::new(),
             rows: 0,
             reserve: CombinedSize::default(),
@@ -56,6 +63,7 @@ impl Default for Combiner {
 pub struct CombinedSize {
     rows: usize,
     login_id_bytes: usize,
+    request_id_bytes: usize,
     /// `(name, text bytes, list items)`; both are 0 where they do not apply.
     columns: Vec<(&'static str, usize, usize)>,
 }
@@ -67,6 +75,7 @@ impl CombinedSize {
         let more = |n: usize| n + n / 8;
         self.rows = more(self.rows);
         self.login_id_bytes = more(self.login_id_bytes);
+        self.request_id_bytes = more(self.request_id_bytes);
         for (_, bytes, items) in &mut self.columns {
             *bytes = more(*bytes);
             *items = more(*items);
@@ -94,11 +103,24 @@ impl Combiner {
         }
     }
 
+    /// A combiner whose table has [`REQUEST_ID`] and [`FETCHED_AT`] after `login_id`, filled by
+    /// [`Combiner::add_fetched`]: the columns an export writes before a table's own. Made here,
+    /// with the rows they repeat over, rather than repeated over them afterwards by index.
+    pub fn with_provenance(mut self) -> Self {
+        let rows = self.reserve.rows;
+        self.provenance = Some((
+            StringBuilder::with_capacity(rows, self.reserve.request_id_bytes),
+            TimestampMicrosecondBuilder::with_capacity(rows).with_timezone("UTC"),
+        ));
+        self
+    }
+
     /// How large the table grew so far.
     pub fn size(&self) -> CombinedSize {
         CombinedSize {
             rows: self.rows,
             login_id_bytes: self.login_ids.values_slice().len(),
+            request_id_bytes: self.provenance.as_ref().map_or(0, |(ids, _)| ids.values_slice().len()),
             columns: self
                 .columns
                 .iter()
@@ -116,6 +138,17 @@ impl Combiner {
     /// columns has a type other than the column of that name had so far, is not as long as the
     /// table, or would take a text column past Arrow's 2 GiB.
     pub fn add(&mut self, login_id: &str, table: &Table) -> Result<(), Error> {
+        self.append(login_id, table)?;
+        // Rows added without provenance have none.
+        if let Some((request_ids, fetched_at)) = &mut self.provenance {
+            request_ids.append_nulls(table.rows);
+            fetched_at.append_nulls(table.rows);
+        }
+        Ok(())
+    }
+
+    /// [`Combiner::add`] of the table's own columns and `login_id`.
+    fn append(&mut self, login_id: &str, table: &Table) -> Result<(), Error> {
         let too_much_text = |name: &str| {
             Error::config(
                 "tables",
@@ -125,6 +158,9 @@ impl Combiner {
                 ),
             )
         };
+        // Columns the combiner fills itself: a part's own are left out.
+        let provenance = self.provenance.is_some();
+        let ours = |name: &str| name == LOGIN_ID || (provenance && (name == REQUEST_ID || name == FETCHED_AT));
         for column in &table.columns {
             if column.data.len() != table.rows {
                 return Err(Error::config(
@@ -137,7 +173,7 @@ impl Combiner {
                     ),
                 ));
             }
-            if column.name == LOGIN_ID {
+            if ours(column.name) {
                 continue;
             }
             let Some((_, data_type, builder)) = self.columns.iter().find(|(name, ..)| *name == column.name) else {
@@ -162,7 +198,7 @@ impl Combiner {
         }
 
         for column in &table.columns {
-            if column.name != LOGIN_ID && !self.columns.iter().any(|(name, ..)| *name == column.name) {
+            if !ours(column.name) && !self.columns.iter().any(|(name, ..)| *name == column.name) {
                 let (bytes, items) = self.reserve.of(column.name);
                 let mut builder = Builder::like(&column.data, self.reserve.rows, bytes, items);
                 builder.append_nulls(self.rows);
@@ -180,10 +216,45 @@ impl Combiner {
         Ok(())
     }
 
+    /// [`Combiner::add`], with the provenance of `table`'s rows: the RequestId its data came from,
+    /// and when it was fetched (microseconds since the epoch). Without provenance, `add` alone.
+    pub fn add_fetched(
+        &mut self,
+        login_id: &str,
+        request_id: Option<&str>,
+        fetched_at_us: i64,
+        table: &Table,
+    ) -> Result<(), Error> {
+        if let Some((request_ids, _)) = &self.provenance {
+            let bytes = request_ids.values_slice().len() + request_id.map_or(0, str::len) * table.rows;
+            if bytes > self.max_text_bytes {
+                return Err(Error::config(
+                    "tables",
+                    format!(
+                        "column {REQUEST_ID:?} would hold more than 2 GiB of text, the most of one Arrow \
+                         string column; combine the logins in smaller groups"
+                    ),
+                ));
+            }
+        }
+        self.append(login_id, table)?;
+        if let Some((request_ids, fetched_at)) = &mut self.provenance {
+            for _ in 0..table.rows {
+                request_ids.append_option(request_id);
+                fetched_at.append_value(fetched_at_us);
+            }
+        }
+        Ok(())
+    }
+
     /// The rows added so far as one table.
     pub fn finish(mut self) -> Table {
-        let mut columns = Vec::with_capacity(self.columns.len() + 1);
+        let mut columns = Vec::with_capacity(self.columns.len() + 3);
         columns.push(Column { name: LOGIN_ID, data: ColumnData::Text(self.login_ids.finish()) });
+        if let Some((mut request_ids, mut fetched_at)) = self.provenance {
+            columns.push(Column { name: REQUEST_ID, data: ColumnData::Text(request_ids.finish()) });
+            columns.push(Column { name: FETCHED_AT, data: ColumnData::Timestamp(fetched_at.finish()) });
+        }
         columns.extend(self.columns.into_iter().map(|(name, _, builder)| Column { name, data: builder.finish() }));
         Table { columns, rows: self.rows }
     }
@@ -345,6 +416,42 @@ mod tests {
             assert_eq!(column.slice(2, 3).to_data(), second.to_data(), "{name}");
         }
         assert_eq!(combined.to_record_batch().unwrap().num_rows(), 5);
+    }
+
+    #[test]
+    fn provenance_follows_login_id_and_repeats_over_each_logins_rows() {
+        let (a, b, c) = (sample(&rows(2, "a")), sample(&rows(3, "b")), sample(&rows(1, "c")));
+        let mut combiner = Combiner::default().with_provenance();
+        combiner.add_fetched("L1", Some("r1"), 1_000, &a).unwrap();
+        combiner.add_fetched("L2", None, 2_000, &b).unwrap();
+        // Added without provenance: none.
+        combiner.add("L3", &c).unwrap();
+        let size = combiner.size();
+        let combined = combiner.finish();
+        assert_eq!(combined.names(), ["login_id", "request_id", "fetched_at", "x", "s", "d", "t", "l", "b"]);
+        let request_ids = [Some("r1"), Some("r1"), None, None, None, None];
+        assert_eq!(text(&combined, "request_id"), request_ids.map(|s| s.map(str::to_owned)));
+        match combined.column("fetched_at") {
+            Some(ColumnData::Timestamp(at)) => {
+                assert_eq!(
+                    at.iter().collect::<Vec<_>>(),
+                    [Some(1_000), Some(1_000), Some(2_000), Some(2_000), Some(2_000), None]
+                );
+                assert_eq!(at.timezone(), Some("UTC"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(combined.to_record_batch().unwrap().num_rows(), 6);
+        // The next batch reserves for its RequestIds too; a part's own provenance columns are
+        // left out, as its `login_id` is.
+        assert_eq!(size.request_id_bytes, 4);
+        let mut next = Combiner::sized_like(&size).with_provenance();
+        let mut own = sample(&rows(1, "d"));
+        own.columns.push(Column { name: REQUEST_ID, data: ColumnData::Text(vec![Some("theirs")].into()) });
+        next.add_fetched("L4", Some("r4"), 4_000, &own).unwrap();
+        let next = next.finish();
+        assert_eq!(next.names().iter().filter(|name| **name == REQUEST_ID).count(), 1);
+        assert_eq!(text(&next, "request_id"), [Some("r4".to_owned())]);
     }
 
     #[test]

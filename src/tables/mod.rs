@@ -13,7 +13,7 @@ mod wire;
 
 pub use accounts::{accounts_table, bank_transactions_table, statements_table, AccountsTables};
 pub use attributes::{attribute_detail_table, attribute_values_table};
-pub use combine::{CombinedSize, Combiner, LOGIN_ID};
+pub use combine::{CombinedSize, Combiner, FETCHED_AT, LOGIN_ID, REQUEST_ID};
 pub use investments::{
     investment_accounts_table, investment_transactions_table, positions_table, securities_table, InvestmentsTables,
 };

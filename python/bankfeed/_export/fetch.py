@@ -3,7 +3,7 @@
 (docs/scale-out.md#one-table-as-a-dask-dataframe).
 
 The rows are those ``bf.export`` writes: ``login_id``, ``request_id`` and ``fetched_at`` first
-(``columns.with_provenance``), then the in-memory table's columns, cast to ``bf.schema(kind,
+(a gathering with provenance), then the in-memory table's columns, cast to ``bf.schema(kind,
 table)``, so that a partition always has the schema its frame was declared with.
 """
 
@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed import _native
-from bankfeed._export.columns import with_provenance
 from bankfeed._export.kinds import KINDS, Kind, parse_what, schema
 from bankfeed.errors import _check_count, _config_error
 
@@ -83,10 +82,7 @@ class TableFetch:
         target = self.schema
         if not ids:
             return target.empty_table()
-        gathering = _native._Gathering()
-        request_ids: list[str | None] = []
-        fetched_at: list[int] = []
-        counts: list[int] = []
+        gathering = _native._Gathering(provenance=True)
         call = self.kind.bulk_call(self.client)(ids, concurrency=self.concurrency, **self.kind.options)
         with call as results:
             for login_id, result in results:
@@ -95,14 +91,11 @@ class TableFetch:
                         # Leaving the block stops the logins still running: the partition failed.
                         raise result
                     continue
-                gathering.add((login_id, result))
-                request_ids.append(getattr(result, "request_id", None))
-                fetched_at.append(time.time_ns() // 1000)
-                counts.append(len(getattr(result, self.table)))
+                gathering.add((login_id, result), time.time_ns() // 1000)
         gathered = gathering.finish().tables.get(self.table)
         if gathered is None or len(gathered) == 0:
             return target.empty_table()
-        return with_provenance(gathered.to_arrow(), request_ids, fetched_at, counts).cast(target)
+        return gathered.to_arrow().cast(target)
 
     def __repr__(self) -> str:
         return f"<bankfeed fetch of {self.kind.name}/{self.table}>"

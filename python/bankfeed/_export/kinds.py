@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bankfeed._native import Accounts, Attributes, Investments, combine
+from bankfeed._native import Accounts, Attributes, Investments, _Gathering
 from bankfeed.errors import ConfigError, _config_error
 
 if TYPE_CHECKING:
@@ -198,7 +198,6 @@ def schema(kind: str, table: str) -> pyarrow.Schema:
     if table not in KINDS[kind]:
         raise _config_error("table", f"must be one of {', '.join(KINDS[kind])} for {kind}, got {table!r}")
     cls, payload = _EMPTY[kind]
-    combined = combine([("", cls.from_json(json.dumps(payload)))])
-    from bankfeed._export.columns import with_provenance
-
-    return with_provenance(combined.tables[table].to_arrow(), [], [], []).schema
+    gathering = _Gathering(provenance=True)
+    gathering.add(("", cls.from_json(json.dumps(payload))), 0)
+    return gathering.finish().tables[table].to_arrow().schema

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -150,7 +149,7 @@ class KindWriter:
         self._last_gathering = gathered.gathering
         for table, combined in tables.items():
             directory = self.storage.path(self.kind.name, table)
-            self._write(table, combined, gathered, self.storage.path(directory, temporary_name(name, self.fmt)))
+            self._write(table, combined, self.storage.path(directory, temporary_name(name, self.fmt)))
             files[table] = part_name(name, self.fmt)
             rows[table] = len(combined)
         written = zip(gathered.logins, gathered.request_ids, strict=True)
@@ -175,18 +174,17 @@ class KindWriter:
             self.rows[table] += count
         self.logins_written += len(gathered.logins)
 
-    def _write(self, table: str, combined: Any, gathered: Gathered, path: str) -> None:
-        """Writes ``combined``, the rows of ``table`` in ``gathered``, with their provenance
-        columns to ``path``."""
+    def _write(self, table: str, combined: Any, path: str) -> None:
+        """Writes ``combined``, the rows of ``table`` with their provenance columns, to ``path``."""
         try:
             import pyarrow
         except ImportError:
             pyarrow = None
         if pyarrow is None:
             # CSV without pyarrow: what a machine without it can still produce.
-            _write_csv_records(self.storage, path, combined, gathered, gathered.counts[table])
+            _write_csv_records(self.storage, path, combined)
             return
-        arrow = gathered.arrow(table, combined)
+        arrow = Gathered.arrow(combined)
         with self.storage.open_write(path) as file:
             if self.fmt == "parquet":
                 import pyarrow.parquet
@@ -239,26 +237,24 @@ def _flat(table: Any) -> Any:
     return table
 
 
-def _write_csv_records(storage: Storage, path: str, table: Any, gathered: Gathered, counts: list[int]) -> None:
-    """The rows of ``table`` as CSV, with the provenance columns, written with the standard library."""
+def _write_csv_records(storage: Storage, path: str, table: Any) -> None:
+    """The rows of ``table`` (its provenance columns included) as CSV, written with the standard
+    library."""
     import csv
-    import datetime
     import io
 
     text = io.StringIO()
     columns = list(table.columns)
-    header = [columns[0], "request_id", "fetched_at", *columns[1:]]
     out = csv.writer(text)
-    out.writerow(header)
-    records = table.to_records()
-    row = 0
-    for login, count in enumerate(counts):
-        fetched = datetime.datetime.fromtimestamp(gathered.fetched_at[login] / 1e6, datetime.timezone.utc).isoformat()
-        for _ in range(count):
-            record: Mapping[str, Any] = records[row]
-            row += 1
-            values = [record[columns[0]], gathered.request_ids[login], fetched, *(record[c] for c in columns[1:])]
-            out.writerow(["" if value is None else value for value in values])
+    out.writerow(columns)
+    for record in table.to_records():
+        values: list[Any] = [record[column] for column in columns]
+        # ISO 8601 with its zone (2026-11-27T05:00:00.123456+00:00), which every CSV reader parses.
+        values[columns.index("fetched_at")] = record["fetched_at"].isoformat()
+        # A list (a security's aliases) as JSON text, as `_flat` writes it with pyarrow.
+        out.writerow(
+            ["" if value is None else json.dumps(value) if isinstance(value, list) else value for value in values]
+        )
     with storage.open_write(path) as file:
         file.write(text.getvalue().encode("utf-8"))
 

@@ -318,6 +318,38 @@ def test_csv_and_small_batches_make_many_complete_files(many: bf.Sandbox, tmp_pa
     assert not list(tmp_path.rglob("*.tmp"))
 
 
+def test_csv_without_pyarrow_has_the_same_rows_and_columns(
+    many: bf.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import csv
+    import datetime
+
+    ids = many.login_ids[:3]
+    bf.export(client_of(many), ids, tmp_path / "with", format="csv")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` fails, as on a bare machine
+    bf.export(client_of(many), ids, tmp_path / "without", format="csv")
+    monkeypatch.undo()
+
+    def rows(out: Path, name: str = "transactions") -> list[dict[str, str]]:
+        files = sorted((out / "investments" / name).glob("part-*.csv"))
+        return [row for file in files for row in csv.DictReader(file.read_text().splitlines())]
+
+    with_pyarrow, without = rows(tmp_path / "with"), rows(tmp_path / "without")
+    assert list(without[0]) == list(with_pyarrow[0]) == bf.schema("investments", "transactions").names
+    assert len(without) == len(with_pyarrow) > 0
+    key = ("login_id", "transaction_id")
+    assert sorted(tuple(r[k] for k in key) for r in without) == sorted(tuple(r[k] for k in key) for r in with_pyarrow)
+    for row in without:
+        assert row["request_id"] and row["login_id"] in ids
+        assert datetime.datetime.fromisoformat(row["fetched_at"]).tzinfo == datetime.timezone.utc
+    # A list column is JSON text in both.
+    aliases = [
+        {row["security_id"]: json.loads(row["aliases"]) for row in rows(tmp_path / side, "securities")}
+        for side in ("with", "without")
+    ]
+    assert aliases[0] == aliases[1] and any(aliases[0].values())
+
+
 def test_the_async_form_writes_the_same(many: bf.Sandbox, tmp_path: Path) -> None:
     async def main() -> bf.ExportReport:
         client = many.async_client(poll_interval=0.01)
