@@ -96,7 +96,7 @@ class BankfeedSource(DltSource):
 
 def _arrow(gathered: Gathered) -> dict[str, pyarrow.Table]:
     """A batch's tables that have rows, each with the export's provenance columns."""
-    return {table: Gathered.arrow(combined) for table, combined in gathered.finish().items()}
+    return {table: combined.to_arrow() for table, combined in gathered.finish().items()}
 
 
 class _Fetch:

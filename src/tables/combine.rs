@@ -149,15 +149,6 @@ impl Combiner {
 
     /// [`Combiner::add`] of the table's own columns and `login_id`.
     fn append(&mut self, login_id: &str, table: &Table) -> Result<(), Error> {
-        let too_much_text = |name: &str| {
-            Error::config(
-                "tables",
-                format!(
-                    "column {name:?} would hold more than 2 GiB of text, the most of one Arrow string column; \
-                     combine the logins in smaller groups"
-                ),
-            )
-        };
         // Columns the combiner fills itself: a part's own are left out.
         let provenance = self.provenance.is_some();
         let ours = |name: &str| name == LOGIN_ID || (provenance && (name == REQUEST_ID || name == FETCHED_AT));
@@ -228,13 +219,7 @@ impl Combiner {
         if let Some((request_ids, _)) = &self.provenance {
             let bytes = request_ids.values_slice().len() + request_id.map_or(0, str::len) * table.rows;
             if bytes > self.max_text_bytes {
-                return Err(Error::config(
-                    "tables",
-                    format!(
-                        "column {REQUEST_ID:?} would hold more than 2 GiB of text, the most of one Arrow \
-                         string column; combine the logins in smaller groups"
-                    ),
-                ));
+                return Err(too_much_text(REQUEST_ID));
             }
         }
         self.append(login_id, table)?;
@@ -258,6 +243,17 @@ impl Combiner {
         columns.extend(self.columns.into_iter().map(|(name, _, builder)| Column { name, data: builder.finish() }));
         Table { columns, rows: self.rows }
     }
+}
+
+/// What adding a part that would take column `name` past [`MAX_TEXT_BYTES`] fails with.
+fn too_much_text(name: &str) -> Error {
+    Error::config(
+        "tables",
+        format!(
+            "column {name:?} would hold more than 2 GiB of text, the most of one Arrow string column; \
+             combine the logins in smaller groups"
+        ),
+    )
 }
 
 /// The builder of one combined column, of the variant (and Arrow type) of its first part.
@@ -452,6 +448,16 @@ mod tests {
         let next = next.finish();
         assert_eq!(next.names().iter().filter(|name| **name == REQUEST_ID).count(), 1);
         assert_eq!(text(&next, "request_id"), [Some("r4".to_owned())]);
+
+        // A RequestId that would take its column past Arrow's limit adds nothing, and says which.
+        let mut small = Combiner::default().with_provenance();
+        small.max_text_bytes = 8;
+        small.add_fetched("L", Some("r"), 0, &a).unwrap();
+        match small.add_fetched("L", Some("a-long-request-id"), 0, &b) {
+            Err(Error::Config { rule, .. }) => assert!(rule.starts_with("column \"request_id\" would hold"), "{rule}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(small.finish().rows, 2);
     }
 
     #[test]

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 from bankfeed._native import _Gathering
 
 if TYPE_CHECKING:
-    import pyarrow
-
     from bankfeed._native import Table
 
 __all__ = ["Gathered"]
@@ -52,8 +50,3 @@ class Gathered:
         combined = self.gathering.finish()
         found = {table: combined.tables.get(table) for table in self.tables}
         return {table: gathered for table, gathered in found.items() if gathered is not None and len(gathered) > 0}
-
-    @staticmethod
-    def arrow(gathered: Table) -> pyarrow.Table:
-        """``gathered``, a combined table of :meth:`finish`, as Arrow."""
-        return gathered.to_arrow()

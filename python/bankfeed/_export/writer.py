@@ -184,7 +184,7 @@ class KindWriter:
             # CSV without pyarrow: what a machine without it can still produce.
             _write_csv_records(self.storage, path, combined)
             return
-        arrow = Gathered.arrow(combined)
+        arrow = combined.to_arrow()
         with self.storage.open_write(path) as file:
             if self.fmt == "parquet":
                 import pyarrow.parquet
