@@ -247,10 +247,11 @@ def _write_csv_records(storage: Storage, path: str, table: Any) -> None:
     columns = list(table.columns)
     out = csv.writer(text)
     out.writerow(columns)
+    fetched_at = columns.index("fetched_at")
     for record in table.to_records():
         values: list[Any] = [record[column] for column in columns]
         # ISO 8601 with its zone (2026-11-27T05:00:00.123456+00:00), which every CSV reader parses.
-        values[columns.index("fetched_at")] = record["fetched_at"].isoformat()
+        values[fetched_at] = values[fetched_at].isoformat()
         # A list (a security's aliases) as JSON text, as `_flat` writes it with pyarrow.
         out.writerow(
             ["" if value is None else json.dumps(value) if isinstance(value, list) else value for value in values]
