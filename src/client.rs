@@ -416,6 +416,7 @@ mod tests {
             login_id: Some(LOGIN.into()),
             login: None,
             institution: None,
+            named_institution: crate::data::institution::NamedInstitution::default(),
             links: Vec::new(),
             raw: Arc::from(&b"{}"[..]),
         }

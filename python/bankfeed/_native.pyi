@@ -906,12 +906,25 @@ class _BaseSession:
 
     @property
     def last_refresh(self) -> datetime.datetime | None:
-        """``Login.LastRefresh`` as an aware UTC datetime (the service omits the zone: it is UTC),
-        or None."""
+        """``Login.LastRefresh`` as an aware UTC datetime, or None. The service writes six or seven
+        fractional digits, mostly without a zone (it is UTC); a seventh digit is cut to
+        microseconds."""
 
     @property
     def institution(self) -> str | dict[str, Any] | None:
         """``Institution`` as sent: a name, or a dict with ``Id`` and ``Name``."""
+
+    @property
+    def institution_name(self) -> str | None:
+        """The institution's name: ``InstitutionName`` as sent (the real service sends it beside
+        ``Institution``, e.g. ``"FlinksCapital"``), else the name :attr:`institution` gives (the
+        name itself, or its ``Name``); None when the answer names none."""
+
+    @property
+    def institution_id(self) -> str | None:
+        """The institution's id as text: ``InstitutionId`` (the real service sends a number, e.g.
+        ``14``, read as ``"14"``), else the ``Id`` of :attr:`institution` when it is a dict; None
+        when the answer gives none."""
 
     @property
     def links(self) -> list[dict[str, Any]]:
@@ -1133,6 +1146,18 @@ class _BaseChallenge:
     @property
     def institution(self) -> str | dict[str, Any] | None:
         """``Institution`` as sent: a name, or a dict."""
+
+    @property
+    def institution_name(self) -> str | None:
+        """The institution's name: ``InstitutionName`` as sent (the real service's 203 has it
+        beside ``Institution``), else the name :attr:`institution` gives; None when the 203 names
+        none."""
+
+    @property
+    def institution_id(self) -> str | None:
+        """The institution's id as text: ``InstitutionId`` (a number on the wire, e.g. ``14``, read
+        as ``"14"``), else the ``Id`` of :attr:`institution` when it is a dict; None when the 203
+        gives none."""
 
     @property
     def raw(self) -> dict[str, Any]:

@@ -157,7 +157,7 @@ where
     let options = Arc::new(options);
     let op = move |client: Client, login_id: String| {
         let options = Arc::clone(&options);
-        let request_id = resumes.get(&login_id).cloned();
+        let request_id = resumes.get(&login_id.to_ascii_lowercase()).cloned();
         async move {
             // Each login is a call of its own: its own deadline, ended by a close.
             let call = client.call(O::CALL);
@@ -171,7 +171,9 @@ where
 /// resume (the ones their `PendingTimeout`s named) instead of opening new sessions. Each RequestId
 /// is checked here, by the rule of `request_id=` of a single call, and a LoginId missing from
 /// `login_ids` is refused here too (it would be silently unused): before anything starts, rather
-/// than as one login's failure among thousands.
+/// than as one login's failure among thousands. LoginIds are matched in any case, as the service
+/// compares them (docs/protocol.md#hosts-paths-and-versions): the map is keyed by the LoginId in
+/// lower case.
 pub(crate) fn request_ids(
     value: Option<&Bound<'_, PyAny>>,
     login_ids: &[String],
@@ -183,7 +185,7 @@ pub(crate) fn request_ids(
         return Err(args::wrong_type("request_ids", takes, value));
     };
     let mut ids = HashMap::new();
-    let listed: HashSet<&str> = login_ids.iter().map(String::as_str).collect();
+    let listed: HashSet<String> = login_ids.iter().map(|id| id.to_ascii_lowercase()).collect();
     for (index, entry) in args::entries(mapping)?.enumerate() {
         // A mapping of more entries than `login_ids` has LoginIds names one that is not among
         // them; it is not read to its end.
@@ -209,11 +211,11 @@ pub(crate) fn request_ids(
         }
         ids.insert(login_id, request_id.to_owned());
     }
-    if let Some(stray) = ids.keys().find(|id| !listed.contains(id.as_str())) {
+    if let Some(stray) = ids.keys().find(|id| !listed.contains(&id.to_ascii_lowercase())) {
         let rule = format!("may only name LoginIds of login_ids, got {}", shown(stray));
         return Err(Error::config("request_ids", rule).into());
     }
-    Ok(Arc::new(ids))
+    Ok(Arc::new(ids.into_iter().map(|(login_id, request_id)| (login_id.to_ascii_lowercase(), request_id)).collect()))
 }
 
 /// `(login_id, result or exception)`.

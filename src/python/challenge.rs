@@ -77,6 +77,18 @@ impl PyBaseChallenge {
         self.raw.field(py, &self.challenge.raw, "Institution")
     }
 
+    #[doc = stub_doc!("_BaseChallenge.institution_name")]
+    #[getter]
+    fn institution_name(&self) -> Option<&str> {
+        self.challenge.named_institution.name.as_deref()
+    }
+
+    #[doc = stub_doc!("_BaseChallenge.institution_id")]
+    #[getter]
+    fn institution_id(&self) -> Option<&str> {
+        self.challenge.named_institution.id.as_deref()
+    }
+
     #[doc = stub_doc!("_BaseChallenge.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
