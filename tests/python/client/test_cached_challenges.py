@@ -250,3 +250,39 @@ def test_a_bad_handler_is_refused_before_anything_is_sent(api: Api, server: Aski
     with pytest.raises(TypeError, match="on_challenge must be a callable"):
         client.investments_many(LOGINS, on_challenge={PROMPT: ANSWER})
     assert server.log == []
+
+
+def test_aclose_cancels_an_async_handler_still_answering(server: AskingServer) -> None:
+    """AsyncClient only: an ``async def`` handler is a task of the loop, which ``aclose()`` cancels
+    as a single call's end cancels its handler's."""
+    client = bf.AsyncClient(server.url, CUSTOMER, poll_interval=0.01, max_retries=0)
+    cancelled: list[bool] = []
+
+    async def main() -> Any:
+        started = asyncio.Event()
+
+        async def waits(challenge: bf.AsyncChallenge) -> dict[str, str]:
+            started.set()
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                cancelled.append(True)
+                raise
+            return {PROMPT: ANSWER}
+
+        results = client.investments_many([ASKED], on_challenge=waits)
+        waiting = asyncio.ensure_future(anext(results))
+        await asyncio.wait_for(started.wait(), 10)
+        await results.aclose()
+        login_id, result = await asyncio.wait_for(waiting, 10)
+        for _ in range(100):
+            if cancelled:
+                break
+            await asyncio.sleep(0.01)
+        # Seen while the loop runs: asyncio.run cancels whatever task is left when it ends.
+        assert cancelled == [True]
+        return login_id, result
+
+    login_id, result = asyncio.run(main())
+    assert login_id == ASKED and isinstance(result, bf.ClientClosed), repr(result)
+    assert server.answered() == []
