@@ -271,7 +271,9 @@ class Client(_BaseClient):
 
     def authorize_cached(self, login_id: str) -> Session:
         """A cached read of a saved connection (``MostRecentCached`` true): a new session on the
-        already processed data."""
+        already processed data. The service may ask a security question first: then this raises
+        :class:`bankfeed.ChallengeRequired`, whose ``challenge`` answered opens the session (of
+        ``login_id``, also when the answer's 200 names no login)."""
 
     def authorize_saved(self, login_id: str, *, save: bool = False) -> Step:
         """A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
@@ -450,6 +452,7 @@ class Client(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: ChallengeHandler | None = None,
     ) -> BulkResults[Investments]:
         """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
         of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
@@ -480,6 +483,25 @@ class Client(_BaseClient):
 
             pending = {i: r.request_id for i, r in results if isinstance(r, bf.PendingTimeout) and r.request_id}
             later = list(client.investments_many(pending, request_ids=pending))
+
+        A cached read may be asked a security question, as a live login is (a 203 to the cached
+        Authorize). Without ``on_challenge`` nothing is answered: that login's result is its own
+        :class:`ChallengeRequired`, whose message says what to do, and the others go on. With
+        ``on_challenge`` (what :meth:`login` takes: ``bf.answers({...})``, or a function of the
+        challenge), the handler answers it and the login goes on. The challenge's ``login_id``
+        says whose question it is, so that one handler can hold the answers of many logins::
+
+            held = {login_id: bf.answers(answers) for login_id, answers in stored_answers.items()}
+
+            def on_challenge(c: bf.Challenge) -> dict[str, list[str]]:
+                return held[c.login_id](c) if c.login_id in held else {}   # {}: nothing answered
+
+            results = client.investments_many(login_ids, on_challenge=on_challenge)
+
+        The handler is asked one challenge at a time, started by the thread that reads the results
+        (a plain function on a thread of its own, as for :meth:`login`), so a handler written for
+        one login serves as it is; a login waiting for its answers counts against its
+        ``deadline``. The session the answers open keeps the LoginId asked for.
         """
 
     def attributes_many(
@@ -494,8 +516,10 @@ class Client(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: ChallengeHandler | None = None,
     ) -> BulkResults[Attributes]:
-        """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
+        """:meth:`attributes` of every login, as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     def accounts_detail_many(
         self,
@@ -514,9 +538,11 @@ class Client(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: ChallengeHandler | None = None,
     ) -> BulkResults[Accounts]:
         """A cached session of every login, then its account detail (see
-        :meth:`Session.accounts_detail`), as :meth:`investments_many` runs them."""
+        :meth:`Session.accounts_detail`), as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     def __enter__(self) -> Client:
         """The client itself; leaving the block closes it (see :meth:`close`)."""
@@ -641,7 +667,9 @@ class AsyncClient(_BaseClient):
 
     async def authorize_cached(self, login_id: str) -> AsyncSession:
         """A cached read of a saved connection (``MostRecentCached`` true): a new session on the
-        already processed data."""
+        already processed data. The service may ask a security question first: then this raises
+        :class:`bankfeed.ChallengeRequired`, whose ``challenge`` answered (awaited) opens the
+        session (of ``login_id``, also when the answer's 200 names no login)."""
 
     async def authorize_saved(self, login_id: str, *, save: bool = False) -> AsyncStep:
         """A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
@@ -820,6 +848,7 @@ class AsyncClient(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: AsyncChallengeHandler | None = None,
     ) -> AsyncBulkResults[Investments]:
         """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
         of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
@@ -843,6 +872,12 @@ class AsyncClient(_BaseClient):
         :func:`bankfeed.acombine` bounds the call.
         ``request_ids={login_id: request_id}`` resumes those logins' polling where their
         :class:`PendingTimeout` left it, as on :meth:`Client.investments_many`.
+
+        A cached read asked a security question is that login's :class:`ChallengeRequired`, as
+        on :meth:`Client.investments_many`, unless ``on_challenge`` answers it: the handler kinds
+        :meth:`login` takes, run on the event loop that reads the results (an ``async def`` as a
+        task of the loop, cancelled by ``aclose()``; a plain function on a thread of its own),
+        one challenge at a time.
         """
 
     def attributes_many(
@@ -857,8 +892,10 @@ class AsyncClient(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: AsyncChallengeHandler | None = None,
     ) -> AsyncBulkResults[Attributes]:
-        """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
+        """:meth:`attributes` of every login, as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     def accounts_detail_many(
         self,
@@ -877,9 +914,11 @@ class AsyncClient(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: AsyncChallengeHandler | None = None,
     ) -> AsyncBulkResults[Accounts]:
         """A cached session of every login, then its account detail (see
-        :meth:`AsyncSession.accounts_detail`), as :meth:`investments_many` runs them."""
+        :meth:`AsyncSession.accounts_detail`), as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     async def __aenter__(self) -> AsyncClient:
         """The client itself; leaving the block closes it (see :meth:`close`)."""
@@ -1134,6 +1173,12 @@ class _BaseChallenge:
     @property
     def request_id(self) -> str:
         """The RequestId the answers go to."""
+
+    @property
+    def login_id(self) -> str | None:
+        """The LoginId of the saved connection this step is for: the one a cached or
+        saved-connection Authorize named (a bulk call's login), kept through every round; None
+        for a login with credentials, whose LoginId comes with its session."""
 
     @property
     def challenges(self) -> list[SecurityChallenge]:

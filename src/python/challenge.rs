@@ -55,6 +55,12 @@ impl PyBaseChallenge {
         &self.challenge.request_id
     }
 
+    #[doc = stub_doc!("_BaseChallenge.login_id")]
+    #[getter]
+    fn login_id(&self) -> Option<&str> {
+        self.challenge.login_id.as_deref()
+    }
+
     #[doc = stub_doc!("_BaseChallenge.challenges")]
     #[getter]
     fn challenges(&self, py: Python<'_>) -> PyResult<Vec<Py<PySecurityChallenge>>> {
