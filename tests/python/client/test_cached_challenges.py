@@ -1,7 +1,7 @@
 """A cached read asked a security question, as the real service was recorded answering one: a 203
 to the cached Authorize of a saved login, and the answer's 200 naming no ``Login``
-(docs/answering.md#cached-reads-that-ask-a-question). Played by a loopback server answering in the
-recorded shapes (``askingserver.py``), driven through the public API of both clients.
+(docs/answering.md#cached-reads-that-ask-a-question). Played by the loopback server answering in
+the recorded shapes (``recordedserver``), driven through the public API of both clients.
 
 ``authorize_cached`` raises ``bf.ChallengeRequired`` carrying the challenge, whose answer opens a
 session of the LoginId asked for. In a bulk call that login's result is its own
@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from askingserver import ANSWER, ASKED, CUSTOMER, FINE, PROMPT, AskingServer, serving
 
 import bankfeed as bf
 from bfhelpers import Api
+from recordedserver import ANSWER, ASKED, CUSTOMER, FINE, Recorded, RecordedServer, serving
+from recordedserver import CACHED_PROMPT as PROMPT
 
 LOGINS = [FINE[0], ASKED, FINE[1]]
 #: The bulk calls, with the options each needs.
@@ -39,11 +40,12 @@ OPERATION = {
 
 
 @pytest.fixture
-def server() -> Iterator[AskingServer]:
-    yield from serving({ASKED})
+def server() -> Iterator[RecordedServer]:
+    with serving(Recorded(challenged={ASKED}, answer=ANSWER)) as server:
+        yield server
 
 
-def client_of(api: Api, server: AskingServer) -> Any:  # bf.Client or bf.AsyncClient
+def client_of(api: Api, server: RecordedServer) -> Any:  # bf.Client or bf.AsyncClient
     return api.client_at(server.url, CUSTOMER, max_retries=0)
 
 
@@ -58,7 +60,7 @@ def assert_required(error: object, api: Api) -> Any:
     return challenge
 
 
-def request_of(server: AskingServer, operation: str, request_id: str) -> Any:
+def request_of(server: RecordedServer, operation: str, request_id: str) -> Any:
     """The data request of ``operation`` sent on the session ``request_id``."""
     sent = [s for s in server.data_calls() if s.operation == operation and request_id in (s.path + str(s.body))]
     assert len(sent) == 1, [(s.operation, s.path) for s in server.log]
@@ -69,13 +71,13 @@ def request_of(server: AskingServer, operation: str, request_id: str) -> Any:
 
 
 def test_authorize_cached_raises_the_challenge_whose_answer_opens_a_session_of_the_login(
-    api: Api, server: AskingServer
+    api: Api, server: RecordedServer
 ) -> None:
     client = client_of(api, server)
     with pytest.raises(bf.ChallengeRequired) as raised:
         api.run(client.authorize_cached(ASKED))
     challenge = assert_required(raised.value, api)
-    assert challenge.institution == "HarbourSavings"
+    assert challenge.institution == "FlinksCapital"
     # Raising it answered nothing.
     assert server.answered() == []
     # The 200 of the answer names no Login: the session is of the LoginId asked for.
@@ -93,7 +95,7 @@ def test_authorize_cached_raises_the_challenge_whose_answer_opens_a_session_of_t
     assert len(server.answered()) == 1
 
 
-def test_a_wrong_answer_keeps_the_challenge_open(api: Api, server: AskingServer) -> None:
+def test_a_wrong_answer_keeps_the_challenge_open(api: Api, server: RecordedServer) -> None:
     client = client_of(api, server)
     with pytest.raises(bf.ChallengeRequired) as raised:
         api.run(client.authorize_cached(ASKED))
@@ -110,7 +112,7 @@ def test_a_wrong_answer_keeps_the_challenge_open(api: Api, server: AskingServer)
 
 @pytest.mark.parametrize("call", list(CALLS))
 def test_without_a_handler_the_asked_login_is_its_own_challenge_required_and_nothing_is_answered(
-    api: Api, server: AskingServer, call: str
+    api: Api, server: RecordedServer, call: str
 ) -> None:
     client = client_of(api, server)
     pairs = dict(api.collect(getattr(client, call)(LOGINS, **CALLS[call])))
@@ -131,7 +133,7 @@ def test_without_a_handler_the_asked_login_is_its_own_challenge_required_and_not
 
 @pytest.mark.parametrize("call", list(CALLS))
 def test_a_handler_of_canned_answers_answers_the_question_and_the_login_is_fetched(
-    api: Api, server: AskingServer, call: str
+    api: Api, server: RecordedServer, call: str
 ) -> None:
     client = client_of(api, server)
     pairs = dict(api.collect(getattr(client, call)(LOGINS, on_challenge=bf.answers({PROMPT: ANSWER}), **CALLS[call])))
@@ -152,7 +154,7 @@ def test_a_handler_of_canned_answers_answers_the_question_and_the_login_is_fetch
 
 
 @pytest.mark.parametrize("kind", ["async def", "plain def", "canned"])
-def test_an_async_client_takes_the_handler_kinds_login_takes(server: AskingServer, kind: str) -> None:
+def test_an_async_client_takes_the_handler_kinds_login_takes(server: RecordedServer, kind: str) -> None:
     """AsyncClient only: an ``async def`` handler runs as a task of the loop that reads the call."""
     client = bf.AsyncClient(server.url, CUSTOMER, poll_interval=0.01, max_retries=0)
     where: list[str] = []
@@ -182,7 +184,7 @@ def test_an_async_client_takes_the_handler_kinds_login_takes(server: AskingServe
     assert where == expected
 
 
-def test_the_handler_knows_whose_question_it_is(api: Api, server: AskingServer) -> None:
+def test_the_handler_knows_whose_question_it_is(api: Api, server: RecordedServer) -> None:
     client = client_of(api, server)
     held = {ASKED: bf.answers({PROMPT: ANSWER})}
     asked: list[str | None] = []
@@ -196,7 +198,7 @@ def test_the_handler_knows_whose_question_it_is(api: Api, server: AskingServer) 
     assert all(not isinstance(result, BaseException) for result in pairs.values()), pairs
 
 
-def test_a_handler_without_the_answer_sends_nothing(api: Api, server: AskingServer) -> None:
+def test_a_handler_without_the_answer_sends_nothing(api: Api, server: RecordedServer) -> None:
     client = client_of(api, server)
     handler = bf.answers({"What is your favourite colour?": "teal"})
     pairs = dict(api.collect(client.investments_many(LOGINS, on_challenge=handler)))
@@ -206,7 +208,7 @@ def test_a_handler_without_the_answer_sends_nothing(api: Api, server: AskingServ
     assert not isinstance(pairs[FINE[0]], BaseException)
 
 
-def test_a_handler_that_raises_fails_its_login_only(api: Api, server: AskingServer) -> None:
+def test_a_handler_that_raises_fails_its_login_only(api: Api, server: RecordedServer) -> None:
     client = client_of(api, server)
 
     def refuse(challenge: Any) -> Any:
@@ -221,9 +223,7 @@ def test_a_handler_that_raises_fails_its_login_only(api: Api, server: AskingServ
 def test_the_handler_is_asked_one_question_at_a_time(api: Api) -> None:
     """Every login asked: the handler, written for one login, is never in two calls at once."""
     asked = {f"{index:08x}-5d84-4e9b-5c21-08dc4be17a90" for index in range(6)}
-    running_server = serving(asked)
-    server = next(running_server)
-    try:
+    with serving(Recorded(challenged=asked, answer=ANSWER)) as server:
         client = client_of(api, server)
         inside = []
         lock = threading.Lock()
@@ -241,18 +241,16 @@ def test_the_handler_is_asked_one_question_at_a_time(api: Api) -> None:
         pairs = dict(api.collect(client.investments_many(sorted(asked), concurrency=6, on_challenge=slow)))
         assert all(not isinstance(result, BaseException) for result in pairs.values()), pairs
         assert len(inside) == 6 and max(inside) == 1, inside
-    finally:
-        next(running_server, None)
 
 
-def test_a_bad_handler_is_refused_before_anything_is_sent(api: Api, server: AskingServer) -> None:
+def test_a_bad_handler_is_refused_before_anything_is_sent(api: Api, server: RecordedServer) -> None:
     client = client_of(api, server)
     with pytest.raises(TypeError, match="on_challenge must be a callable"):
         client.investments_many(LOGINS, on_challenge={PROMPT: ANSWER})
     assert server.log == []
 
 
-def test_aclose_cancels_an_async_handler_still_answering(server: AskingServer) -> None:
+def test_aclose_cancels_an_async_handler_still_answering(server: RecordedServer) -> None:
     """AsyncClient only: an ``async def`` handler is a task of the loop, which ``aclose()`` cancels
     as a single call's end cancels its handler's."""
     client = bf.AsyncClient(server.url, CUSTOMER, poll_interval=0.01, max_retries=0)

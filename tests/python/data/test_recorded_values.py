@@ -1,5 +1,5 @@
-"""Values the real service was recorded sending, read through the public API from a loopback stub
-answering in the recorded shapes (``recordedhelpers``, made-up values; docs/protocol.md#authorize,
+"""Values the real service was recorded sending, read through the public API from the loopback
+server answering in the recorded shapes (``recordedserver``, made-up values; docs/protocol.md#authorize,
 docs/protocol.md#account-detail-summary-and-statements):
 
 - ``LastRefresh`` with six or seven fractional digits, with or without ``Z``: one moment in
@@ -16,6 +16,7 @@ Each case runs for ``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixtu
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import pickle
 from collections.abc import Iterator
@@ -26,35 +27,35 @@ import pytest
 
 import bankfeed as bf
 from bfhelpers import Api
-from recordedhelpers import (
-    CUSTOMER,
-    INSTITUTION,
-    INSTITUTION_ID,
-    INSTITUTION_NAME,
-    LAST_REFRESH,
-    LAST_REFRESHES,
-    MINTED,
-    authorized,
-    challenged,
-    detail,
-    login,
-    request_id_of,
-    statements,
-    summary,
-)
-from stubserver import Answer, Serve, StubServer, serving
+from recordedserver import CACHED_PROMPT, CUSTOMER, LIVE_PROMPT, LOGIN_IDS, RecordedServer, Serve, servers
 
-LOGIN = MINTED[0]
-REQUEST = request_id_of(LOGIN)
-PROMPT = "Which river runs past the mill?"
+#: The login of every case: the one a live login gives too.
+LOGIN = LOGIN_IDS[0]
+
+#: The institution as the recorded answers name it three times: made-up values, the name and the
+#: short name told apart so that a test sees which one was read.
+INSTITUTION_NAME = "Capital Test Bank"
+INSTITUTION_ID = 31
+INSTITUTION = "CapitalTestBank"
+NAMES = {"InstitutionName": INSTITUTION_NAME, "InstitutionId": INSTITUTION_ID, "Institution": INSTITUTION}
+
+#: ``LastRefresh`` as the service writes it: seven fractional digits (the corpus's Authorize 200),
+#: or six, with or without Z; each is this moment, in UTC (seven digits are cut to microseconds).
+LAST_REFRESH = dt.datetime(2025, 11, 3, 6, 12, 48, 441963, tzinfo=dt.timezone.utc)
+LAST_REFRESHES = (
+    "2025-11-03T06:12:48.4419637",
+    "2025-11-03T06:12:48.441963",
+    "2025-11-03T06:12:48.4419637Z",
+    "2025-11-03T06:12:48.441963Z",
+)
 
 
 @pytest.fixture
 def serve() -> Iterator[Serve]:
-    yield from serving({"Authorize": Answer(200, authorized(REQUEST, login(LOGIN)))})
+    yield from servers(institution=NAMES)
 
 
-def client_of(api: Api, stub: StubServer) -> Any:  # bf.Client or bf.AsyncClient
+def client_of(api: Api, stub: RecordedServer) -> Any:  # bf.Client or bf.AsyncClient
     return api.client_at(stub.url, CUSTOMER, max_retries=0)
 
 
@@ -62,7 +63,7 @@ def client_of(api: Api, stub: StubServer) -> Any:  # bf.Client or bf.AsyncClient
 def test_last_refresh_of_six_or_seven_digits_with_or_without_z_is_one_utc_moment(
     api: Api, serve: Serve, last_refresh: str
 ) -> None:
-    stub = serve({"Authorize": Answer(200, authorized(REQUEST, login(LOGIN, last_refresh)))})
+    stub = serve(last_refresh=last_refresh)
     session = api.run(client_of(api, stub).authorize_cached(LOGIN))
     assert session.last_refresh == LAST_REFRESH
     assert session.last_refresh.utcoffset().total_seconds() == 0
@@ -80,12 +81,11 @@ def assert_named(step: Any) -> None:
 
 def test_a_live_login_s_challenge_and_session_name_their_institution(api: Api, serve: Serve) -> None:
     # The recorded flow: a 203 of one question, then a 200 that carries Login.
-    answers = iter([Answer(203, challenged(REQUEST, PROMPT)), Answer(200, authorized(REQUEST, login(LOGIN)))])
-    stub = serve({"Authorize": lambda request: next(answers)})
+    stub = serve()
     step = api.run(client_of(api, stub).authorize("FlinksCapital", "someone", "pw-recorded-1"))
-    assert isinstance(step, api.Challenge) and step.prompts == [PROMPT]
+    assert isinstance(step, api.Challenge) and step.prompts == [LIVE_PROMPT]
     assert_named(step)
-    session = api.run(step.answer({PROMPT: "The Little One"}))
+    session = api.run(step.answer({LIVE_PROMPT: "The Little One"}))
     assert isinstance(session, api.Session) and session.login_id == LOGIN
     assert_named(session)
     assert session.last_refresh == LAST_REFRESH
@@ -93,57 +93,59 @@ def test_a_live_login_s_challenge_and_session_name_their_institution(api: Api, s
 
 def test_a_challenged_cached_read_names_its_institution_and_keeps_the_login_id(api: Api, serve: Serve) -> None:
     # The recorded cached read: a 203, then the answer's 200 without Login.
-    answers = iter([Answer(203, challenged(REQUEST, PROMPT)), Answer(200, authorized(REQUEST, None))])
-    stub = serve({"Authorize": lambda request: next(answers)})
+    stub = serve(challenged={LOGIN})
     asked = LOGIN.upper()
     with pytest.raises(bf.ChallengeRequired) as raised:
         api.run(client_of(api, stub).authorize_cached(asked))
     assert raised.value.challenge is not None
     assert_named(raised.value.challenge)
-    session = api.run(raised.value.challenge.answer({PROMPT: "The Little One"}))
+    session = api.run(raised.value.challenge.answer({CACHED_PROMPT: "The Little One"}))
     assert session.login_id == asked and session.login is None and session.last_refresh is None
     assert_named(session)
 
 
 @pytest.mark.parametrize(
-    ("body", "named"),
+    ("values", "named"),
     [
-        ({"Institution": "FlinksCapital"}, ("FlinksCapital", None)),
-        ({"Institution": {"Id": 14, "Name": "FlinksCapital"}}, ("FlinksCapital", "14")),
-        ({"InstitutionName": "Capital Test Bank", "InstitutionId": "a7"}, ("Capital Test Bank", "a7")),
-        ({}, (None, None)),
+        # The interface's Authorize 200: Institution a name, no InstitutionName nor InstitutionId.
+        ({"authorized": "authorize-200-interface", "institution": {}}, ("FlinksCapital", None)),
+        # An investment login's: Institution an object.
+        ({"authorized": "authorize-200-interface-investments", "institution": {}}, ("FlinksCapital", "14")),
+        ({"institution": {"InstitutionName": "Capital Test Bank", "InstitutionId": "a7"}}, ("Capital Test Bank", "a7")),
+        ({"authorized": "authorize-200-interface", "institution": {"Institution": None}}, (None, None)),
     ],
     ids=["name-only", "object", "text-id", "none"],
 )
 def test_without_the_recorded_fields_the_institution_gives_what_it_has(
-    api: Api, serve: Serve, body: dict[str, Any], named: tuple[str | None, str | None]
+    api: Api, serve: Serve, values: dict[str, Any], named: tuple[str | None, str | None]
 ) -> None:
-    stub = serve({"Authorize": Answer(200, {"HttpStatusCode": 200, **body, "RequestId": REQUEST})})
+    stub = serve(**values)
     session = api.run(client_of(api, stub).authorize_cached(LOGIN))
     assert (session.institution_name, session.institution_id) == named
 
 
 def test_a_pickled_session_keeps_its_institution(serve: Serve) -> None:
-    stub = serve({})
+    stub = serve()
     session = bf.Client(stub.url, CUSTOMER, max_retries=0).authorize_cached(LOGIN)
     copy = pickle.loads(pickle.dumps(session))
     assert_named(copy)
     assert copy.last_refresh == LAST_REFRESH
 
 
-#: Data answers of every recorded variant: the summary without Login and Type, the summary with
-#: both (and a Holder of a name only), the account detail with Holder and AccountType null.
+#: Data answers of every recorded variant, by the operation and the server's values that give it:
+#: the summary without Login and Type, the summary with both (and a Holder of a name only), the
+#: account detail with Holder and AccountType null.
 VARIANTS = {
-    "summary-recorded": ("GetAccountsSummary", summary(REQUEST)),
-    "summary-with-login-and-type": ("GetAccountsSummary", summary(REQUEST, login(LOGIN), kind="Chequing")),
-    "detail-nulls": ("GetAccountsDetail", detail(REQUEST, login(LOGIN, LAST_REFRESHES[1]))),
+    "summary-recorded": ("GetAccountsSummary", {"summary_with_login": False}),
+    "summary-with-login-and-type": ("GetAccountsSummary", {"summary_with_login": True}),
+    "detail-nulls": ("GetAccountsDetail", {}),
 }
 
 
 def fetched(api: Api, serve: Serve, variant: str) -> Any:
     """The Accounts result of ``variant``, through a session."""
-    operation, body = VARIANTS[variant]
-    stub = serve({operation: Answer(200, body)})
+    operation, values = VARIANTS[variant]
+    stub = serve(**values)
     session = api.run(client_of(api, stub).authorize_cached(LOGIN))
     call = session.accounts_summary if operation == "GetAccountsSummary" else session.accounts_detail
     return api.run(call())
@@ -169,15 +171,17 @@ def test_every_recorded_variant_keeps_the_tables_columns_and_types(api: Api, ser
     assert accounts["last_four_digits"].isna().all()
     assert accounts["balance_limit"].isna().all()
     if variant == "detail-nulls":
-        assert accounts["account_type"].isna().all() and accounts["holder_name"].isna().all()
-        assert accounts["balance_available"].isna().all() and len(result.transactions) == 2
+        # tests/corpus/accounts-detail-200.json: AccountType null in both accounts, Holder and
+        # Balance.Available in the second one.
+        assert accounts["account_type"].isna().all() and list(accounts["holder_name"].isna()) == [False, True]
+        assert list(accounts["balance_available"].isna()) == [False, True] and len(result.transactions) == 3
     elif variant == "summary-recorded":
         assert accounts["type"].isna().all() and list(accounts["account_type"]) == ["Personal"] * 2
-        assert accounts["balance_available"].isna().all() and list(accounts["holder_city"]) == ["Sampleton"] * 2
-        assert list(accounts["eft_eligible_ratio"]) == [0.5, 0.5] and len(result.transactions) == 0
+        assert accounts["balance_available"].isna().all() and list(accounts["holder_city"]) == ["Montréal"] * 2
+        assert list(accounts["eft_eligible_ratio"]) == [1.0, 0.0] and len(result.transactions) == 0
     else:
-        assert list(accounts["type"]) == ["Chequing"] * 2 and accounts["holder_city"].isna().all()
-        assert list(accounts["balance_available"]) == [10.5, 10.5]
+        assert list(accounts["type"]) == ["Chequing", "CreditCard"] and accounts["holder_city"].isna().all()
+        assert list(accounts["balance_available"]) == [4790.15, 1187.4]
 
 
 def test_the_variants_combine_into_tables_of_the_same_columns_and_types(api: Api, serve: Serve) -> None:
@@ -193,10 +197,10 @@ def test_the_variants_combine_into_tables_of_the_same_columns_and_types(api: Api
 
 
 def test_recorded_statements_list_every_account_and_keep_the_table_s_columns(api: Api, serve: Serve) -> None:
-    stub = serve({"GetStatements": Answer(200, statements(REQUEST, login(LOGIN)))})
+    stub = serve()
     session = api.run(client_of(api, stub).authorize_cached(LOGIN))
     result = api.run(session.statements())
     assert len(result.statements) == 0 and result.files == []
     one = {"StatementsByAccount": [{"AccountNumber": "7700000", "Statements": [{"UniqueId": "A1", "FileType": "PDF"}]}]}
     assert result.statements.to_arrow().schema == bf.Statements.from_json(json.dumps(one)).statements.to_arrow().schema
-    assert [entry["AccountNumber"] for entry in result.raw["StatementsByAccount"]] == ["7700000", "7700001"]
+    assert [entry["AccountNumber"] for entry in result.raw["StatementsByAccount"]] == ["2004417", "451201******7731"]

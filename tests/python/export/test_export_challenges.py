@@ -1,6 +1,6 @@
 """Exports whose logins include one whose cached read is asked a security question, as the real
-service was recorded answering (docs/export.md#logins-asked-a-question), played by a loopback
-server in the recorded shapes (``askingserver.py``): ``bf.export``, ``bf.aexport``, their run on a
+service was recorded answering (docs/export.md#logins-asked-a-question), played by the loopback
+server in the recorded shapes (``recordedserver``): ``bf.export``, ``bf.aexport``, their run on a
 Dask cluster, ``bankfeed export`` and its ``--on-challenge``, and the dlt source.
 
 Without a handler the login fails alone, nothing is answered, and its line in ``_failures.jsonl``
@@ -22,9 +22,10 @@ from typing import Any
 
 import pyarrow.dataset
 import pytest
-from askingserver import ANSWER, ASKED, CUSTOMER, FINE, PROMPT, AskingServer, serving
 
 import bankfeed as bf
+from recordedserver import ANSWER, ASKED, CUSTOMER, FINE, Recorded, RecordedServer, serving
+from recordedserver import CACHED_PROMPT as PROMPT
 
 LOGINS = [FINE[0], ASKED, FINE[1]]
 #: Account detail: its tables have a row per login, so the asked login's rows can be seen.
@@ -33,11 +34,12 @@ CANNED = bf.answers({PROMPT: ANSWER})
 
 
 @pytest.fixture
-def server() -> Iterator[AskingServer]:
-    yield from serving({ASKED})
+def server() -> Iterator[RecordedServer]:
+    with serving(Recorded(challenged={ASKED}, answer=ANSWER)) as server:
+        yield server
 
 
-def client_of(server: AskingServer) -> bf.Client:
+def client_of(server: RecordedServer) -> bf.Client:
     return bf.Client(server.url, CUSTOMER, poll_interval=0.01, max_retries=0)
 
 
@@ -56,7 +58,7 @@ def assert_no_answer_written(out: Path) -> None:
         assert not path.is_file() or ANSWER.encode() not in path.read_bytes(), path
 
 
-def assert_asked_failed(out: Path, server: AskingServer) -> None:
+def assert_asked_failed(out: Path, server: RecordedServer) -> None:
     """ASKED failed alone, with a line that says what the person must do; nothing was answered."""
     (line,) = failures(out)
     assert line["login_id"] == ASKED and line["kind"] == "accounts" and line["error"] == "ChallengeRequired"
@@ -72,7 +74,7 @@ def assert_asked_failed(out: Path, server: AskingServer) -> None:
 
 
 def test_without_a_handler_the_asked_login_fails_alone_and_says_what_to_do(
-    server: AskingServer, tmp_path: Path
+    server: RecordedServer, tmp_path: Path
 ) -> None:
     report = bf.export(client_of(server), LOGINS, tmp_path, what=WHAT)
     assert (report.logins_written, report.logins_failed) == (2, 1)
@@ -81,7 +83,7 @@ def test_without_a_handler_the_asked_login_fails_alone_and_says_what_to_do(
     assert_asked_failed(tmp_path, server)
 
 
-def test_with_a_handler_the_export_goes_on_through_the_question(server: AskingServer, tmp_path: Path) -> None:
+def test_with_a_handler_the_export_goes_on_through_the_question(server: RecordedServer, tmp_path: Path) -> None:
     report = bf.export(client_of(server), LOGINS, tmp_path, what=WHAT, on_challenge=CANNED)
     assert (report.logins_written, report.logins_failed) == (3, 0), report.failed
     assert written(tmp_path) == set(LOGINS) and written(tmp_path, "transactions") == set(LOGINS)
@@ -93,14 +95,14 @@ def test_with_a_handler_the_export_goes_on_through_the_question(server: AskingSe
     assert_no_answer_written(tmp_path)
 
 
-def test_a_resume_with_a_handler_writes_the_login_that_was_asked(server: AskingServer, tmp_path: Path) -> None:
+def test_a_resume_with_a_handler_writes_the_login_that_was_asked(server: RecordedServer, tmp_path: Path) -> None:
     bf.export(client_of(server), LOGINS, tmp_path, what=WHAT)
     again = bf.export(client_of(server), LOGINS, tmp_path, what=WHAT, resume=True, on_challenge=CANNED)
     assert (again.logins_written, again.logins_skipped, again.logins_failed) == (1, 2, 0)
     assert written(tmp_path) == set(LOGINS)
 
 
-def test_aexport_without_and_with_an_async_handler(server: AskingServer, tmp_path: Path) -> None:
+def test_aexport_without_and_with_an_async_handler(server: RecordedServer, tmp_path: Path) -> None:
     client = bf.AsyncClient(server.url, CUSTOMER, poll_interval=0.01, max_retries=0)
 
     async def on_challenge(challenge: bf.AsyncChallenge) -> dict[str, str]:
@@ -120,7 +122,7 @@ def test_aexport_without_and_with_an_async_handler(server: AskingServer, tmp_pat
 
 
 def test_a_handler_that_is_not_callable_is_refused_before_anything_is_written(
-    server: AskingServer, tmp_path: Path
+    server: RecordedServer, tmp_path: Path
 ) -> None:
     with pytest.raises(TypeError, match="on_challenge must be a callable"):
         bf.export(client_of(server), LOGINS, tmp_path / "out", what=WHAT, on_challenge={PROMPT: ANSWER})  # type: ignore[arg-type]
@@ -131,7 +133,7 @@ def test_a_handler_that_is_not_callable_is_refused_before_anything_is_written(
 
 
 def test_the_partitions_of_a_cluster_run_answer_with_the_handler_and_fail_without(
-    server: AskingServer, tmp_path: Path
+    server: RecordedServer, tmp_path: Path
 ) -> None:
     distributed = pytest.importorskip("distributed")
     with (
@@ -187,7 +189,7 @@ not_a_handler = {{"answers": "none here"}}
 """
 
 
-def command(server: AskingServer, cwd: Path, *args: str, quiet: bool = True) -> subprocess.CompletedProcess[str]:
+def command(server: RecordedServer, cwd: Path, *args: str, quiet: bool = True) -> subprocess.CompletedProcess[str]:
     """``bankfeed export`` run as a console script runs: the current directory not on the path
     unless the command puts it there (``PYTHONSAFEPATH``, where Python has it)."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
@@ -223,7 +225,7 @@ def job(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["on_challenge", "by_hand"])
-def test_the_command_answers_with_the_handler_it_names(server: AskingServer, job: Path, name: str) -> None:
+def test_the_command_answers_with_the_handler_it_names(server: RecordedServer, job: Path, name: str) -> None:
     done = command(server, job, *LOGINS, "--out", "out", "--on-challenge", f"job_answers:{name}", quiet=False)
     assert done.returncode == 0, done.stderr
     assert written(job / "out") == set(LOGINS)
@@ -233,7 +235,7 @@ def test_the_command_answers_with_the_handler_it_names(server: AskingServer, job
 
 
 def test_the_command_without_a_handler_says_who_was_asked_and_a_resume_with_one_finishes(
-    server: AskingServer, job: Path
+    server: RecordedServer, job: Path
 ) -> None:
     done = command(server, job, *LOGINS, "--out", "out", quiet=False)
     assert done.returncode == 1, done.stderr
@@ -258,7 +260,7 @@ def test_the_command_without_a_handler_says_who_was_asked_and_a_resume_with_one_
     ],
 )
 def test_a_bad_on_challenge_exits_2_with_one_line_before_anything_is_sent(
-    server: AskingServer, job: Path, value: str, says: str
+    server: RecordedServer, job: Path, value: str, says: str
 ) -> None:
     done = command(server, job, *LOGINS, "--out", "out", "--on-challenge", value)
     assert done.returncode == 2, (done.stdout, done.stderr)
@@ -274,7 +276,7 @@ def test_a_bad_on_challenge_exits_2_with_one_line_before_anything_is_sent(
 
 
 def test_the_dlt_source_fails_the_asked_login_without_a_handler_and_loads_it_with_one(
-    server: AskingServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: RecordedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dlt = pytest.importorskip("dlt")
     duckdb = pytest.importorskip("duckdb")

@@ -3,8 +3,8 @@ any case, through every data job that reads a list of them (docs/protocol.md#hos
 ``bf.export(login_ids=...)``, the ``bankfeed export`` command's ``--logins`` file (one a line, or a
 CSV with a ``login_id`` column), the dlt source, ``bankfeed.dask.read`` and the function
 ``bankfeed.spark.fetch`` gives ``mapInArrow``. Each fetches every login once, whatever its case,
-and writes it as it was given first. The service is a stub answering in the recorded shapes
-(``recordedhelpers``); the client's own calls are in client/test_login_id_shapes.py.
+and writes it as it was given first. The service is the loopback server answering in the recorded
+shapes (``recordedserver``); the client's own calls are in client/test_login_id_shapes.py.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ import pyarrow.dataset
 import pytest
 
 import bankfeed as bf
-from recordedhelpers import CUSTOMER, MINTED, service, spellings
-from stubserver import StubServer, serving
+from recordedserver import CUSTOMER, MINTED, RecordedServer, serving, spellings
 
 #: Every minted LoginId spelled one way or another, and the first one once more in another case:
 #: one login, fetched and written once, as first given.
@@ -31,12 +30,12 @@ AGAIN = GIVEN[0].swapcase()
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubServer]:
-    for start in serving(service()):
-        yield start({})
+def stub() -> Iterator[RecordedServer]:
+    with serving() as server:
+        yield server
 
 
-def client_of(stub: StubServer) -> bf.Client:
+def client_of(stub: RecordedServer) -> bf.Client:
     return bf.Client(stub.url, CUSTOMER, poll_interval=0.01, max_retries=0)
 
 
@@ -46,7 +45,7 @@ def written_logins(out: Path) -> list[str]:
     return sorted(set(table.column("login_id").to_pylist()))
 
 
-def test_bf_export_writes_every_minted_login_once(stub: StubServer, tmp_path: Path) -> None:
+def test_bf_export_writes_every_minted_login_once(stub: RecordedServer, tmp_path: Path) -> None:
     report = bf.export(client_of(stub), [*GIVEN, AGAIN], tmp_path, what=["accounts"])
     assert (report.logins_written, report.logins_failed, report.failed) == (len(MINTED), 0, [])
     assert written_logins(tmp_path) == sorted(GIVEN)
@@ -57,7 +56,7 @@ def test_bf_export_writes_every_minted_login_once(stub: StubServer, tmp_path: Pa
 
 
 @pytest.mark.parametrize("form", ["lines", "csv"])
-def test_the_command_reads_minted_login_ids_from_a_file(stub: StubServer, tmp_path: Path, form: str) -> None:
+def test_the_command_reads_minted_login_ids_from_a_file(stub: RecordedServer, tmp_path: Path, form: str) -> None:
     ids = tmp_path / f"ids.{form}"
     if form == "csv":
         ids.write_text("name,login_id\n" + "".join(f"x,{login_id}\n" for login_id in [*GIVEN, AGAIN]), "utf-8")
@@ -81,7 +80,7 @@ def test_the_command_reads_minted_login_ids_from_a_file(stub: StubServer, tmp_pa
 
 
 def test_the_dlt_source_loads_every_minted_login(
-    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    stub: RecordedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dlt = pytest.importorskip("dlt")
     duckdb = pytest.importorskip("duckdb")
@@ -103,7 +102,7 @@ def test_the_dlt_source_loads_every_minted_login(
     assert [login_id for (login_id,) in rows] == sorted(GIVEN)
 
 
-def test_bankfeed_dask_reads_every_minted_login(stub: StubServer) -> None:
+def test_bankfeed_dask_reads_every_minted_login(stub: RecordedServer) -> None:
     pytest.importorskip("dask.dataframe")
     import bankfeed.dask
 
@@ -111,7 +110,7 @@ def test_bankfeed_dask_reads_every_minted_login(stub: StubServer) -> None:
     assert sorted(set(frame.compute(scheduler="sync")["login_id"])) == sorted(GIVEN)
 
 
-def test_the_spark_function_fetches_a_batch_of_minted_login_ids(stub: StubServer) -> None:
+def test_the_spark_function_fetches_a_batch_of_minted_login_ids(stub: RecordedServer) -> None:
     pytest.importorskip("pyspark")
     import bankfeed.spark
 
