@@ -409,12 +409,14 @@ class Client(_BaseClient):
         back_enable: bool | None = None,
         extra: Mapping[str, str | bool | int] | None = None,
     ) -> Connection:
-        """Connects a bank through the hosted widget, from a script: a loopback catcher listens
-        on ``127.0.0.1`` (a random port, a random unguessable path); the widget's URL
-        (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened in the browser
-        (``webbrowser.open``), or handed to ``on_url(url)`` instead (a :class:`ConnectUrl`:
-        ``url.reveal()`` is the address); with ``open_browser=False`` and no ``on_url`` the whole
-        URL is printed on stderr for the person to open. Only the masked URL is logged
+        """Connects a bank through the hosted widget, from a script: once the authorize token is
+        minted, a loopback catcher listens on ``127.0.0.1`` (a random port, two random unguessable
+        paths); the widget's URL (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened
+        in the browser through the catcher's one-time launch page (``webbrowser.open`` is given
+        no secret: a command line is readable by every local user), or handed to ``on_url(url)``
+        instead (a :class:`ConnectUrl`: ``url.reveal()`` is the address; keep it off command
+        lines); with ``open_browser=False`` and no ``on_url`` the launch page's address is printed
+        on stderr for the person to open. Only the masked URL is logged
         (``bankfeed.connect``). When the widget redirects (or a page forwards its ``REDIRECT``
         event to the catcher by POST), the browser is answered "You can close this tab" and the
         :class:`Connection` returned::
@@ -425,7 +427,8 @@ class Client(_BaseClient):
         Raises :class:`bankfeed.ConnectTimeout` (a ``TimeoutError``) when ``timeout`` seconds pass
         without a connection, :class:`bankfeed.ConfigError` (``field="loginId"``) when the
         widget reports a LoginId that is not a GUID. Ctrl-C and ``close()``
-        stop the wait at once and close the catcher."""
+        stop the wait at once; the catcher is closed before ``connect`` returns or raises, also
+        when ``on_url`` raises. On Linux, connections of other users' processes are refused."""
 
     def institutions(self) -> list[SupportedInstitution]:
         """Every institution the service supports (Institutions), each a
@@ -805,12 +808,14 @@ class AsyncClient(_BaseClient):
         back_enable: bool | None = None,
         extra: Mapping[str, str | bool | int] | None = None,
     ) -> Connection:
-        """Connects a bank through the hosted widget, from a script: a loopback catcher listens
-        on ``127.0.0.1`` (a random port, a random unguessable path); the widget's URL
-        (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened in the browser
-        (``webbrowser.open``), or handed to ``on_url(url)`` instead (a :class:`ConnectUrl`:
-        ``url.reveal()`` is the address); with ``open_browser=False`` and no ``on_url`` the whole
-        URL is printed on stderr for the person to open. Only the masked URL is logged
+        """Connects a bank through the hosted widget, from a script: once the authorize token is
+        minted, a loopback catcher listens on ``127.0.0.1`` (a random port, two random unguessable
+        paths); the widget's URL (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened
+        in the browser through the catcher's one-time launch page (``webbrowser.open`` is given
+        no secret: a command line is readable by every local user), or handed to ``on_url(url)``
+        instead (a :class:`ConnectUrl`: ``url.reveal()`` is the address; keep it off command
+        lines); with ``open_browser=False`` and no ``on_url`` the launch page's address is printed
+        on stderr for the person to open. Only the masked URL is logged
         (``bankfeed.connect``). When the widget redirects (or a page forwards its ``REDIRECT``
         event to the catcher by POST), the browser is answered "You can close this tab" and the
         :class:`Connection` returned::
@@ -821,7 +826,8 @@ class AsyncClient(_BaseClient):
         Raises :class:`bankfeed.ConnectTimeout` (a ``TimeoutError``) when ``timeout`` seconds pass
         without a connection, :class:`bankfeed.ConfigError` (``field="loginId"``) when the
         widget reports a LoginId that is not a GUID. Ctrl-C, task cancellation and ``close()``
-        stop the wait at once and close the catcher."""
+        stop the wait at once; the catcher is closed before ``connect`` returns or raises, also
+        when ``on_url`` raises. On Linux, connections of other users' processes are refused."""
 
     async def institutions(self) -> list[SupportedInstitution]:
         """Every institution the service supports (Institutions), each a
@@ -1563,15 +1569,27 @@ class Connection:
 
 @final
 class _Catcher:
-    """The loopback catcher of one ``client.connect(...)`` (private: bankfeed._connect drives it)."""
+    """The loopback catcher of one ``client.connect(...)``, bound once its authorize token was
+    minted (private: bankfeed._connect drives it)."""
 
     @property
-    def url(self) -> str:
-        """The redirect URL the widget is given: ``http://127.0.0.1:<port>/<random path>``."""
+    def widget(self) -> ConnectUrl:
+        """The widget's URL, its ``redirectUrl`` the catcher's return path
+        (``http://127.0.0.1:<port>/<random path>``)."""
+
+    @property
+    def launch_url(self) -> str:
+        """What to open the browser at: ``http://127.0.0.1:<port>/<another random path>``, which
+        sends the first GET on to :attr:`widget` and answers "already opened" after that. It holds
+        neither the token nor the return path."""
 
     def wait(self, timeout: float) -> Any:
         """Waits for the connection, as the client runs its calls: the :class:`Connection` (a
-        ``Client``), or a coroutine of it (an ``AsyncClient``)."""
+        ``Client``), or a coroutine of it (an ``AsyncClient``). The catcher is closed once it ends."""
+
+    def close(self) -> None:
+        """Stops the catcher and closes its socket, if :meth:`wait` has not; returns once it is
+        closed. Calling it again does nothing."""
 
 def serve_sandbox(port: int, host: str = "127.0.0.1", login_ids_file: str | None = None, **options: Any) -> None:
     """Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);

@@ -645,8 +645,10 @@ impl PyBaseClient {
         self.run(py, "connect_url", future, super::connect::connect_url_to_py)
     }
 
-    // The catcher is bound here, before anything is opened; python/bankfeed/_connect.py then
-    // builds the URL, opens it and waits, each step a call of this client (docs/connect.md).
+    // Only the arguments are checked here; python/bankfeed/_connect.py then runs the first step
+    // (the token minted, then the catcher bound: src/connect/start.rs), opens the widget and
+    // waits, each step a call of this client, and closes the catcher on every way out
+    // (docs/connect.md#from-a-script).
     #[doc = stub_doc!("Client.connect")]
     #[pyo3(signature = (*, timeout=300.0, open_browser=true, on_url=None, **options))]
     fn connect(
@@ -672,11 +674,10 @@ impl PyBaseClient {
             ))
             .into());
         }
-        let catcher = Py::new(py, super::connect::PyCatcher::bind(&this.client, this.flavor)?)?;
-        let kwargs = options.map_or_else(|| PyDict::new(py), Clone::clone);
+        let start = super::connect::starter(py, &this.client, this.flavor, checked)?;
         let runner = py.import("bankfeed._connect")?.getattr("run")?;
         let on_url = on_url.map_or_else(|| py.None(), Bound::unbind);
-        Ok(runner.call1((slf, catcher, kwargs, timeout, open_browser, on_url, this.flavor == Flavor::Async))?.unbind())
+        Ok(runner.call1((start, timeout, open_browser, on_url, this.flavor == Flavor::Async))?.unbind())
     }
 
     #[doc = stub_doc!("_BaseClient.close")]
