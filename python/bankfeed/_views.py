@@ -24,9 +24,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from bankfeed import _svg
+from bankfeed._export.location import shown as shown_location
 
 if TYPE_CHECKING:
     # Annotations only: the core imports this module lazily, when a notebook asks for a view.
@@ -460,24 +460,13 @@ def combined_html(combined: Combined[Any]) -> str:
     return _view("Combined", facts, _tables(combined.tables.items()), _errors(list(errors.items())))
 
 
-def _location(out: str) -> str:
-    """An output location without what a URL may carry that is secret (a password, a query)."""
-    if "://" not in out:
-        return out
-    parts = urlsplit(out)
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
 def export_report_html(report: ExportReport) -> str:
     """An export: where, whether it finished, the logins written, failed and skipped, the rows
     written per table, the failures by class."""
     state = "interrupted" if report.interrupted else ("ok" if report.ok else "finished with failures")
     facts = _facts(
         [
-            ("out", _code(_location(report.out))),
+            ("out", _code(shown_location(report.out))),
             ("state", escape(state)),
             ("logins written", f"{report.logins_written:,}"),
             ("failed", f"{report.logins_failed:,}"),

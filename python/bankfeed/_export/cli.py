@@ -1,9 +1,12 @@
 """``bankfeed export`` (and ``python -m bankfeed export``): ``bf.export`` from the command line
 (docs/export.md#the-command).
 
-Exit status: 0 when every login was written, 1 when some failed and the rest were written, 2 for a
-usage or configuration error (one line on stderr, no traceback), 130 after Ctrl-C (or SIGTERM),
-once what was fetched is written and the manifest says where the run stopped. The keys come only
+Exit status (docs/export.md#exit-status): 0 when every login was written, 1 when some failed and
+the rest were written, 2 for a usage or configuration error, 3 when the output could not be
+written (a full disk), 4 when the run stopped on an error of its own (a bug, a lost cluster), 130
+after Ctrl-C (or SIGTERM), once what was fetched is written and the manifest says where the run
+stopped. Every status but 0 and 1 says why on one line of stderr, with no traceback but for 4, so
+that a cron job's monitoring tells "some logins failed" from the rest. The keys come only
 from ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``, never from the command line, which every
 user of the machine can read.
 """
@@ -17,10 +20,13 @@ import itertools
 import logging
 import os
 import sys
+import traceback
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from bankfeed._export import location
+from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.reference import resolve
 from bankfeed._export.run import ExportReport, _run
@@ -53,7 +59,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         description="Fetches every login's data and writes one dataset per table under --out "
         "(<kind>/<table>/part-*.parquet), with _failures.jsonl and _manifest.json. Keys come from "
         "BANKFEED_API_KEY and BANKFEED_SECRET_KEY only. Exit status: 0 all written, 1 some failed, "
-        "2 usage or configuration error, 130 interrupted.",
+        "2 usage or configuration error, 3 output not written (a full disk), 4 the run failed, 130 interrupted.",
     )
     parser.add_argument("login_ids", nargs="*", metavar="LOGIN_ID", help="LoginIds to export")
     parser.add_argument(
@@ -75,6 +81,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="days of transactions of accounts, with accounts in --what (default: the service's)",
     )
     parser.add_argument("--format", choices=("parquet", "csv"), default=None, help="parquet (default) or csv")
+    parser.add_argument(
+        "--csv-formulas",
+        choices=CSV_FORMULAS,
+        default="escape",
+        help="with --format csv: escape (the default) writes a text cell starting with =, +, -, @, a tab or a "
+        "carriage return with a leading ' so that no spreadsheet runs it as a formula; raw writes it as it came",
+    )
     parser.add_argument("--concurrency", type=int, default=32, metavar="N", help="logins fetched at once (default: 32)")
     parser.add_argument(
         "--batch-logins",
@@ -131,9 +144,31 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def _read_logins(source: str) -> Iterator[str]:
     """LoginIds from a file (``-``: standard input): one a line (blank lines and ``#`` comments
     skipped), or a CSV whose header has a ``login_id`` column. A first line with commas makes the
-    file a CSV, which must then have that column: its rows read as LoginIds would each fail."""
+    file a CSV, which must then have that column: its rows read as LoginIds would each fail. A
+    CSV that cannot be read (a field longer than the csv module takes) is a ``ConfigError``
+    naming ``logins`` and the line, never the field's text."""
+    where = "standard input" if source == "-" else source
+    try:
+        yield from _logins_in(source, where)
+    except csv.Error as exc:
+        raise _config_error("logins", f"{where} cannot be read as CSV: {_csv_problem(exc)}") from None
+
+
+def _csv_problem(error: csv.Error) -> str:
+    """What is wrong in a CSV, as the csv module says, in the words of a LoginId file."""
+    if "field larger than field limit" in str(error):
+        return f"a field is longer than {csv.field_size_limit():,} characters, which no LoginId is"
+    return str(error)
+
+
+def _logins_in(source: str, where: str) -> Iterator[str]:
+    """:func:`_read_logins`, but for what the csv module raises."""
     if source == "-":
-        text = sys.stdin.read()
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            problem = f"standard input is not UTF-8 text: {exc.reason} at byte {exc.start}"
+            raise _config_error("logins", problem) from None
     else:
         with open(source, encoding="utf-8", errors="surrogateescape", newline="") as file:
             text = file.read()
@@ -144,17 +179,22 @@ def _read_logins(source: str) -> Iterator[str]:
     header = [name.strip().lower() for name in next(csv.reader([first]), [])]
     if "login_id" not in header and "," in first:
         shown = ", ".join(repr(name) for name in header[:8]) + (", ..." if len(header) > 8 else "")
-        where = "standard input" if source == "-" else source
         raise _config_error(
             "logins", f"{where} is a CSV (its first line has commas) without a login_id column in its header: {shown}"
         )
     if "login_id" in header:
         reader = csv.DictReader(io.StringIO(text))
         column = next(name for name in reader.fieldnames or [] if name.strip().lower() == "login_id")
-        for row in reader:
-            value = (row.get(column) or "").strip()
-            if value:
-                yield value
+        try:
+            for row in reader:
+                value = (row.get(column) or "").strip()
+                if value:
+                    yield value
+        except csv.Error as exc:
+            # The line that failed is not counted yet in the reader's count of lines read.
+            failed_at = reader.line_num + 1
+            problem = f"{where} cannot be read as CSV at line {failed_at}: {_csv_problem(exc)}"
+            raise _config_error("logins", problem) from None
         return
     for line in lines:
         value = line.strip()
@@ -172,7 +212,8 @@ def _flag_of(field: str) -> str:
 
 
 def _summary(report: ExportReport, out: str) -> str:
-    """What the person at the terminal reads at the end."""
+    """What the person at the terminal reads at the end; ``out`` as given, shown as
+    ``location.shown`` shows it."""
     import bankfeed as bf
 
     # A login counts as written once it is in every kind asked (ExportReport says so); with more
@@ -189,8 +230,8 @@ def _summary(report: ExportReport, out: str) -> str:
         failures = "" if len(report.failed) == report.logins_failed else f"{len(report.failed)} failures: "
         lines.append(
             f"failed: {report.logins_failed} logins ({failures}{by_class}); listed in "
-            f"{os.path.join(out, '_failures.jsonl')}; --resume tries them again (a pending one polls its "
-            "RequestId where it stood)"
+            f"{os.path.join(location.shown(out), '_failures.jsonl')}; --resume tries them again (a pending one "
+            "polls its RequestId where it stood)"
         )
     asked = {login for login, error in report.failed if isinstance(error, bf.ChallengeRequired)}
     if asked:
@@ -223,6 +264,20 @@ def _settle_process() -> None:
     # export's peak is 15 to 35 MB lower for the same CPU.
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL") is None:
         pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+
+
+def _failed(error: Exception, out: str) -> int:
+    """Exit status 4: the run stopped on an error of its own rather than a login's (a failure
+    inside bankfeed or a library, a cluster lost), told apart from 1, some logins failed. A
+    traceback only for what is no error of bankfeed's, for a report of it; neither shows what
+    ``location.shown`` hides of ``out`` (a library's message may quote the URL it was given)."""
+    import bankfeed as bf
+
+    if not isinstance(error, bf.BankfeedError):
+        for text in traceback.format_exception(error):
+            print(location.scrubbed(text, out), end="", file=sys.stderr)
+    print(f"error: the run stopped: {type(error).__name__}: {location.scrubbed(str(error), out)}", file=sys.stderr)
+    return 4
 
 
 def run(args: argparse.Namespace) -> int:
@@ -267,6 +322,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
         return 2
     sandbox: bf.Sandbox | None = None
+    writing = False
     _stop_on_signals()
     try:
         if "base_url" not in options and not os.environ.get("BANKFEED_BASE_URL"):
@@ -289,6 +345,8 @@ def run(args: argparse.Namespace) -> int:
         if not login_ids:
             print("error: no LoginIds: give them as arguments or with --logins FILE", file=sys.stderr)
             return 2
+        # From here an OSError with an error number is the output's (the sandbox's came before).
+        writing = True
         report = _run(
             client,
             login_ids,
@@ -304,6 +362,7 @@ def run(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             partition_size=1000 if args.partition_size is None else args.partition_size,
             on_challenge=on_challenge,
+            csv_formulas=args.csv_formulas,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
@@ -312,6 +371,21 @@ def run(args: argparse.Namespace) -> int:
         # Stopped before the run began (while the sandbox started, say): nothing was written.
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise  # stderr closed under the progress line: the command's own way out (bankfeed.__main__)
+    except OSError as exc:
+        if exc.errno is None or not writing:
+            return _failed(exc, args.out)
+        # The output failed under the run (a full disk, a quota, a directory made read-only):
+        # what was committed is complete, and a resume goes on from it (docs/export.md#exit-status).
+        print(
+            f"error: --out: cannot be written: {location.described(exc, args.out)}: {location.shown(args.out)}: the "
+            "run stopped; the files written are complete, and --resume goes on once the output can be written",
+            file=sys.stderr,
+        )
+        return 3
+    except Exception as exc:
+        return _failed(exc, args.out)
     finally:
         if sandbox is not None:
             sandbox.close()

@@ -126,6 +126,8 @@ class _Partition:
     marker: str
     #: What answers a login's challenges, as in one process (``bf.export``'s ``on_challenge``).
     on_challenge: Any = None
+    #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
+    csv_formulas: str = "escape"
 
     @property
     def prefix(self) -> str:
@@ -206,7 +208,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
         # there would lose the files silently (docs/scale-out.md#where-the-workers-write).
         raise _config_error(
             "out",
-            f"is not reachable from the Dask worker on {socket.gethostname()}: {task.out} is not the driver's "
+            f"is not reachable from the Dask worker on {socket.gethostname()}: {storage.shown} is not the driver's "
             "output there; give a path every worker shares, or an fsspec URL (s3://, gs://)",
         )
     kind = task.kind
@@ -227,7 +229,9 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
         ):
             request_ids[login] = record["request_id"]
     # A name of its own per attempt: two attempts never write the same file.
-    writer = KindWriter(storage, kind, task.fmt, task.prefix + secrets.token_hex(3), task.limits)
+    writer = KindWriter(
+        storage, kind, task.fmt, task.prefix + secrets.token_hex(3), task.limits, csv_formulas=task.csv_formulas
+    )
     try:
         # The partition's bulk call; then, once, one for the logins resumed with a RequestId whose
         # session had expired meanwhile, started over (docs/export.md#resume).
@@ -272,7 +276,8 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
 
 
 def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Partition]:
-    location = export.storage.root if export.storage.is_local else export.storage.shown
+    # A URL as given: its credentials are the workers' way in (never shown: ``location.py``).
+    location = export.storage.root if export.storage.is_local else export.storage.given
     tasks = []
     for kind in export.kinds:
         for index, (logins, request_ids) in enumerate(export.chunks(kind, size)):
@@ -290,6 +295,7 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     stop,
                     marker,
                     export.on_challenge,
+                    export.csv_formulas,
                 )
             )
     return tasks

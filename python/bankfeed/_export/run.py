@@ -8,6 +8,7 @@ iterator of a ``Client``, or the async one of an ``AsyncClient``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -17,7 +18,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.formulas import check_csv_formulas
 from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what
+from bankfeed._export.location import described, shown
 from bankfeed._export.logins import LoginIdList, fold, unique
 from bankfeed._export.progress import ExportProgress
 from bankfeed._export.state import (
@@ -61,7 +64,8 @@ class ExportReport:
     there twice), and the counts are of distinct logins: written in every kind asked, failed in at
     least one, or skipped because an earlier run had written them (``resume``). ``interrupted``
     is true when Ctrl-C (or another stop) ended the run before every login was done; what was
-    written until then is complete, and the manifest says so. ``out`` is the output directory.
+    written until then is complete, and the manifest says so. ``out`` is the output directory as
+    it is shown everywhere: a URL without its user, password and query (docs/export.md#where-it-writes).
 
     Example::
 
@@ -93,7 +97,7 @@ class ExportReport:
         rows = sum(self.written.values())
         state = ", interrupted" if self.interrupted else ""
         return (
-            f"ExportReport(out={self.out!r}, logins_written={self.logins_written}, "
+            f"ExportReport(out={shown(self.out)!r}, logins_written={self.logins_written}, "
             f"logins_failed={self.logins_failed}, logins_skipped={self.logins_skipped}, rows={rows}, "
             f"elapsed={self.elapsed:.1f}{state})"
         )
@@ -190,6 +194,8 @@ class _Export:
     kinds_before: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     #: What answers a login's challenges (``on_challenge``); None: nothing is answered.
     on_challenge: Any = None
+    #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
+    csv_formulas: str = "escape"
 
     @classmethod
     def plan(
@@ -206,6 +212,7 @@ class _Export:
         batch_logins: int,
         client: Client | AsyncClient,
         on_challenge: object = None,
+        csv_formulas: object = "escape",
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -218,13 +225,16 @@ class _Export:
                 ) from None
         _check_count("batch_logins", batch_logins)
         _check_count("concurrency", concurrency)
+        formulas = check_csv_formulas(csv_formulas)
         kinds = parse_what(what, days=days)
         check_what(kinds, client, on_challenge=on_challenge)
         storage = Storage(out)
         limits = Limits(logins=batch_logins)
         # The command line's LoginIds come as a LoginIdList already (each once): not copied.
         asked = login_ids if isinstance(login_ids, LoginIdList) else LoginIdList(unique(login_ids))
-        export = cls(storage, kinds, fmt, asked, concurrency, limits, progress, on_challenge=on_challenge)
+        export = cls(
+            storage, kinds, fmt, asked, concurrency, limits, progress, on_challenge=on_challenge, csv_formulas=formulas
+        )
         export._check_output(resume)
         states = [read_state(storage, kind.name, fmt) for kind in kinds]
         export.asked = _as_written(export.asked, states)
@@ -255,8 +265,13 @@ class _Export:
             ) from None
         except OSError as exc:
             raise _config_error(
-                "out", f"cannot be the output directory: {exc.strerror or exc}: {storage.shown}"
+                "out", f"cannot be the output directory: {described(exc, storage.given)}: {storage.shown}"
             ) from None
+        # An existing directory the run could not write (a read-only mount, another user's) is
+        # refused now, before anything is read or fetched, like one that cannot be made.
+        unwritable = storage.unwritable()
+        if unwritable is not None:
+            raise _config_error("out", f"cannot be written: {unwritable}: {storage.shown}")
         if not resume and present:
             raise _config_error(
                 "out",
@@ -306,7 +321,17 @@ class _Export:
         return sum(len(todo) for todo in self.todo.values())
 
     def start(self) -> None:
-        write_run(self.storage, self.record())
+        try:
+            write_run(self.storage, self.record())
+        except OSError as exc:
+            # The run's first write, before anything is fetched: an output it may not write (an
+            # object store's bucket, which only writing tells) is a usage error, as a local one
+            # is found by ``_check_output``. A full disk stays what it is (docs/export.md#exit-status).
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            raise _config_error(
+                "out", f"cannot be written: {described(exc, self.storage.given)}: {self.storage.shown}"
+            ) from None
         if self.show:
             self.progress = ExportProgress(self.total)
 
@@ -332,7 +357,7 @@ class _Export:
         return {kind.name: {"what": kind.label, "options": _options_json(kind.options)} for kind in self.kinds}
 
     def writer(self, kind: Kind) -> KindWriter:
-        writer = KindWriter(self.storage, kind, self.fmt, self.run_id, self.limits)
+        writer = KindWriter(self.storage, kind, self.fmt, self.run_id, self.limits, csv_formulas=self.csv_formulas)
         self.writers[kind.name] = writer
         return writer
 
@@ -462,6 +487,7 @@ def export(
     scheduler: distributed.Client | str | None = None,
     partition_size: int = 1000,
     on_challenge: ChallengeHandler | None = None,
+    csv_formulas: str = "escape",
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -469,10 +495,13 @@ def export(
     ``what`` holds ``"investments"``, ``"accounts"`` (account detail with its transactions;
     ``days=90`` or ``365``) and ``"attributes:<package>"`` (or ``("attributes", {"attributes":
     {group: [names]}, ...})``). ``out`` is a directory, or an fsspec URL when fsspec is installed.
-    The layout: ``out/<kind>/<table>/part-*.parquet`` (``format="csv"`` writes CSV), each row
-    starting with ``login_id``, ``request_id`` and ``fetched_at``; ``out/_failures.jsonl`` lists
-    the logins that failed, ``out/_manifest.json`` what was asked and written. A login is written
-    in a table once or not at all, whatever stops the run; ``resume=True`` goes on with an export
+    The layout: ``out/<kind>/<table>/part-*.parquet`` (``format="csv"`` writes CSV: a text cell
+    that a spreadsheet would run as a formula, one starting with ``=``, ``+``, ``-``, ``@``, a tab
+    or a carriage return, is written with a leading ``'``, unless ``csv_formulas="raw"``; numbers
+    are never changed), each row starting with ``login_id``, ``request_id`` and ``fetched_at``;
+    ``out/_failures.jsonl`` lists the logins that failed, ``out/_manifest.json`` what was asked and
+    written. A login is written in a table once or not at all, whatever stops the run (an output
+    that cannot be written, a full disk, raises its ``OSError``); ``resume=True`` goes on with an export
     that was stopped or had failures: logins already written are skipped, with no request sent,
     failed ones are tried again, and one that was still pending polls its RequestId again; a
     resume must ask for each kind as the export did (the same ``days``, package or query).
@@ -520,6 +549,7 @@ def export(
         scheduler=scheduler,
         partition_size=partition_size,
         on_challenge=on_challenge,
+        csv_formulas=csv_formulas,
     )
 
 
@@ -539,6 +569,7 @@ def _run(
     scheduler: distributed.Client | str | None = None,
     partition_size: int = 1000,
     on_challenge: ChallengeHandler | None = None,
+    csv_formulas: str = "escape",
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -565,6 +596,7 @@ def _run(
         batch_logins=batch_logins,
         client=client,
         on_challenge=on_challenge,
+        csv_formulas=csv_formulas,
     )
     if scheduler is not None:
         return cluster.run(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
@@ -606,6 +638,7 @@ async def aexport(
     days: int | str | None = None,
     batch_logins: int = 1000,
     on_challenge: AsyncChallengeHandler | None = None,
+    csv_formulas: str = "escape",
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files and report. The files are written in a
     worker thread, so that the event loop goes on meanwhile; cancelling the task stops the run as
@@ -634,6 +667,7 @@ async def aexport(
         batch_logins=batch_logins,
         client=client,
         on_challenge=on_challenge,
+        csv_formulas=csv_formulas,
     )
     # Writes the run's record: not on the event loop, like every write of the export.
     await asyncio.to_thread(run.start)

@@ -9,6 +9,7 @@ reader ever sees half of it; an object store writes an object whole by itself.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import posixpath
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
+from bankfeed._export.location import described, shown
 from bankfeed.errors import _config_error
 
 __all__ = ["Storage"]
@@ -28,7 +30,10 @@ class Storage:
         text = os.fspath(out)
         if not isinstance(text, str) or not text.strip():
             raise _config_error("out", f"must be a directory path or an fsspec URL, got {text!r}")
-        self.shown = text
+        #: ``out`` as given, credentials included: what a worker of a cluster run opens.
+        self.given = text
+        #: ``out`` as every message and report shows it (``location.shown``: no password, no query).
+        self.shown = shown(text)
         self._fs: Any = None
         if "://" in text and not text.startswith("file://"):
             try:
@@ -37,7 +42,14 @@ class Storage:
                 raise _config_error(
                     "out", f"is a URL ({text.split('://', 1)[0]}://), which needs fsspec: pip install 'bankfeed[dask]'"
                 ) from None
-            self._fs, self.root = fsspec.core.url_to_fs(text)
+            try:
+                self._fs, self.root = fsspec.core.url_to_fs(text)
+            except Exception as exc:
+                # Whatever the filesystem's package raises: a protocol unknown, its package
+                # missing, a server that refused the connection (an FTP filesystem connects here).
+                raise _config_error(
+                    "out", f"cannot be opened: {self.shown}: {type(exc).__name__}: {described(exc, text)}"
+                ) from None
             self.root = self.root.rstrip("/")
         else:
             path = text.removeprefix("file://")
@@ -47,6 +59,18 @@ class Storage:
     def is_local(self) -> bool:
         """Whether the output is a local directory (atomic renames, fsync)."""
         return self._fs is None
+
+    def unwritable(self) -> str | None:
+        """Why a local root that exists cannot be written (``Read-only file system``,
+        ``Permission denied``), found without writing anything; None when it can be, or when
+        only writing would tell (a URL)."""
+        if self._fs is not None or os.access(self.root, os.W_OK | os.X_OK):
+            return None
+        try:
+            read_only = bool(os.statvfs(self.root).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):  # no statvfs (Windows)
+            read_only = False
+        return os.strerror(errno.EROFS if read_only else errno.EACCES)
 
     def path(self, *parts: str) -> str:
         """A path under the root."""

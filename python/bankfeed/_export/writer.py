@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.columns import Gathered
+from bankfeed._export.formulas import escaped_cell, escaped_columns
 from bankfeed._export.kinds import Kind
 from bankfeed._export.storage import Storage
 
@@ -87,12 +88,16 @@ class _Batch:
 
 class KindWriter:
     """Writes one kind's results under ``storage``, a batch at a time; batch names start with
-    ``prefix`` (unique to the run, or to the partition of a cluster run)."""
+    ``prefix`` (unique to the run, or to the partition of a cluster run). ``csv_formulas`` says
+    how CSV files write a text cell that a spreadsheet would run (``formulas.py``)."""
 
-    def __init__(self, storage: Storage, kind: Kind, fmt: str, prefix: str, limits: Limits) -> None:
+    def __init__(
+        self, storage: Storage, kind: Kind, fmt: str, prefix: str, limits: Limits, *, csv_formulas: str = "escape"
+    ) -> None:
         self.storage = storage
         self.kind = kind
         self.fmt = fmt
+        self.csv_formulas = csv_formulas
         self.prefix = prefix
         self.limits = limits
         self._sequence = 0
@@ -180,9 +185,10 @@ class KindWriter:
             import pyarrow
         except ImportError:
             pyarrow = None
+        escape = self.csv_formulas == "escape"
         if pyarrow is None:
             # CSV without pyarrow: what a machine without it can still produce.
-            _write_csv_records(self.storage, path, combined)
+            _write_csv_records(self.storage, path, combined, escape=escape)
             return
         arrow = combined.to_arrow()
         with self.storage.open_write(path) as file:
@@ -193,7 +199,8 @@ class KindWriter:
             else:
                 import pyarrow.csv
 
-                pyarrow.csv.write_csv(_flat(arrow), file)
+                flat = _flat(arrow)
+                pyarrow.csv.write_csv(escaped_columns(flat) if escape else flat, file)
 
 
 #: Text columns written without a dictionary: each row's own identifier, and free text. Their
@@ -237,9 +244,9 @@ def _flat(table: Any) -> Any:
     return table
 
 
-def _write_csv_records(storage: Storage, path: str, table: Any) -> None:
+def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool) -> None:
     """The rows of ``table`` (its provenance columns included) as CSV, written with the standard
-    library."""
+    library; with ``escape``, no text cell starts as a formula (``formulas.py``)."""
     import csv
     import io
 
@@ -253,9 +260,8 @@ def _write_csv_records(storage: Storage, path: str, table: Any) -> None:
         # ISO 8601 with its zone (2026-11-27T05:00:00.123456+00:00), which every CSV reader parses.
         values[fetched_at] = values[fetched_at].isoformat()
         # A list (a security's aliases) as JSON text, as `_flat` writes it with pyarrow.
-        out.writerow(
-            ["" if value is None else json.dumps(value) if isinstance(value, list) else value for value in values]
-        )
+        cells = ["" if value is None else json.dumps(value) if isinstance(value, list) else value for value in values]
+        out.writerow([escaped_cell(cell) for cell in cells] if escape else cells)
     with storage.open_write(path) as file:
         file.write(text.getvalue().encode("utf-8"))
 
