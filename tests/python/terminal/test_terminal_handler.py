@@ -254,9 +254,12 @@ def test_a_call_that_ends_at_its_deadline_leaves_the_terminal_to_the_program(
     assert read == "READ: 'my next line' (echo on)"
 
 
+@pytest.mark.parametrize("flavor", ["sync", "async"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
-def test_sigterm_and_sighup_at_a_hidden_answer_put_the_echo_back(signum: signal.Signals, tmp_path: Path) -> None:
-    terminal = Terminal("mfa_securid", "sync", str(tmp_path))
+def test_sigterm_and_sighup_at_a_hidden_answer_put_the_echo_back(
+    signum: signal.Signals, flavor: str, tmp_path: Path
+) -> None:
+    terminal = Terminal("mfa_securid", flavor, str(tmp_path))
     try:
         terminal.read_until(re.compile(r"Code \(hidden\): $"))
         assert not terminal.echo_is_on()  # getpass's: what is typed now is not shown
