@@ -7,6 +7,11 @@ never waits inside a cell: a click sends the answers off the kernel's message th
 for a ``Challenge``, a task of the running loop for an ``AsyncChallenge``), and what comes back
 (a new round, the session, an error) redraws the form. The session is then in ``form.session``
 for the next cell, and handed to ``on_session``.
+
+Answers are secrets, and a widget's value is synced state, which a saved notebook ("save widget
+state", an HTML export) keeps: every answer widget is put back as it was drawn as soon as Answer
+reads it, and the widgets of a round are closed (dropped from the kernel's and the page's
+widget state) once the form has drawn the next one (docs/notebooks.md#what-a-view-never-shows).
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ class _Field:
         #: The widgets a person sets, by role: "text", "answer", "choice", "checks", "images",
         #: "phone", "method", "question". Tests set them as a person would.
         self.parts: dict[str, Any] = {}
+        #: What an answer widget holds as drawn, by role: what ``clear`` puts back.
+        self._drawn: dict[str, Any] = {}
         shown: list[Any] = []
         if kind == "ImageSelection":
             cells = []
@@ -85,6 +92,30 @@ class _Field:
             shown.append(self.parts["text"])
         head = w.HTML(f"<b>{escape(challenge.prompt)}</b><br><small>{escape(answer_form(challenge))}</small>")
         self.box = w.VBox([head, *shown])
+        self._drawn = {role: self._values(role) for role in self.parts}
+
+    def _values(self, role: str) -> Any:
+        part = self.parts[role]
+        return [one.value for one in part] if isinstance(part, list) else part.value
+
+    def clear(self) -> None:
+        """Puts every answer widget back as it was drawn: what was typed or picked leaves the
+        synced state."""
+        for role, drawn in self._drawn.items():
+            part = self.parts[role]
+            if isinstance(part, list):
+                for one, value in zip(part, drawn, strict=True):
+                    one.value = value
+            else:
+                part.value = drawn
+
+    def close(self) -> None:
+        """Closes every widget of this challenge: none stays in the widget state."""
+        boxes = [self.box]
+        while boxes:
+            widget = boxes.pop()
+            boxes.extend(getattr(widget, "children", ()))
+            widget.close()
 
     def _only_one(self, change: dict[str, Any]) -> None:
         if change["new"]:
@@ -108,9 +139,6 @@ class _Field:
             return str(parts["text"].value)
         return ""
 
-    def answer(self) -> dict[str, list[str]]:
-        return typed_answer(self.challenge, self.typed())
-
 
 class ChallengeForm:
     """An interactive form that walks a live login through its challenges in Jupyter.
@@ -133,6 +161,10 @@ class ChallengeForm:
     ``on_session(session)`` is called. An error (a refused answer, the server's
     :class:`bankfeed.InvalidSecurityResponse`, ...) is shown in the form and kept in
     ``form.error``; when the challenge is still open the form asks it again.
+
+    No answer stays in the widget state a saved notebook keeps: Answer puts every field back as
+    it was drawn as soon as it has read it (also when an answer is refused, which is then given
+    again), and the widgets of a round are closed once the next round, or the outcome, is drawn.
 
     Needs ipywidgets (``pip install 'bankfeed[notebook]'``); without it, a step's own view says
     how to answer each challenge.
@@ -174,8 +206,10 @@ class ChallengeForm:
         self.status.value = f'<div style="color:{color}">{html}</div>' if html else ""
 
     def _render(self, step: Challenge | AsyncChallenge | None) -> None:
-        """Draws ``step`` (None: the login is over), then makes it ``self.step``: a cell that waits
-        for the step to change finds its widgets drawn."""
+        """Draws ``step`` (None: the login is over), closes the widgets of the round before, then
+        makes ``step`` ``self.step``: a cell that waits for the step to change finds its widgets
+        drawn and the old ones gone."""
+        finished = self.fields
         if step is None:
             self.fields = []
             self.widget.children = [self.status]
@@ -185,19 +219,25 @@ class ChallengeForm:
             self.submit.description = "Confirmed on the trusted device" if trusted else "Answer"
             self.submit.disabled = False
             self.widget.children = [*(field.box for field in self.fields), self.submit, self.status]
+        for field in finished:
+            field.close()
         self.step = step
 
     def _clicked(self, _button: object = None) -> None:
         step = self.step
         if step is None or self.submit.disabled:
             return
+        # Read, then cleared at once, whatever happens next: the answers leave the widget state.
+        typed = [(field.challenge, field.typed()) for field in self.fields]
+        for field in self.fields:
+            field.clear()
         answers: dict[str, list[str]] = {}
         try:
-            for field in self.fields:
-                answers.update(field.answer())
+            for challenge, value in typed:
+                answers.update(typed_answer(challenge, value))
         except InvalidAnswer as refused:
             self.error = refused
-            self._say(f"Not sent: {escape(str(refused))}. Change the answer, then Answer again.", error=True)
+            self._say(f"Not sent: {escape(str(refused))}. Give the answers again, then Answer.", error=True)
             return
         if type(step).__name__ == "AsyncChallenge":
             try:

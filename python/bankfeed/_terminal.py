@@ -1,27 +1,27 @@
 """A ready ``on_challenge`` handler for a terminal: :class:`TerminalHandler` and its default
 instance :data:`ask_in_terminal` (docs/answering.md#in-a-terminal).
 
-It asks each challenge of a step in turn: free-text answers and codes with ``getpass`` (not
-echoed), choices listed by number and read with ``input``, the 16 images of an ImageSelection
-written to numbered files whose paths it prints. What :func:`bankfeed.typed_answer` refuses is
-asked again with the rule. It runs where every plain handler runs, on a thread of its own
-(docs/architecture.md#challenge-handlers), so it serves a ``Client`` and an ``AsyncClient``.
+It asks each challenge of a step in turn: free-text answers and codes not echoed, as
+``getpass`` reads them, choices listed by number and read as ``input`` reads them, the 16 images
+of an ImageSelection written to numbered files whose paths it prints. What
+:func:`bankfeed.typed_answer` refuses is asked again with the rule. It runs where every plain
+handler runs, on a thread of its own (docs/architecture.md#challenge-handlers), so it serves a
+``Client`` and an ``AsyncClient``; the lines themselves are read by ``bankfeed._tty``, so that
+the end of the call, however it ends, stops the reading and puts the terminal back.
 """
 
 from __future__ import annotations
 
-import atexit
 import base64
-import contextlib
-import functools
 import getpass as _getpass
 import os
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from bankfeed import _tty
 from bankfeed._display import _mime
 from bankfeed._typed import typed_answer
 from bankfeed.errors import InvalidAnswer
@@ -32,29 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["TerminalHandler", "ask_in_terminal"]
 
 _SUFFIX = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/bmp": ".bmp", "image/webp": ".webp"}
-
-
-def _tty_state() -> tuple[int, list[Any]] | None:
-    """The terminal's settings, to put back if the program ends while ``getpass`` has echo off."""
-    try:
-        import termios
-
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except (ImportError, OSError):
-        return None
-    try:
-        return fd, termios.tcgetattr(fd)
-    except termios.error:
-        os.close(fd)
-        return None
-
-
-def _restore(state: tuple[int, list[Any]]) -> None:
-    import termios
-
-    fd, settings = state
-    with contextlib.suppress(OSError, termios.error):
-        termios.tcsetattr(fd, termios.TCSANOW, settings)
 
 
 def _inline_protocol(stream: TextIO) -> str | None:
@@ -90,17 +67,24 @@ class TerminalHandler:
 
         session = client.login("FlinksCapital", "mfa_image", "Everyday", on_challenge=bf.ask_in_terminal)
 
-    Free-text answers and security codes are read with ``getpass`` (not echoed); choices are
-    listed by number and read with ``input``, as are TextOrCall (the phone number's number, then
+    Free-text answers and security codes are read as ``getpass`` reads them (not echoed);
+    choices are listed by number and read as ``input`` reads them, as are TextOrCall (the phone number's number, then
     Text or Call) and the trusted device (Enter once confirmed). The images of an ImageSelection
     are written to ``01.png`` ... ``16.png`` in ``image_dir`` (a new temporary directory when
     None) and their paths printed; in iTerm2 or kitty they are drawn inline too. An answer
     :func:`bankfeed.typed_answer` refuses is asked again, with the rule. End of input (Ctrl-D)
     raises ``EOFError``, which ends the login; Ctrl-C stops it as any call.
 
-    ``input`` and ``getpass`` are called with a prompt and return the typed line (defaults:
-    :func:`input` and :func:`getpass.getpass`); ``output`` is where the questions are written
-    (default ``sys.stdout``).
+    The terminal is read only while the call waits for the answer: when the call ends first (Ctrl-C,
+    its deadline, the client's ``close()``), the reading stops and the echo is back on before the
+    call raises, so the program's next ``input()`` gets the next line. SIGTERM, SIGHUP and SIGQUIT
+    (and SIGINT set to end the process) put the echo back before they end the process, when the
+    call runs on the main thread, where Python runs signal handlers; SIGKILL cannot be caught.
+
+    ``input`` and ``getpass`` are called with a prompt and return the typed line (by default,
+    the line is read from the terminal as :func:`input` and :func:`getpass.getpass` read it, in a
+    way the end of the call can stop; functions of your own are not stopped); ``output`` is
+    where the questions are written (default ``sys.stdout``).
     """
 
     __slots__ = ("_getpass", "_input", "_output", "image_dir")
@@ -121,6 +105,12 @@ class TerminalHandler:
     def __repr__(self) -> str:
         return f"bankfeed.TerminalHandler(image_dir={None if self.image_dir is None else str(self.image_dir)!r})"
 
+    def _guard_call(self) -> Callable[[], None] | None:
+        """Run on the thread that waits for the call, before this handler starts
+        (``bankfeed._handlers``): while a hidden answer may turn the echo off, signals that end
+        the process put it back first. Returns the undo, run there when the call ends."""
+        return _tty.guard_signals() if self._getpass is None else None
+
     @property
     def _out(self) -> TextIO:
         return self._output if self._output is not None else sys.stdout
@@ -133,6 +123,10 @@ class TerminalHandler:
         self._out.flush()
         if self._input is not None:
             return self._input(prompt)
+        terminal = _tty.terminal_of_stdin()
+        if terminal is not None:
+            return _tty.read_line(terminal, prompt, hidden=False, stream=self._out)
+        # Not a terminal (a pipe, a file): input() reads it, through sys.stdin's own buffer.
         if self._output is not None:
             self._out.write(prompt)
             self._out.flush()
@@ -143,18 +137,11 @@ class TerminalHandler:
         self._out.flush()
         if self._getpass is not None:
             return self._getpass(prompt)
-        # Echo is off while getpass waits: put the terminal back if the program ends meanwhile
-        # (Ctrl-C ends the call on the main thread while this thread still waits).
-        state = _tty_state()
-        restore = None if state is None else functools.partial(_restore, state)
-        if restore is not None:
-            atexit.register(restore)
         try:
+            return _tty.read_line(_tty.CONTROLLING, prompt, hidden=True, stream=self._output)
+        except _tty.NoTerminal:
+            # No terminal to hide the answer on: getpass warns, and reads stdin.
             return _getpass.getpass(prompt, stream=self._output)
-        finally:
-            if restore is not None and state is not None:
-                atexit.unregister(restore)
-                os.close(state[0])
 
     def _images(self, challenge: SecurityChallenge) -> None:
         images = challenge.images or []

@@ -14,6 +14,7 @@ The LoginId is kept out of what a saved notebook holds: the events keep it maske
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,10 +34,28 @@ _ESM = r"""
 // only those of this widget's own iframe are kept.
 const MASK = "***";
 
-function masked(event) {
-  const copy = { ...event };
-  if ("loginId" in copy) copy.loginId = MASK;
-  if (typeof copy.url === "string") copy.url = copy.url.replace(/([?&]loginId=)[^&#]*/gi, "$1" + MASK);
+// The kernel reads a LoginId under a key "loginId" in any case, and from a URL's query parameter
+// of that name (%-escapes decoded): every such key and parameter is masked, at any depth and in
+// any string, so that no spelling the kernel reads stays in the events a saved notebook keeps.
+function isLoginId(name) {
+  return name.toLowerCase() === "loginid";
+}
+
+function decoded(name) {
+  return name.replace(/\+/g, " ").replace(/%([0-9a-fA-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+function maskedText(text) {
+  return text.replace(/(^|[?&#])([^=&#?]*)=([^&#?]*)/g, (pair, lead, name) =>
+    isLoginId(decoded(name)) ? lead + name + "=" + MASK : pair);
+}
+
+function masked(value) {
+  if (typeof value === "string") return maskedText(value);
+  if (Array.isArray(value)) return value.map(masked);
+  if (value === null || typeof value !== "object") return value;
+  const copy = {};
+  for (const [key, inner] of Object.entries(value)) copy[key] = isLoginId(key) ? MASK : masked(inner);
   return copy;
 }
 
@@ -94,6 +113,38 @@ _CSS = """
 .bankfeed-connect-status { margin: 0 0 0.5rem; color: #57606a; }
 .bankfeed-connect-done { color: #1a7f37; font-weight: 600; }
 """
+
+
+#: A ``name=value`` pair of a query (or of a fragment, or of a string that is only a query).
+_PAIR = re.compile(r"(^|[?&#])([^=&#?]*)=([^&#?]*)")
+_ESCAPE = re.compile(r"%([0-9a-fA-F]{2})")
+_MASK = "***"
+
+
+def _is_login_id(name: str) -> bool:
+    return name.lower() == "loginid"
+
+
+def _masked_text(text: str) -> str:
+    def pair(found: re.Match[str]) -> str:
+        lead, name = found.group(1), found.group(2)
+        plain = _ESCAPE.sub(lambda escape: chr(int(escape.group(1), 16)), name.replace("+", " "))
+        return f"{lead}{name}={_MASK}" if _is_login_id(plain) else found.group(0)
+
+    return _PAIR.sub(pair, text)
+
+
+def _masked(value: Any) -> Any:
+    """``value`` (an event) with every LoginId the kernel could read in it masked, as the
+    front-end masks it: a key ``loginId`` in any case, and a query parameter of that name
+    (%-escapes decoded) in any string, at any depth."""
+    if isinstance(value, str):
+        return _masked_text(value)
+    if isinstance(value, list):
+        return [_masked(inner) for inner in value]
+    if isinstance(value, dict):
+        return {key: _MASK if _is_login_id(str(key)) else _masked(inner) for key, inner in value.items()}
+    return value
 
 
 def _url_of(client_or_url: Any, options: dict[str, Any]) -> ConnectUrl:
@@ -167,6 +218,7 @@ class ConnectWidget(anywidget.AnyWidget):
         self._on_connect = on_connect
         super().__init__(url=self._connect_url.reveal(), height=height)
         self.observe(self._on_redirect, names="redirect")
+        self.observe(self._on_events, names="events")
         _log.info("connect: the widget's URL is %s", self._connect_url)
 
     @property
@@ -184,6 +236,14 @@ class ConnectWidget(anywidget.AnyWidget):
     def connect_url(self) -> ConnectUrl:
         """The URL the widget shows (its token masked when shown)."""
         return self._connect_url
+
+    def _on_events(self, change: Mapping[str, Any]) -> None:
+        # A front-end that sent a LoginId unmasked (an older copy of the script above, cached by
+        # the page) has it masked here too: the kernel's state is what an export of the notebook's
+        # widget state holds, and the masked list goes back to the front-end.
+        safe = _masked(change["new"])
+        if safe != change["new"]:
+            self.events = safe
 
     def _on_redirect(self, change: Mapping[str, Any]) -> None:
         event = change["new"]

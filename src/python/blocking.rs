@@ -99,6 +99,8 @@ where
     })));
     // A message taken without waiting, once the task was seen finished.
     let mut taken = None;
+    // The handlers started on threads of their own, told on this thread when the call ends.
+    let mut started = handler::Started::default();
     loop {
         let message = if let Some(message) = taken.take() {
             Ok(message)
@@ -125,7 +127,9 @@ where
                         // The call may be over (its deadline, a close): then nobody reads this.
                         let _ = answers_to.send(Message::Answered(ok, value.unbind(), asked, reply));
                     });
-                    handler::start_blocking(py, handler, client, challenge, deliver);
+                    if let Some(answering) = handler::start_blocking(py, handler, client, challenge, deliver) {
+                        started.push(answering);
+                    }
                 }
                 _ => {
                     let _ = reply.send(refuse(&challenge));

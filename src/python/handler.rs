@@ -65,22 +65,58 @@ fn handlers(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 }
 
 /// Starts `handler` on `challenge` for a blocking client: on a thread of its own; `deliver` gets
-/// its outcome there, or at once the error that kept it from starting.
+/// its outcome there, or at once the error that kept it from starting. Returns what is to be
+/// told when the call ends (its `cancel()`), for a handler on a thread of its own.
 pub(crate) fn start_blocking(
     py: Python<'_>,
     handler: &Bound<'_, PyAny>,
     client: &Client,
     challenge: Challenge,
     deliver: Deliver,
-) {
+) -> Option<Py<PyAny>> {
     let started = Py::new(py, deliver).map_err(|err| (err, None)).and_then(|deliver| {
         let asked = super::challenge::to_py(py, client, Flavor::Blocking, challenge);
-        let call =
-            |asked| handlers(py)?.call_method1(intern!(py, "run_blocking"), (handler, asked, &deliver)).map(drop);
+        let call = |asked| handlers(py)?.call_method1(intern!(py, "run_blocking"), (handler, asked, &deliver));
         asked.and_then(|asked| gated(|| call(asked))).map_err(|err| (err, Some(deliver)))
     });
-    if let Err((err, Some(deliver))) = started {
-        deliver.get().__call__(py, false, err.into_value(py).into_bound(py).into_any());
+    match started {
+        Ok(answering) => Some(answering.unbind()).filter(|answering| !answering.is_none(py)),
+        Err((err, deliver)) => {
+            if let Some(deliver) = deliver {
+                deliver.get().__call__(py, false, err.into_value(py).into_bound(py).into_any());
+            }
+            None
+        }
+    }
+}
+
+/// The handlers a blocking call started on threads of their own, each told when the call ends,
+/// however it ends (an answer, an error, its deadline, `close()`, Ctrl-C): one still waiting for
+/// the person then stops (`bf.ask_in_terminal` stops reading the terminal and puts its echo
+/// back), and one that has answered ignores it. Dropped on the thread that waits for the call.
+#[derive(Default)]
+pub(crate) struct Started(Vec<Py<PyAny>>);
+
+impl Started {
+    pub(crate) fn push(&mut self, answering: Py<PyAny>) {
+        self.0.push(answering);
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let answering = std::mem::take(&mut self.0);
+        if answering.is_empty() {
+            return;
+        }
+        super::exit::attach_unless_exiting(|py| {
+            for one in answering {
+                let one = one.bind(py);
+                if let Err(err) = one.call_method0(intern!(py, "cancel")) {
+                    err.write_unraisable(py, Some(one));
+                }
+            }
+        });
     }
 }
 
@@ -241,13 +277,18 @@ pub(crate) struct BulkHandler {
     handler: Arc<Py<PyAny>>,
     client: Client,
     asks: mpsc::UnboundedReceiver<Asked>,
+    /// The handlers a blocking call's reader started, told when the call ends (this is dropped
+    /// with its iterator), as a blocking `login` tells its own: `bf.ask_in_terminal` still
+    /// waiting for the person stops reading the terminal then.
+    started: Mutex<Started>,
 }
 
 /// The two ends of a bulk call's `on_challenge`: what its logins ask, and what answers them.
 pub(crate) fn for_bulk(handler: Py<PyAny>, client: &Client) -> (BulkAskers, BulkHandler) {
     let (asks, received) = mpsc::unbounded_channel();
     let askers = BulkAskers { asks, turn: Arc::new(Semaphore::new(1)) };
-    (askers, BulkHandler { handler: Arc::new(handler), client: client.clone(), asks: received })
+    let started = Mutex::new(Started::default());
+    (askers, BulkHandler { handler: Arc::new(handler), client: client.clone(), asks: received, started })
 }
 
 impl BulkHandler {
@@ -266,7 +307,9 @@ impl BulkHandler {
             // The login may be over (its deadline, a close): then nobody reads this.
             let _ = reply.send(outcome_answers(ok, &value, &asked, Flavor::Blocking));
         });
-        start_blocking(py, self.handler.bind(py), &self.client, challenge, deliver);
+        if let Some(answering) = start_blocking(py, self.handler.bind(py), &self.client, challenge, deliver) {
+            lock(&self.started).push(answering);
+        }
     }
 
     /// The next challenge received, for a blocking reader that waits on its results and its
@@ -289,7 +332,7 @@ impl BulkHandler {
         on_loop: impl Fn(LoopWork) + Send + 'static,
         answering: Arc<Mutex<Option<Py<PyAny>>>>,
     ) -> PyResult<tokio::task::JoinHandle<()>> {
-        let BulkHandler { handler, client, mut asks } = self;
+        let BulkHandler { handler, client, mut asks, .. } = self;
         let forward = async move {
             while let Some(Asked { challenge, reply }) = asks.recv().await {
                 let (handler, client, answering) = (Arc::clone(&handler), client.clone(), Arc::clone(&answering));

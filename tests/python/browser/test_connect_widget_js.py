@@ -19,15 +19,27 @@ LOGIN_ID = "8b35f6c8-e7b6-41d3-98f8-08d68b7f8d31"
 
 #: The fake widget: posts APP_MOUNTED at once; its button posts REDIRECT as the last page does.
 FAKE_WIDGET = """<!doctype html><html><body style="font-family:sans-serif">
-<h2>Flinks Capital</h2><button id="finish">Finish</button>
+<h2>Flinks Capital</h2><button id="finish">Finish</button><button id="odd">Odd</button>
 <script>
 parent.postMessage({step: "APP_MOUNTED"}, "*");
+document.getElementById("odd").onclick = () => {
+  // Spellings the kernel reads a LoginId from as well (Connection.from_event).
+  const events = [
+    {step: "SUBMIT", LOGINID: "%(login)s"},
+    {step: "SUBMIT", URL: "http://localhost/x?institution=FlinksCapital&LoginId=%(login)s"},
+    {step: "SUBMIT", Url: "http://localhost/x?login%%49d=%(login)s&accountId=a1"},
+    {step: "SUBMIT", url: "loginid=%(login)s"},
+    {step: "SUBMIT", url: "http://localhost/a=b?loginId=%(login)s#loginId=%(login)s"},
+    {step: "SUBMIT", detail: {LoginId: "%(login)s", links: ["?loginid=%(login)s"]}},
+  ];
+  for (const event of events) parent.postMessage(event, "*");
+};
 document.getElementById("finish").onclick = () => {
   const url = "http://localhost/bankfeed-connected?loginId=%(login)s&institution=FlinksCapital&accountId=a1";
   parent.postMessage(JSON.stringify({step: "REDIRECT", url, loginId: "%(login)s", institution: "FlinksCapital",
                                      accountId: ["a1"]}), "*");
 };
-</script></body></html>""".replace("%(login)s", LOGIN_ID)
+</script></body></html>""".replace("%(login)s", LOGIN_ID).replace("%%", "%")
 
 #: A fake anywidget model: the traits, set() and save_changes() counted, as the front-end sees it.
 HOST = """<!doctype html><html><body>
@@ -95,3 +107,18 @@ def test_messages_from_anything_but_its_own_iframe_are_ignored(page: Page) -> No
     assert state(page)["redirect"] == {} and len(state(page)["events"]) == 1
     # Removed with its view: no listener is left behind.
     page.evaluate("window.cleanup()")
+
+
+def test_every_spelling_of_the_login_id_the_kernel_reads_is_masked_in_the_events(page: Page) -> None:
+    host(page)
+    frame = page.frame_locator("#bankfeed-connect-frame")
+    frame.locator("#odd").click()
+    page.wait_for_function("window.model.state.events.length === 7")
+    events = state(page)["events"]
+    assert LOGIN_ID not in json.dumps(events), json.dumps(events)
+    assert json.dumps(events).count("***") == 8
+    # Only the LoginId goes: the rest of each event is kept as it came.
+    assert events[2]["URL"] == "http://localhost/x?institution=FlinksCapital&LoginId=***"
+    assert events[3]["Url"] == "http://localhost/x?login%49d=***&accountId=a1"
+    assert events[6]["detail"] == {"LoginId": "***", "links": ["?loginid=***"]}
+    assert state(page)["redirect"] == {}

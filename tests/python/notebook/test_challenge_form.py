@@ -152,3 +152,87 @@ for _ in range(400):
     notebook = run_cells(SETUP, PERSON, start, round_, round_, timeout=120)
     assert result_of(notebook, 3) == "('NoneType', None)"
     assert result_of(notebook, 4) == "('AsyncSession', None)"
+
+
+# The widget state a saved notebook keeps ("save widget state", an HTML export): every widget the
+# kernel knows, as ipywidgets' own embed_data writes it.
+SAVED = """
+import json
+from ipywidgets.embed import embed_data
+
+TEXTS = ["Montreal", "Canada", "Triangle", "123456", "12345", "654321", "Rex", "Civic", "Quebec City", "Paris"]
+
+def saved():
+    while True:
+        try:
+            return embed_data(views=None)["manager_state"]["state"]
+        except RuntimeError:  # the form's thread drew or closed a widget while it was read
+            continue
+
+def answer_widgets(form):
+    found = []
+    for field in form.fields:
+        for part in field.parts.values():
+            found.extend(part if isinstance(part, list) else [part])
+    return found
+
+def answered_round(fill_in):
+    '''Fills the form, clicks Answer and waits for the next step: says whether the widgets the
+    person set held an answer in the saved state, then whether any still held one right after the
+    click, whether any was left once the next round was drawn, and the texts typed found anywhere.'''
+    before = form.step
+    drawn = {w.model_id: saved()[w.model_id]["state"] for w in answer_widgets(form)}
+    fill_in(form)
+    state = saved()
+    typed_in = [i for i in drawn if state[i]["state"] != drawn[i]]
+    form.submit.click()
+    state = saved()
+    at_click = [i for i in drawn if i in state and state[i]["state"] != drawn[i]]
+    settle(form, before)
+    state = saved()
+    left = [i for i in drawn if i in state]
+    return bool(typed_in) or not drawn, at_click, left, [t for t in TEXTS if t in json.dumps(state)]
+"""
+
+ANSWERED = "answered_round(fill)"
+
+
+@pytest.mark.parametrize(
+    "username",
+    ["mfa_reset_questions", "mfa_image", "mfa_multiple_answers", "mfa_text_or_call", "greatday_three_rounds"],
+)
+def test_no_answer_survives_in_the_saved_widget_state(username: str) -> None:
+    start = f"""
+step = first_step(client, {username!r})
+form = bf.ChallengeForm(step)
+form
+"""
+    rounds = {"mfa_reset_questions": 2, "mfa_image": 2, "mfa_text_or_call": 2, "greatday_three_rounds": 3}.get(
+        username, 1
+    )
+    last = "(type(form.session).__name__, [t for t in TEXTS if t in json.dumps(saved())])"
+    notebook = run_cells(SETUP, PERSON, SAVED, start, *[ANSWERED] * rounds, last, timeout=120)
+    for index in range(4, 4 + rounds):
+        assert result_of(notebook, index) == "(True, [], [], [])", (index, result_of(notebook, index))
+    assert result_of(notebook, 4 + rounds) == "('Session', [])"
+
+
+def test_a_refused_or_wrong_answer_leaves_nothing_in_the_saved_widget_state() -> None:
+    start = """
+form = bf.ChallengeForm(client.authorize(INSTITUTION, "mfa_securid", PASSWORD))
+form
+"""
+    # Refused before anything is sent (five digits): the field is cleared all the same.
+    refused = """
+form.fields[0].parts["text"].value = "12345"
+form.submit.click()
+(type(form.error).__name__, form.fields[0].parts["text"].value, "12345" in json.dumps(saved()))
+"""
+    wrong = """
+step = client.authorize(INSTITUTION, "greatday_three_rounds", PASSWORD)
+form = bf.ChallengeForm(step)
+answered_round(lambda form: fill(form, wrong=True)) + (type(form.error).__name__,)
+"""
+    notebook = run_cells(SETUP, PERSON, SAVED, start, refused, wrong, timeout=120)
+    assert result_of(notebook, 4) == "('InvalidAnswer', '', False)"
+    assert result_of(notebook, 5) == "(True, [], [], [], 'InvalidSecurityResponse')"

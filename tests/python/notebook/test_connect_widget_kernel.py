@@ -61,3 +61,35 @@ def test_an_async_client_is_refused_with_the_way_to_do_it() -> None:
     assert "await client.connect_url" in "".join(outputs_of(notebook, 1))
     assert outputs_of(notebook, 2) == ["True True\n"]
     assert time.monotonic() - started < 60
+
+
+#: Every spelling the kernel reads a LoginId from (Connection.from_event): a key "loginId" in any
+#: case, and a loginId query parameter of a "url" key in any case, its name %-escaped or not.
+SPELLINGS = [
+    {"step": "REDIRECT", "LOGINID": LOGIN_ID},
+    {"step": "REDIRECT", "LoginID": LOGIN_ID, "institution": "FlinksCapital"},
+    {"step": "REDIRECT", "URL": f"http://localhost/x?institution=FlinksCapital&LoginId={LOGIN_ID}"},
+    {"step": "REDIRECT", "Url": f"http://localhost/x?login%49d={LOGIN_ID}&accountId=a1"},
+    {"step": "REDIRECT", "url": f"loginid={LOGIN_ID}"},
+    {"step": "REDIRECT", "url": f"http://localhost/a=b?loginId={LOGIN_ID}#loginId={LOGIN_ID}"},
+    {"step": "REDIRECT", "detail": {"LoginId": LOGIN_ID, "links": [f"?loginid={LOGIN_ID}"]}},
+]
+
+
+def test_the_events_the_kernel_keeps_mask_every_spelling_of_the_login_id() -> None:
+    pytest.importorskip("ipywidgets")
+    notebook = run_cells(
+        "import json, bankfeed as bf\nfrom bankfeed._native import Connection\n"
+        "from ipywidgets.embed import embed_data\n"
+        f"SPELLINGS = {SPELLINGS!r}\n"
+        # What the kernel reads from each: the LoginId, so each must be masked.
+        f"print([Connection.from_event(e).login_id == {LOGIN_ID!r} for e in SPELLINGS[:6]])",
+        "widget = bf.ConnectWidget('http://127.0.0.1:9/v2/')\n"
+        # What a front-end sends when its events are not masked.
+        "widget.set_state({'events': SPELLINGS})",
+        "state = json.dumps(embed_data(views=[widget])['manager_state'])\n"
+        "print(len(widget.events), json.dumps(widget.events).count('***'), 'loginid' in state.lower())\n"
+        f"print({LOGIN_ID!r} in json.dumps(widget.events), {LOGIN_ID!r} in state)",
+    )
+    assert outputs_of(notebook, 0) == ["[True, True, True, True, True, True]\n"]
+    assert outputs_of(notebook, 2) == ["7 9 True\nFalse False\n"]

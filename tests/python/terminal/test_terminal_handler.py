@@ -1,6 +1,8 @@
 """bf.ask_in_terminal in a real pseudo-terminal: a script logs each challenge user in with it, and
 the test answers at its prompts as a person types; hidden answers are not echoed, refused
-answers are asked again, Ctrl-D and Ctrl-C end the login cleanly (docs/answering.md#in-a-terminal)."""
+answers are asked again, Ctrl-D and Ctrl-C end the login cleanly, and every way out of the call
+(Ctrl-C, its deadline, SIGTERM, SIGHUP) leaves the terminal as it was, read by the program alone
+(docs/answering.md#in-a-terminal)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import os
 import pty
 import re
 import select
+import signal
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -30,6 +34,7 @@ ASKS = re.compile(
     r"|Text or Call\? |Press Enter once you have confirmed on your trusted device: )$"
 )
 ENDS = re.compile(r"(LOGGED IN: \w+|ENDED: \w+|INTERRUPTED: echo \w+)")
+READ = re.compile(r"READ: .*\(echo \w+\)")
 PROMPT_LINE = re.compile(r"^(" + "|".join(re.escape(p) for p in TYPED) + r")\r?$", re.MULTILINE)
 
 
@@ -43,6 +48,7 @@ class Terminal:
         self.pid, self.fd = pid, fd
         self.out = ""
         self.seen = 0
+        self.status: int | None = None
 
     def read_until(self, pattern: re.Pattern[str], timeout: float = 60) -> re.Match[str]:
         deadline = time.monotonic() + timeout
@@ -68,14 +74,39 @@ class Terminal:
     def key(self, raw: bytes) -> None:
         os.write(self.fd, raw)
 
+    def echo_is_on(self) -> bool:
+        """Whether the terminal echoes what is typed (its settings, read from the pty's master side,
+        outlive the program)."""
+        return bool(termios.tcgetattr(self.fd)[3] & termios.ECHO)
+
+    def close_keeping_settings(self) -> int:
+        """Waits for the child to end and reads all its output; the pty stays open, so that its
+        settings can still be read. Returns the child's wait status."""
+        if self.status is None:
+            deadline = time.monotonic() + 30
+            try:
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                        # Still waiting for input after a failed test: it will not get any.
+                        os.kill(self.pid, signal.SIGKILL)
+                        deadline = time.monotonic() + 30
+                        continue
+                    chunk = os.read(self.fd, 65536)
+                    if not chunk:
+                        break
+                    self.out += chunk.decode("utf-8", "replace")
+            except OSError:  # the child has gone and its pty is closed: all its output is read
+                pass
+            self.status = os.waitpid(self.pid, 0)[1]
+        return self.status
+
     def close(self) -> int:
-        try:
-            while chunk := os.read(self.fd, 65536):
-                self.out += chunk.decode("utf-8", "replace")
-        except OSError:  # the child has gone and its pty is closed: all its output is read
-            pass
-        os.close(self.fd)
-        return os.waitpid(self.pid, 0)[1]
+        status = self.close_keeping_settings()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        return status
 
     def current_prompt(self) -> str:
         prompts = PROMPT_LINE.findall(self.out, 0, self.seen)
@@ -173,3 +204,71 @@ def test_ctrl_c_at_a_hidden_answer_puts_the_echo_back(tmp_path: Path) -> None:
     finally:
         terminal.close()
     assert "INTERRUPTED: echo on" in terminal.out
+
+
+#: Where the handler is waiting for a person when the call ends: a hidden answer (echo off) or a
+#: visible one.
+WAITING = {
+    "hidden": ("mfa_securid", re.compile(r"Code \(hidden\): $")),
+    "visible": ("mfa_multiple_choice", re.compile(r"Number of your answer \(1 to 4\): $")),
+}
+
+
+@pytest.mark.parametrize("flavor", ["sync", "async"])
+@pytest.mark.parametrize("waiting", ["hidden", "visible"])
+def test_after_ctrl_c_the_program_goes_on_and_reads_the_next_line_itself(
+    waiting: str, flavor: str, tmp_path: Path
+) -> None:
+    username, prompt = WAITING[waiting]
+    terminal = Terminal(username, flavor, str(tmp_path), "go-on")
+    try:
+        terminal.read_until(prompt)
+        terminal.key(b"\x03")
+        assert terminal.read_until(ENDS).group(0) == "INTERRUPTED: echo on", terminal.out[-2000:]
+        # Typed ahead, before the program asks: the handler's thread must not take it.
+        terminal.type("my next line")
+        read = terminal.read_until(READ, timeout=15).group(0)
+    finally:
+        status = terminal.close()
+    # The program gets the line, and it was echoed as it was typed.
+    assert read == "READ: 'my next line' (echo on)"
+    assert "my next line\r\n" in terminal.out.split("INTERRUPTED: echo on", 1)[1]
+    assert status == 0
+
+
+@pytest.mark.parametrize("flavor", ["sync", "async"])
+@pytest.mark.parametrize("waiting", ["hidden", "visible"])
+def test_a_call_that_ends_at_its_deadline_leaves_the_terminal_to_the_program(
+    waiting: str, flavor: str, tmp_path: Path
+) -> None:
+    username, prompt = WAITING[waiting]
+    terminal = Terminal(username, flavor, str(tmp_path), "deadline")
+    try:
+        terminal.read_until(prompt)
+        ended = terminal.read_until(re.compile(r"ENDED: \w+ \(echo \w+\)")).group(0)
+        terminal.type("my next line")
+        read = terminal.read_until(READ, timeout=15).group(0)
+    finally:
+        terminal.close()
+    assert ended.endswith("(echo on)"), ended
+    assert read == "READ: 'my next line' (echo on)"
+
+
+@pytest.mark.parametrize("flavor", ["sync", "async"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_at_a_hidden_answer_put_the_echo_back(
+    signum: signal.Signals, flavor: str, tmp_path: Path
+) -> None:
+    terminal = Terminal("mfa_securid", flavor, str(tmp_path))
+    try:
+        terminal.read_until(re.compile(r"Code \(hidden\): $"))
+        assert not terminal.echo_is_on()  # getpass's: what is typed now is not shown
+        os.kill(terminal.pid, signum)
+        status = terminal.close_keeping_settings()
+        echo = terminal.echo_is_on()
+    finally:
+        terminal.close()
+    # The program ends as the signal says (a shell or supervisor sees it killed by the signal) ...
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signum, status
+    # ... and the person's terminal echoes again.
+    assert echo, "the terminal was left without echo"
