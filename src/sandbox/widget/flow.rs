@@ -505,11 +505,13 @@ impl Flow {
             institution: self.institution.unwrap_or(INSTITUTION),
             account_ids: &account_ids,
             tag: self.params.tag.as_deref(),
+            demo: self.params.demo,
         };
         let url = redirect::url(self.params.redirect_url.as_deref(), &connected);
         events.push(events::redirect(&url, &connected));
-        let navigate =
-            self.params.redirect_url.as_ref().map(|_| Navigate { url: url.clone(), top: !self.params.inner_redirect });
+        // Without a redirectUrl the widget's own frame goes to its result page.
+        let top = self.params.redirect_url.is_some() && !self.params.inner_redirect;
+        let navigate = Some(Navigate { url: url.clone(), top });
         View::Connected { url, navigate, login_id }
     }
 }
