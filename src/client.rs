@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http};
 use crate::ops::{self, DataOp, Target};
-use crate::poll::poll;
+use crate::poll::{poll, Pollable};
 use crate::pools;
 use crate::protocol::{self, PathValues, WireOp};
 use crate::secret::Secret;
@@ -230,12 +230,13 @@ impl Client {
 
     /// Sends `request` with the api key, polling its 202 answers until 200.
     async fn fetch(&self, call: &Call, request: ops::Request, request_id: &str) -> Result<Raw, Error> {
-        let ops::Request { operation, method, url, body } = request;
+        let ops::Request { operation, method, url, body, async_rel } = request;
         let mut request = self.with_api_key(ApiRequest::new(operation, method, url));
         if let Some(body) = body {
             request = request.json(&body)?;
         }
-        let bytes = poll(&*self.http()?, &request, call, &self.inner.config.poll, Some(request_id)).await?;
+        let pollable = Pollable { request: &request, async_rel };
+        let bytes = poll(&*self.http()?, pollable, call, &self.inner.config.poll, Some(request_id)).await?;
         Ok(Raw(bytes.into()))
     }
 

@@ -44,6 +44,10 @@ pub struct Request {
     pub(crate) method: Method,
     pub(crate) url: String,
     pub(crate) body: Option<Value>,
+    /// The `...Async` endpoint the operation is polled on when a 202 names none usable
+    /// (`GetAccountsDetailAsync`); None for an operation that is repeated as it is
+    /// (docs/protocol.md#polling).
+    pub(crate) async_rel: Option<&'static str>,
 }
 
 /// A data operation as the client runs it; the client-side twin of the sandbox's
@@ -225,7 +229,13 @@ fn send(
     values: &PathValues<'_>,
     body: Option<Value>,
 ) -> Result<Request, Error> {
-    Ok(Request { operation, method: wire.method.into(), url: url(wire, config, values)?, body })
+    Ok(Request {
+        operation,
+        method: wire.method.into(),
+        url: url(wire, config, values)?,
+        body,
+        async_rel: wire.async_rel(),
+    })
 }
 
 /// The URL of `wire` with its path filled with `values`, on its host. A value the template

@@ -24,23 +24,37 @@ use crate::http::{ApiRequest, Http};
 /// hold a pending operation a whole `timeout` past it (docs/protocol.md#polling).
 pub(crate) async fn poll(
     http: &Http,
-    request: &ApiRequest,
+    pollable: Pollable<'_>,
     call: &Call,
     policy: &PollPolicy,
     request_id: Option<&str>,
 ) -> Result<Vec<u8>, Error> {
-    let result = poll_until_done(http, request, call, policy, request_id).await;
+    let result = poll_until_done(http, pollable, call, policy, request_id).await;
     call.settled();
     result
 }
 
+/// A request that may answer 202, and where its operation is polled when a 202 names no
+/// endpoint it can follow.
+#[derive(Clone, Copy)]
+pub(crate) struct Pollable<'a> {
+    pub request: &'a ApiRequest,
+    /// The operation's own `...Async` endpoint (`GetAccountsDetailAsync`, from
+    /// [`crate::protocol::WireOp::async_rel`]), GET beside the operation with the RequestId. None
+    /// for an operation that is repeated as it is (the interface's rule 7.1). Production's 202s
+    /// name their link as a literal `{Endpoint}Async` template, so for the banking operations this,
+    /// not the link, is the usual way (docs/protocol.md#polling).
+    pub async_rel: Option<&'static str>,
+}
+
 async fn poll_until_done(
     http: &Http,
-    request: &ApiRequest,
+    pollable: Pollable<'_>,
     call: &Call,
     policy: &PollPolicy,
     request_id: Option<&str>,
 ) -> Result<Vec<u8>, Error> {
+    let request = pollable.request;
     let started = Instant::now();
     let poll_deadline = started.checked_add(policy.timeout);
     let mut current = request.clone();
@@ -89,7 +103,7 @@ async fn poll_until_done(
                     }
                     last_request_id = Some(id.clone());
                 }
-                if let Some(next) = async_request(request, &pending, last_request_id.as_deref())? {
+                if let Some(next) = async_request(pollable, &pending, last_request_id.as_deref())? {
                     current = next;
                 }
                 if let Some(results) = partial_results(&pending.body) {
@@ -128,24 +142,42 @@ fn partial_results(body: &[u8]) -> Option<serde_json::Value> {
     (!fields.is_empty()).then_some(serde_json::Value::Object(fields))
 }
 
-/// The GET of `{dir of the request's URL}/{href}/{requestId}`: the Async endpoints sit beside the
-/// operation they poll (`.../BankingServices/GetAccountsDetailAsync/{requestId}`). Both parts come
-/// from the server and go into a URL that carries the api key: each must be one safe segment.
+/// The GET of `{dir of the request's URL}/{endpoint}/{requestId}`: the Async endpoints sit beside
+/// the operation they poll (`.../BankingServices/GetAccountsDetailAsync/{requestId}`). The
+/// endpoint is the one the 202's link names, or else the operation's own; None (repeat the
+/// request) for an operation without one, or while no RequestId is known. A link's href and the
+/// RequestId come from the server and go into a URL that carries the api key: each must be one
+/// safe segment.
 fn async_request(
-    original: &ApiRequest,
+    pollable: Pollable<'_>,
     pending: &Pending,
     request_id: Option<&str>,
 ) -> Result<Option<ApiRequest>, Error> {
-    let (Some(href), Some(request_id)) = (pending.async_href.as_deref(), request_id) else { return Ok(None) };
-    let href = href.trim_matches('/');
-    if !is_safe_segment(href) {
-        return Err(unsafe_segment(original.operation, "Async link's href", pending, Some(request_id.to_owned())));
-    }
+    let original = pollable.request;
+    let Some(request_id) = request_id else { return Ok(None) };
+    let endpoint = match pending.async_href.as_deref() {
+        Some(href) => {
+            let href = href.trim_matches('/');
+            if !is_safe_segment(href) {
+                return Err(unsafe_segment(
+                    original.operation,
+                    "Async link's href",
+                    pending,
+                    Some(request_id.to_owned()),
+                ));
+            }
+            href
+        }
+        None => match pollable.async_rel {
+            Some(rel) => rel,
+            None => return Ok(None),
+        },
+    };
     if !is_safe_segment(request_id) {
         return Err(unsafe_segment(original.operation, "RequestId", pending, None));
     }
     let dir = original.url.rsplit_once('/').map_or(original.url.as_str(), |(dir, _)| dir);
-    let mut request = ApiRequest::new(original.operation, Method::GET, format!("{dir}/{href}/{request_id}"));
+    let mut request = ApiRequest::new(original.operation, Method::GET, format!("{dir}/{endpoint}/{request_id}"));
     request.headers.clone_from(&original.headers);
     Ok(Some(request))
 }
@@ -189,19 +221,39 @@ mod tests {
         ApiRequest::new("AccountsDetail", Method::POST, "http://h/v3/c/BankingServices/GetAccountsDetail".into())
     }
 
+    /// GetAccountsDetail, polled on its own `...Async` endpoint when a 202 names none usable.
+    fn detail_pollable(request: &ApiRequest) -> Pollable<'_> {
+        Pollable { request, async_rel: Some("GetAccountsDetailAsync") }
+    }
+
     #[test]
     fn async_links_sit_beside_the_operation() {
+        let request = detail();
         let next =
-            async_request(&detail(), &pending(Some("r"), Some("/GetAccountsDetailAsync")), Some("r")).unwrap().unwrap();
+            async_request(detail_pollable(&request), &pending(Some("r"), Some("/GetStatementsAsync")), Some("r"))
+                .unwrap()
+                .unwrap();
         assert_eq!(next.method, Method::GET);
-        assert_eq!(next.url, "http://h/v3/c/BankingServices/GetAccountsDetailAsync/r");
+        // The link the 202 names is followed, even when it is not the operation's own.
+        assert_eq!(next.url, "http://h/v3/c/BankingServices/GetStatementsAsync/r");
         assert!(next.body.is_none());
     }
 
     #[test]
-    fn without_a_link_the_same_request_is_repeated() {
+    fn without_a_usable_link_the_operation_is_polled_its_own_way() {
+        // A 202 without a link, or with production's template (read as none: data/answer.rs).
+        let request = detail();
+        let next = async_request(detail_pollable(&request), &pending(Some("r"), None), Some("r")).unwrap().unwrap();
+        assert_eq!(
+            (next.method, next.url.as_str()),
+            (Method::GET, "http://h/v3/c/BankingServices/GetAccountsDetailAsync/r")
+        );
+        // No RequestId known yet: nothing to put in the path, so the request is repeated.
+        assert!(async_request(detail_pollable(&request), &pending(None, None), None).unwrap().is_none());
+        // An operation without an Async endpoint is repeated as it is (the interface's rule 7.1).
         let original = ApiRequest::new("Investments", Method::POST, "http://h/v3/c/Investments".into());
-        assert!(async_request(&original, &pending(Some("r"), None), Some("r")).unwrap().is_none());
+        let investments = Pollable { request: &original, async_rel: None };
+        assert!(async_request(investments, &pending(Some("r"), None), Some("r")).unwrap().is_none());
     }
 
     const HOSTILE: [&str; 8] = ["..", "%2e%2e", "a\\b", "a\r\nb", "a/b", "../../Authorize", "https://evil", ""];
@@ -211,7 +263,8 @@ mod tests {
         for bad in HOSTILE {
             let href = pending(Some("r"), Some(bad));
             // An href of "/" or "" trims to nothing: not a segment either.
-            match async_request(&detail(), &href, Some("r")) {
+            let request = detail();
+            match async_request(detail_pollable(&request), &href, Some("r")) {
                 Err(Error::Protocol { status: 202, message, request_id, .. }) => {
                     assert!(message.contains("href"), "{message}");
                     assert_eq!(request_id.as_deref(), Some("r"));
@@ -219,7 +272,7 @@ mod tests {
                 other => panic!("{bad:?}: {other:?}"),
             }
             let id = pending(Some(bad), Some("/GetAccountsDetailAsync"));
-            match async_request(&detail(), &id, Some(bad)) {
+            match async_request(detail_pollable(&request), &id, Some(bad)) {
                 Err(Error::Protocol { status: 202, message, request_id: None, .. }) => {
                     assert!(message.contains("RequestId"), "{message}");
                 }
@@ -253,7 +306,7 @@ mod tests {
             );
             let base = stub::serve(vec![(202, Box::leak(body.into_boxed_str()))]);
             let (http, request) = http(&base);
-            match poll(&http, &request, &free(), &policy(5000), Some("session-id")).await {
+            match poll(&http, detail_pollable(&request), &free(), &policy(5000), Some("session-id")).await {
                 Err(Error::Protocol { operation, status, message, request_id, snippet }) => {
                     assert_eq!((operation.as_str(), status), ("GetAccountsDetail", 202));
                     assert!(message.contains("RequestId"), "{message}");
@@ -263,6 +316,46 @@ mod tests {
                 other => panic!("{bad}: {other:?}"),
             }
         }
+    }
+
+    /// A 202 as production sends it: the link a literal template, recorded from a staging
+    /// instance (docs/protocol.md#polling).
+    const TEMPLATE_202: &str = r#"{"FlinksCode": "OPERATION_PENDING",
+        "Links": [{"rel": "{Endpoint}Async", "href": "/{Endpoint}Async", "example": "/{Endpoint}Async/{requestId}"}],
+        "HttpStatusCode": 202, "Message": "Your operation is still processing", "RequestId": "r-1"}"#;
+
+    #[tokio::test]
+    async fn a_template_202_is_polled_on_the_operations_own_async_endpoint() {
+        use crate::http::stub::{serve_answers, Answer};
+        let stub = serve_answers(vec![
+            Answer::new(202, TEMPLATE_202),
+            Answer::new(202, TEMPLATE_202),
+            Answer::new(200, r#"{"HttpStatusCode": 200, "Accounts": []}"#),
+        ]);
+        let (client, request) = http(&stub.url);
+        let bytes = poll(&client, detail_pollable(&request), &free(), &policy(5000), Some("r-0")).await.unwrap();
+        assert!(String::from_utf8_lossy(&bytes).contains("Accounts"));
+        let lines: Vec<String> =
+            stub.requests().iter().map(|r| r.lines().next().unwrap_or_default().to_owned()).collect();
+        assert_eq!(
+            lines,
+            [
+                "POST /v3/c/BankingServices/GetAccountsDetail HTTP/1.1",
+                "GET /v3/c/BankingServices/GetAccountsDetailAsync/r-1 HTTP/1.1",
+                "GET /v3/c/BankingServices/GetAccountsDetailAsync/r-1 HTTP/1.1",
+            ]
+        );
+        // An operation without an Async endpoint repeats its request: no brace reaches a path.
+        let stub = serve_answers(vec![Answer::new(202, TEMPLATE_202), Answer::new(200, "{}")]);
+        let (client, request) = http(&stub.url);
+        let investments = Pollable { request: &request, async_rel: None };
+        poll(&client, investments, &free(), &policy(5000), Some("r-0")).await.unwrap();
+        let requests = stub.requests();
+        assert_eq!(requests.len(), 2);
+        assert!(
+            requests.iter().all(|r| r.starts_with("POST /v3/c/BankingServices/GetAccountsDetail HTTP")),
+            "{requests:?}"
+        );
     }
 
     #[tokio::test]
@@ -276,7 +369,7 @@ mod tests {
         for failure in failures {
             let stub = serve_answers(vec![Answer::new(202, pending), failure.clone()]);
             let (http, request) = http(&stub.url);
-            let error = poll(&http, &request, &free(), &policy(5000), None).await.unwrap_err();
+            let error = poll(&http, detail_pollable(&request), &free(), &policy(5000), None).await.unwrap_err();
             assert_eq!(error.request_id(), Some("r-1"), "{failure:?}: {error:?}");
             if let Error::Transport { .. } | Error::Decode { .. } = error {
                 let message = error.to_string();
@@ -287,7 +380,7 @@ mod tests {
         // No RequestId known (none given, none named by a 202): nothing to resume.
         let stub = serve_answers(vec![Answer::dropped()]);
         let (http, request) = http(&stub.url);
-        let error = poll(&http, &request, &free(), &policy(5000), None).await.unwrap_err();
+        let error = poll(&http, detail_pollable(&request), &free(), &policy(5000), None).await.unwrap_err();
         assert!(matches!(error, Error::Transport { resumable: None, .. }), "{error:?}");
         assert!(!error.to_string().contains("stays open"), "{error}");
     }
@@ -319,7 +412,7 @@ mod tests {
         });
         let (http, request) = http(&base);
         let started = std::time::Instant::now();
-        match poll(&http, &request, &free(), &policy(300), None).await {
+        match poll(&http, detail_pollable(&request), &free(), &policy(300), None).await {
             Err(Error::PendingTimeout { request_id, waited, .. }) => {
                 assert_eq!(request_id.as_deref(), Some("r-1"));
                 assert!(waited >= Duration::from_millis(300), "{waited:?}");

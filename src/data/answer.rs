@@ -24,7 +24,10 @@ pub(crate) struct Pending {
     /// `OPERATION_PENDING` or `OPERATION_DISPATCHED`.
     pub code: Option<String>,
     pub request_id: Option<String>,
-    /// The `href` of an `...Async` link, when the body names one: poll it with GET.
+    /// The `href` of an `...Async` link that names its endpoint (`/GetAccountsDetailAsync`):
+    /// poll it with GET. None when the body names none usable, production's literal
+    /// `{Endpoint}Async` template included: the operation's own way is taken then
+    /// (docs/protocol.md#polling).
     pub async_href: Option<String>,
     /// The body as sent, for the error of an operation that does not expect a 202.
     pub body: Vec<u8>,
@@ -181,12 +184,19 @@ fn decode_error(status: u16, bytes: &[u8], message: String) -> Refusal {
     Refusal::Decode { status, message, snippet: body_snippet(bytes) }
 }
 
+/// The first `...Async` link of a 202 that names its endpoint. Production sends its link as a
+/// literal template (`"rel": "{Endpoint}Async", "href": "/{Endpoint}Async"`), which names none: a
+/// link with a brace anywhere, or an empty href, is passed over, so that no brace can reach a
+/// request path (docs/protocol.md#polling).
 fn async_href(body: &Value) -> Option<String> {
     let links = field(body, "Links")?.as_array()?;
     links.iter().find_map(|link| {
         let rel = text_field(link, &["rel"]).unwrap_or_default();
         let href = text_field(link, &["href"])?;
-        (rel.ends_with("Async") || href.trim_end_matches('/').ends_with("Async")).then_some(href)
+        let example = text_field(link, &["example"]).unwrap_or_default();
+        let template = [&rel, &href, &example].iter().any(|text| text.contains(['{', '}']));
+        let named = rel.ends_with("Async") || href.trim_end_matches('/').ends_with("Async");
+        (named && !template && !href.trim_matches('/').is_empty()).then_some(href)
     })
 }
 
@@ -220,6 +230,34 @@ mod tests {
             "href": "/GetAccountsDetailAsync", "example": "/GetAccountsDetailAsync/r"}]});
         match classify(202, bytes(body), None).unwrap() {
             Reply::Pending(p) => assert_eq!(p.async_href.as_deref(), Some("/GetAccountsDetailAsync")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_template_or_empty_link_names_no_endpoint() {
+        let with = |link: Value| json!({"FlinksCode": "OPERATION_PENDING", "Links": [link], "RequestId": "r"});
+        let unnamed = [
+            // As production sends it (docs/protocol.md#polling).
+            json!({"rel": "{Endpoint}Async", "href": "/{Endpoint}Async", "example": "/{Endpoint}Async/{requestId}"}),
+            json!({"rel": "GetAccountsDetailAsync", "href": "/GetAccountsDetailAsync", "example": "/x/{requestId}"}),
+            json!({"rel": "GetAccountsDetailAsync", "href": "/{Endpoint}Async"}),
+            json!({"rel": "GetAccountsDetailAsync", "href": "/"}),
+            json!({"rel": "GetAccountsDetailAsync", "href": ""}),
+            json!({"rel": "GetAccountsDetailAsync"}),
+            json!({"rel": "Statements", "href": "/GetStatements"}),
+        ];
+        for link in unnamed {
+            match classify(202, bytes(with(link.clone())), None).unwrap() {
+                Reply::Pending(p) => assert_eq!(p.async_href, None, "{link}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // A concrete link after a template one is still found.
+        let both = json!({"Links": [{"rel": "{Endpoint}Async", "href": "/{Endpoint}Async"},
+                                    {"rel": "GetStatementsAsync", "href": "/GetStatementsAsync", "example": null}]});
+        match classify(202, bytes(both), None).unwrap() {
+            Reply::Pending(p) => assert_eq!(p.async_href.as_deref(), Some("/GetStatementsAsync")),
             other => panic!("{other:?}"),
         }
     }

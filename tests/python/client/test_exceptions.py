@@ -267,7 +267,8 @@ CASES = [
     ),
     Case(
         "PendingTimeout",
-        {"GetAccountsDetail": Answer(202, PENDING)},
+        # Without a link, a 202 of account detail is polled on GetAccountsDetailAsync.
+        {"GetAccountsDetail": Answer(202, PENDING), "GetAccountsDetailAsync": Answer(202, PENDING)},
         detail,
         errors.PendingTimeout,
         {"operation": "GetAccountsDetail", "request_id": REQUEST},

@@ -359,6 +359,7 @@ ROUTES = {
     ("POST", f"{PREFIX}/BankingServices/Authorize"): AUTHORIZED,
     ("POST", f"{PREFIX}/Investments"): INVESTMENTS,
     ("POST", f"{PREFIX}/BankingServices/GetAccountsDetail"): ACCOUNTS,
+    ("GET", f"{PREFIX}/BankingServices/GetAccountsDetailAsync/{REQUEST}"): ACCOUNTS,
     ("POST", f"{PREFIX}/insight/login/{LOGIN}/attributes/{REQUEST}"): ATTRIBUTES,
     ("GET", f"{PREFIX}/insight/login/{LOGIN}/attributes/{REQUEST}/GetIncomeAttributes"): ATTRIBUTES,
 }
@@ -378,8 +379,9 @@ class _StubServer(http.server.ThreadingHTTPServer):
 
 
 class _Stub(http.server.BaseHTTPRequestHandler):
-    """Answers every data operation with 202 once (its pending code under ``FlinksCode`` or
-    ``ServiceCode``, no Async link, so the client repeats the request), then the literal payload."""
+    """Answers every path of a data operation with 202 once (its pending code under ``FlinksCode``
+    or ``ServiceCode``, no Async link: the client repeats Investments and the attributes, and
+    polls account detail on its own ``GetAccountsDetailAsync``), then the literal payload."""
 
     @property
     def stub(self) -> _StubServer:
@@ -469,9 +471,14 @@ def test_accounts_detail_against_a_stub_server(api: Api, stub: _StubServer) -> N
     dh.assert_rows_equal(
         detail.transactions, dh.expected_bank_transactions(raw), dh.BANK_TRANSACTION_COLUMNS, "transactions"
     )
-    posts = [(m, p) for m, p, _ in stub.log[1:]]
-    assert posts == [("POST", f"{PREFIX}/BankingServices/GetAccountsDetail")] * 2
-    assert stub.log[1][2]["RequestId"] == REQUEST and stub.log[1][2] == stub.log[2][2]
+    polled = [(m, p) for m, p, _ in stub.log[1:]]
+    # A 202 without a link: the operation's own Async endpoint, GET with the RequestId.
+    assert polled == [
+        ("POST", f"{PREFIX}/BankingServices/GetAccountsDetail"),
+        ("GET", f"{PREFIX}/BankingServices/GetAccountsDetailAsync/{REQUEST}"),
+        ("GET", f"{PREFIX}/BankingServices/GetAccountsDetailAsync/{REQUEST}"),
+    ]
+    assert stub.log[1][2]["RequestId"] == REQUEST and stub.log[2][2] is None
 
 
 @pytest.mark.parametrize("package", [None, "income"])
@@ -488,7 +495,8 @@ def test_attributes_against_a_stub_server_run_the_preparation_sequence(
     assert [(m, p) for m, p, _ in stub.log] == [
         ("POST", f"{PREFIX}/BankingServices/Authorize"),
         ("POST", f"{PREFIX}/BankingServices/GetAccountsDetail"),
-        ("POST", f"{PREFIX}/BankingServices/GetAccountsDetail"),
+        ("GET", f"{PREFIX}/BankingServices/GetAccountsDetailAsync/{REQUEST}"),
+        ("GET", f"{PREFIX}/BankingServices/GetAccountsDetailAsync/{REQUEST}"),
         last,
         last,
     ], "cached authorize, account detail until 200, then the attributes call until 200"

@@ -223,7 +223,7 @@ def test_a_202_naming_a_hostile_request_id_is_a_protocol_error(bad: str) -> None
         assert server.log == [("POST", f"{PREFIX}/BankingServices/Authorize"), ("POST", f"{PREFIX}/Investments")]
 
 
-@pytest.mark.parametrize("bad", [*HOSTILE, "https://evil.example/x", "/"], ids=[*HOSTILE_IDS, "absolute", "empty"])
+@pytest.mark.parametrize("bad", [*HOSTILE, "https://evil.example/x"], ids=[*HOSTILE_IDS, "absolute"])
 def test_a_202_naming_a_hostile_async_link_is_a_protocol_error(bad: str) -> None:
     def script(method: str, path: str, n: int) -> Answer:
         return session_answer() if path.endswith("/Authorize") else pending_answer(href=bad)
@@ -236,6 +236,24 @@ def test_a_202_naming_a_hostile_async_link_is_a_protocol_error(bad: str) -> None
         assert [path for _, path in server.log] == [
             f"{PREFIX}/BankingServices/Authorize",
             f"{PREFIX}/BankingServices/GetAccountsDetail",
+        ]
+
+
+@pytest.mark.parametrize("unusable", ["/", "", "/{Endpoint}Async", "{x}/../Authorize"])
+def test_a_202_naming_no_usable_link_is_polled_on_the_operations_own_endpoint(unusable: str) -> None:
+    # Production names its link as the template /{Endpoint}Async (docs/protocol.md#polling): none of
+    # these reaches a path; account detail goes to its own GetAccountsDetailAsync/{RequestId}.
+    def script(method: str, path: str, n: int) -> Answer:
+        if path.endswith("/Authorize"):
+            return session_answer()
+        return pending_answer(href=unusable) if n < 3 else (200, {"HttpStatusCode": 200, "Accounts": []})
+
+    with serve(script) as server:
+        client_of(server).authorize_cached(LOGIN).accounts_detail()
+        assert [path for _, path in server.log] == [
+            f"{PREFIX}/BankingServices/Authorize",
+            f"{PREFIX}/BankingServices/GetAccountsDetail",
+            f"{PREFIX}/BankingServices/GetAccountsDetailAsync/{REQUEST}",
         ]
 
 
