@@ -756,12 +756,13 @@ impl Inner {
     }
 }
 
-/// The error for a RequestId that leads nowhere.
+/// The error for a RequestId that leads nowhere; an unknown one in the service's recorded words.
 pub(crate) fn missing_session(missing: Missing, request_id: &str) -> ErrorReply {
     match missing {
-        Missing::Unknown => {
-            ErrorReply::bad_request("SESSION_NONEXISTENT", format!("No session exists for RequestId {request_id}"))
-        }
+        Missing::Unknown => ErrorReply::bad_request(
+            "SESSION_NONEXISTENT",
+            format!("RequestId {request_id} is invalid or session has ended"),
+        ),
         Missing::Expired => ErrorReply::bad_request(
             "SESSION_EXPIRED",
             "The session expired after a period of inactivity: authorize again",
