@@ -306,16 +306,19 @@ impl Session {
         self.pending.values().any(|pending| pending.processing_at(now))
     }
 
-    /// Whether it has expired at `now`: idle longer than `processing_ttl` while processing, or
-    /// than `ttl` otherwise, counted from its last request or from the end of a processing nobody
-    /// polled to its end, whichever is later.
+    /// Whether it has expired at `now`, idle since its last request: longer than `processing_ttl`
+    /// while processing, than `ttl` otherwise. A processing nobody polled to its end keeps it
+    /// alive until that end, never past `processing_ttl`, so a session that died while processing
+    /// stays dead.
     fn expired(&self, now: Instant, ttl: Duration, processing_ttl: Duration) -> bool {
+        let idle = now.duration_since(self.last_seen);
         if self.processing_at(now) {
-            return now.duration_since(self.last_seen) > processing_ttl;
+            return idle > processing_ttl;
         }
-        let abandoned = self.pending.values().filter_map(|pending| pending.abandoned_at(now)).max();
-        let idle_since = abandoned.map_or(self.last_seen, |ended| ended.max(self.last_seen));
-        now.duration_since(idle_since) > ttl
+        match self.pending.values().filter_map(|pending| pending.abandoned_at(now)).max() {
+            Some(ended) => idle > processing_ttl.min(ttl.max(ended.saturating_duration_since(self.last_seen))),
+            None => idle > ttl,
+        }
     }
 
     pub(super) fn is_open(&self) -> bool {

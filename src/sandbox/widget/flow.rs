@@ -3,7 +3,7 @@
 //! (docs/sandbox.md#the-hosted-widget). Flows are kept by an unguessable id that every form
 //! carries; the pages only render what [`Shown`] says.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,9 @@ const MAX_USED_TOKENS: usize = 100_000;
 pub(crate) struct Flows {
     flows: Mutex<HashMap<String, Flow>>,
     used_tokens: Mutex<HashSet<u128>>,
+    /// The look (language included) of the last [`MAX_FLOWS`] flows that connected, by LoginId,
+    /// newest last: their result page keeps it (docs/sandbox.md#the-redirect).
+    ended: Mutex<VecDeque<(String, Chrome)>>,
 }
 
 /// Where a flow is.
@@ -238,11 +241,23 @@ impl Flows {
             _ => flow.current(&mut events),
         };
         let chrome = flow.chrome();
-        if let View::Connected { .. } = view {
+        if let View::Connected { login_id, .. } = &view {
+            let mut ended = lock(&self.ended);
+            if ended.len() >= MAX_FLOWS {
+                ended.pop_front();
+            }
+            ended.push_back((login_id.clone(), chrome.clone()));
+            drop(ended);
             return Shown { flow: None, chrome, view, events };
         }
         lock(&self.flows).insert(id.to_owned(), flow);
         Shown { flow: Some(id.to_owned()), chrome, view, events }
+    }
+
+    /// The look of the newest flow that connected `login_id`, for its result page.
+    pub(crate) fn ended_look(&self, login_id: &str) -> Option<Chrome> {
+        let ended = lock(&self.ended);
+        ended.iter().rev().find(|(connected, _)| connected.eq_ignore_ascii_case(login_id)).map(|(_, look)| look.clone())
     }
 
     /// Keeps `flow` under a new id, forgetting flows left alone too long.

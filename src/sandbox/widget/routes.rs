@@ -101,17 +101,23 @@ async fn advance(
 
 /// `GET /v2/Result/{institution}`: where a flow without `redirectUrl` ends, the address a mobile
 /// WebView watches for (docs/sandbox.md#the-redirect). It says the account is connected and shows
-/// what the app is sent, the query; it posts no event (the flow posted `REDIRECT` before coming
-/// here) and is in English, since the address does not carry the flow's language.
-async fn result(note: Option<Extension<Note>>, uri: Uri, query: Result<Query<Pairs>, QueryRejection>) -> Response {
+/// what the app is sent, the query, with the look and language of the flow that connected the
+/// LoginId (English, with the header, for one the sandbox does not remember); it posts no event:
+/// the flow posted `REDIRECT` before coming here.
+async fn result(
+    Extension(flows): Extension<Arc<Flows>>,
+    note: Option<Extension<Note>>,
+    uri: Uri,
+    query: Result<Query<Pairs>, QueryRejection>,
+) -> Response {
     let pairs = query.map(|Query(pairs)| pairs).unwrap_or_default();
-    let login_id = pairs.iter().find(|(key, _)| key == "loginId").map(|(_, value)| value.clone());
+    let login_id = pairs.iter().find(|(key, _)| key == "loginId").map(|(_, value)| value.clone()).unwrap_or_default();
     if let Some(Extension(note)) = note {
-        note.widget(&fields(&pairs), None, login_id.clone());
+        note.widget(&fields(&pairs), None, Some(login_id.clone()).filter(|id| !id.is_empty()));
     }
-    let chrome = Chrome { header: true, close: false, french: false, stringify: false, institution: None };
+    let chrome = flows.ended_look(&login_id).unwrap_or(Chrome { header: true, ..Chrome::default() });
     let url = uri.query().map(|query| format!("?{query}")).unwrap_or_default();
-    let view = View::Connected { url, navigate: None, login_id: login_id.unwrap_or_default() };
+    let view = View::Connected { url, navigate: None, login_id };
     page(&Shown { flow: None, chrome, view, events: Vec::new() })
 }
 
