@@ -198,6 +198,19 @@ impl Client {
         }
     }
 
+    /// A cached read whose security challenges, when the service asks any (it may, as for a
+    /// live login: docs/answering.md#cached-reads-that-ask-a-question), `handler` answers. The
+    /// session keeps `login_id`, which the answer's 200 may not name.
+    pub async fn authorize_cached_answered(
+        &self,
+        call: &Call,
+        login_id: &str,
+        handler: &mut dyn ChallengeHandler,
+    ) -> Result<Session, Error> {
+        let step = self.authorize(call, AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await?;
+        self.complete(call, step, handler).await
+    }
+
     /// Runs the data operation `O` on `target` with `options`, as part of `call`: its session
     /// opened (a cached Authorize) or resumed, account detail made ready first when `O` needs it,
     /// its request sent and 202 polled, and its 200 read off the IO workers and checked to be the
@@ -208,12 +221,25 @@ impl Client {
         target: Target<'_>,
         options: &O::Options,
     ) -> Result<O::Output, Error> {
+        self.data_answered::<O>(call, target, options, None).await
+    }
+
+    /// [`Client::data`], where the challenges of the cached Authorize that opens a saved login's
+    /// session are answered by `handler`; without one, they are [`Error::ChallengeRequired`] and
+    /// nothing is answered (the bulk calls' `on_challenge`).
+    pub async fn data_answered<O: DataOp>(
+        &self,
+        call: &Call,
+        target: Target<'_>,
+        options: &O::Options,
+        handler: Option<&mut dyn ChallengeHandler>,
+    ) -> Result<O::Output, Error> {
         O::validate(options)?;
         let opened;
         let session = match target {
             Target::Session(session) => session,
             Target::Login { login_id, request_id } => {
-                opened = self.session_for_login(call, login_id, request_id).await?;
+                opened = self.session_for_login(call, login_id, request_id, handler).await?;
                 &opened
             }
         };
@@ -240,13 +266,20 @@ impl Client {
         Ok(Raw(bytes.into()))
     }
 
-    /// The session of `login_id`: a cached Authorize, or, given the RequestId of one already
-    /// opened (a `PendingTimeout` names it), that session again without a call
-    /// (see [`Session::resume`]).
-    async fn session_for_login(&self, call: &Call, login_id: &str, request_id: Option<&str>) -> Result<Session, Error> {
-        match request_id {
-            Some(request_id) => Session::resume(request_id, Some(login_id)),
-            None => self.authorize_cached(call, login_id).await,
+    /// The session of `login_id`: a cached Authorize (its challenges answered by `handler` when
+    /// there is one), or, given the RequestId of one already opened (a `PendingTimeout` names
+    /// it), that session again without a call (see [`Session::resume`]).
+    async fn session_for_login(
+        &self,
+        call: &Call,
+        login_id: &str,
+        request_id: Option<&str>,
+        handler: Option<&mut dyn ChallengeHandler>,
+    ) -> Result<Session, Error> {
+        match (request_id, handler) {
+            (Some(request_id), _) => Session::resume(request_id, Some(login_id)),
+            (None, Some(handler)) => self.authorize_cached_answered(call, login_id, handler).await,
+            (None, None) => self.authorize_cached(call, login_id).await,
         }
     }
 
@@ -416,6 +449,7 @@ mod tests {
             login_id: Some(LOGIN.into()),
             login: None,
             institution: None,
+            named_institution: crate::data::institution::NamedInstitution::default(),
             links: Vec::new(),
             raw: Arc::from(&b"{}"[..]),
         }
@@ -554,6 +588,48 @@ mod tests {
             Err(Error::Protocol { message, .. }) => assert!(message.contains(LOGIN), "{message}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A cached Authorize asked a question, and its answer's 200 without `Login`, in the shapes
+    /// recorded from the real service (docs/answering.md#cached-reads-that-ask-a-question).
+    const CACHED_203: &str = r#"{"HttpStatusCode": 203, "Links": [{"rel": "Authorization", "href": "/Authorize", "example": null}], "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "Which lake did you first swim across?"}], "InstitutionName": "Harbour Savings", "InstitutionId": 27, "Institution": "HarbourSavings", "RequestId": "7d3c2b1a-0f9e-4d8c-b7a6-554433221100"}"#;
+    const ANSWERED_200: &str = r#"{"HttpStatusCode": 200, "Links": [{"rel": "AccountsDetail", "href": "/GetAccountsDetail", "example": null}], "InstitutionName": "Harbour Savings", "InstitutionId": 27, "Institution": "HarbourSavings", "RequestId": "7d3c2b1a-0f9e-4d8c-b7a6-554433221100"}"#;
+
+    #[tokio::test]
+    async fn a_cached_read_asked_a_question_is_answered_only_by_a_handler() {
+        // Without a handler: the challenge is the error, and nothing else is sent.
+        let stub = stub::serve_answers(vec![stub::Answer::new(203, CACHED_203)]);
+        let without = client(&stub.url, false);
+        match data!(without, ops::Investments, Target::login(LOGIN, None), &()) {
+            Err(Error::ChallengeRequired(challenge)) => assert_eq!(challenge.login_id.as_deref(), Some(LOGIN)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(stub.requests().len(), 1);
+        // With one: answered, and the data fetched on the session of the LoginId asked for.
+        let investments = format!(
+            r#"{{"Accounts": [], "Login": {{"Id": "{LOGIN}"}}, "RequestId": "7d3c2b1a-0f9e-4d8c-b7a6-554433221100"}}"#
+        );
+        let stub = stub::serve_answers(vec![
+            stub::Answer::new(203, CACHED_203),
+            stub::Answer::new(200, ANSWERED_200),
+            stub::Answer::new(200, investments),
+        ]);
+        let with = client(&stub.url, false);
+        let mut asked = Vec::new();
+        let mut handler = |challenge: &Challenge| {
+            asked.push(challenge.login_id.clone());
+            Ok(Answers::from_pairs(challenge.prompts().map(|prompt| (prompt.to_owned(), vec!["Memphremagog"]))))
+        };
+        let call = with.call("Investments");
+        let target = Target::login(LOGIN, None);
+        let fetched = call.run(with.data_answered::<ops::Investments>(&call, target, &(), Some(&mut handler))).await;
+        assert_eq!(fetched.unwrap().tables.login_id.as_deref(), Some(LOGIN));
+        assert_eq!(asked, [Some(LOGIN.to_owned())]);
+        let requests = stub.requests();
+        assert!(
+            requests[1].contains(r#""SecurityResponses":{"Which lake did you first swim across?":["Memphremagog"]}"#)
+        );
+        assert!(requests[2].contains(&format!(r#""LoginId":"{LOGIN}""#)), "{requests:?}");
     }
 
     #[test]

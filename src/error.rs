@@ -616,6 +616,7 @@ mod tests {
             request_id: "r-3".to_owned(),
             challenges: Vec::new(),
             institution: None,
+            named_institution: crate::data::institution::NamedInstitution::default(),
             login_id: None,
             raw: std::sync::Arc::from(&b"{}"[..]),
         };

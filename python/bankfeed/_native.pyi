@@ -271,7 +271,9 @@ class Client(_BaseClient):
 
     def authorize_cached(self, login_id: str) -> Session:
         """A cached read of a saved connection (``MostRecentCached`` true): a new session on the
-        already processed data."""
+        already processed data. The service may ask a security question first: then this raises
+        :class:`bankfeed.ChallengeRequired`, whose ``challenge`` answered opens the session (of
+        ``login_id``, also when the answer's 200 names no login)."""
 
     def authorize_saved(self, login_id: str, *, save: bool = False) -> Step:
         """A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
@@ -407,12 +409,14 @@ class Client(_BaseClient):
         back_enable: bool | None = None,
         extra: Mapping[str, str | bool | int] | None = None,
     ) -> Connection:
-        """Connects a bank through the hosted widget, from a script: a loopback catcher listens
-        on ``127.0.0.1`` (a random port, a random unguessable path); the widget's URL
-        (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened in the browser
-        (``webbrowser.open``), or handed to ``on_url(url)`` instead (a :class:`ConnectUrl`:
-        ``url.reveal()`` is the address); with ``open_browser=False`` and no ``on_url`` the whole
-        URL is printed on stderr for the person to open. Only the masked URL is logged
+        """Connects a bank through the hosted widget, from a script: once the authorize token is
+        minted, a loopback catcher listens on ``127.0.0.1`` (a random port, two random unguessable
+        paths); the widget's URL (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened
+        in the browser through the catcher's one-time launch page (``webbrowser.open`` is given
+        no secret: a command line is readable by every local user), or handed to ``on_url(url)``
+        instead (a :class:`ConnectUrl`: ``url.reveal()`` is the address; keep it off command
+        lines); with ``open_browser=False`` and no ``on_url`` the launch page's address is printed
+        on stderr for the person to open. Only the masked URL is logged
         (``bankfeed.connect``). When the widget redirects (or a page forwards its ``REDIRECT``
         event to the catcher by POST), the browser is answered "You can close this tab" and the
         :class:`Connection` returned::
@@ -423,7 +427,8 @@ class Client(_BaseClient):
         Raises :class:`bankfeed.ConnectTimeout` (a ``TimeoutError``) when ``timeout`` seconds pass
         without a connection, :class:`bankfeed.ConfigError` (``field="loginId"``) when the
         widget reports a LoginId that is not a GUID. Ctrl-C and ``close()``
-        stop the wait at once and close the catcher."""
+        stop the wait at once; the catcher is closed before ``connect`` returns or raises, also
+        when ``on_url`` raises. On Linux, connections of other users' processes are refused."""
 
     def institutions(self) -> list[SupportedInstitution]:
         """Every institution the service supports (Institutions), each a
@@ -450,6 +455,7 @@ class Client(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: ChallengeHandler | None = None,
     ) -> BulkResults[Investments]:
         """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
         of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
@@ -480,6 +486,25 @@ class Client(_BaseClient):
 
             pending = {i: r.request_id for i, r in results if isinstance(r, bf.PendingTimeout) and r.request_id}
             later = list(client.investments_many(pending, request_ids=pending))
+
+        A cached read may be asked a security question, as a live login is (a 203 to the cached
+        Authorize). Without ``on_challenge`` nothing is answered: that login's result is its own
+        :class:`ChallengeRequired`, whose message says what to do, and the others go on. With
+        ``on_challenge`` (what :meth:`login` takes: ``bf.answers({...})``, or a function of the
+        challenge), the handler answers it and the login goes on. The challenge's ``login_id``
+        says whose question it is, so that one handler can hold the answers of many logins::
+
+            held = {login_id: bf.answers(answers) for login_id, answers in stored_answers.items()}
+
+            def on_challenge(c: bf.Challenge) -> dict[str, list[str]]:
+                return held[c.login_id](c) if c.login_id in held else {}   # {}: nothing answered
+
+            results = client.investments_many(login_ids, on_challenge=on_challenge)
+
+        The handler is asked one challenge at a time, started by the thread that reads the results
+        (a plain function on a thread of its own, as for :meth:`login`), so a handler written for
+        one login serves as it is; a login waiting for its answers counts against its
+        ``deadline``. The session the answers open keeps the LoginId asked for.
         """
 
     def attributes_many(
@@ -494,8 +519,10 @@ class Client(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: ChallengeHandler | None = None,
     ) -> BulkResults[Attributes]:
-        """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
+        """:meth:`attributes` of every login, as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     def accounts_detail_many(
         self,
@@ -514,9 +541,11 @@ class Client(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: ChallengeHandler | None = None,
     ) -> BulkResults[Accounts]:
         """A cached session of every login, then its account detail (see
-        :meth:`Session.accounts_detail`), as :meth:`investments_many` runs them."""
+        :meth:`Session.accounts_detail`), as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     def __enter__(self) -> Client:
         """The client itself; leaving the block closes it (see :meth:`close`)."""
@@ -641,7 +670,9 @@ class AsyncClient(_BaseClient):
 
     async def authorize_cached(self, login_id: str) -> AsyncSession:
         """A cached read of a saved connection (``MostRecentCached`` true): a new session on the
-        already processed data."""
+        already processed data. The service may ask a security question first: then this raises
+        :class:`bankfeed.ChallengeRequired`, whose ``challenge`` answered (awaited) opens the
+        session (of ``login_id``, also when the answer's 200 names no login)."""
 
     async def authorize_saved(self, login_id: str, *, save: bool = False) -> AsyncStep:
         """A live login by a saved connection (``MostRecentCached`` false), e.g. the trusted-device
@@ -777,12 +808,14 @@ class AsyncClient(_BaseClient):
         back_enable: bool | None = None,
         extra: Mapping[str, str | bool | int] | None = None,
     ) -> Connection:
-        """Connects a bank through the hosted widget, from a script: a loopback catcher listens
-        on ``127.0.0.1`` (a random port, a random unguessable path); the widget's URL
-        (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened in the browser
-        (``webbrowser.open``), or handed to ``on_url(url)`` instead (a :class:`ConnectUrl`:
-        ``url.reveal()`` is the address); with ``open_browser=False`` and no ``on_url`` the whole
-        URL is printed on stderr for the person to open. Only the masked URL is logged
+        """Connects a bank through the hosted widget, from a script: once the authorize token is
+        minted, a loopback catcher listens on ``127.0.0.1`` (a random port, two random unguessable
+        paths); the widget's URL (:meth:`connect_url`, its ``redirect_url`` the catcher) is opened
+        in the browser through the catcher's one-time launch page (``webbrowser.open`` is given
+        no secret: a command line is readable by every local user), or handed to ``on_url(url)``
+        instead (a :class:`ConnectUrl`: ``url.reveal()`` is the address; keep it off command
+        lines); with ``open_browser=False`` and no ``on_url`` the launch page's address is printed
+        on stderr for the person to open. Only the masked URL is logged
         (``bankfeed.connect``). When the widget redirects (or a page forwards its ``REDIRECT``
         event to the catcher by POST), the browser is answered "You can close this tab" and the
         :class:`Connection` returned::
@@ -793,7 +826,8 @@ class AsyncClient(_BaseClient):
         Raises :class:`bankfeed.ConnectTimeout` (a ``TimeoutError``) when ``timeout`` seconds pass
         without a connection, :class:`bankfeed.ConfigError` (``field="loginId"``) when the
         widget reports a LoginId that is not a GUID. Ctrl-C, task cancellation and ``close()``
-        stop the wait at once and close the catcher."""
+        stop the wait at once; the catcher is closed before ``connect`` returns or raises, also
+        when ``on_url`` raises. On Linux, connections of other users' processes are refused."""
 
     async def institutions(self) -> list[SupportedInstitution]:
         """Every institution the service supports (Institutions), each a
@@ -820,6 +854,7 @@ class AsyncClient(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: AsyncChallengeHandler | None = None,
     ) -> AsyncBulkResults[Investments]:
         """The Investments of every login, ``concurrency`` of them at a time, each the whole flow
         of :meth:`investments` run in Rust. Yields ``(login_id, result)`` as each finishes, the
@@ -843,6 +878,12 @@ class AsyncClient(_BaseClient):
         :func:`bankfeed.acombine` bounds the call.
         ``request_ids={login_id: request_id}`` resumes those logins' polling where their
         :class:`PendingTimeout` left it, as on :meth:`Client.investments_many`.
+
+        A cached read asked a security question is that login's :class:`ChallengeRequired`, as
+        on :meth:`Client.investments_many`, unless ``on_challenge`` answers it: the handler kinds
+        :meth:`login` takes, run on the event loop that reads the results (an ``async def`` as a
+        task of the loop, cancelled by ``aclose()``; a plain function on a thread of its own),
+        one challenge at a time.
         """
 
     def attributes_many(
@@ -857,8 +898,10 @@ class AsyncClient(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: AsyncChallengeHandler | None = None,
     ) -> AsyncBulkResults[Attributes]:
-        """:meth:`attributes` of every login, as :meth:`investments_many` runs them."""
+        """:meth:`attributes` of every login, as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     def accounts_detail_many(
         self,
@@ -877,9 +920,11 @@ class AsyncClient(_BaseClient):
         concurrency: int = 32,
         progress: bool = False,
         request_ids: Mapping[str, str] | None = None,
+        on_challenge: AsyncChallengeHandler | None = None,
     ) -> AsyncBulkResults[Accounts]:
         """A cached session of every login, then its account detail (see
-        :meth:`AsyncSession.accounts_detail`), as :meth:`investments_many` runs them."""
+        :meth:`AsyncSession.accounts_detail`), as :meth:`investments_many` runs them (its
+        ``on_challenge`` too)."""
 
     async def __aenter__(self) -> AsyncClient:
         """The client itself; leaving the block closes it (see :meth:`close`)."""
@@ -906,12 +951,25 @@ class _BaseSession:
 
     @property
     def last_refresh(self) -> datetime.datetime | None:
-        """``Login.LastRefresh`` as an aware UTC datetime (the service omits the zone: it is UTC),
-        or None."""
+        """``Login.LastRefresh`` as an aware UTC datetime, or None. The service writes six or seven
+        fractional digits, mostly without a zone (it is UTC); a seventh digit is cut to
+        microseconds."""
 
     @property
     def institution(self) -> str | dict[str, Any] | None:
         """``Institution`` as sent: a name, or a dict with ``Id`` and ``Name``."""
+
+    @property
+    def institution_name(self) -> str | None:
+        """The institution's name: ``InstitutionName`` as sent (the real service sends it beside
+        ``Institution``, e.g. ``"FlinksCapital"``), else the name :attr:`institution` gives (the
+        name itself, or its ``Name``); None when the answer names none."""
+
+    @property
+    def institution_id(self) -> str | None:
+        """The institution's id as text: ``InstitutionId`` (the real service sends a number, e.g.
+        ``14``, read as ``"14"``), else the ``Id`` of :attr:`institution` when it is a dict; None
+        when the answer gives none."""
 
     @property
     def links(self) -> list[dict[str, Any]]:
@@ -1123,6 +1181,12 @@ class _BaseChallenge:
         """The RequestId the answers go to."""
 
     @property
+    def login_id(self) -> str | None:
+        """The LoginId of the saved connection this step is for: the one a cached or
+        saved-connection Authorize named (a bulk call's login), kept through every round; None
+        for a login with credentials, whose LoginId comes with its session."""
+
+    @property
     def challenges(self) -> list[SecurityChallenge]:
         """The challenges of this step, in the order the server sent them."""
 
@@ -1133,6 +1197,18 @@ class _BaseChallenge:
     @property
     def institution(self) -> str | dict[str, Any] | None:
         """``Institution`` as sent: a name, or a dict."""
+
+    @property
+    def institution_name(self) -> str | None:
+        """The institution's name: ``InstitutionName`` as sent (the real service's 203 has it
+        beside ``Institution``), else the name :attr:`institution` gives; None when the 203 names
+        none."""
+
+    @property
+    def institution_id(self) -> str | None:
+        """The institution's id as text: ``InstitutionId`` (a number on the wire, e.g. ``14``, read
+        as ``"14"``), else the ``Id`` of :attr:`institution` when it is a dict; None when the 203
+        gives none."""
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -1514,15 +1590,27 @@ class Connection:
 
 @final
 class _Catcher:
-    """The loopback catcher of one ``client.connect(...)`` (private: bankfeed._connect drives it)."""
+    """The loopback catcher of one ``client.connect(...)``, bound once its authorize token was
+    minted (private: bankfeed._connect drives it)."""
 
     @property
-    def url(self) -> str:
-        """The redirect URL the widget is given: ``http://127.0.0.1:<port>/<random path>``."""
+    def widget(self) -> ConnectUrl:
+        """The widget's URL, its ``redirectUrl`` the catcher's return path
+        (``http://127.0.0.1:<port>/<random path>``)."""
+
+    @property
+    def launch_url(self) -> str:
+        """What to open the browser at: ``http://127.0.0.1:<port>/<another random path>``, which
+        sends the first GET on to :attr:`widget` and answers "already opened" after that. It holds
+        neither the token nor the return path."""
 
     def wait(self, timeout: float) -> Any:
         """Waits for the connection, as the client runs its calls: the :class:`Connection` (a
-        ``Client``), or a coroutine of it (an ``AsyncClient``)."""
+        ``Client``), or a coroutine of it (an ``AsyncClient``). The catcher is closed once it ends."""
+
+    def close(self) -> None:
+        """Stops the catcher and closes its socket, if :meth:`wait` has not; returns once it is
+        closed. Calling it again does nothing."""
 
 def serve_sandbox(port: int, host: str = "127.0.0.1", login_ids_file: str | None = None, **options: Any) -> None:
     """Serves the sandbox on ``host:port`` until Ctrl-C (``python -m bankfeed sandbox``);

@@ -33,6 +33,7 @@ from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what, schema
 from bankfeed._export.run import _CHUNK, _texts
 from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client
+from bankfeed._types import ChallengeHandler
 from bankfeed.errors import _check_count
 
 if TYPE_CHECKING:
@@ -103,11 +104,20 @@ class _Fetch:
     """One kind's bulk calls over every login, once per run of the source, as batches of Arrow
     tables: the parent resource that every table of the kind reads from."""
 
-    def __init__(self, client: Client, kind: Kind, login_ids: list[Any], concurrency: int, batch_logins: int) -> None:
+    def __init__(
+        self,
+        client: Client,
+        kind: Kind,
+        login_ids: list[Any],
+        concurrency: int,
+        batch_logins: int,
+        on_challenge: ChallengeHandler | None = None,
+    ) -> None:
         self.client = client
         self.kind = kind
         self.login_ids = login_ids
         self.concurrency = concurrency
+        self.on_challenge = on_challenge
         # The export's limits: at batch_logins logins, or at its rows limit, so that one login with
         # many transactions cannot grow a batch without bound.
         self.limits = Limits(logins=batch_logins)
@@ -123,7 +133,9 @@ class _Fetch:
         for start in range(0, len(self.login_ids), _CHUNK):
             chunk = self.login_ids[start : start + _CHUNK]
             # Closing the bulk call (dlt closes this generator when a run stops) stops its logins.
-            with call(chunk, concurrency=self.concurrency, **self.kind.options) as results:
+            with call(
+                chunk, concurrency=self.concurrency, on_challenge=self.on_challenge, **self.kind.options
+            ) as results:
                 for login_id, result in results:
                     if isinstance(result, BaseException):
                         self.failures.append((login_id, result))
@@ -210,6 +222,7 @@ def source(
     concurrency: int = 32,
     days: int | str | None = None,
     batch_logins: int = 250,
+    on_challenge: ChallengeHandler | None = None,
 ) -> BankfeedSource:
     """A dlt source (``@dlt.source`` named ``bankfeed``) of every login's data of the kinds in
     ``what``, for ``pipeline.run(...)`` (docs/dlt.md).
@@ -227,7 +240,10 @@ def source(
     are selected (``source.with_resources("investments_positions")``); its tables are handed to
     dlt ``batch_logins`` logins at a time. A login that fails is not loaded: :attr:`BankfeedSource.failures`
     lists ``(login_id, exception)`` after the run, and a warning on the ``bankfeed.dlt`` logger
-    counts them per kind.
+    counts them per kind. A login whose cached read is asked a security question is such a
+    failure (:class:`bankfeed.ChallengeRequired`), unless ``on_challenge`` answers it, as the
+    bulk calls take it (``bf.answers({...})``, or a function of the challenge, whose ``login_id``
+    names the login); without one nothing is answered.
 
     Example::
 
@@ -244,9 +260,9 @@ def source(
     _check_count("concurrency", concurrency)
     _check_count("batch_logins", batch_logins)
     kinds = parse_what(what, days=days)
-    check_what(kinds, client)
+    check_what(kinds, client, on_challenge=on_challenge)
     ids = _texts(login_ids)
-    fetches = tuple(_Fetch(client, kind, ids, concurrency, batch_logins) for kind in kinds)
+    fetches = tuple(_Fetch(client, kind, ids, concurrency, batch_logins, on_challenge) for kind in kinds)
     made = _bankfeed(fetches)
     made._bankfeed_fetches = fetches
     return made

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::data::fields::field;
-use crate::data::institution::Institution;
+use crate::data::institution::{Institution, NamedInstitution};
 
 /// The type of a security challenge (docs/protocol.md#challenges-and-answer-rules); an unknown
 /// type is kept as sent and answered as free text.
@@ -117,6 +117,8 @@ pub struct Challenge {
     pub request_id: String,
     pub challenges: Vec<SecurityChallenge>,
     pub institution: Option<Institution>,
+    /// `InstitutionName` and `InstitutionId`, or what `Institution` gives.
+    pub named_institution: NamedInstitution,
     /// The LoginId the request named (saved-connection flows), carried to the session.
     pub login_id: Option<String>,
     /// The body as sent.
@@ -166,6 +168,19 @@ mod tests {
         );
         assert_eq!(challenge.challenges[1].choices.as_deref(), Some(&["a".to_owned(), "b".to_owned()][..]));
         assert_eq!(challenge.challenges[2].raw, json!({"Type": "SomethingNew", "Prompt": "?"}));
+    }
+
+    #[test]
+    fn a_recorded_203_names_its_institution() {
+        let challenge = parse(json!({"HttpStatusCode": 203,
+            "Links": [{"rel": "Authorization", "href": "/Authorize", "example": null}],
+            "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "Which river runs past the mill?"}],
+            "InstitutionName": "Made Up Bank", "InstitutionId": 31, "Institution": "MadeUpBank",
+            "RequestId": "c0ffee00-1111-4222-8333-444455556666"}))
+        .unwrap();
+        assert_eq!(challenge.named_institution.name.as_deref(), Some("Made Up Bank"));
+        assert_eq!(challenge.named_institution.id.as_deref(), Some("31"));
+        assert_eq!(challenge.institution, Some(Institution::Name("MadeUpBank".into())));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::challenge::{Challenge, ChallengeType, SecurityChallenge, MAX_CHALLENGES};
 use crate::data::fields::field;
-use crate::data::institution::Institution;
+use crate::data::institution::{Institution, NamedInstitution};
 use crate::data::json;
 use crate::data::login::is_guid;
 use crate::error::Error;
@@ -56,7 +56,15 @@ impl Challenge {
         };
         let (request_id, challenges, institution) =
             read().map_err(|message| Error::protocol("Authorize", 203, message, &bytes))?;
-        Ok(Challenge { request_id, challenges, institution, login_id: login_id.map(str::to_owned), raw: bytes.into() })
+        let named_institution = NamedInstitution::of(&body, institution.as_ref());
+        Ok(Challenge {
+            request_id,
+            challenges,
+            institution,
+            named_institution,
+            login_id: login_id.map(str::to_owned),
+            raw: bytes.into(),
+        })
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::challenge::Challenge;
 use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::data::answer::Reply;
+use crate::data::institution::NamedInstitution;
 use crate::data::json;
 use crate::data::login::{guid, same_login_id, Institution, Login};
 use crate::error::Error;
@@ -28,6 +29,8 @@ pub struct Session {
     pub login_id: Option<String>,
     pub login: Option<Login>,
     pub institution: Option<Institution>,
+    /// `InstitutionName` and `InstitutionId`, or what `Institution` gives.
+    pub named_institution: NamedInstitution,
     pub links: Vec<Link>,
     /// The body as sent.
     pub raw: Arc<[u8]>,
@@ -78,6 +81,7 @@ impl Session {
             login_id: login_id.map(str::to_owned),
             login: None,
             institution: None,
+            named_institution: NamedInstitution::default(),
             links: Vec::new(),
             raw: body.to_string().into_bytes().into(),
         })
@@ -86,17 +90,21 @@ impl Session {
     fn parse(status: u16, bytes: Vec<u8>, login_id: Option<&str>) -> Result<Self, Error> {
         // An envelope that says error is that error, not a session (docs/errors.md#protocol-surprises).
         json::check_payload("Authorize", status, &bytes, json::Shape::AnyOf(&["RequestId"]))?;
-        let body: SessionBody = json::decode("Authorize", status, &bytes)?;
+        let value: Value = json::decode("Authorize", status, &bytes)?;
+        let body = SessionBody::deserialize(&value)
+            .map_err(|e| json::decode_error("Authorize", status, &bytes, e.to_string()))?;
         // Valid JSON without the RequestId is not a session: a shape Authorize does not expect.
         let Some(request_id) = body.request_id else {
             return Err(Error::protocol("Authorize", status, "the session answer has no RequestId", &bytes));
         };
         let named = body.login.as_ref().and_then(|l| l.id.clone());
+        let named_institution = NamedInstitution::of(&value, body.institution.as_ref());
         let session = Session {
             request_id,
             login_id: named,
             login: body.login,
             institution: body.institution,
+            named_institution,
             links: body.links.unwrap_or_default(),
             raw: bytes.into(),
         };
@@ -192,6 +200,33 @@ mod tests {
             }
             other @ Step::Challenge(_) => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_recorded_200_names_its_institution_and_keeps_the_login_id_asked_in_any_case() {
+        // The shape the real service answers a challenge's answer with: no `Login`, the
+        // institution's name and number beside `Institution` (docs/protocol.md#authorize).
+        const MINTED: &str = "a41c9e20-5b7d-4e13-7f28-08dd3c51e7a9";
+        let body = json!({"HttpStatusCode": 200, "Links": [], "InstitutionName": "Made Up Bank",
+            "InstitutionId": 31, "Institution": "MadeUpBank", "RequestId": "c0ffee00-1111-4222-8333-444455556666"});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let upper = MINTED.to_ascii_uppercase();
+        let Step::Session(session) = parse_step(Reply::Data { status: 200, bytes }, Some(&upper)).unwrap() else {
+            panic!("not a session")
+        };
+        assert_eq!(session.login_id.as_deref(), Some(upper.as_str()));
+        assert_eq!(
+            session.named_institution,
+            NamedInstitution { name: Some("Made Up Bank".into()), id: Some("31".into()) }
+        );
+        // The same login named by the answer in the other case is the login asked for.
+        let with_login = json!({"RequestId": "r", "Login": {"Id": MINTED}});
+        let bytes = serde_json::to_vec(&with_login).unwrap();
+        let Step::Session(session) = parse_step(Reply::Data { status: 200, bytes }, Some(&upper)).unwrap() else {
+            panic!("not a session")
+        };
+        assert_eq!(session.login_id.as_deref(), Some(MINTED));
+        assert_eq!(session.named_institution, NamedInstitution::default());
     }
 
     #[test]

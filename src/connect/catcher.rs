@@ -1,17 +1,26 @@
 //! The loopback catcher (docs/connect.md#from-a-script): a one-shot HTTP server on 127.0.0.1, at
-//! a random port and an unguessable path, that the widget redirects to (or that a page forwards
-//! the widget's `REDIRECT` event to) with the LoginId.
+//! a random port, that the widget redirects to (or that a page forwards the widget's `REDIRECT`
+//! event to) with the LoginId.
 //!
-//! Only its own path answers: anything else is a 404, as is a request at its path that reports
-//! no connection (a prefetch, another event), and none of those ends the wait. A redirect whose
-//! LoginId is not a GUID ends it with that error: the path is known only to the widget's URL,
-//! so that request came from the widget.
+//! It answers two paths of its own, each with 244 random bits:
+//!
+//! - the **return path**, the widget's redirect: the one-time secret that only the widget it
+//!   opened knows. It travels inside the widget's URL, which goes to the browser through the
+//!   launch page, never on a command line (where every local user can read it);
+//! - the **launch path**, what the browser is opened at: it answers once with a redirect to the
+//!   widget's URL, then "already opened" (410).
+//!
+//! Anything else is a refusal that ends nothing: another path is a 404, as is a request at the
+//! return path that reports no connection (a prefetch, another event); a method the catcher
+//! does not serve is a 405; a connection of another local user a 403 (src/connect/serve.rs). No
+//! answer carries a CORS header: no web page can read one. A redirect whose LoginId is not a GUID
+//! ends the wait with that error: only the widget knows the return path.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
+use axum::extract::{DefaultBodyLimit, RawQuery, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
@@ -19,11 +28,17 @@ use axum::Router;
 use tokio::sync::oneshot;
 
 use super::connection::Connection;
+use super::serve::{serve, Limits};
+use super::url::ConnectUrl;
 use crate::error::Error;
+use crate::secret::Secret;
 use crate::sync::lock;
 
 /// How long the answer to the browser has to be written once the connection is caught.
 const FLUSH: Duration = Duration::from_secs(2);
+
+/// How long `close` waits for the server to be gone: it is dropped at once, on another thread.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
 /// The largest event body read: a `REDIRECT` event is a few hundred bytes.
 const EVENT_LIMIT: usize = 64 * 1024;
@@ -35,6 +50,11 @@ const CLOSE_PAGE: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\
 const ERROR_PAGE: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not connected</title>\
 </head><body><h1 id=\"not-connected\">The bank was not connected</h1><p>The widget's answer could not be read; \
 your program says why. You can close this tab.</p></body></html>";
+
+const OPENED_PAGE: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Link used</title>\
+</head><body><h1 id=\"already-opened\">This link was opened already</h1><p>It opens the bank's widget once. \
+Go on in the tab where it opened, or start again from your program. If you did not open it, another program \
+on this computer did: start again.</p></body></html>";
 
 type Outcome = Result<Connection, Error>;
 
@@ -50,47 +70,95 @@ impl Slot {
     }
 }
 
+/// What the launch path answers.
+enum Launch {
+    /// No widget URL yet: a 404, as any path the catcher does not serve.
+    Unset,
+    /// The widget's URL, given to the first GET.
+    Ready(Secret),
+    /// Given already: every later GET is told so.
+    Opened,
+}
+
+struct Shared {
+    slot: Slot,
+    launch: Mutex<Launch>,
+}
+
 /// A catcher serving on the runtime it was started in, from before its URL is given to anyone
 /// (a browser command may wait for the page to load before it returns). Dropping it stops the
 /// server and closes the socket at once.
 pub struct Catcher {
     url: String,
+    launch_url: String,
+    shared: Arc<Shared>,
     caught: oneshot::Receiver<Outcome>,
     stop: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// A path of 244 random bits (two v4 UUIDs).
+fn random_path() -> String {
+    format!("/bankfeed-{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+}
+
 impl Catcher {
-    /// Binds 127.0.0.1 on a port the system picks, under a path of 244 random bits, and serves it
-    /// on `runtime`.
+    /// Binds 127.0.0.1 on a port the system picks and serves it on `runtime`, within the
+    /// default [`Limits`].
     pub fn start(runtime: &tokio::runtime::Handle) -> Result<Catcher, Error> {
+        Catcher::start_with(runtime, Limits::default())
+    }
+
+    /// [`Catcher::start`] within `limits`.
+    pub fn start_with(runtime: &tokio::runtime::Handle, limits: Limits) -> Result<Catcher, Error> {
         let failed = |error: std::io::Error| Error::config("catcher", format!("cannot listen on 127.0.0.1: {error}"));
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).map_err(failed)?;
         listener.set_nonblocking(true).map_err(failed)?;
         let port = listener.local_addr().map_err(failed)?.port();
-        let path = format!("/bankfeed-{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple());
+        let (path, launch_path) = (random_path(), random_path());
         let listener = {
             let _entered = runtime.enter();
             tokio::net::TcpListener::from_std(listener).map_err(failed)?
         };
         let (sender, caught) = oneshot::channel();
-        let slot = Arc::new(Slot(Mutex::new(Some(sender))));
-        let router = Router::new().route(&path, any(catch)).fallback(not_found).with_state(Arc::clone(&slot));
+        let shared = Arc::new(Shared { slot: Slot(Mutex::new(Some(sender))), launch: Mutex::new(Launch::Unset) });
+        let router = Router::new()
+            .route(&path, any(catch))
+            .route(&launch_path, any(launch))
+            .fallback(|| async { not_found() })
+            .layer(DefaultBodyLimit::max(EVENT_LIMIT))
+            .with_state(Arc::clone(&shared));
         let (stop, stopped) = oneshot::channel::<()>();
-        let served = runtime.spawn(async move {
-            let served = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let served = runtime.spawn(serve(
+            listener,
+            router,
+            limits,
+            async move {
                 let _ = stopped.await;
-            });
-            if let Err(error) = served.await {
-                slot.deliver(Err(Error::Internal { message: format!("the connection catcher stopped: {error}") }));
-            }
-        });
-        Ok(Catcher { url: format!("http://127.0.0.1:{port}{path}"), caught, stop: Some(stop), served: Some(served) })
+            },
+            FLUSH,
+        ));
+        Ok(Catcher {
+            url: format!("http://127.0.0.1:{port}{path}"),
+            launch_url: format!("http://127.0.0.1:{port}{launch_path}"),
+            shared,
+            caught,
+            stop: Some(stop),
+            served: Some(served),
+        })
     }
 
-    /// The URL to give the widget as its redirect.
+    /// The URL to give the widget as its redirect: it holds the return path, the catcher's
+    /// secret. It goes only into the widget's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The URL to open the browser at: it sends the first GET to `widget` (the widget's URL,
+    /// made with [`Catcher::url`] as its redirect), once. It holds no secret of the widget's.
+    pub fn launch(&self, widget: &ConnectUrl) -> &str {
+        *lock(&self.shared.launch) = Launch::Ready(Secret::new(widget.reveal()));
+        &self.launch_url
     }
 
     /// Waits until the widget reports a connection, or `timeout` runs out; then stops serving,
@@ -105,9 +173,18 @@ impl Catcher {
             let _ = stop.send(());
         }
         if let Some(served) = self.served.as_mut() {
-            let _ = tokio::time::timeout(FLUSH, served).await;
+            // The server lets the answer in flight finish within FLUSH, then ends.
+            let _ = tokio::time::timeout(FLUSH + FLUSH, served).await;
         }
         outcome
+    }
+
+    /// Stops serving at once, and returns when the socket is closed (or after a second).
+    pub async fn close(mut self) {
+        if let Some(served) = self.served.take() {
+            served.abort();
+            let _ = tokio::time::timeout(CLOSE_WAIT, served).await;
+        }
     }
 }
 
@@ -123,57 +200,89 @@ fn stopped_early() -> Error {
     Error::Internal { message: "the connection catcher stopped before a connection came".to_owned() }
 }
 
-async fn not_found() -> Response {
+fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "not found").into_response()
 }
 
-/// A redirect (GET with the widget's query) or a forwarded event (POST of its JSON).
-async fn catch(State(slot): State<Arc<Slot>>, method: Method, RawQuery(query): RawQuery, body: Bytes) -> Response {
-    let outcome = match method {
+fn not_allowed() -> Response {
+    (StatusCode::METHOD_NOT_ALLOWED, "not allowed").into_response()
+}
+
+fn page(status: StatusCode, html: &'static str) -> Response {
+    let mut response = (status, html).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The launch path: the first GET is sent on to the widget's URL; HEAD, a prefetch of another
+/// method, takes nothing.
+async fn launch(State(shared): State<Arc<Shared>>, method: Method) -> Response {
+    if method != Method::GET {
+        return not_allowed();
+    }
+    let widget = {
+        let mut launch = lock(&shared.launch);
+        match std::mem::replace(&mut *launch, Launch::Opened) {
+            Launch::Ready(widget) => widget,
+            Launch::Opened => return page(StatusCode::GONE, OPENED_PAGE),
+            Launch::Unset => {
+                *launch = Launch::Unset;
+                return not_found();
+            }
+        }
+    };
+    let Ok(location) = HeaderValue::from_str(widget.expose()) else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "the widget's URL cannot be sent").into_response();
+    };
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::LOCATION, location);
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    response
+}
+
+/// The return path: a redirect (GET with the widget's query) or a forwarded event (POST of its
+/// JSON, sent as a simple request: the catcher answers no preflight).
+async fn catch(State(shared): State<Arc<Shared>>, method: Method, RawQuery(query): RawQuery, body: Bytes) -> Response {
+    let slot = &shared.slot;
+    match method {
         Method::GET => match query {
             Some(query) if query.contains("loginId=") || query.contains("loginid=") => {
-                Connection::from_redirect(&query)
+                let outcome = Connection::from_redirect(&query);
+                let answer = if outcome.is_ok() {
+                    page(StatusCode::OK, CLOSE_PAGE)
+                } else {
+                    page(StatusCode::BAD_REQUEST, ERROR_PAGE)
+                };
+                slot.deliver(outcome);
+                answer
             }
-            _ => return not_found().await,
+            _ => not_found(),
         },
-        // A page of another origin forwards the event: the browser asks first.
-        Method::OPTIONS => return cors(StatusCode::NO_CONTENT.into_response()),
-        Method::POST if body.len() <= EVENT_LIMIT => {
+        Method::POST => {
             let Ok(event) = serde_json::from_slice::<serde_json::Value>(&body) else {
-                return cors(not_found().await);
+                return not_found();
             };
             let is_redirect = crate::data::fields::field(&event, "step")
                 .and_then(serde_json::Value::as_str)
                 .is_some_and(|step| step.eq_ignore_ascii_case("REDIRECT"));
             if !is_redirect {
                 // Every other event is forwarded too; it reports no connection.
-                return cors(StatusCode::NO_CONTENT.into_response());
+                return StatusCode::NO_CONTENT.into_response();
             }
             match Connection::from_event(&event) {
                 Ok(connection) => {
                     slot.deliver(Ok(connection));
-                    return cors(StatusCode::NO_CONTENT.into_response());
+                    StatusCode::NO_CONTENT.into_response()
                 }
                 Err(error) => {
                     slot.deliver(Err(error));
-                    return cors(StatusCode::BAD_REQUEST.into_response());
+                    StatusCode::BAD_REQUEST.into_response()
                 }
             }
         }
-        _ => return not_found().await,
-    };
-    let page = if outcome.is_ok() { (StatusCode::OK, CLOSE_PAGE) } else { (StatusCode::BAD_REQUEST, ERROR_PAGE) };
-    slot.deliver(outcome);
-    let mut response = page.into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    response
-}
-
-fn cors(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("POST"));
-    headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("content-type"));
-    response
+        _ => not_allowed(),
+    }
 }

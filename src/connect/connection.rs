@@ -188,6 +188,17 @@ mod tests {
     }
 
     #[test]
+    fn a_login_id_as_the_service_mints_it_is_read_in_any_case() {
+        // A .NET sequential tail, its variant nibble outside RFC 4122 (docs/connect.md#what-the-widget-reports).
+        for id in ["a41c9e20-5b7d-4e13-7f28-08dd3c51e7a9", "A41C9E20-5B7D-4E13-7F28-08DD3C51E7A9"] {
+            let redirect = Connection::from_redirect(&format!("https://x/done?demo=true&loginId={id}")).unwrap();
+            assert_eq!(redirect.login_id.expose(), id);
+            let event = Connection::from_event(&json!({"step": "REDIRECT", "loginId": id})).unwrap();
+            assert_eq!(event.login_id.expose(), id);
+        }
+    }
+
+    #[test]
     fn a_login_id_that_is_no_guid_is_refused_without_showing_it() {
         let error = Connection::from_redirect("loginId=../../secret").unwrap_err().to_string();
         assert!(error.starts_with("loginId must be a GUID") && !error.contains("secret"), "{error}");

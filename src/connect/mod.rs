@@ -4,9 +4,19 @@
 #[cfg(feature = "connect")]
 pub mod catcher;
 pub mod connection;
+#[cfg(feature = "connect")]
+pub mod peer;
+#[cfg(feature = "connect")]
+pub mod serve;
+#[cfg(feature = "connect")]
+pub mod start;
 pub mod url;
 
 #[cfg(feature = "connect")]
 pub use catcher::Catcher;
 pub use connection::{Connection, Source};
+#[cfg(feature = "connect")]
+pub use serve::Limits;
+#[cfg(feature = "connect")]
+pub use start::Started;
 pub use url::{widget_base, widget_base_of, ConnectOptions, ConnectUrl};

@@ -260,7 +260,7 @@ fn maximum_retry(value: i64) -> Result<String, Error> {
 
 impl ConnectOptions {
     /// The parameters in the order they are written, each checked; the token is not among them.
-    fn params(&self) -> Result<Vec<(String, String)>, Error> {
+    pub(crate) fn params(&self) -> Result<Vec<(String, String)>, Error> {
         let mut params: Vec<(&'static str, String)> = Vec::new();
         let flags = [
             ("demo", self.demo),
@@ -350,21 +350,22 @@ impl Client {
     /// minted just before when the client has a secret key (single use, 30 minutes:
     /// docs/connect.md#the-authorize-token).
     pub async fn connect_url(&self, call: &Call, options: &ConnectOptions) -> Result<ConnectUrl, Error> {
-        call.doing(protocol::GENERATE_AUTHORIZE_TOKEN.name);
         let base = widget_base_of(&self.config().base_url)?;
         // Checked before a token is spent on options that would be refused.
         options.params()?;
-        let token = match &self.config().secret_key {
-            Some(secret) => {
-                let customer = PathValues::new(&self.config().customer_id);
-                let request = self
-                    .request(&protocol::GENERATE_AUTHORIZE_TOKEN, customer)?
-                    .header("flinks-auth-key", secret.clone());
-                Some(parse_token(self.http()?.send(&request, call).await?)?)
-            }
-            None => None,
-        };
+        let token = self.authorize_token(call).await?;
         options.build(base, token)
+    }
+
+    /// A fresh authorize token (GenerateAuthorizeToken) when the client has a secret key; None
+    /// without one (docs/connect.md#the-authorize-token).
+    pub async fn authorize_token(&self, call: &Call) -> Result<Option<Secret>, Error> {
+        call.doing(protocol::GENERATE_AUTHORIZE_TOKEN.name);
+        let Some(secret) = &self.config().secret_key else { return Ok(None) };
+        let customer = PathValues::new(&self.config().customer_id);
+        let request =
+            self.request(&protocol::GENERATE_AUTHORIZE_TOKEN, customer)?.header("flinks-auth-key", secret.clone());
+        Ok(Some(parse_token(self.http()?.send(&request, call).await?)?))
     }
 }
 

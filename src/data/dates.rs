@@ -86,4 +86,19 @@ mod tests {
         assert_eq!(parse_timestamp("2026-11-20T21:00:00.5+01:00").unwrap(), with_z - 3_600_000_000 + 500_000);
         assert_eq!(parse_timestamp("nope"), None);
     }
+
+    #[test]
+    fn last_refreshes_as_recorded_read_to_the_microsecond() {
+        // Seven digits (a .NET tick) are cut to microseconds, the precision of the tables.
+        let moment = parse_timestamp("2025-11-03T17:22:08.441773+00:00").unwrap();
+        assert_eq!(moment.rem_euclid(1_000_000), 441_773);
+        for text in [
+            "2025-11-03T17:22:08.4417736",
+            "2025-11-03T17:22:08.441773",
+            "2025-11-03T17:22:08.4417736Z",
+            "2025-11-03T17:22:08.441773Z",
+        ] {
+            assert_eq!(parse_timestamp(text), Some(moment), "{text}");
+        }
+    }
 }

@@ -102,6 +102,37 @@ mod tests {
         assert!(guid("login_id", "5e0e5f83x6e9b-4a2c-a6a3-0d8f4b1c9e21").is_err());
     }
 
+    /// LoginIds as the real service mints them: a .NET sequential tail, whose variant nibble (the
+    /// first of the fourth group) is outside RFC 4122's `8`-`b` (docs/protocol.md#hosts-paths-and-versions).
+    const MINTED: [&str; 4] = [
+        "a41c9e20-5b7d-4e13-7f28-08dd3c51e7a9",
+        "0d5e7b31-c2a4-4f60-0a19-08dc9e4f21b7",
+        "e8b04c6d-19f3-4a7e-c3d5-08de11a07c42",
+        "5b2f9a14-7e60-4c8d-f1e2-08db6d3c9f05",
+    ];
+
+    #[test]
+    fn any_8_4_4_4_12_hex_guid_passes_in_any_case() {
+        for id in MINTED {
+            for spelled in [id.to_owned(), id.to_ascii_uppercase(), format!("{}{}", &id[..18], id[18..].to_uppercase())]
+            {
+                assert!(guid("login_id", &spelled).is_ok(), "{spelled}");
+            }
+        }
+        // Neither a version nor a variant is asked for: all zeros and all f's have the shape.
+        assert!(guid("login_id", "00000000-0000-0000-0000-000000000000").is_ok());
+        assert!(guid("login_id", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF").is_ok());
+        // What is not the shape still fails: braces, no dashes, a dash out of place, a non-hex digit.
+        for id in [
+            "{a41c9e20-5b7d-4e13-7f28-08dd3c51e7a9}",
+            "a41c9e205b7d4e137f2808dd3c51e7a9",
+            "a41c9e20-5b7d4-e13-7f28-08dd3c51e7a9",
+            "g41c9e20-5b7d-4e13-7f28-08dd3c51e7a9",
+        ] {
+            assert!(guid("login_id", id).is_err(), "{id}");
+        }
+    }
+
     #[test]
     fn a_refused_id_is_shown_quoted_escaped_and_bounded() {
         let rule = |value: &str| match guid("login_id", value) {
@@ -145,6 +176,16 @@ mod tests {
             panic!("another login passed")
         };
         assert_eq!(request_id, "r-0");
+    }
+
+    #[test]
+    fn a_minted_login_id_is_the_same_login_in_any_case() {
+        for id in MINTED {
+            let upper = id.to_ascii_uppercase();
+            assert!(same_login_id(id, &upper));
+            assert!(check_same_login("GetAccountsDetail", Some(&upper), Some(id), "r", b"{}").is_ok());
+        }
+        assert!(!same_login_id(MINTED[0], MINTED[1]));
     }
 
     #[test]

@@ -26,7 +26,7 @@ use pyo3::types::{PyDict, PyString};
 use tokio::sync::oneshot;
 
 use super::errors::PyBankfeedError;
-use super::handler::{self, handler_error, Deliver};
+use super::handler::{self, handler_error, Deliver, LoopWork};
 use super::invocation::{refuse, Answerer, CallName, Flavor, Invocation};
 use super::runtime::{runtime, AbortOnDrop};
 use crate::authorize::{Answers, Challenge, ChallengeHandler};
@@ -125,6 +125,29 @@ impl ChallengeHandler for LoopAsker {
 enum Wake {
     Done(u64),
     Ask(u64, Challenge, oneshot::Sender<Result<Answers, Error>>),
+    /// Work of no one call, run on the loop's thread with the event loop ([`OnLoop`]).
+    Run(LoopWork),
+}
+
+/// An event loop, as any thread sees it: work handed to it runs on the loop's thread, as the
+/// answers of a call's challenge do. A bulk call's logins start its `on_challenge` through it
+/// (src/python/handler.rs).
+pub(crate) struct OnLoop {
+    wakeup: Arc<Wakeup>,
+}
+
+impl OnLoop {
+    /// The event loop running in this thread; a RuntimeError saying how to run one when none is.
+    pub(crate) fn running(py: Python<'_>) -> PyResult<Self> {
+        let event_loop = running_loop(py)?;
+        let waker = waker_for(py, &event_loop)?;
+        Ok(OnLoop { wakeup: Arc::clone(&waker.get().wakeup) })
+    }
+
+    /// Runs `work` on the loop's thread, soon; never when the loop is closed first.
+    pub(crate) fn run(&self, work: LoopWork) {
+        self.wakeup.push(Wake::Run(work));
+    }
 }
 
 /// The IO threads' side of an event loop: what they hand it, and the socket that wakes it.
@@ -201,8 +224,8 @@ impl LoopWaker {
 
 #[pymethods]
 impl LoopWaker {
-    /// The reader callback: resolves the futures of the finished calls, and runs the handlers
-    /// of the calls that met a challenge.
+    /// The reader callback: resolves the futures of the finished calls, runs the handlers of the
+    /// calls that met a challenge, and the work handed to the loop ([`OnLoop`]).
     fn __call__(&self, py: Python<'_>) {
         // Drained, then disarmed, then the queue taken, in this order. Drained after the disarm,
         // the socket could lose the byte of a push made in between: `armed` would stay set with
@@ -241,6 +264,7 @@ impl LoopWaker {
                     }
                 }
                 Wake::Ask(token, challenge, reply) => self.ask(py, token, challenge, reply),
+                Wake::Run(work) => work(py, self.event_loop.bind(py)),
             }
         }
     }

@@ -16,9 +16,11 @@ use super::args;
 use super::asyncio;
 use super::blocking::SIGNAL_CHECK;
 use super::errors::{client_closed, PyBankfeedError};
-use super::invocation::{Convert, Flavor, Invocation};
+use super::handler::{self, BulkHandler};
+use super::invocation::{Answerer, Convert, Flavor, Invocation};
 use super::results::PyDataOp;
 use super::runtime::{runtime, AbortOnDrop};
+use crate::authorize::ChallengeHandler;
 use crate::bulk::{check_concurrency, run_many};
 use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::error::Error;
@@ -55,7 +57,9 @@ const BUFFER_PER_FLOW: usize = 2;
 
 /// Starts the bulk call named `call` (its Python name) of `op` over `ids` and returns its
 /// iterator: `_BulkResults` (blocking) or `_AsyncBulkResults` (async), wrapped in a progress
-/// display when `progress` is set.
+/// display when `progress` is set. `op` is one login's whole flow, the same for both flavors;
+/// given `on_challenge`, each login gets an answerer that asks it (src/python/handler.rs), and
+/// without one, none: its challenges are its `ChallengeRequired`.
 pub(crate) fn start<T, F, Fut>(
     py: Python<'_>,
     client: &Client,
@@ -64,12 +68,13 @@ pub(crate) fn start<T, F, Fut>(
     concurrency: usize,
     progress: bool,
     call: &'static str,
+    on_challenge: Option<Py<PyAny>>,
     op: F,
     convert: Convert<T>,
 ) -> PyResult<Py<PyAny>>
 where
     T: Send + 'static,
-    F: Fn(Client, String) -> Fut + Send + 'static,
+    F: Fn(Client, String, Option<Answerer>) -> Fut + Send + 'static,
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
     let concurrency = check_concurrency(concurrency)?.get();
@@ -87,9 +92,16 @@ where
     let capacity = concurrency.saturating_mul(BUFFER_PER_FLOW).clamp(16, 4096);
     let (sink, receiver) = mpsc::channel::<Sent>(capacity);
     let owner = client.clone();
+    let (askers, handler) = match on_challenge {
+        Some(on_challenge) => {
+            let (askers, handler) = handler::for_bulk(on_challenge, client);
+            (Some(askers), Some(Box::new(handler)))
+        }
+        None => (None, None),
+    };
     let each = move |id: String| {
         let (client, flavor) = (owner.clone(), flavor);
-        let future = op(owner.clone(), id);
+        let future = op(owner.clone(), id, askers.as_ref().map(handler::BulkAskers::answerer));
         async move {
             let outcome: Outcome = match future.await {
                 Ok(value) => Box::new(move |py| match convert(py, &client, flavor, value) {
@@ -112,7 +124,17 @@ where
     let driver = Mutex::new(AbortOnDrop(Some(task)));
     let closing = Arc::new(AtomicBool::new(false));
     let closing_flag = Arc::clone(&closing);
-    let feed = Feed { receiver, client: client.clone(), flavor, call, owed, closing: closing_flag, early, rest: None };
+    let feed = Feed {
+        receiver,
+        client: client.clone(),
+        flavor,
+        call,
+        owed,
+        closing: closing_flag,
+        early,
+        rest: None,
+        handler,
+    };
     let origin = Origin::here(call);
     let (iterator, wrap) = match flavor {
         Flavor::Blocking => {
@@ -121,7 +143,9 @@ where
         }
         Flavor::Async => {
             let feed = Arc::new(tokio::sync::Mutex::new(Some(feed)));
-            (Py::new(py, PyAsyncBulkResults { feed, driver, closing, origin })?.into_any(), "awrap")
+            let answering = Answering::default();
+            let results = PyAsyncBulkResults { feed, driver, closing, origin, answering };
+            (Py::new(py, results)?.into_any(), "awrap")
         }
     };
     if !progress {
@@ -135,9 +159,10 @@ where
 }
 
 /// Starts the bulk call named `call` of the data operation `O` over `login_ids`: each login's
-/// whole flow is `Client::data::<O>` on the saved login, resumed at its RequestId of
-/// `request_ids=` when it has one. The options are checked once here, rather than failing every
-/// login the same way.
+/// whole flow is `Client::data_answered::<O>` on the saved login, resumed at its RequestId of
+/// `request_ids=` when it has one, the challenges of its cached Authorize answered by
+/// `on_challenge` when there is one. The options are checked once here, rather than failing
+/// every login the same way.
 pub(crate) fn start_data<O: PyDataOp>(
     py: Python<'_>,
     client: &Client,
@@ -147,6 +172,7 @@ pub(crate) fn start_data<O: PyDataOp>(
     progress: bool,
     call: &'static str,
     resumes: Option<&Bound<'_, PyAny>>,
+    on_challenge: Option<Bound<'_, PyAny>>,
     options: O::Options,
 ) -> PyResult<Py<PyAny>>
 where
@@ -155,23 +181,29 @@ where
     let resumes = request_ids(resumes, &login_ids.ids)?;
     O::validate(&options)?;
     let options = Arc::new(options);
-    let op = move |client: Client, login_id: String| {
+    let op = move |client: Client, login_id: String, answerer: Option<Answerer>| {
         let options = Arc::clone(&options);
-        let request_id = resumes.get(&login_id).cloned();
+        let request_id = resumes.get(&login_id.to_ascii_lowercase()).cloned();
         async move {
+            let mut answerer = answerer;
+            let handler = answerer.as_mut().map(|answerer| &mut **answerer as &mut dyn ChallengeHandler);
+            let target = Target::login(&login_id, request_id.as_deref());
             // Each login is a call of its own: its own deadline, ended by a close.
             let call = client.call(O::CALL);
-            call.run(client.data::<O>(&call, Target::login(&login_id, request_id.as_deref()), &options)).await
+            call.run(client.data_answered::<O>(&call, target, &options, handler)).await
         }
     };
-    start(py, client, flavor, login_ids, concurrency, progress, call, op, O::CONVERT)
+    let on_challenge = on_challenge.map(Bound::unbind);
+    start(py, client, flavor, login_ids, concurrency, progress, call, on_challenge, op, O::CONVERT)
 }
 
 /// `request_ids=` of a bulk call: `{login_id: request_id}`, the RequestIds whose polling the logins
 /// resume (the ones their `PendingTimeout`s named) instead of opening new sessions. Each RequestId
 /// is checked here, by the rule of `request_id=` of a single call, and a LoginId missing from
 /// `login_ids` is refused here too (it would be silently unused): before anything starts, rather
-/// than as one login's failure among thousands.
+/// than as one login's failure among thousands. LoginIds are matched in any case, as the service
+/// compares them (docs/protocol.md#hosts-paths-and-versions): the map is keyed by the LoginId in
+/// lower case.
 pub(crate) fn request_ids(
     value: Option<&Bound<'_, PyAny>>,
     login_ids: &[String],
@@ -183,7 +215,7 @@ pub(crate) fn request_ids(
         return Err(args::wrong_type("request_ids", takes, value));
     };
     let mut ids = HashMap::new();
-    let listed: HashSet<&str> = login_ids.iter().map(String::as_str).collect();
+    let listed: HashSet<String> = login_ids.iter().map(|id| id.to_ascii_lowercase()).collect();
     for (index, entry) in args::entries(mapping)?.enumerate() {
         // A mapping of more entries than `login_ids` has LoginIds names one that is not among
         // them; it is not read to its end.
@@ -209,11 +241,11 @@ pub(crate) fn request_ids(
         }
         ids.insert(login_id, request_id.to_owned());
     }
-    if let Some(stray) = ids.keys().find(|id| !listed.contains(id.as_str())) {
+    if let Some(stray) = ids.keys().find(|id| !listed.contains(&id.to_ascii_lowercase())) {
         let rule = format!("may only name LoginIds of login_ids, got {}", shown(stray));
         return Err(Error::config("request_ids", rule).into());
     }
-    Ok(Arc::new(ids))
+    Ok(Arc::new(ids.into_iter().map(|(login_id, request_id)| (login_id.to_ascii_lowercase(), request_id)).collect()))
 }
 
 /// `(login_id, result or exception)`.
@@ -310,6 +342,10 @@ struct Feed {
     early: VecDeque<Item>,
     /// Once the call was stopped: the pairs left to hand out, then the end.
     rest: Option<VecDeque<Item>>,
+    /// The call's `on_challenge`: a blocking reader starts it on its logins' challenges; an
+    /// async one takes it to its event loop on its first `__anext__`.
+    /// Boxed: most calls have none, and the feed moves in and out of the iterator's state.
+    handler: Option<Box<BulkHandler>>,
 }
 
 impl Feed {
@@ -437,6 +473,13 @@ impl Origin {
     }
 }
 
+/// What ended a blocking reader's wait: a login's result (None once the driver is gone), or a
+/// login's challenge for the handler.
+enum Woke {
+    Received(Option<Sent>),
+    Asked(handler::Asked),
+}
+
 enum State {
     Idle(Feed),
     /// A thread is waiting for the next result.
@@ -469,6 +512,13 @@ impl PyBulkResults {
             // never make the wait below time out, and a loop in C (list(), combine) runs no
             // Python code between them that would raise it. Cheap when nothing is pending.
             py.check_signals()?;
+            // A login that met a challenge waits for this thread to start the handler: started
+            // before anything is handed out, unless the call is closing.
+            if feed.stop().is_none() {
+                if let Some(handler) = feed.handler.as_mut() {
+                    handler.start_asked(py);
+                }
+            }
             if let Some(next) = feed.next_now() {
                 if feed.rest.is_some() {
                     // Stopped by a close: the driver goes at once, whoever closed.
@@ -476,17 +526,37 @@ impl PyBulkResults {
                 }
                 return Ok(next);
             }
-            let receiver = &mut feed.receiver;
+            let (receiver, handler) = (&mut feed.receiver, feed.handler.as_mut());
             // The timer is made inside `block_on`, in the runtime's context.
-            let waited =
-                py.detach(|| runtime.block_on(async { tokio::time::timeout(SIGNAL_CHECK, receiver.recv()).await }));
-            if let Ok(Some(item)) = waited {
-                if let Some(item) = feed.received(item) {
-                    return Ok(Some(item));
+            let waited = py.detach(|| {
+                runtime.block_on(async {
+                    let woke = async {
+                        match handler {
+                            Some(handler) => tokio::select! {
+                                item = receiver.recv() => Woke::Received(item),
+                                asked = handler.asked() => Woke::Asked(asked),
+                            },
+                            None => Woke::Received(receiver.recv().await),
+                        }
+                    };
+                    tokio::time::timeout(SIGNAL_CHECK, woke).await
+                })
+            });
+            match waited {
+                Ok(Woke::Received(Some(item))) => {
+                    if let Some(item) = feed.received(item) {
+                        return Ok(Some(item));
+                    }
                 }
+                Ok(Woke::Asked(asked)) if feed.stop().is_none() => {
+                    if let Some(handler) = feed.handler.as_ref() {
+                        handler.start_blocking(py, asked);
+                    }
+                }
+                // Anything else (a timeout, the driver gone, the client closed) is sorted out by
+                // `next_now` on the next turn.
+                _ => {}
             }
-            // Anything else (a timeout, the driver gone, the client closed) is sorted out by
-            // `next_now` on the next turn.
         }
     }
 }
@@ -581,6 +651,15 @@ impl Drop for PyBulkResults {
 
 type SharedFeed = Arc<tokio::sync::Mutex<Option<Feed>>>;
 
+/// Where an async bulk call's `on_challenge` runs, once its first `__anext__` has named the event
+/// loop: the task that hands the logins' challenges to the loop, and the task of an `async def`
+/// handler still answering.
+#[derive(Default)]
+struct Answering {
+    forwarder: Mutex<AbortOnDrop>,
+    task: Arc<Mutex<Option<Py<PyAny>>>>,
+}
+
 /// The iterator of an async bulk call, for ``async for``.
 #[pyclass(name = "_AsyncBulkResults", module = "bankfeed._native", frozen)]
 pub(crate) struct PyAsyncBulkResults {
@@ -588,13 +667,28 @@ pub(crate) struct PyAsyncBulkResults {
     driver: Mutex<AbortOnDrop>,
     closing: Arc<AtomicBool>,
     origin: Origin,
+    answering: Answering,
 }
 
 impl PyAsyncBulkResults {
-    /// Stops every login still running: `aclose()` and `_stop_now()` (see them).
-    fn stop(&self) {
+    /// Stops every login still running: `aclose()` and `_stop_now()` (see them). An `async def`
+    /// handler still answering is cancelled, as a single call's is when it ends.
+    fn stop(&self, py: Python<'_>) {
         self.closing.store(true, Ordering::SeqCst);
         self.origin.stop(&self.driver);
+        self.origin.stop(&self.answering.forwarder);
+        handler::cancel_answering(py, &self.answering.task);
+    }
+
+    /// On the first `__anext__`, on the loop's thread: the handler of the call, if it has one,
+    /// runs on this loop from now on.
+    fn answer_on_loop(&self, py: Python<'_>, feed: &mut Feed) -> PyResult<()> {
+        if let Some(handler) = feed.handler.take() {
+            let on_loop = asyncio::OnLoop::running(py)?;
+            let forwarder = (*handler).on_loop(move |work| on_loop.run(work), Arc::clone(&self.answering.task))?;
+            *lock(&self.answering.forwarder) = AbortOnDrop(Some(forwarder));
+        }
+        Ok(())
     }
 }
 
@@ -615,6 +709,7 @@ impl PyAsyncBulkResults {
                 return Err(PyRuntimeError::new_err("anext(): the previous one is still waiting"));
             };
             let Some(feed) = guard.as_mut() else { return Err(PyStopAsyncIteration::new_err(())) };
+            self.answer_on_loop(py, feed)?;
             match feed.next_now() {
                 Some(Some(item)) => return asyncio::ready(py, feed.pair(py, item)?),
                 Some(None) => {
@@ -651,14 +746,14 @@ impl PyAsyncBulkResults {
     /// reading gets the results already received, then ``(login_id, ClientClosed)`` for every
     /// login not handed out, then the end.
     fn aclose(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.stop();
+        self.stop(py);
         asyncio::ready(py, py.None())
     }
 
     /// What `aclose()` does, at once and without a loop: for `bf.combine`, which refuses an
     /// async iterator from sync code and stops its logins rather than leave them running.
-    fn _stop_now(&self) {
-        self.stop();
+    fn _stop_now(&self, py: Python<'_>) {
+        self.stop(py);
     }
 
     /// ``async with client.investments_many(ids) as results:`` closes the call when the block
@@ -696,6 +791,7 @@ impl Drop for PyAsyncBulkResults {
             // As for `PyBulkResults`: the parent's channel is never dropped in a child.
             std::mem::forget(Arc::clone(&self.feed));
             self.origin.stop(&self.driver);
+            self.origin.stop(&self.answering.forwarder);
         }
     }
 }

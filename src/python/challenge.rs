@@ -55,6 +55,12 @@ impl PyBaseChallenge {
         &self.challenge.request_id
     }
 
+    #[doc = stub_doc!("_BaseChallenge.login_id")]
+    #[getter]
+    fn login_id(&self) -> Option<&str> {
+        self.challenge.login_id.as_deref()
+    }
+
     #[doc = stub_doc!("_BaseChallenge.challenges")]
     #[getter]
     fn challenges(&self, py: Python<'_>) -> PyResult<Vec<Py<PySecurityChallenge>>> {
@@ -75,6 +81,18 @@ impl PyBaseChallenge {
     #[getter]
     fn institution<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.raw.field(py, &self.challenge.raw, "Institution")
+    }
+
+    #[doc = stub_doc!("_BaseChallenge.institution_name")]
+    #[getter]
+    fn institution_name(&self) -> Option<&str> {
+        self.challenge.named_institution.name.as_deref()
+    }
+
+    #[doc = stub_doc!("_BaseChallenge.institution_id")]
+    #[getter]
+    fn institution_id(&self) -> Option<&str> {
+        self.challenge.named_institution.id.as_deref()
     }
 
     #[doc = stub_doc!("_BaseChallenge.raw")]

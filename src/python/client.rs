@@ -417,7 +417,7 @@ impl PyBaseClient {
     }
 
     #[doc = stub_doc!("Client.investments_many")]
-    #[pyo3(signature = (login_ids, *, concurrency=32, progress=false, request_ids=None))]
+    #[pyo3(signature = (login_ids, *, concurrency=32, progress=false, request_ids=None, on_challenge=None))]
     fn investments_many(
         &self,
         py: Python<'_>,
@@ -425,6 +425,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
         bulk::start_data::<ops::Investments>(
@@ -436,13 +437,14 @@ impl PyBaseClient {
             progress,
             "investments_many",
             resumes,
+            on_challenge,
             (),
         )
     }
 
     #[doc = stub_doc!("Client.attributes_many")]
     #[pyo3(signature = (login_ids, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
-                        concurrency=32, progress=false, request_ids=None))]
+                        concurrency=32, progress=false, request_ids=None, on_challenge=None))]
     fn attributes_many(
         &self,
         py: Python<'_>,
@@ -455,6 +457,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
@@ -467,6 +470,7 @@ impl PyBaseClient {
             progress,
             "attributes_many",
             resumes,
+            on_challenge,
             query,
         )
     }
@@ -474,7 +478,8 @@ impl PyBaseClient {
     #[doc = stub_doc!("Client.accounts_detail_many")]
     #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
                         accounts_filter=None, with_details_and_banking_statements=None,
-                        number_of_banking_statements=None, date_from=None, date_to=None, refresh_delta=None, concurrency=32, progress=false, request_ids=None))]
+                        number_of_banking_statements=None, date_from=None, date_to=None, refresh_delta=None, concurrency=32, progress=false, request_ids=None,
+                        on_challenge=None))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python method")]
     fn accounts_detail_many(
         &self,
@@ -495,6 +500,7 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
         #[pyo3(from_py_with = args::progress)] progress: bool,
         request_ids: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let options = AccountsDetailOptions {
             with_transactions,
@@ -518,6 +524,7 @@ impl PyBaseClient {
             progress,
             "accounts_detail_many",
             resumes,
+            on_challenge,
             options,
         )
     }
@@ -638,8 +645,10 @@ impl PyBaseClient {
         self.run(py, "connect_url", future, super::connect::connect_url_to_py)
     }
 
-    // The catcher is bound here, before anything is opened; python/bankfeed/_connect.py then
-    // builds the URL, opens it and waits, each step a call of this client (docs/connect.md).
+    // Only the arguments are checked here; python/bankfeed/_connect.py then runs the first step
+    // (the token minted, then the catcher bound: src/connect/start.rs), opens the widget and
+    // waits, each step a call of this client, and closes the catcher on every way out
+    // (docs/connect.md#from-a-script).
     #[doc = stub_doc!("Client.connect")]
     #[pyo3(signature = (*, timeout=300.0, open_browser=true, on_url=None, **options))]
     fn connect(
@@ -665,11 +674,10 @@ impl PyBaseClient {
             ))
             .into());
         }
-        let catcher = Py::new(py, super::connect::PyCatcher::bind(&this.client, this.flavor)?)?;
-        let kwargs = options.map_or_else(|| PyDict::new(py), Clone::clone);
+        let start = super::connect::starter(py, &this.client, this.flavor, checked)?;
         let runner = py.import("bankfeed._connect")?.getattr("run")?;
         let on_url = on_url.map_or_else(|| py.None(), Bound::unbind);
-        Ok(runner.call1((slf, catcher, kwargs, timeout, open_browser, on_url, this.flavor == Flavor::Async))?.unbind())
+        Ok(runner.call1((start, timeout, open_browser, on_url, this.flavor == Flavor::Async))?.unbind())
     }
 
     #[doc = stub_doc!("_BaseClient.close")]

@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyMapping, PyString, PyType};
+use pyo3::types::{PyBool, PyCFunction, PyDict, PyInt, PyMapping, PyString, PyType};
 
 use super::args;
 use super::convert;
 use super::errors::PyBankfeedError;
 use super::invocation::{Flavor, Invocation};
 use crate::connect::url::PARAMETERS;
-use crate::connect::{widget_base, Catcher, ConnectOptions, ConnectUrl, Connection};
+use crate::connect::{widget_base, Catcher, ConnectOptions, ConnectUrl, Connection, Limits, Started};
 use crate::error::Error;
 use crate::sync::lock;
 use crate::{Client, Secret};
@@ -225,35 +225,34 @@ impl PyConnection {
     }
 }
 
-// The catcher of one `client.connect(...)`: bound when the call starts, so that its URL goes
-// into the widget's; waited on once, by the client's runner (python/bankfeed/_connect.py).
+// The catcher of one `client.connect(...)`: bound once its authorize token is minted
+// (src/connect/start.rs); python/bankfeed/_connect.py opens its launch page, waits on it once,
+// and closes it on every way out.
 #[doc = stub_doc!("_Catcher")]
 #[pyclass(name = "_Catcher", module = "bankfeed", frozen)]
 pub(crate) struct PyCatcher {
     client: Client,
     flavor: Flavor,
-    url: String,
+    widget: ConnectUrl,
+    launch_url: String,
     catcher: Mutex<Option<Catcher>>,
 }
 
-impl PyCatcher {
-    pub(crate) fn bind(client: &Client, flavor: Flavor) -> PyResult<Self> {
-        let catcher = Catcher::start(super::runtime::runtime()?.handle()).map_err(PyBankfeedError::from)?;
-        Ok(PyCatcher {
-            client: client.clone(),
-            flavor,
-            url: catcher.url().to_owned(),
-            catcher: Mutex::new(Some(catcher)),
-        })
-    }
-}
+/// How long `_Catcher.close()` waits for the socket to be closed.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 #[pymethods]
 impl PyCatcher {
-    #[doc = stub_doc!("_Catcher.url")]
+    #[doc = stub_doc!("_Catcher.widget")]
     #[getter]
-    fn url(&self) -> &str {
-        &self.url
+    fn widget(&self) -> PyConnectUrl {
+        PyConnectUrl(self.widget.clone())
+    }
+
+    #[doc = stub_doc!("_Catcher.launch_url")]
+    #[getter]
+    fn launch_url(&self) -> &str {
+        &self.launch_url
     }
 
     #[doc = stub_doc!("_Catcher.wait")]
@@ -272,6 +271,48 @@ impl PyCatcher {
         .named("AsyncClient", "connect")
         .run(py, self.flavor)
     }
+
+    #[doc = stub_doc!("_Catcher.close")]
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let Some(catcher) = lock(&self.catcher).take() else { return Ok(()) };
+        let runtime = super::runtime::runtime()?;
+        let (closed, is_closed) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            catcher.close().await;
+            let _ = closed.send(());
+        });
+        // Its socket is closed before the exception that made the caller close it goes on.
+        py.detach(move || {
+            let _ = is_closed.recv_timeout(CLOSE_WAIT);
+        });
+        Ok(())
+    }
+}
+
+/// `client.connect(...)`'s first step as a Python callable for python/bankfeed/_connect.py: each
+/// call mints a token, then binds a catcher ([`Client::start_connect`]), run as the client runs
+/// its calls (a `_Catcher`, or a coroutine of one).
+pub(crate) fn starter<'py>(
+    py: Python<'py>,
+    client: &Client,
+    flavor: Flavor,
+    options: ConnectOptions,
+) -> PyResult<Bound<'py, PyCFunction>> {
+    let client = client.clone();
+    PyCFunction::new_closure(py, Some(c"start_connect"), None, move |args, _| -> PyResult<Py<PyAny>> {
+        let (runner, options) = (client.clone(), options.clone());
+        let future = async move {
+            let call = runner.call("GenerateAuthorizeToken");
+            call.run(runner.start_connect(&call, &options, Limits::default())).await
+        };
+        Invocation::new(&client, future, started_to_py).named("AsyncClient", "connect").run(args.py(), flavor)
+    })
+}
+
+fn started_to_py(py: Python<'_>, client: &Client, flavor: Flavor, started: Started) -> PyResult<Py<PyAny>> {
+    let Started { widget, launch_url, catcher } = started;
+    let catcher = PyCatcher { client: client.clone(), flavor, widget, launch_url, catcher: Mutex::new(Some(catcher)) };
+    Ok(Py::new(py, catcher)?.into_any())
 }
 
 /// The most `client.connect` waits: a day.

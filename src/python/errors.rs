@@ -320,7 +320,18 @@ impl Advice for PythonAdvice {
     }
 
     fn answer_challenge(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("answer them with challenge.answer(...) or pass on_challenge=")
+        match self.call {
+            // A job's login (a bulk call, an export): the person is not there to answer, so the
+            // message says what they can do (docs/answering.md#cached-reads-that-ask-a-question).
+            Some(call) if call.ends_with("_many") => write!(
+                f,
+                "nothing was answered, and only the login's user can: give the job their answers through \
+                 on_challenge= (bf.answers({{prompt: answer}}) with client.{call}, bf.export or \
+                 bankfeed.dlt.source; --on-challenge MODULE:NAME with bankfeed export), or have the user \
+                 reconnect through the widget (client.connect); then fetch this login again"
+            ),
+            _ => f.write_str("answer them with challenge.answer(...) or pass on_challenge="),
+        }
     }
 
     fn closed_by(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -7,7 +7,13 @@
 //! as a task of the call's event loop (`bankfeed._handlers`), and its outcome comes back through
 //! [`Deliver`]. A call that ends first leaves the thread to finish on its own; its answers are
 //! dropped.
+//!
+//! A bulk call's logins ask its one handler through its iterator ([`BulkAskers`],
+//! [`BulkHandler`]): the handler is started by the thread that reads a blocking call, or on the
+//! event loop that reads an async one, never by an IO thread.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -15,11 +21,12 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyMapping;
+use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use super::args::type_name;
 use super::convert;
-use super::invocation::Flavor;
-use crate::authorize::{Answers, Challenge};
+use super::invocation::{Answerer, Flavor};
+use crate::authorize::{Answers, Challenge, ChallengeHandler};
 use crate::error::Error;
 use crate::sync::lock;
 use crate::Client;
@@ -177,6 +184,137 @@ fn close(value: &Bound<'_, PyAny>) {
     if is_awaitable(value) && value.hasattr(intern!(py, "close")).unwrap_or(false) {
         if let Err(err) = value.call_method0(intern!(py, "close")) {
             err.write_unraisable(py, Some(value));
+        }
+    }
+}
+
+/// Work to run on an event loop's thread, given the GIL and the loop.
+pub(crate) type LoopWork = Box<dyn FnOnce(Python<'_>, &Bound<'_, PyAny>) + Send>;
+
+/// A challenge that a login of a bulk call met, on its way to the call's `on_challenge`; the
+/// answers (or the handler's failure) go back on `reply`.
+pub(crate) struct Asked {
+    challenge: Challenge,
+    reply: oneshot::Sender<Result<Answers, Error>>,
+}
+
+/// What gives each login of a bulk call its answerer: every answerer hands its challenges to the
+/// call's iterator, which starts `on_challenge` where its flavor runs handlers ([`BulkHandler`]).
+/// One challenge of the call is with the handler at a time (`turn`), so that a handler written for
+/// one login (a person at a terminal, a form) is never asked twice at once.
+#[derive(Clone)]
+pub(crate) struct BulkAskers {
+    asks: mpsc::UnboundedSender<Asked>,
+    turn: Arc<Semaphore>,
+}
+
+impl BulkAskers {
+    /// The answerer of one login.
+    pub(crate) fn answerer(&self) -> Answerer {
+        Box::new(self.clone())
+    }
+}
+
+impl ChallengeHandler for BulkAskers {
+    fn answer<'a>(
+        &'a mut self,
+        challenge: &'a Challenge,
+    ) -> Pin<Box<dyn Future<Output = Result<Answers, Error>> + Send + 'a>> {
+        Box::pin(async move {
+            // Closed only with the call's iterator, which aborts this login too.
+            let _turn = self.turn.acquire().await.map_err(|_| not_answered())?;
+            let (reply, answer) = oneshot::channel();
+            self.asks.send(Asked { challenge: challenge.clone(), reply }).map_err(|_| not_answered())?;
+            answer.await.map_err(|_| not_answered())?
+        })
+    }
+}
+
+fn not_answered() -> Error {
+    handler_error(PyRuntimeError::new_err("the challenge was not answered: the bulk call ended first"))
+}
+
+/// A bulk call's `on_challenge`, and the challenges its logins wait on: a blocking call's reader
+/// starts the handler on each ([`BulkHandler::start_asked`]) while it reads; an async call's
+/// handler runs on the event loop that reads it ([`BulkHandler::on_loop`]).
+pub(crate) struct BulkHandler {
+    handler: Arc<Py<PyAny>>,
+    client: Client,
+    asks: mpsc::UnboundedReceiver<Asked>,
+}
+
+/// The two ends of a bulk call's `on_challenge`: what its logins ask, and what answers them.
+pub(crate) fn for_bulk(handler: Py<PyAny>, client: &Client) -> (BulkAskers, BulkHandler) {
+    let (asks, received) = mpsc::unbounded_channel();
+    let askers = BulkAskers { asks, turn: Arc::new(Semaphore::new(1)) };
+    (askers, BulkHandler { handler: Arc::new(handler), client: client.clone(), asks: received })
+}
+
+impl BulkHandler {
+    /// For a blocking call's reader: starts the handler on every challenge received, without
+    /// waiting for its answers (a plain handler runs on a thread of its own, as for `login`).
+    pub(crate) fn start_asked(&mut self, py: Python<'_>) {
+        while let Ok(asked) = self.asks.try_recv() {
+            self.start_blocking(py, asked);
+        }
+    }
+
+    /// For a blocking call's reader: starts the handler on `asked`.
+    pub(crate) fn start_blocking(&self, py: Python<'_>, Asked { challenge, reply }: Asked) {
+        let asked = challenge.clone();
+        let deliver = Deliver::new(move |_, ok, value| {
+            // The login may be over (its deadline, a close): then nobody reads this.
+            let _ = reply.send(outcome_answers(ok, &value, &asked, Flavor::Blocking));
+        });
+        start_blocking(py, self.handler.bind(py), &self.client, challenge, deliver);
+    }
+
+    /// The next challenge received, for a blocking reader that waits on its results and its
+    /// logins' challenges at once; never ends once every login has finished (no one asks then).
+    pub(crate) async fn asked(&mut self) -> Asked {
+        match self.asks.recv().await {
+            Some(asked) => asked,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// For an async call: from now on, each challenge of its logins starts the handler on the
+    /// event loop that `on_loop` runs work on (`OnLoop` of src/python/asyncio.rs, the loop that
+    /// reads the call), as `AsyncClient.login` does (an `async def` as a task of the loop, a plain
+    /// one on a thread of its own). `answering` keeps the task of an `async def` handler still
+    /// answering, to be cancelled with the call. The returned task forwards the challenges; it
+    /// ends when every login has finished, or when it is aborted.
+    pub(crate) fn on_loop(
+        self,
+        on_loop: impl Fn(LoopWork) + Send + 'static,
+        answering: Arc<Mutex<Option<Py<PyAny>>>>,
+    ) -> PyResult<tokio::task::JoinHandle<()>> {
+        let BulkHandler { handler, client, mut asks } = self;
+        let forward = async move {
+            while let Some(Asked { challenge, reply }) = asks.recv().await {
+                let (handler, client, answering) = (Arc::clone(&handler), client.clone(), Arc::clone(&answering));
+                on_loop(Box::new(move |py, event_loop| {
+                    let asked = challenge.clone();
+                    let deliver = Deliver::new(move |_, ok, value| {
+                        let _ = reply.send(outcome_answers(ok, &value, &asked, Flavor::Async));
+                    });
+                    let task = start_on_loop(py, event_loop, handler.bind(py), &client, challenge, deliver);
+                    *lock(&answering) = task.map(Bound::unbind);
+                }));
+            }
+        };
+        Ok(super::runtime::runtime()?.spawn(forward))
+    }
+}
+
+/// Cancels the task of an `async def` handler still answering a bulk call's login, once the call
+/// is closed: its answers can no longer be used. A finished task ignores this.
+pub(crate) fn cancel_answering(py: Python<'_>, answering: &Mutex<Option<Py<PyAny>>>) {
+    let task = lock(answering).take();
+    if let Some(task) = task {
+        let task = task.bind(py);
+        if let Err(err) = task.call_method0(intern!(py, "cancel")) {
+            err.write_unraisable(py, Some(task));
         }
     }
 }

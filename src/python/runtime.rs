@@ -25,6 +25,7 @@ pub(crate) fn runtime() -> Result<&'static Runtime, PyBankfeedError> {
 
 /// Aborts its task when dropped: a call whose caller went away (Ctrl-C, a cancelled task, an
 /// iterator closed) stops at once, its request in flight and any sleep with it.
+#[derive(Default)]
 pub(crate) struct AbortOnDrop(pub(crate) Option<tokio::task::JoinHandle<()>>);
 
 impl AbortOnDrop {

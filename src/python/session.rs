@@ -88,6 +88,18 @@ impl PyBaseSession {
         self.raw.field(py, &self.session.raw, "Institution")
     }
 
+    #[doc = stub_doc!("_BaseSession.institution_name")]
+    #[getter]
+    fn institution_name(&self) -> Option<&str> {
+        self.session.named_institution.name.as_deref()
+    }
+
+    #[doc = stub_doc!("_BaseSession.institution_id")]
+    #[getter]
+    fn institution_id(&self) -> Option<&str> {
+        self.session.named_institution.id.as_deref()
+    }
+
     #[doc = stub_doc!("_BaseSession.links")]
     #[getter]
     fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -2,7 +2,9 @@
 answers the sandbox never gives (error codes, 203 to a data call, bodies that are not payloads).
 
 Requests are routed by operation name (see :func:`operation_of`) and logged as
-``(method, operation)``; the bodies are read and dropped.
+``(method, operation)``; each is also kept whole in ``requests`` (a :class:`Request`). An answer is
+fixed, or made from the request by a function (a stub that answers each login with its own
+LoginId).
 """
 
 from __future__ import annotations
@@ -26,6 +28,25 @@ class Answer:
     def payload(self) -> bytes:
         """The bytes sent."""
         return self.body.encode() if isinstance(self.body, str) else json.dumps(self.body).encode()
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request the stub received."""
+
+    method: str
+    #: The path as sent, its query included.
+    path: str
+    body: bytes
+
+    def json(self) -> Any:
+        """The body read as JSON (None when it is empty)."""
+        return json.loads(self.body) if self.body else None
+
+
+#: What the stub answers an operation with: an :class:`Answer`, or a function making one from the
+#: request.
+Answering = Answer | Callable[[Request], Answer]
 
 
 def error(
@@ -64,10 +85,11 @@ class StubServer(http.server.ThreadingHTTPServer):
     """Answers ``answers[operation]`` (or ``defaults[operation]``) to every request of that
     operation, 404 to the others, and logs them."""
 
-    def __init__(self, answers: Mapping[str, Answer], defaults: Mapping[str, Answer]) -> None:
+    def __init__(self, answers: Mapping[str, Answering], defaults: Mapping[str, Answering]) -> None:
         super().__init__(("127.0.0.1", 0), StubHandler)
         self.answers = {**defaults, **answers}
         self.log: list[tuple[str, str]] = []
+        self.requests: list[Request] = []
 
     @property
     def url(self) -> str:
@@ -85,11 +107,12 @@ class StubHandler(http.server.BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        request = Request(self.command, self.path, self.rfile.read(length) if length else b"")
         operation = operation_of(self.path)
         self.server.log.append((self.command, operation))
-        answer = self.server.answers.get(operation, error(404, "INVALID_REQUEST", f"no route {operation}"))
+        self.server.requests.append(request)
+        answering = self.server.answers.get(operation, error(404, "INVALID_REQUEST", f"no route {operation}"))
+        answer = answering if isinstance(answering, Answer) else answering(request)
         data = answer.payload()
         self.send_response(answer.status)
         content_type = "text/plain" if isinstance(answer.body, str) else "application/json; charset=utf-8"
@@ -100,17 +123,17 @@ class StubHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    do_POST = do_GET = do_DELETE = _answer
+    do_POST = do_GET = do_DELETE = do_PATCH = _answer
 
 
-Serve = Callable[[Mapping[str, Answer]], StubServer]
+Serve = Callable[[Mapping[str, Answering]], StubServer]
 
 
-def serving(defaults: Mapping[str, Answer]) -> Iterator[Serve]:
+def serving(defaults: Mapping[str, Answering]) -> Iterator[Serve]:
     """The body of a fixture: starts stub servers answering over ``defaults``; stops them after."""
     servers: list[tuple[StubServer, threading.Thread]] = []
 
-    def start(answers: Mapping[str, Answer]) -> StubServer:
+    def start(answers: Mapping[str, Answering]) -> StubServer:
         server = StubServer(answers, defaults)
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         thread.start()

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from bankfeed._export.logins import LoginIdList, unique
+from bankfeed._export.reference import resolve
 from bankfeed._export.run import ExportReport, _run
 from bankfeed.errors import _config_error
 
@@ -83,6 +84,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="logins per part file, at most (default: 1000; a batch is also written every 5 s)",
     )
     parser.add_argument("--resume", action="store_true", help="go on with the export already in --out")
+    parser.add_argument(
+        "--on-challenge",
+        metavar="MODULE:NAME",
+        help="the handler that answers a login's security questions, imported from MODULE (the current "
+        "directory first): e.g. myjob.answers:on_challenge, a function of the challenge or bf.answers({...}) "
+        "built from your secret store; answers never go on the command line (default: none, nothing answered)",
+    )
     parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -165,6 +173,8 @@ def _flag_of(field: str) -> str:
 
 def _summary(report: ExportReport, out: str) -> str:
     """What the person at the terminal reads at the end."""
+    import bankfeed as bf
+
     # A login counts as written once it is in every kind asked (ExportReport says so); with more
     # than one kind, the line says it, since the rows below may come from logins not yet in all.
     kinds = {table.split("/", 1)[0] for table in report.written}
@@ -181,6 +191,13 @@ def _summary(report: ExportReport, out: str) -> str:
             f"failed: {report.logins_failed} logins ({failures}{by_class}); listed in "
             f"{os.path.join(out, '_failures.jsonl')}; --resume tries them again (a pending one polls its "
             "RequestId where it stood)"
+        )
+    asked = {login for login, error in report.failed if isinstance(error, bf.ChallengeRequired)}
+    if asked:
+        # The one failure a rerun alone cannot fix: someone must answer (docs/export.md#logins-asked-a-question).
+        lines.append(
+            f"asked a security question: {len(asked)} logins; --on-challenge MODULE:NAME answers them with their "
+            "users' answers, or the users reconnect through the widget"
         )
     for table, rows in report.written.items():
         lines.append(f"  {table}: {rows:,} rows")
@@ -219,6 +236,14 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    on_challenge: Any = None
+    if args.on_challenge is not None:
+        # Imported now, before anything is read or sent: a handler that cannot be is a usage error.
+        try:
+            on_challenge = resolve(args.on_challenge)
+        except bf.ConfigError as exc:
+            print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
+            return 2
     if args.log_level is not None:
         # The command's own process: its records go to stderr, beside the progress line, as a
         # cron job's log keeps them. No record holds a secret (docs/logging.md).
@@ -278,6 +303,7 @@ def run(args: argparse.Namespace) -> int:
             raise_interrupt=False,
             scheduler=args.scheduler,
             partition_size=1000 if args.partition_size is None else args.partition_size,
+            on_challenge=on_challenge,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)

@@ -71,6 +71,25 @@ def check_scheduler(scheduler: object) -> None:
         raise _config_error("scheduler", f"{rule}; got {scheduler!r}: {exc}") from None
 
 
+def check_handler(on_challenge: object) -> None:
+    """A ``ConfigError`` naming ``on_challenge`` when it cannot go to the workers: each partition
+    carries it, pickled as Dask pickles a task's arguments. Checked before anything is written,
+    rather than failing every partition on the cluster."""
+    if on_challenge is None:
+        return
+    import cloudpickle
+
+    try:
+        cloudpickle.dumps(on_challenge)
+    except Exception as exc:  # whatever the object's own pickling raises
+        raise _config_error(
+            "on_challenge",
+            f"must pickle to go to the Dask workers with each partition (bf.answers({{...}}), or a function of a "
+            f"module the workers can import); pickling this {type(on_challenge).__name__} raised "
+            f"{type(exc).__name__}",
+        ) from None
+
+
 def _connect(scheduler: object) -> tuple[distributed.Client, bool]:
     """The ``distributed.Client`` of ``scheduler``, and whether it is ours to close."""
     import distributed
@@ -105,6 +124,8 @@ class _Partition:
     #: The name of the driver's stop event, and the file that proves the worker sees ``out``.
     stop: str
     marker: str
+    #: What answers a login's challenges, as in one process (``bf.export``'s ``on_challenge``).
+    on_challenge: Any = None
 
     @property
     def prefix(self) -> str:
@@ -217,7 +238,11 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
             if not logins:
                 continue
             call = kind.bulk_call(client)(
-                logins, concurrency=task.concurrency, request_ids=resume or None, **kind.options
+                logins,
+                concurrency=task.concurrency,
+                request_ids=resume or None,
+                on_challenge=task.on_challenge,
+                **kind.options,
             )
             with call as results:
                 stop.watch(results.close)
@@ -264,6 +289,7 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     export.limits,
                     stop,
                     marker,
+                    export.on_challenge,
                 )
             )
     return tasks

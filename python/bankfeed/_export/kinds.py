@@ -58,13 +58,14 @@ class Kind:
         name = {"investments": "investments_many", "accounts": "accounts_detail_many"}.get(self.name, "attributes_many")
         return getattr(client, name)
 
-    def check(self, client: Any) -> None:
+    def check(self, client: Any, on_challenge: object = None) -> None:
         """Raises what the bulk call would raise for this kind's options (an unknown package, a
-        query the service cannot take, an option it has not), before anything is fetched: the
-        bulk call checks its arguments when it is made, and one of no login sends nothing."""
+        query the service cannot take, an option it has not) and for ``on_challenge``, before
+        anything is fetched: the bulk call checks its arguments when it is made, and one of no
+        login sends nothing."""
         call = self.bulk_call(client)
         try:
-            results = call([], **self.options)
+            results = call([], on_challenge=on_challenge, **self.options)
         except TypeError as exc:
             # Python names the binding's class (`_BaseClient.investments_many()`); say the
             # method the options are given to, as a user calls it.
@@ -163,12 +164,13 @@ def parse_what(what: Iterable[object] | str, *, days: object = None) -> list[Kin
     return kinds
 
 
-def check_what(kinds: Iterable[Kind], client: Any) -> None:
+def check_what(kinds: Iterable[Kind], client: Any, on_challenge: object = None) -> None:
     """:meth:`Kind.check` of each kind ``what`` asked for, a ``ConfigError`` of its options named
-    ``what`` (``--what``), where they came from, but for ``days``, which has its own argument."""
+    ``what`` (``--what``), where they came from, but for ``days``, which has its own argument;
+    ``on_challenge``, checked with them, is refused as the bulk calls refuse it."""
     for kind in kinds:
         try:
-            kind.check(client)
+            kind.check(client, on_challenge)
         except ConfigError as exc:
             if exc.field == "days":
                 raise

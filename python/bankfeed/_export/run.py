@@ -33,6 +33,7 @@ from bankfeed._export.state import (
 from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
+from bankfeed._types import AsyncChallengeHandler, ChallengeHandler
 from bankfeed._views import export_report_html
 from bankfeed.errors import SessionError, _check_count, _config_error
 
@@ -187,6 +188,8 @@ class _Export:
     #: The kinds earlier runs of this export asked for, and how (``what``, ``options``): the
     #: manifest describes them too.
     kinds_before: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: What answers a login's challenges (``on_challenge``); None: nothing is answered.
+    on_challenge: Any = None
 
     @classmethod
     def plan(
@@ -202,6 +205,7 @@ class _Export:
         days: object,
         batch_logins: int,
         client: Client | AsyncClient,
+        on_challenge: object = None,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -215,12 +219,12 @@ class _Export:
         _check_count("batch_logins", batch_logins)
         _check_count("concurrency", concurrency)
         kinds = parse_what(what, days=days)
-        check_what(kinds, client)
+        check_what(kinds, client, on_challenge=on_challenge)
         storage = Storage(out)
         limits = Limits(logins=batch_logins)
         # The command line's LoginIds come as a LoginIdList already (each once): not copied.
         asked = login_ids if isinstance(login_ids, LoginIdList) else LoginIdList(unique(login_ids))
-        export = cls(storage, kinds, fmt, asked, concurrency, limits, progress)
+        export = cls(storage, kinds, fmt, asked, concurrency, limits, progress, on_challenge=on_challenge)
         export._check_output(resume)
         states = [read_state(storage, kind.name, fmt) for kind in kinds]
         export.asked = _as_written(export.asked, states)
@@ -346,7 +350,11 @@ class _Export:
 
     def call(self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str]) -> Any:
         return kind.bulk_call(client)(
-            chunk, concurrency=self.concurrency, request_ids=request_ids or None, **kind.options
+            chunk,
+            concurrency=self.concurrency,
+            request_ids=request_ids or None,
+            on_challenge=self.on_challenge,
+            **kind.options,
         )
 
     def take(self, writer: KindWriter, login_id: Any, result: object) -> bool:
@@ -453,6 +461,7 @@ def export(
     batch_logins: int = 1000,
     scheduler: distributed.Client | str | None = None,
     partition_size: int = 1000,
+    on_challenge: ChallengeHandler | None = None,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -481,6 +490,14 @@ def export(
     are those of a run in one process; a partition whose worker died is run again, with no login
     written twice.
 
+    A login whose cached read is asked a security question is a failure of its own
+    (:class:`bankfeed.ChallengeRequired`, its line in ``_failures.jsonl`` saying what the person
+    must do), unless ``on_challenge`` answers it as the bulk calls take it (``bf.answers({...})``,
+    or a function of the challenge, whose ``login_id`` names the login): without a handler nothing
+    is answered (docs/export.md#logins-asked-a-question). On a cluster the handler goes to the
+    workers with each partition, so it must pickle (a function of a module they import, or
+    ``bf.answers``).
+
     Example::
 
         with bf.Client() as client:   # base_url, customer_id and the keys from BANKFEED_*
@@ -502,6 +519,7 @@ def export(
         raise_interrupt=True,
         scheduler=scheduler,
         partition_size=partition_size,
+        on_challenge=on_challenge,
     )
 
 
@@ -520,6 +538,7 @@ def _run(
     raise_interrupt: bool,
     scheduler: distributed.Client | str | None = None,
     partition_size: int = 1000,
+    on_challenge: ChallengeHandler | None = None,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -533,6 +552,7 @@ def _run(
         from bankfeed._export import cluster
 
         cluster.check_scheduler(scheduler)
+        cluster.check_handler(on_challenge)
     run = _Export.plan(
         login_ids,
         out,
@@ -544,6 +564,7 @@ def _run(
         days=days,
         batch_logins=batch_logins,
         client=client,
+        on_challenge=on_challenge,
     )
     if scheduler is not None:
         return cluster.run(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
@@ -584,10 +605,12 @@ async def aexport(
     progress: bool = False,
     days: int | str | None = None,
     batch_logins: int = 1000,
+    on_challenge: AsyncChallengeHandler | None = None,
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files and report. The files are written in a
     worker thread, so that the event loop goes on meanwhile; cancelling the task stops the run as
-    Ctrl-C stops ``bf.export``.
+    Ctrl-C stops ``bf.export``. ``on_challenge`` takes what ``AsyncClient.investments_many`` takes
+    (an ``async def`` handler runs on this event loop).
 
     Example::
 
@@ -610,6 +633,7 @@ async def aexport(
         days=days,
         batch_logins=batch_logins,
         client=client,
+        on_challenge=on_challenge,
     )
     # Writes the run's record: not on the event loop, like every write of the export.
     await asyncio.to_thread(run.start)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -86,6 +87,35 @@ def test_client_connect_walks_the_sandbox_widget_to_a_cached_session(page: Page,
     assert session.login_id == connection.login_id
     accounts = session.accounts_detail().accounts.column("account_id")
     assert set(picked) <= set(accounts), "the accounts picked are the login's"
+
+
+def test_the_browser_opened_at_the_launch_page_lands_on_the_widget(
+    monkeypatch: pytest.MonkeyPatch, page: Page, sb: bf.Sandbox
+) -> None:
+    # What webbrowser.open is given (the launch page, no secret in it) is what the person's
+    # browser opens; the launch page sends it on to the widget.
+    client = sb.client(poll_interval=0.05)
+    opened: queue.Queue[str] = queue.Queue()
+
+    def open_tab(url: str) -> bool:
+        opened.put(url)
+        return True
+
+    monkeypatch.setattr("webbrowser.open", open_tab)
+    _, result = in_background(
+        lambda on_url: client.connect(consent=False, institution="FlinksCapital", account_selector=True, timeout=60)
+    )
+    launch = opened.get(timeout=10)
+    assert "authorizeToken" not in launch and "redirectUrl" not in launch
+    page.goto(launch)
+    assert page.url.startswith(sb.widget_url) and "authorizeToken=" in page.url
+    walk(page, sb, "Greatday")
+    page.wait_for_selector("#account-page")
+    page.query_selector_all("#account-list input")[0].check()
+    page.click("#account-submit")
+    page.wait_for_selector("#connected")
+    connection = result()
+    assert client.authorize_cached(connection.login_id).login_id == connection.login_id
 
 
 def test_async_connect_through_the_image_grid(page: Page, sb: bf.Sandbox) -> None:

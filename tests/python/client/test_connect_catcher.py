@@ -1,14 +1,18 @@
 """``client.connect(...)``: the loopback catcher of the widget's redirect (docs/connect.md). It is
 driven here as the widget would drive it, with urllib from a thread: the redirect's query, the
 ``REDIRECT`` event forwarded by POST, requests that must not end the wait, a LoginId that is not a
-GUID, the timeout, and the ways a person stops it (Ctrl-C for ``Client``, task cancellation for
-``AsyncClient``, ``close()`` for both). The real browser plays the widget in
-tests/python/browser/test_connect.py."""
+GUID, the timeout, the launch page the browser is opened at, and the ways a person stops it
+(Ctrl-C for ``Client``, task cancellation for ``AsyncClient``, ``close()`` for both), with the
+catcher closed on every way out. The real browser plays the widget in
+tests/python/browser/test_connect.py; other local users meet the catcher in
+test_connect_catcher_local_users.py."""
 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -41,9 +45,55 @@ def status_of(request: urllib.request.Request | str) -> int:
         return error.code
 
 
+def answer_of(request: urllib.request.Request | str) -> tuple[int, dict[str, str]]:
+    """The status and the headers (names in lowercase) of an answer."""
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, {name.lower(): value for name, value in answer.headers.items()}
+    except urllib.error.HTTPError as error:
+        return error.code, {name.lower(): value for name, value in error.headers.items()}
+
+
 def post(url: str, event: Any) -> int:
     body = json.dumps(event).encode()
     return status_of(urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}))
+
+
+def launched(launch_url: str) -> tuple[int, str]:
+    """A browser's first GET of the launch page, its redirect not followed: the status, and the
+    address it sends the browser to."""
+    parts = urlsplit(launch_url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=5)
+    try:
+        connection.request("GET", parts.path)
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status, answer.getheader("Location") or ""
+    finally:
+        connection.close()
+
+
+def listening_sockets() -> set[int]:
+    """The sockets this process listens on (their inodes, from the kernel's tables)."""
+    ours: set[int] = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            ours.add(int(target.removeprefix("socket:[").removesuffix("]")))
+    listening: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[9]) in ours:
+                    listening.add(int(fields[9]))
+    return listening
+
+
+needs_proc = pytest.mark.skipif(not os.path.exists("/proc/net/tcp"), reason="reads the kernel's socket tables")
 
 
 class Widget:
@@ -131,20 +181,26 @@ def test_the_redirect_query_is_caught_and_its_login_id_opens_a_session(
 
 
 def test_the_forwarded_redirect_event_is_caught(api: Api, connect_sandbox: bf.Sandbox, saved_login: str) -> None:
+    answers: list[tuple[int, dict[str, str]]] = []
     statuses: list[int] = []
 
     def widget(catcher: str) -> None:
-        # A page of another origin asks first; other events are forwarded too and end nothing.
-        preflight = urllib.request.Request(catcher, method="OPTIONS")
-        statuses.append(status_of(preflight))
+        # No preflight is answered and no answer names an origin: a page forwards the event as a
+        # simple request, and no page can read what the catcher says. Other events end nothing.
+        preflight = urllib.request.Request(catcher, method="OPTIONS", headers={"Origin": "https://elsewhere.example"})
+        answers.append(answer_of(preflight))
         statuses.append(post(catcher, {"step": "APP_MOUNTED"}))
-        statuses.append(post(catcher, {"step": "REDIRECT", "loginId": saved_login, "accountId": ["x", "y"]}))
+        event = json.dumps({"step": "REDIRECT", "loginId": saved_login, "accountId": ["x", "y"]}).encode()
+        forwarded = urllib.request.Request(catcher, data=event, headers={"Origin": "https://elsewhere.example"})
+        answers.append(answer_of(forwarded))
 
     client = api.client(connect_sandbox)
     played = Widget(widget)
     connection = api.run(client.connect(on_url=played, timeout=10))
     played.done()
-    assert statuses == [204, 204, 204]
+    assert [status for status, _ in answers] == [405, 204] and statuses == [204]
+    for _, headers in answers:
+        assert not [name for name in headers if name.startswith("access-control-")], headers
     assert (connection.login_id, connection.account_ids, connection.source) == (saved_login, ["x", "y"], "event")
 
 
@@ -178,26 +234,92 @@ def test_redirect_url_is_the_catchers(connect_sandbox: bf.Sandbox) -> None:
     assert raised.value.field == "redirect_url" and "connect_url" in str(raised.value)
 
 
-def test_the_browser_opens_the_whole_url(monkeypatch: pytest.MonkeyPatch, connect_sandbox: bf.Sandbox) -> None:
+def test_the_browser_is_opened_at_a_launch_page_that_holds_no_secret(
+    monkeypatch: pytest.MonkeyPatch, connect_sandbox: bf.Sandbox, saved_login: str
+) -> None:
+    # A browser command's arguments are readable by every local user: what it is given must hold
+    # neither the authorize token nor the catcher's return path. The launch page sends the first
+    # GET on to the widget, and only the first.
     opened: list[str] = []
+    visits: list[tuple[int, str]] = []
+    statuses: list[int] = []
 
     def open_tab(url: str) -> bool:
         opened.append(url)
+        visits.extend([launched(url), launched(url)])
+        statuses.append(status_of(f"{parse_qs(urlsplit(visits[0][1]).query)['redirectUrl'][0]}?loginId={saved_login}"))
         return True
 
     monkeypatch.setattr("webbrowser.open", open_tab)
-    with pytest.raises(bf.ConnectTimeout):
-        connect_sandbox.client().connect(timeout=0.2)
-    assert len(opened) == 1 and "authorizeToken=" in opened[0] and "authorizeToken=***" not in opened[0]
+    connection = connect_sandbox.client().connect(timeout=10)
+    assert connection.login_id == saved_login and statuses == [200]
+    (status, widget), (again, nowhere) = visits
+    assert status == 303 and widget.startswith(connect_sandbox.widget_url)
+    assert "authorizeToken=" in widget and "authorizeToken=***" not in widget
+    assert (again, nowhere) == (410, "")
+    return_path = urlsplit(parse_qs(urlsplit(widget).query)["redirectUrl"][0]).path
+    assert len(opened) == 1 and opened[0].startswith("http://127.0.0.1:")
+    assert "authorizeToken" not in opened[0] and return_path not in opened[0] and "redirectUrl" not in opened[0]
 
 
-def test_without_a_browser_the_whole_url_is_printed_for_the_person(
+def test_without_a_browser_the_launch_page_is_printed_for_the_person(
     capsys: pytest.CaptureFixture[str], connect_sandbox: bf.Sandbox
 ) -> None:
     with pytest.raises(bf.ConnectTimeout):
         connect_sandbox.client().connect(open_browser=False, timeout=0.2)
     printed = capsys.readouterr().err
-    assert "open this address" in printed and "authorizeToken=" in printed and "***" not in printed
+    assert "open this address" in printed and "http://127.0.0.1:" in printed
+    assert "authorizeToken" not in printed and "redirectUrl" not in printed
+
+
+@needs_proc
+def test_when_on_url_raises_the_catcher_is_closed_before_the_exception_leaves(
+    api: Api, connect_sandbox: bf.Sandbox
+) -> None:
+    urls: list[bf.ConnectUrl] = []
+
+    def on_url(url: bf.ConnectUrl) -> None:
+        urls.append(url)
+        raise RuntimeError("no browser here")
+
+    client = api.client(connect_sandbox)
+    before = listening_sockets()
+    with pytest.raises(RuntimeError, match="no browser here") as raised:
+        api.run(client.connect(on_url=on_url, timeout=60))
+    # The exception is still held, with every frame of its traceback, as a notebook keeps the
+    # last one: the catcher's port is closed all the same, at once.
+    assert raised.tb is not None
+    assert listening_sockets() == before
+    port = urlsplit(redirect_of(urls[0])).port or 0
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+@needs_proc
+def test_when_the_token_call_fails_no_catcher_was_ever_bound(api: Api, connect_sandbox: bf.Sandbox) -> None:
+    urls: list[bf.ConnectUrl] = []
+    # The token call takes a while (and then fails): the port must not be open meanwhile either.
+    connect_sandbox.inject({"kind": "latency", "seconds": 0.6, "operation": "GenerateAuthorizeToken"})
+    client = api.client(connect_sandbox, secret_key="not-the-secret-key")
+    before = listening_sockets()
+    seen: list[set[int]] = []
+    calling = threading.Event()
+
+    def watch() -> None:
+        while not calling.wait(0.05):
+            seen.append(listening_sockets())
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(bf.ApiError) as raised:
+            api.run(client.connect(on_url=urls.append, timeout=60))
+    finally:
+        calling.set()
+        watcher.join(5)
+    assert raised.tb is not None and "not-the-secret-key" not in str(raised.value)
+    assert len(seen) >= 5 and all(sockets == before for sockets in seen), "a port was open during the token call"
+    assert listening_sockets() == before and urls == []
 
 
 def test_ctrl_c_stops_the_wait_at_once(connect_sandbox: bf.Sandbox) -> None:
@@ -261,7 +383,8 @@ def test_an_async_connect_opens_the_browser_without_stalling_the_event_loop(
     def browser_that_blocks(url: str) -> bool:
         query = f"?loginId={saved_login}&institution=FlinksCapital"
         time.sleep(0.3)
-        return status_of(parse_qs(urlsplit(url).query)["redirectUrl"][0] + query) == 200
+        _, widget = launched(url)
+        return status_of(parse_qs(urlsplit(widget).query)["redirectUrl"][0] + query) == 200
 
     monkeypatch.setattr("webbrowser.open", browser_that_blocks)
 

@@ -5,9 +5,9 @@ and 7 fractional digits, summary and statements at once, null holders and balanc
 point that polls is driven through it: sessions and single calls of both clients, the bulk calls,
 ``bf.export``/``bf.aexport`` and the dlt source (docs/protocol.md#polling).
 
-The server finishes account detail only on ``GET .../GetAccountsDetailAsync/{RequestId}`` and
-refuses a path with a brace, so a client that cannot read the template fails here, as it failed
-against production.
+The server (``recordedserver``) finishes account detail only on
+``GET .../GetAccountsDetailAsync/{RequestId}`` and refuses a path with a brace, so a client that
+cannot read the template fails here, as it failed against production.
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ import pytest
 
 import bankfeed as bf
 from bfhelpers import Api
-from recordedserver import LOGIN_IDS, Recorded, serving
+from recordedserver import CUSTOMER, LOGIN_IDS, Recorded, serving
 
-CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
 ANSWERS = bf.answers(
     {
         "What shape do people like most?": "Triangle",
@@ -39,8 +38,8 @@ ANSWERS = bf.answers(
 @pytest.fixture
 def server() -> Iterator[tuple[Recorded, str]]:
     recorded = Recorded()
-    with serving(recorded) as url:
-        yield recorded, url
+    with serving(recorded) as server:
+        yield recorded, server.url
 
 
 def test_the_recorded_login_ids_are_outside_rfc_4122() -> None:
@@ -61,8 +60,8 @@ def test_a_live_login_then_every_banking_call(api: Api, server: tuple[Recorded, 
     transactions = detail.transactions.to_pandas()
     assert len(transactions) == 3
     assert set(detail.accounts.to_pandas()["account_number"]) == {"2004417", "451201******7731"}
-    assert ("GET", "GetAccountsDetailAsync") in recorded.log
-    assert ("POST", "GetAccountsDetail") in recorded.log
+    assert ("GET", "GetAccountsDetailAsync") in recorded.calls()
+    assert ("POST", "GetAccountsDetail") in recorded.calls()
     assert recorded.braces == 0
 
     summary = api.run(session.accounts_summary())

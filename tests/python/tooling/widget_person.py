@@ -1,8 +1,10 @@
 """A person connecting a bank, for ``examples/connect_quickstart.py`` run by the tests: the
-``BROWSER`` command ``webbrowser.open`` runs with the widget's URL (``python widget_person.py
-URL``). It does what the widget does once the person has signed in: saves a login of
-``greatday_nomfa`` on the sandbox the URL names (through its API, with the public test instance's
-keys the sandbox asks for by default) and loads the redirect URL with the LoginId appended."""
+``BROWSER`` command ``webbrowser.open`` runs with the catcher's launch page (``python
+widget_person.py URL``). It loads the page, which sends it on to the widget's URL, as a browser
+does; then it does what the widget does once the person has signed in: saves a login of
+``greatday_nomfa`` on the sandbox the widget's URL names (through its API, with the public test
+instance's keys the sandbox asks for by default) and loads the redirect URL with the LoginId
+appended."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ import bankfeed as bf
 from bankfeed import _native
 
 
-def main(url: str) -> None:
+def main(launch_url: str) -> None:
+    with urllib.request.urlopen(launch_url, timeout=10) as page:
+        page.read()
+        url = page.geturl()
     parts = urlsplit(url)
     redirect = parse_qs(parts.query)["redirectUrl"][0]
     keys = _native._defaults()["Sandbox"]
