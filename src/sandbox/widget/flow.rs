@@ -37,7 +37,8 @@ const MAX_USED_TOKENS: usize = 100_000;
 /// The flows in progress, and the widget tokens already used.
 #[derive(Default)]
 pub(crate) struct Flows {
-    flows: Mutex<HashMap<String, Flow>>,
+    /// The flows in progress, by id.
+    in_progress: Mutex<HashMap<String, Flow>>,
     used_tokens: Mutex<HashSet<u128>>,
     /// The look (language included) of the last [`MAX_FLOWS`] flows that connected, by LoginId,
     /// newest last: their result page keeps it (docs/sandbox.md#the-redirect).
@@ -192,7 +193,7 @@ impl Flows {
     pub(crate) async fn advance(&self, shared: &Arc<Shared>, id: &str, form: &[(String, String)]) -> Shown {
         // Taken out while it waits for Authorize, so no lock is held across the wait; a second
         // form sent meanwhile finds no flow and says so.
-        let Some(mut flow) = lock(&self.flows).remove(id) else {
+        let Some(mut flow) = lock(&self.in_progress).remove(id) else {
             // The flow, and with it its language, is gone: the page is in the default language.
             let events = vec![events::error(events::ERROR, "SESSION_EXPIRED", None, None)];
             let t = texts::of(false);
@@ -250,7 +251,7 @@ impl Flows {
             drop(ended);
             return Shown { flow: None, chrome, view, events };
         }
-        lock(&self.flows).insert(id.to_owned(), flow);
+        lock(&self.in_progress).insert(id.to_owned(), flow);
         Shown { flow: Some(id.to_owned()), chrome, view, events }
     }
 
@@ -263,7 +264,7 @@ impl Flows {
     /// Keeps `flow` under a new id, forgetting flows left alone too long.
     fn keep(&self, flow: Flow) -> String {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let mut flows = lock(&self.flows);
+        let mut flows = lock(&self.in_progress);
         let now = Instant::now();
         flows.retain(|_, flow| now.duration_since(flow.touched) < FLOW_TTL);
         if flows.len() >= MAX_FLOWS {
