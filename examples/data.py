@@ -98,7 +98,9 @@ def attributes(client: bf.Client, session: bf.Session, login_id: str) -> None:
 def main() -> None:
     # tier2: the customer has a Tier 2 package, which the custom attributes set needs (a package
     # such as income needs only its use-case package, which every sandbox customer has).
-    with bf.Sandbox(pending_polls=1, tier2=True) as sb:
+    # card_in_use_seconds=0: the login made here is deleted at the end, a moment after it was
+    # made, which the service (and the sandbox, for 3 s) refuses with CARD_IN_USE.
+    with bf.Sandbox(pending_polls=1, tier2=True, card_in_use_seconds=0) as sb:
         client = sb.client(poll_interval=0.01)
         login_id = save_login(client)
         investments(client, login_id)

@@ -125,7 +125,16 @@ def service_errors(client: bf.Client) -> None:
     except bf.Unauthorized as exc:
         report(f"a custom set without Tier 2 ({exc.status} {exc.code})", exc)
 
-    client.delete_login(login_id)
+    # A login connected a moment ago cannot be deleted yet: CARD_IN_USE (bf.ConcurrentSession)
+    # for a short while. Wait and try again.
+    for attempt in range(50):
+        try:
+            client.delete_login(login_id)
+            break
+        except bf.ConcurrentSession as exc:
+            if attempt == 0:
+                report(f"DeleteCard right after the login ({exc.code})", exc)
+            time.sleep(0.2)
     try:
         session.accounts_summary()
     except bf.SessionError as exc:

@@ -114,6 +114,11 @@ def _stop_on_signals() -> None:
 _KEY_VARIABLES = {"api_key": "BANKFEED_API_KEY", "secret_key": "BANKFEED_SECRET_KEY"}
 
 
+def _names(text: str) -> list[str]:
+    """``--pending-operations``: operation names separated by commas (none: an empty list)."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _faults(text: str) -> list[dict[str, Any]]:
     """``--faults``: a JSON list of fault objects (docs/sandbox.md#faults)."""
     try:
@@ -133,6 +138,12 @@ _SANDBOX_HELP = {
     "pending_seconds": "also answer 202 until this long after the first call",
     "slow_pending_polls": "202 answers before each 200 for test_pending and test_dispatched",
     "loading_polls": "400 SESSION_LOADING answers before the 202s",
+    "pending_operations": "the data operations that answer 202 first, comma-separated (default: "
+    "GetAccountsDetail,Investments,Attributes; the summary and statements answer 200 at once, as recorded)",
+    "async_links": "the link of a banking 202: template (the service's {Endpoint}Async) or concrete "
+    "(the operation's own ...Async/<RequestId>)",
+    "cached_challenges": "ask a cached Authorize a security question first: never, always, or per_user "
+    "(the users the users table names)",
     "customer_id": "customer id expected in every path (default: the public test customer's)",
     "seed": "seeds the LoginIds and all data",
     "investment_transactions": "exactly this many investment trades per login",
@@ -147,7 +158,8 @@ _SANDBOX_HELP = {
     "faults": "faults to inject: a JSON list of objects",
     "session_idle_seconds": "a RequestId expires after this long without a request",
     "session_processing_seconds": "the same while its data is processing",
-    "card_in_use_seconds": "DeleteCard answers CARD_IN_USE this long after an Authorize",
+    "card_in_use_seconds": "DeleteCard answers CARD_IN_USE this long after an Authorize connected a login new "
+    "(0: never)",
     "max_wrong_answers": "the wrong answer that reaches this count ends the session (NO_RETRY)",
     "admin": "serve the admin API under /_sandbox/, with a token printed at start",
 }
@@ -157,11 +169,12 @@ _SANDBOX_TYPES: dict[str, Callable[[str], Any]] = {
     "customer_id": str,
     "investment_transactions": int,
     "banking_transactions": int,
+    "pending_operations": _names,
     "faults": _faults,
 }
 
 #: The metavar of a flag whose value is not named well by the option's name.
-_SANDBOX_METAVARS = {"faults": "JSON"}
+_SANDBOX_METAVARS = {"faults": "JSON", "pending_operations": "NAMES"}
 
 #: Options of ``bf.Sandbox`` that are no flag: the keys come only from the environment
 #: (``--keys-from-env``), never the command line, which any user of the machine can read.

@@ -8,7 +8,7 @@ the binary.
 import datetime
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Generic, final
+from typing import Any, Generic, Literal, final
 
 # The frame libraries are optional at run time; in a type checker without them (or without
 # their stubs, as pyarrow has none) their types are Any.
@@ -1282,6 +1282,9 @@ class Sandbox:
         pending_seconds: float = 0.0,
         slow_pending_polls: int = 5,
         loading_polls: int = 0,
+        pending_operations: Sequence[str] | None = None,
+        async_links: Literal["template", "concrete"] = "template",
+        cached_challenges: Literal["never", "always", "per_user"] = "never",
         seed: int = 0,
         investment_transactions: int | None = None,
         banking_transactions: int | None = None,
@@ -1295,7 +1298,7 @@ class Sandbox:
         logins: int = 0,
         session_idle_seconds: float = 480.0,
         session_processing_seconds: float = 1800.0,
-        card_in_use_seconds: float = 0.0,
+        card_in_use_seconds: float = 3.0,
         max_wrong_answers: int = 3,
         admin: bool = False,
     ) -> Sandbox:
@@ -1304,10 +1307,26 @@ class Sandbox:
 
         - ``customer_id``: the id expected in every path, in any case (others get 404). It, ``api_key`` and
           ``secret_key`` must be what :class:`Client` takes: the same :class:`ConfigError` otherwise.
-        - ``pending_polls``: how many times every data call answers 202 before 200;
-          ``pending_seconds``: additionally answer 202 until this long after the first call;
-          ``slow_pending_polls``: the count used instead for ``test_pending`` and ``test_dispatched``.
+        - ``pending_polls``: how many times a data call of ``pending_operations`` answers 202
+          before 200; ``pending_seconds``: additionally answer 202 until this long after the first
+          call; ``slow_pending_polls``: the count used instead for ``test_pending`` and
+          ``test_dispatched``, whose every data call waits. A call nobody polls is done after a
+          second per 202 (or ``pending_seconds``, when longer), as the service goes on
+          processing: its login is busy only that long.
         - ``loading_polls``: before that, how many times a data call answers 400 ``SESSION_LOADING``.
+        - ``pending_operations``: the data operations that answer 202 before their 200, by name
+          (``GetAccountsDetail``, ``GetAccountsSummary``, ``GetStatements``, ``Investments``,
+          ``Attributes``, in any case); None for the service's recorded behaviour, account detail,
+          Investments and the attributes calls (the summary and statements answer 200 at once).
+        - ``async_links``: the link of a banking operation's 202: ``"template"``, the service's
+          ``{"rel": "{Endpoint}Async", "href": "/{Endpoint}Async", "example":
+          "/{Endpoint}Async/{requestId}"}``, or ``"concrete"``, the operation's own
+          (``/GetAccountsDetailAsync/<RequestId>``). The ``...Async/<RequestId>`` GET and the
+          repeated POST are served either way.
+        - ``cached_challenges``: whether a cached Authorize (a LoginId with ``MostRecentCached``
+          true) is first asked a security question, as the service may ask: ``"never"``,
+          ``"always"``, or ``"per_user"`` (the users whose row in docs/sandbox.md's users table
+          says so). The answer's 200 names no ``Login``, as the service's does.
         - ``seed``: seeds LoginIds and all generated data (same seed and username, same data).
         - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
           trades / transactions per login (None: a natural amount).
@@ -1337,8 +1356,10 @@ class Sandbox:
           a request, 8 minutes as at the service; ``session_processing_seconds``: the same while
           its data is processing (a data call answered 202 and not yet 200), 30 minutes. Each
           above 0 and at most 86400, so a test can make them seconds.
-        - ``card_in_use_seconds``: DeleteCard answers 400 ``CARD_IN_USE`` this long after an
-          Authorize of the login (it always does while the login's data is processing); 0 by default.
+        - ``card_in_use_seconds``: DeleteCard answers 400 ``CARD_IN_USE`` this long after the
+          Authorize that connected the login new (it always does while the login's data is
+          processing), as the service's error reference says the code is reproduced; 3 seconds
+          by default, 0 turns it off.
         - ``max_wrong_answers``: the wrong challenge answer that reaches this count (3 by
           default, at least 1) ends the session with 401 ``INVALID_SECURITY_RESPONSE_NO_RETRY``.
         - ``admin``: serve the admin API under ``/_sandbox/`` (the request log, faults, reset, for

@@ -15,8 +15,8 @@ use super::convert;
 use crate::config::{ClientConfig, ClientOptions};
 use crate::error::Error;
 use crate::sandbox::{
-    attribute_catalogue, attribute_packages, login_ids, users, Fault, ListenError, RecordedRequest, Sandbox,
-    SandboxConfig, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
+    attribute_catalogue, attribute_packages, login_ids, users, AsyncLinks, CachedChallenges, Fault, ListenError,
+    PendingOperations, RecordedRequest, Sandbox, SandboxConfig, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
 use crate::secret::Secret;
 use crate::sync::lock;
@@ -54,6 +54,24 @@ fn lifetime(name: &'static str, seconds: f64) -> PyResult<std::time::Duration> {
 /// the integer type it is read into).
 fn logins(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     args::whole_in("logins", value, 0, MAX_LOGINS)
+}
+
+/// `pending_operations`: the data operations that answer 202 first, or None for the default ones.
+fn pending_operations(value: &Bound<'_, PyAny>) -> PyResult<Option<PendingOperations>> {
+    const NAME: &str = "pending_operations";
+    let Some(names) = args::optional_texts(NAME, value)? else { return Ok(None) };
+    PendingOperations::from_names(&names).map(Some).map_err(|rule| Error::config(NAME, rule).into())
+}
+
+/// `async_links`: text, `"template"` or `"concrete"` (read as text, so that the signature's default
+/// is a literal the stub and `help()` show; checked by [`AsyncLinks::parse`]).
+fn async_links<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    args::borrowed_text("async_links", value)
+}
+
+/// `cached_challenges`: text, `"never"`, `"always"` or `"per_user"`, as [`async_links`].
+fn cached_challenges<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    args::borrowed_text("cached_challenges", value)
 }
 
 /// `secret_key`: text or None (no token asked for), borrowed, so that the signature's default can
@@ -114,6 +132,9 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         pending_seconds,
         slow_pending_polls,
         loading_polls,
+        pending_operations,
+        async_links,
+        cached_challenges,
         auth,
         secret_key,
         api_key,
@@ -140,6 +161,9 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     defaults.set_item("pending_seconds", pending_seconds)?;
     defaults.set_item("slow_pending_polls", slow_pending_polls)?;
     defaults.set_item("loading_polls", loading_polls)?;
+    defaults.set_item("pending_operations", pending_operations.names())?;
+    defaults.set_item("async_links", async_links.as_str())?;
+    defaults.set_item("cached_challenges", cached_challenges.as_str())?;
     defaults.set_item("auth", auth)?;
     defaults.set_item("secret_key", secret_key)?;
     defaults.set_item("api_key", api_key)?;
@@ -178,12 +202,13 @@ impl PySandbox {
 impl PySandbox {
     #[new]
     #[pyo3(signature = (*, customer_id=None, host="127.0.0.1", port=0, pending_polls=1, pending_seconds=0.0,
-                        slow_pending_polls=5, loading_polls=0, seed=0, investment_transactions=None,
+                        slow_pending_polls=5, loading_polls=0, pending_operations=None, async_links="template",
+                        cached_challenges="never", seed=0, investment_transactions=None,
                         banking_transactions=None, tier2=false, investments=true, auth=true,
                         secret_key="c4569c54-e167-4d34-8de6-f4113bc82414",
                         api_key="3d5266a8-b697-48d4-8de6-52e2e2662acc", token_ttl=1800.0, faults=None,
                         logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
-                        card_in_use_seconds=0.0, max_wrong_answers=3, admin=false))]
+                        card_in_use_seconds=3.0, max_wrong_answers=3, admin=false))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
     #[expect(
         clippy::fn_params_excessive_bools,
@@ -198,6 +223,9 @@ impl PySandbox {
         #[pyo3(from_py_with = args::pending_seconds)] pending_seconds: f64,
         #[pyo3(from_py_with = args::slow_pending_polls)] slow_pending_polls: u32,
         #[pyo3(from_py_with = args::loading_polls)] loading_polls: u32,
+        #[pyo3(from_py_with = pending_operations)] pending_operations: Option<PendingOperations>,
+        #[pyo3(from_py_with = async_links)] async_links: &str,
+        #[pyo3(from_py_with = cached_challenges)] cached_challenges: &str,
         #[pyo3(from_py_with = args::seed)] seed: u64,
         #[pyo3(from_py_with = args::investment_transactions)] investment_transactions: Option<usize>,
         #[pyo3(from_py_with = args::banking_transactions)] banking_transactions: Option<usize>,
@@ -234,6 +262,9 @@ impl PySandbox {
         } else {
             lifetime("card_in_use_seconds", card_in_use_seconds)?
         };
+        let async_links = AsyncLinks::parse(async_links).map_err(|rule| Error::config("async_links", rule))?;
+        let cached_challenges =
+            CachedChallenges::parse(cached_challenges).map_err(|rule| Error::config("cached_challenges", rule))?;
         if max_wrong_answers == 0 {
             return Err(Error::config("max_wrong_answers", "must be at least 1, got 0").into());
         }
@@ -254,6 +285,9 @@ impl PySandbox {
             pending_seconds,
             slow_pending_polls,
             loading_polls,
+            pending_operations: pending_operations.unwrap_or_default(),
+            async_links,
+            cached_challenges,
             seed,
             investment_transactions,
             banking_transactions,

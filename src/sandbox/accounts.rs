@@ -153,7 +153,7 @@ impl DataOperation for Detail {
         Envelope::new(
             AccountsBody { accounts, links: None, tag: None },
             Some(InstitutionFields::BANKING),
-            ready.login(Some("Personal")),
+            Some(ready.login(Some("Personal"))),
             &ready.request_id,
         )
         .ok()
@@ -261,7 +261,7 @@ impl DataOperation for Summary {
         Envelope::new(
             AccountsBody { accounts, links: Some(&SUMMARY_LINKS), tag: ready.tag.as_ref() },
             Some(InstitutionFields::BANKING),
-            ready.login(Some("Personal")),
+            Some(ready.login(Some("Personal"))),
             &ready.request_id,
         )
         .ok()

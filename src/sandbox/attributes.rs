@@ -297,7 +297,7 @@ fn answer(
             }
         })
         .collect();
-    Ok(Envelope::new(Groups(groups), None, ready.login(Some("Personal")), &ready.request_id).ok())
+    Ok(Envelope::new(Groups(groups), None, Some(ready.login(Some("Personal"))), &ready.request_id).ok())
 }
 
 /// The accounts whose category `Filters.AccountCategory` names and whose Id

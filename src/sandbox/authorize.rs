@@ -11,11 +11,11 @@ use serde_json::Value;
 
 use super::body::{Body, BodyBytes};
 use super::challenge::{Challenge, Round};
-use super::config::AuthorizeKind;
+use super::config::{AuthorizeKind, CachedChallenges};
 use super::generator::{hash, Rng};
 use super::keys;
 use super::language::Language;
-use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION};
+use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, INSTITUTION_ID};
 use super::state::{missing_session, Busy, Inner, Missing, OpeningToken, Session, Shared, Stage};
 use super::users::{self, Outcome, PASSWORD};
 
@@ -113,10 +113,24 @@ fn by_login_id(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Resp
     let (user, login_id) = saved.ok_or_else(|| {
         ErrorReply::unauthorized("INVALID_LOGIN", format!("No saved connection has LoginId {login_id}"))
     })?;
-    let flow: &'static [Round] =
-        if cached { &[] } else { shared.lock().without_answered(&login_id, user.scenario.saved_flow()) };
+    // A cached read touches no bank, but the service may still ask it a security question
+    // first (docs/sandbox.md#cached-reads-asked-a-question).
+    let asked_cached = cached
+        && match shared.config.cached_challenges {
+            CachedChallenges::Never => false,
+            CachedChallenges::Always => true,
+            CachedChallenges::PerUser => user.scenario.cached_challenge,
+        };
+    let flow: &'static [Round] = if asked_cached {
+        user.scenario.cached_flow()
+    } else if cached {
+        &[]
+    } else {
+        shared.lock().without_answered(&login_id, user.scenario.saved_flow())
+    };
     let mut session = Session::new(user, Some(login_id), true, tag(body));
     session.live = !cached;
+    session.asked_cached = asked_cached;
     session.language = language;
     begin(shared, session, flow, token)
 }
@@ -259,12 +273,15 @@ fn tag(body: &Body) -> Option<Value> {
     body.get("Tag").cloned()
 }
 
+/// The 203's keys, in the order the service writes them (docs/sandbox.md#where-the-sandbox-differs-from-the-real-service).
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct ChallengedBody<'a> {
-    links: &'a [Link],
     http_status_code: u16,
+    links: &'a [Link],
     security_challenges: &'a [Challenge],
+    institution_name: &'a str,
+    institution_id: u32,
     institution: &'a str,
     request_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -274,9 +291,11 @@ struct ChallengedBody<'a> {
 /// 203: the session waits for answers to `round`.
 fn challenged(request_id: &str, round: &[Challenge], tag: Option<&Value>) -> Response {
     let body = ChallengedBody {
-        links: &CHALLENGE_LINKS,
         http_status_code: 203,
+        links: &CHALLENGE_LINKS,
         security_challenges: round,
+        institution_name: INSTITUTION,
+        institution_id: INSTITUTION_ID,
         institution: INSTITUTION,
         request_id,
         tag,
@@ -293,7 +312,8 @@ struct OpenedBody<'a> {
     tag: Option<&'a Value>,
 }
 
-/// 200: the session is open.
+/// 200: the session is open. The answer to a cached read's question names no `Login`, as the
+/// service's does, though the session is of that login (docs/sandbox.md#cached-reads-asked-a-question).
 fn opened(request_id: &str, session: &Session) -> Response {
     let last_refresh = reply::last_refresh(session.last_refresh);
     let login = LoginBody {
@@ -304,5 +324,6 @@ fn opened(request_id: &str, session: &Session) -> Response {
         id: session.login_id.as_deref().unwrap_or_default(),
     };
     let body = OpenedBody { links: &OPEN_LINKS, tag: session.tag.as_ref() };
+    let login = (!session.asked_cached).then_some(login);
     Envelope::new(body, Some(InstitutionFields::BANKING), login, request_id).ok()
 }

@@ -20,6 +20,128 @@ pub const PUBLIC_SECRET_KEY: &str = "c4569c54-e167-4d34-8de6-f4113bc82414";
 /// docs/sandbox.md#keys).
 pub const PUBLIC_API_KEY: &str = "3d5266a8-b697-48d4-8de6-52e2e2662acc";
 
+/// How long DeleteCard refuses a login just connected, by default: long enough that a call
+/// made right after the login meets it, short enough that a test which waits is not slowed much.
+pub const CARD_IN_USE: Duration = Duration::from_secs(3);
+
+/// The data operations whose answers can wait behind 202s (`SandboxConfig::pending_operations`),
+/// as the faults and the request log name them.
+pub const DATA_OPERATIONS: [&str; 5] =
+    ["GetAccountsDetail", "GetAccountsSummary", "GetStatements", "Investments", "Attributes"];
+
+/// The data operations that answer 202 before their 200 (`SandboxConfig::pending_operations`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingOperations {
+    /// Names of [`DATA_OPERATIONS`], each once, in that order.
+    names: Vec<&'static str>,
+}
+
+impl Default for PendingOperations {
+    /// As recorded at the service: account detail answers 202 first, the summary and statements
+    /// 200 at once; Investments and the attributes calls wait as their documentation says.
+    fn default() -> Self {
+        PendingOperations { names: vec!["GetAccountsDetail", "Investments", "Attributes"] }
+    }
+}
+
+impl PendingOperations {
+    /// Every data operation.
+    pub fn all() -> PendingOperations {
+        PendingOperations { names: DATA_OPERATIONS.to_vec() }
+    }
+
+    /// The operations `names` names, in any case; the error says which name is none of
+    /// [`DATA_OPERATIONS`].
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<PendingOperations, String> {
+        let mut chosen = Vec::new();
+        for name in names {
+            let name = name.as_ref();
+            let Some(known) = DATA_OPERATIONS.iter().find(|known| known.eq_ignore_ascii_case(name.trim())) else {
+                return Err(format!(
+                    "names {name:?}, which is no data operation; they are {}",
+                    DATA_OPERATIONS.join(", ")
+                ));
+            };
+            if !chosen.contains(known) {
+                chosen.push(*known);
+            }
+        }
+        Ok(PendingOperations { names: DATA_OPERATIONS.into_iter().filter(|name| chosen.contains(name)).collect() })
+    }
+
+    /// Whether the operation named `name` (a wire operation's name) waits.
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.iter().any(|known| known.eq_ignore_ascii_case(name))
+    }
+
+    /// The names, in the order of [`DATA_OPERATIONS`].
+    pub fn names(&self) -> &[&'static str] {
+        &self.names
+    }
+}
+
+/// The link of a banking operation's 202 (`SandboxConfig::async_links`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsyncLinks {
+    /// `{"rel": "{Endpoint}Async", "href": "/{Endpoint}Async", "example":
+    /// "/{Endpoint}Async/{requestId}"}`, placeholders and all, as the service sends it.
+    Template,
+    /// The operation's own: `{"rel": "GetAccountsDetailAsync", "href": "/GetAccountsDetailAsync",
+    /// "example": "/GetAccountsDetailAsync/<RequestId>"}`, as the sandbox sent before.
+    Concrete,
+}
+
+impl AsyncLinks {
+    /// `template` or `concrete`, as the knob is spelled.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AsyncLinks::Template => "template",
+            AsyncLinks::Concrete => "concrete",
+        }
+    }
+
+    /// The form `text` names (any case), or the rule it breaks.
+    pub fn parse(text: &str) -> Result<AsyncLinks, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "template" => Ok(AsyncLinks::Template),
+            "concrete" => Ok(AsyncLinks::Concrete),
+            _ => Err(format!("must be \"template\" or \"concrete\", got {text:?}")),
+        }
+    }
+}
+
+/// Which cached Authorize calls are asked a question first (`SandboxConfig::cached_challenges`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CachedChallenges {
+    /// None: a cached Authorize opens at once.
+    Never,
+    /// Every one.
+    Always,
+    /// Those of the users whose row in docs/sandbox.md#users says so.
+    PerUser,
+}
+
+impl CachedChallenges {
+    /// `never`, `always` or `per_user`, as the knob is spelled.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CachedChallenges::Never => "never",
+            CachedChallenges::Always => "always",
+            CachedChallenges::PerUser => "per_user",
+        }
+    }
+
+    /// The choice `text` names (any case), or the rule it breaks.
+    pub fn parse(text: &str) -> Result<CachedChallenges, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "never" => Ok(CachedChallenges::Never),
+            "always" => Ok(CachedChallenges::Always),
+            "per_user" => Ok(CachedChallenges::PerUser),
+            _ => Err(format!("must be \"never\", \"always\" or \"per_user\", got {text:?}")),
+        }
+    }
+}
+
 /// Settings of a sandbox server.
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
@@ -29,7 +151,8 @@ pub struct SandboxConfig {
     pub host: IpAddr,
     /// Port to bind; 0 picks a free one.
     pub port: u16,
-    /// How many times every data call answers 202 before 200, per RequestId and operation.
+    /// How many times every data call of `pending_operations` answers 202 before 200, per
+    /// RequestId and operation.
     pub pending_polls: u32,
     /// Additionally answer 202 until this many seconds have passed since the first call for a
     /// RequestId and operation.
@@ -39,6 +162,16 @@ pub struct SandboxConfig {
     /// Before the pending phase, how many times every data call answers 400 `SESSION_LOADING`
     /// ("a data request sent while the session is loading may return an error").
     pub loading_polls: u32,
+    /// The data operations that answer 202 before their 200 (the others answer 200 at once, as
+    /// the service's summary and statements do): account detail, Investments and the attributes
+    /// calls by default (docs/sandbox.md#knobs).
+    pub pending_operations: PendingOperations,
+    /// The link a 202 of a banking operation carries: the service's template by default, or
+    /// the operation's own `...Async` path.
+    pub async_links: AsyncLinks,
+    /// Which cached Authorize calls (`LoginId`, `MostRecentCached` true) are asked a security
+    /// question before they open, as the service may ask one (docs/sandbox.md#cached-reads-asked-a-question).
+    pub cached_challenges: CachedChallenges,
     /// Whether the keys are asked for at all: false turns both off, whatever `secret_key` and
     /// `api_key` say, for old clients that send none (docs/sandbox.md#keys).
     pub auth: bool,
@@ -56,8 +189,9 @@ pub struct SandboxConfig {
     /// A RequestId whose data is processing (a data operation answered 202 and has not answered
     /// 200 yet) dies after this long without activity instead (docs/sandbox.md#knobs).
     pub processing_ttl: Duration,
-    /// DeleteCard answers 400 `CARD_IN_USE` this long after an Authorize opened a session of the
-    /// login (as well as while its data is processing); 0 by default (docs/sandbox.md#knobs).
+    /// DeleteCard answers 400 `CARD_IN_USE` this long after the Authorize that connected the login
+    /// new (as well as while its data is processing), as the service's error reference says the
+    /// code is reproduced; [`CARD_IN_USE`] by default, zero turns it off (docs/sandbox.md#knobs).
     pub card_in_use: Duration,
     /// The wrong answer to a challenge that reaches this count ends the session with 401
     /// `INVALID_SECURITY_RESPONSE_NO_RETRY`; the ones before it can be answered again.
@@ -117,12 +251,15 @@ impl Default for SandboxConfig {
             pending_seconds: 0.0,
             slow_pending_polls: 5,
             loading_polls: 0,
+            pending_operations: PendingOperations::default(),
+            async_links: AsyncLinks::Template,
+            cached_challenges: CachedChallenges::Never,
             auth: true,
             secret_key: Some(PUBLIC_SECRET_KEY.to_owned()),
             api_key: Some(PUBLIC_API_KEY.to_owned()),
             session_ttl: Duration::from_secs(8 * 60),
             processing_ttl: Duration::from_secs(30 * 60),
-            card_in_use: Duration::ZERO,
+            card_in_use: CARD_IN_USE,
             max_wrong_answers: 3,
             token_ttl: Duration::from_secs(30 * 60),
             seed: 0,

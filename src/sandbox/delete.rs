@@ -19,7 +19,7 @@ struct DeletedBody {
 }
 
 /// Refused with 400 `CARD_IN_USE` while the login's data is processing, or within
-/// `card_in_use` of its Authorize (docs/sandbox.md#documented-failures).
+/// `card_in_use` of the Authorize that connected it new (docs/sandbox.md#documented-failures).
 /// The LoginId stays derivable from the username, so a later credentials login with `Save`
 /// brings the connection back under the same LoginId, as a reconnection would.
 pub(crate) async fn delete_card(
@@ -34,7 +34,7 @@ pub(crate) async fn delete_card(
         if let Some(busy) = busy {
             let why = match busy {
                 Busy::Processing => "its data is still being processed",
-                Busy::JustAuthorized => "it was authorized a moment ago",
+                Busy::JustConnected => "it was connected a moment ago",
             };
             return Err(ErrorReply::bad_request(
                 "CARD_IN_USE",

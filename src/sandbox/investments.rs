@@ -52,7 +52,7 @@ fn envelope<'a>(portfolio: &'a Portfolio, ready: &'a Ready, request_id: &'a str)
         value: portfolio.value(),
         cash: portfolio.cash(),
     };
-    Envelope::new(body, Some(InstitutionFields::INVESTMENTS), ready.login(None), request_id)
+    Envelope::new(body, Some(InstitutionFields::INVESTMENTS), Some(ready.login(None)), request_id)
 }
 
 /// The answer's bytes up to the RequestId's value, which the envelope writes last; None if it

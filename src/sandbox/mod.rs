@@ -55,7 +55,8 @@ use tokio::sync::{oneshot, watch};
 
 pub use catalogue::{attribute_catalogue, attribute_packages};
 pub use config::{
-    AuthorizeKind, RecordedRequest, SandboxConfig, DEFAULT_CUSTOMER_ID, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
+    AsyncLinks, AuthorizeKind, CachedChallenges, PendingOperations, RecordedRequest, SandboxConfig, CARD_IN_USE,
+    DATA_OPERATIONS, DEFAULT_CUSTOMER_ID, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
 pub use faults::{Fault, FaultKind};
 use state::Shared;

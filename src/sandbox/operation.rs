@@ -161,7 +161,8 @@ impl Operation {
         if self.wire.after_detail && !session.detail_ready {
             return Step::Wait(reply::pending(OPERATION_PENDING, request_id));
         }
-        if let Some(wait) = session.pending(self.name, &shared.config, request_id, self.wire.async_rel()) {
+        let waits = shared.config.pending_operations.contains(self.wire.name);
+        if let Some(wait) = session.pending(self.name, &shared.config, request_id, self.wire.async_rel(), waits) {
             return match session.progress(self.name, &shared.config) {
                 Some((done, of)) if wait.status() == axum::http::StatusCode::ACCEPTED => {
                     Step::Partial { wait, ready: Ready::of(session, request_id), done, of }

@@ -6,6 +6,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
+use super::config::AsyncLinks;
+
 /// The one institution of the sandbox, as the public test instance has it: every user banks
 /// there, and answers name it.
 pub(crate) const INSTITUTION: &str = "FlinksCapital";
@@ -171,28 +173,47 @@ pub(crate) fn pending(code: &str, request_id: &str) -> Response {
 }
 
 #[derive(Serialize)]
-struct AsyncLink<'a> {
-    rel: &'a str,
+struct AsyncLink {
+    rel: String,
     href: String,
     example: String,
+}
+
+impl AsyncLink {
+    /// The link of a 202 of the operation whose `...Async` endpoint is `rel`, in the form the
+    /// `async_links` knob asks for (docs/sandbox.md#knobs).
+    fn new(rel: &str, request_id: &str, form: AsyncLinks) -> AsyncLink {
+        match form {
+            // As the service writes it, placeholders and all: a client builds the path itself.
+            AsyncLinks::Template => AsyncLink {
+                rel: "{Endpoint}Async".to_owned(),
+                href: "/{Endpoint}Async".to_owned(),
+                example: "/{Endpoint}Async/{requestId}".to_owned(),
+            },
+            AsyncLinks::Concrete => {
+                AsyncLink { rel: rel.to_owned(), href: format!("/{rel}"), example: format!("/{rel}/{request_id}") }
+            }
+        }
+    }
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct AsyncPendingBody<'a> {
     flinks_code: &'a str,
-    links: [AsyncLink<'a>; 1],
+    links: [AsyncLink; 1],
     http_status_code: u16,
     message: &'a str,
     request_id: &'a str,
 }
 
 /// 202 for a banking operation: the body names its `...Async` endpoint, which the real service
-/// is polled on (docs/protocol.md#polling), e.g. `rel` `GetAccountsDetailAsync`.
-pub(crate) fn pending_async(code: &str, request_id: &str, rel: &str) -> Response {
+/// is polled on (docs/protocol.md#polling): the service's template link by default, or the
+/// operation's own (`rel` `GetAccountsDetailAsync`), as `form` says. Keys in the recorded order.
+pub(crate) fn pending_async(code: &str, request_id: &str, rel: &str, form: AsyncLinks) -> Response {
     let body = AsyncPendingBody {
         flinks_code: code,
-        links: [AsyncLink { rel, href: format!("/{rel}"), example: format!("/{rel}/{request_id}") }],
+        links: [AsyncLink::new(rel, request_id, form)],
         http_status_code: 202,
         message: "Your operation is still processing",
         request_id,
@@ -225,22 +246,45 @@ pub(crate) struct Envelope<'a, B> {
     #[serde(flatten)]
     body: B,
     #[serde(flatten)]
-    institution: Option<InstitutionFields>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    login: Option<LoginBody<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    request_id: Option<&'a str>,
+    around: Option<Around<'a>>,
+}
+
+/// What follows the operation's own fields, in the order the service writes them: in banking
+/// answers `Login` sits between `InstitutionName` and `InstitutionId`, as every recorded answer
+/// has it (docs/sandbox.md#where-the-sandbox-differs-from-the-real-service).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Around<'a> {
+    #[serde(rename_all = "PascalCase")]
+    Banking {
+        institution_name: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        login: Option<LoginBody<'a>>,
+        institution_id: u32,
+        institution: &'static str,
+        request_id: &'a str,
+    },
+    #[serde(rename_all = "PascalCase")]
+    Investments {
+        institution: InstitutionBody,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        login: Option<LoginBody<'a>>,
+        request_id: &'a str,
+    },
+    #[serde(rename_all = "PascalCase")]
+    Unnamed {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        login: Option<LoginBody<'a>>,
+        request_id: &'a str,
+    },
 }
 
 /// How an answer names the institution: banking answers as three fields, investments as an
-/// object, attributes not at all (None in [`Envelope`]).
-#[derive(Serialize)]
-#[serde(untagged)]
+/// object, attributes not at all (None in [`Envelope::new`]).
+#[derive(Clone, Copy)]
 pub(crate) enum InstitutionFields {
-    #[serde(rename_all = "PascalCase")]
-    Banking { institution_name: &'static str, institution_id: u32, institution: &'static str },
-    #[serde(rename_all = "PascalCase")]
-    Investments { institution: InstitutionBody },
+    Banking,
+    Investments,
 }
 
 /// `Institution` of investment answers.
@@ -252,28 +296,40 @@ pub(crate) struct InstitutionBody {
 }
 
 impl InstitutionFields {
-    pub(super) const BANKING: InstitutionFields = InstitutionFields::Banking {
-        institution_name: INSTITUTION,
-        institution_id: INSTITUTION_ID,
-        institution: INSTITUTION,
-    };
-    pub(super) const INVESTMENTS: InstitutionFields =
-        InstitutionFields::Investments { institution: InstitutionBody { id: INSTITUTION_ID, name: INSTITUTION } };
+    pub(super) const BANKING: InstitutionFields = InstitutionFields::Banking;
+    pub(super) const INVESTMENTS: InstitutionFields = InstitutionFields::Investments;
 }
 
 impl<'a, B: Serialize> Envelope<'a, B> {
+    /// A 200 about a session; `login` is None only in the answer to a cached read's challenge,
+    /// which the service sends without it (docs/sandbox.md#cached-reads-asked-a-question).
     pub(super) fn new(
         body: B,
         institution: Option<InstitutionFields>,
-        login: LoginBody<'a>,
+        login: Option<LoginBody<'a>>,
         request_id: &'a str,
     ) -> Envelope<'a, B> {
-        Envelope { http_status_code: 200, body, institution, login: Some(login), request_id: Some(request_id) }
+        let around = match institution {
+            Some(InstitutionFields::Banking) => Around::Banking {
+                institution_name: INSTITUTION,
+                login,
+                institution_id: INSTITUTION_ID,
+                institution: INSTITUTION,
+                request_id,
+            },
+            Some(InstitutionFields::Investments) => Around::Investments {
+                institution: InstitutionBody { id: INSTITUTION_ID, name: INSTITUTION },
+                login,
+                request_id,
+            },
+            None => Around::Unnamed { login, request_id },
+        };
+        Envelope { http_status_code: 200, body, around: Some(around) }
     }
 
     /// A 200 about no session.
     pub(super) fn plain(body: B) -> Envelope<'a, B> {
-        Envelope { http_status_code: 200, body, institution: None, login: None, request_id: None }
+        Envelope { http_status_code: 200, body, around: None }
     }
 
     /// The 200.

@@ -106,6 +106,12 @@ pub(crate) struct Inner {
     latest_live: HashMap<String, String>,
     /// How long a session whose data is processing lives without activity.
     processing_ttl: Duration,
+    /// `card_in_use` of the configuration: how long a login connected new stays in `connected`.
+    card_in_use: Duration,
+    /// When each login an Authorize connected new was connected, while that is less than
+    /// `card_in_use` ago (older entries are dropped as they are met): DeleteCard refuses it
+    /// meanwhile (docs/sandbox.md#documented-failures).
+    connected: HashMap<Guid, Instant>,
     /// Credentials logins so far, which picks the question of a user asked one of several
     /// (docs/sandbox.md#users) together with the seed.
     logins_begun: u64,
@@ -155,8 +161,6 @@ pub(crate) struct Session {
     remembered: HashMap<&'static str, Bytes>,
     /// Whether account detail has answered 200 for this RequestId: attributes wait for it.
     pub detail_ready: bool,
-    /// When it was opened, for `card_in_use_seconds`.
-    opened: Instant,
     /// A live login (credentials, or a saved connection with `MostRecentCached` false), not a
     /// cached read.
     pub live: bool,
@@ -171,6 +175,9 @@ pub(crate) struct Session {
     /// Whether the login's nightly refresh is on, as the answers' `IsScheduledRefresh` says;
     /// kept up to date by `SetScheduledRefresh`.
     pub scheduled_refresh: bool,
+    /// A cached read asked a question first (`cached_challenges`): the 200 of its answer names
+    /// no `Login`, as the service's does (docs/sandbox.md#cached-reads-asked-a-question).
+    pub asked_cached: bool,
 }
 
 /// The Authorize token a session was opened with.
@@ -193,8 +200,46 @@ struct Pending {
     loading_calls: u32,
     calls: u32,
     first: Instant,
+    /// When its processing ends, whether anyone polls or not (None: later than the clock can
+    /// say): the service goes on processing an operation nobody polls
+    /// (docs/sandbox.md#documented-failures).
+    ends: Option<Instant>,
     /// It has answered 200: its data was delivered.
     done: bool,
+}
+
+/// How long the processing of a data call lasts per 202 it answers: what a client polling once a
+/// second meets, so that by default (one 202) an operation nobody polls ends within seconds.
+const SECONDS_PER_POLL: f64 = 1.0;
+
+/// How long an operation answering `polls` 202s and waiting at least `pending_seconds` processes:
+/// [`SECONDS_PER_POLL`] per 202, or `pending_seconds` when that is longer.
+fn processing_time(polls: u32, pending_seconds: f64) -> Option<Duration> {
+    let seconds = (f64::from(polls) * SECONDS_PER_POLL).max(pending_seconds);
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Some(Duration::ZERO);
+    }
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+impl Pending {
+    /// Whether it is processing at `now`: it answered 202 (or "still loading"), has not answered
+    /// 200, and its processing time has not run out.
+    fn processing_at(&self, now: Instant) -> bool {
+        !self.done && (self.calls > 0 || self.loading_calls > 0) && self.ends.is_none_or(|ends| now < ends)
+    }
+
+    /// Its processing started (again) at `now`, to last `time`.
+    fn start(&mut self, now: Instant, time: Option<Duration>) {
+        self.first = now;
+        self.ends = time.and_then(|time| now.checked_add(time));
+    }
+
+    /// When its processing ran out without being delivered, if it did by `now`.
+    fn abandoned_at(&self, now: Instant) -> Option<Instant> {
+        let ends = self.ends?;
+        (!self.done && (self.calls > 0 || self.loading_calls > 0) && ends <= now).then_some(ends)
+    }
 }
 
 /// The same LoginId for every login of a user, as the real service keeps one connection per
@@ -208,7 +253,7 @@ fn connection_id(seed: u64, user: User, deleted: u32) -> Guid {
         return login_guid_for(seed, &user.username());
     }
     let username = user.username().to_lowercase();
-    Guid::derive(&[&seed.to_le_bytes(), b"login", username.as_bytes(), b"again", &deleted.to_le_bytes()])
+    Guid::sequential(&[&seed.to_le_bytes(), b"login", username.as_bytes(), b"again", &deleted.to_le_bytes()])
 }
 
 /// The number of 100 ns ticks in `elapsed`, the unit of `LastRefresh`'s seven fractional digits.
@@ -221,8 +266,8 @@ fn ticks(elapsed: Duration) -> u64 {
 pub(crate) enum Busy {
     /// Its newest session's data is processing.
     Processing,
-    /// Its newest session was opened within `card_in_use_seconds`.
-    JustAuthorized,
+    /// An Authorize connected it new less than `card_in_use_seconds` ago.
+    JustConnected,
 }
 
 /// Why a RequestId does not lead to a session.
@@ -245,7 +290,7 @@ impl Session {
             pending: HashMap::new(),
             remembered: HashMap::new(),
             detail_ready: false,
-            opened: Instant::now(),
+            asked_cached: false,
             live: true,
             wrong_answers: 0,
             token: None,
@@ -254,11 +299,26 @@ impl Session {
         }
     }
 
-    /// Whether its data is processing: a data operation has answered 202 (or "still loading")
-    /// and not yet 200. Such a session lives `processing_ttl`, and keeps its login busy
-    /// (`CONCURRENT_SESSION`, `CARD_IN_USE`).
-    pub(super) fn processing(&self) -> bool {
-        self.pending.values().any(|pending| !pending.done && (pending.calls > 0 || pending.loading_calls > 0))
+    /// Whether its data is processing at `now`: a data operation has answered 202 (or "still
+    /// loading"), not yet 200, and its processing time has not run out. Such a session lives
+    /// `processing_ttl`, and keeps its login busy (`CONCURRENT_SESSION`, `CARD_IN_USE`).
+    pub(super) fn processing_at(&self, now: Instant) -> bool {
+        self.pending.values().any(|pending| pending.processing_at(now))
+    }
+
+    /// Whether it has expired at `now`, idle since its last request: longer than `processing_ttl`
+    /// while processing, than `ttl` otherwise. A processing nobody polled to its end keeps it
+    /// alive until that end, never past `processing_ttl`, so a session that died while processing
+    /// stays dead.
+    fn expired(&self, now: Instant, ttl: Duration, processing_ttl: Duration) -> bool {
+        let idle = now.duration_since(self.last_seen);
+        if self.processing_at(now) {
+            return idle > processing_ttl;
+        }
+        match self.pending.values().filter_map(|pending| pending.abandoned_at(now)).max() {
+            Some(ended) => idle > processing_ttl.min(ttl.max(ended.saturating_duration_since(self.last_seen))),
+            None => idle > ttl,
+        }
     }
 
     pub(super) fn is_open(&self) -> bool {
@@ -266,25 +326,32 @@ impl Session {
     }
 
     /// The answer while the data of `op` is still "processing" for this session (a 400 while
-    /// loading, then 202s naming `async_rel`'s link when given), or None once it is done. Every
-    /// data operation goes through here, so the pending knobs apply to all; handlers build the
-    /// 200 after letting go of the lock.
+    /// loading, then, when the operation `waits`, 202s naming `async_rel`'s link when given), or
+    /// None once it is done. Every data operation goes through here, so the pending knobs apply
+    /// to all; handlers build the 200 after letting go of the lock. A slow user's operations
+    /// always wait: that is what they are for (docs/sandbox.md#users).
     pub(super) fn pending(
         &mut self,
         op: &'static str,
         config: &SandboxConfig,
         request_id: &str,
         async_rel: Option<&'static str>,
+        waits: bool,
     ) -> Option<Response> {
-        let (polls, code) = match self.user.scenario.slow_pending {
-            Some(code) => (config.slow_pending_polls, code),
-            None => (config.pending_polls, reply::OPERATION_PENDING),
+        let (polls, code, waits) = match self.user.scenario.slow_pending {
+            Some(code) => (config.slow_pending_polls, code, true),
+            None => (config.pending_polls, reply::OPERATION_PENDING, waits),
         };
+        let time = if waits { processing_time(polls, config.pending_seconds) } else { Some(Duration::ZERO) };
         let now = Instant::now();
-        let pending = self.pending.entry(op).or_insert(Pending { loading_calls: 0, calls: 0, first: now, done: false });
+        let pending = self.pending.entry(op).or_insert_with(|| {
+            let mut pending = Pending { loading_calls: 0, calls: 0, first: now, ends: None, done: false };
+            pending.start(now, time);
+            pending
+        });
         if pending.loading_calls < config.loading_polls {
             pending.loading_calls += 1;
-            pending.first = now;
+            pending.start(now, time);
             return Some(
                 ErrorReply::bad_request(
                     reply::SESSION_LOADING,
@@ -295,10 +362,12 @@ impl Session {
             );
         }
         let waited = now.duration_since(pending.first).as_secs_f64();
-        if pending.calls < polls || waited < config.pending_seconds {
+        // Processing that ran out while nobody polled is done: the next call gets the data.
+        let in_time = pending.ends.is_none_or(|ends| now < ends);
+        if waits && ((pending.calls < polls && in_time) || waited < config.pending_seconds) {
             pending.calls = pending.calls.saturating_add(1);
             return Some(match async_rel {
-                Some(rel) => reply::pending_async(code, request_id, rel),
+                Some(rel) => reply::pending_async(code, request_id, rel, config.async_links),
                 None => reply::pending(code, request_id),
             });
         }
@@ -336,6 +405,8 @@ impl Inner {
             latest: HashMap::new(),
             latest_live: HashMap::new(),
             processing_ttl: config.processing_ttl,
+            card_in_use: config.card_in_use,
+            connected: HashMap::new(),
             logins_begun: 0,
             deleted: HashMap::new(),
             started: Instant::now(),
@@ -404,25 +475,14 @@ impl Inner {
         }
     }
 
-    /// How long `session` lives without activity: `ttl`, or `processing_ttl` while its data is
-    /// processing (docs/sandbox.md#knobs), each as set: a test that sets the processing one
-    /// shorter than the idle one (to see a pending session expire) gets what it set.
-    fn lifetime(&self, session: &Session, ttl: Duration) -> Duration {
-        if session.processing() {
-            self.processing_ttl
-        } else {
-            ttl
-        }
-    }
-
     /// The session of `request_id`, its inactivity clock restarted. Expiry is checked here,
-    /// lazily, so no timer task is needed.
+    /// lazily, so no timer task is needed; each lifetime holds as set (docs/sandbox.md#knobs): a
+    /// test that sets the processing one shorter than the idle one gets what it set.
     pub(super) fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
         let processing_ttl = self.processing_ttl;
         let session = self.sessions.get_mut(&normalize_id(request_id)).ok_or(Missing::Unknown)?;
         let now = Instant::now();
-        let lifetime = if session.processing() { processing_ttl } else { ttl };
-        if now.duration_since(session.last_seen) > lifetime {
+        if session.expired(now, ttl, processing_ttl) {
             return Err(Missing::Expired);
         }
         session.last_seen = now;
@@ -430,24 +490,26 @@ impl Inner {
     }
 
     /// Why `login_id` is busy, when it is: its newest session (its newest live one, with
-    /// `live_only`) is processing its data (and has not expired), or was opened less than
-    /// `recent` ago.
-    pub(super) fn busy(&self, login_id: &str, ttl: Duration, recent: Duration, live_only: bool) -> Option<Busy> {
-        let login_id = parse_login_id(login_id)?.to_text();
-        let newest = if live_only { &self.latest_live } else { &self.latest };
-        let request_id = newest.get(&login_id)?;
-        let session = self.sessions.get(request_id)?;
+    /// `live_only`) is processing its data (and has not expired), or an Authorize connected it
+    /// new less than `recent` ago.
+    pub(super) fn busy(&mut self, login_id: &str, ttl: Duration, recent: Duration, live_only: bool) -> Option<Busy> {
+        let guid = parse_login_id(login_id)?;
+        let login_id = guid.to_text();
         let now = Instant::now();
-        if now.duration_since(session.last_seen) > self.lifetime(session, ttl) {
-            return None;
+        let newest = if live_only { &self.latest_live } else { &self.latest };
+        let session = newest.get(&login_id).and_then(|request_id| self.sessions.get(request_id));
+        if session.is_some_and(|session| !session.expired(now, ttl, self.processing_ttl) && session.processing_at(now))
+        {
+            return Some(Busy::Processing);
         }
-        if session.processing() {
-            Some(Busy::Processing)
-        } else if now.duration_since(session.opened) < recent {
-            Some(Busy::JustAuthorized)
-        } else {
-            None
+        let connected = self.connected.get(&guid).copied()?;
+        if now.duration_since(connected) < recent {
+            return Some(Busy::JustConnected);
         }
+        if now.duration_since(connected) >= self.card_in_use {
+            self.connected.remove(&guid);
+        }
+        None
     }
 
     /// The LoginId the connection of `user` has, or will have once a session of it opens.
@@ -508,6 +570,7 @@ impl Inner {
         }
         self.scheduled.remove(&guid);
         self.mfa_answers.remove(&guid);
+        self.connected.remove(&guid);
         let login_id = guid.to_text();
         self.sessions.retain(|_, session| session.login_id.as_deref() != Some(login_id.as_str()));
         self.latest.remove(&login_id);
@@ -535,6 +598,9 @@ impl Inner {
             Login { user: session.user, saved: false, refreshed: 0 }
         });
         login.saved |= session.save && session.login_id.is_none();
+        if first && !self.card_in_use.is_zero() {
+            self.connected.insert(guid, Instant::now());
+        }
         if session.live && !first {
             login.refreshed = now.max(login.refreshed + 1);
         }
@@ -682,10 +748,10 @@ impl Inner {
         // Twice the TTL, so a caller who comes back just late still hears SESSION_EXPIRED.
         let processing_ttl = self.processing_ttl;
         let now = Instant::now();
-        self.sessions.retain(|_, session| {
-            let lifetime = if session.processing() { processing_ttl } else { ttl };
-            now.duration_since(session.last_seen) <= lifetime.saturating_mul(2)
-        });
+        self.sessions
+            .retain(|_, session| !session.expired(now, ttl.saturating_mul(2), processing_ttl.saturating_mul(2)));
+        let card_in_use = self.card_in_use;
+        self.connected.retain(|_, connected| now.duration_since(*connected) < card_in_use);
         let sessions = &self.sessions;
         self.latest.retain(|_, request_id| sessions.contains_key(request_id));
         self.latest_live.retain(|_, request_id| sessions.contains_key(request_id));
@@ -693,12 +759,13 @@ impl Inner {
     }
 }
 
-/// The error for a RequestId that leads nowhere.
+/// The error for a RequestId that leads nowhere; an unknown one in the service's recorded words.
 pub(crate) fn missing_session(missing: Missing, request_id: &str) -> ErrorReply {
     match missing {
-        Missing::Unknown => {
-            ErrorReply::bad_request("SESSION_NONEXISTENT", format!("No session exists for RequestId {request_id}"))
-        }
+        Missing::Unknown => ErrorReply::bad_request(
+            "SESSION_NONEXISTENT",
+            format!("RequestId {request_id} is invalid or session has ended"),
+        ),
         Missing::Expired => ErrorReply::bad_request(
             "SESSION_EXPIRED",
             "The session expired after a period of inactivity: authorize again",

@@ -1,5 +1,6 @@
-//! `GetStatements` (POST, and `GetStatementsAsync/{requestId}`): monthly statements of the
-//! operations accounts, as small real PDFs.
+//! `GetStatements` (POST, and `GetStatementsAsync/{requestId}`): every account of the login, with
+//! monthly statements of the operations accounts, as small real PDFs, and none (`[]`) for the
+//! others, as the service lists them.
 
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
@@ -42,20 +43,20 @@ impl DataOperation for Statements {
         }
         let months = months_before(options.months);
         let statements_by_account = selected(&banking, options.filter.as_deref())
-            // Banks issue statements for deposit accounts; cards and loans have their own.
-            .filter(|account| account.category == "Operations")
             .map(|account| AccountStatements {
                 account_number: &account.account_number,
-                statements: months
-                    .iter()
-                    .map(|(year, month)| statement(shared.config.seed, account, *year, *month))
-                    .collect(),
+                // Banks issue statements for deposit accounts; cards and loans are listed with none.
+                statements: if account.category == "Operations" {
+                    months.iter().map(|(year, month)| statement(shared.config.seed, account, *year, *month)).collect()
+                } else {
+                    Vec::new()
+                },
             })
             .collect();
         Envelope::new(
             StatementsBody { statements_by_account },
             Some(InstitutionFields::BANKING),
-            ready.login(Some("Personal")),
+            Some(ready.login(Some("Personal"))),
             &ready.request_id,
         )
         .ok()

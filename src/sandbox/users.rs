@@ -60,6 +60,9 @@ pub(crate) struct Scenario {
     /// login's number, and asks it again when the answers are empty, as the public test
     /// instance's `Greatday` does (docs/sandbox.md#users).
     pub one_round: bool,
+    /// Whether `cached_challenges="per_user"` asks this user's cached reads a question first
+    /// (docs/sandbox.md#cached-reads-asked-a-question).
+    pub cached_challenge: bool,
 }
 
 impl Scenario {
@@ -87,6 +90,31 @@ impl Scenario {
     /// The rounds of a live login by saved connection.
     pub(super) fn saved_flow(&self) -> &[Round] {
         self.saved_flow.as_deref().unwrap_or_else(|| self.flow())
+    }
+
+    /// The one round a cached read of this user's login is asked when it is asked one
+    /// (docs/sandbox.md#cached-reads-asked-a-question): one of the user's own security
+    /// questions, the country one first (the one the service was recorded asking `Greatday`'s
+    /// cached read), or that country question for a user who has none.
+    pub(super) fn cached_flow(&self) -> &'static [Round] {
+        static ROUNDS: OnceLock<[Vec<Round>; 3]> = OnceLock::new();
+        let [country, city, shape] = ROUNDS.get_or_init(|| {
+            [
+                vec![vec![question(COUNTRY, "Canada")]],
+                vec![vec![question(CITY, "Montreal")]],
+                vec![vec![question(SHAPE, "Triangle")]],
+            ]
+        });
+        let asks = |prompt: &str| {
+            self.flow().iter().chain(self.saved_flow()).flatten().any(|challenge| challenge.prompt == prompt)
+        };
+        if asks(COUNTRY) || !(asks(CITY) || asks(SHAPE)) {
+            country
+        } else if asks(CITY) {
+            city
+        } else {
+            shape
+        }
     }
 
     fn describe(&self) -> SandboxUser {
@@ -207,6 +235,7 @@ fn flow(username: &'static str, description: &'static str, rounds: Vec<Round>) -
         saved_flow: None,
         slow_pending: None,
         one_round: false,
+        cached_challenge: false,
     }
 }
 
@@ -218,6 +247,7 @@ fn refused(username: &'static str, description: &'static str, code: &'static str
         saved_flow: None,
         slow_pending: None,
         one_round: false,
+        cached_challenge: false,
     }
 }
 
@@ -237,10 +267,12 @@ fn table() -> Vec<Scenario> {
     vec![
         Scenario {
             one_round: true,
+            cached_challenge: true,
             ..flow(
                 "Greatday",
                 "One of three security questions (city, country, shape) per login, picked with the seed; \
-                 empty answers ask it again.",
+                 empty answers ask it again. With cached_challenges=\"per_user\", a cached Authorize asks \
+                 the country question first.",
                 greatday_rounds(),
             )
         },
@@ -273,11 +305,15 @@ fn table() -> Vec<Scenario> {
                 greatday_rounds(),
             )
         },
-        flow(
-            "greatday_three_rounds",
-            "Greatday's three security questions, one per 203: city, country, shape.",
-            greatday_rounds(),
-        ),
+        Scenario {
+            cached_challenge: true,
+            ..flow(
+                "greatday_three_rounds",
+                "Greatday's three security questions, one per 203: city, country, shape. With \
+                 cached_challenges=\"per_user\", a cached Authorize asks the country question first.",
+                greatday_rounds(),
+            )
+        },
         flow(
             "mfa_three_questions",
             "Greatday's three security questions at once, in one 203.",

@@ -131,7 +131,8 @@ async fn statements_are_pdfs() {
 
 #[tokio::test]
 async fn a_deleted_login_cannot_be_read_again() {
-    let (_sandbox, client) = start(SandboxConfig::default());
+    // Deleted right after it connected: CARD_IN_USE (sandbox_recorded.rs) turned off.
+    let (_sandbox, client) = start(SandboxConfig { card_in_use: Duration::ZERO, ..SandboxConfig::default() });
     let session = saved_session(&client).await;
     let login_id = session.login_id.unwrap();
     within!(client, "DeleteCard", |c, call| c.delete_login(&call, &login_id)).unwrap();

@@ -27,6 +27,7 @@ mod sandbox;
 mod sandbox_data;
 mod sandbox_faults;
 mod sandbox_linking;
+mod sandbox_recorded;
 mod sandbox_scale;
 mod sandbox_values;
 mod sandbox_widget;

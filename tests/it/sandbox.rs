@@ -230,9 +230,11 @@ async fn greatday_three_rounds_asks_one_question_per_round_and_opens_the_session
     assert_eq!(
         first.1,
         json!({
-            "Links": [{"rel": "Authorization", "href": "/Authorize", "example": null}],
             "HttpStatusCode": 203,
+            "Links": [{"rel": "Authorization", "href": "/Authorize", "example": null}],
             "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "What city were you born in?"}],
+            "InstitutionName": "FlinksCapital",
+            "InstitutionId": 14,
             "Institution": "FlinksCapital",
             "RequestId": id,
         })

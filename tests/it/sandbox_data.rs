@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use bankfeed::sandbox::{attribute_catalogue, attribute_packages, users, SandboxConfig};
+use bankfeed::sandbox::{attribute_catalogue, attribute_packages, users, PendingOperations, SandboxConfig};
 use base64::Engine as _;
 use serde_json::{json, Value};
 
@@ -53,8 +53,8 @@ impl Api {
         self.try_saved_login(username).await.unwrap_or_else(|| panic!("{username} logs in"))
     }
 
-    /// POSTs a banking operation, then follows the `...Async` link of its 202s with GET until
-    /// it answers something else; returns the number of 202s and the last reply.
+    /// POSTs a banking operation, then polls its `...Async/{requestId}` GET, as the service's
+    /// template link says, while it answers 202; returns the number of 202s and the last reply.
     async fn banking(&self, operation: &str, body: Value) -> (usize, Reply) {
         let request_id = body["RequestId"].as_str().unwrap().to_owned();
         let mut reply = self.post(operation, body).await;
@@ -66,8 +66,8 @@ impl Api {
             assert_eq!(reply.1["HttpStatusCode"], 202);
             assert_eq!(
                 reply.1["Links"],
-                json!([{"rel": rel, "href": format!("/{rel}"), "example": format!("/{rel}/{request_id}")}]),
-                "the 202 names the Async link"
+                json!([{"rel": "{Endpoint}Async", "href": "/{Endpoint}Async", "example": "/{Endpoint}Async/{requestId}"}]),
+                "the 202 carries the service's template link"
             );
             reply = self.get(&format!("BankingServices/{rel}/{request_id}")).await;
         }
@@ -719,7 +719,13 @@ async fn with_100000_transactions_the_summary_answers_and_attributes_still_wait_
 
 #[tokio::test]
 async fn every_operation_answers_202_then_200_and_async_polls_continue_the_post() {
-    let api = Api::with(SandboxConfig { pending_polls: 2, ..SandboxConfig::default() });
+    // Every banking operation made to wait, as the knob allows (by default the summary and
+    // statements answer at once, as recorded: sandbox_recorded.rs).
+    let api = Api::with(SandboxConfig {
+        pending_polls: 2,
+        pending_operations: PendingOperations::all(),
+        ..SandboxConfig::default()
+    });
     let login = api.saved_login("greatday_nomfa").await;
     for operation in [DETAIL, SUMMARY, STATEMENTS] {
         let body = json!({"RequestId": login.request_id});
@@ -789,7 +795,14 @@ async fn summary_shape() {
 
 #[tokio::test]
 async fn every_data_operation_needs_the_api_key_when_configured() {
-    let api = Api::unkeyed(SandboxConfig { secret_key: None, api_key: Some("k-1".into()), tier2: true, ..config() });
+    // DeleteCard comes right after the login: the test is of the key, not of CARD_IN_USE.
+    let api = Api::unkeyed(SandboxConfig {
+        secret_key: None,
+        api_key: Some("k-1".into()),
+        tier2: true,
+        card_in_use: std::time::Duration::ZERO,
+        ..config()
+    });
     let login = api.saved_login("greatday_nomfa").await;
     let id = &login.request_id;
     let attributes = Api::attributes_path(&login);
@@ -854,12 +867,13 @@ fn lines_len(xref: &str) -> usize {
 }
 
 #[tokio::test]
-async fn statements_are_real_pdfs_of_the_operations_accounts() {
+async fn statements_are_real_pdfs_of_the_operations_accounts_and_none_of_the_others() {
     let api = Api::with(config());
     let login = api.saved_login("Greatday").await;
     let detail = api.all_transactions(&login).await;
-    let operations: Vec<&Value> =
-        detail["Accounts"].as_array().unwrap().iter().filter(|a| a["Category"] == "Operations").collect();
+    let accounts = detail["Accounts"].as_array().unwrap();
+    let operations: Vec<&Value> = accounts.iter().filter(|a| a["Category"] == "Operations").collect();
+    assert!(operations.len() < accounts.len(), "a card at least is no operations account");
     for (option, months) in [(None, 1), (Some("MostRecent"), 1), (Some("Months3"), 3), (Some("Months12"), 12)] {
         let mut body = json!({"RequestId": login.request_id});
         if let Some(option) = option {
@@ -868,11 +882,17 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
         let (_, reply) = api.banking(STATEMENTS, body).await;
         assert_eq!(reply.0, 200, "{}", reply.1);
         let by_account = reply.1["StatementsByAccount"].as_array().unwrap();
-        assert_eq!(by_account.len(), operations.len());
+        // Every account, in the order of the detail, as the service lists them.
+        let numbers = |list: &[Value], key: &str| list.iter().map(|item| item[key].clone()).collect::<Vec<_>>();
+        assert_eq!(numbers(by_account, "AccountNumber"), numbers(accounts, "AccountNumber"));
         let mut unique = HashSet::new();
-        for (statements, account) in by_account.iter().zip(&operations) {
+        for (statements, account) in by_account.iter().zip(accounts) {
             assert_eq!(statements["AccountNumber"], account["AccountNumber"]);
             let list = statements["Statements"].as_array().unwrap();
+            if account["Category"] != "Operations" {
+                assert!(list.is_empty(), "{account}: listed with no statements");
+                continue;
+            }
             assert_eq!(list.len(), months);
             for (index, statement) in list.iter().enumerate() {
                 assert!(is_guid(&statement["UniqueId"]));
@@ -905,7 +925,8 @@ async fn statements_are_real_pdfs_of_the_operations_accounts() {
 
 #[tokio::test]
 async fn delete_card_forgets_the_connection_and_a_new_one_gets_a_new_login_id() {
-    let api = Api::with(config());
+    // Deleted right after the login: CARD_IN_USE is sandbox_recorded.rs's subject.
+    let api = Api::with(SandboxConfig { card_in_use: std::time::Duration::ZERO, ..config() });
     let unknown =
         api.send(reqwest::Method::DELETE, &format!("BankingServices/DeleteCard/{}", uuid::Uuid::new_v4()), None).await;
     assert_error(&unknown, 401, "INVALID_LOGIN");

@@ -95,9 +95,10 @@ async fn greatday_nomfa_connects_and_its_login_id_opens_a_cached_session() {
     let redirect = &done.events[0];
     assert_eq!(redirect["step"], "REDIRECT");
     let login_id = redirect["loginId"].as_str().unwrap();
+    // A demo connection says so first, as the service's recorded callbacks do.
     assert_eq!(
         redirect["url"],
-        format!("https://example.com/done?loginId={login_id}&institution=FlinksCapital&tag=t1")
+        format!("https://example.com/done?demo=true&loginId={login_id}&institution=FlinksCapital&tag=t1")
     );
     assert_eq!(redirect["tag"], "t1");
     let (status, body) = api.cached(login_id).await;
@@ -126,7 +127,16 @@ async fn greatday_is_asked_its_question_and_a_wrong_answer_can_be_retried() {
     };
     let done = send(&api, &wrong, &[("action", "mfa"), ("answer-0", answer)]).await;
     assert_eq!(done.steps(), ["REDIRECT"], "{}", done.html);
-    assert!(done.has("connected-query"), "without redirectUrl the query is shown");
+    // Without redirectUrl the widget's own frame goes to its result page, the address a mobile
+    // WebView watches for, which shows what the app is sent. No demo here: no demo=true.
+    let login_id = done.events[0]["loginId"].as_str().unwrap().to_owned();
+    let result = format!("/v2/Result/FlinksCapital?loginId={login_id}&institution=FlinksCapital");
+    assert_eq!(done.events[0]["url"], result.as_str());
+    assert!(done.html.contains(&format!("data-navigate=\"{}\" data-top=\"false\"", result.replace('&', "&amp;"))));
+    let shown = open(&api, &result).await;
+    assert!(shown.has("connected-page") && shown.has("connected-query"), "{}", shown.html);
+    assert!(shown.html.contains(&login_id));
+    assert!(shown.events.is_empty(), "REDIRECT was posted once, before");
 }
 
 #[tokio::test]

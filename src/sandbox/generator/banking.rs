@@ -248,6 +248,14 @@ fn roles(rng: &mut Rng) -> Vec<Role> {
     roles
 }
 
+/// A card's number as the service shows it: its first six digits, six asterisks, its last four
+/// (`451012******4242`), in every answer that names the account.
+fn masked_card_number(number: &str) -> String {
+    let first = number.get(..6).unwrap_or_default();
+    let last = number.get(number.len().saturating_sub(4)..).unwrap_or_default();
+    format!("{first}******{last}")
+}
+
 fn card_index(roles: &[Role]) -> usize {
     // roles() always adds a card, so the default is never taken.
     roles.iter().position(|role| *role == Role::Card).unwrap_or_default()
@@ -269,7 +277,7 @@ fn account(role: Role, transit: &str, rng: &mut Rng) -> BankAccount {
             *rng.pick(&["Visa Infinite", "Visa Classic", "Visa Cash Back"]),
             "Credits",
             "CreditCard",
-            format!("4510{}", rng.digits(12)),
+            masked_card_number(&format!("4510{}", rng.digits(12))),
         ),
         Role::Loan => ("Personal Loan", "Products", "LoanPersonal", rng.digits(9)),
     };

@@ -26,15 +26,23 @@ use super::config::SandboxConfig;
 use crate::sync::lock;
 
 /// The LoginId of a user: a GUID derived from the seed and the lower-cased username, so a user
-/// has the same LoginId in every sandbox with the same seed.
+/// has the same LoginId in every sandbox with the same seed; in the shape the service mints
+/// LoginIds ([`Guid::sequential`]).
 pub(crate) fn login_id_for(seed: u64, username: &str) -> String {
     login_guid_for(seed, username).to_text()
 }
 
 /// [`login_id_for`] as a number, the key of the saved logins.
 pub(crate) fn login_guid_for(seed: u64, username: &str) -> Guid {
-    Guid::derive(&[&seed.to_le_bytes(), b"login", username.trim().to_lowercase().as_bytes()])
+    Guid::sequential(&[&seed.to_le_bytes(), b"login", username.trim().to_lowercase().as_bytes()])
 }
+
+/// The .NET ticks (100 ns since 0001-01-01) of 2025-11-20, a year before the data's as-of day:
+/// the sequential tails of LoginIds fall in that year.
+const SEQUENTIAL_FROM: u64 = 638_991_936_000_000_000;
+
+/// A year of ticks.
+const SEQUENTIAL_SPAN: u64 = 315_360_000_000_000;
 
 /// The stream every piece of a login's data is forked from.
 fn login_rng(seed: u64, login_id: &str) -> Rng {
@@ -198,6 +206,26 @@ impl Guid {
         Guid::draw(&mut Rng::new(hash(parts)))
     }
 
+    /// A GUID in the shape the service mints its LoginIds in (docs/sandbox.md#lastrefresh-loginids-and-languages),
+    /// depending only on `parts`: a random version-4 head (the first three groups) and a .NET
+    /// sequential tail, a tick count written as .NET's sequential GUIDs write it (its two low
+    /// bytes swapped, then its six high bytes, high first: `...-7c44-08da172863b5`). The variant
+    /// nibble that starts the fourth group is kept outside RFC 4122's (8 to b), as in most
+    /// recorded LoginIds, so a check for a version-4 UUID refuses every one of them.
+    pub(super) fn sequential(parts: &[&[u8]]) -> Guid {
+        let mut rng = Rng::new(hash(parts));
+        let head = Guid::draw(&mut rng).0 & !u128::from(u64::MAX);
+        let ticks = (SEQUENTIAL_FROM + rng.next() % SEQUENTIAL_SPAN).to_le_bytes();
+        let [t0, t1, t2, t3, t4, t5, t6, t7] = ticks;
+        let mut tail = [t1, t0, t7, t6, t5, t4, t3, t2];
+        let [variant, ..] = &mut tail;
+        if *variant & 0xc0 == 0x80 {
+            // 10xx (RFC 4122) becomes 11xx, the variant reserved to Microsoft.
+            *variant ^= 0x40;
+        }
+        Guid(head | u128::from(u64::from_be_bytes(tail)))
+    }
+
     pub(super) fn to_text(self) -> String {
         uuid::Uuid::from_u128(self.0).to_string()
     }
@@ -251,6 +279,22 @@ mod tests {
 
     fn config(count: Option<usize>) -> SandboxConfig {
         SandboxConfig { banking_transactions: count, investment_transactions: count, ..SandboxConfig::default() }
+    }
+
+    #[test]
+    fn login_ids_have_a_sequential_tail_outside_rfc_4122() {
+        for seed in 0..50 {
+            let id = uuid::Uuid::parse_str(&login_id_for(seed, "Greatday")).unwrap();
+            assert_eq!(id.get_version_num(), 4, "{id}: the head is a version-4 GUID's");
+            assert!(!matches!(id.get_variant(), uuid::Variant::RFC4122), "{id}: the variant is not RFC 4122's");
+            let tail = u64::try_from(id.as_u128() & u128::from(u64::MAX)).unwrap().to_be_bytes();
+            let ticks = u64::from_le_bytes([tail[1], tail[0], tail[7], tail[6], tail[5], tail[4], tail[3], tail[2]]);
+            // Within the year before the as-of day, give or take the variant bit that may have moved.
+            assert!((SEQUENTIAL_FROM - 0x4000..SEQUENTIAL_FROM + SEQUENTIAL_SPAN + 0x4000).contains(&ticks), "{id}");
+        }
+        // The RequestIds and every other identifier stay random version-4 GUIDs.
+        let drawn = uuid::Uuid::from_u128(Guid::derive(&[b"any"]).0);
+        assert_eq!((drawn.get_version_num(), drawn.get_variant()), (4, uuid::Variant::RFC4122));
     }
 
     #[test]

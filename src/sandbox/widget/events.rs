@@ -71,6 +71,8 @@ pub(crate) struct Connected<'a> {
     pub institution: &'a str,
     pub account_ids: &'a [String],
     pub tag: Option<&'a str>,
+    /// A connection of the demo (`demo=true`), which the redirect says.
+    pub demo: bool,
 }
 
 /// The final event: the redirect URL with its query, and the same facts as fields. `accountId`
@@ -103,7 +105,8 @@ mod tests {
     #[test]
     fn the_redirect_event_lists_several_accounts() {
         let ids = ["a".to_owned(), "b".to_owned()];
-        let connected = Connected { login_id: "L", institution: "FlinksCapital", account_ids: &ids, tag: Some("t") };
+        let connected =
+            Connected { login_id: "L", institution: "FlinksCapital", account_ids: &ids, tag: Some("t"), demo: false };
         let event = redirect("https://x/?loginId=L", &connected);
         assert_eq!(event["accountId"], json!(["a", "b"]));
         assert_eq!(event["tag"], "t");

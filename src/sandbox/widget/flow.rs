@@ -3,7 +3,7 @@
 //! (docs/sandbox.md#the-hosted-widget). Flows are kept by an unguessable id that every form
 //! carries; the pages only render what [`Shown`] says.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -37,8 +37,12 @@ const MAX_USED_TOKENS: usize = 100_000;
 /// The flows in progress, and the widget tokens already used.
 #[derive(Default)]
 pub(crate) struct Flows {
-    flows: Mutex<HashMap<String, Flow>>,
+    /// The flows in progress, by id.
+    in_progress: Mutex<HashMap<String, Flow>>,
     used_tokens: Mutex<HashSet<u128>>,
+    /// The look (language included) of the last [`MAX_FLOWS`] flows that connected, by LoginId,
+    /// newest last: their result page keeps it (docs/sandbox.md#the-redirect).
+    ended: Mutex<VecDeque<(String, Chrome)>>,
 }
 
 /// Where a flow is.
@@ -189,7 +193,7 @@ impl Flows {
     pub(crate) async fn advance(&self, shared: &Arc<Shared>, id: &str, form: &[(String, String)]) -> Shown {
         // Taken out while it waits for Authorize, so no lock is held across the wait; a second
         // form sent meanwhile finds no flow and says so.
-        let Some(mut flow) = lock(&self.flows).remove(id) else {
+        let Some(mut flow) = lock(&self.in_progress).remove(id) else {
             // The flow, and with it its language, is gone: the page is in the default language.
             let events = vec![events::error(events::ERROR, "SESSION_EXPIRED", None, None)];
             let t = texts::of(false);
@@ -238,17 +242,29 @@ impl Flows {
             _ => flow.current(&mut events),
         };
         let chrome = flow.chrome();
-        if let View::Connected { .. } = view {
+        if let View::Connected { login_id, .. } = &view {
+            let mut ended = lock(&self.ended);
+            if ended.len() >= MAX_FLOWS {
+                ended.pop_front();
+            }
+            ended.push_back((login_id.clone(), chrome.clone()));
+            drop(ended);
             return Shown { flow: None, chrome, view, events };
         }
-        lock(&self.flows).insert(id.to_owned(), flow);
+        lock(&self.in_progress).insert(id.to_owned(), flow);
         Shown { flow: Some(id.to_owned()), chrome, view, events }
+    }
+
+    /// The look of the newest flow that connected `login_id`, for its result page.
+    pub(crate) fn ended_look(&self, login_id: &str) -> Option<Chrome> {
+        let ended = lock(&self.ended);
+        ended.iter().rev().find(|(connected, _)| connected.eq_ignore_ascii_case(login_id)).map(|(_, look)| look.clone())
     }
 
     /// Keeps `flow` under a new id, forgetting flows left alone too long.
     fn keep(&self, flow: Flow) -> String {
         let id = uuid::Uuid::new_v4().simple().to_string();
-        let mut flows = lock(&self.flows);
+        let mut flows = lock(&self.in_progress);
         let now = Instant::now();
         flows.retain(|_, flow| now.duration_since(flow.touched) < FLOW_TTL);
         if flows.len() >= MAX_FLOWS {
@@ -505,11 +521,13 @@ impl Flow {
             institution: self.institution.unwrap_or(INSTITUTION),
             account_ids: &account_ids,
             tag: self.params.tag.as_deref(),
+            demo: self.params.demo,
         };
         let url = redirect::url(self.params.redirect_url.as_deref(), &connected);
         events.push(events::redirect(&url, &connected));
-        let navigate =
-            self.params.redirect_url.as_ref().map(|_| Navigate { url: url.clone(), top: !self.params.inner_redirect });
+        // Without a redirectUrl the widget's own frame goes to its result page.
+        let top = self.params.redirect_url.is_some() && !self.params.inner_redirect;
+        let navigate = Some(Navigate { url: url.clone(), top });
         View::Connected { url, navigate, login_id }
     }
 }

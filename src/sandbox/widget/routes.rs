@@ -15,7 +15,7 @@ use axum::{Extension, Router};
 
 use serde_json::{Map, Value};
 
-use super::flow::{Flows, Shown, View};
+use super::flow::{Chrome, Flows, Shown, View};
 use super::pages;
 use crate::sandbox::recorded::Note;
 use crate::sandbox::reply;
@@ -37,6 +37,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/v2/{segment}", get(begin))
         .route("/v2/{segment}/", get(begin))
         .route("/v2/flow/{flow}", post(advance))
+        .route("/v2/Result/{institution}", get(result))
         .layer(Extension(flows))
 }
 
@@ -96,6 +97,28 @@ async fn advance(
         note.widget(&fields(&form), username, login_id);
     }
     page(&shown)
+}
+
+/// `GET /v2/Result/{institution}`: where a flow without `redirectUrl` ends, the address a mobile
+/// WebView watches for (docs/sandbox.md#the-redirect). It says the account is connected and shows
+/// what the app is sent, the query, with the look and language of the flow that connected the
+/// LoginId (English, with the header, for one the sandbox does not remember); it posts no event:
+/// the flow posted `REDIRECT` before coming here.
+async fn result(
+    Extension(flows): Extension<Arc<Flows>>,
+    note: Option<Extension<Note>>,
+    uri: Uri,
+    query: Result<Query<Pairs>, QueryRejection>,
+) -> Response {
+    let pairs = query.map(|Query(pairs)| pairs).unwrap_or_default();
+    let login_id = pairs.iter().find(|(key, _)| key == "loginId").map(|(_, value)| value.clone()).unwrap_or_default();
+    if let Some(Extension(note)) = note {
+        note.widget(&fields(&pairs), None, Some(login_id.clone()).filter(|id| !id.is_empty()));
+    }
+    let chrome = flows.ended_look(&login_id).unwrap_or(Chrome { header: true, ..Chrome::default() });
+    let url = uri.query().map(|query| format!("?{query}")).unwrap_or_default();
+    let view = View::Connected { url, navigate: None, login_id };
+    page(&Shown { flow: None, chrome, view, events: Vec::new() })
 }
 
 /// A query's or a form's fields as a JSON object for the request log: a field given several

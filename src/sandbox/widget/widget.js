@@ -52,7 +52,9 @@
       // The top window; a browser that refuses a frame this navigation leaves the link to click.
       try { window.top.location.href = url; } catch (e) { /* the link stays */ }
     } else {
-      window.location.href = url;
+      // This frame (innerRedirect, or the result page without a redirectUrl): once the events
+      // posted on load have reached listeners in this window too, which a navigation would drop.
+      setTimeout(function () { window.location.href = url; }, 100);
     }
   }
 })();

@@ -138,7 +138,9 @@ def test_greatday_nomfa_connects_to_the_redirect_and_a_cached_session(
     sign_in(page, "greatday_nomfa")
     page.wait_for_url(f"{harness.done}?**")
     query = parse_qs(urlsplit(page.url).query)
-    assert list(query) == ["loginId", "institution", "tag"]
+    # A demo connection says so first, as the service's recorded callbacks do.
+    assert list(query) == ["demo", "loginId", "institution", "tag"]
+    assert query["demo"] == ["true"]
     assert query["institution"] == ["FlinksCapital"] and query["tag"] == ["signup-42"]
     login_id = query["loginId"][0]
     with sb.client() as client:
@@ -168,7 +170,8 @@ def test_users_with_challenges_answer_each_page(sb: bf.Sandbox, page: Page, user
     sign_in(page, username)
     rounds = 0
     while True:
-        page.wait_for_selector("#mfa-page, #connected-page, #error-page")
+        # Without a redirectUrl the flow ends on the result page (connected-query).
+        page.wait_for_selector("#mfa-page, #connected-query, #error-page")
         if not page.query_selector("#mfa-page"):
             break
         rounds += 1
@@ -181,6 +184,7 @@ def test_users_with_challenges_answer_each_page(sb: bf.Sandbox, page: Page, user
         answer_round(page, user)
         assert rounds < 5, "the flow keeps asking"
     assert page.query_selector("#connected-page"), page.inner_text("body")
+    assert "/v2/Result/FlinksCapital?demo=true&loginId=" in page.url, page.url
     screenshot(page, f"widget-connected-{username}")
     page.wait_for_function("document.readyState === 'complete'")
     asked = [kind for event in received if event.get("step") == "COMPONENT_LOAD_MFA" for kind in event["mfaTypes"]]
@@ -209,7 +213,7 @@ def test_the_image_grid_has_sixteen_images_to_click(sb: bf.Sandbox, page: Page) 
     page.wait_for_selector("#mfa-error")
     screenshot(page, "widget-mfa-image-wrong")
     page.click("#image-0-7")
-    page.wait_for_selector("#connected-page")
+    page.wait_for_selector("#connected-query")
 
 
 def test_the_harness_receives_the_events_in_order(sb: bf.Sandbox, harness: Harness, page: Page) -> None:
@@ -254,7 +258,7 @@ def test_the_harness_receives_the_events_in_order(sb: bf.Sandbox, harness: Harne
     redirect = events[-1]
     assert redirect["accountId"] == chosen and redirect["tag"] == "t"
     assert redirect["url"] == (
-        f"{harness.done}?loginId={redirect['loginId']}&institution=FlinksCapital&accountId={chosen}&tag=t"
+        f"{harness.done}?demo=true&loginId={redirect['loginId']}&institution=FlinksCapital&accountId={chosen}&tag=t"
     )
 
 
@@ -375,7 +379,7 @@ def test_the_right_password_after_a_wrong_one_connects(sb: bf.Sandbox, page: Pag
     sign_in(page, "greatday_nomfa", "nope")
     page.wait_for_selector("#credential-error")
     sign_in(page, "greatday_nomfa")
-    page.wait_for_selector("#connected-page")
+    page.wait_for_selector("#connected-query")
     screenshot(page, "widget-connected")
 
 
@@ -398,7 +402,7 @@ def test_the_token_is_required_and_single_use(page: Page) -> None:
         page.wait_for_selector("#institution-page")
         page.click("#institution-FlinksCapital")
         sign_in(page, "greatday_nomfa")
-        page.wait_for_selector("#connected-page")
+        page.wait_for_selector("#connected-query")
         page.goto(url)
         page.wait_for_selector("#error-page")
         assert "used already" in page.inner_text("#error-message")
@@ -489,6 +493,8 @@ def test_language_fr_shows_every_page_in_french(sb: bf.Sandbox, page: Page) -> N
     screenshot(page, "widget-fr-mfa-retry")
     page.fill("#answer-0", GREATDAY_IN_FRENCH[page.inner_text("#prompt-0").strip()])
     page.click("#mfa-submit")
+    # The result page the flow ends on keeps the flow's language.
+    page.wait_for_selector("#connected-query")
     assert_french_page(page, "connected-page", "Votre compte est connecté")
     assert page.inner_text("#connected-text") == "Vous pouvez maintenant fermer cette fenêtre."
     assert page.inner_text("#connected-page p.fine").startswith("Transmis à votre application :")

@@ -39,8 +39,10 @@ QUIET = 0.2
 
 @pytest.fixture(scope="module")
 def stuck() -> Iterator[bf.Sandbox]:
-    """16 saved logins whose data calls stay pending for a minute."""
-    with bf.Sandbox(logins=16, pending_seconds=60) as sb:
+    """16 saved logins whose data calls stay pending for a minute, statements included (they
+    answer at once by default, as the service's do)."""
+    every = ["GetAccountsDetail", "GetAccountsSummary", "GetStatements", "Investments", "Attributes"]
+    with bf.Sandbox(logins=16, pending_seconds=60, pending_operations=every) as sb:
         yield sb
 
 

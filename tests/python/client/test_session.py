@@ -179,7 +179,13 @@ def test_an_unknown_login_id_is_refused(api: Api, client: Any, call: str) -> Non
     assert "INVALID_LOGIN" in str(info.value)
 
 
-def test_delete_login_forgets_the_saved_connection(api: Api, fresh_sandbox: bf.Sandbox) -> None:
+def test_delete_login_forgets_the_saved_connection(api: Api) -> None:
+    # Deleted right after it connected: CARD_IN_USE (tests/python/sandbox) turned off.
+    with bf.Sandbox(card_in_use_seconds=0.0) as sb:
+        forgets_the_saved_connection(api, sb)
+
+
+def forgets_the_saved_connection(api: Api, fresh_sandbox: bf.Sandbox) -> None:
     client = api.client(fresh_sandbox)
     session = api.run(client.authorize(INSTITUTION, "greatday_nomfa", PASSWORD, save=True))
     login_id = login_id_of(session)

@@ -180,9 +180,15 @@ def test_bad_days_is_a_config_error_naming_days(api: Api) -> None:
         ("GetStatements", lambda s: s.statements()),
     ],
 )
-def test_banking_202_path_polls_the_async_endpoint(
-    api: Api, fresh_sandbox: bf.Sandbox, operation: str, call: Callable[[Any], Any]
-) -> None:
+def test_banking_202_path_polls_the_async_endpoint(api: Api, operation: str, call: Callable[[Any], Any]) -> None:
+    # Every banking operation made to wait: the summary and statements answer at once by default,
+    # as the service's do (tests/python/sandbox/test_recorded_shapes.py).
+    every = ["GetAccountsDetail", "GetAccountsSummary", "GetStatements"]
+    with bf.Sandbox(pending_polls=2, pending_operations=every) as fresh_sandbox:
+        polls_the_async_endpoint(api, fresh_sandbox, operation, call)
+
+
+def polls_the_async_endpoint(api: Api, fresh_sandbox: bf.Sandbox, operation: str, call: Callable[[Any], Any]) -> None:
     client = api.client(fresh_sandbox)
     session, _ = dh.log_in(client, api)
     mark = len(fresh_sandbox.requests)
@@ -197,7 +203,13 @@ def test_banking_202_path_polls_the_async_endpoint(
     assert result.raw["HttpStatusCode"] == 200
 
 
-def test_delete_login_then_cached_authorize_is_invalid_login(api: Api, fresh_sandbox: bf.Sandbox) -> None:
+def test_delete_login_then_cached_authorize_is_invalid_login(api: Api) -> None:
+    # Deleted right after it connected: CARD_IN_USE (tests/python/sandbox) turned off.
+    with bf.Sandbox(card_in_use_seconds=0.0) as sb:
+        cached_authorize_after_delete(api, sb)
+
+
+def cached_authorize_after_delete(api: Api, fresh_sandbox: bf.Sandbox) -> None:
     client = api.client(fresh_sandbox)
     _, login_id = dh.log_in(client, api)
     api.run(client.authorize_cached(login_id))  # works before

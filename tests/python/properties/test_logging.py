@@ -87,8 +87,9 @@ def records_made() -> Iterator[list[logging.LogRecord]]:
 
 @pytest.fixture
 def keyed() -> Iterator[bf.Sandbox]:
-    """A sandbox that needs both keys: every Authorize carries a token, every data call the key."""
-    sb = bf.Sandbox(api_key=API_KEY, secret_key=SECRET_KEY, pending_polls=2)
+    """A sandbox that needs both keys: every Authorize carries a token, every data call the key
+    (CARD_IN_USE off: the flows end by deleting a login they connected a moment before)."""
+    sb = bf.Sandbox(api_key=API_KEY, secret_key=SECRET_KEY, pending_polls=2, card_in_use_seconds=0.0)
     yield sb
     sb.close()
 

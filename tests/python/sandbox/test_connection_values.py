@@ -41,14 +41,16 @@ def test_last_refresh_moves_with_a_live_refresh_and_not_with_a_cached_read(clien
     assert client.authorize_cached(first.login_id).last_refresh == live.last_refresh
 
 
-def test_a_deleted_login_connects_again_under_a_new_login_id(client: bf.Client) -> None:
-    first = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
-    assert first.login_id is not None
-    client.delete_login(first.login_id)
-    again = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
-    assert again.login_id is not None and again.login_id != first.login_id
-    with pytest.raises(bf.InvalidLogin):
-        client.authorize_cached(first.login_id)
+def test_a_deleted_login_connects_again_under_a_new_login_id() -> None:
+    # Deleted right after it connected: CARD_IN_USE is test_documented_failures.py's subject.
+    with bf.Sandbox(card_in_use_seconds=0.0) as sb, sb.client() as client:
+        first = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
+        assert first.login_id is not None
+        client.delete_login(first.login_id)
+        again = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
+        assert again.login_id is not None and again.login_id != first.login_id
+        with pytest.raises(bf.InvalidLogin):
+            client.authorize_cached(first.login_id)
 
 
 def test_language_fr_asks_greatday_in_french_and_takes_the_documented_answers(client: bf.Client) -> None:

@@ -8,9 +8,12 @@ from __future__ import annotations
 import json
 import re
 import urllib.error
+import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,11 +45,97 @@ def sandbox_only_users(raw: Raw) -> bool:
     return status == 203 and asked["SecurityChallenges"][-1]["Type"] in {"QuestionAndAnswer", "ImageSelection"}
 
 
+def last_refresh_seven_digits(raw: Raw) -> bool:
+    _, opened = raw.login("greatday_nomfa")
+    fraction = opened["Login"]["LastRefresh"].rsplit(".", 1)[1]
+    return len(fraction) == 7
+
+
 def instant_processing(raw: Raw) -> bool:
     _, opened = raw.login("greatday_nomfa")
-    first, _ = raw.send("POST", "/GetAccountsSummary", {"RequestId": opened["RequestId"]})
-    poll, _ = raw.send("GET", f"/GetAccountsSummaryAsync/{opened['RequestId']}")
+    first, _ = raw.send("POST", "/GetAccountsDetail", {"RequestId": opened["RequestId"]})
+    poll, _ = raw.send("GET", f"/GetAccountsDetailAsync/{opened['RequestId']}")
     return (first, poll) == (202, 200)
+
+
+def saved_greatday(raw: Raw) -> str:
+    """Greatday logged in live and saved, its question answered: its LoginId."""
+    status, asked = raw.login("Greatday", Save=True)
+    assert status == 203, asked
+    prompt = asked["SecurityChallenges"][0]["Prompt"]
+    status, opened = raw.authorize({"RequestId": asked["RequestId"], "SecurityResponses": {prompt: [GREATDAY[prompt]]}})
+    assert status == 200, opened
+    return str(opened["Login"]["Id"])
+
+
+def cached_reads_open_at_once(raw: Raw) -> bool:
+    status, cached = raw.authorize({"LoginId": saved_greatday(raw), "MostRecentCached": True})
+    return status == 200 and "Login" in cached
+
+
+def login_ids_never_rfc_4122(raw: Raw) -> bool:
+    _, opened = raw.login("greatday_nomfa")
+    return uuid.UUID(opened["Login"]["Id"]).variant != uuid.RFC_4122
+
+
+def summary(raw: Raw) -> dict[str, Any]:
+    """The summary of a new session of greatday_nomfa, answered at once."""
+    _, opened = raw.login("greatday_nomfa")
+    status, answer = raw.send("POST", "/GetAccountsSummary", {"RequestId": opened["RequestId"]})
+    assert status == 200, answer
+    return answer
+
+
+def summary_names_its_login(raw: Raw) -> bool:
+    return "Login" in summary(raw)
+
+
+def summary_accounts_typed_and_named(raw: Raw) -> bool:
+    accounts = summary(raw)["Accounts"]
+    return all("Type" in account and set(account["Holder"]) == {"Name"} for account in accounts)
+
+
+def last_four_and_available_given(raw: Raw) -> bool:
+    accounts = summary(raw)["Accounts"]
+    return all(isinstance(account["LastFourDigits"], str) for account in accounts) and any(
+        account["Balance"]["Available"] is not None for account in accounts
+    )
+
+
+def account_type_personal(raw: Raw) -> bool:
+    return all(account["AccountType"] == "Personal" for account in summary(raw)["Accounts"])
+
+
+def statements_of_deposit_accounts(raw: Raw) -> bool:
+    _, opened = raw.login("greatday_nomfa")
+    status, answer = raw.send("POST", "/GetStatements", {"RequestId": opened["RequestId"]})
+    assert status == 200, answer
+    return any(account["Statements"] for account in answer["StatementsByAccount"])
+
+
+def redirect_without_request_id(raw: Raw) -> bool:
+    query = urllib.parse.urlencode(
+        {
+            "demo": "true",
+            "consentEnable": "false",
+            "institution": "FlinksCapital",
+            "redirectUrl": "https://example.com/done",
+            "authorizeToken": raw.token(),
+        }
+    )
+    with urllib.request.urlopen(f"{raw.sb.widget_url}?{query}", timeout=10) as response:
+        form = response.read().decode()
+    flow = re.search(r'action="/v2/flow/([^"]+)"', form)
+    assert flow, form
+    fields = urllib.parse.urlencode({"action": "credentials", "username": "greatday_nomfa", "password": "Everyday"})
+    request = urllib.request.Request(f"{raw.sb.url}/v2/flow/{flow[1]}", data=fields.encode(), method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        done = response.read().decode()
+    events = re.search(r'<script type="application/json" id="widget-events">(.*?)</script>', done, re.S)
+    assert events, done
+    [redirect] = [event for event in json.loads(events[1]) if event["step"] == "REDIRECT"]
+    asked = urllib.parse.parse_qs(urllib.parse.urlsplit(redirect["url"]).query)
+    return asked["demo"] == ["true"] and "loginId" in asked and "requestId" not in asked
 
 
 def no_rate_limit(raw: Raw) -> bool:
@@ -62,6 +151,14 @@ def keys_can_be_off(raw: Raw) -> bool:
         live = {"Institution": "FlinksCapital", "Username": "greatday_nomfa", "Password": "Everyday"}
         status, _ = Raw(open_sb).send("POST", "/Authorize", {**live, "MostRecentCached": False})
     return status == 200
+
+
+# The answers to Greatday's questions, which it asks one of (docs/sandbox.md#users).
+GREATDAY = {
+    "What city were you born in?": "Montreal",
+    "What is the best country on earth?": "Canada",
+    "What shape do people like most?": "Triangle",
+}
 
 
 def token_carries_answers(raw: Raw) -> bool:
@@ -133,9 +230,18 @@ CHECKS: dict[str, Callable[[Raw], bool]] = {
     check.__name__: check
     for check in (
         fixed_as_of_day,
+        last_refresh_seven_digits,
         one_institution,
         sandbox_only_users,
+        cached_reads_open_at_once,
         instant_processing,
+        login_ids_never_rfc_4122,
+        summary_names_its_login,
+        summary_accounts_typed_and_named,
+        last_four_and_available_given,
+        account_type_personal,
+        statements_of_deposit_accounts,
+        redirect_without_request_id,
         no_rate_limit,
         plain_http,
         keys_can_be_off,

@@ -58,7 +58,8 @@ def test_bankfeeds_own_bulk_calls_never_meet_it() -> None:
 
 
 def test_deleting_a_login_whose_data_is_processing_is_card_in_use() -> None:
-    with bf.Sandbox(slow_pending_polls=20) as sb, sb.client(poll_timeout=0.001) as client:
+    # The login is new too: the knob set to 0 leaves its processing alone to hold it.
+    with bf.Sandbox(slow_pending_polls=20, card_in_use_seconds=0.0) as sb, sb.client(poll_timeout=0.001) as client:
         session, login_id = pending_login(sb, client)
         with pytest.raises(bf.ConcurrentSession) as in_use:
             client.delete_login(login_id)
@@ -68,18 +69,46 @@ def test_deleting_a_login_whose_data_is_processing_is_card_in_use() -> None:
             patient.delete_login(login_id)
 
 
-def test_deleting_right_after_an_authorize_is_card_in_use_with_the_knob() -> None:
-    with bf.Sandbox(card_in_use_seconds=0.5) as sb, sb.client() as client:
+def test_deleting_right_after_a_new_login_is_card_in_use_for_a_while() -> None:
+    with bf.Sandbox() as sb, sb.client() as client:
+        # By default, as the service's error reference reproduces it: a few seconds.
+        login_id = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True).login_id
+        assert login_id is not None
+        with pytest.raises(bf.ConcurrentSession, match="CARD_IN_USE") as in_use:
+            client.delete_login(login_id)
+        assert in_use.value.status == 400 and "connected a moment ago" in str(in_use.value)
+    with bf.Sandbox(card_in_use_seconds=0.5, logins=1) as sb, sb.client() as client:
         login_id = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True).login_id
         assert login_id is not None
         with pytest.raises(bf.ConcurrentSession, match="CARD_IN_USE"):
             client.delete_login(login_id)
         time.sleep(0.6)
         client.delete_login(login_id)
-    with bf.Sandbox() as sb, sb.client() as client:
-        # Off by default: a test that saves a login and deletes it at once keeps working.
+        # A login saved before is no new login: its Authorize does not hold it.
+        client.authorize_cached(sb.login_ids[0])
+        client.delete_login(sb.login_ids[0])
+    with bf.Sandbox(card_in_use_seconds=0.0) as sb, sb.client() as client:
+        # 0 turns it off: a test that saves a login and deletes it at once works.
         login_id = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True).login_id
         assert login_id is not None
+        client.delete_login(login_id)
+
+
+def test_a_data_call_nobody_polls_holds_the_login_only_while_it_processes() -> None:
+    """The service goes on processing a 202 nobody polls: the login is free once that is done,
+    not 30 minutes later (one 202 by default: a second)."""
+    with bf.Sandbox(card_in_use_seconds=0.0) as sb, sb.client(poll_timeout=0.001) as client:
+        session = client.login("FlinksCapital", "greatday_nomfa", "Everyday", save=True)
+        login_id = session.login_id
+        assert login_id is not None
+        with pytest.raises(bf.PendingTimeout):
+            session.accounts_detail()
+        with pytest.raises(bf.ConcurrentSession, match="CONCURRENT_SESSION"):
+            client.authorize_saved(login_id)
+        with pytest.raises(bf.ConcurrentSession, match="CARD_IN_USE"):
+            client.delete_login(login_id)
+        time.sleep(1.2)
+        assert isinstance(client.authorize_saved(login_id), bf.Session)
         client.delete_login(login_id)
 
 

@@ -15,8 +15,9 @@ import bankfeed as bf
 from bankfeed import _native
 
 #: Options whose signature default is None where the core has a value: None stands for that value.
-#: The sandbox's customer id is the public test customer's; no faults is an empty list.
-NONE_STANDS_FOR_THE_DEFAULT = {("Sandbox", "customer_id"), ("Sandbox", "faults")}
+#: The sandbox's customer id is the public test customer's; no faults is an empty list; no pending
+#: operations named are the recorded ones (account detail, Investments, the attributes calls).
+NONE_STANDS_FOR_THE_DEFAULT = {("Sandbox", "customer_id"), ("Sandbox", "faults"), ("Sandbox", "pending_operations")}
 
 
 def signature_defaults(cls: type) -> dict[str, Any]:
