@@ -377,10 +377,11 @@ impl Serialize for Transactions<'_> {
     }
 }
 
+/// Fields in the order the service was recorded sending them, `Id` last
+/// (docs/sandbox.md#where-the-sandbox-differs-from-the-real-service).
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
 struct TransactionBody<'a> {
-    id: Guid,
     date: &'static str,
     /// Deprecated; the service sends it null (docs/protocol.md#account-detail-summary-and-statements).
     code: Option<&'static str>,
@@ -388,18 +389,19 @@ struct TransactionBody<'a> {
     debit: Option<Cents>,
     credit: Option<Cents>,
     balance: Cents,
+    id: Guid,
 }
 
 impl<'a> From<&'a BankTransaction> for TransactionBody<'a> {
     fn from(transaction: &'a BankTransaction) -> TransactionBody<'a> {
         TransactionBody {
-            id: transaction.id,
             date: dash_date(transaction.day),
             code: None,
             description: transaction.description(),
             debit: transaction.debit(),
             credit: transaction.credit(),
             balance: transaction.balance,
+            id: transaction.id,
         }
     }
 }

@@ -1,0 +1,8 @@
+# frozen_string_literal: true
+
+module Flinks
+  module Resources
+    class SessionNonexistentErrorObject < ErrorObject
+    end
+  end
+end
