@@ -4,6 +4,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use super::faults::Fault;
+use super::reply::AsyncLinks;
 
 /// The most bulk logins a sandbox saves at start (`SandboxConfig::logins`).
 pub const MAX_LOGINS: u32 = 1_000_000;
@@ -77,36 +78,6 @@ impl PendingOperations {
     /// The names, in the order of [`DATA_OPERATIONS`].
     pub fn names(&self) -> &[&'static str] {
         &self.names
-    }
-}
-
-/// The link of a banking operation's 202 (`SandboxConfig::async_links`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AsyncLinks {
-    /// `{"rel": "{Endpoint}Async", "href": "/{Endpoint}Async", "example":
-    /// "/{Endpoint}Async/{requestId}"}`, placeholders and all, as the service sends it.
-    Template,
-    /// The operation's own: `{"rel": "GetAccountsDetailAsync", "href": "/GetAccountsDetailAsync",
-    /// "example": "/GetAccountsDetailAsync/<RequestId>"}`, as the sandbox sent before.
-    Concrete,
-}
-
-impl AsyncLinks {
-    /// `template` or `concrete`, as the knob is spelled.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AsyncLinks::Template => "template",
-            AsyncLinks::Concrete => "concrete",
-        }
-    }
-
-    /// The form `text` names (any case), or the rule it breaks.
-    pub fn parse(text: &str) -> Result<AsyncLinks, String> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "template" => Ok(AsyncLinks::Template),
-            "concrete" => Ok(AsyncLinks::Concrete),
-            _ => Err(format!("must be \"template\" or \"concrete\", got {text:?}")),
-        }
     }
 }
 

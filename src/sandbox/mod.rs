@@ -55,10 +55,11 @@ use tokio::sync::{oneshot, watch};
 
 pub use catalogue::{attribute_catalogue, attribute_packages};
 pub use config::{
-    AsyncLinks, AuthorizeKind, CachedChallenges, PendingOperations, RecordedRequest, SandboxConfig, CARD_IN_USE,
-    DATA_OPERATIONS, DEFAULT_CUSTOMER_ID, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
+    AuthorizeKind, CachedChallenges, PendingOperations, RecordedRequest, SandboxConfig, CARD_IN_USE, DATA_OPERATIONS,
+    DEFAULT_CUSTOMER_ID, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
 pub use faults::{Fault, FaultKind};
+pub use reply::AsyncLinks;
 use state::Shared;
 pub use users::{bulk_username, users, SandboxUser, BULK_PREFIX};
 

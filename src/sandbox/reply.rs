@@ -6,12 +6,41 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
-use super::config::AsyncLinks;
-
 /// The one institution of the sandbox, as the public test instance has it: every user banks
 /// there, and answers name it.
 pub(crate) const INSTITUTION: &str = "FlinksCapital";
 pub(crate) const INSTITUTION_ID: u32 = 14;
+
+/// The link of a banking operation's 202 (`SandboxConfig::async_links`). It lives with the
+/// answers it shapes, so that the configuration, which names it, is not imported back by them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsyncLinks {
+    /// `{"rel": "{Endpoint}Async", "href": "/{Endpoint}Async", "example":
+    /// "/{Endpoint}Async/{requestId}"}`, placeholders and all, as the service sends it.
+    Template,
+    /// The operation's own: `{"rel": "GetAccountsDetailAsync", "href": "/GetAccountsDetailAsync",
+    /// "example": "/GetAccountsDetailAsync/<RequestId>"}`, as the sandbox sent before.
+    Concrete,
+}
+
+impl AsyncLinks {
+    /// `template` or `concrete`, as the knob is spelled.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AsyncLinks::Template => "template",
+            AsyncLinks::Concrete => "concrete",
+        }
+    }
+
+    /// The form `text` names (any case), or the rule it breaks.
+    pub fn parse(text: &str) -> Result<AsyncLinks, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "template" => Ok(AsyncLinks::Template),
+            "concrete" => Ok(AsyncLinks::Concrete),
+            _ => Err(format!("must be \"template\" or \"concrete\", got {text:?}")),
+        }
+    }
+}
 
 pub(crate) const OPERATION_PENDING: &str = "OPERATION_PENDING";
 pub(crate) const OPERATION_DISPATCHED: &str = "OPERATION_DISPATCHED";
