@@ -10,6 +10,10 @@
 //! pending (a 202 or "session still loading" had come), otherwise a `TransportError` with
 //! `timed_out` set. `close()` ends it the same way, with `ClientClosed`
 //! (docs/architecture.md#closing-a-client).
+//!
+//! The call also keeps the secrets it sent (its client's keys, the tokens it minted, the
+//! credentials and answers of its requests): every error leaves [`Call::run`] with them masked in
+//! what the server said (src/masking.rs, docs/errors.md#secrets-a-server-repeats).
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -20,6 +24,8 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::events;
+use crate::masking::SentSecrets;
+use crate::secret::Secret;
 
 /// Why a pending operation ended when the `deadline` option ended it.
 pub(crate) const CALL_DEADLINE: &str = "the call's deadline ran out";
@@ -40,6 +46,8 @@ pub struct Call {
     /// The client's close signal; `None` for a call no close ends.
     closed: Option<watch::Receiver<bool>>,
     progress: Mutex<Progress>,
+    /// What the call sent that is a secret, masked in every error and log line of the call.
+    sent: Mutex<SentSecrets>,
 }
 
 /// What the call is doing, for the error when its deadline runs out.
@@ -71,7 +79,19 @@ impl Call {
             deadline,
             closed,
             progress: Mutex::new(Progress { operation: name, pending: None, request_id: None }),
+            sent: Mutex::new(SentSecrets::default()),
         }
+    }
+
+    /// Records that the call sends `secret` (a key, a token, a password, an answer): wherever the
+    /// call keeps or shows what the server said, `secret` is masked.
+    pub(crate) fn sent(&self, secret: &Secret) {
+        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).add(secret);
+    }
+
+    /// The secrets the call has sent so far, to mask a server's text with.
+    pub(crate) fn secrets(&self) -> SentSecrets {
+        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// The call's name.
@@ -127,8 +147,13 @@ impl Call {
     }
 
     /// Runs `body`, the whole call, within the deadline, and ends it where it stands when the
-    /// client is closed. Refused without running when the client is closed already.
+    /// client is closed. Refused without running when the client is closed already. An error
+    /// leaves with the secrets the call sent masked in what the server said.
     pub async fn run<T>(&self, body: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        self.closable(body).await.map_err(|error| self.secrets().error(error))
+    }
+
+    async fn closable<T>(&self, body: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
         let mut closed = self.closed.clone();
         if closed.as_mut().is_some_and(|closed| *closed.borrow_and_update()) {
             return Err(Error::Closed { operation: self.name.to_owned() });
@@ -183,7 +208,8 @@ impl Call {
             Some(pending) => {
                 let waited = pending.since.elapsed();
                 let (operation, request_id) = (pending.operation, pending.request_id.as_deref());
-                events::pending_timeout(operation, request_id, waited, CALL_DEADLINE);
+                let shown = request_id.map(|id| self.secrets().id(id));
+                events::pending_timeout(operation, shown.as_deref(), waited, CALL_DEADLINE);
                 Error::PendingTimeout {
                     operation: operation.to_owned(),
                     request_id: request_id.map(str::to_owned),

@@ -98,8 +98,14 @@ impl Client {
     /// A call named `name` of this client: bounded by its `deadline` option, counted from now,
     /// and ended by [`Client::close`]. Run the whole call in it ([`Call::run`]) and give it to
     /// every method the call makes (docs/protocol.md#timing-and-limits).
+    /// The call knows the client's keys from the start: a server may repeat them in an error of
+    /// any request (docs/errors.md#secrets-a-server-repeats).
     pub fn call(&self, name: &'static str) -> Call {
-        Call::new(name, self.inner.config.deadline, Some(self.inner.closed.subscribe()))
+        let call = Call::new(name, self.inner.config.deadline, Some(self.inner.closed.subscribe()));
+        for key in [&self.inner.config.api_key, &self.inner.config.secret_key].into_iter().flatten() {
+            call.sent(key);
+        }
+        call
     }
 
     /// The request of the operation `wire` (src/protocol.rs) at its path filled with `values`.
@@ -120,7 +126,8 @@ impl Client {
         call.doing("Authorize");
         request.validate()?;
         let customer = PathValues::new(&self.inner.config.customer_id);
-        let mut http_request = self.request(&protocol::AUTHORIZE, customer)?.json(&request.body())?;
+        let mut http_request =
+            self.request(&protocol::AUTHORIZE, customer)?.json(&request.body())?.carrying(request.secrets());
         if !request.idempotent() {
             http_request = http_request.not_idempotent();
         }

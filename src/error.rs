@@ -54,30 +54,8 @@ pub enum ApiErrorKind {
 
 impl ApiError {
     pub fn kind(&self) -> ApiErrorKind {
-        use ApiErrorKind::{
-            Aggregation, ConcurrentSession, InstitutionUnavailable, InvalidLogin, InvalidRequest,
-            InvalidSecurityResponse, LoginDisabled, Other, RateLimited, RetryLater, Session, Unauthorized,
-        };
-        let by_code = match self.code.as_deref().map(str::to_ascii_uppercase).as_deref() {
-            Some("UNAUTHORIZED" | "ACCESS_DENIED") => Some(Unauthorized),
-            Some("INVALID_LOGIN" | "INVALID_USERNAME" | "INVALID_PASSWORD") => Some(InvalidLogin),
-            Some("DISABLED_LOGIN" | "NEW_ACCOUNT") => Some(LoginDisabled),
-            Some(
-                "INVALID_SECURITY_RESPONSE"
-                | "INVALID_SECURITY_RESPONSE_NO_RETRY"
-                | "UNKNOWN_CHALLENGE_KEY"
-                | "SECURITYRESPONSES_INCOMPLETE"
-                | "QUESTION_NOT_FOUND",
-            ) => Some(InvalidSecurityResponse),
-            Some("SESSION_NONEXISTENT" | "SESSION_EXPIRED") => Some(Session),
-            Some("CARD_IN_USE" | "CONCURRENT_SESSION" | "ALREADY_AUTHORIZED") => Some(ConcurrentSession),
-            Some("RETRY_LATER") => Some(RetryLater),
-            Some("TOO_MANY_REQUESTS") => Some(RateLimited),
-            Some("INVALID_REQUEST") => Some(InvalidRequest),
-            Some("DISABLED_INSTITUTION" | "METHOD_NOT_AVAILABLE") => Some(InstitutionUnavailable),
-            Some("AGGREGATION_ERROR") => Some(Aggregation),
-            _ => None,
-        };
+        use ApiErrorKind::{Aggregation, InvalidRequest, Other, RateLimited, RetryLater, Unauthorized};
+        let by_code = self.code.as_deref().and_then(kind_of_code);
         by_code.unwrap_or(match self.status {
             401 | 403 => Unauthorized,
             429 => RateLimited,
@@ -143,6 +121,42 @@ impl ApiError {
             ApiErrorKind::Aggregation | ApiErrorKind::Other => NEXT_STEP_PROVIDER,
         }
     }
+}
+
+/// The family of a code the client knows, in any case.
+fn kind_of_code(code: &str) -> Option<ApiErrorKind> {
+    use ApiErrorKind::{
+        Aggregation, ConcurrentSession, InstitutionUnavailable, InvalidLogin, InvalidRequest, InvalidSecurityResponse,
+        LoginDisabled, RateLimited, RetryLater, Session, Unauthorized,
+    };
+    match code.to_ascii_uppercase().as_str() {
+        "UNAUTHORIZED" | "ACCESS_DENIED" => Some(Unauthorized),
+        "INVALID_LOGIN" | "INVALID_USERNAME" | "INVALID_PASSWORD" => Some(InvalidLogin),
+        "DISABLED_LOGIN" | "NEW_ACCOUNT" => Some(LoginDisabled),
+        "INVALID_SECURITY_RESPONSE"
+        | "INVALID_SECURITY_RESPONSE_NO_RETRY"
+        | "UNKNOWN_CHALLENGE_KEY"
+        | "SECURITYRESPONSES_INCOMPLETE"
+        | "QUESTION_NOT_FOUND" => Some(InvalidSecurityResponse),
+        "SESSION_NONEXISTENT" | "SESSION_EXPIRED" => Some(Session),
+        "CARD_IN_USE" | "CONCURRENT_SESSION" | "ALREADY_AUTHORIZED" => Some(ConcurrentSession),
+        "RETRY_LATER" => Some(RetryLater),
+        "TOO_MANY_REQUESTS" => Some(RateLimited),
+        "INVALID_REQUEST" => Some(InvalidRequest),
+        "DISABLED_INSTITUTION" | "METHOD_NOT_AVAILABLE" => Some(InstitutionUnavailable),
+        "AGGREGATION_ERROR" => Some(Aggregation),
+        _ => None,
+    }
+}
+
+/// Whether the client knows `code` (it decides the class of an error, or that a call goes on):
+/// such a code is kept as it came when what the server said is masked (src/masking.rs), so that
+/// the error keeps its class.
+pub(crate) fn known_code(code: &str) -> bool {
+    kind_of_code(code).is_some()
+        || ["SESSION_LOADING", "OPERATION_PENDING", "OPERATION_DISPATCHED"]
+            .iter()
+            .any(|known| code.eq_ignore_ascii_case(known))
 }
 
 /// The next step of a service failure that is not the caller's to fix.

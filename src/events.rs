@@ -9,6 +9,7 @@ use reqwest::Method;
 use tokio::time::Instant;
 
 use crate::data::answer::ID_CHARS;
+use crate::masking::SentSecrets;
 use crate::shown::{snippet, Seconds};
 
 /// The logger of requests and retries: `bankfeed.http` in Python.
@@ -17,12 +18,14 @@ pub(crate) const HTTP_TARGET: &str = "bankfeed::http";
 /// The logger of poll rounds and pending timeouts: `bankfeed.poll` in Python.
 pub(crate) const POLL_TARGET: &str = "bankfeed::poll";
 
-/// The request a line is about.
+/// The request a line is about, and the secrets its call sent: a segment of its path may be a
+/// value the server chose (a RequestId it named), shown with them masked.
 #[derive(Clone, Copy)]
 pub(crate) struct Sent<'a> {
     pub operation: &'a str,
     pub method: &'a Method,
     pub url: &'a str,
+    pub secrets: &'a SentSecrets,
 }
 
 /// Whether a DEBUG line of `target` would be written: what it needs is worked out only then.
@@ -38,7 +41,7 @@ pub(crate) fn attempt(sent: Sent<'_>, answer: &str, request_id: Option<&str>, st
         "{} {} {} -> {} in {:.1} ms (RequestId {}, attempt {})",
         sent.operation,
         sent.method,
-        LogPath(sent.url),
+        LogPath(sent.url, sent.secrets),
         answer,
         started.elapsed().as_secs_f64() * 1000.0,
         LogId(request_id),
@@ -53,7 +56,7 @@ pub(crate) fn retry(sent: Sent<'_>, wait: Duration, next_attempt: u32, most: u32
         "{} retry: {} {} again in {:.1} ms (attempt {} of at most {}) after {}",
         sent.operation,
         sent.method,
-        LogPath(sent.url),
+        LogPath(sent.url, sent.secrets),
         wait.as_secs_f64() * 1000.0,
         next_attempt,
         most,
@@ -68,7 +71,7 @@ pub(crate) fn given_up(sent: Sent<'_>, attempts: u32, why: &str, failure: &str, 
         "{} {} {}: retries exhausted after {} attempt{} ({}): {} (RequestId {})",
         sent.operation,
         sent.method,
-        LogPath(sent.url),
+        LogPath(sent.url, sent.secrets),
         attempts,
         if attempts == 1 { "" } else { "s" },
         why,
@@ -94,7 +97,7 @@ pub(crate) fn pending_round(
         LogId(Some(code.unwrap_or("no code"))),
         LogId(request_id),
         sent.method,
-        LogPath(sent.url),
+        LogPath(sent.url, sent.secrets),
         wait.as_secs_f64() * 1000.0,
         waited.as_secs_f64() * 1000.0,
     );
@@ -112,15 +115,18 @@ pub(crate) fn pending_timeout(operation: &str, request_id: Option<&str>, waited:
     );
 }
 
-/// The path of a URL for a log line: never its query, its userinfo or its host.
-pub(crate) struct LogPath<'a>(pub &'a str);
+/// The path of a URL for a log line: never its query, its userinfo or its host; each segment
+/// shown as an identifier the server chose, with the call's secrets masked.
+pub(crate) struct LogPath<'a>(pub &'a str, pub &'a SentSecrets);
 
 impl std::fmt::Display for LogPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match reqwest::Url::parse(self.0) {
-            Ok(url) => f.write_str(url.path()),
-            Err(_) => f.write_str("(a URL that does not parse)"),
+        let Ok(url) = reqwest::Url::parse(self.0) else { return f.write_str("(a URL that does not parse)") };
+        if self.1.is_empty() {
+            return f.write_str(url.path());
         }
+        let segments: Vec<String> = url.path().split('/').map(|segment| self.1.id(segment)).collect();
+        f.write_str(&segments.join("/"))
     }
 }
 
@@ -144,8 +150,13 @@ mod tests {
     #[test]
     fn a_log_line_names_the_path_only_and_escapes_what_the_server_chose() {
         let url = "https://user:pw@h.example:8443/v3/c/Investments?token=t0k&x=1#f";
-        assert_eq!(LogPath(url).to_string(), "/v3/c/Investments");
-        assert_eq!(LogPath("not a url").to_string(), "(a URL that does not parse)");
+        let none = SentSecrets::default();
+        assert_eq!(LogPath(url, &none).to_string(), "/v3/c/Investments");
+        assert_eq!(LogPath("not a url", &none).to_string(), "(a URL that does not parse)");
+        let mut token = SentSecrets::default();
+        token.add(&crate::secret::Secret::new("t0k-9f2e"));
+        let polled = "https://h.example/v3/c/BankingServices/GetAccountsDetailAsync/t0k-9f2e";
+        assert_eq!(LogPath(polled, &token).to_string(), "/v3/c/BankingServices/GetAccountsDetailAsync/***");
         assert_eq!(LogId(Some("r-1\r\nWARNING forged")).to_string(), "r-1\\r\\nWARNING forged");
         assert_eq!(LogId(None).to_string(), "-");
         assert_eq!(LogId(Some(&"x".repeat(500))).to_string().chars().count(), ID_CHARS + 1);

@@ -14,6 +14,7 @@ use crate::data::answer::{classify, request_id_field, Refusal, Reply};
 use crate::data::json::{body_snippet, field, request_id_of};
 use crate::error::{ApiError, Body, Error};
 use crate::events::{self, LogId};
+use crate::masking::SentSecrets;
 use crate::proxy::Proxies;
 use crate::secret::Secret;
 use crate::shown::snippet;
@@ -32,6 +33,9 @@ pub(crate) struct ApiRequest {
     pub body: Option<Vec<u8>>,
     /// Header values are secrets (keys and tokens).
     pub headers: Vec<(&'static str, Secret)>,
+    /// The values of `body` that are secrets (a username, a password, answers): with the header
+    /// values, what the call masks in the server's text (docs/errors.md#secrets-a-server-repeats).
+    pub secrets: Vec<Secret>,
     /// Safe to send twice. Credentials and challenge answers are not: a repeat can count against
     /// the bank's lockout, so they are retried only when the connection was never made.
     pub idempotent: bool,
@@ -61,6 +65,7 @@ impl ApiRequest {
             parsed_url,
             body: None,
             headers: Vec::new(),
+            secrets: Vec::new(),
             idempotent: true,
             fresh_header: None,
         }
@@ -81,9 +86,15 @@ impl ApiRequest {
         self
     }
 
-    /// What a log line says of this request.
-    pub(crate) fn sent(&self) -> events::Sent<'_> {
-        events::Sent { operation: self.operation, method: &self.method, url: &self.url }
+    /// Says which values of the body are secrets.
+    pub(crate) fn carrying(mut self, secrets: impl IntoIterator<Item = Secret>) -> Self {
+        self.secrets.extend(secrets);
+        self
+    }
+
+    /// What a log line says of this request, with `secrets` masked in its path.
+    pub(crate) fn sent<'a>(&'a self, secrets: &'a SentSecrets) -> events::Sent<'a> {
+        events::Sent { operation: self.operation, method: &self.method, url: &self.url, secrets }
     }
 
     pub(crate) fn not_idempotent(mut self) -> Self {
@@ -232,12 +243,16 @@ impl Http {
         let mut jitter = Jitter::seeded();
         let mut sent: u32 = 0;
         let mut time_left = None;
+        // Whatever is sent, a server may repeat: the call masks it in what comes back.
+        for secret in request.headers.iter().map(|(_, value)| value).chain(&request.secrets) {
+            call.sent(secret);
+        }
         let mut fresh = self.fresh_value(request, deadline, call).await?;
         loop {
             let started = Instant::now();
             let outcome = self.send_once(request, fresh.as_ref(), time_left).await;
             sent = sent.saturating_add(1);
-            log_attempt(request, &outcome, started, sent);
+            log_attempt(request, &outcome, started, sent, call);
             let failure = match outcome {
                 Ok(reply) => return Ok(reply),
                 Err(failure) => failure,
@@ -260,7 +275,8 @@ impl Http {
             }
             if events::debug_wanted(events::HTTP_TARGET) {
                 let most = self.retry.max_retries.saturating_add(1);
-                events::retry(request.sent(), wait, sent.saturating_add(1), most, &failure.summary());
+                let secrets = call.secrets();
+                events::retry(request.sent(&secrets), wait, sent.saturating_add(1), most, &failure.summary(&secrets));
             }
             tokio::time::sleep(wait).await;
             // A value already sent may have been used even when no answer came back: each attempt
@@ -285,7 +301,9 @@ impl Http {
     ) -> Result<Option<(&'static str, Secret)>, Error> {
         let Some(source) = &request.fresh_header else { return Ok(None) };
         let reply = Box::pin(self.send_until(&source.request, Some(deadline), call)).await.map_err(withheld)?;
-        Ok(Some((source.name, (source.parse)(reply).map_err(withheld)?)))
+        let value = (source.parse)(reply).map_err(withheld)?;
+        call.sent(&value);
+        Ok(Some((source.name, value)))
     }
 
     /// One send; `fresh` is the attempt's single-use header, `time_left` shortens the request's timeout to what is left before the deadline.
@@ -362,26 +380,30 @@ impl Http {
 }
 
 /// The DEBUG line of one attempt; the RequestId of a data answer is read from its body only when
-/// the line is wanted.
-fn log_attempt(request: &ApiRequest, outcome: &Result<Reply, Attempt>, started: Instant, attempt: u32) {
+/// the line is wanted. What the server chose (its code, its RequestId) is shown with the call's
+/// secrets masked.
+fn log_attempt(request: &ApiRequest, outcome: &Result<Reply, Attempt>, started: Instant, attempt: u32, call: &Call) {
     if !events::debug_wanted(events::HTTP_TARGET) {
         return;
     }
+    let secrets = call.secrets();
     let (answer, request_id) = match outcome {
         Ok(Reply::Data { status, bytes }) => (status.to_string(), request_id_field(bytes)),
         Ok(Reply::Pending(pending)) => ("202".to_owned(), pending.request_id.clone()),
         Ok(Reply::Challenge(bytes)) => ("203".to_owned(), request_id_field(bytes)),
-        Err(failure) => (failure.summary(), failure.request_id()),
+        Err(failure) => (failure.summary(&secrets), failure.request_id()),
     };
-    events::attempt(request.sent(), &answer, request_id.as_deref(), started, attempt);
+    let request_id = request_id.map(|id| secrets.id(&id));
+    events::attempt(request.sent(&secrets), &answer, request_id.as_deref(), started, attempt);
 }
 
 /// The WARNING of a failure that could have been retried and ends the call.
 fn log_given_up(request: &ApiRequest, failure: &Attempt, attempts: u32, why: &str, call: &Call) {
     // A failure with no answer (a timeout, a dropped connection) names no RequestId of its own:
     // the session's, which the error carries too, ties the record to it.
-    let request_id = failure.request_id().or_else(|| call.session_request_id());
-    events::given_up(request.sent(), attempts, why, &failure.summary(), request_id.as_deref());
+    let secrets = call.secrets();
+    let request_id = failure.request_id().or_else(|| call.session_request_id()).map(|id| secrets.id(&id));
+    events::given_up(request.sent(&secrets), attempts, why, &failure.summary(&secrets), request_id.as_deref());
 }
 
 /// A 3xx: never followed, never sent again (docs/errors.md#protocol-surprises).
@@ -557,9 +579,9 @@ impl Attempt {
         }
     }
 
-    /// The status, or why there was no answer, for a log line. Never the transport's message:
-    /// it names the whole URL.
-    fn summary(&self) -> String {
+    /// The status, or why there was no answer, for a log line, with `secrets` masked in a code the
+    /// client does not know. Never the transport's message: it names the whole URL.
+    fn summary(&self, secrets: &SentSecrets) -> String {
         match self {
             Attempt::Transport { refused: true, .. } => "no answer (the proxy refused the tunnel)".to_owned(),
             Attempt::Transport { connect: true, .. } => "no answer (could not connect)".to_owned(),
@@ -567,7 +589,7 @@ impl Attempt {
             Attempt::Transport { .. } => "no answer (connection lost)".to_owned(),
             Attempt::Unsendable { .. } => "not sent (a header cannot carry its value)".to_owned(),
             Attempt::Api(api) => match &api.code {
-                Some(code) => format!("{} {}", api.status, LogId(Some(code))),
+                Some(code) => format!("{} {}", api.status, LogId(Some(&secrets.code(code)))),
                 None => api.status.to_string(),
             },
             Attempt::Decode { status, .. } => format!("{status} (undecodable body)"),

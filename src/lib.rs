@@ -18,6 +18,7 @@ mod fork;
 pub mod fuzzing;
 mod http;
 mod linking;
+mod masking;
 pub mod ops;
 mod poll;
 mod pools;

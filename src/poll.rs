@@ -125,8 +125,14 @@ async fn poll_until_done(
             return Err(pending_timeout(last_request_id, partial));
         }
         let wait = policy.interval.min(policy.timeout.saturating_sub(waited));
-        let sent = events::Sent { operation: request.operation, ..current.sent() };
-        events::pending_round(sent, round, code.as_deref(), last_request_id.as_deref(), wait, waited);
+        if events::debug_wanted(events::POLL_TARGET) {
+            // The code and the RequestId are the server's: shown with the call's secrets masked.
+            let secrets = call.secrets();
+            let sent = events::Sent { operation: request.operation, ..current.sent(&secrets) };
+            let code = code.as_deref().map(|code| secrets.code(code));
+            let request_id = last_request_id.as_deref().map(|id| secrets.id(id));
+            events::pending_round(sent, round, code.as_deref(), request_id.as_deref(), wait, waited);
+        }
         tokio::time::sleep(wait).await;
     }
 }

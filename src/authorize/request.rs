@@ -109,6 +109,16 @@ impl AuthorizeRequest {
         }
     }
 
+    /// The values of the body that are secrets: the username and the password, or the answers.
+    /// A server that repeats them in an error gets them masked (docs/errors.md#secrets-a-server-repeats).
+    pub(crate) fn secrets(&self) -> Vec<Secret> {
+        match self {
+            AuthorizeRequest::Credentials(c) => vec![Secret::new(c.username.clone()), c.password.clone()],
+            AuthorizeRequest::Answer { responses, .. } => responses.values().map(Secret::new).collect(),
+            AuthorizeRequest::Cached { .. } | AuthorizeRequest::SavedLive { .. } => Vec::new(),
+        }
+    }
+
     /// A repeat could count against the bank's lockout, or spend an answer.
     pub(crate) fn idempotent(&self) -> bool {
         matches!(self, AuthorizeRequest::Cached { .. })

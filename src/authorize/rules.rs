@@ -43,6 +43,11 @@ impl Answers {
     }
 
     /// `SecurityResponses` as the service expects it: keys verbatim, never re-cased.
+    /// Every answer, of every prompt.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().flat_map(|(_, values)| values.iter().map(String::as_str))
+    }
+
     pub(crate) fn to_wire(&self) -> Value {
         let map: Map<String, Value> = self.0.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect();
         Value::Object(map)

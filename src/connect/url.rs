@@ -365,7 +365,9 @@ impl Client {
         let customer = PathValues::new(&self.config().customer_id);
         let request =
             self.request(&protocol::GENERATE_AUTHORIZE_TOKEN, customer)?.header("flinks-auth-key", secret.clone());
-        Ok(Some(parse_token(self.http()?.send(&request, call).await?)?))
+        let token = parse_token(self.http()?.send(&request, call).await?)?;
+        call.sent(&token);
+        Ok(Some(token))
     }
 }
 
