@@ -144,6 +144,9 @@ class Recorded:
     resumable: set[str] = field(default_factory=set)
     #: A cached read of a key (any case) opens a session of the value, named as written.
     mixed_up: Mapping[str, str] = field(default_factory=dict)
+    #: Changes the values of an answer, given its corpus file's name and its body, before it is
+    #: sent (hostile text in account detail, say); it must leave the keys as they are.
+    change_values: Callable[[str, Any], None] | None = None
     log: list[Sent] = field(default_factory=list)
     braces: int = 0
     sessions: dict[str, _Session] = field(default_factory=dict)
@@ -260,6 +263,10 @@ class Recorded:
             card = body.get("Card")
             if isinstance(card, dict) and login_id is not None:
                 card["Id"] = login_id
+        if self.change_values is not None:
+            keys = _keys(body)
+            self.change_values(name, body)
+            assert _keys(body) == keys, f"change_values changed the keys of {name}"
         return int(data["status"]), body
 
     def _no_route(self, path: str) -> tuple[int, object]:
@@ -267,6 +274,15 @@ class Recorded:
         assert isinstance(body, dict)
         body["Message"] = f"No HTTP resource was found that matches the request URI '{path}'."
         return status, body
+
+
+def _keys(value: Any) -> Any:
+    """The keys of ``value`` and of everything in it, in order: what a change of values keeps."""
+    if isinstance(value, dict):
+        return [(key, _keys(item)) for key, item in value.items()]
+    if isinstance(value, list):
+        return [_keys(item) for item in value]
+    return None
 
 
 def _field(body: dict[str, Any], name: str) -> Any:

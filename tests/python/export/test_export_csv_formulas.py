@@ -4,7 +4,7 @@ leading tab or carriage return) lands in a CSV part file with a leading ``'``, w
 without it, from ``bf.export`` and from the command; ``csv_formulas="raw"`` (``--csv-formulas
 raw``) keeps every cell as it came. Numbers, a negative amount among them, are never changed, and
 Parquet files hold the text as it came. The service is a stub answering account detail in the
-recorded shape with hostile text in it (``recordedhelpers``)."""
+recorded shape with hostile text in it (``recordedserver``, its values changed, never its keys)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ import pyarrow.dataset
 import pytest
 
 import bankfeed as bf
-from recordedhelpers import CUSTOMER, MINTED, service
-from stubserver import Answer, Answering, Request, StubServer, serving
+from recordedserver import CUSTOMER, MINTED, Recorded, RecordedServer, serving
 
 #: What the hostile detail puts where, as the service would pass it on: text fields of an account
 #: and of its transaction, and two negative amounts.
@@ -57,30 +56,24 @@ def expected(values: dict[tuple[str, str], str]) -> dict[tuple[str, str], set[st
     return found
 
 
-def hostile_detail(default: Answering) -> Answering:
-    """The stub's account detail, its accounts and transactions carrying the hostile values."""
-
-    def answer(request: Request) -> Answer:
-        made = default if isinstance(default, Answer) else default(request)
-        body: dict[str, Any] = made.body  # type: ignore[assignment]
-        for account in body["Accounts"]:
-            account.update(Title=TITLE, AccountNumber=ACCOUNT_NUMBER, Category=CATEGORY, Type=TYPE)
-            for transaction in account["Transactions"]:
-                transaction.update(Description=DESCRIPTION, Code=CODE, Debit=DEBIT, Balance=BALANCE)
-        body["Accounts"][0]["Transactions"][0]["Description"] = HARMLESS
-        return Answer(made.status, body)
-
-    return answer
+def hostile_detail(name: str, body: Any) -> None:
+    """Account detail's accounts and transactions carrying the hostile values."""
+    if name != "accounts-detail-200":
+        return
+    for account in body["Accounts"]:
+        account.update(Title=TITLE, AccountNumber=ACCOUNT_NUMBER, Category=CATEGORY, Type=TYPE)
+        for transaction in account["Transactions"]:
+            transaction.update(Description=DESCRIPTION, Code=CODE, Debit=DEBIT, Balance=BALANCE)
+    body["Accounts"][0]["Transactions"][0]["Description"] = HARMLESS
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubServer]:
-    answers = service()
-    for start in serving(answers):
-        yield start({"GetAccountsDetail": hostile_detail(answers["GetAccountsDetail"])})
+def stub() -> Iterator[RecordedServer]:
+    with serving(Recorded(change_values=hostile_detail)) as server:
+        yield server
 
 
-def client_of(stub: StubServer) -> bf.Client:
+def client_of(stub: RecordedServer) -> bf.Client:
     return bf.Client(stub.url, CUSTOMER, poll_interval=0.01, max_retries=0)
 
 
@@ -112,7 +105,7 @@ def assert_numbers_as_they_came(out: Path) -> None:
 
 
 def written_with(
-    stub: StubServer, out: Path, monkeypatch: pytest.MonkeyPatch, pyarrow_too: bool, **options: Any
+    stub: RecordedServer, out: Path, monkeypatch: pytest.MonkeyPatch, pyarrow_too: bool, **options: Any
 ) -> None:
     if not pyarrow_too:
         monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` fails, as on a bare machine
@@ -125,7 +118,7 @@ def written_with(
 
 @pytest.mark.parametrize("pyarrow_too", [True, False], ids=["with-pyarrow", "without-pyarrow"])
 def test_formula_cells_land_escaped_and_numbers_unchanged(
-    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pyarrow_too: bool
+    stub: RecordedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pyarrow_too: bool
 ) -> None:
     written_with(stub, tmp_path, monkeypatch, pyarrow_too)
     # A formula character further in (the harmless description) is left alone.
@@ -137,14 +130,14 @@ def test_formula_cells_land_escaped_and_numbers_unchanged(
 
 @pytest.mark.parametrize("pyarrow_too", [True, False], ids=["with-pyarrow", "without-pyarrow"])
 def test_csv_formulas_raw_writes_every_cell_as_it_came(
-    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pyarrow_too: bool
+    stub: RecordedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pyarrow_too: bool
 ) -> None:
     written_with(stub, tmp_path, monkeypatch, pyarrow_too, csv_formulas="raw")
     assert cells(tmp_path) == expected(RAW)
     assert_numbers_as_they_came(tmp_path)
 
 
-def test_the_async_form_escapes_as_well(stub: StubServer, tmp_path: Path) -> None:
+def test_the_async_form_escapes_as_well(stub: RecordedServer, tmp_path: Path) -> None:
     import asyncio
 
     async def main() -> bf.ExportReport:
@@ -155,7 +148,7 @@ def test_the_async_form_escapes_as_well(stub: StubServer, tmp_path: Path) -> Non
     assert cells(tmp_path / "escaped") == expected(ESCAPED)
 
 
-def test_parquet_keeps_the_text_as_it_came(stub: StubServer, tmp_path: Path) -> None:
+def test_parquet_keeps_the_text_as_it_came(stub: RecordedServer, tmp_path: Path) -> None:
     bf.export(client_of(stub), LOGINS, tmp_path, what=["accounts"])
     accounts = pyarrow.dataset.dataset(tmp_path / "accounts" / "accounts").to_table()
     transactions = pyarrow.dataset.dataset(tmp_path / "accounts" / "transactions").to_table()
@@ -163,7 +156,7 @@ def test_parquet_keeps_the_text_as_it_came(stub: StubServer, tmp_path: Path) -> 
     assert set(transactions.column("description").to_pylist()) == {DESCRIPTION, HARMLESS}
 
 
-def test_a_wrong_csv_formulas_is_refused_naming_it(stub: StubServer, tmp_path: Path) -> None:
+def test_a_wrong_csv_formulas_is_refused_naming_it(stub: RecordedServer, tmp_path: Path) -> None:
     for wrong in ("Escape", "none", None, True):
         with pytest.raises(bf.ConfigError) as raised:
             bf.export(client_of(stub), LOGINS, tmp_path, what=["accounts"], format="csv", csv_formulas=wrong)  # type: ignore[arg-type]
@@ -171,7 +164,7 @@ def test_a_wrong_csv_formulas_is_refused_naming_it(stub: StubServer, tmp_path: P
     assert not tmp_path.joinpath("accounts").exists()
 
 
-def command(stub: StubServer, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def command(stub: RecordedServer, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
     service_flags = ["--base-url", stub.url, "--customer-id", CUSTOMER, "--poll-interval", "0.01", "--quiet"]
     export = ["export", *LOGINS, "--out", str(out), "--what", "accounts", "--format", "csv", *service_flags, *flags]
@@ -186,7 +179,7 @@ def command(stub: StubServer, out: Path, *flags: str) -> subprocess.CompletedPro
     )
 
 
-def test_the_command_escapes_by_default_and_keeps_them_raw_when_told(stub: StubServer, tmp_path: Path) -> None:
+def test_the_command_escapes_by_default_and_keeps_them_raw_when_told(stub: RecordedServer, tmp_path: Path) -> None:
     escaped = command(stub, tmp_path / "escaped")
     assert escaped.returncode == 0, escaped.stderr
     assert cells(tmp_path / "escaped") == expected(ESCAPED)
