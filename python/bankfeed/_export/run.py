@@ -295,9 +295,9 @@ class _Export:
             # Made now, before anything is fetched: an output that cannot be one is a usage error.
             storage.makedirs(storage.root)
             storage.makedirs(storage.path(JOURNAL))
+            check_directories(storage)
             # One run at a time, from here on: nothing in the directory was read yet (lock.py).
             self.lock = take_lock(storage, self.run_id, wait=self.wait_lock)
-            check_directories(storage)
             present = [name for name in storage.listdir(storage.root) if name in _OURS and _wrote(storage, name)]
         except (FileExistsError, NotADirectoryError):
             raise _config_error(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import IO, Any
 from bankfeed._export import records
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.logins import fold
-from bankfeed._export.storage import TEMPORARY, Storage
+from bankfeed._export.storage import RANDOM_SUFFIX, Storage
 from bankfeed._export.writer import JOURNAL, temporary_name
 
 __all__ = [
@@ -42,6 +43,15 @@ FAILURES = "_failures.jsonl"
 #: that a run killed before its end (``kill -9``, a lost machine) is still known: to the manifest,
 #: and to a resume, which must ask for what it asked (docs/export.md#resume).
 RUNS = "runs"
+
+#: A journal entry's temporary file (``.<batch>.json`` and the random part ``Storage.write_whole``
+#: adds), and those of the files a run writes whole: what a kill can leave, and a run deletes.
+_ENTRY_TEMPORARY = re.compile(rf"\.(?P<batch>{records.BATCH.pattern})\.json(?:{RANDOM_SUFFIX}|\.tmp)")
+_LEFTOVERS = {
+    (): re.compile(rf"\.(?:{re.escape(MANIFEST)}|{re.escape(FAILURES)}){RANDOM_SUFFIX}"),
+    (JOURNAL,): re.compile(rf"\.\.cluster-{records.RUN.pattern}{RANDOM_SUFFIX}"),
+    (JOURNAL, RUNS): re.compile(rf"\.{records.RUN.pattern}\.json{RANDOM_SUFFIX}"),
+}
 
 
 @dataclass
@@ -139,11 +149,11 @@ def read_state(
         for table, file in files.items():
             directory = storage.path(kind, table)
             final, temporary = storage.path(directory, file), storage.path(directory, temporary_name(batch, fmt))
-            if not storage.exists(final):
+            if not storage.is_file(final):
                 if not repair:
                     # Looked for again: the worker may have renamed it between the two looks.
-                    complete = complete and (storage.exists(temporary) or storage.exists(final))
-                elif storage.exists(temporary):
+                    complete = complete and (storage.is_file(temporary) or storage.is_file(final))
+                elif storage.is_file(temporary):
                     storage.rename(temporary, final)
                 else:
                     complete = False
@@ -178,7 +188,8 @@ def read_state(
                 storage.remove(storage.path(directory, name))
     journal = storage.path(JOURNAL, kind)
     for name in storage.listdir(journal):
-        if name.startswith("." + prefix) and name.endswith(".tmp"):
+        cut = _ENTRY_TEMPORARY.fullmatch(name)
+        if cut and cut["batch"].startswith(prefix):
             storage.remove(storage.path(journal, name))
     return state
 
@@ -203,11 +214,12 @@ def check_directories(storage: Storage) -> None:
 
 def remove_leftovers(storage: Storage) -> None:
     """Deletes the temporary files of a run killed while it wrote the manifest, the failures, a
-    run's record or a cluster's marker whole (each under a random name: ``storage.TEMPORARY``).
-    Only under the lock: another run's are never deleted."""
-    for directory in (storage.root, storage.path(JOURNAL), storage.path(JOURNAL, RUNS)):
+    run's record or a cluster's marker whole (each under a random name). Only under the lock:
+    another run's are never deleted."""
+    for where, pattern in _LEFTOVERS.items():
+        directory = storage.path(*where)
         for name in storage.listdir(directory):
-            if TEMPORARY.fullmatch(name):
+            if pattern.fullmatch(name):
                 storage.remove(storage.path(directory, name))
 
 

@@ -20,7 +20,6 @@ import errno
 import io
 import os
 import posixpath
-import re
 import secrets
 import stat
 from collections.abc import Callable, Iterator
@@ -29,11 +28,11 @@ from typing import IO, Any
 
 from bankfeed.errors import ConfigError, _config_error
 
-__all__ = ["TEMPORARY", "Storage"]
+__all__ = ["RANDOM_SUFFIX", "Storage"]
 
-#: The name of a file written whole (:meth:`Storage.write_whole`) until it is renamed into place:
-#: hidden, and random, so that nothing can be waiting under it.
-TEMPORARY = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+#: What the name of a file written whole (:meth:`Storage.write_whole`) has after a dot and its
+#: final name until it is renamed into place: random, so that nothing can be waiting under it.
+RANDOM_SUFFIX = r"\.[0-9a-f]{12}\.tmp"
 
 
 class Storage:
@@ -113,6 +112,16 @@ class Storage:
     def exists(self, path: str) -> bool:
         # A link counts as there, whatever it points to: it is never followed.
         return os.path.lexists(path) if self._fs is None else bool(self._fs.exists(path))
+
+    def is_file(self, path: str) -> bool:
+        """Whether a file the export could have written is at ``path``: on a local disk a regular
+        file, not a link (which the export never makes) nor anything else."""
+        if self._fs is not None:
+            return bool(self._fs.exists(path))
+        try:
+            return stat.S_ISREG(os.lstat(path).st_mode)
+        except FileNotFoundError:
+            return False
 
     def listdir(self, path: str) -> list[str]:
         """The names in directory ``path``; none when it does not exist."""

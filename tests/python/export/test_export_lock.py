@@ -7,6 +7,7 @@ process holds is not.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -168,6 +169,8 @@ def test_export_refuses_or_waits_while_another_holds_the_lock(tmp_path: Path) ->
             assert f"the run 20261126T000000-abcdef (process {os.getpid()} on {socket.gethostname()}" in str(
                 raised.value
             )
+            with pytest.raises(bf.ConfigError, match="is being written by the run 20261126T000000-abcdef"):
+                asyncio.run(bf.aexport(sb.async_client(poll_interval=0.01), sb.login_ids, tmp_path, resume=True))
             threading.Timer(0.5, holder.release).start()
             began = time.monotonic()
             report = bf.export(client, sb.login_ids, tmp_path, resume=True, wait_lock=30)

@@ -206,3 +206,17 @@ def test_the_python_api_raises_config_error_and_the_resume_goes_on_once_repaired
     entry.write_text(whole)
     report = bf.export(client, sb.login_ids, out, what="investments,accounts", resume=True)
     assert (report.logins_written, report.logins_skipped) == (LOGINS - 2, 2), "the lock was released by the refusal"
+
+
+def test_a_resume_deletes_only_the_temporary_files_of_its_own_naming(sb: bf.Sandbox, tmp_path: Path) -> None:
+    out = exported(sb, tmp_path / "out")
+    [record] = (out / "_journal" / "runs").glob("*.json")
+    # What a kill while the manifest and a run's record were written leaves, and files of the
+    # user's beside them.
+    left = [out / "._manifest.json.0123456789ab.tmp", out / "_journal" / "runs" / f".{record.name}.0123456789ab.tmp"]
+    mine = [out / ".notes.0123456789ab.tmp", out / "._manifest.json.tmp", out / "_journal" / "runs" / "notes.txt"]
+    for path in [*left, *mine]:
+        path.write_text("x")
+    bf.export(sb.client(poll_interval=0.01), sb.login_ids, out, what="investments,accounts", resume=True)
+    assert not [path for path in left if path.exists()]
+    assert all(path.read_text() == "x" for path in mine)
