@@ -150,6 +150,8 @@ def _open_file(storage: Storage, path: str) -> IO[bytes]:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise _not_ours(storage, "a symbolic link") from None
+            if exc.errno == errno.EISDIR:
+                raise _not_ours(storage, "a directory") from None
             raise
         break
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
