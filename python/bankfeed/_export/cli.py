@@ -98,6 +98,20 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--resume", action="store_true", help="go on with the export already in --out")
     parser.add_argument(
+        "--wait-lock",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="while another run writes --out, wait up to this long for it to end (default: 0, exit 2 at once; "
+        "inf: as long as it takes)",
+    )
+    parser.add_argument(
+        "--allow-shared-out",
+        action="store_true",
+        help="write to an --out that another user owns, or that every user can write in without the sticky bit "
+        "(refused by default: another user could plant links there)",
+    )
+    parser.add_argument(
         "--on-challenge",
         metavar="MODULE:NAME",
         help="the handler that answers a login's security questions, imported from MODULE (the current "
@@ -355,6 +369,8 @@ def run(args: argparse.Namespace) -> int:
             format=args.format or "parquet",
             concurrency=args.concurrency,
             resume=args.resume,
+            wait_lock=args.wait_lock,
+            allow_shared_out=args.allow_shared_out,
             progress=not args.quiet,
             days=args.days,
             batch_logins=args.batch_logins,

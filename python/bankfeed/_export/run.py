@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import secrets
 import sys
@@ -21,15 +22,19 @@ from typing import TYPE_CHECKING, Any
 from bankfeed._export.formulas import check_csv_formulas
 from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what
 from bankfeed._export.location import described, shown
+from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
 from bankfeed._export.progress import ExportProgress
 from bankfeed._export.state import (
     FAILURES,
     MANIFEST,
     KindState,
+    check_directories,
     previous_manifest,
+    read_journal,
     read_runs,
     read_state,
+    remove_leftovers,
     write_run,
     write_summary,
 )
@@ -160,6 +165,21 @@ def _as_written(asked: LoginIdList, states: list[KindState]) -> LoginIdList:
 _OURS = (*KINDS, JOURNAL, MANIFEST, FAILURES)
 
 
+def _wrote(storage: Storage, name: str) -> bool:
+    """Whether ``name``, one of :data:`_OURS` in the output, is there because an export wrote:
+    a journal holding only the lock is what a refused or empty run leaves."""
+    return name != JOURNAL or storage.listdir(storage.path(JOURNAL)) not in ([], [LOCK])
+
+
+def _seconds(field: str, value: object) -> float:
+    """``wait_lock``: seconds, at least 0 (``inf``: for as long as it takes)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{field} must be a number of seconds, not {type(value).__name__}")
+    if math.isnan(value) or value < 0:
+        raise _config_error(field, f"must be a number of seconds of at least 0, got {value}")
+    return float(value)
+
+
 @dataclass
 class _Export:
     """One export, before and while it runs: the kinds, the output, what each kind has left."""
@@ -175,6 +195,10 @@ class _Export:
     run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3))
     started: float = field(default_factory=time.time)
     clock: float = field(default_factory=time.monotonic)
+    #: Seconds to wait for another run's lock of the directory, and the lock once taken
+    #: (``lock.py``): held from before the directory is read until :meth:`release`.
+    wait_lock: float = 0.0
+    lock: ExportLock | None = None
     #: Logins an earlier run wrote in every kind: nothing is fetched for them.
     skipped_logins: int = 0
     todo: dict[str, LoginIdList] = field(default_factory=dict)
@@ -207,6 +231,8 @@ class _Export:
         fmt: str,
         concurrency: int,
         resume: bool,
+        wait_lock: object = 0.0,
+        allow_shared_out: bool = False,
         progress: bool,
         days: object,
         batch_logins: int,
@@ -226,39 +252,63 @@ class _Export:
         _check_count("batch_logins", batch_logins)
         _check_count("concurrency", concurrency)
         formulas = check_csv_formulas(csv_formulas)
+        wait = _seconds("wait_lock", wait_lock)
         kinds = parse_what(what, days=days)
         check_what(kinds, client, on_challenge=on_challenge)
-        storage = Storage(out)
+        # A directory another user could steer is refused as it is made or found (storage.py).
+        storage = Storage(out, refuse_shared=not allow_shared_out)
         limits = Limits(logins=batch_logins)
         # The command line's LoginIds come as a LoginIdList already (each once): not copied.
         asked = login_ids if isinstance(login_ids, LoginIdList) else LoginIdList(unique(login_ids))
         export = cls(
             storage, kinds, fmt, asked, concurrency, limits, progress, on_challenge=on_challenge, csv_formulas=formulas
         )
-        export._check_output(resume)
-        states = [read_state(storage, kind.name, fmt) for kind in kinds]
-        export.asked = _as_written(export.asked, states)
-        for kind, state in zip(kinds, states, strict=True):
-            # All of them, not a copy, when nothing was written before (no resume).
-            export.todo[kind.name] = (
-                LoginIdList(login for login in export.asked if not state.has(login)) if state.written else export.asked
-            )
-            # A login whose data was still pending polls its RequestId where it stood (by its
-            # folded LoginId: given in another case this time, it is the same login).
-            export.resumes[kind.name] = {
-                login: record["request_id"]
-                for login, record in state.failed.items()
-                if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
-            }
-        export.skipped_logins = sum(1 for login in export.asked if all(state.has(login) for state in states))
+        export.wait_lock = wait
+        try:
+            export._check_output(resume)
+            remove_leftovers(storage)
+            # Every kind of the export checked before any is repaired: a damaged or planted entry
+            # stops the run with nothing renamed or deleted (records.py).
+            names = {*export.kinds_before, *(kind.name for kind in kinds)}
+            journals = {name: read_journal(storage, name, fmt) for name in names}
+            states = [read_state(storage, kind.name, fmt, entries=journals.pop(kind.name)) for kind in kinds]
+            del journals
+            export.asked = _as_written(export.asked, states)
+            for kind, state in zip(kinds, states, strict=True):
+                # All of them, not a copy, when nothing was written before (no resume).
+                export.todo[kind.name] = (
+                    LoginIdList(login for login in export.asked if not state.has(login))
+                    if state.written
+                    else export.asked
+                )
+                # A login whose data was still pending polls its RequestId where it stood (by its
+                # folded LoginId: given in another case this time, it is the same login).
+                export.resumes[kind.name] = {
+                    login: record["request_id"]
+                    for login, record in state.failed.items()
+                    if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
+                }
+            export.skipped_logins = sum(1 for login in export.asked if all(state.has(login) for state in states))
+        except BaseException:
+            export.release()
+            raise
         return export
+
+    def release(self) -> None:
+        """Lets the next run write the directory (``lock.py``); nothing after the first call."""
+        if self.lock is not None:
+            self.lock.release()
 
     def _check_output(self, resume: bool) -> None:
         storage = self.storage
         try:
             # Made now, before anything is fetched: an output that cannot be one is a usage error.
             storage.makedirs(storage.root)
-            present = [name for name in storage.listdir(storage.root) if name in _OURS]
+            storage.makedirs(storage.path(JOURNAL))
+            check_directories(storage)
+            # One run at a time, from here on: nothing in the directory was read yet (lock.py).
+            self.lock = take_lock(storage, self.run_id, wait=self.wait_lock)
+            present = [name for name in storage.listdir(storage.root) if name in _OURS and _wrote(storage, name)]
         except (FileExistsError, NotADirectoryError):
             raise _config_error(
                 "out", f"must be a directory: {storage.shown}, or a directory above it, is a file"
@@ -481,6 +531,8 @@ def export(
     format: str = "parquet",
     concurrency: int = 32,
     resume: bool = False,
+    wait_lock: float = 0.0,
+    allow_shared_out: bool = False,
     progress: bool = False,
     days: int | str | None = None,
     batch_logins: int = 1000,
@@ -510,6 +562,13 @@ def export(
     Results are written a batch at a time: at ``batch_logins`` logins, or every 5 seconds,
     whichever comes first, so a kill loses at most that much. Ctrl-C stops the run after writing
     what was fetched, then raises ``KeyboardInterrupt``.
+
+    One run at a time writes ``out`` (docs/export.md#one-run-at-a-time): while another holds it,
+    a ``ConfigError`` naming ``out`` and that run, at once or once ``wait_lock`` seconds have
+    passed waiting for it. An ``out`` another user owns, or one every user can write in without
+    the sticky bit, is refused unless ``allow_shared_out=True``. A resume touches only the
+    export's own files: a journal, run record or manifest that is damaged or names anything else
+    is a ``ConfigError`` naming the file and the field, with nothing changed.
 
     ``scheduler`` (a ``distributed.Client``, or a scheduler's address such as
     ``"tcp://10.0.0.5:8786"``; ``pip install 'bankfeed[dask]'``) runs the same export on a Dask
@@ -542,6 +601,8 @@ def export(
         format=format,
         concurrency=concurrency,
         resume=resume,
+        wait_lock=wait_lock,
+        allow_shared_out=allow_shared_out,
         progress=progress,
         days=days,
         batch_logins=batch_logins,
@@ -562,6 +623,8 @@ def _run(
     format: str,
     concurrency: int,
     resume: bool,
+    wait_lock: float = 0.0,
+    allow_shared_out: bool = False,
     progress: bool,
     days: int | str | None,
     batch_logins: int,
@@ -591,6 +654,8 @@ def _run(
         fmt=format,
         concurrency=concurrency,
         resume=resume,
+        wait_lock=wait_lock,
+        allow_shared_out=allow_shared_out,
         progress=progress,
         days=days,
         batch_logins=batch_logins,
@@ -598,7 +663,26 @@ def _run(
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
     )
+    try:
+        return _write(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
+    finally:
+        # On every way out: the lock lives no longer than the run, also when the exception that
+        # ended it is kept (a notebook keeps the last one).
+        run.release()
+
+
+def _write(
+    client: Client,
+    run: _Export,
+    scheduler: distributed.Client | str | None,
+    *,
+    partition_size: int,
+    raise_interrupt: bool,
+) -> ExportReport:
+    """Runs the planned export ``run``, in this process or on the cluster of ``scheduler``."""
     if scheduler is not None:
+        from bankfeed._export import cluster
+
         return cluster.run(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
     run.start()
     try:
@@ -634,16 +718,18 @@ async def aexport(
     format: str = "parquet",
     concurrency: int = 32,
     resume: bool = False,
+    wait_lock: float = 0.0,
+    allow_shared_out: bool = False,
     progress: bool = False,
     days: int | str | None = None,
     batch_logins: int = 1000,
     on_challenge: AsyncChallengeHandler | None = None,
     csv_formulas: str = "escape",
 ) -> ExportReport:
-    """:func:`export` for an ``AsyncClient``: the same files and report. The files are written in a
-    worker thread, so that the event loop goes on meanwhile; cancelling the task stops the run as
-    Ctrl-C stops ``bf.export``. ``on_challenge`` takes what ``AsyncClient.investments_many`` takes
-    (an ``async def`` handler runs on this event loop).
+    """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
+    written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
+    too); cancelling the task stops the run as Ctrl-C stops ``bf.export``. ``on_challenge`` takes
+    what ``AsyncClient.investments_many`` takes (an ``async def`` handler runs on this event loop).
 
     Example::
 
@@ -662,6 +748,8 @@ async def aexport(
         fmt=format,
         concurrency=concurrency,
         resume=resume,
+        wait_lock=wait_lock,
+        allow_shared_out=allow_shared_out,
         progress=progress,
         days=days,
         batch_logins=batch_logins,
@@ -669,6 +757,18 @@ async def aexport(
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
     )
+    try:
+        return await _awrite(client, run)
+    finally:
+        # Off the event loop (an fsspec lock is an object to remove), and done when the task is
+        # cancelled meanwhile.
+        await asyncio.shield(asyncio.to_thread(run.release))
+
+
+async def _awrite(client: AsyncClient, run: _Export) -> ExportReport:
+    """Runs the planned export ``run`` on this event loop."""
+    import asyncio
+
     # Writes the run's record: not on the event loop, like every write of the export.
     await asyncio.to_thread(run.start)
     try:

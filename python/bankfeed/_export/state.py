@@ -3,23 +3,39 @@ two files that describe it to people and tools: ``_manifest.json`` and ``_failur
 
 Reading the state also finishes what a kill interrupted: a committed batch whose files were not
 renamed yet is renamed into place, and temporary files of batches never committed are deleted
-(``writer.py`` says why this leaves every login in a dataset once).
+(``writer.py`` says why this leaves every login in a dataset once). What is read is checked first
+(``records.py``): a damaged file, or a name that is not the export's own, stops the run before
+anything is renamed or deleted.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from bankfeed._export import records
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.logins import fold
-from bankfeed._export.storage import Storage
+from bankfeed._export.storage import RANDOM_SUFFIX, Storage
 from bankfeed._export.writer import JOURNAL, temporary_name
 
-__all__ = ["FAILURES", "MANIFEST", "KindState", "read_runs", "read_state", "write_run", "write_summary"]
+__all__ = [
+    "FAILURES",
+    "MANIFEST",
+    "KindState",
+    "check_directories",
+    "read_journal",
+    "read_runs",
+    "read_state",
+    "remove_leftovers",
+    "write_run",
+    "write_summary",
+]
 
 MANIFEST = "_manifest.json"
 FAILURES = "_failures.jsonl"
@@ -27,6 +43,15 @@ FAILURES = "_failures.jsonl"
 #: that a run killed before its end (``kill -9``, a lost machine) is still known: to the manifest,
 #: and to a resume, which must ask for what it asked (docs/export.md#resume).
 RUNS = "runs"
+
+#: A journal entry's temporary file (``.<batch>.json`` and the random part ``Storage.write_whole``
+#: adds), and those of the files a run writes whole: what a kill can leave, and a run deletes.
+_ENTRY_TEMPORARY = re.compile(rf"\.(?P<batch>{records.BATCH.pattern})\.json(?:{RANDOM_SUFFIX}|\.tmp)")
+_LEFTOVERS = {
+    (): re.compile(rf"\.(?:{re.escape(MANIFEST)}|{re.escape(FAILURES)}){RANDOM_SUFFIX}"),
+    (JOURNAL,): re.compile(rf"\.\.cluster-{records.RUN.pattern}{RANDOM_SUFFIX}"),
+    (JOURNAL, RUNS): re.compile(rf"\.{records.RUN.pattern}\.json{RANDOM_SUFFIX}"),
+}
 
 
 @dataclass
@@ -66,44 +91,69 @@ class KindState:
         return self._folded.get(folded)
 
 
-def _entries(storage: Storage, kind: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:
-    """The journal entries of ``kind`` whose batch names start with ``prefix``, oldest first."""
+def _read(storage: Storage, path: str, what: str, name: str) -> str:
+    """The text of ``path``, the ``what`` called ``name`` in messages; a ``ConfigError`` naming
+    ``out`` and the file when it cannot be read."""
+    try:
+        return storage.read_text(path)
+    except OSError as exc:
+        reason = "it is a symbolic link, which is never followed" if exc.errno == errno.ELOOP else exc.strerror
+        raise records.unreadable(storage.shown, what, name, reason or str(exc)) from None
+    except UnicodeDecodeError:
+        raise records.unreadable(storage.shown, what, name, "it is not UTF-8 text") from None
+
+
+def read_journal(storage: Storage, kind: str, fmt: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """The journal entries of ``kind`` whose batch names start with ``prefix``, oldest first,
+    each checked (``records.journal_entry``): a ``ConfigError`` naming the first that is damaged
+    or not the export's (cut short, edited, planted), which is never skipped: its batch's part
+    files would stay, and its logins be written again."""
     directory = storage.path(JOURNAL, kind)
     entries: list[tuple[str, dict[str, Any]]] = []
     for name in storage.listdir(directory):
         if not name.endswith(".json") or name.startswith(".") or not name.startswith(prefix):
-            continue
-        try:
-            entry = json.loads(storage.read_text(storage.path(directory, name)))
-        except (OSError, ValueError):
-            continue  # not one of ours, or cut short by a copy: no batch is committed by it
-        if isinstance(entry, dict) and isinstance(entry.get("batch"), str):
-            entries.append((name, entry))
-    entries.sort(key=lambda item: (float(item[1].get("committed_at") or 0), item[0]))
+            continue  # a temporary (see read_state), or a file no reading of the journal looks at
+        text = _read(storage, storage.path(directory, name), "journal entry", f"{JOURNAL}/{kind}/{name}")
+        entries.append((name, records.journal_entry(storage.shown, kind, fmt, name, text)))
+    entries.sort(key=lambda item: (float(item[1]["committed_at"]), item[0]))
     return entries
 
 
-def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "", *, repair: bool = True) -> KindState:
+def read_state(
+    storage: Storage,
+    kind: str,
+    fmt: str,
+    prefix: str = "",
+    *,
+    repair: bool = True,
+    entries: list[tuple[str, dict[str, Any]]] | None = None,
+) -> KindState:
     """The state of ``kind`` (of the batches starting with ``prefix``), after finishing the
-    commits a kill interrupted and deleting what no commit kept.
+    commits a kill interrupted and deleting what no commit kept. ``entries``: its journal, read
+    already (:func:`read_journal`); read now when None, and checked whole before anything is
+    renamed or deleted.
 
     With ``repair`` false nothing is renamed or deleted, and a batch counts as soon as its journal
     entry exists: what a cluster run's driver reads while workers may still be committing
     (docs/scale-out.md#stopping-a-cluster-run); a later resume repairs."""
     state = KindState(rows=dict.fromkeys(KINDS[kind], 0))
     kept: dict[str, set[str]] = {table: set() for table in KINDS[kind]}
-    for name, entry in _entries(storage, kind, prefix):
+    if entries is None:
+        entries = read_journal(storage, kind, fmt, prefix)
+    for name, entry in entries:
+        # Each name below is checked (records.journal_entry): part-<batch>.<fmt> in a table of
+        # the kind, so nothing outside the export's own files is renamed or deleted.
         files: Mapping[str, str] = entry.get("files") or {}
         batch = entry["batch"]
         complete = True
         for table, file in files.items():
             directory = storage.path(kind, table)
             final, temporary = storage.path(directory, file), storage.path(directory, temporary_name(batch, fmt))
-            if not storage.exists(final):
+            if not storage.is_file(final):
                 if not repair:
                     # Looked for again: the worker may have renamed it between the two looks.
-                    complete = complete and (storage.exists(temporary) or storage.exists(final))
-                elif storage.exists(temporary):
+                    complete = complete and (storage.is_file(temporary) or storage.is_file(final))
+                elif storage.is_file(temporary):
                     storage.rename(temporary, final)
                 else:
                     complete = False
@@ -138,9 +188,39 @@ def read_state(storage: Storage, kind: str, fmt: str, prefix: str = "", *, repai
                 storage.remove(storage.path(directory, name))
     journal = storage.path(JOURNAL, kind)
     for name in storage.listdir(journal):
-        if name.startswith("." + prefix) and name.endswith(".json.tmp"):
+        cut = _ENTRY_TEMPORARY.fullmatch(name)
+        if cut and cut["batch"].startswith(prefix):
             storage.remove(storage.path(journal, name))
     return state
+
+
+def check_directories(storage: Storage) -> None:
+    """Refuses, before anything in them is read, the directories of the export already there that
+    another user could steer (``Storage.makedirs`` says which); nothing when the storage does not
+    check (an fsspec URL, or shared outputs allowed)."""
+    if not storage.refuse_shared:
+        return
+    directories = [storage.path(JOURNAL, RUNS)]
+    for kind, tables in KINDS.items():
+        directories += [
+            storage.path(JOURNAL, kind),
+            storage.path(kind),
+            *(storage.path(kind, table) for table in tables),
+        ]
+    for directory in directories:
+        if storage.exists(directory):
+            storage.makedirs(directory)
+
+
+def remove_leftovers(storage: Storage) -> None:
+    """Deletes the temporary files of a run killed while it wrote the manifest, the failures, a
+    run's record or a cluster's marker whole (each under a random name). Only under the lock:
+    another run's are never deleted."""
+    for where, pattern in _LEFTOVERS.items():
+        directory = storage.path(*where)
+        for name in storage.listdir(directory):
+            if pattern.fullmatch(name):
+                storage.remove(storage.path(directory, name))
 
 
 def write_run(storage: Storage, record: Mapping[str, Any]) -> None:
@@ -160,26 +240,18 @@ def read_runs(storage: Storage) -> list[dict[str, Any]]:
     for name in storage.listdir(directory):
         if not name.endswith(".json") or name.startswith("."):
             continue
-        try:
-            record = json.loads(storage.read_text(storage.path(directory, name)))
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("run"), str):
-            runs.append(record)
+        text = _read(storage, storage.path(directory, name), "run record", f"{JOURNAL}/{RUNS}/{name}")
+        runs.append(records.run_record(storage.shown, name, text))
     runs.sort(key=lambda record: (str(record.get("started_at")), float(record.get("started") or 0), record["run"]))
     return runs
 
 
 def previous_manifest(storage: Storage) -> dict[str, Any] | None:
-    """The manifest an earlier run left, if any."""
+    """The manifest an earlier run left, if any, checked (``records.manifest``)."""
     path = storage.path(MANIFEST)
     if not storage.exists(path):
         return None
-    try:
-        manifest = json.loads(storage.read_text(path))
-    except (OSError, ValueError):
-        return None
-    return manifest if isinstance(manifest, dict) else None
+    return records.manifest(storage.shown, MANIFEST, _read(storage, path, "manifest", MANIFEST))
 
 
 def write_summary(

@@ -4,6 +4,13 @@
 Only the few operations the commit protocol needs (src: ``writer.py``): write a file whole, rename
 it, list, read, remove. A local file is written under a temporary name and renamed, so that no
 reader ever sees half of it; an object store writes an object whole by itself.
+
+On a local disk nothing is written through a name someone else could have prepared
+(docs/export.md#how-files-are-written): every file is created new (``O_CREAT | O_EXCL |
+O_NOFOLLOW``: a file or a symbolic link already at the name fails the write rather than being
+written through), those written whole under a random temporary name then renamed; a file is read
+without following a link; and, asked to (``refuse_shared``), each directory of the output is
+refused when another user owns it or every user can write in it without the sticky bit.
 """
 
 from __future__ import annotations
@@ -13,20 +20,26 @@ import errno
 import io
 import os
 import posixpath
+import secrets
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
 from bankfeed._export.location import described, shown
-from bankfeed.errors import _config_error
+from bankfeed.errors import ConfigError, _config_error
 
-__all__ = ["Storage"]
+__all__ = ["RANDOM_SUFFIX", "Storage"]
+
+#: What the name of a file written whole (:meth:`Storage.write_whole`) has after a dot and its
+#: final name until it is renamed into place: random, so that nothing can be waiting under it.
+RANDOM_SUFFIX = r"\.[0-9a-f]{12}\.tmp"
 
 
 class Storage:
     """The output root: ``out`` as given, a local path or an fsspec URL."""
 
-    def __init__(self, out: str | os.PathLike[str]) -> None:
+    def __init__(self, out: str | os.PathLike[str], *, refuse_shared: bool = False) -> None:
         text = os.fspath(out)
         if not isinstance(text, str) or not text.strip():
             raise _config_error("out", f"must be a directory path or an fsspec URL, got {text!r}")
@@ -54,6 +67,9 @@ class Storage:
         else:
             path = text.removeprefix("file://")
             self.root = os.path.abspath(os.path.expanduser(path))
+        #: Whether :meth:`makedirs` refuses a directory another user could steer (local only: an
+        #: object store has no owner to check).
+        self.refuse_shared = refuse_shared and self._fs is None
 
     @property
     def is_local(self) -> bool:
@@ -79,13 +95,56 @@ class Storage:
         return posixpath.join(self.root, *parts)
 
     def makedirs(self, path: str) -> None:
+        """Makes the directory ``path`` under the root, and those above it. With
+        ``refuse_shared``, a ``ConfigError`` naming ``out`` when one of them, the root included,
+        is another user's or open to every user without the sticky bit."""
         if self._fs is None:
             os.makedirs(path, exist_ok=True)
+            if self.refuse_shared:
+                self._check_own(path)
         else:
             self._fs.makedirs(path, exist_ok=True)
 
+    def _check_own(self, path: str) -> None:
+        relative = os.path.relpath(path, self.root)
+        parts = [] if relative == os.curdir or relative.startswith(os.pardir) else relative.split(os.sep)
+        directory = self.root
+        self._check_directory(directory, self.shown, top=True)
+        for index, part in enumerate(parts):
+            directory = os.path.join(directory, part)
+            self._check_directory(directory, posixpath.join(self.shown, *parts[: index + 1]), top=False)
+
+    def _check_directory(self, path: str, shown: str, *, top: bool) -> None:
+        """Refuses ``path``, a directory of the output, when someone else could plant a file or a
+        link in it (the export would read it back, or write where it points), or replace what the
+        export wrote: owned by another user, or writable by every user without the sticky bit
+        (which lets each user remove only their own names). Root's directories are trusted: root
+        can do anything anyway. The output itself may be a link of one's own to a directory."""
+        status = os.lstat(path)
+        if stat.S_ISLNK(status.st_mode):
+            if not top:
+                raise _shared(shown, "is a symbolic link, which the export never makes")
+            if status.st_uid not in (os.geteuid(), 0):
+                raise _shared(shown, f"is a symbolic link made by another user (uid {status.st_uid})")
+            status = os.stat(path)
+        if status.st_uid not in (os.geteuid(), 0):
+            raise _shared(shown, f"is a directory owned by another user (uid {status.st_uid})")
+        if status.st_mode & stat.S_IWOTH and not status.st_mode & stat.S_ISVTX:
+            raise _shared(shown, "is a directory every user can write in, without the sticky bit")
+
     def exists(self, path: str) -> bool:
-        return os.path.exists(path) if self._fs is None else bool(self._fs.exists(path))
+        # A link counts as there, whatever it points to: it is never followed.
+        return os.path.lexists(path) if self._fs is None else bool(self._fs.exists(path))
+
+    def is_file(self, path: str) -> bool:
+        """Whether a file the export could have written is at ``path``: on a local disk a regular
+        file, not a link (which the export never makes) nor anything else."""
+        if self._fs is not None:
+            return bool(self._fs.exists(path))
+        try:
+            return stat.S_ISREG(os.lstat(path).st_mode)
+        except FileNotFoundError:
+            return False
 
     def listdir(self, path: str) -> list[str]:
         """The names in directory ``path``; none when it does not exist."""
@@ -99,8 +158,18 @@ class Storage:
         return sorted(posixpath.basename(entry.rstrip("/")) for entry in self._fs.ls(path, detail=False))
 
     def read_text(self, path: str) -> str:
+        """The text of the file ``path``; on a local disk, an ``OSError`` when it is a symbolic
+        link or not a regular file (a directory, a FIFO, which would block), rather than what it
+        leads to."""
         if self._fs is None:
-            with open(path, encoding="utf-8") as file:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                    raise OSError(errno.EINVAL, "not a regular file", path)
+            except BaseException:
+                os.close(descriptor)
+                raise
+            with open(descriptor, encoding="utf-8") as file:
                 return file.read()
         with self._fs.open(path, "r", encoding="utf-8") as file:
             text: str = file.read()
@@ -122,10 +191,13 @@ class Storage:
 
     @contextmanager
     def open_write(self, path: str) -> Iterator[IO[bytes]]:
-        """``path`` opened for writing in binary; on a local disk flushed to it before it closes,
-        so that a file renamed into place after a crash holds all it should."""
+        """``path``, a new file, opened for writing in binary; on a local disk created there and
+        then only (``FileExistsError`` when a file or a link is already there: nothing is written
+        through a name prepared by someone else), and flushed to it before it closes, so that a
+        file renamed into place after a crash holds all it should."""
         if self._fs is None:
-            with open(path, "wb") as file:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with open(os.open(path, flags, 0o666), "wb") as file:
                 yield file
                 file.flush()
                 os.fsync(file.fileno())
@@ -133,27 +205,63 @@ class Storage:
             with self._fs.open(path, "wb") as file:
                 yield file
 
+    def create_new(self, path: str, data: bytes) -> None:
+        """Writes ``data`` to ``path`` only where nothing is: ``FileExistsError`` otherwise. On a
+        local disk atomic (``O_EXCL``); on an fsspec URL, fsspec's exclusive write, atomic where
+        the filesystem makes it so (docs/export.md#one-run-at-a-time) and otherwise a look then a
+        write."""
+        if self._fs is None:
+            with self.open_write(path) as file:
+                file.write(data)
+            return
+        if self._fs.exists(path):
+            raise FileExistsError(errno.EEXIST, "exists", path)
+        try:
+            self._fs.pipe_file(path, data, mode="create")
+        except TypeError:  # an fsspec before its exclusive write: the look above is all there is
+            with self._fs.open(path, "wb") as file:
+                file.write(data)
+
     def write_streamed(self, path: str, write: Callable[[IO[str]], None]) -> None:
         """Writes the text ``write`` writes to the file it is given, as :meth:`write_whole` writes:
         a reader sees all of it or nothing. For a large file, which need not be one string first."""
-        target = path
-        if self._fs is None:
-            target = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
-        with self.open_write(target) as binary:
+
+        def write_text(binary: IO[bytes]) -> None:
             text = io.TextIOWrapper(binary, encoding="utf-8")
             write(text)
             text.flush()
             text.detach()  # the binary file is closed (and flushed to disk) by open_write
-        if self._fs is None:
-            os.replace(target, path)
+
+        self._write_whole(path, write_text)
 
     def write_whole(self, path: str, data: bytes) -> None:
         """Writes ``data`` to ``path`` so that a reader sees all of it or nothing."""
-        if self._fs is None:
-            temporary = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
-            with self.open_write(temporary) as file:
-                file.write(data)
-            os.replace(temporary, path)
-        else:
+        self._write_whole(path, lambda file: file.write(data))
+
+    def _write_whole(self, path: str, write: Callable[[IO[bytes]], object]) -> None:
+        if self._fs is not None:
             with self._fs.open(path, "wb") as file:
-                file.write(data)
+                write(file)
+            return
+        # A random name, created new: a link planted under a name known in advance is never
+        # written through (docs/export.md#how-files-are-written).
+        temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+        created = False
+        try:
+            with self.open_write(temporary) as file:
+                created = True
+                write(file)
+            os.replace(temporary, path)
+        except BaseException:
+            if created:
+                self.remove(temporary)
+            raise
+
+
+def _shared(shown: str, problem: str) -> ConfigError:
+    return _config_error(
+        "out",
+        f"{shown} {problem}: another user could plant files or links there for the export to write through or read "
+        "back. Use a directory of your own (under your home directory, say), or pass allow_shared_out=True "
+        "(--allow-shared-out) if every user who can write there is trusted",
+    )

@@ -316,6 +316,44 @@ def test_a_partition_that_fails_stops_the_run_and_the_manifest_says_where(
     wait_for(lambda: not any(dask_client.processing().values()), "the cluster to be idle", 30)
 
 
+def test_a_cluster_run_holds_the_outputs_lock_on_its_driver(
+    cluster: tuple[Any, Any], service: Service, tmp_path: Path
+) -> None:
+    _, dask_client = cluster
+    outcome: dict[str, Any] = {}
+
+    def export() -> None:
+        try:
+            # Slow polls, one login at a time: the run lasts seconds after its first batch.
+            outcome["report"] = bf.export(
+                client_of(service, poll_interval=0.15),
+                service.login_ids,
+                tmp_path,
+                scheduler=dask_client,
+                partition_size=20,
+                batch_logins=2,
+                concurrency=1,
+            )
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=export)
+    thread.start()
+    journal = tmp_path / "_journal" / "investments"
+    wait_for(lambda: journal.exists() and any(journal.glob("*.json")), "a batch committed by a worker")
+    # The driver (this process) holds it while the workers write: another run is refused.
+    with pytest.raises(bf.ConfigError) as raised:
+        bf.export(client_of(service), service.login_ids, tmp_path, resume=True)
+    assert thread.is_alive(), "refused while the cluster run was still going"
+    thread.join(300)
+    assert f"process {os.getpid()} on " in str(raised.value), raised.value
+    if "error" in outcome:
+        raise outcome["error"]
+    assert outcome["report"].ok
+    # Released at its end.
+    assert bf.export(client_of(service), service.login_ids, tmp_path, resume=True).logins_skipped == LOGINS
+
+
 def test_a_resumed_partition_whose_session_expired_meanwhile_starts_over(tmp_path: Path) -> None:
     # As in one process (test_export.py): a pending RequestId resumed after its session expired
     # starts over in the partition, instead of failing once more. Threads, not processes: the
