@@ -84,8 +84,9 @@ impl Client {
     /// Institutions: every institution the service supports, read page by page (`skip` and
     /// `take`) until `Count` of them have come. What a server can make the client hold is
     /// bounded: a page of more than the `take` asked for, an entry that is not an object, a
-    /// `Count` past [`MAX_INSTITUTIONS`], pages past `max_body_bytes` in all, or a `Count` not
-    /// reached in [`MAX_INSTITUTION_PAGES`] pages is a protocol surprise, never a list cut short.
+    /// `Count` past 100,000 (100 pages of 1,000), pages past `max_body_bytes` in all, or a `Count`
+    /// not reached in 100 pages is a protocol surprise, never a list cut short
+    /// (docs/protocol.md#operations-beyond-the-interface).
     pub async fn institutions(&self, call: &Call) -> Result<Vec<Value>, Error> {
         let wire = &protocol::INSTITUTIONS;
         call.doing(wire.name);
