@@ -8,13 +8,18 @@ it with the standard library alone, and offers what ``bf.Sandbox`` offers a test
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
+import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from typing import Any
@@ -43,6 +48,9 @@ class RemoteSandbox:
         assert [r["operation"] for r in sb.requests] == [...]
         sb.reset()
 
+    A sandbox on a loopback host (``127.0.0.0/8``, ``::1``, ``localhost``) is reached directly,
+    whatever proxy the environment sets, as a client reaches it; any other goes through the
+    proxy the environment names, and an error then names that proxy (never its password).
     The token is never shown in its ``repr``. A refused token raises :class:`bf.Unauthorized
     <bankfeed.Unauthorized>`-like ``BankfeedError``; a fault that cannot be read,
     :class:`bf.ConfigError <bankfeed.ConfigError>` as ``bf.Sandbox.inject`` raises it.
@@ -53,6 +61,7 @@ class RemoteSandbox:
         self._token = admin_token
         self._timeout = timeout
         self._process: subprocess.Popen[str] | None = None
+        self._opener, self._proxy = _route(self.url)
         info = self._call("GET", "info")
         #: The customer id the sandbox answers to.
         self.customer_id: str = info["customer_id"]
@@ -136,8 +145,9 @@ class RemoteSandbox:
         request.add_header("Authorization", f"Bearer {self._token}")
         if data is not None:
             request.add_header("Content-Type", "application/json")
+        through = "" if self._proxy is None else f" through the proxy {self._proxy}"
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as answer:
+            with self._opener.open(request, timeout=self._timeout) as answer:
                 return json.loads(answer.read())
         except urllib.error.HTTPError as exc:
             try:
@@ -151,9 +161,11 @@ class RemoteSandbox:
                 message = "the admin token was refused: pass the token the sandbox printed at start"
             elif exc.code == 404:
                 message = "no admin API there: start the sandbox with --admin (bf.Sandbox(admin=True))"
-            raise BankfeedError(f"admin API {method} /_sandbox/{name}: {exc.code} {message}") from None
+            raise BankfeedError(f"admin API {method} /_sandbox/{name}: {exc.code} {message}{through}") from None
         except (urllib.error.URLError, OSError) as exc:
-            raise BankfeedError(f"admin API {method} /_sandbox/{name}: could not reach {self.url}: {exc}") from None
+            raise BankfeedError(
+                f"admin API {method} /_sandbox/{name}: could not reach {self.url}{through}: {exc}"
+            ) from None
 
     @property
     def widget_url(self) -> str:
@@ -218,6 +230,87 @@ class RemoteSandbox:
             "_environment": False,
         }
         return {**defaults, **options}
+
+
+def _route(url: str) -> tuple[urllib.request.OpenerDirector, str | None]:
+    """The opener of the admin calls to ``url`` and the proxy it goes through, as shown in an
+    error (``http://proxy.corp:3128 (from HTTP_PROXY)``, no password), or ``None``.
+
+    Loopback is never proxied, as in the client (docs/protocol.md#proxies): a proxy would see the
+    admin token, and one on another machine cannot reach this one's loopback anyway. Any other
+    host goes through the proxy variables as the client reads them, ``NO_PROXY`` included."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    if _is_loopback(host):
+        return direct, None
+    found = _environment_proxy(parts.scheme)
+    if found is None:
+        return direct, None
+    variable, proxy = found
+    no_proxy = next((v for n in ("NO_PROXY", "no_proxy") if (v := os.environ.get(n))), "")
+    if _bypasses(host, no_proxy):
+        return direct, None
+    if "://" not in proxy:
+        proxy = f"http://{proxy}"  # as curl and the client take a value without a scheme
+    scheme, _, rest = proxy.partition("://")
+    shown = f"{scheme}://{rest.split('/', 1)[0].rpartition('@')[2]} (from {variable})"
+    return urllib.request.build_opener(urllib.request.ProxyHandler({parts.scheme: proxy})), shown
+
+
+def _environment_proxy(scheme: str) -> tuple[str, str] | None:
+    """The variable naming the proxy for ``scheme`` and its value, in the client's order: the
+    scheme's own variable, upper case first, then ``ALL_PROXY``; the first set and not empty.
+    ``HTTP_PROXY`` is not read in a CGI script, where a request's ``Proxy:`` header sets it."""
+    names = [f"{scheme.upper()}_PROXY", f"{scheme.lower()}_proxy", "ALL_PROXY", "all_proxy"]
+    if scheme.lower() == "http" and "REQUEST_METHOD" in os.environ:
+        names.remove("HTTP_PROXY")
+    return next(((name, value) for name in names if (value := os.environ.get(name, "").strip())), None)
+
+
+def _bypasses(host: str, no_proxy: str) -> bool:
+    """Whether a ``NO_PROXY`` value lets ``host`` bypass the proxy, as the client reads it: a host
+    name matches itself and its subdomains (a leading ``.`` or ``*.`` changes nothing), an
+    address itself, a CIDR range its addresses, ``*`` every host; a port is ignored."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for entry in no_proxy.split(","):
+        entry = entry.strip().lower()
+        if entry.startswith("["):
+            entry = entry[1:].partition("]")[0]
+        elif entry.count(":") == 1:
+            entry = entry.partition(":")[0]
+        if entry == "*":
+            return True
+        entry = entry.removeprefix("*").lstrip(".")
+        if not entry:
+            continue
+        if address is not None:
+            with contextlib.suppress(ValueError):
+                if address in ipaddress.ip_network(entry, strict=False):
+                    return True
+        elif host == entry or host.endswith(f".{entry}"):
+            return True
+    return False
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (as ``urlsplit`` gives it: lower case, no brackets) is ``localhost`` or
+    a loopback address, also in the short IPv4 forms a resolver takes (``127.1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    if host and all(c in "0123456789abcdefx." for c in host):
+        try:
+            return socket.inet_aton(host)[0] == 127
+        except OSError:
+            return False
+    return False
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
