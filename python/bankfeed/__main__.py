@@ -162,6 +162,7 @@ _SANDBOX_HELP = {
     "(0: never)",
     "max_wrong_answers": "the wrong answer that reaches this count ends the session (NO_RETRY)",
     "admin": "serve the admin API under /_sandbox/, with a token printed at start",
+    "request_log_bytes": "the request log keeps about this many bytes, dropping the oldest entries first",
 }
 
 #: How a flag's text becomes its option's value where the default (None) does not say.

@@ -1301,6 +1301,7 @@ class Sandbox:
         card_in_use_seconds: float = 3.0,
         max_wrong_answers: int = 3,
         admin: bool = False,
+        request_log_bytes: int = 16777216,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
         taken already is an :class:`OSError` naming the address.
@@ -1364,6 +1365,10 @@ class Sandbox:
           default, at least 1) ends the session with 401 ``INVALID_SECURITY_RESPONSE_NO_RETRY``.
         - ``admin``: serve the admin API under ``/_sandbox/`` (the request log, faults, reset, for
           a sandbox in another process), guarded by :attr:`admin_token`; off by default.
+        - ``request_log_bytes``: about how many bytes :attr:`requests` keeps, 16 MiB by default
+          (0 or more); past it the oldest entries are dropped first, and
+          :attr:`requests_dropped` counts them. A body whose masked text is longer than 64 KiB
+          is kept as its size and its first 64 KiB (see The request log in docs/sandbox.md).
         """
 
     @property
@@ -1429,14 +1434,23 @@ class Sandbox:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """The requests received (the most recent 100,000), oldest first: dicts with ``method``,
+        """The requests received (the most recent 100,000, within ``request_log_bytes``), oldest
+        first: dicts with ``method``,
         ``path``, ``status`` (0 when no answer was sent), ``operation`` (the wire operation, e.g.
         ``"GetAccountsDetail"``; None for a path no operation serves), ``authorize`` (for
         Authorize: ``"credentials"``, ``"cached"``, ``"saved"`` or ``"challenge_answer"``),
         ``username``, ``login_id`` and ``request_id`` (what the request concerns; for Authorize,
         the ids its answer gave), ``body`` (the JSON body with every password, answer, key and
-        token replaced by ``"***"``; None without one) and ``time`` (seconds since the epoch, as
-        ``time.time()``)."""
+        token replaced by ``"***"``; None without one, and for one longer than 64 KiB),
+        ``body_size`` (the body's size in bytes, for a request to an operation), ``body_prefix``
+        (for a body longer than 64 KiB, the first 64 KiB of its masked JSON text) and ``time``
+        (seconds since the epoch, as ``time.time()``)."""
+
+    @property
+    def requests_dropped(self) -> int:
+        """How many entries :attr:`requests` dropped, the oldest first, to stay within its
+        bounds (100,000 entries, ``request_log_bytes``) since the start or the last
+        :meth:`reset`."""
 
     def inject(self, *faults: Mapping[str, Any]) -> None:
         """Adds faults after those already waiting; each a dict as for ``faults=``."""

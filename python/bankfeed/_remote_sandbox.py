@@ -186,6 +186,13 @@ class RemoteSandbox:
         return count
 
     @property
+    def requests_dropped(self) -> int:
+        """How many entries the request log dropped, the oldest first, to stay within its bounds,
+        as ``bf.Sandbox.requests_dropped`` gives it."""
+        dropped: int = self._call("GET", "requests")["dropped"]
+        return dropped
+
+    @property
     def faults(self) -> list[dict[str, Any]]:
         """The faults still waiting, in order, each with the ``times`` it has left."""
         faults: list[dict[str, Any]] = self._call("GET", "faults")["faults"]

@@ -150,8 +150,14 @@ class RecordedRequest(TypedDict):
     login_id: str | None
     #: The RequestId it names (for an Authorize, the one its answer gave).
     request_id: str | None
-    #: The JSON body, every password, answer, key and token replaced by ``"***"``.
+    #: The JSON body, every password, answer, key and token replaced by ``"***"``; None without
+    #: one, for one that is not JSON, and for one whose masked text is longer than 64 KiB.
     body: Any
+    #: The body's size in bytes as received, for a request to an operation; None for others.
+    body_size: int | None
+    #: For a body whose masked JSON text is longer than 64 KiB: its first 64 KiB, in place of
+    #: ``body``.
+    body_prefix: str | None
     #: When it arrived, in seconds since the epoch (as ``time.time()``).
     time: float
 

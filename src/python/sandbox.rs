@@ -56,6 +56,13 @@ fn logins(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     args::whole_in("logins", value, 0, MAX_LOGINS)
 }
 
+/// `request_log_bytes`: a whole number of bytes, 0 or more (0 keeps no entry).
+fn request_log_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let bytes: u64 = args::whole_at_least("request_log_bytes", value, 0_u64)?;
+    // Past the address space is no bound at all.
+    Ok(usize::try_from(bytes).unwrap_or(usize::MAX))
+}
+
 /// `pending_operations`: the data operations that answer 202 first, or None for the default ones.
 fn pending_operations(value: &Bound<'_, PyAny>) -> PyResult<Option<PendingOperations>> {
     const NAME: &str = "pending_operations";
@@ -151,6 +158,7 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         card_in_use,
         max_wrong_answers,
         admin_token,
+        request_log_bytes,
         ..
     } = SandboxConfig::default();
     let defaults = PyDict::new(py);
@@ -181,6 +189,7 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     defaults.set_item("card_in_use_seconds", card_in_use.as_secs_f64())?;
     defaults.set_item("max_wrong_answers", max_wrong_answers)?;
     defaults.set_item("admin", admin_token.is_some())?;
+    defaults.set_item("request_log_bytes", request_log_bytes)?;
     Ok(defaults)
 }
 
@@ -208,7 +217,8 @@ impl PySandbox {
                         secret_key="c4569c54-e167-4d34-8de6-f4113bc82414",
                         api_key="3d5266a8-b697-48d4-8de6-52e2e2662acc", token_ttl=1800.0, faults=None,
                         logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
-                        card_in_use_seconds=3.0, max_wrong_answers=3, admin=false))]
+                        card_in_use_seconds=3.0, max_wrong_answers=3, admin=false,
+                        request_log_bytes=16_777_216))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
     #[expect(
         clippy::fn_params_excessive_bools,
@@ -242,6 +252,7 @@ impl PySandbox {
         #[pyo3(from_py_with = args::card_in_use_seconds)] card_in_use_seconds: f64,
         #[pyo3(from_py_with = args::max_wrong_answers)] max_wrong_answers: u32,
         #[pyo3(from_py_with = args::admin)] admin: bool,
+        #[pyo3(from_py_with = request_log_bytes)] request_log_bytes: usize,
     ) -> PyResult<Self> {
         let faults = match faults {
             Some(faults) if !faults.is_none() => faults_from(&faults)?,
@@ -304,6 +315,7 @@ impl PySandbox {
             card_in_use,
             max_wrong_answers,
             admin_token: admin_token.clone(),
+            request_log_bytes,
             ..defaults
         };
         // Saving a million bulk logins takes a moment: other threads may run meanwhile.
@@ -429,6 +441,12 @@ impl PySandbox {
             list.append(recorded_request(py, request)?)?;
         }
         Ok(list)
+    }
+
+    #[doc = stub_doc!("Sandbox.requests_dropped")]
+    #[getter]
+    fn requests_dropped(&self) -> PyResult<u64> {
+        self.with_server(Sandbox::requests_dropped)
     }
 
     #[doc = stub_doc!("Sandbox.inject")]

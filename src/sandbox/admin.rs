@@ -60,10 +60,12 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
-/// `GET /_sandbox/requests`: the request log, oldest first, and the count of every request.
+/// `GET /_sandbox/requests`: the request log, oldest first, the count of every request, and how
+/// many entries the log dropped to stay within its bounds.
 async fn requests(State(shared): State<Arc<Shared>>) -> Response {
     let requests: Vec<Value> = shared.requests().iter().map(super::RecordedRequest::to_json).collect();
-    reply::json(StatusCode::OK, &json!({"requests": requests, "count": shared.request_count()}))
+    let (count, dropped) = (shared.request_count(), shared.requests_dropped());
+    reply::json(StatusCode::OK, &json!({"requests": requests, "count": count, "dropped": dropped}))
 }
 
 /// `GET /_sandbox/faults`: the faults still waiting.

@@ -47,6 +47,11 @@ impl Body {
         Body(map)
     }
 
+    /// The object, for a reader done with it.
+    pub(super) fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
+
     /// The value of `key`; an exact match wins over a match that differs in case only.
     pub(super) fn get(&self, key: &str) -> Option<&Value> {
         let value = match self.0.get(key) {

@@ -21,6 +21,14 @@ pub const PUBLIC_SECRET_KEY: &str = "c4569c54-e167-4d34-8de6-f4113bc82414";
 /// docs/sandbox.md#keys).
 pub const PUBLIC_API_KEY: &str = "3d5266a8-b697-48d4-8de6-52e2e2662acc";
 
+/// How many bytes the request log keeps by default (`request_log_bytes`): thousands of ordinary
+/// requests, and a flood of large bodies cannot grow the process (docs/sandbox.md#the-request-log).
+pub const DEFAULT_REQUEST_LOG_BYTES: usize = 16 * 1024 * 1024;
+
+/// A request body whose masked JSON text is longer than this is logged as its size and this
+/// much of its start (docs/sandbox.md#the-request-log).
+pub const LOGGED_BODY_BYTES: usize = 64 * 1024;
+
 /// How long DeleteCard refuses a login just connected, by default: long enough that a call
 /// made right after the login meets it, short enough that a test which waits is not slowed much.
 pub const CARD_IN_USE: Duration = Duration::from_secs(3);
@@ -210,6 +218,9 @@ pub struct SandboxConfig {
     /// `Authorization: Bearer <admin_token>` (docs/sandbox.md#the-admin-api); without it, those
     /// paths are unknown routes, as at the real service.
     pub admin_token: Option<String>,
+    /// The request log keeps at most about this many bytes (each entry counted by its fields'
+    /// lengths); the oldest entries are dropped first (docs/sandbox.md#the-request-log).
+    pub request_log_bytes: usize,
 }
 
 impl Default for SandboxConfig {
@@ -245,6 +256,7 @@ impl Default for SandboxConfig {
             faults: Vec::new(),
             logins: 0,
             admin_token: None,
+            request_log_bytes: DEFAULT_REQUEST_LOG_BYTES,
         }
     }
 }
@@ -286,9 +298,16 @@ pub struct RecordedRequest {
     pub login_id: Option<String>,
     /// The RequestId the request names; for an Authorize, the one its answer gave.
     pub request_id: Option<String>,
-    /// The JSON body with every secret masked; None without a body, or for one that is not JSON
-    /// (which is never kept, since it could hold anything).
+    /// The JSON body with every secret masked; None without a body, for one that is not JSON
+    /// (which is never kept, since it could hold anything), or for one whose masked text is
+    /// longer than [`LOGGED_BODY_BYTES`] (see `body_prefix`).
     pub body: Option<serde_json::Value>,
+    /// The size in bytes of the body as received, for a request to an operation; None for
+    /// others (whose body the sandbox does not read).
+    pub body_size: Option<usize>,
+    /// For a JSON body whose masked text is longer than [`LOGGED_BODY_BYTES`]: the first
+    /// [`LOGGED_BODY_BYTES`] of that text (cut at a character), in place of `body`.
+    pub body_prefix: Option<String>,
     /// When the request arrived.
     pub time: std::time::SystemTime,
 }
@@ -309,6 +328,8 @@ impl RecordedRequest {
             "login_id": self.login_id,
             "request_id": self.request_id,
             "body": self.body,
+            "body_size": self.body_size,
+            "body_prefix": self.body_prefix,
             "time": time,
         })
     }

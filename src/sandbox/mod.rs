@@ -56,7 +56,7 @@ use tokio::sync::{oneshot, watch};
 pub use catalogue::{attribute_catalogue, attribute_packages};
 pub use config::{
     AuthorizeKind, CachedChallenges, PendingOperations, RecordedRequest, SandboxConfig, CARD_IN_USE, DATA_OPERATIONS,
-    DEFAULT_CUSTOMER_ID, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
+    DEFAULT_CUSTOMER_ID, DEFAULT_REQUEST_LOG_BYTES, LOGGED_BODY_BYTES, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
 pub use faults::{Fault, FaultKind};
 pub use reply::AsyncLinks;
@@ -172,10 +172,21 @@ impl Sandbox {
         self.shared.request_count()
     }
 
-    /// The request log, oldest first. Only the most recent
-    /// 100,000 requests are kept; [`Sandbox::request_count`] keeps counting past that.
+    /// The request log, oldest first. Only the most recent 100,000 requests, and at most about
+    /// `request_log_bytes`, are kept; [`Sandbox::request_count`] keeps counting past that.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests()
+    }
+
+    /// How many entries the request log dropped (the oldest first) to stay within its bounds
+    /// since the start or the last reset.
+    pub fn requests_dropped(&self) -> u64 {
+        self.shared.requests_dropped()
+    }
+
+    /// What the request log's entries cost, in the bytes `request_log_bytes` bounds.
+    pub fn request_log_bytes(&self) -> usize {
+        self.shared.request_log_bytes()
     }
 
     /// Adds faults after those already waiting (docs/sandbox.md#faults).

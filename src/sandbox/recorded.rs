@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::authorize;
 use super::body::{self as body_of, Body as JsonBody, PathSegments};
-use super::config::{AuthorizeKind, RecordedRequest};
+use super::config::{AuthorizeKind, RecordedRequest, LOGGED_BODY_BYTES};
 use super::inject::Faulted;
 use crate::protocol;
 use crate::sync::lock;
@@ -39,7 +39,36 @@ struct Concerns {
     username: Option<String>,
     login_id: Option<String>,
     request_id: Option<String>,
-    body: Option<Value>,
+    body: Kept,
+}
+
+/// What the log keeps of a body: its masked JSON as text, which costs its length (a parsed
+/// `Value` costs up to some thirty times the text: docs/sandbox.md#the-request-log).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Kept {
+    /// The masked JSON text when it is at most [`LOGGED_BODY_BYTES`] long.
+    pub(crate) text: Option<String>,
+    /// Its first [`LOGGED_BODY_BYTES`] when it is longer.
+    pub(crate) prefix: Option<String>,
+    /// The size of the body as received, when it was read.
+    pub(crate) size: Option<usize>,
+}
+
+impl Kept {
+    /// The masked `value` as kept, for a body of `size` bytes.
+    fn of(value: &Value, size: Option<usize>) -> Kept {
+        let mut text = value.to_string();
+        if text.len() <= LOGGED_BODY_BYTES {
+            return Kept { text: Some(text), prefix: None, size };
+        }
+        let mut cut = LOGGED_BODY_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.shrink_to_fit();
+        Kept { text: None, prefix: Some(text), size }
+    }
 }
 
 /// The part of a request's log entry that the route layers fill in; shared with the entry's
@@ -48,15 +77,18 @@ struct Concerns {
 pub(crate) struct Note(Arc<Mutex<Concerns>>);
 
 impl Note {
-    /// Copies what was learnt into `entry`.
-    pub(super) fn fill(&self, entry: &mut RecordedRequest) {
-        let concerns = lock(&self.0).clone();
+    /// Moves what was learnt into `entry`, but for the masked body's text, which it returns
+    /// (the log keeps it as text and parses it when read).
+    pub(super) fn fill(&self, entry: &mut RecordedRequest) -> Option<String> {
+        let concerns = std::mem::take(&mut *lock(&self.0));
         entry.operation = concerns.operation;
         entry.authorize = concerns.authorize;
         entry.username = concerns.username;
         entry.login_id = concerns.login_id;
         entry.request_id = concerns.request_id;
-        entry.body = concerns.body;
+        entry.body_size = concerns.body.size;
+        entry.body_prefix = concerns.body.prefix;
+        concerns.body.text
     }
 }
 
@@ -66,7 +98,7 @@ impl Note {
     /// the username typed or the LoginId connected, when there is one.
     pub(crate) fn widget(&self, fields: &Value, username: Option<String>, login_id: Option<String>) {
         let mut concerns = lock(&self.0);
-        concerns.body = Some(mask_secrets(fields));
+        concerns.body = Kept::of(&mask_secrets(fields), None);
         concerns.username = username;
         concerns.login_id = login_id;
     }
@@ -86,10 +118,15 @@ pub(crate) async fn describe(State(route): State<Faulted>, request: Request, nex
         Ok(bytes) => bytes,
         Err(refusal) => return refusal.into_response(),
     };
-    let json = if bytes.is_empty() { None } else { serde_json::from_slice::<Value>(&bytes).ok() };
-    let fields = match &json {
-        Some(Value::Object(map)) => Some(JsonBody::from_map(map.clone())),
-        _ => None,
+    let mut json = if bytes.is_empty() { None } else { serde_json::from_slice::<Value>(&bytes).ok() };
+    // The object is moved, not copied, into the reader and back: a large body is costly enough
+    // parsed once.
+    let fields = match json.take() {
+        Some(Value::Object(map)) => Some(JsonBody::from_map(map)),
+        other => {
+            json = other;
+            None
+        }
     };
     let text = |key: &str| fields.as_ref().and_then(|fields| fields.string(key).ok().flatten().map(str::to_owned));
     let request_id = segment("request_id").or_else(|| text("RequestId"));
@@ -103,8 +140,13 @@ pub(crate) async fn describe(State(route): State<Faulted>, request: Request, nex
         concerns.username = text("Username").or(user);
         concerns.login_id = login.or(login_id);
         concerns.request_id = request_id;
-        concerns.body = json.as_ref().map(mask_secrets);
     }
+    let body = fields.map(|fields| Value::Object(fields.into_map())).or(json);
+    let kept = match body {
+        Some(body) => Kept::of(&mask_secrets(&body), Some(bytes.len())),
+        None => Kept { size: Some(bytes.len()), ..Kept::default() },
+    };
+    lock(&note.0).body = kept;
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 

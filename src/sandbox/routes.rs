@@ -208,6 +208,8 @@ async fn record(State(shared): State<Arc<Shared>>, mut request: Request, next: N
         login_id: None,
         request_id: None,
         body: None,
+        body_size: None,
+        body_prefix: None,
         time: SystemTime::now(),
     };
     let note = Note::default();
@@ -216,8 +218,8 @@ async fn record(State(shared): State<Arc<Shared>>, mut request: Request, next: N
     let response = next.run(request).await;
     if let Some((shared, mut logged, note)) = entry.0.take() {
         logged.status = inject::logged_status(&response);
-        note.fill(&mut logged);
-        shared.record(logged);
+        let body = note.fill(&mut logged);
+        shared.record(logged, body);
     }
     response
 }
@@ -228,8 +230,8 @@ struct Unanswered(Option<(Arc<Shared>, RecordedRequest, Note)>);
 impl Drop for Unanswered {
     fn drop(&mut self) {
         if let Some((shared, mut logged, note)) = self.0.take() {
-            note.fill(&mut logged);
-            shared.record(logged);
+            let body = note.fill(&mut logged);
+            shared.record(logged, body);
         }
     }
 }

@@ -31,7 +31,7 @@ pub(crate) struct Shared {
     pub config: SandboxConfig,
     inner: Mutex<Inner>,
     count: AtomicU64,
-    log: Mutex<VecDeque<RecordedRequest>>,
+    log: Mutex<Log>,
     /// Outside `inner`, so generating a large data set does not hold up unrelated sessions.
     pub data: DataCache,
     /// The faults still to inject (docs/sandbox.md#faults).
@@ -45,7 +45,7 @@ impl Shared {
             faults: Faults::new(config.faults.clone()),
             config,
             count: AtomicU64::new(0),
-            log: Mutex::new(VecDeque::new()),
+            log: Mutex::new(Log::default()),
             data: DataCache::default(),
         }
     }
@@ -62,17 +62,34 @@ impl Shared {
         self.count.load(Ordering::Relaxed)
     }
 
-    pub(super) fn record(&self, request: RecordedRequest) {
+    /// Logs `request`, whose masked body is `body` (JSON text), dropping the oldest entries
+    /// past [`MAX_LOGGED`] or `request_log_bytes` (docs/sandbox.md#the-request-log).
+    pub(super) fn record(&self, request: RecordedRequest, body: Option<String>) {
+        let entry = Logged::new(request, body);
         let mut log = lock(&self.log);
-        if log.len() == MAX_LOGGED {
-            log.pop_front();
+        log.bytes = log.bytes.saturating_add(entry.bytes);
+        log.entries.push_back(entry);
+        while log.entries.len() > MAX_LOGGED || log.bytes > self.config.request_log_bytes {
+            let Some(oldest) = log.entries.pop_front() else { break };
+            log.bytes = log.bytes.saturating_sub(oldest.bytes);
+            log.dropped = log.dropped.saturating_add(1);
         }
-        log.push_back(request);
     }
 
+    /// The log, oldest first, each body parsed from its text.
     pub(super) fn requests(&self) -> Vec<RecordedRequest> {
         let log = lock(&self.log);
-        log.iter().cloned().collect()
+        log.entries.iter().map(Logged::request).collect()
+    }
+
+    /// How many entries the log dropped to stay within its bounds.
+    pub(super) fn requests_dropped(&self) -> u64 {
+        lock(&self.log).dropped
+    }
+
+    /// What the log's entries cost, as counted against `request_log_bytes`.
+    pub(super) fn request_log_bytes(&self) -> usize {
+        lock(&self.log).bytes
     }
 
     /// Back to the state at start (docs/sandbox.md#the-admin-api): no session, no token, only
@@ -81,8 +98,50 @@ impl Shared {
     pub(super) fn reset(&self) {
         *self.lock() = Inner::new(&self.config);
         self.faults.clear();
-        lock(&self.log).clear();
+        *lock(&self.log) = Log::default();
         self.count.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The request log and what it costs.
+#[derive(Default)]
+struct Log {
+    entries: VecDeque<Logged>,
+    /// The sum of the entries' `bytes`.
+    bytes: usize,
+    /// Entries dropped, oldest first, to stay within the bounds.
+    dropped: u64,
+}
+
+/// One entry of the log: the request without its body, and the body as masked JSON text.
+struct Logged {
+    request: RecordedRequest,
+    body: Option<String>,
+    /// What it costs: its own size and its strings' lengths.
+    bytes: usize,
+}
+
+impl Logged {
+    fn new(request: RecordedRequest, body: Option<String>) -> Logged {
+        let text = |field: &Option<String>| field.as_ref().map_or(0, String::len);
+        let bytes = [
+            std::mem::size_of::<Logged>(),
+            request.method.len(),
+            request.path.len(),
+            text(&request.username),
+            text(&request.login_id),
+            text(&request.request_id),
+            text(&request.body_prefix),
+            text(&body),
+        ]
+        .iter()
+        .fold(0usize, |sum, bytes| sum.saturating_add(*bytes));
+        Logged { request, body, bytes }
+    }
+
+    fn request(&self) -> RecordedRequest {
+        let body = self.body.as_deref().and_then(|text| serde_json::from_str::<Value>(text).ok());
+        RecordedRequest { body, ..self.request.clone() }
     }
 }
 
