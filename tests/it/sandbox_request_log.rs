@@ -1,6 +1,8 @@
 //! The request log is bounded in bytes (docs/sandbox.md#the-request-log): a flood of large
-//! bodies, with keys and without, neither grows the process nor the log past its bound, and a
-//! large body is kept as its size and the start of its masked text.
+//! bodies, with keys and without, does not grow the log past its bound, and a large body is kept
+//! as its size and the start of its masked text. The process's memory is measured by
+//! tests/python/sandbox/test_request_log_bound.py on a sandbox process of its own: this binary
+//! runs its tests in parallel threads, so its resident size counts theirs too.
 
 use bankfeed::sandbox::{SandboxConfig, LOGGED_BODY_BYTES};
 use serde_json::json;
@@ -23,14 +25,6 @@ fn large_body() -> Vec<u8> {
     body.into_bytes()
 }
 
-/// The resident memory of this process, in bytes, from `/proc/self/status`.
-fn resident_bytes() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap();
-    let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
-
 /// Sends `count` large Authorize bodies, every other one with a fresh token (a keyed client's
 /// request) and the rest without (refused 401, and logged all the same).
 async fn flood(api: &Api, body: &[u8], count: usize) {
@@ -43,17 +37,12 @@ async fn flood(api: &Api, body: &[u8], count: usize) {
 }
 
 #[tokio::test]
-async fn a_flood_of_large_bodies_keeps_the_process_and_the_log_within_bounds() {
+async fn a_flood_of_large_bodies_keeps_the_log_within_its_bound() {
     let bound = 4 * 1024 * 1024;
     let api = Api::unkeyed(SandboxConfig { request_log_bytes: bound, ..SandboxConfig::default() });
     let body = large_body();
-    // The first ones make the allocator's room for one body in flight, which later ones reuse.
-    flood(&api, &body, 4).await;
-    let before = resident_bytes();
-    flood(&api, &body, 40).await;
-    let grown = resident_bytes().saturating_sub(before);
-    // Kept whole, 40 bodies would be 80 MiB as text and some 2.7 GB parsed.
-    assert!(grown < 48 * 1024 * 1024, "the process grew by {} MiB", grown / (1024 * 1024));
+    // Kept whole, 44 bodies would be 88 MiB as text and some 3 GB parsed.
+    flood(&api, &body, 44).await;
     let logged = api.sandbox.request_log_bytes();
     assert!(logged <= bound, "the log holds {logged} bytes, past its bound of {bound}");
     let requests = api.sandbox.requests();
