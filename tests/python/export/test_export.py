@@ -23,6 +23,7 @@ import pyarrow.dataset
 import pytest
 
 import bankfeed as bf
+from exporthelpers import command, keys_of
 
 LOGINS = 8
 BAD = "not-a-guid"
@@ -456,27 +457,6 @@ def test_the_options_of_a_kind_are_refused_before_anything_is_fetched(many: bf.S
 
 
 # --- The command ------------------------------------------------------------------------------
-
-
-def command(*args: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
-    environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "bankfeed", "export", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        **kwargs,
-    )
-
-
-def keys_of(sb: bf.Sandbox) -> dict[str, str]:
-    """The variables that give the command ``sb``'s keys, as a shell set up for it would."""
-    assert sb.secret_key and sb.api_key
-    return {"BANKFEED_SECRET_KEY": sb.secret_key, "BANKFEED_API_KEY": sb.api_key}
 
 
 def test_the_command_exports_a_file_of_login_ids_some_bad(many: bf.Sandbox, tmp_path: Path) -> None:

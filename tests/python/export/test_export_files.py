@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 import bankfeed as bf
 from bankfeed._export import run as export_run
+from exporthelpers import run_export
 
 ROOT = Path(__file__).resolve().parents[3]
 PRECIOUS = b"a file of the user's own\n"
@@ -101,21 +101,7 @@ def test_a_link_at_the_lock_is_refused(sb: bf.Sandbox, tmp_path: Path) -> None:
 
 
 def command(sb: bf.Sandbox, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
-    assert sb.api_key and sb.secret_key
-    environment.update(BANKFEED_API_KEY=sb.api_key, BANKFEED_SECRET_KEY=sb.secret_key)
-    return subprocess.run(
-        [
-            *[sys.executable, "-m", "bankfeed", "export", *sb.login_ids, "--out", str(out), "--quiet"],
-            *["--base-url", sb.url, "--customer-id", sb.customer_id, "--poll-interval", "0.01", *extra],
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_export(sb, "--out", str(out), "--quiet", *extra)
 
 
 def assert_refused(done: subprocess.CompletedProcess[str], says: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from exporthelpers import run_export
 
 LOGINS = 3
 BATCH = "20261126T000000-abcdef-000001"
@@ -35,22 +35,7 @@ def exported(sb: bf.Sandbox, out: Path, logins: int = 2) -> Path:
 
 
 def resume(sb: bf.Sandbox, out: Path) -> subprocess.CompletedProcess[str]:
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
-    assert sb.api_key and sb.secret_key
-    environment.update(BANKFEED_API_KEY=sb.api_key, BANKFEED_SECRET_KEY=sb.secret_key)
-    return subprocess.run(
-        [
-            *[sys.executable, "-m", "bankfeed", "export", *sb.login_ids, "--out", str(out), "--resume"],
-            *["--what", "investments,accounts", "--base-url", sb.url, "--customer-id", sb.customer_id],
-            *["--poll-interval", "0.01", "--quiet"],
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_export(sb, "--out", str(out), "--resume", "--what", "investments,accounts", "--quiet")
 
 
 def snapshot(root: Path) -> dict[str, bytes | str]:
