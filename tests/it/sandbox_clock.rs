@@ -86,17 +86,20 @@ async fn a_moved_clock_answers_as_a_sandbox_started_on_its_day() {
 
 #[tokio::test]
 async fn nights_post_new_transactions_some_late_and_refresh_delta_returns_exactly_them() {
-    let api = Api::with(config(START, 5));
+    let api = Api::with(config(START, 16));
     let mut days_late = BTreeSet::new();
+    // New transactions RefreshDelta returned dated no later than the transaction it named: the
+    // late ones a reader asking by date from the next day on would miss.
+    let mut before_the_held = 0;
     for login_id in api.sandbox.login_ids() {
         let before = api.clock_year_of(&login_id).await;
-        api.sandbox.advance(1).unwrap();
+        api.sandbox.advance(3).unwrap();
         let after = api.clock_year_of(&login_id).await;
         let delta = api.clock_detail_of(&login_id, json!({"RefreshDelta": last_held(&before)})).await;
         let (old, new) = (transactions(&before), transactions(&after));
-        // What was shown is unchanged (the day that left the year aside).
+        // What was shown is unchanged (the days that left the year aside).
         for (id, transaction) in &old {
-            if transaction["Date"].as_str().unwrap() > "2025-11-27" {
+            if transaction["Date"].as_str().unwrap() > "2025-11-29" {
                 assert_eq!(new.get(id), Some(transaction), "{id} is kept as it was");
             }
         }
@@ -104,8 +107,18 @@ async fn nights_post_new_transactions_some_late_and_refresh_delta_returns_exactl
         assert_eq!(transactions(&delta).keys().collect::<BTreeSet<_>>(), posted, "RefreshDelta: exactly the new");
         for id in posted {
             let date = new[id]["Date"].as_str().unwrap();
-            assert!(("2026-11-24"..="2026-11-27").contains(&date), "{date}");
+            assert!(("2026-11-24"..="2026-11-29").contains(&date), "{date}");
             days_late.insert(date.to_owned());
+        }
+        for (held, account) in before["Accounts"].as_array().unwrap().iter().zip(delta["Accounts"].as_array().unwrap())
+        {
+            let Some(held) = held["Transactions"].as_array().unwrap().first() else { continue };
+            before_the_held += account["Transactions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|transaction| transaction["Date"].as_str() <= held["Date"].as_str())
+                .count();
         }
         // The balance is the running balance after the last one posted.
         for account in after["Accounts"].as_array().unwrap() {
@@ -116,6 +129,7 @@ async fn nights_post_new_transactions_some_late_and_refresh_delta_returns_exactl
         api.sandbox.reset();
     }
     assert!(days_late.iter().any(|date| date.as_str() < "2026-11-26"), "some post after their date: {days_late:?}");
+    assert!(before_the_held > 0, "RefreshDelta returns transactions dated no later than the one it names");
 }
 
 #[tokio::test]
