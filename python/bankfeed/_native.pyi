@@ -1331,7 +1331,9 @@ class Sandbox:
           says so). The answer's 200 names no ``Login``, as the service's does.
         - ``seed``: seeds LoginIds and all generated data (same seed and username, same data).
         - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
-          trades / transactions per login (None: a natural amount).
+          trades / transactions per login in the year before 2026-11-20 (None: a natural amount);
+          the days the clock adds (``as_of``, :meth:`advance`) have their natural activity, none
+          with 0.
         - ``tier2``: whether the customer has a Tier 2 package, which ``GetAllAttributes`` and the
           custom set of attributes need (without it, only the use-case packages answer).
         - ``investments``: whether Investments is enabled for the customer: the widget at

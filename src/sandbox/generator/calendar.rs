@@ -16,7 +16,7 @@ pub(crate) const DAYS: u16 = 365;
 /// and a bound that keeps a login's data made in milliseconds.
 pub(crate) const MAX_CLOCK: u16 = 3_653;
 
-/// The sandbox's "today", in whole days after [`FIRST_AS_OF`] (docs/sandbox.md#the-clock).
+/// The sandbox's "today", in whole days after its first day, 2026-11-20 (docs/sandbox.md#the-clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct AsOf(u16);
 
@@ -35,12 +35,12 @@ impl AsOf {
         })
     }
 
-    /// The clock `days` days after [`FIRST_AS_OF`], when that is within [`MAX_CLOCK`].
+    /// The clock `days` days after its first day, when that is within ten years of it.
     pub fn after_first(days: i64) -> Option<AsOf> {
         u16::try_from(days).ok().filter(|days| *days <= MAX_CLOCK).map(AsOf)
     }
 
-    /// Days after [`FIRST_AS_OF`].
+    /// Days after the clock's first day, 2026-11-20.
     pub fn days_after_first(self) -> u16 {
         self.0
     }
