@@ -199,6 +199,19 @@ def test_date_from_filters_by_the_transactions_date() -> None:
             assert set(default) == {key for key, t in everything.items() if t["Date"] >= "2026-09-02"}
 
 
+def test_attributes_count_from_the_clock() -> None:
+    with bf.Sandbox(logins=1, as_of=START) as sb, sb.client() as client:
+        login_id = sb.login_ids[0]
+        today = sb.advance(days=10)
+        year = detail(client, login_id, days="Days365")
+        values = client.attributes(login_id, package="user_analysis").raw["Card"]
+        dates = [datetime.date.fromisoformat(t["Date"]) for t in transactions(year).values()]
+        assert values["count_transactions"] == len(dates)
+        assert values["account_age_days"] == (today - min(dates)).days
+        current = sum(account["Balance"]["Current"] for account in year["Accounts"])
+        assert values["balance_current"] == pytest.approx(current, abs=0.005)
+
+
 @pytest.mark.parametrize(
     ("value", "rule"),
     [
