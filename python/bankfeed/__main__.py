@@ -163,6 +163,8 @@ _SANDBOX_HELP = {
     "max_wrong_answers": "the wrong answer that reaches this count ends the session (NO_RETRY)",
     "admin": "serve the admin API under /_sandbox/, with a token printed at start",
     "request_log_bytes": "the request log keeps about this many bytes, dropping the oldest entries first",
+    "as_of": "the sandbox's today, from 2026-11-20 (the default) on: the data ends on it; the admin API's "
+    "POST /_sandbox/clock moves it on",
 }
 
 #: How a flag's text becomes its option's value where the default (None) does not say.
@@ -172,10 +174,11 @@ _SANDBOX_TYPES: dict[str, Callable[[str], Any]] = {
     "banking_transactions": int,
     "pending_operations": _names,
     "faults": _faults,
+    "as_of": str,
 }
 
 #: The metavar of a flag whose value is not named well by the option's name.
-_SANDBOX_METAVARS = {"faults": "JSON", "pending_operations": "NAMES"}
+_SANDBOX_METAVARS = {"faults": "JSON", "pending_operations": "NAMES", "as_of": "YYYY-MM-DD"}
 
 #: Options of ``bf.Sandbox`` that are no flag: the keys come only from the environment
 #: (``--keys-from-env``), never the command line, which any user of the machine can read.

@@ -1302,6 +1302,7 @@ class Sandbox:
         max_wrong_answers: int = 3,
         admin: bool = False,
         request_log_bytes: int = 16777216,
+        as_of: datetime.date | str | None = None,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
         taken already is an :class:`OSError` naming the address.
@@ -1330,7 +1331,9 @@ class Sandbox:
           says so). The answer's 200 names no ``Login``, as the service's does.
         - ``seed``: seeds LoginIds and all generated data (same seed and username, same data).
         - ``investment_transactions`` / ``banking_transactions``: exactly that many generated
-          trades / transactions per login (None: a natural amount).
+          trades / transactions per login in the year before 2026-11-20 (None: a natural amount);
+          the days the clock adds (``as_of``, :meth:`advance`) have their natural activity, none
+          with 0.
         - ``tier2``: whether the customer has a Tier 2 package, which ``GetAllAttributes`` and the
           custom set of attributes need (without it, only the use-case packages answer).
         - ``investments``: whether Investments is enabled for the customer: the widget at
@@ -1369,7 +1372,28 @@ class Sandbox:
           (0 or more); past it the oldest entries are dropped first, and
           :attr:`requests_dropped` counts them. A body whose masked text is longer than 64 KiB
           is kept as its size and its first 64 KiB (see The request log in docs/sandbox.md).
+        - ``as_of``: the sandbox's "today", a ``datetime.date`` (a ``datetime`` counts as its
+          day) or ``"YYYY-MM-DD"``, from 2026-11-20 (the default) to 2036-11-20: every login's
+          data ends on it, with a year of history before it, and its first ``LastRefresh`` is that
+          morning. The same seed and ``as_of`` give the same data. :meth:`advance` moves it on
+          (see The clock in docs/sandbox.md).
         """
+
+    @property
+    def as_of(self) -> datetime.date:
+        """The sandbox's "today": ``as_of`` at start, moved on by :meth:`advance`, back to
+        ``as_of`` by :meth:`reset`."""
+
+    def advance(self, days: int = 1) -> datetime.date:
+        """Moves the clock ``days`` days on (a whole number, 1 or more) and returns the new
+        :attr:`as_of`: the nights in between are played. New transactions post for every
+        account (some dated up to 3 days back, as banks post late), balances follow them,
+        prices, positions and cash of the investment accounts move, and ``LastRefresh`` is at
+        least the new day's morning. A transaction shown once keeps its ``Id`` and stays; the
+        data is the same as a sandbox started at the new ``as_of``. ``RefreshDelta`` naming
+        the last transaction held returns exactly those posted since (see The clock in
+        docs/sandbox.md). A ``days`` that breaks the rule is a :class:`ConfigError` naming
+        ``days``, and the clock stays."""
 
     @property
     def url(self) -> str:
@@ -1460,7 +1484,8 @@ class Sandbox:
 
     def reset(self) -> None:
         """Back to the state at start: no session, no token, only the ``logins`` saved at start,
-        no fault waiting, an empty request log and a ``request_count`` of 0."""
+        no fault waiting, an empty request log, a ``request_count`` of 0 and the clock at
+        ``as_of``."""
 
     @property
     def admin_token(self) -> str | None:

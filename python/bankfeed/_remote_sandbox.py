@@ -3,12 +3,14 @@
 ``python -m bankfeed sandbox --admin`` (or ``bf.Sandbox(admin=True)``) serves the admin API under
 ``/_sandbox/`` and prints its token at start (docs/sandbox.md#the-admin-api). This class speaks
 it with the standard library alone, and offers what ``bf.Sandbox`` offers a test: ``requests``,
-``request_count``, ``faults``, ``inject``, ``clear_faults``, ``reset`` and ``client()``.
+``request_count``, ``faults``, ``inject``, ``clear_faults``, ``reset``, ``as_of``, ``advance``
+and ``client()``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import ipaddress
 import json
 import os
@@ -157,6 +159,8 @@ class RemoteSandbox:
             if exc.code == 400 and name == "faults" and message.startswith("faults "):
                 rule = message.removeprefix("faults ")
                 raise ConfigError(message, field="faults", rule=rule) from None
+            if exc.code == 400 and name == "clock" and message.startswith("days "):
+                raise ConfigError(message, field="days", rule=message.removeprefix("days ")) from None
             if exc.code == 401:
                 message = "the admin token was refused: pass the token the sandbox printed at start"
             elif exc.code == 404:
@@ -212,6 +216,23 @@ class RemoteSandbox:
     def reset(self) -> None:
         """Back to the state at start, as ``bf.Sandbox.reset``."""
         self._call("POST", "reset")
+
+    @property
+    def as_of(self) -> datetime.date:
+        """The sandbox's "today", as ``bf.Sandbox.as_of`` gives it (see The clock in
+        docs/sandbox.md)."""
+        return datetime.date.fromisoformat(self._call("GET", "clock")["as_of"])
+
+    def advance(self, days: int = 1) -> datetime.date:
+        """Moves the sandbox's clock ``days`` days on (a whole number, 1 or more) and returns the
+        new :attr:`as_of`, as ``bf.Sandbox.advance`` does; a ``days`` that breaks the rule is a
+        :class:`bf.ConfigError <bankfeed.ConfigError>` naming ``days``, and the clock stays."""
+        if isinstance(days, bool) or not isinstance(days, int):
+            raise TypeError(f"days must be an int, 1 or more, not {type(days).__name__}")
+        if days < 1:
+            rule = f"must be a whole number of days, 1 or more, got {days}"
+            raise ConfigError(f"days {rule}", field="days", rule=rule)
+        return datetime.date.fromisoformat(self._call("POST", "clock", {"days": days})["as_of"])
 
     def client(self, **options: Any) -> Client:
         """A :class:`bf.Client <bankfeed.Client>` of this sandbox, polling every 0.05 s unless

@@ -15,7 +15,7 @@ use super::convert;
 use crate::config::{ClientConfig, ClientOptions};
 use crate::error::Error;
 use crate::sandbox::{
-    attribute_catalogue, attribute_packages, login_ids, users, AsyncLinks, CachedChallenges, Fault, ListenError,
+    attribute_catalogue, attribute_packages, login_ids, users, AsOf, AsyncLinks, CachedChallenges, Fault, ListenError,
     PendingOperations, RecordedRequest, Sandbox, SandboxConfig, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
 use crate::secret::Secret;
@@ -61,6 +61,24 @@ fn request_log_bytes(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     let bytes: u64 = args::whole_at_least("request_log_bytes", value, 0_u64)?;
     // Past the address space is no bound at all.
     Ok(usize::try_from(bytes).unwrap_or(usize::MAX))
+}
+
+/// `as_of`: the sandbox's "today", a `datetime.date` or text `YYYY-MM-DD` (docs/sandbox.md#the-clock),
+/// or None for its first day.
+fn clock_at(value: &Bound<'_, PyAny>) -> PyResult<AsOf> {
+    const NAME: &str = "as_of";
+    let Some(text) = args::optional_date(NAME, value)? else { return Ok(AsOf::default()) };
+    AsOf::parse(&text).map_err(|rule| Error::config(NAME, rule).into())
+}
+
+/// `days` of `advance`: a whole number, 1 or more.
+fn days(value: &Bound<'_, PyAny>) -> PyResult<i64> {
+    args::whole_at_least("days", value, 1_i64)
+}
+
+/// `clock` as a `datetime.date`.
+fn python_date(py: Python<'_>, clock: AsOf) -> PyResult<Bound<'_, PyAny>> {
+    py.import("datetime")?.getattr("date")?.call_method1("fromisoformat", (clock.date(),))
 }
 
 /// `pending_operations`: the data operations that answer 202 first, or None for the default ones.
@@ -159,6 +177,7 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         max_wrong_answers,
         admin_token,
         request_log_bytes,
+        as_of,
         ..
     } = SandboxConfig::default();
     let defaults = PyDict::new(py);
@@ -190,6 +209,7 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     defaults.set_item("max_wrong_answers", max_wrong_answers)?;
     defaults.set_item("admin", admin_token.is_some())?;
     defaults.set_item("request_log_bytes", request_log_bytes)?;
+    defaults.set_item("as_of", as_of.date())?;
     Ok(defaults)
 }
 
@@ -218,7 +238,7 @@ impl PySandbox {
                         api_key="3d5266a8-b697-48d4-8de6-52e2e2662acc", token_ttl=1800.0, faults=None,
                         logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
                         card_in_use_seconds=3.0, max_wrong_answers=3, admin=false,
-                        request_log_bytes=16_777_216))]
+                        request_log_bytes=16_777_216, as_of=None))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
     #[expect(
         clippy::fn_params_excessive_bools,
@@ -253,7 +273,12 @@ impl PySandbox {
         #[pyo3(from_py_with = args::max_wrong_answers)] max_wrong_answers: u32,
         #[pyo3(from_py_with = args::admin)] admin: bool,
         #[pyo3(from_py_with = request_log_bytes)] request_log_bytes: usize,
+        as_of: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let as_of = match as_of {
+            Some(value) => clock_at(&value)?,
+            None => AsOf::default(),
+        };
         let faults = match faults {
             Some(faults) if !faults.is_none() => faults_from(&faults)?,
             _ => Vec::new(),
@@ -316,6 +341,7 @@ impl PySandbox {
             max_wrong_answers,
             admin_token: admin_token.clone(),
             request_log_bytes,
+            as_of,
             ..defaults
         };
         // Saving a million bulk logins takes a moment: other threads may run meanwhile.
@@ -473,6 +499,21 @@ impl PySandbox {
     fn reset(&self, py: Python<'_>) -> PyResult<()> {
         // Saving a million bulk logins again takes a moment: other threads may run meanwhile.
         py.detach(|| self.with_server(Sandbox::reset))
+    }
+
+    #[doc = stub_doc!("Sandbox.as_of")]
+    #[getter]
+    fn as_of<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let clock = self.with_server(Sandbox::as_of)?;
+        python_date(py, clock)
+    }
+
+    #[doc = stub_doc!("Sandbox.advance")]
+    #[pyo3(signature = (days=1))]
+    fn advance<'py>(&self, py: Python<'py>, #[pyo3(from_py_with = days)] days: i64) -> PyResult<Bound<'py, PyAny>> {
+        let moved = self.with_server(|server| server.advance(days))?;
+        let clock = moved.map_err(|rule| Error::config("days", rule))?;
+        python_date(py, clock)
     }
 
     #[doc = stub_doc!("Sandbox.admin_token")]

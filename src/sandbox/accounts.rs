@@ -6,7 +6,9 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::body::{field, Body};
-use super::generator::{dash_date, offset_of, BankAccount, BankTransaction, Banking, Cents, Description, Guid, DAYS};
+use super::generator::{
+    dash_date, offset_of, AsOf, BankAccount, BankTransaction, Banking, Cents, Description, Guid, DAYS,
+};
 use super::operation::{DataOperation, Ready};
 use super::reply::{Envelope, ErrorReply, InstitutionFields, Link};
 use super::state::{Session, Shared};
@@ -28,12 +30,25 @@ pub(crate) struct DetailOptions {
     filter: Option<Vec<String>>,
 }
 
-/// The transactions a request asks for, as day offsets before the as-of date: `newest` (inclusive)
-/// to `oldest` (exclusive).
+/// The transactions a request asks for, by their dates: `DateFrom` and `DateTo` as days after
+/// the clock's first day (so a request remembered while pending means the same after the clock
+/// moves), and the horizon in days back from the clock.
 #[derive(Clone, Copy)]
 struct Window {
-    newest: u16,
-    oldest: u16,
+    from: Option<i64>,
+    to: Option<i64>,
+    horizon: i64,
+}
+
+impl Window {
+    /// As day offsets before `clock`: `newest` (inclusive) to `oldest` (exclusive).
+    fn offsets(self, clock: AsOf) -> (u16, u16) {
+        let today = i64::from(clock.days_after_first());
+        let clamp = |offset: i64| u16::try_from(offset.clamp(0, i64::from(DAYS))).unwrap_or(DAYS);
+        let newest = clamp(self.to.map_or(0, |to| today - to));
+        let oldest = clamp(self.from.map_or(self.horizon, |from| (today - from + 1).min(self.horizon)));
+        (newest, oldest)
+    }
 }
 
 fn detail_options(body: &Body) -> Result<DetailOptions, ErrorReply> {
@@ -51,6 +66,7 @@ fn detail_options(body: &Body) -> Result<DetailOptions, ErrorReply> {
 
 /// `DaysOfTransactions` (or `DaysOfTransaction`, as older clients spell it) and `DateFrom` /
 /// `DateTo`: the days are the horizon when they are given, or when no date is; dates narrow it.
+/// The horizon counts back from the sandbox's clock (docs/sandbox.md#the-clock).
 fn window(body: &Body) -> Result<Window, ErrorReply> {
     const DAYS_CHOICES: [&str; 2] = ["Days90", "Days365"];
     let days = match body.choice("DaysOfTransactions", &DAYS_CHOICES)? {
@@ -59,13 +75,14 @@ fn window(body: &Body) -> Result<Window, ErrorReply> {
     };
     let date = |key: &str| -> Result<Option<i64>, ErrorReply> {
         let Some(text) = body.string(key)? else { return Ok(None) };
-        offset_of(text).map(Some).ok_or_else(|| {
+        // Days after the clock's first day: the offset before that day, negated.
+        offset_of(AsOf::default(), text).map(|offset| Some(-offset)).ok_or_else(|| {
             ErrorReply::invalid_request(format!("{key} must be a date written YYYY-MM-DD, not {text:?}"))
         })
     };
     let (from, to) = (date("DateFrom")?, date("DateTo")?);
     if let (Some(from), Some(to)) = (from, to) {
-        if from < to {
+        if from > to {
             return Err(ErrorReply::invalid_request("DateFrom must not be later than DateTo"));
         }
     }
@@ -75,8 +92,7 @@ fn window(body: &Body) -> Result<Window, ErrorReply> {
         None if from.is_some() || to.is_some() => i64::from(DAYS),
         None => 90,
     };
-    let clamp = |offset: i64| u16::try_from(offset.clamp(0, i64::from(DAYS))).unwrap_or(DAYS);
-    Ok(Window { newest: clamp(to.unwrap_or(0)), oldest: clamp(from.map_or(horizon, |from| (from + 1).min(horizon))) })
+    Ok(Window { from, to, horizon })
 }
 
 /// `RefreshDelta`: `[{"AccountId": ..., "TransactionId": ...}]`, the last transaction the caller
@@ -117,7 +133,7 @@ impl DataOperation for Detail {
     }
 
     fn answer(shared: &Shared, ready: &Ready, options: DetailOptions) -> Response {
-        let banking = shared.data.banking(&shared.config, &ready.login_id);
+        let banking = shared.data.banking(&shared.config, &ready.login_id, shared.clock());
         if let Err(reply) = known_accounts(&banking, options.filter.as_deref(), "AccountsFilter") {
             return reply.with_request_id(&ready.request_id).into_response();
         }
@@ -133,6 +149,7 @@ impl DataOperation for Detail {
                     transactions: options.transactions.then_some(Transactions {
                         list: account.transactions.get(start..).unwrap_or_default(),
                         window: options.window,
+                        clock: banking.clock,
                     }),
                     transit_number: identity.then_some(account.transit_number.as_str()),
                     institution_number: identity.then_some(account.institution_number),
@@ -239,7 +256,7 @@ impl DataOperation for Summary {
     }
 
     fn answer(shared: &Shared, ready: &Ready, options: SummaryOptions) -> Response {
-        let banking = shared.data.banking(&shared.config, &ready.login_id);
+        let banking = shared.data.banking(&shared.config, &ready.login_id, shared.clock());
         let accounts: Vec<SummaryAccount> = banking
             .accounts
             .iter()
@@ -355,24 +372,25 @@ struct AddressBody<'a> {
     country: &'a str,
 }
 
-/// An account's transactions within a [`Window`], newest first, written straight from the
-/// generated list (no intermediate copies of 100,000 rows).
+/// An account's transactions dated within a [`Window`], the last posted first, written straight
+/// from the generated list (no intermediate copies of 100,000 rows). A late transaction's date
+/// is older than those posted before it, so the window is a filter, not a cut.
 struct Transactions<'a> {
-    /// Oldest first.
+    /// In the order they posted, oldest first.
     list: &'a [BankTransaction],
     window: Window,
+    clock: AsOf,
 }
 
 impl Serialize for Transactions<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let Window { newest, oldest } = self.window;
+        let (newest, oldest) = self.window.offsets(self.clock);
         serializer.collect_seq(
             self.list
                 .iter()
                 .rev()
-                .skip_while(|transaction| transaction.day < newest)
-                .take_while(|transaction| transaction.day < oldest)
-                .map(TransactionBody::from),
+                .filter(|transaction| (newest..oldest).contains(&transaction.day))
+                .map(|transaction| TransactionBody::new(transaction, self.clock)),
         )
     }
 }
@@ -392,10 +410,10 @@ struct TransactionBody<'a> {
     id: Guid,
 }
 
-impl<'a> From<&'a BankTransaction> for TransactionBody<'a> {
-    fn from(transaction: &'a BankTransaction) -> TransactionBody<'a> {
+impl<'a> TransactionBody<'a> {
+    fn new(transaction: &'a BankTransaction, clock: AsOf) -> TransactionBody<'a> {
         TransactionBody {
-            date: dash_date(transaction.day),
+            date: dash_date(clock, transaction.day),
             code: None,
             description: transaction.description(),
             debit: transaction.debit(),

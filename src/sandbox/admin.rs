@@ -1,5 +1,5 @@
 //! The admin API (docs/sandbox.md#the-admin-api): what `sb.requests`, `sb.inject`,
-//! `sb.clear_faults` and `sb.reset` do in Python, over HTTP, for a sandbox run as a separate
+//! `sb.clear_faults`, `sb.reset`, `sb.as_of` and `sb.advance` do in Python, over HTTP, for a sandbox run as a separate
 //! process. It is served only when `SandboxConfig::admin_token` is set, under `/_sandbox/` (a
 //! path outside `/v3/`, so no operation of the service can be mistaken for it), and only to a
 //! request carrying that token. It sits outside the request log and every fault layer: no fault
@@ -29,6 +29,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/_sandbox/faults", get(faults).post(inject).delete(clear_faults))
         .route("/_sandbox/reset", post(reset))
         .route("/_sandbox/info", get(info))
+        .route("/_sandbox/clock", get(clock).post(advance))
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_token))
         .with_state(shared)
 }
@@ -115,6 +116,36 @@ async fn reset(State(shared): State<Arc<Shared>>) -> Response {
     reply::json(StatusCode::OK, &json!({"reset": true}))
 }
 
+/// `GET /_sandbox/clock`: the sandbox's "today" (docs/sandbox.md#the-clock).
+async fn clock(State(shared): State<Arc<Shared>>) -> Response {
+    reply::json(StatusCode::OK, &json!({"as_of": shared.clock().date()}))
+}
+
+/// `POST /_sandbox/clock` with `{"days": n}`: moves the clock `n` days on (n >= 1) and answers
+/// as `GET` does; a body that does not say so is 400 `INVALID_REQUEST` naming `days`, and the
+/// clock stays where it was.
+async fn advance(State(shared): State<Arc<Shared>>, bytes: Result<BodyBytes, ErrorReply>) -> Response {
+    let refused = |message: String| ErrorReply::invalid_request(message).of_admin().into_response();
+    let bytes = match bytes {
+        Ok(BodyBytes(bytes)) => bytes,
+        Err(refusal) => return refusal.of_admin().into_response(),
+    };
+    let body = serde_json::from_slice::<Value>(&bytes).ok();
+    let Some(days) = body.as_ref().and_then(|body| body.get("days")) else {
+        return refused(
+            "The body must be a JSON object with days, the whole number of days to move the clock on, as {\"days\": 1}"
+                .to_owned(),
+        );
+    };
+    let Some(count) = days.as_i64() else {
+        return refused(format!("days must be a whole number of days, 1 or more, got {days}"));
+    };
+    match shared.advance(count) {
+        Ok(now) => reply::json(StatusCode::OK, &json!({"as_of": now.date()})),
+        Err(rule) => refused(format!("days {rule}")),
+    }
+}
+
 /// `GET /_sandbox/info`: what a client of this sandbox needs besides its URL.
 async fn info(State(shared): State<Arc<Shared>>) -> Response {
     let config = &shared.config;
@@ -124,6 +155,7 @@ async fn info(State(shared): State<Arc<Shared>>) -> Response {
             "customer_id": config.customer_id,
             "seed": config.seed,
             "logins": config.logins,
+            "as_of": shared.clock().date(),
             "api_key_required": config.required_api_key().is_some(),
             "secret_key_required": config.required_secret_key().is_some(),
             // The public test instance's keys are public test data, so a harness is handed them;

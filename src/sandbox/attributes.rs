@@ -18,7 +18,7 @@ use serde_json::{Map, Value as Json};
 
 use super::body::{field, string_list, Body, BodyBytes, Segments};
 use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
-use super::generator::{slash_date, Banking, Cents, Description, Guid, DAYS};
+use super::generator::{slash_date, AsOf, Banking, Cents, Description, Guid, DAYS};
 use super::keys;
 use super::operation::{Operation, Step};
 use super::reply::{Envelope, ErrorReply};
@@ -262,7 +262,7 @@ fn answer(
         Step::Wait(response) | Step::Partial { wait: response, .. } => return Ok(response),
         Step::Go(ready) => ready,
     };
-    let banking = shared.data.banking(&shared.config, &ready.login_id);
+    let banking = shared.data.banking(&shared.config, &ready.login_id, shared.clock());
     if let Some(unknown) = request
         .accounts
         .iter()
@@ -285,7 +285,11 @@ fn answer(
                 .filter(|attribute| request.detail.contains(&attribute.name))
                 .map(|attribute| DetailBody {
                     attribute: attribute.name,
-                    transactions: attribute.behind(&scope).iter().map(DetailTransaction::from).collect(),
+                    transactions: attribute
+                        .behind(&scope)
+                        .iter()
+                        .map(|row| DetailTransaction::new(row, banking.clock))
+                        .collect(),
                 })
                 .collect();
             GroupBody {
@@ -375,13 +379,13 @@ struct DetailTransaction<'a> {
     balance: Cents,
 }
 
-impl<'a> From<&Row<'a>> for DetailTransaction<'a> {
-    fn from(row: &Row<'a>) -> DetailTransaction<'a> {
+impl<'a> DetailTransaction<'a> {
+    fn new(row: &Row<'a>, clock: AsOf) -> DetailTransaction<'a> {
         let transaction = row.transaction;
         DetailTransaction {
             transaction_id: transaction.id,
             account_id: row.account.id,
-            date: slash_date(transaction.day),
+            date: slash_date(clock, transaction.day),
             description: transaction.description(),
             debit: transaction.debit(),
             credit: transaction.credit(),

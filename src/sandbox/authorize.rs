@@ -168,7 +168,8 @@ fn answer(shared: &Shared, body: &Body, token: Option<u128>) -> Result<Response,
         session.stage = Stage::Challenged { flow, round: round + 1 };
         return Ok(challenged(request_id, &language.round(next), session.tag.as_ref()));
     }
-    let session = inner.open(request_id).ok_or_else(|| missing_session(Missing::Unknown, request_id))?;
+    let session =
+        inner.open(request_id, shared.clock()).ok_or_else(|| missing_session(Missing::Unknown, request_id))?;
     Ok(opened(request_id, session))
 }
 
@@ -261,7 +262,7 @@ fn begin(
         challenged(&request_id, &round, tag.as_ref())
     } else {
         let request_id = inner.add_session(session, shared.config.session_ttl);
-        match inner.open(&request_id) {
+        match inner.open(&request_id, shared.clock()) {
             Some(session) => opened(&request_id, session),
             // Just added under the lock still held: always found.
             None => missing_session(Missing::Unknown, &request_id).into_response(),

@@ -5,7 +5,7 @@
 //! two account-level attributes, from the accounts, with an empty detail), so value and detail
 //! cannot disagree. Definitions are exact so a test can recompute every value from GetAccountsDetail
 //! (`Days365`): T is every transaction of the included accounts; "the last 90 days" is
-//! A − Date ≤ 89 days with A = 2026-11-20; money is rounded to cents half away from zero after
+//! A − Date ≤ 89 days with A the clock's day; money is rounded to cents half away from zero after
 //! computing; payroll is a credit whose description starts `PAYROLL DEPOSIT ` (the employer is
 //! the rest), government income a credit starting `GOVT `, NSF any transaction whose
 //! description has the word `NSF` in any case (a word, so that every `TRANSFER` is not an NSF
@@ -229,7 +229,7 @@ fn latest_payroll<'a>(scope: &Scope<'a>) -> Vec<Row<'a>> {
 pub(crate) const CATALOGUE: &[Attribute] = &[
     Attribute {
         name: "account_age_days",
-        description: "Days from the oldest transaction to the as-of date (2026-11-20)",
+        description: "Days from the oldest transaction to the as-of date (the sandbox's clock)",
         source: Source::Rows {
             select: |scope| scope.rows.first().copied().into_iter().collect(),
             reduce: age_of_first,

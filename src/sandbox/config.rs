@@ -4,6 +4,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use super::faults::Fault;
+use super::generator::AsOf;
 use super::reply::AsyncLinks;
 
 /// The most bulk logins a sandbox saves at start (`SandboxConfig::logins`).
@@ -221,6 +222,9 @@ pub struct SandboxConfig {
     /// The request log keeps at most about this many bytes (each entry counted by its fields'
     /// lengths); the oldest entries are dropped first (docs/sandbox.md#the-request-log).
     pub request_log_bytes: usize,
+    /// The sandbox's "today" at start and after a reset: its data ends on it, and `advance`
+    /// moves it on (docs/sandbox.md#the-clock).
+    pub as_of: AsOf,
 }
 
 impl Default for SandboxConfig {
@@ -257,6 +261,7 @@ impl Default for SandboxConfig {
             logins: 0,
             admin_token: None,
             request_log_bytes: DEFAULT_REQUEST_LOG_BYTES,
+            as_of: AsOf::default(),
         }
     }
 }

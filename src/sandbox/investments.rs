@@ -13,7 +13,7 @@ use serde::{Serialize, Serializer};
 
 use super::body::Body;
 use super::generator::portfolio::{InvestmentAccount, Position, Security, Trade};
-use super::generator::{dash_date, Cents, Guid, Isin, Portfolio, PRICE_DATE};
+use super::generator::{dash_date, AsOf, Cents, Guid, Isin, Portfolio};
 use super::operation::{DataOperation, Ready};
 use super::reply::{Envelope, ErrorReply, InstitutionFields};
 use super::state::Shared;
@@ -32,7 +32,7 @@ impl DataOperation for Investments {
     }
 
     fn answer(shared: &Shared, ready: &Ready, (): ()) -> Response {
-        let cached = shared.data.portfolio(&shared.config, &ready.login_id);
+        let cached = shared.data.portfolio(&shared.config, &ready.login_id, shared.clock());
         // The login's id and username are in the answer too; they are the same for every
         // session of the LoginId the cache is keyed by.
         match cached.answer.get_or_init(|| template(&cached.portfolio, ready)) {
@@ -48,7 +48,7 @@ const PLACEHOLDER: &str = "00000000-0000-0000-0000-000000000000";
 fn envelope<'a>(portfolio: &'a Portfolio, ready: &'a Ready, request_id: &'a str) -> Envelope<'a, InvestmentsBody<'a>> {
     let body = InvestmentsBody {
         accounts: portfolio.accounts.iter().map(|account| AccountBody::new(account, portfolio)).collect(),
-        securities: Securities(&portfolio.securities),
+        securities: Securities(&portfolio.securities, &portfolio.price_date),
         value: portfolio.value(),
         cash: portfolio.cash(),
     };
@@ -120,7 +120,7 @@ impl<'a> AccountBody<'a> {
             account_value: value,
             currency_value: value,
             positions: Positions(&account.positions, &portfolio.securities),
-            transactions: Trades(&account.transactions, &portfolio.securities),
+            transactions: Trades(&account.transactions, &portfolio.securities, portfolio.clock),
         }
     }
 }
@@ -172,7 +172,8 @@ struct PositionBody {
     security_id: Guid,
 }
 
-struct Trades<'a>(&'a [Trade], &'a [Security]);
+/// The trades, the securities they name, and the clock their days count back from.
+struct Trades<'a>(&'a [Trade], &'a [Security], AsOf);
 
 impl Serialize for Trades<'_> {
     #[expect(
@@ -185,7 +186,7 @@ impl Serialize for Trades<'_> {
             let selling = trade.quantity < 0;
             TradeBody {
                 id: trade.id,
-                date: dash_date(trade.day),
+                date: dash_date(self.2, trade.day),
                 kind: if selling { "sell" } else { "buy" },
                 description: TradeDescription {
                     verb: if selling { "Sold" } else { "Bought" },
@@ -236,7 +237,8 @@ impl Serialize for TradeDescription {
     }
 }
 
-struct Securities<'a>(&'a [Security]);
+/// The securities and when their prices were taken.
+struct Securities<'a>(&'a [Security], &'a str);
 
 impl Serialize for Securities<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -246,7 +248,7 @@ impl Serialize for Securities<'_> {
             symbol: security.symbol,
             kind: "equity",
             price: security.price,
-            date: PRICE_DATE,
+            date: self.1,
             aliases: security.aliases,
             currency: security.currency,
             cusip: security.cusip,
@@ -261,14 +263,14 @@ impl Serialize for Securities<'_> {
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]
-struct SecurityBody {
+struct SecurityBody<'a> {
     id: Guid,
     name: &'static str,
     symbol: &'static str,
     #[serde(rename = "Type")]
     kind: &'static str,
     price: Cents,
-    date: &'static str,
+    date: &'a str,
     aliases: &'static [&'static str],
     currency: &'static str,
     #[serde(rename = "CUSIP", skip_serializing_if = "Option::is_none")]
@@ -290,7 +292,7 @@ mod tests {
     #[tokio::test]
     async fn the_cached_answer_is_the_serialised_one_with_its_request_id() {
         let login_id = crate::sandbox::login_id(0, "bulk_00003");
-        let cached = DataCache::default().portfolio(&SandboxConfig::default(), &login_id);
+        let cached = DataCache::default().portfolio(&SandboxConfig::default(), &login_id, AsOf::default());
         let ready = Ready {
             request_id: String::new(),
             login_id,

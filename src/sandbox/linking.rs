@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::body::{Body, BodyBytes, Segments};
 use super::keys;
-use super::reply::{self, Envelope, ErrorReply, LAST_REFRESH};
+use super::reply::{self, Envelope, ErrorReply};
+use super::state::morning_of;
 use super::state::Shared;
 
 /// The answer to a LoginId that names no saved connection, as Authorize gives it.
@@ -57,7 +58,7 @@ struct NightlyStatusBody {
 #[serde(rename_all = "PascalCase")]
 struct IneligibleCard {
     login_id: String,
-    last_refresh_date: &'static str,
+    last_refresh_date: String,
     last_refresh_state: &'static str,
     last_refresh_error_code: Option<&'static str>,
 }
@@ -70,11 +71,13 @@ pub(crate) async fn nightly_refresh_status(
 ) -> Result<Response, ErrorReply> {
     keys::check_secret_key(&shared, &headers)?;
     let ineligible = shared.lock().ineligible_for_nightly_refresh();
+    // The night's refresh that stopped at the question: the clock's morning.
+    let last_refresh_date = reply::last_refresh(morning_of(shared.clock()));
     let ineligible_cards = ineligible
         .into_iter()
         .map(|login_id| IneligibleCard {
             login_id,
-            last_refresh_date: LAST_REFRESH,
+            last_refresh_date: last_refresh_date.clone(),
             last_refresh_state: "AnsweringSecurityChallenge",
             last_refresh_error_code: None,
         })

@@ -59,6 +59,7 @@ pub use config::{
     DEFAULT_CUSTOMER_ID, DEFAULT_REQUEST_LOG_BYTES, LOGGED_BODY_BYTES, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
 pub use faults::{Fault, FaultKind};
+pub use generator::AsOf;
 pub use reply::AsyncLinks;
 use state::Shared;
 pub use users::{bulk_username, users, SandboxUser, BULK_PREFIX};
@@ -203,6 +204,18 @@ impl Sandbox {
     /// waiting, an empty request log and a request count of 0 (docs/sandbox.md#the-admin-api).
     pub fn reset(&self) {
         self.shared.reset();
+    }
+
+    /// The sandbox's "today": its data ends on it (docs/sandbox.md#the-clock).
+    pub fn as_of(&self) -> AsOf {
+        self.shared.clock()
+    }
+
+    /// Moves the clock `days` days on (at least 1): the nights in between are played, so new
+    /// transactions post and balances, prices and `LastRefresh` follow
+    /// (docs/sandbox.md#the-clock). The error is the rule `days` breaks; the clock then stays.
+    pub fn advance(&self, days: i64) -> Result<AsOf, String> {
+        self.shared.advance(days)
     }
 
     /// The faults still waiting, in order, each with the `times` it has left.

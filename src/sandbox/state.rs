@@ -1,7 +1,7 @@
 //! What the server remembers between requests: sessions, saved logins, tokens, the request log.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use axum::body::Bytes;
 use super::challenge::{Round, QUESTION_AND_ANSWER};
 use super::config::{RecordedRequest, SandboxConfig};
 use super::faults::Faults;
-use super::generator::{login_guid_for, DataCache, Guid};
+use super::generator::{login_guid_for, AsOf, DataCache, Guid};
 use super::language::Language;
 use super::reply::{self, ErrorReply};
 use super::tokens::Tokens;
@@ -36,11 +36,15 @@ pub(crate) struct Shared {
     pub data: DataCache,
     /// The faults still to inject (docs/sandbox.md#faults).
     pub faults: Faults,
+    /// The sandbox's "today" ([`AsOf`]), in days after its first day: outside `inner`, so that
+    /// every data answer reads it without waiting for the lock (docs/sandbox.md#the-clock).
+    clock: AtomicU16,
 }
 
 impl Shared {
     pub(super) fn new(config: SandboxConfig) -> Shared {
         Shared {
+            clock: AtomicU16::new(config.as_of.days_after_first()),
             inner: Mutex::new(Inner::new(&config)),
             faults: Faults::new(config.faults.clone()),
             config,
@@ -48,6 +52,25 @@ impl Shared {
             log: Mutex::new(Log::default()),
             data: DataCache::default(),
         }
+    }
+
+    /// The sandbox's "today".
+    pub(crate) fn clock(&self) -> AsOf {
+        AsOf::after_first(i64::from(self.clock.load(Ordering::SeqCst))).unwrap_or_default()
+    }
+
+    /// Moves the clock `days` days on (docs/sandbox.md#the-clock); the error is the rule `days`
+    /// breaks, and leaves the clock where it was.
+    pub(crate) fn advance(&self, days: i64) -> Result<AsOf, String> {
+        let mut moved = Err(String::new());
+        let _ = self.clock.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+            moved = AsOf::after_first(i64::from(now)).unwrap_or_default().advanced(days);
+            moved.as_ref().ok().map(|clock| clock.days_after_first())
+        });
+        if moved.is_ok() {
+            self.data.clear();
+        }
+        moved
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -97,6 +120,8 @@ impl Shared {
     /// cache is kept: a login's data depends on its LoginId and the seed alone.
     pub(super) fn reset(&self) {
         *self.lock() = Inner::new(&self.config);
+        self.clock.store(self.config.as_of.days_after_first(), Ordering::SeqCst);
+        self.data.clear();
         self.faults.clear();
         *lock(&self.log) = Log::default();
         self.count.store(0, Ordering::Relaxed);
@@ -177,8 +202,8 @@ pub(crate) struct Inner {
     /// Per username (lower case), how many of its connections were deleted: a user who connects
     /// again after DeleteCard gets a new LoginId (docs/sandbox.md#lastrefresh-loginids-and-languages).
     deleted: HashMap<String, u32>,
-    /// When this state began: a refresh's `LastRefresh` is [`reply::LAST_REFRESH`] plus the time
-    /// since then.
+    /// When this state began: a refresh's `LastRefresh` is the clock's morning
+    /// ([`reply::LAST_REFRESH`] on the clock's day) plus the time since then.
     started: Instant,
     /// The saved logins whose nightly refresh is on (`SetScheduledRefresh`, or `ScheduleRefresh`
     /// on the Authorize that saved them): kept apart from `logins`, so bulk logins cost no more.
@@ -193,8 +218,8 @@ pub(crate) struct Login {
     pub user: User,
     /// Only saved connections can be read cached or reopened live by LoginId.
     pub saved: bool,
-    /// Its `LastRefresh`, in 100 ns ticks after [`reply::LAST_REFRESH`]: 0 until a live session
-    /// refreshes it again (docs/sandbox.md#lastrefresh-loginids-and-languages).
+    /// Its `LastRefresh`, in 100 ns ticks after [`reply::LAST_REFRESH`]: the clock's morning
+    /// until a live session refreshes it again (docs/sandbox.md#lastrefresh-loginids-and-languages).
     pub refreshed: u64,
 }
 
@@ -313,6 +338,15 @@ fn connection_id(seed: u64, user: User, deleted: u32) -> Guid {
     }
     let username = user.username().to_lowercase();
     Guid::sequential(&[&seed.to_le_bytes(), b"login", username.as_bytes(), b"again", &deleted.to_le_bytes()])
+}
+
+/// The ticks of a day.
+const DAY_TICKS: u64 = 86_400 * 10_000_000;
+
+/// The ticks from [`reply::LAST_REFRESH`] to the same time on the clock's day: the morning every
+/// connection was last refreshed by, as the service refreshes connections nightly.
+pub(crate) fn morning_of(clock: AsOf) -> u64 {
+    u64::from(clock.days_after_first()) * DAY_TICKS
 }
 
 /// The number of 100 ns ticks in `elapsed`, the unit of `LastRefresh`'s seven fractional digits.
@@ -639,11 +673,13 @@ impl Inner {
 
     /// Marks the session open, issuing its LoginId (and saving the connection, if asked) when it
     /// was opened with credentials. A live session refreshes its connection: its `LastRefresh`
-    /// moves to now, except at the connection's first refresh, which reports
-    /// [`reply::LAST_REFRESH`] so that a first login's answers are the same on every run; a
-    /// cached one reports the last refresh (docs/sandbox.md#lastrefresh-loginids-and-languages).
-    pub(super) fn open(&mut self, request_id: &str) -> Option<&Session> {
-        let now = ticks(self.started.elapsed());
+    /// moves to now, except at the connection's first refresh, which reports the clock's
+    /// morning ([`reply::LAST_REFRESH`] on the clock's day) so that a first login's answers are
+    /// the same on every run; a cached one reports the last refresh, or the clock's morning when
+    /// that is later (docs/sandbox.md#lastrefresh-loginids-and-languages).
+    pub(super) fn open(&mut self, request_id: &str, clock: AsOf) -> Option<&Session> {
+        let morning = morning_of(clock);
+        let now = morning.saturating_add(ticks(self.started.elapsed()));
         let session = self.sessions.get_mut(&normalize_id(request_id))?;
         let guid = if let Some(guid) = session.login_id.as_deref().and_then(parse_login_id) {
             guid
@@ -663,6 +699,7 @@ impl Inner {
         if session.live && !first {
             login.refreshed = now.max(login.refreshed + 1);
         }
+        login.refreshed = login.refreshed.max(morning);
         session.last_refresh = login.refreshed;
         if session.login_id.is_none() {
             let login_id = guid.to_text();

@@ -37,11 +37,11 @@ impl DataOperation for Statements {
     }
 
     fn answer(shared: &Shared, ready: &Ready, options: StatementOptions) -> Response {
-        let banking = shared.data.banking(&shared.config, &ready.login_id);
+        let banking = shared.data.banking(&shared.config, &ready.login_id, shared.clock());
         if let Err(reply) = known_accounts(&banking, options.filter.as_deref(), "AccountsFilter") {
             return reply.with_request_id(&ready.request_id).into_response();
         }
-        let months = months_before(options.months);
+        let months = months_before(banking.clock, options.months);
         let statements_by_account = selected(&banking, options.filter.as_deref())
             .map(|account| AccountStatements {
                 account_number: &account.account_number,

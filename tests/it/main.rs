@@ -24,6 +24,7 @@ mod connect;
 mod fuzz_decoders;
 mod fuzz_sandbox_requests;
 mod sandbox;
+mod sandbox_clock;
 mod sandbox_data;
 mod sandbox_faults;
 mod sandbox_linking;

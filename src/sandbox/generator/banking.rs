@@ -5,8 +5,13 @@
 //! (the chequing account dips below zero for most logins, savings never does, a card and a loan
 //! are owed, i.e. negative). Planning first and running balances last is what lets a
 //! transaction-count knob cut or extend the plan and still give consistent running balances.
+//!
+//! The days after `FIRST_AS_OF` the clock has reached are planned the same way, each from a
+//! stream of its own date, so a day's transactions and their Ids do not depend on how far the
+//! clock went; some post a few days after their date, as banks post late
+//! (docs/sandbox.md#the-clock). An account lists its transactions in the order they posted.
 
-use super::calendar::{civil, DAYS};
+use super::calendar::{civil, civil_after, AsOf, DAYS};
 use super::names::{CITIES, CONTACTS, EMPLOYERS, FIRST_NAMES, HYDRO, INTERNET, LAST_NAMES, MERCHANTS, PHONE, STREETS};
 use super::{Cents, Guid, Rng};
 
@@ -19,6 +24,8 @@ pub(crate) const NSF_FEE: i64 = 4_800;
 pub(crate) struct Banking {
     pub holder: Holder,
     pub accounts: Vec<BankAccount>,
+    /// The day the data is as of: every transaction's `day` counts back from it.
+    pub clock: AsOf,
 }
 
 pub(crate) struct Holder {
@@ -46,7 +53,9 @@ pub(crate) struct BankAccount {
     /// Share of past EFT / e-transfer set-ups that found what they needed on this account.
     pub eft_eligible_ratio: f64,
     pub etransfer_eligible_ratio: f64,
-    /// Oldest first: the order the running balances were computed in.
+    /// In the order they posted, oldest first: the order the running balances were computed in,
+    /// and the order `RefreshDelta` counts "after" in. A late transaction comes after others of
+    /// later dates.
     pub transactions: Vec<BankTransaction>,
 }
 
@@ -58,7 +67,7 @@ impl BankAccount {
 
 pub(crate) struct BankTransaction {
     pub id: Guid,
-    /// Days before the as-of date.
+    /// Days of its date before the clock.
     pub day: u16,
     /// The description is `head` followed by `tail`: both come from fixed lists, so a year of
     /// 100,000 transactions allocates no text.
@@ -149,55 +158,114 @@ enum Role {
 }
 
 /// One planned transaction, before ids and balances.
+#[derive(Clone, Copy)]
 struct Planned {
     account: usize,
-    day: u16,
+    /// Its date, in days after `FIRST_AS_OF` (the first year's are 0 or less).
+    date: i64,
+    /// The day it posts, in the same count: its date, or a few days later.
+    posts: i64,
     head: &'static str,
     tail: &'static str,
     amount: i64,
 }
 
 impl Banking {
-    /// `transactions`: None for a natural year of activity, Some(n) for exactly n in total.
+    /// `transactions`: None for a natural year of activity, Some(n) for exactly n in the year
+    /// before `FIRST_AS_OF`; the days after it, up to `clock`, have their natural activity
+    /// (none with Some(0), so empty accounts stay empty).
     #[expect(clippy::indexing_slicing, reason = "every planned transaction names one of the accounts of roles")]
-    pub(crate) fn generate(login: &Rng, transactions: Option<usize>) -> Banking {
+    pub(crate) fn generate(login: &Rng, transactions: Option<usize>, clock: AsOf) -> Banking {
         let mut profile = login.fork("banking-profile");
         let holder = holder(&mut profile);
         let roles = roles(&mut profile);
         let transit = profile.digits(5);
         let mut accounts: Vec<BankAccount> = roles.iter().map(|role| account(*role, &transit, &mut profile)).collect();
 
-        let mut plan = natural_plan(&roles, &mut login.fork("banking-activity"));
+        let mut activity = login.fork("banking-activity");
+        let schedule = schedule(&roles, &mut activity);
+        let (mut plan, card_unpaid) = natural_plan(&schedule, &mut activity);
         if let Some(count) = transactions {
-            resize(&mut plan, count, card_index(&roles), &mut login.fork("banking-extra"));
+            resize(&mut plan, count, schedule.card, &mut login.fork("banking-extra"));
         }
 
         let mut ids = login.fork("banking-ids");
         let mut opening = login.fork("banking-opening");
-        let mut by_account: Vec<Vec<Planned>> = roles.iter().map(|_| Vec::new()).collect();
+        let mut by_account: Vec<Vec<(Planned, Guid)>> = roles.iter().map(|_| Vec::new()).collect();
+        // The first year's Ids first, account by account, from one stream: as they always were.
+        let mut first_year: Vec<Vec<Planned>> = roles.iter().map(|_| Vec::new()).collect();
         for planned in plan {
-            by_account[planned.account].push(planned);
+            first_year[planned.account].push(planned);
         }
-        for ((account, role), planned) in accounts.iter_mut().zip(&roles).zip(by_account) {
-            let mut balance = opening_balance(*role, &planned, &mut opening);
+        for (account, planned) in first_year.into_iter().enumerate() {
+            by_account[account].extend(planned.into_iter().map(|planned| (planned, Guid::draw(&mut ids))));
+        }
+        if transactions != Some(0) {
+            for (planned, id) in later_days(&schedule, card_unpaid, login, clock) {
+                by_account[planned.account].push((planned, id));
+            }
+        }
+        for ((account, role), mut planned) in accounts.iter_mut().zip(&roles).zip(by_account) {
+            // Stable: within a day, the order they were planned in.
+            planned.sort_by_key(|(planned, _)| planned.posts);
+            let first: Vec<Planned> = planned.iter().filter(|(p, _)| p.date <= 0).map(|(p, _)| *p).collect();
+            let mut balance = opening_balance(*role, &first, &mut opening);
+            let today = i64::from(clock.days_after_first());
             account.transactions = planned
                 .into_iter()
-                .map(|planned| {
+                .filter_map(|(planned, id)| {
                     balance += planned.amount;
-                    BankTransaction {
-                        id: Guid::draw(&mut ids),
-                        day: planned.day,
+                    // Older than the year before the clock: no longer shown, but counted in.
+                    let day = u16::try_from(today - planned.date).ok().filter(|day| *day < DAYS)?;
+                    Some(BankTransaction {
+                        id,
+                        day,
                         head: planned.head,
                         tail: planned.tail,
                         amount: planned.amount,
                         balance: Cents(balance),
-                    }
+                    })
                 })
                 .collect();
             settle(account, *role, Cents(balance));
         }
-        Banking { holder, accounts }
+        Banking { holder, accounts, clock }
     }
+}
+
+/// The chance, in percent, that a transaction of the days after `FIRST_AS_OF` posts late.
+const LATE_PERCENT: u64 = 25;
+
+/// The most days a transaction posts after its date.
+const MOST_DAYS_LATE: i64 = 3;
+
+/// The activity of the days after `FIRST_AS_OF` up to `clock` that has posted by then, each
+/// with its Id. Day `d` is planned from a stream of its own (and the card's balance carried from
+/// the days before), so it is the same whatever the clock.
+fn later_days(schedule: &Schedule, mut card_unpaid: i64, login: &Rng, clock: AsOf) -> Vec<(Planned, Guid)> {
+    let today = i64::from(clock.days_after_first());
+    let mut posted = Vec::new();
+    for date in 1..=today {
+        let mut rng = login.fork(&format!("banking-day-{date}"));
+        let (_, _, day_of_month) = civil_after(date);
+        let age = i64::from(DAYS) - 1 + date;
+        let nsf = usize::from(rng.chance(1));
+        let mut day = Vec::new();
+        let mut push = |account, head, tail, amount| {
+            day.push(Planned { account, date, posts: date, head, tail, amount });
+        };
+        plan_day(schedule, day_of_month, age, nsf, &mut card_unpaid, &mut rng, &mut push);
+        for mut planned in day {
+            if rng.chance(LATE_PERCENT) {
+                planned.posts += rng.range(1, MOST_DAYS_LATE);
+            }
+            let id = Guid::draw(&mut rng);
+            if planned.posts <= today {
+                posted.push((planned, id));
+            }
+        }
+    }
+    posted
 }
 
 fn holder(rng: &mut Rng) -> Holder {
@@ -361,19 +429,34 @@ struct Bill {
     day_of_month: u32,
 }
 
-/// A year of activity in date order (oldest first), several accounts interleaved.
-#[expect(clippy::indexing_slicing, reason = "indexes below roles.len() and EMPLOYERS.len(), by construction")]
-fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
-    let chequing = 0;
-    let card = card_index(roles);
-    let savings = roles.iter().position(|role| *role == Role::Savings);
-    let all_savings: Vec<usize> = (0..roles.len()).filter(|index| roles[*index] == Role::Savings).collect();
-    let loan = roles.iter().position(|role| *role == Role::Loan);
+/// What a login's activity repeats: its pay, bills and transfers, drawn once.
+struct Schedule {
+    chequing: usize,
+    card: usize,
+    savings: Option<usize>,
+    all_savings: Vec<usize>,
+    loan: Option<usize>,
+    employer: &'static str,
+    salary: i64,
+    phase: i64,
+    /// A second, smaller job for some logins, paid on other weeks: (employer, pay, phase).
+    second: Option<(&'static str, i64, i64)>,
+    bills: Vec<Bill>,
+    card_day: u32,
+    loan_day: u32,
+    loan_payment: i64,
+    savings_day: u32,
+    savings_amount: i64,
+    child_benefit: Option<i64>,
+    housing: &'static str,
+    housing_amount: i64,
+}
 
+#[expect(clippy::indexing_slicing, reason = "indexes below roles.len() and EMPLOYERS.len(), by construction")]
+fn schedule(roles: &[Role], rng: &mut Rng) -> Schedule {
     let employer = *rng.pick(EMPLOYERS);
     let salary = rng.range(120_000, 340_000);
-    let phase = rng.range(0, 13) as u16;
-    // A second, smaller job for some logins, paid on other weeks.
+    let phase = rng.range(0, 13);
     let second = rng.chance(30).then(|| {
         let mut other = *rng.pick(EMPLOYERS);
         if other == employer {
@@ -397,90 +480,134 @@ fn natural_plan(roles: &[Role], rng: &mut Rng) -> Vec<Planned> {
     // Housing takes about half of the pay, so the balance does not pile up over the year.
     let housing = if rng.chance(50) { "MORTGAGE PAYMENT" } else { "RENT PAYMENT" };
     let housing_amount = salary * 26 / 12 * rng.range(45, 60) / 100;
+    Schedule {
+        chequing: 0,
+        card: card_index(roles),
+        savings: roles.iter().position(|role| *role == Role::Savings),
+        all_savings: (0..roles.len()).filter(|index| roles[*index] == Role::Savings).collect(),
+        loan: roles.iter().position(|role| *role == Role::Loan),
+        employer,
+        salary,
+        phase,
+        second,
+        bills,
+        card_day,
+        loan_day,
+        loan_payment,
+        savings_day,
+        savings_amount,
+        child_benefit,
+        housing,
+        housing_amount,
+    }
+}
+
+/// The year before `FIRST_AS_OF` in date order (oldest first), several accounts interleaved,
+/// and what the card owes at its end.
+fn natural_plan(schedule: &Schedule, rng: &mut Rng) -> (Vec<Planned>, i64) {
     let mut nsf_days: Vec<u16> = (0..rng.range(2, 4)).map(|_| rng.range(0, i64::from(DAYS) - 1) as u16).collect();
     nsf_days.sort_unstable();
 
     let mut plan = Vec::with_capacity(600);
-    let mut push = |account, day, head, tail, amount| plan.push(Planned { account, day, head, tail, amount });
     let mut card_unpaid = 0i64;
     for day in (0..DAYS).rev() {
         let (_, _, day_of_month) = civil(day);
-        let age = DAYS - 1 - day;
+        let age = i64::from(DAYS - 1 - day);
+        let date = -i64::from(day);
+        let nsf = nsf_days.iter().filter(|nsf| **nsf == day).count();
+        let mut push = |account, head, tail, amount| {
+            plan.push(Planned { account, date, posts: date, head, tail, amount });
+        };
+        plan_day(schedule, day_of_month, age, nsf, &mut card_unpaid, rng, &mut push);
+    }
+    (plan, card_unpaid)
+}
+
+/// One day's activity: `age` is the day's number from the first day of data, `nsf` how many NSF
+/// fees fall on it, `card_unpaid` what the card owes (paid on the card's day).
+fn plan_day(
+    schedule: &Schedule,
+    day_of_month: u32,
+    age: i64,
+    nsf: usize,
+    card_unpaid: &mut i64,
+    rng: &mut Rng,
+    push: &mut impl FnMut(usize, &'static str, &'static str, i64),
+) {
+    let Schedule { chequing, card, savings, loan, .. } = *schedule;
+    if age % 14 == schedule.phase {
+        // Pay varies a little with overtime and deductions.
+        let pay = schedule.salary + rng.range(-2_500, 2_500);
+        push(chequing, "PAYROLL DEPOSIT ", schedule.employer, pay);
+    }
+    if let Some((other, pay, phase)) = schedule.second {
         if age % 14 == phase {
-            // Pay varies a little with overtime and deductions.
-            let pay = salary + rng.range(-2_500, 2_500);
-            push(chequing, day, "PAYROLL DEPOSIT ", employer, pay);
-        }
-        if let Some((other, pay, phase)) = second {
-            if age % 14 == phase {
-                push(chequing, day, "PAYROLL DEPOSIT ", other, pay);
-            }
-        }
-        if let Some(amount) = child_benefit {
-            if day_of_month == 20 {
-                push(chequing, day, "GOVT CANADA CCB", "", amount);
-            }
-        }
-        if day_of_month == 1 {
-            push(chequing, day, housing, "", -housing_amount);
-        }
-        for bill in &bills {
-            if day_of_month == bill.day_of_month {
-                let amount = rng.range(bill.low, bill.high);
-                push(chequing, day, "BILL PAYMENT ", bill.payee, -amount);
-            }
-        }
-        if day_of_month == card_day && card_unpaid > 0 {
-            push(chequing, day, "CREDIT CARD PAYMENT VISA", "", -card_unpaid);
-            push(card, day, "PAYMENT - THANK YOU", "", card_unpaid);
-            card_unpaid = 0;
-        }
-        if let Some(loan) = loan {
-            if day_of_month == loan_day {
-                push(chequing, day, "LOAN PAYMENT", "", -loan_payment);
-                push(loan, day, "PAYMENT RECEIVED", "", loan_payment);
-            }
-            if day_of_month == 1 {
-                push(loan, day, "INTEREST CHARGE", "", -rng.range(4_000, 15_000));
-            }
-        }
-        if let Some(savings) = savings {
-            if day_of_month == savings_day {
-                push(chequing, day, "TRANSFER TO SAVINGS", "", -savings_amount);
-                push(savings, day, "TRANSFER FROM CHEQUING", "", savings_amount);
-            }
-        }
-        if day_of_month == 28 {
-            for savings in &all_savings {
-                push(*savings, day, "INTEREST", "", rng.range(50, 2_500));
-            }
-        }
-        if rng.chance(7) {
-            let contact = *rng.pick(CONTACTS);
-            if rng.chance(60) {
-                let amount = rng.range(2_000, 30_000);
-                push(chequing, day, "E-TRANSFER SENT ", contact, -amount);
-            } else {
-                let amount = rng.range(2_000, 40_000);
-                push(chequing, day, "E-TRANSFER RECEIVED ", contact, amount);
-            }
-        }
-        if rng.chance(6) {
-            let amount = rng.range(2, 20) * 1_000;
-            push(chequing, day, "ATM WITHDRAWAL", "", -amount);
-        }
-        for _ in 0..nsf_days.iter().filter(|nsf| **nsf == day).count() {
-            push(chequing, day, "NSF FEE", "", -NSF_FEE);
-        }
-        let mut purchases = 0;
-        while purchases < 3 && rng.chance(33) {
-            purchases += 1;
-            let amount = purchase(rng);
-            card_unpaid += amount.1;
-            push(card, day, "POS PURCHASE ", amount.0, -amount.1);
+            push(chequing, "PAYROLL DEPOSIT ", other, pay);
         }
     }
-    plan
+    if let Some(amount) = schedule.child_benefit {
+        if day_of_month == 20 {
+            push(chequing, "GOVT CANADA CCB", "", amount);
+        }
+    }
+    if day_of_month == 1 {
+        push(chequing, schedule.housing, "", -schedule.housing_amount);
+    }
+    for bill in &schedule.bills {
+        if day_of_month == bill.day_of_month {
+            let amount = rng.range(bill.low, bill.high);
+            push(chequing, "BILL PAYMENT ", bill.payee, -amount);
+        }
+    }
+    if day_of_month == schedule.card_day && *card_unpaid > 0 {
+        push(chequing, "CREDIT CARD PAYMENT VISA", "", -*card_unpaid);
+        push(card, "PAYMENT - THANK YOU", "", *card_unpaid);
+        *card_unpaid = 0;
+    }
+    if let Some(loan) = loan {
+        if day_of_month == schedule.loan_day {
+            push(chequing, "LOAN PAYMENT", "", -schedule.loan_payment);
+            push(loan, "PAYMENT RECEIVED", "", schedule.loan_payment);
+        }
+        if day_of_month == 1 {
+            push(loan, "INTEREST CHARGE", "", -rng.range(4_000, 15_000));
+        }
+    }
+    if let Some(savings) = savings {
+        if day_of_month == schedule.savings_day {
+            push(chequing, "TRANSFER TO SAVINGS", "", -schedule.savings_amount);
+            push(savings, "TRANSFER FROM CHEQUING", "", schedule.savings_amount);
+        }
+    }
+    if day_of_month == 28 {
+        for savings in &schedule.all_savings {
+            push(*savings, "INTEREST", "", rng.range(50, 2_500));
+        }
+    }
+    if rng.chance(7) {
+        let contact = *rng.pick(CONTACTS);
+        if rng.chance(60) {
+            let amount = rng.range(2_000, 30_000);
+            push(chequing, "E-TRANSFER SENT ", contact, -amount);
+        } else {
+            let amount = rng.range(2_000, 40_000);
+            push(chequing, "E-TRANSFER RECEIVED ", contact, amount);
+        }
+    }
+    if rng.chance(6) {
+        let amount = rng.range(2, 20) * 1_000;
+        push(chequing, "ATM WITHDRAWAL", "", -amount);
+    }
+    for _ in 0..nsf {
+        push(chequing, "NSF FEE", "", -NSF_FEE);
+    }
+    let mut purchases = 0;
+    while purchases < 3 && rng.chance(33) {
+        purchases += 1;
+        let amount = purchase(rng);
+        *card_unpaid += amount.1;
+        push(card, "POS PURCHASE ", amount.0, -amount.1);
+    }
 }
 
 fn purchase(rng: &mut Rng) -> (&'static str, i64) {
@@ -507,12 +634,12 @@ fn resize(plan: &mut Vec<Planned>, count: usize, card: usize, rng: &mut Rng) {
     }
     plan.reserve(count - len);
     for _ in len..count {
-        let day = rng.range(0, i64::from(DAYS) - 1) as u16;
+        let date = -rng.range(0, i64::from(DAYS) - 1);
         let (merchant, amount) = purchase(rng);
-        plan.push(Planned { account: card, day, head: "POS PURCHASE ", tail: merchant, amount: -amount });
+        plan.push(Planned { account: card, date, posts: date, head: "POS PURCHASE ", tail: merchant, amount: -amount });
     }
     // Stable, so the planned order within a day is kept and the extras come after it.
-    plan.sort_by_key(|planned| std::cmp::Reverse(planned.day));
+    plan.sort_by_key(|planned| planned.date);
 }
 
 #[cfg(test)]

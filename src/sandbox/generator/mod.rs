@@ -1,6 +1,6 @@
 //! The deterministic data generator: every login's banking accounts and investment portfolio,
-//! derived from `SandboxConfig.seed` and the LoginId alone, as of a fixed date, so a test can
-//! compare payloads byte for byte across runs and across sandboxes.
+//! derived from `SandboxConfig.seed`, the LoginId and the sandbox's clock alone, so a test can
+//! compare payloads byte for byte across runs and across sandboxes (docs/sandbox.md#the-clock).
 
 mod banking;
 mod calendar;
@@ -9,9 +9,10 @@ pub(crate) mod portfolio;
 mod random;
 
 pub(crate) use banking::{BankAccount, BankTransaction, Banking, Description};
+pub use calendar::AsOf;
 pub(crate) use calendar::{dash_date, month_name, months_before, offset_of, slash_date, DAYS};
 pub(crate) use names::Isin;
-pub(crate) use portfolio::{Portfolio, PRICE_DATE};
+pub(crate) use portfolio::Portfolio;
 pub(crate) use random::{hash, Rng};
 
 use std::collections::{HashMap, VecDeque};
@@ -57,8 +58,8 @@ const CACHE_ROWS: usize = 250_000;
 /// How many logins' data the cache keeps, whatever their size.
 const CACHE_ENTRIES: usize = 20_000;
 
-/// Generated data, per LoginId, made on first use and kept while the cache has room (oldest
-/// made, first dropped): a poll loop asks for the same data many times, and 100,000
+/// Generated data, per LoginId and clock, made on first use and kept while the cache has room
+/// (oldest made, first dropped): a poll loop asks for the same data many times, and 100,000
 /// transactions are worth making once. Dropped data is made again the same on its next use.
 pub(crate) struct DataCache {
     banking: Mutex<Bounded<Banking>>,
@@ -88,29 +89,36 @@ impl DataCache {
         }
     }
 
-    pub(super) fn banking(&self, config: &SandboxConfig, login_id: &str) -> Arc<Banking> {
-        cached(&self.banking, login_id, Banking::rows, || {
-            Banking::generate(&login_rng(config.seed, login_id), config.banking_transactions)
+    pub(super) fn banking(&self, config: &SandboxConfig, login_id: &str, clock: AsOf) -> Arc<Banking> {
+        cached(&self.banking, login_id, clock, Banking::rows, || {
+            Banking::generate(&login_rng(config.seed, login_id), config.banking_transactions, clock)
         })
     }
 
-    pub(super) fn portfolio(&self, config: &SandboxConfig, login_id: &str) -> Arc<CachedPortfolio> {
+    pub(super) fn portfolio(&self, config: &SandboxConfig, login_id: &str, clock: AsOf) -> Arc<CachedPortfolio> {
         let make = || CachedPortfolio {
             portfolio: Portfolio::generate(
                 config.seed,
                 &login_rng(config.seed, login_id),
                 config.investment_transactions,
+                clock,
             ),
             answer: OnceLock::new(),
         };
-        cached(&self.portfolios, login_id, |cached| cached.portfolio.rows(), make)
+        cached(&self.portfolios, login_id, clock, |cached| cached.portfolio.rows(), make)
     }
 
     /// Drops a deleted login's data; it would be generated the same again anyway.
     pub(super) fn forget(&self, login_id: &str) {
-        let key = login_id.trim().to_ascii_lowercase();
-        lock(&self.banking).remove(&key);
-        lock(&self.portfolios).remove(&key);
+        let prefix = format!("{}@", login_id.trim().to_ascii_lowercase());
+        lock(&self.banking).remove_starting(&prefix);
+        lock(&self.portfolios).remove_starting(&prefix);
+    }
+
+    /// Drops every login's data: the clock moved, and data of another day is of no more use.
+    pub(super) fn clear(&self) {
+        lock(&self.banking).remove_starting("");
+        lock(&self.portfolios).remove_starting("");
     }
 
     #[cfg(test)]
@@ -124,10 +132,13 @@ impl DataCache {
 fn cached<T>(
     cache: &Mutex<Bounded<T>>,
     login_id: &str,
+    clock: AsOf,
     rows: impl FnOnce(&T) -> usize,
     make: impl FnOnce() -> T,
 ) -> Arc<T> {
-    let key = login_id.trim().to_ascii_lowercase();
+    // The clock is in the key: a request that read the clock before it moved must not leave
+    // the old day's data under the new day.
+    let key = format!("{}@{}", login_id.trim().to_ascii_lowercase(), clock.days_after_first());
     if let Some((hit, _)) = lock(cache).map.get(&key) {
         return Arc::clone(hit);
     }
@@ -174,6 +185,17 @@ impl<T> Bounded<T> {
     fn remove(&mut self, key: &str) {
         if let Some((_, rows)) = self.map.remove(key) {
             self.rows = self.rows.saturating_sub(rows);
+        }
+    }
+
+    /// Removes every key that starts with `prefix` ("" removes all).
+    fn remove_starting(&mut self, prefix: &str) {
+        let keys: Vec<String> = self.map.keys().filter(|key| key.starts_with(prefix)).cloned().collect();
+        for key in keys {
+            self.remove(&key);
+        }
+        if self.map.is_empty() {
+            self.order.clear();
         }
     }
 }
@@ -304,12 +326,16 @@ mod tests {
         assert_ne!(login, login_id_for(1, "Greatday"));
         let (a, b) = (DataCache::default(), DataCache::default());
         let config = config(None);
-        let (x, y) = (a.banking(&config, &login), b.banking(&config, &login));
+        let now = AsOf::default();
+        let (x, y) = (a.banking(&config, &login, now), b.banking(&config, &login, now));
         let ids = |banking: &Banking| -> Vec<Guid> {
             banking.accounts.iter().flat_map(|account| account.transactions.iter().map(|t| t.id)).collect()
         };
         assert_eq!(ids(&x), ids(&y));
-        assert_eq!(a.portfolio(&config, &login).portfolio.value(), b.portfolio(&config, &login).portfolio.value());
+        assert_eq!(
+            a.portfolio(&config, &login, now).portfolio.value(),
+            b.portfolio(&config, &login, now).portfolio.value()
+        );
     }
 
     #[test]
@@ -317,8 +343,9 @@ mod tests {
         // How fast is for benchmarks; this checks the counts.
         let config = config(Some(100_000));
         let login = login_id_for(0, "greatday_nomfa");
-        let banking = Banking::generate(&login_rng(0, &login), config.banking_transactions);
-        let portfolio = Portfolio::generate(0, &login_rng(0, &login), config.investment_transactions);
+        let now = AsOf::default();
+        let banking = Banking::generate(&login_rng(0, &login), config.banking_transactions, now);
+        let portfolio = Portfolio::generate(0, &login_rng(0, &login), config.investment_transactions, now);
         let count: usize = banking.accounts.iter().map(|a| a.transactions.len()).sum();
         assert_eq!(count, 100_000);
         let trades: usize = portfolio.accounts.iter().map(|a| a.transactions.len()).sum();
@@ -330,17 +357,18 @@ mod tests {
         let cache = DataCache::with_limits(1_000, 50);
         let config = config(Some(1));
         let first = login_id_for(0, "bulk_00000");
-        let made = cache.portfolio(&config, &first);
+        let now = AsOf::default();
+        let made = cache.portfolio(&config, &first, now);
         for index in 0..60 {
-            cache.portfolio(&config, &login_id_for(0, &format!("bulk_{index:05}")));
+            cache.portfolio(&config, &login_id_for(0, &format!("bulk_{index:05}")), now);
         }
         assert_eq!(cache.sizes().1, 50);
         // Dropped and made again: the same data.
-        assert_eq!(cache.portfolio(&config, &first).portfolio.value(), made.portfolio.value());
+        assert_eq!(cache.portfolio(&config, &first, now).portfolio.value(), made.portfolio.value());
         let big = SandboxConfig { banking_transactions: Some(2_000), ..SandboxConfig::default() };
-        cache.banking(&big, &first);
+        cache.banking(&big, &first, now);
         assert_eq!(cache.sizes().0, 1, "the newest entry is kept however large");
-        cache.banking(&big, &login_id_for(0, "Greatday"));
+        cache.banking(&big, &login_id_for(0, "Greatday"), now);
         assert_eq!(cache.sizes().0, 1, "and pushes out the older ones past the row budget");
     }
 }

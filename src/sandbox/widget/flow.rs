@@ -468,7 +468,7 @@ impl Flow {
 
     fn load_accounts(&mut self, shared: &Shared) {
         let login_id = self.login_id.clone().unwrap_or_default();
-        let banking = shared.data.banking(&shared.config, &login_id);
+        let banking = shared.data.banking(&shared.config, &login_id, shared.clock());
         self.total_accounts = banking.accounts.len();
         let currency_wanted = self.params.account_selector_currency.clone();
         let t = texts::of(self.params.french);

@@ -16,8 +16,14 @@ from bankfeed import _native
 
 #: Options whose signature default is None where the core has a value: None stands for that value.
 #: The sandbox's customer id is the public test customer's; no faults is an empty list; no pending
-#: operations named are the recorded ones (account detail, Investments, the attributes calls).
-NONE_STANDS_FOR_THE_DEFAULT = {("Sandbox", "customer_id"), ("Sandbox", "faults"), ("Sandbox", "pending_operations")}
+#: operations named are the recorded ones (account detail, Investments, the attributes calls); no
+#: as_of is the clock's first day.
+NONE_STANDS_FOR_THE_DEFAULT = {
+    ("Sandbox", "customer_id"),
+    ("Sandbox", "faults"),
+    ("Sandbox", "pending_operations"),
+    ("Sandbox", "as_of"),
+}
 
 
 def signature_defaults(cls: type) -> dict[str, Any]:
