@@ -1840,9 +1840,7 @@ class Investments:
     """
 
     @staticmethod
-    def from_json(
-        data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float"
-    ) -> Investments:
+    def from_json(data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float") -> Investments:
         """Reads an Investments payload from its JSON, e.g. a saved answer, its money columns
         as ``money`` says (as the client's option of that name)."""
 
@@ -1942,9 +1940,7 @@ class Accounts:
     """
 
     @staticmethod
-    def from_json(
-        data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float"
-    ) -> Accounts:
+    def from_json(data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float") -> Accounts:
         """Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON, its money
         columns as ``money`` says (as the client's option of that name)."""
 
