@@ -757,6 +757,9 @@ impl PyBaseClient {
             config.customer_id.as_str().into_pyobject(py)?.into_any(),
             config.max_connections.into_pyobject(py)?.into_any(),
             proxy.into_pyobject(py)?.into_any(),
+            // A copy of another money type (`bankfeed._export.kinds.with_money`) keeps the
+            // identity, and its tables are not the same.
+            config.money.name().into_pyobject(py)?.into_any(),
         ];
         PyTuple::new(py, parts)
     }

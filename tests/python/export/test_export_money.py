@@ -148,3 +148,19 @@ def test_dask_spark_and_dlt_take_the_option(
             "select sum(market_value), typeof(any_value(market_value)) from nightly.investments_positions"
         ).fetchone() or (None, None)
     assert (summed, typed) == (exact, "DECIMAL(18,4)")
+
+
+def test_a_copy_of_another_money_type_is_another_client_to_dask() -> None:
+    pytest.importorskip("dask")
+    from dask.base import tokenize
+
+    from bankfeed._export.kinds import with_money
+
+    client = bf.Client("http://127.0.0.1:9", "43387ca6-0391-4c82-857d-70d95f087ecb")
+    assert with_money(client, None) is client and with_money(client, "float") is client
+    copy = with_money(client, "decimal")
+    assert (copy.money, client.money) == ("decimal", "float")
+    # The same identity and pool, but other tables: a task graph must not take one for the other.
+    assert tokenize(copy) != tokenize(client)
+    with pytest.raises(bf.ConfigError, match="money"):
+        with_money(client, "exact")
