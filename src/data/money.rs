@@ -135,26 +135,35 @@ pub fn unscaled(text: &str, size: DecimalSize) -> Result<i128, String> {
         None => 0,
         Some(written) => exponent_of(written).ok_or_else(not_decimal)?,
     };
-    // The value is `digits` × 10^`power`, with neither leading nor trailing zeros in `digits`.
-    let digits = format!("{whole}{fraction}");
-    let significant = digits.trim_start_matches('0');
-    let kept = significant.trim_end_matches('0');
-    if kept.is_empty() {
+    // The value is the significant digits (neither leading nor trailing zeros) × 10^`power`,
+    // read in place: no text is made per cell.
+    let digits = || whole.bytes().chain(fraction.bytes());
+    let Some(lead) = digits().position(|digit| digit != b'0') else {
         return Ok(0);
-    }
+    };
+    let total = whole.len() + fraction.len();
+    let trailing = digits().rev().take_while(|digit| *digit == b'0').count();
+    let kept = total - lead - trailing;
     let power = exponent
         .saturating_sub(i64::try_from(fraction.len()).unwrap_or(i64::MAX))
-        .saturating_add(i64::try_from(significant.len() - kept.len()).unwrap_or(i64::MAX));
+        .saturating_add(i64::try_from(trailing).unwrap_or(i64::MAX));
     let shift = power.saturating_add(i64::from(size.scale));
     if shift < 0 {
         return Err(format!("has more than {} decimal places", size.scale));
     }
     let integer_digits = i64::from(size.precision) - i64::from(size.scale);
-    let length = i64::try_from(kept.len()).unwrap_or(i64::MAX).saturating_add(shift);
-    if length > i64::from(size.precision) {
+    if i64::try_from(kept).unwrap_or(i64::MAX).saturating_add(shift) > i64::from(size.precision) {
         return Err(format!("has more than {integer_digits} digits before the point"));
     }
-    let mut value: i128 = kept.parse().map_err(|_| not_decimal())?;
+    // At most `precision` (38 at most) digits from here: no step can overflow an i128, and
+    // `checked_` says so rather than trust it.
+    let mut value: i128 = 0;
+    for digit in digits().skip(lead).take(kept) {
+        value = value
+            .checked_mul(10)
+            .and_then(|value| value.checked_add(i128::from(digit - b'0')))
+            .ok_or_else(not_decimal)?;
+    }
     for _ in 0..shift {
         value = value.checked_mul(10).ok_or_else(not_decimal)?;
     }
