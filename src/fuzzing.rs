@@ -17,7 +17,7 @@ use crate::data::attributes::{value_as_f64, value_as_text, Attributes};
 use crate::data::dates::{parse_date, parse_timestamp};
 use crate::data::investments::Investments;
 use crate::data::json;
-use crate::data::money::MoneyType;
+use crate::data::money::{MoneyType, Written};
 use crate::error::{ApiError, Body, Error};
 use crate::tables::{
     attribute_detail_table, attribute_values_table, statements_table, AccountsTables, InvestmentsTables,
@@ -435,6 +435,9 @@ pub const DECODERS: &[Decoder] = &[
     ("payload check", |bytes| {
         json::observed_top_agrees::<Investments<std::borrow::Cow<str>>>(bytes)?;
         json::observed_top_agrees::<Accounts<std::borrow::Cow<str>>>(bytes)?;
+        // Money read as its digits goes through the probe as a RawValue.
+        json::observed_top_agrees::<Investments<std::borrow::Cow<str>, Written>>(bytes)?;
+        json::observed_top_agrees::<Accounts<std::borrow::Cow<str>, Written>>(bytes)?;
         json::observed_top_agrees::<Statements>(bytes)
     }),
 ];
