@@ -13,6 +13,7 @@ use crate::config::ClientConfig;
 use crate::data::answer::Reply;
 use crate::data::json;
 use crate::data::login::{check_same_login, guid};
+use crate::data::money::MoneyType;
 use crate::data::requests::AccountsDetailOptions;
 use crate::data::Raw;
 use crate::error::Error;
@@ -258,7 +259,7 @@ impl Client {
         }
         let operation = request.operation;
         let raw = self.fetch(call, request, &session.request_id).await?;
-        read_for::<O>(operation, session, raw).await
+        read_for::<O>(operation, session, raw, self.inner.config.money).await
     }
 
     /// Sends `request` with the api key, polling its 202 answers until 200.
@@ -369,8 +370,13 @@ fn same_login(operation: &str, session: &Session, named: Option<&str>, raw: &Raw
 /// it is the data of another login than the session's ([`same_login`]). An answer that cannot be
 /// read keeps the session's RequestId, as a failure while polling does: the caller can fetch it
 /// again without a new Authorize (docs/errors.md#an-error-while-polling).
-async fn read_for<O: DataOp>(operation: &'static str, session: &Session, raw: Raw) -> Result<O::Output, Error> {
-    let value = off_io(raw, move |raw| O::read(operation, raw))
+async fn read_for<O: DataOp>(
+    operation: &'static str,
+    session: &Session,
+    raw: Raw,
+    money: MoneyType,
+) -> Result<O::Output, Error> {
+    let value = off_io(raw, move |raw| O::read(operation, raw, money))
         .await
         .map_err(|error| error.resumable_at(Some(&session.request_id)))?;
     let (named, raw) = O::login_of(&value);

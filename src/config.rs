@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::money::MoneyType;
 use crate::error::Error;
 use crate::proxy::{is_loopback, Proxies, ProxyOption};
 // Messages of the options show refused values this way; callers name them from here too.
@@ -78,6 +79,8 @@ pub struct ClientConfig {
     /// The proxy of each request (docs/protocol.md#proxies), decided without an error for both
     /// hosts when the configuration was made.
     pub proxy: Proxies,
+    /// How the tables hold money: `float64`, or exact `decimal128` (docs/tables.md#money).
+    pub money: MoneyType,
 }
 
 /// What the caller passed. The hosts, the customer and the keys left out (`None`) are read from
@@ -109,6 +112,7 @@ pub struct ClientOptions {
     pub max_connections: usize,
     #[serde(with = "crate::proxy::as_given")]
     pub proxy: ProxyOption,
+    pub money: MoneyType,
 }
 
 impl Default for ClientOptions {
@@ -131,6 +135,7 @@ impl Default for ClientOptions {
             deadline: None,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             proxy: ProxyOption::Environment,
+            money: MoneyType::Float,
         }
     }
 }
@@ -316,6 +321,7 @@ impl ClientConfig {
             deadline,
             max_connections,
             proxy,
+            money: options.money,
         })
     }
 }
@@ -343,6 +349,7 @@ impl ClientConfig {
             deadline: self.deadline.map(|deadline| deadline.as_secs_f64()),
             max_connections: self.max_connections,
             proxy: self.proxy.option().clone(),
+            money: self.money,
         }
     }
 }

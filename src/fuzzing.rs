@@ -17,6 +17,7 @@ use crate::data::attributes::{value_as_f64, value_as_text, Attributes};
 use crate::data::dates::{parse_date, parse_timestamp};
 use crate::data::investments::Investments;
 use crate::data::json;
+use crate::data::money::{MoneyType, Written};
 use crate::error::{ApiError, Body, Error};
 use crate::tables::{
     attribute_detail_table, attribute_values_table, statements_table, AccountsTables, InvestmentsTables,
@@ -415,6 +416,9 @@ pub const DECODERS: &[Decoder] = &[
     ("Investments tables", |bytes| InvestmentsTables::from_json(bytes).map(drop)),
     ("GetAccountsDetail", accounts),
     ("Accounts tables", |bytes| AccountsTables::from_json(bytes).map(drop)),
+    // Exact money: read from the digits, never a panic whatever they are.
+    ("Investments decimal tables", |bytes| InvestmentsTables::read(bytes, MoneyType::Decimal).map(drop)),
+    ("Accounts decimal tables", |bytes| AccountsTables::read("GetAccountsDetail", bytes, MoneyType::Decimal).map(drop)),
     ("GetStatements", statements),
     ("Attributes", attributes),
     ("Authorize 200", |bytes| authorize(Reply::Data { status: 200, bytes: bytes.to_vec() })),
@@ -431,20 +435,21 @@ pub const DECODERS: &[Decoder] = &[
     ("payload check", |bytes| {
         json::observed_top_agrees::<Investments<std::borrow::Cow<str>>>(bytes)?;
         json::observed_top_agrees::<Accounts<std::borrow::Cow<str>>>(bytes)?;
+        // Money read as its digits goes through the probe as a RawValue.
+        json::observed_top_agrees::<Investments<std::borrow::Cow<str>, Written>>(bytes)?;
+        json::observed_top_agrees::<Accounts<std::borrow::Cow<str>, Written>>(bytes)?;
         json::observed_top_agrees::<Statements>(bytes)
     }),
 ];
 
 fn investments(bytes: &[u8]) -> Result<(), Error> {
     let data: Investments = json::decode_payload("Investments", 200, bytes)?;
-    InvestmentsTables::new(&data);
-    Ok(())
+    InvestmentsTables::new(&data).map(drop)
 }
 
 fn accounts(bytes: &[u8]) -> Result<(), Error> {
     let data: Accounts = json::decode_payload("GetAccountsDetail", 200, bytes)?;
-    AccountsTables::new(&data);
-    Ok(())
+    AccountsTables::new(&data).map(drop)
 }
 
 fn statements(bytes: &[u8]) -> Result<(), Error> {

@@ -12,6 +12,7 @@ use crate::authorize::Session;
 use crate::config::{is_safe_segment, ClientConfig, SAFE_SEGMENT};
 use crate::data::attributes::AttributesQuery;
 use crate::data::login::NamesLogin;
+use crate::data::money::MoneyType;
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::data::{json, Raw};
 use crate::error::Error;
@@ -73,8 +74,9 @@ pub trait DataOp: 'static {
     /// the operation is sent.
     fn request(config: &ClientConfig, session: &Session, options: &Self::Options) -> Result<Request, Error>;
 
-    /// Reads a 200 of `operation` (the [`Request`]'s).
-    fn read(operation: &'static str, raw: Raw) -> Result<Self::Output, Error>;
+    /// Reads a 200 of `operation` (the [`Request`]'s), its money as the client's `money` option
+    /// says (docs/tables.md#money).
+    fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<Self::Output, Error>;
 
     /// The LoginId the answer names (refused when it is not the session's), and its bytes.
     fn login_of(output: &Self::Output) -> (Option<&str>, &Raw);
@@ -94,8 +96,8 @@ impl DataOp for Investments {
         send(Self::WIRE, Self::WIRE.name, config, &PathValues::new(&config.customer_id), Some(body))
     }
 
-    fn read(_operation: &'static str, raw: Raw) -> Result<InvestmentsResult, Error> {
-        InvestmentsResult::read(raw)
+    fn read(_operation: &'static str, raw: Raw, money: MoneyType) -> Result<InvestmentsResult, Error> {
+        InvestmentsResult::read(raw, money)
     }
 
     fn login_of(output: &InvestmentsResult) -> (Option<&str>, &Raw) {
@@ -119,8 +121,8 @@ impl DataOp for AccountsDetail {
         banking(Self::WIRE, config, options.body(&session.request_id))
     }
 
-    fn read(operation: &'static str, raw: Raw) -> Result<AccountsResult, Error> {
-        AccountsResult::read(operation, raw)
+    fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AccountsResult, Error> {
+        AccountsResult::read(operation, raw, money)
     }
 
     fn login_of(output: &AccountsResult) -> (Option<&str>, &Raw) {
@@ -140,8 +142,8 @@ impl DataOp for AccountsSummary {
         banking(Self::WIRE, config, options.body(&session.request_id))
     }
 
-    fn read(operation: &'static str, raw: Raw) -> Result<AccountsResult, Error> {
-        AccountsResult::read(operation, raw)
+    fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AccountsResult, Error> {
+        AccountsResult::read(operation, raw, money)
     }
 
     fn login_of(output: &AccountsResult) -> (Option<&str>, &Raw) {
@@ -165,7 +167,7 @@ impl DataOp for Statements {
         banking(Self::WIRE, config, options.body(&session.request_id))
     }
 
-    fn read(_operation: &'static str, raw: Raw) -> Result<StatementsResult, Error> {
+    fn read(_operation: &'static str, raw: Raw, _money: MoneyType) -> Result<StatementsResult, Error> {
         StatementsResult::read(raw)
     }
 
@@ -207,7 +209,7 @@ impl DataOp for Attributes {
         }
     }
 
-    fn read(operation: &'static str, raw: Raw) -> Result<AttributesResult, Error> {
+    fn read(operation: &'static str, raw: Raw, _money: MoneyType) -> Result<AttributesResult, Error> {
         AttributesResult::read(operation, raw)
     }
 

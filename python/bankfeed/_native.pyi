@@ -120,6 +120,11 @@ class _BaseClient:
         worker unpickling its own), and clients made anew with the same options."""
 
     @property
+    def money(self) -> Literal["float", "decimal"]:
+        """How the tables hold money: ``"float"`` (float64, the default) or ``"decimal"``
+        (exact decimal128 read from the payload's own digits; see ``docs/tables.md#money``)."""
+
+    @property
     def deadline(self) -> float | None:
         """Seconds one whole call may take (authorize, challenges, polling, retries), or None.
 
@@ -184,6 +189,7 @@ class Client(_BaseClient):
         max_body_bytes: int = 134217728,
         max_connections: int = 100,
         proxy: str | None = "environment",
+        money: Literal["float", "decimal"] = "float",
     ) -> Client:
         """Checks the options and builds the client; nothing is sent yet.
 
@@ -201,6 +207,12 @@ class Client(_BaseClient):
         those opened in a race for an idle one: a bulk call of thousands of logins at full
         concurrency was measured with up to half again as many (302 for 200). Each login holds
         one only while a request of its own is out.
+
+        ``money`` is how the tables hold every amount, balance, value, price and quantity:
+        ``"float"`` (float64, the default, as before) or ``"decimal"``: an exact decimal128 of
+        each column's documented size (:data:`bankfeed.schema` and ``docs/tables.md#money``),
+        read from the digits the payload wrote. A value that does not fit its column is that
+        call's :class:`bankfeed.DecodeError`, naming the column; it is never rounded.
 
         Credentials and keys go only over https: an ``http://`` URL is refused unless its host is
         loopback (127.0.0.0/8, ``::1``, ``localhost``, as for a :class:`Sandbox`) or
@@ -583,6 +595,7 @@ class AsyncClient(_BaseClient):
         max_body_bytes: int = 134217728,
         max_connections: int = 100,
         proxy: str | None = "environment",
+        money: Literal["float", "decimal"] = "float",
     ) -> AsyncClient:
         """Checks the options and builds the client; nothing is sent yet.
 
@@ -600,6 +613,12 @@ class AsyncClient(_BaseClient):
         those opened in a race for an idle one: a bulk call of thousands of logins at full
         concurrency was measured with up to half again as many (302 for 200). Each login holds
         one only while a request of its own is out.
+
+        ``money`` is how the tables hold every amount, balance, value, price and quantity:
+        ``"float"`` (float64, the default, as before) or ``"decimal"``: an exact decimal128 of
+        each column's documented size (:data:`bankfeed.schema` and ``docs/tables.md#money``),
+        read from the digits the payload wrote. A value that does not fit its column is that
+        call's :class:`bankfeed.DecodeError`, naming the column; it is never rounded.
 
         Credentials and keys go only over https: an ``http://`` URL is refused unless its host is
         loopback (127.0.0.0/8, ``::1``, ``localhost``, as for a :class:`Sandbox`) or
@@ -1846,8 +1865,9 @@ class Investments:
     """
 
     @staticmethod
-    def from_json(data: bytes | bytearray | str) -> Investments:
-        """Reads an Investments payload from its JSON, e.g. a saved answer."""
+    def from_json(data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float") -> Investments:
+        """Reads an Investments payload from its JSON, e.g. a saved answer, its money columns
+        as ``money`` says (as the client's option of that name)."""
 
     @property
     def value(self) -> float | None:
@@ -1945,8 +1965,9 @@ class Accounts:
     """
 
     @staticmethod
-    def from_json(data: bytes | bytearray | str) -> Accounts:
-        """Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON."""
+    def from_json(data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float") -> Accounts:
+        """Reads a GetAccountsDetail or GetAccountsSummary payload from its JSON, its money
+        columns as ``money`` says (as the client's option of that name)."""
 
     @property
     def accounts(self) -> Table:

@@ -39,7 +39,8 @@ __all__ = ["read"]
 def _pandas(table: pyarrow.Table) -> pandas.DataFrame:
     """``table`` as a partition (and the meta) holds it, with no column of ``object`` dtype: text
     as pandas' pyarrow strings, dates as ``datetime64`` (as ``Table.to_pandas`` gives them), a
-    security's aliases as Arrow lists, booleans as pandas' nullable ones. Dask turns every
+    security's aliases as Arrow lists and decimal money as Arrow decimals (exact, and summed as
+    such), booleans as pandas' nullable ones. Dask turns every
     ``object`` column into text by default (``dataframe.convert-string``): a list would become the
     text of its repr, and a date its ISO text."""
     import pandas
@@ -50,7 +51,7 @@ def _pandas(table: pyarrow.Table) -> pandas.DataFrame:
             return pandas.StringDtype("pyarrow")
         if pyarrow.types.is_boolean(kind):
             return pandas.BooleanDtype()
-        if pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind):
+        if pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind) or pyarrow.types.is_decimal(kind):
             return pandas.ArrowDtype(kind)
         return None
 
@@ -89,6 +90,7 @@ def read(
     partition_size: int = 1000,
     concurrency: int = 32,
     on_error: str = "raise",
+    money: str | None = None,
     **options: Any,
 ) -> dask.dataframe.DataFrame:
     """``table`` of ``kind`` for every login, as a lazy ``dask.dataframe.DataFrame``: one
@@ -102,7 +104,10 @@ def read(
     ``request_id``, ``fetched_at``, then the table's, with the types of ``bf.schema(kind, table)``,
     which is also the frame's ``meta``: nothing is fetched to build the frame. A login that fails
     makes its partition raise its exception (``on_error="raise"``), or is left out
-    (``on_error="skip"``). LoginIds given twice are fetched once.
+    (``on_error="skip"``). LoginIds given twice are fetched once. ``money`` (``"float"`` or
+    ``"decimal"``; by default the client's ``money`` option, float unless set) is how the money
+    columns come: ``"decimal"`` gives exact ``decimal128`` columns, as ``decimal.Decimal``
+    objects in pandas (docs/tables.md#money).
 
     The client travels to the workers as its pickle, which holds its keys; the task keys and
     names never do (docs/scale-out.md#keys).
@@ -124,6 +129,7 @@ def read(
         concurrency=concurrency,
         on_error=on_error,
         token=secrets.token_hex(8),
+        money=money,
     )
     ids = _texts(login_ids)
     partitions = [ids[start : start + partition_size] for start in range(0, len(ids), partition_size)] or [[]]

@@ -29,7 +29,7 @@ import dlt
 from dlt.extract.source import DltSource
 
 from bankfeed._export.columns import Gathered
-from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what, schema
+from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what, schema, with_money
 from bankfeed._export.run import _CHUNK, _texts
 from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client
@@ -149,7 +149,10 @@ class _Fetch:
         seen.update(done)
         # A table no login had a row in still gets its columns in the destination, as the
         # export writes an empty file for it (docs/export.md#the-layout).
-        done.update({table: schema(self.kind.name, table).empty_table() for table in tables if table not in seen})
+        money = self.client.money
+        done.update(
+            {table: schema(self.kind.name, table, money).empty_table() for table in tables if table not in seen}
+        )
         yield done
         self._warn()
 
@@ -223,6 +226,7 @@ def source(
     days: int | str | None = None,
     batch_logins: int = 250,
     on_challenge: ChallengeHandler | None = None,
+    money: str | None = None,
 ) -> BankfeedSource:
     """A dlt source (``@dlt.source`` named ``bankfeed``) of every login's data of the kinds in
     ``what``, for ``pipeline.run(...)`` (docs/dlt.md).
@@ -245,10 +249,16 @@ def source(
     bulk calls take it (``bf.answers({...})``, or a function of the challenge, whose ``login_id``
     names the login); without one nothing is answered.
 
+    ``money`` (``"float"`` or ``"decimal"``; by default the client's ``money`` option, float
+    unless set) is how the money columns come: ``"decimal"`` loads every amount, balance, value,
+    price and quantity as an exact ``decimal`` column of the size ``bf.schema`` documents. Choose
+    it when a pipeline is made: a pipeline that loaded floats gets variant columns from dlt if it
+    switches (docs/dlt.md#money).
+
     Example::
 
         pipeline = dlt.pipeline("bankfeed", destination="duckdb", dataset_name="nightly")
-        source = bankfeed.dlt.source(client, login_ids, what=["investments", "accounts"], days=365)
+        source = bankfeed.dlt.source(client, login_ids, what=["investments", "accounts"], days=365, money="decimal")
         pipeline.run(source)
         retry = [login_id for login_id, _ in source.failures]
     """
@@ -261,6 +271,7 @@ def source(
     _check_count("batch_logins", batch_logins)
     kinds = parse_what(what, days=days)
     check_what(kinds, client, on_challenge=on_challenge)
+    client = with_money(client, money)
     ids = _texts(login_ids)
     fetches = tuple(_Fetch(client, kind, ids, concurrency, batch_logins, on_challenge) for kind in kinds)
     made = _bankfeed(fetches)

@@ -38,14 +38,15 @@ if TYPE_CHECKING:
 __all__ = ["ArrowFetch", "fetch", "read", "schema"]
 
 
-def schema(kind: str, table: str) -> pyspark.sql.types.StructType:
-    """The Spark schema of ``table`` of ``kind``: ``bf.schema(kind, table)`` in Spark's types
-    (``fetched_at`` and the dates as Spark timestamps and dates, a security's aliases as an array
-    of strings). What :func:`fetch`'s function yields, as ``mapInArrow`` wants it declared."""
+def schema(kind: str, table: str, money: str = "float") -> pyspark.sql.types.StructType:
+    """The Spark schema of ``table`` of ``kind``: ``bf.schema(kind, table, money)`` in Spark's
+    types (``fetched_at`` and the dates as Spark timestamps and dates, a security's aliases as an
+    array of strings, ``money="decimal"``'s columns as ``DecimalType``). What :func:`fetch`'s
+    function yields, as ``mapInArrow`` wants it declared."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
     name = kind.split(":", 1)[0] if isinstance(kind, str) else kind  # "attributes:income" has attributes' tables
-    converted: pyspark.sql.types.StructType = from_arrow_schema(_arrow_schema(name, table))
+    converted: pyspark.sql.types.StructType = from_arrow_schema(_arrow_schema(name, table, money))
     return converted
 
 
@@ -60,8 +61,14 @@ class ArrowFetch:
 
     @property
     def schema(self) -> pyarrow.Schema:
-        """The Arrow schema of the rows yielded: ``bf.schema(kind, table)``."""
+        """The Arrow schema of the rows yielded: ``bf.schema(kind, table, money)``."""
         return self._fetch.schema
+
+    @property
+    def money(self) -> str:
+        """How the rows hold money: ``"float"`` or ``"decimal"`` (docs/tables.md#money)."""
+        money: str = self._fetch.client.money
+        return money
 
     def _ids(self, batch: Any) -> list[Any]:
         names = list(batch.schema.names)
@@ -94,6 +101,7 @@ def fetch(
     login_id_column: str = "login_id",
     concurrency: int = 32,
     on_error: str = "raise",
+    money: str | None = None,
     **options: Any,
 ) -> ArrowFetch:
     """The function to give ``DataFrame.mapInArrow`` with :func:`schema`: each Arrow batch of
@@ -104,7 +112,9 @@ def fetch(
     ``"attributes:<package>"``); ``options`` go to the bulk call (``days="Days365"``,
     ``package="income"``, ...). A login that fails makes the task raise its exception
     (``on_error="raise"``: Spark retries the task, then fails the job), or is left out
-    (``on_error="skip"``).
+    (``on_error="skip"``). ``money`` (``"float"`` or ``"decimal"``; by default the client's
+    ``money`` option) is how the money columns come; declare them with
+    ``schema(kind, table, money)`` (docs/tables.md#money).
 
     Example::
 
@@ -116,7 +126,9 @@ def fetch(
     if not isinstance(login_id_column, str):
         raise TypeError(f"login_id_column must be a str, not {type(login_id_column).__name__}")
     found = kind_of(kind, table, options)
-    return ArrowFetch(TableFetch(client, found, table, concurrency=concurrency, on_error=on_error), login_id_column)
+    return ArrowFetch(
+        TableFetch(client, found, table, concurrency=concurrency, on_error=on_error, money=money), login_id_column
+    )
 
 
 def read(
@@ -130,13 +142,15 @@ def read(
     partitions: int | None = None,
     concurrency: int = 32,
     on_error: str = "raise",
+    money: str | None = None,
     **options: Any,
 ) -> pyspark.sql.DataFrame:
     """``table`` of ``kind`` for every login, as a Spark DataFrame: ``login_ids`` (a DataFrame
     with the column ``login_id_column``, or any iterable of LoginIds, which becomes one) mapped
     with :func:`fetch` and declared with :func:`schema`. ``partitions`` repartitions the LoginIds
     first: one bulk call per partition's Arrow batch. Lazy, as Spark is: nothing is fetched until
-    an action.
+    an action. ``money="decimal"`` gives the money columns as exact ``DecimalType`` (by default
+    they are as the client's ``money`` option: doubles unless set; docs/tables.md#money).
 
     Example::
 
@@ -146,7 +160,14 @@ def read(
     from pyspark.sql import DataFrame
 
     function = fetch(
-        client, kind, table, login_id_column=login_id_column, concurrency=concurrency, on_error=on_error, **options
+        client,
+        kind,
+        table,
+        login_id_column=login_id_column,
+        concurrency=concurrency,
+        on_error=on_error,
+        money=money,
+        **options,
     )
     if isinstance(login_ids, DataFrame):
         frame = login_ids.select(login_id_column)
@@ -155,4 +176,4 @@ def read(
     if partitions is not None:
         _check_count("partitions", partitions)
         frame = frame.repartition(partitions)
-    return frame.mapInArrow(function, schema(kind, table))
+    return frame.mapInArrow(function, schema(kind, table, function.money))

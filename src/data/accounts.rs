@@ -10,15 +10,20 @@ use serde::Deserialize;
 use super::de;
 use super::json::{Expected, Shape};
 use super::login::{Institution, Login, NamesLogin};
+use super::money::JsonNumber;
 use crate::error::Error;
 use crate::shown::snippet;
 
 /// GetAccountsDetail and GetAccountsSummary share their account shape.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct Accounts<S = String> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct Accounts<S = String, N = f64> {
     #[serde(deserialize_with = "de::list")]
-    pub accounts: Vec<BankAccount<S>>,
+    pub accounts: Vec<BankAccount<S, N>>,
     #[serde(deserialize_with = "de::lenient")]
     pub login: Option<Login>,
     #[serde(deserialize_with = "de::lenient")]
@@ -38,19 +43,23 @@ pub struct Accounts<S = String> {
 
 /// A 200 without `Accounts` is not an accounts payload; `"Accounts": []` is one, with no account
 /// (docs/errors.md#protocol-surprises).
-impl<S> Expected for Accounts<S> {
+impl<S, N> Expected for Accounts<S, N> {
     const SHAPE: Shape = Shape::AnyOf(&["Accounts"]);
 }
 
-impl<S> NamesLogin for Accounts<S> {
+impl<S, N> NamesLogin for Accounts<S, N> {
     fn login_id(&self) -> Option<&str> {
         self.login.as_ref()?.id.as_deref()
     }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct BankAccount<S = String> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct BankAccount<S = String, N = f64> {
     #[serde(deserialize_with = "de::text")]
     pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
@@ -63,9 +72,9 @@ pub struct BankAccount<S = String> {
     pub transit_number: Option<S>,
     #[serde(deserialize_with = "de::text")]
     pub institution_number: Option<S>,
-    #[serde(deserialize_with = "de::number")]
-    pub overdraft_limit: Option<f64>,
-    pub balance: Option<Balance>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub overdraft_limit: Option<N>,
+    pub balance: Option<Balance<N>>,
     #[serde(deserialize_with = "de::text")]
     pub category: Option<S>,
     #[serde(rename = "Type", deserialize_with = "de::text")]
@@ -76,7 +85,7 @@ pub struct BankAccount<S = String> {
     pub account_type: Option<S>,
     pub holder: Option<Holder<S>>,
     #[serde(deserialize_with = "de::list")]
-    pub transactions: Vec<BankTransaction<S>>,
+    pub transactions: Vec<BankTransaction<S, N>>,
     #[serde(deserialize_with = "de::number")]
     pub eft_eligible_ratio: Option<f64>,
     #[serde(rename = "ETransferEligibleRatio", deserialize_with = "de::number")]
@@ -84,14 +93,14 @@ pub struct BankAccount<S = String> {
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
-pub struct Balance {
-    #[serde(deserialize_with = "de::number")]
-    pub available: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub current: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub limit: Option<f64>,
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "N: JsonNumber<'de> + Default"))]
+pub struct Balance<N = f64> {
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub available: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub current: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub limit: Option<N>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -124,8 +133,12 @@ pub struct Address<S = String> {
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct BankTransaction<S = String> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct BankTransaction<S = String, N = f64> {
     #[serde(deserialize_with = "de::text")]
     pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
@@ -134,12 +147,12 @@ pub struct BankTransaction<S = String> {
     pub code: Option<S>,
     #[serde(deserialize_with = "de::text")]
     pub description: Option<S>,
-    #[serde(deserialize_with = "de::number")]
-    pub debit: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub credit: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub balance: Option<f64>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub debit: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub credit: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub balance: Option<N>,
 }
 
 /// GetStatements.

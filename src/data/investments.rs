@@ -14,16 +14,22 @@ use serde::Deserialize;
 use super::de;
 use super::json::{Expected, Shape};
 use super::login::{Institution, Login, NamesLogin};
+use super::money::JsonNumber;
 
 /// Read in either shape the service is documented with (docs/protocol.md#investments): the
 /// interface's, with `Accounts` beside `Institution`, and the public reference's, with them inside
 /// it. Either way they end in [`Investments::accounts`].
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, from = "Wire<S>", bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct Investments<S = String> {
-    pub accounts: Vec<InvestmentAccount<S>>,
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    from = "Wire<S, N>",
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct Investments<S = String, N = f64> {
+    pub accounts: Vec<InvestmentAccount<S, N>>,
     #[serde(deserialize_with = "de::list")]
-    pub securities: Vec<Security<S>>,
+    pub securities: Vec<Security<S, N>>,
     #[serde(deserialize_with = "de::number")]
     pub value: Option<f64>,
     #[serde(deserialize_with = "de::number")]
@@ -36,12 +42,16 @@ pub struct Investments<S = String> {
 
 /// [`Investments`] as it comes: the accounts may be in `Institution`.
 #[derive(Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-struct Wire<S> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+struct Wire<S, N> {
     #[serde(deserialize_with = "de::list")]
-    accounts: Vec<InvestmentAccount<S>>,
+    accounts: Vec<InvestmentAccount<S, N>>,
     #[serde(deserialize_with = "de::list")]
-    securities: Vec<Security<S>>,
+    securities: Vec<Security<S, N>>,
     #[serde(deserialize_with = "de::number")]
     value: Option<f64>,
     #[serde(deserialize_with = "de::number")]
@@ -49,7 +59,7 @@ struct Wire<S> {
     #[serde(deserialize_with = "de::lenient")]
     login: Option<Login>,
     #[serde(deserialize_with = "institution")]
-    institution: Option<WireInstitution<S>>,
+    institution: Option<WireInstitution<S, N>>,
     #[serde(deserialize_with = "de::text")]
     request_id: Option<S>,
 }
@@ -57,14 +67,18 @@ struct Wire<S> {
 /// `Institution` of an Investments answer: its id (a number in the interface, text in the
 /// reference), its name, and in the reference's shape the accounts.
 #[derive(Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-struct WireInstitution<S> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+struct WireInstitution<S, N> {
     #[serde(deserialize_with = "de::text")]
     id: Option<String>,
     #[serde(deserialize_with = "de::text")]
     name: Option<String>,
     #[serde(deserialize_with = "de::list")]
-    accounts: Vec<InvestmentAccount<S>>,
+    accounts: Vec<InvestmentAccount<S, N>>,
     /// It came as a name alone.
     #[serde(skip)]
     named_only: bool,
@@ -72,14 +86,15 @@ struct WireInstitution<S> {
 
 /// `Institution`: an object, or a name alone as banking answers write it; anything else is read
 /// as missing, as every small field of a payload is (`de`'s module says why).
-fn institution<'de, D, S>(deserializer: D) -> Result<Option<WireInstitution<S>>, D::Error>
+fn institution<'de, D, S, N>(deserializer: D) -> Result<Option<WireInstitution<S, N>>, D::Error>
 where
     D: Deserializer<'de>,
     S: de::JsonText<'de> + Default,
+    N: JsonNumber<'de> + Default,
 {
-    struct Either<S>(PhantomData<S>);
-    impl<'de, S: de::JsonText<'de> + Default> Visitor<'de> for Either<S> {
-        type Value = Option<WireInstitution<S>>;
+    struct Either<S, N>(PhantomData<(S, N)>);
+    impl<'de, S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default> Visitor<'de> for Either<S, N> {
+        type Value = Option<WireInstitution<S, N>>;
         fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
             formatter.write_str("an institution")
         }
@@ -112,8 +127,8 @@ where
     deserializer.deserialize_any(Either(PhantomData))
 }
 
-impl<S> From<Wire<S>> for Investments<S> {
-    fn from(wire: Wire<S>) -> Self {
+impl<S, N> From<Wire<S, N>> for Investments<S, N> {
+    fn from(wire: Wire<S, N>) -> Self {
         let (institution, mut nested) = match wire.institution {
             Some(WireInstitution { name: Some(name), named_only: true, .. }) => {
                 (Some(Institution::Name(name)), Vec::new())
@@ -144,19 +159,23 @@ impl Investments {
     }
 }
 
-impl<S> Expected for Investments<S> {
+impl<S, N> Expected for Investments<S, N> {
     const SHAPE: Shape = Shape::AnyOf(&["Accounts", "Securities", "Value", "Cash"]);
 }
 
-impl<S> NamesLogin for Investments<S> {
+impl<S, N> NamesLogin for Investments<S, N> {
     fn login_id(&self) -> Option<&str> {
         self.login.as_ref()?.id.as_deref()
     }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct InvestmentAccount<S = String> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct InvestmentAccount<S = String, N = f64> {
     #[serde(deserialize_with = "de::text")]
     pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
@@ -172,37 +191,41 @@ pub struct InvestmentAccount<S = String> {
     pub registered: Option<bool>,
     #[serde(deserialize_with = "de::currency")]
     pub currency: Option<S>,
-    #[serde(deserialize_with = "de::number")]
-    pub cash: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub account_value: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub currency_value: Option<f64>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub cash: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub account_value: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub currency_value: Option<N>,
     #[serde(deserialize_with = "de::list")]
-    pub positions: Vec<Position<S>>,
+    pub positions: Vec<Position<S, N>>,
     #[serde(deserialize_with = "de::list")]
-    pub transactions: Vec<InvestmentTransaction<S>>,
+    pub transactions: Vec<InvestmentTransaction<S, N>>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct Position<S = String> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct Position<S = String, N = f64> {
     #[serde(deserialize_with = "de::text")]
     pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
     pub category: Option<S>,
     #[serde(deserialize_with = "de::text")]
     pub class: Option<S>,
-    #[serde(deserialize_with = "de::number")]
-    pub book_value: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub quantity: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub market_value: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub gain_amount: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub gain_currency_amount: Option<f64>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub book_value: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub quantity: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub market_value: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub gain_amount: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub gain_currency_amount: Option<N>,
     /// A fraction: -0.08 means -8 %.
     #[serde(deserialize_with = "de::number")]
     pub gain_percent: Option<f64>,
@@ -213,8 +236,12 @@ pub struct Position<S = String> {
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct InvestmentTransaction<S = String> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct InvestmentTransaction<S = String, N = f64> {
     #[serde(deserialize_with = "de::text")]
     pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
@@ -223,19 +250,23 @@ pub struct InvestmentTransaction<S = String> {
     pub kind: Option<S>,
     #[serde(deserialize_with = "de::text")]
     pub description: Option<S>,
-    #[serde(deserialize_with = "de::number")]
-    pub quantity: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub fee: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub amount: Option<f64>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub quantity: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub fee: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub amount: Option<N>,
     #[serde(deserialize_with = "de::text")]
     pub security_id: Option<S>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default, bound(deserialize = "S: de::JsonText<'de> + Default"))]
-pub struct Security<S = String> {
+#[serde(
+    rename_all = "PascalCase",
+    default,
+    bound(deserialize = "S: de::JsonText<'de> + Default, N: JsonNumber<'de> + Default")
+)]
+pub struct Security<S = String, N = f64> {
     #[serde(deserialize_with = "de::text")]
     pub id: Option<S>,
     #[serde(deserialize_with = "de::text")]
@@ -244,8 +275,8 @@ pub struct Security<S = String> {
     pub symbol: Option<S>,
     #[serde(rename = "Type", deserialize_with = "de::text")]
     pub kind: Option<S>,
-    #[serde(deserialize_with = "de::number")]
-    pub price: Option<f64>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    pub price: Option<N>,
     #[serde(deserialize_with = "de::text")]
     pub date: Option<S>,
     #[serde(deserialize_with = "de::strings")]

@@ -11,6 +11,7 @@ pub(crate) mod institution;
 pub mod investments;
 pub(crate) mod json;
 pub mod login;
+pub mod money;
 mod observe;
 pub mod requests;
 

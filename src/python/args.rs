@@ -617,6 +617,15 @@ pub(crate) fn proxy<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>
     }
 }
 
+/// `money`: `"float"` or `"decimal"` (docs/tables.md#money), checked by
+/// [`crate::data::money::MoneyType::parse`].
+pub(crate) fn money<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    match value.cast::<PyString>() {
+        Ok(text) => str_of("money", None, text),
+        Err(_) => Err(wrong_type("money", "\"float\" or \"decimal\"", value)),
+    }
+}
+
 /// `on_challenge`: a callable or None.
 pub(crate) fn on_challenge<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     if value.is_none() {

@@ -16,6 +16,7 @@ use super::results::PyDataOp;
 use super::session::{session_to_py, step_to_py};
 use crate::authorize::{AuthorizeRequest, Credentials};
 use crate::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
+use crate::data::money::MoneyType;
 use crate::data::requests::AccountsDetailOptions;
 use crate::error::Error;
 use crate::ops::{self, Target};
@@ -144,7 +145,8 @@ macro_rules! client_class {
                                 investments_base_url=None, timeout=240.0, poll_interval=10.0,
                                 poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10,
                                 allow_insecure_http=false, deadline=None, max_body_bytes=134217728,
-                                max_connections=100, proxy="environment", _environment=true))]
+                                max_connections=100, proxy="environment", money="float",
+                                _environment=true))]
             #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
             fn new(
                 #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
@@ -162,6 +164,7 @@ macro_rules! client_class {
                 #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
                 #[pyo3(from_py_with = args::max_connections)] max_connections: usize,
                 #[pyo3(from_py_with = args::proxy)] proxy: Option<&str>,
+                #[pyo3(from_py_with = args::money)] money: &str,
                 // Private: False for `sb.client()`, whose clients must never take a key or a URL
                 // from the `BANKFEED_*` variables of a machine set up for the real service.
                 _environment: bool,
@@ -182,6 +185,7 @@ macro_rules! client_class {
                     deadline,
                     max_connections,
                     proxy: ProxyOption::from_given(proxy),
+                    money: MoneyType::parse(money)?,
                 };
                 // The proxy variables are read either way: they belong to the machine's network
                 // (docs/protocol.md#proxies), and a sandbox's loopback host never uses them.
@@ -314,6 +318,12 @@ impl PyBaseClient {
     #[getter]
     fn max_connections(&self) -> usize {
         self.client.config().max_connections
+    }
+
+    #[doc = stub_doc!("_BaseClient.money")]
+    #[getter]
+    fn money(&self) -> &'static str {
+        self.client.config().money.name()
     }
 
     #[doc = stub_doc!("Client.authorize")]
@@ -747,6 +757,9 @@ impl PyBaseClient {
             config.customer_id.as_str().into_pyobject(py)?.into_any(),
             config.max_connections.into_pyobject(py)?.into_any(),
             proxy.into_pyobject(py)?.into_any(),
+            // A copy of another money type (`bankfeed._export.kinds.with_money`) keeps the
+            // identity, and its tables are not the same.
+            config.money.name().into_pyobject(py)?.into_any(),
         ];
         PyTuple::new(py, parts)
     }
@@ -764,6 +777,9 @@ impl PyBaseClient {
         }
         if config.max_connections != DEFAULT_MAX_CONNECTIONS {
             extra.push_str(&format!(", max_connections={}", config.max_connections));
+        }
+        if config.money != MoneyType::Float {
+            extra.push_str(&format!(", money={:?}", config.money.name()));
         }
         match (config.proxy.option(), config.proxy.explicit()) {
             (ProxyOption::Off, _) => extra.push_str(", proxy=None"),

@@ -10,6 +10,7 @@ use super::table::PyTable;
 use super::views;
 use crate::data::accounts::Statements;
 use crate::data::attributes::Attributes;
+use crate::data::money::MoneyType;
 use crate::data::{Payload, Raw};
 use crate::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult, Table};
 
@@ -41,7 +42,7 @@ fn payload_raw(data: &Bound<'_, PyAny>) -> PyResult<Raw> {
 fn read_json<P: Send>(
     py: Python<'_>,
     data: &Bound<'_, PyAny>,
-    read: fn(Raw) -> Result<P, crate::Error>,
+    read: impl FnOnce(Raw) -> Result<P, crate::Error> + Send,
 ) -> PyResult<P> {
     let raw = payload_raw(data)?;
     Ok(py.detach(move || read(raw))?)
@@ -53,6 +54,17 @@ type Reduced<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>,));
 
 fn reduce_to_json<'py, T: pyo3::PyTypeInfo>(py: Python<'py>, raw: &Raw) -> PyResult<Reduced<'py>> {
     Ok((py.get_type::<T>().getattr("from_json")?, (PyBytes::new(py, raw.bytes()),)))
+}
+
+/// [`reduce_to_json`] of a result with money columns, read again with the same money type.
+type ReducedWithMoney<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>, &'static str));
+
+fn reduce_with_money<'py, T: pyo3::PyTypeInfo>(
+    py: Python<'py>,
+    raw: &Raw,
+    money: MoneyType,
+) -> PyResult<ReducedWithMoney<'py>> {
+    Ok((py.get_type::<T>().getattr("from_json")?, (PyBytes::new(py, raw.bytes()), money.name())))
 }
 
 // The Investments payload (docs/protocol.md#investments).
@@ -68,6 +80,7 @@ pub(crate) struct PyInvestments {
     positions: Py<PyTable>,
     transactions: Py<PyTable>,
     securities: Py<PyTable>,
+    money: MoneyType,
 }
 
 impl PyInvestments {
@@ -83,6 +96,7 @@ impl PyInvestments {
             positions: table(py, t.positions)?,
             transactions: table(py, t.transactions)?,
             securities: table(py, t.securities)?,
+            money: t.money,
         })
     }
 }
@@ -91,8 +105,14 @@ impl PyInvestments {
 impl PyInvestments {
     #[doc = stub_doc!("Investments.from_json")]
     #[staticmethod]
-    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, InvestmentsResult::read)?;
+    #[pyo3(signature = (data, money="float"))]
+    fn from_json(
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = args::money)] money: &str,
+    ) -> PyResult<Self> {
+        let money = MoneyType::parse(money)?;
+        let parts = read_json(py, data, move |raw| InvestmentsResult::read(raw, money))?;
         PyInvestments::new(py, parts)
     }
 
@@ -150,8 +170,8 @@ impl PyInvestments {
     }
 
     #[doc = stub_doc!("Investments.__reduce__")]
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
-        reduce_to_json::<Self>(py, &self.raw)
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<ReducedWithMoney<'py>> {
+        reduce_with_money::<Self>(py, &self.raw, self.money)
     }
 
     fn __repr__(&self) -> String {
@@ -281,6 +301,7 @@ pub(crate) struct PyAccounts {
     parsed: Parsed,
     accounts: Py<PyTable>,
     transactions: Py<PyTable>,
+    money: MoneyType,
 }
 
 impl PyAccounts {
@@ -294,6 +315,7 @@ impl PyAccounts {
             parsed: Parsed::default(),
             accounts: table(py, t.accounts)?,
             transactions: table(py, t.transactions)?,
+            money: t.money,
         })
     }
 }
@@ -302,8 +324,14 @@ impl PyAccounts {
 impl PyAccounts {
     #[doc = stub_doc!("Accounts.from_json")]
     #[staticmethod]
-    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, |raw| AccountsResult::read("GetAccountsDetail", raw))?;
+    #[pyo3(signature = (data, money="float"))]
+    fn from_json(
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = args::money)] money: &str,
+    ) -> PyResult<Self> {
+        let money = MoneyType::parse(money)?;
+        let parts = read_json(py, data, move |raw| AccountsResult::read("GetAccountsDetail", raw, money))?;
         PyAccounts::new(py, parts)
     }
 
@@ -349,8 +377,8 @@ impl PyAccounts {
     }
 
     #[doc = stub_doc!("Accounts.__reduce__")]
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
-        reduce_to_json::<Self>(py, &self.raw)
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<ReducedWithMoney<'py>> {
+        reduce_with_money::<Self>(py, &self.raw, self.money)
     }
 
     fn __repr__(&self) -> String {

@@ -42,15 +42,16 @@ fn frames(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 
 /// The Arrow type of a column as pyarrow names it (`pa.float64()` prints as `double`), the
 /// column types a notebook view shows (docs/notebooks.md).
-fn arrow_type(data: &ColumnData) -> &'static str {
-    match data {
+fn arrow_type(data: &ColumnData) -> std::borrow::Cow<'static, str> {
+    std::borrow::Cow::Borrowed(match data {
         ColumnData::Float(_) => "double",
+        ColumnData::Decimal(a) => return format!("decimal128({}, {})", a.precision(), a.scale()).into(),
         ColumnData::Bool(_) => "bool",
         ColumnData::Text(_) => "string",
         ColumnData::Date(_) => "date32[day]",
         ColumnData::Timestamp(_) => "timestamp[us, tz=UTC]",
         ColumnData::TextList(_) => "list<string>",
-    }
+    })
 }
 
 /// The value of row `row` of `data` as a Python object.
@@ -60,6 +61,8 @@ fn cell<'py>(py: Python<'py>, data: &ColumnData, row: usize) -> PyResult<Bound<'
     }
     Ok(match data {
         ColumnData::Float(v) => v.value(row).into_pyobject(py)?.into_any(),
+        // A `decimal.Decimal` of the exact digits.
+        ColumnData::Decimal(v) => py.import("decimal")?.getattr("Decimal")?.call1((v.value_as_string(row),))?,
         ColumnData::Bool(v) => v.value(row).into_pyobject(py)?.to_owned().into_any(),
         ColumnData::Text(v) => PyString::new(py, v.value(row)).into_any(),
         ColumnData::Date(v) => {
@@ -164,7 +167,7 @@ impl PyTable {
     }
 
     #[doc = stub_doc!("Table._types")]
-    fn _types(&self) -> Vec<&'static str> {
+    fn _types(&self) -> Vec<std::borrow::Cow<'static, str>> {
         self.table.columns.iter().map(|column| arrow_type(&column.data)).collect()
     }
 

@@ -61,6 +61,7 @@ pub(crate) mod tests {
                 ("b", Read::Bool(|r| r.b)),
             ],
         )
+        .unwrap()
     }
 
     fn two_rows() -> Table {

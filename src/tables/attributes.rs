@@ -1,6 +1,6 @@
 //! Attributes as tables: one row per group and attribute, and one per detail transaction.
 
-use super::{build, Read, Table};
+use super::{build_plain, Read, Table};
 use crate::data::attributes::{value_as_f64, value_as_text, AttributeGroup, AttributeTransaction, Attributes};
 
 struct ValueRow<'a> {
@@ -28,7 +28,7 @@ pub fn attribute_values_table(attributes: &Attributes) -> Table {
             })
         })
         .collect();
-    build(
+    build_plain(
         &rows,
         &[
             ("group", Read::Text(|r| Some(r.group.name.as_str()))),
@@ -61,7 +61,7 @@ pub fn attribute_detail_table(attributes: &Attributes) -> Table {
             })
         })
         .collect();
-    build(
+    build_plain(
         &rows,
         &[
             ("group", Read::Text(|r| Some(r.group))),

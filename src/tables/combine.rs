@@ -2,7 +2,7 @@
 //! `login_id` column (what `bf.combine` gives for the results of a bulk call).
 
 use arrow_array::builder::{
-    ArrayBuilder, BooleanBuilder, Date32Builder, Float64Builder, ListBuilder, StringBuilder,
+    ArrayBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float64Builder, ListBuilder, StringBuilder,
     TimestampMicrosecondBuilder,
 };
 use arrow_array::cast::AsArray;
@@ -259,6 +259,7 @@ fn too_much_text(name: &str) -> Error {
 /// The builder of one combined column, of the variant (and Arrow type) of its first part.
 enum Builder {
     Float(Float64Builder),
+    Decimal(Decimal128Builder),
     Bool(BooleanBuilder),
     Text(StringBuilder),
     Date(Date32Builder),
@@ -271,6 +272,10 @@ impl Builder {
     fn like(data: &ColumnData, rows: usize, bytes: usize, items: usize) -> Self {
         match data {
             ColumnData::Float(_) => Builder::Float(Float64Builder::with_capacity(rows)),
+            // The size of the parts (checked equal by their Arrow type) is kept.
+            ColumnData::Decimal(a) => {
+                Builder::Decimal(Decimal128Builder::with_capacity(rows).with_data_type(a.data_type().clone()))
+            }
             ColumnData::Bool(_) => Builder::Bool(BooleanBuilder::with_capacity(rows)),
             ColumnData::Text(_) => Builder::Text(StringBuilder::with_capacity(rows, bytes)),
             ColumnData::Date(_) => Builder::Date(Date32Builder::with_capacity(rows)),
@@ -310,6 +315,7 @@ impl Builder {
     fn append_nulls(&mut self, n: usize) {
         match self {
             Builder::Float(b) => b.append_nulls(n),
+            Builder::Decimal(b) => b.append_nulls(n),
             Builder::Bool(b) => b.append_nulls(n),
             Builder::Text(b) => b.append_nulls(n),
             Builder::Date(b) => b.append_nulls(n),
@@ -323,6 +329,7 @@ impl Builder {
     fn append(&mut self, data: &ColumnData) {
         match (self, data) {
             (Builder::Float(b), ColumnData::Float(a)) => b.append_array(a),
+            (Builder::Decimal(b), ColumnData::Decimal(a)) => b.append_array(a),
             (Builder::Bool(b), ColumnData::Bool(a)) => b.append_array(a),
             (Builder::Text(b), ColumnData::Text(a)) => {
                 // Cannot fail: it fails only on the offset overflow `has_room_for` ruled out.
@@ -348,6 +355,7 @@ impl Builder {
     fn finish(self) -> ColumnData {
         match self {
             Builder::Float(mut b) => ColumnData::Float(b.finish()),
+            Builder::Decimal(mut b) => ColumnData::Decimal(b.finish()),
             Builder::Bool(mut b) => ColumnData::Bool(b.finish()),
             Builder::Text(mut b) => ColumnData::Text(b.finish()),
             Builder::Date(mut b) => ColumnData::Date(b.finish()),

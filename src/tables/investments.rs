@@ -1,17 +1,19 @@
 //! Investments as tables: accounts, positions and transactions (each with its account and its
 //! security joined), and securities.
 
+use super::money::{cell, Amount, Unfit};
 use super::{build, Read, Table, Text};
 use crate::data::investments::{InvestmentAccount, InvestmentTransaction, Investments, Position, Security};
 use crate::data::login::NamesLogin;
+use crate::data::money::{JsonNumber, MoneyType, Written, AMOUNT, PRICE, QUANTITY};
 
 /// Securities by Id, for the joins: sorted, and searched by halves. A payload lists tens of
 /// securities, found in a few comparisons each; a hash map spent more hashing every row's Id than
 /// the search does (BENCHMARKS.md, sessions).
-struct SecuritiesById<'a, S>(Vec<(&'a str, &'a Security<S>)>);
+struct SecuritiesById<'a, S, N>(Vec<(&'a str, &'a Security<S, N>)>);
 
-impl<'a, S: Text> SecuritiesById<'a, S> {
-    fn new(investments: &'a Investments<S>) -> Self {
+impl<'a, S: Text, N> SecuritiesById<'a, S, N> {
+    fn new(investments: &'a Investments<S, N>) -> Self {
         let mut securities: Vec<_> =
             investments.securities.iter().filter_map(|s| Some((s.id.as_deref()?, s))).collect();
         // Stable: of securities listed twice under one Id, the last stays last.
@@ -20,15 +22,15 @@ impl<'a, S: Text> SecuritiesById<'a, S> {
     }
 
     /// The security listed under `id`; the last listed when there are several.
-    fn get(&self, id: &str) -> Option<&'a Security<S>> {
+    fn get(&self, id: &str) -> Option<&'a Security<S, N>> {
         let after = self.0.partition_point(|(listed, _)| *listed <= id);
         let (listed, security) = self.0.get(after.checked_sub(1)?)?;
         (*listed == id).then_some(*security)
     }
 }
 
-pub fn investment_accounts_table<S: Text>(investments: &Investments<S>) -> Table {
-    let rows: Vec<&InvestmentAccount<S>> = investments.accounts.iter().collect();
+pub fn investment_accounts_table<S: Text, N: Amount>(investments: &Investments<S, N>) -> Result<Table, Unfit> {
+    let rows: Vec<&InvestmentAccount<S, N>> = investments.accounts.iter().collect();
     build(
         &rows,
         &[
@@ -39,27 +41,27 @@ pub fn investment_accounts_table<S: Text>(investments: &Investments<S>) -> Table
             ("type", Read::Text(|a| a.kind.as_deref())),
             ("registered", Read::Bool(|a| a.registered)),
             ("currency", Read::Text(|a| a.currency.as_deref())),
-            ("cash", Read::Float(|a| a.cash)),
-            ("account_value", Read::Float(|a| a.account_value)),
-            ("currency_value", Read::Float(|a| a.currency_value)),
+            ("cash", Read::Money(N::decimal(AMOUNT), |a| cell(a.cash.as_ref()))),
+            ("account_value", Read::Money(N::decimal(AMOUNT), |a| cell(a.account_value.as_ref()))),
+            ("currency_value", Read::Money(N::decimal(AMOUNT), |a| cell(a.currency_value.as_ref()))),
         ],
     )
 }
 
 /// An item of an account (a position or a transaction) with its account and its security.
-struct Joined<'a, S, T> {
-    account: &'a InvestmentAccount<S>,
+struct Joined<'a, S, N, T> {
+    account: &'a InvestmentAccount<S, N>,
     item: &'a T,
-    security: Option<&'a Security<S>>,
+    security: Option<&'a Security<S, N>>,
 }
 
 /// Every item of every account, in order, joined to its account and to its security by Id. An
 /// item whose security is not listed keeps its row, with no security.
-fn joined<S: Text, T>(
-    investments: &Investments<S>,
-    items: fn(&InvestmentAccount<S>) -> &[T],
+fn joined<S: Text, N, T>(
+    investments: &Investments<S, N>,
+    items: fn(&InvestmentAccount<S, N>) -> &[T],
     security_id: fn(&T) -> Option<&str>,
-) -> Vec<Joined<'_, S, T>> {
+) -> Vec<Joined<'_, S, N, T>> {
     let securities = SecuritiesById::new(investments);
     investments
         .accounts
@@ -69,8 +71,8 @@ fn joined<S: Text, T>(
         .collect()
 }
 
-pub fn positions_table<S: Text>(investments: &Investments<S>) -> Table {
-    let rows = joined(investments, |a| &a.positions, |p: &Position<S>| p.security_id.as_deref());
+pub fn positions_table<S: Text, N: Amount>(investments: &Investments<S, N>) -> Result<Table, Unfit> {
+    let rows = joined(investments, |a| &a.positions, |p: &Position<S, N>| p.security_id.as_deref());
     build(
         &rows,
         &[
@@ -84,20 +86,20 @@ pub fn positions_table<S: Text>(investments: &Investments<S>) -> Table {
             ("security_name", Read::Text(|r| r.security.and_then(|s| s.name.as_deref()))),
             ("category", Read::Text(|r| r.item.category.as_deref())),
             ("class", Read::Text(|r| r.item.class.as_deref())),
-            ("quantity", Read::Float(|r| r.item.quantity)),
-            ("price", Read::Float(|r| r.security.and_then(|s| s.price))),
-            ("book_value", Read::Float(|r| r.item.book_value)),
-            ("market_value", Read::Float(|r| r.item.market_value)),
-            ("gain_amount", Read::Float(|r| r.item.gain_amount)),
-            ("gain_currency_amount", Read::Float(|r| r.item.gain_currency_amount)),
+            ("quantity", Read::Money(N::decimal(QUANTITY), |r| cell(r.item.quantity.as_ref()))),
+            ("price", Read::Money(N::decimal(PRICE), |r| r.security.and_then(|s| cell(s.price.as_ref())))),
+            ("book_value", Read::Money(N::decimal(AMOUNT), |r| cell(r.item.book_value.as_ref()))),
+            ("market_value", Read::Money(N::decimal(AMOUNT), |r| cell(r.item.market_value.as_ref()))),
+            ("gain_amount", Read::Money(N::decimal(AMOUNT), |r| cell(r.item.gain_amount.as_ref()))),
+            ("gain_currency_amount", Read::Money(N::decimal(AMOUNT), |r| cell(r.item.gain_currency_amount.as_ref()))),
             ("gain_percent", Read::Float(|r| r.item.gain_percent)),
             ("currency", Read::Text(|r| r.item.currency.as_deref())),
         ],
     )
 }
 
-pub fn investment_transactions_table<S: Text>(investments: &Investments<S>) -> Table {
-    let rows = joined(investments, |a| &a.transactions, |t: &InvestmentTransaction<S>| t.security_id.as_deref());
+pub fn investment_transactions_table<S: Text, N: Amount>(investments: &Investments<S, N>) -> Result<Table, Unfit> {
+    let rows = joined(investments, |a| &a.transactions, |t: &InvestmentTransaction<S, N>| t.security_id.as_deref());
     build(
         &rows,
         &[
@@ -113,15 +115,15 @@ pub fn investment_transactions_table<S: Text>(investments: &Investments<S>) -> T
             ("security_id", Read::Text(|r| r.item.security_id.as_deref())),
             ("symbol", Read::Text(|r| r.security.and_then(|s| s.symbol.as_deref()))),
             ("security_name", Read::Text(|r| r.security.and_then(|s| s.name.as_deref()))),
-            ("quantity", Read::Float(|r| r.item.quantity)),
-            ("fee", Read::Float(|r| r.item.fee)),
-            ("amount", Read::Float(|r| r.item.amount)),
+            ("quantity", Read::Money(N::decimal(QUANTITY), |r| cell(r.item.quantity.as_ref()))),
+            ("fee", Read::Money(N::decimal(AMOUNT), |r| cell(r.item.fee.as_ref()))),
+            ("amount", Read::Money(N::decimal(AMOUNT), |r| cell(r.item.amount.as_ref()))),
         ],
     )
 }
 
-pub fn securities_table<S: Text>(investments: &Investments<S>) -> Table {
-    let rows: Vec<&Security<S>> = investments.securities.iter().collect();
+pub fn securities_table<S: Text, N: Amount>(investments: &Investments<S, N>) -> Result<Table, Unfit> {
+    let rows: Vec<&Security<S, N>> = investments.securities.iter().collect();
     build(
         &rows,
         &[
@@ -129,7 +131,7 @@ pub fn securities_table<S: Text>(investments: &Investments<S>) -> Table {
             ("symbol", Read::Text(|s| s.symbol.as_deref())),
             ("name", Read::Text(|s| s.name.as_deref())),
             ("type", Read::Text(|s| s.kind.as_deref())),
-            ("price", Read::Float(|s| s.price)),
+            ("price", Read::Money(N::decimal(PRICE), |s| cell(s.price.as_ref()))),
             ("date", Read::Timestamp(|s| s.date.as_deref())),
             ("currency", Read::Text(|s| s.currency.as_deref())),
             ("cusip", Read::Text(|s| s.cusip.as_deref())),
@@ -153,28 +155,46 @@ pub struct InvestmentsTables {
     pub positions: Table,
     pub transactions: Table,
     pub securities: Table,
+    /// How the tables hold money (docs/tables.md#money).
+    pub money: MoneyType,
 }
 
 impl InvestmentsTables {
-    pub fn new<S: Text>(investments: &Investments<S>) -> Self {
-        InvestmentsTables {
+    /// The tables of `investments`; a decimal money value that does not fit its column is the
+    /// payload's error, naming the column (docs/tables.md#money).
+    pub fn new<S: Text, N: Amount>(investments: &Investments<S, N>) -> Result<Self, crate::Error> {
+        let unfit = |table: &'static str| move |unfit: Unfit| super::unfit_error("Investments", table, &unfit);
+        Ok(InvestmentsTables {
             value: investments.value,
             cash: investments.cash,
             request_id: investments.request_id.as_deref().map(str::to_owned),
             login_id: investments.login_id().map(str::to_owned),
-            accounts: investment_accounts_table(investments),
-            positions: positions_table(investments),
-            transactions: investment_transactions_table(investments),
-            securities: securities_table(investments),
-        }
+            accounts: investment_accounts_table(investments).map_err(unfit("accounts"))?,
+            positions: positions_table(investments).map_err(unfit("positions"))?,
+            transactions: investment_transactions_table(investments).map_err(unfit("transactions"))?,
+            securities: securities_table(investments).map_err(unfit("securities"))?,
+            money: super::money::money_type::<N>(),
+        })
     }
 
-    /// Reads a payload straight into its tables. The model borrows its text from `json` and
-    /// lives only while the tables are built: one pass, and no allocation per string.
+    /// Reads a payload straight into its tables, money as floats.
     pub fn from_json(json: &[u8]) -> Result<Self, crate::Error> {
-        let investments: Investments<std::borrow::Cow<str>> =
-            crate::data::json::decode_payload("Investments", 200, json)?;
-        Ok(InvestmentsTables::new(&investments))
+        Self::read(json, MoneyType::Float)
+    }
+
+    /// Reads a payload straight into its tables, money as `money` says. The model borrows its
+    /// text (and its money's digits) from `json` and lives only while the tables are built: one
+    /// pass, and no allocation per string.
+    pub fn read(json: &[u8], money: MoneyType) -> Result<Self, crate::Error> {
+        fn tables<'a, N: Amount + JsonNumber<'a> + Default>(json: &'a [u8]) -> Result<InvestmentsTables, crate::Error> {
+            let investments: Investments<std::borrow::Cow<'a, str>, N> =
+                crate::data::json::decode_payload("Investments", 200, json)?;
+            InvestmentsTables::new(&investments)
+        }
+        match money {
+            MoneyType::Float => tables::<f64>(json),
+            MoneyType::Decimal => tables::<Written>(json),
+        }
     }
 }
 
@@ -184,6 +204,7 @@ mod tests {
     use crate::data::institution::Institution;
     use crate::tables::ColumnData;
     use arrow_array::cast::AsArray;
+    use arrow_array::Array;
     use serde_json::json;
 
     fn sample() -> Investments {
@@ -202,7 +223,7 @@ mod tests {
 
     #[test]
     fn positions_join_their_account_and_security() {
-        let table = positions_table(&sample());
+        let table = positions_table(&sample()).unwrap();
         assert_eq!(table.rows, 1);
         assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ")].into())));
         assert_eq!(table.column("account_number"), Some(&ColumnData::Text(vec![Some("123")].into())));
@@ -211,7 +232,7 @@ mod tests {
 
     #[test]
     fn transactions_keep_rows_whose_security_is_unknown() {
-        let table = investment_transactions_table(&sample());
+        let table = investment_transactions_table(&sample()).unwrap();
         assert_eq!(table.rows, 2);
         assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ"), None].into())));
         assert_eq!(table.column("amount"), Some(&ColumnData::Float(vec![Some(-91.0), Some(45.0)].into())));
@@ -228,20 +249,20 @@ mod tests {
         let other = Security { id: Some("s0".into()), symbol: Some("ABC".into()), ..Security::default() };
         investments.securities.insert(0, other);
         investments.securities.push(listed_again);
-        let table = investment_transactions_table(&investments);
+        let table = investment_transactions_table(&investments).unwrap();
         assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![Some("XYZ.U"), None].into())));
         investments.securities.truncate(1);
-        let table = positions_table(&investments);
+        let table = positions_table(&investments).unwrap();
         assert_eq!(table.column("symbol"), Some(&ColumnData::Text(vec![None::<&str>].into())));
     }
 
     #[test]
     fn null_lists_are_empty_accounts() {
-        let accounts = investment_accounts_table(&sample());
+        let accounts = investment_accounts_table(&sample()).unwrap();
         assert_eq!(accounts.rows, 2);
         assert_eq!(accounts.column("account_id"), Some(&ColumnData::Text(vec![Some("a1"), Some("a2")].into())));
-        assert_eq!(positions_table(&sample()).rows, 1);
-        match securities_table(&sample()).column("aliases") {
+        assert_eq!(positions_table(&sample()).unwrap().rows, 1);
+        match securities_table(&sample()).unwrap().column("aliases") {
             Some(ColumnData::TextList(aliases)) => assert_eq!(aliases.value(0).as_string::<i32>().value(0), "XYZ.TO"),
             other => panic!("{other:?}"),
         }
@@ -256,7 +277,7 @@ mod tests {
         }"#;
         let owned: Investments = serde_json::from_slice(json).unwrap();
         let borrowed = InvestmentsTables::from_json(json).unwrap();
-        assert_eq!(InvestmentsTables::new(&owned), borrowed);
+        assert_eq!(InvestmentsTables::new(&owned).unwrap(), borrowed);
         assert_eq!(borrowed.transactions.column("description"), Some(&ColumnData::Text(vec![Some("x\"y")].into())));
         assert_eq!(borrowed.accounts.column("account_name"), Some(&ColumnData::Text(vec![Some("café")].into())));
         assert!(matches!(InvestmentsTables::from_json(b"[1, 2"), Err(crate::Error::Decode { .. })));
@@ -293,7 +314,7 @@ mod tests {
         });
         let bytes = serde_json::to_vec(&reference).unwrap();
         let read = InvestmentsTables::from_json(&bytes).unwrap();
-        assert_eq!(read, InvestmentsTables::new(&interface));
+        assert_eq!(read, InvestmentsTables::new(&interface).unwrap());
         let owned: Investments = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(
             owned.institution,
@@ -302,5 +323,100 @@ mod tests {
         // A numeric id, as the interface writes it, is read as its text.
         let numeric: Investments = serde_json::from_value(json!({"Institution": {"Id": 14}, "Accounts": []})).unwrap();
         assert_eq!(numeric.institution, Some(Institution::Object { id: Some("14".into()), name: None }));
+    }
+
+    /// The decimal128 values of `column` of `table`, as the digits Arrow shows, and its size.
+    fn decimals(table: &Table, column: &str) -> (Vec<Option<String>>, u8, i8) {
+        match table.column(column) {
+            Some(ColumnData::Decimal(values)) => (
+                (0..values.len()).map(|row| values.is_valid(row).then(|| values.value_as_string(row))).collect(),
+                values.precision(),
+                values.scale(),
+            ),
+            other => panic!("{column}: {other:?}"),
+        }
+    }
+
+    const EXACT: &[u8] = br#"{
+        "Accounts": [{"Id": "a1", "Cash": 0.1, "AccountValue": "0.2", "CurrencyValue": -12345678901234.5678,
+            "Positions": [{"Id": "p1", "SecurityId": "s1", "Quantity": 0.12345678, "MarketValue": 1e2, "BookValue": null,
+                           "GainAmount": -0.3, "GainCurrencyAmount": 2.50E-2, "GainPercent": 0.1}],
+            "Transactions": [{"Id": "t1", "Quantity": -3, "Fee": 9.99, "Amount": -1234.5}]}],
+        "Securities": [{"Id": "s1", "Price": 12.34567891}],
+        "Value": 0.3, "Cash": 0.1
+    }"#;
+
+    #[test]
+    fn decimal_money_is_the_payloads_digits() {
+        let tables = InvestmentsTables::read(EXACT, MoneyType::Decimal).unwrap();
+        assert_eq!(tables.money, MoneyType::Decimal);
+        let text = |values: &[&str]| values.iter().map(|v| Some((*v).to_owned())).collect::<Vec<_>>();
+        assert_eq!(decimals(&tables.accounts, "cash"), (text(&["0.1000"]), 18, 4));
+        assert_eq!(decimals(&tables.accounts, "account_value").0, text(&["0.2000"]));
+        assert_eq!(decimals(&tables.accounts, "currency_value").0, text(&["-12345678901234.5678"]));
+        assert_eq!(decimals(&tables.positions, "quantity"), (text(&["0.12345678"]), 18, 8));
+        assert_eq!(decimals(&tables.positions, "price"), (text(&["12.34567891"]), 18, 8));
+        assert_eq!(decimals(&tables.positions, "market_value").0, text(&["100.0000"]));
+        assert_eq!(decimals(&tables.positions, "book_value").0, vec![None]);
+        assert_eq!(decimals(&tables.positions, "gain_amount").0, text(&["-0.3000"]));
+        assert_eq!(decimals(&tables.positions, "gain_currency_amount").0, text(&["0.0250"]));
+        assert_eq!(decimals(&tables.transactions, "quantity").0, text(&["-3.00000000"]));
+        assert_eq!(decimals(&tables.transactions, "fee").0, text(&["9.9900"]));
+        assert_eq!(decimals(&tables.transactions, "amount").0, text(&["-1234.5000"]));
+        assert_eq!(decimals(&tables.securities, "price").0, text(&["12.34567891"]));
+        // A ratio is not money: it stays a float, as do the payload's totals.
+        assert_eq!(tables.positions.column("gain_percent"), Some(&ColumnData::Float(vec![Some(0.1)].into())));
+        assert_eq!((tables.value, tables.cash), (Some(0.3), Some(0.1)));
+        // Float money is what it always was, and every other column is the same either way.
+        let floats = InvestmentsTables::read(EXACT, MoneyType::Float).unwrap();
+        assert_eq!(floats.money, MoneyType::Float);
+        assert_eq!(floats.accounts.column("cash"), Some(&ColumnData::Float(vec![Some(0.1)].into())));
+        assert_eq!(floats.positions.names(), tables.positions.names());
+        assert_eq!(floats.positions.column("symbol"), tables.positions.column("symbol"));
+    }
+
+    #[test]
+    fn an_empty_decimal_table_keeps_its_decimal_columns() {
+        let tables = InvestmentsTables::read(br#"{"Accounts": []}"#, MoneyType::Decimal).unwrap();
+        assert_eq!(decimals(&tables.positions, "market_value"), (vec![], 18, 4));
+        assert_eq!(
+            tables.transactions.schema().field_with_name("amount").unwrap().data_type().to_string(),
+            "Decimal128(18, 4)"
+        );
+    }
+
+    #[test]
+    fn a_money_value_that_does_not_fit_is_the_payloads_error_naming_the_column() {
+        let body = br#"{"Accounts": [{"Id": "a1", "Positions": [{"Id": "p1", "MarketValue": 10.12345}]}]}"#;
+        match InvestmentsTables::read(body, MoneyType::Decimal) {
+            Err(crate::Error::Decode { operation, message, .. }) => {
+                assert_eq!(operation, "Investments");
+                assert!(
+                    message.starts_with("positions.market_value: 10.12345 has more than 4 decimal places"),
+                    "{message}"
+                );
+                assert!(message.contains("decimal128(18, 4)"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let body = br#"{"Accounts": [{"Id": "a1", "Transactions": [{"Id": "t", "Amount": -1e15}]}]}"#;
+        match InvestmentsTables::read(body, MoneyType::Decimal) {
+            Err(crate::Error::Decode { message, .. }) => {
+                assert!(message.starts_with("transactions.amount: -1e15 has more than 14 digits"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // As floats the same payloads read, as they always did.
+        assert!(InvestmentsTables::read(body, MoneyType::Float).is_ok());
+    }
+
+    #[test]
+    fn decimal_tables_round_trip_as_bytes() {
+        let tables = InvestmentsTables::read(EXACT, MoneyType::Decimal).unwrap();
+        for table in [&tables.accounts, &tables.positions, &tables.transactions, &tables.securities] {
+            let again = Table::from_bytes(&table.to_bytes()).unwrap();
+            assert_eq!(&again, table);
+            assert_eq!(again.schema(), table.schema());
+        }
     }
 }

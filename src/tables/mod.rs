@@ -8,6 +8,7 @@ pub mod arrow;
 mod attributes;
 mod combine;
 mod investments;
+pub mod money;
 mod results;
 mod wire;
 
@@ -23,10 +24,14 @@ pub use results::{AccountsResult, AttributesResult, InvestmentsResult, Statement
 use std::sync::Arc;
 
 use arrow_array::builder::{BooleanBuilder, Date32Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder};
-use arrow_array::{Array, BooleanArray, Date32Array, Float64Array, ListArray, StringArray, TimestampMicrosecondArray};
+use arrow_array::{
+    Array, BooleanArray, Date32Array, Decimal128Array, Float64Array, ListArray, StringArray, TimestampMicrosecondArray,
+};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 
 use crate::data::dates::{parse_date, parse_timestamp};
+use crate::data::money::DecimalSize;
+use money::{Cell, Unfit};
 
 /// The text of a model tables are built from: `String` (an owned model), or `Cow<str>`
 /// borrowing from the payload's bytes (see [`InvestmentsTables::from_json`]).
@@ -39,6 +44,8 @@ impl<T: std::ops::Deref<Target = str> + Sync> Text for T {}
 #[derive(Clone, Debug, PartialEq)]
 pub enum ColumnData {
     Float(Float64Array),
+    /// Exact money (docs/tables.md#money).
+    Decimal(Decimal128Array),
     Bool(BooleanArray),
     Text(StringArray),
     /// Days since 1970-01-01.
@@ -53,6 +60,7 @@ impl ColumnData {
     pub fn array(&self) -> &dyn Array {
         match self {
             ColumnData::Float(a) => a,
+            ColumnData::Decimal(a) => a,
             ColumnData::Bool(a) => a,
             ColumnData::Text(a) => a,
             ColumnData::Date(a) => a,
@@ -97,6 +105,8 @@ impl Table {
 /// How one column reads its value from a row.
 pub(crate) enum Read<R> {
     Float(fn(&R) -> Option<f64>),
+    /// Money: `float64`, or `decimal128` of the size given (see [`money::Amount::decimal`]).
+    Money(Option<DecimalSize>, fn(&R) -> Option<Cell<'_>>),
     Bool(fn(&R) -> Option<bool>),
     Text(fn(&R) -> Option<&str>),
     /// Parsed leniently from the text (both `YYYY-MM-DD` and `YYYY/MM/DD`).
@@ -107,31 +117,50 @@ pub(crate) enum Read<R> {
     TextList(fn(&R) -> Vec<&str>),
 }
 
+/// The error of a payload of `operation` whose decimal money value does not fit `table`'s column:
+/// the login's error, as a body that cannot be read is (docs/tables.md#money).
+pub(crate) fn unfit_error(operation: &str, table: &str, unfit: &Unfit) -> crate::Error {
+    crate::Error::Decode {
+        operation: operation.to_owned(),
+        status: 200,
+        message: unfit.message(table),
+        snippet: String::new(),
+        resumable: None,
+    }
+}
+
 /// Rows from which a table's columns are built on two threads: each column is independent,
 /// and below this a thread costs more than it saves.
 const PARALLEL_ROWS: usize = 4096;
 
-/// Builds a table from `rows`, one column per spec.
-pub(crate) fn build<R: Sync>(rows: &[R], specs: &[(&'static str, Read<R>)]) -> Table {
-    let column = |(name, read): &(&'static str, Read<R>)| Column { name, data: read.column(rows) };
+/// Builds a table from `rows`, one column per spec; a decimal money value that does not fit its
+/// column is an error.
+pub(crate) fn build<R: Sync>(rows: &[R], specs: &[(&'static str, Read<R>)]) -> Result<Table, Unfit> {
+    let column = |(name, read): &(&'static str, Read<R>)| Ok(Column { name, data: read.column(name, rows)? });
     let columns = if rows.len() < PARALLEL_ROWS || specs.len() < 2 {
-        specs.iter().map(column).collect()
+        specs.iter().map(column).collect::<Result<Vec<_>, Unfit>>()?
     } else {
         // Alternate columns between the threads so that each gets its share of the text ones.
         std::thread::scope(|scope| {
-            let odd = scope.spawn(|| specs.iter().skip(1).step_by(2).map(column).collect::<Vec<_>>());
-            let even: Vec<Column> = specs.iter().step_by(2).map(column).collect();
-            let odd = odd.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let odd = scope.spawn(|| specs.iter().skip(1).step_by(2).map(column).collect::<Result<Vec<_>, Unfit>>());
+            let even = specs.iter().step_by(2).map(column).collect::<Result<Vec<Column>, Unfit>>();
+            let odd = odd.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
             let mut columns = Vec::with_capacity(specs.len());
             let mut odd = odd.into_iter();
-            for column in even {
+            for column in even? {
                 columns.push(column);
                 columns.extend(odd.next());
             }
-            columns
-        })
+            Ok::<_, Unfit>(columns)
+        })?
     };
-    Table { columns, rows: rows.len() }
+    Ok(Table { columns, rows: rows.len() })
+}
+
+/// [`build`] of a table without a money column, which cannot fail: only a decimal money value
+/// can be unfit.
+pub(crate) fn build_plain<R: Sync>(rows: &[R], specs: &[(&'static str, Read<R>)]) -> Table {
+    build(rows, specs).unwrap_or_default()
 }
 
 /// The text of `rows` as one Arrow array; `None` when it does not fit in 32-bit offsets.
@@ -186,9 +215,10 @@ impl<R> Read<R> {
     /// This column of `rows`. Text and numbers, most of a table, are built from their parts: for
     /// the few rows of a typical payload, a builder's setting up and finishing cost more than
     /// filling it.
-    fn column(&self, rows: &[R]) -> ColumnData {
+    fn column(&self, name: &'static str, rows: &[R]) -> Result<ColumnData, Unfit> {
         let n = rows.len();
-        match self {
+        Ok(match self {
+            Read::Money(size, f) => money::column(name, *size, rows.iter().map(f))?,
             Read::Float(f) => {
                 let mut validity = Validity::default();
                 let values: Vec<f64> = rows
@@ -243,7 +273,7 @@ impl<R> Read<R> {
                 }
                 ColumnData::TextList(b.finish())
             }
-        }
+        })
     }
 }
 
@@ -256,14 +286,14 @@ mod tests {
         fn cell(row: &Option<&'static str>) -> Option<&'static str> {
             *row
         }
-        match Read::Text(cell).column(rows) {
+        match Read::Text(cell).column("t", rows).unwrap() {
             ColumnData::Text(array) => array,
             other => panic!("{other:?}"),
         }
     }
 
     fn float(rows: &[Option<f64>]) -> Float64Array {
-        match Read::Float(|r: &Option<f64>| *r).column(rows) {
+        match Read::Float(|r: &Option<f64>| *r).column("f", rows).unwrap() {
             ColumnData::Float(array) => array,
             other => panic!("{other:?}"),
         }

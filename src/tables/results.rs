@@ -13,6 +13,7 @@ use crate::data::accounts::{Accounts, Statements};
 use crate::data::attributes::Attributes;
 use crate::data::investments::Investments;
 use crate::data::login::NamesLogin;
+use crate::data::money::MoneyType;
 use crate::data::{json, Payload, Raw};
 use crate::error::Error;
 
@@ -24,15 +25,18 @@ pub struct InvestmentsResult {
 }
 
 impl InvestmentsResult {
-    /// Reads a 200 of Investments, checked as a live answer is (docs/errors.md#protocol-surprises).
-    pub fn read(raw: Raw) -> Result<Self, Error> {
-        Ok(InvestmentsResult { tables: InvestmentsTables::from_json(raw.bytes())?, raw })
+    /// Reads a 200 of Investments, checked as a live answer is (docs/errors.md#protocol-surprises),
+    /// money as `money` says.
+    pub fn read(raw: Raw, money: MoneyType) -> Result<Self, Error> {
+        Ok(InvestmentsResult { tables: InvestmentsTables::read(raw.bytes(), money)?, raw })
     }
 }
 
-impl From<Payload<Investments>> for InvestmentsResult {
-    fn from(payload: Payload<Investments>) -> Self {
-        InvestmentsResult { tables: InvestmentsTables::new(&payload.data), raw: payload.raw }
+impl TryFrom<Payload<Investments>> for InvestmentsResult {
+    type Error = Error;
+
+    fn try_from(payload: Payload<Investments>) -> Result<Self, Error> {
+        Ok(InvestmentsResult { tables: InvestmentsTables::new(&payload.data)?, raw: payload.raw })
     }
 }
 
@@ -45,15 +49,17 @@ pub struct AccountsResult {
 
 impl AccountsResult {
     /// Reads a 200 of `operation` (`GetAccountsDetail` or `GetAccountsSummary`), whose name the
-    /// errors carry.
-    pub fn read(operation: &str, raw: Raw) -> Result<Self, Error> {
-        Ok(AccountsResult { tables: AccountsTables::read(operation, raw.bytes())?, raw })
+    /// errors carry, money as `money` says.
+    pub fn read(operation: &str, raw: Raw, money: MoneyType) -> Result<Self, Error> {
+        Ok(AccountsResult { tables: AccountsTables::read(operation, raw.bytes(), money)?, raw })
     }
 }
 
-impl From<Payload<Accounts>> for AccountsResult {
-    fn from(payload: Payload<Accounts>) -> Self {
-        AccountsResult { tables: AccountsTables::new(&payload.data), raw: payload.raw }
+impl TryFrom<Payload<Accounts>> for AccountsResult {
+    type Error = Error;
+
+    fn try_from(payload: Payload<Accounts>) -> Result<Self, Error> {
+        Ok(AccountsResult { tables: AccountsTables::new(&payload.data)?, raw: payload.raw })
     }
 }
 

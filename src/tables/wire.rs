@@ -8,14 +8,16 @@
 //! Layout, little-endian: the magic, the row count (u64), the column count (u32), then per column
 //! its name, its kind (u8) and one cell per row: a byte 0 for a missing value, or 1 followed by
 //! the value (f64, a byte for a bool, i32 days, i64 microseconds, a string as a u32 length and
-//! its UTF-8, a list as a u32 count and its items, each a presence byte and a string). A
-//! timestamp column also names its time zone after its kind.
+//! its UTF-8, a list as a u32 count and its items, each a presence byte and a string, a decimal
+//! as its unscaled i128). A timestamp column also names its time zone after its kind, a decimal
+//! column its precision and scale (a byte each).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::builder::{
-    BooleanBuilder, Date32Builder, Float64Builder, ListBuilder, StringBuilder, TimestampMicrosecondBuilder,
+    BooleanBuilder, Date32Builder, Decimal128Builder, Float64Builder, ListBuilder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use arrow_array::cast::AsArray;
 use arrow_array::Array;
@@ -32,6 +34,7 @@ const TEXT: u8 = 2;
 const DATE: u8 = 3;
 const TIMESTAMP: u8 = 4;
 const TEXT_LIST: u8 = 5;
+const DECIMAL: u8 = 6;
 
 impl Table {
     /// The table as bytes that [`Table::from_bytes`] reads back into an equal table.
@@ -107,6 +110,12 @@ fn write_column(out: &mut Vec<u8>, data: &ColumnData) {
             out.push(FLOAT);
             cells(out, array, |out, row| out.extend_from_slice(&values.value(row).to_le_bytes()));
         }
+        ColumnData::Decimal(values) => {
+            out.push(DECIMAL);
+            out.push(values.precision());
+            out.extend_from_slice(&values.scale().to_le_bytes());
+            cells(out, array, |out, row| out.extend_from_slice(&values.value(row).to_le_bytes()));
+        }
         ColumnData::Bool(values) => {
             out.push(BOOL);
             cells(out, array, |out, row| out.push(u8::from(values.value(row))));
@@ -161,6 +170,15 @@ fn read_column(reader: &mut Reader<'_>, rows: usize) -> Result<ColumnData, Strin
             let mut b = Float64Builder::new();
             read_cells(reader, rows, |r| Ok(f64::from_le_bytes(r.array()?)), |v| b.append_option(v))?;
             ColumnData::Float(b.finish())
+        }
+        DECIMAL => {
+            let precision = reader.u8()?;
+            let scale = i8::from_le_bytes(reader.array()?);
+            let mut b = Decimal128Builder::new()
+                .with_precision_and_scale(precision, scale)
+                .map_err(|e| format!("a decimal column of a size Arrow refuses: {e}"))?;
+            read_cells(reader, rows, |r| Ok(i128::from_le_bytes(r.array()?)), |v| b.append_option(v))?;
+            ColumnData::Decimal(b.finish())
         }
         BOOL => {
             let mut b = BooleanBuilder::new();

@@ -44,7 +44,7 @@ async fn account_detail_is_polled_on_its_async_link() {
     assert!(polled.last().unwrap().ends_with(" 200"));
     // The transactions table has one row per transaction of the payload, debits summing alike.
     let payload = Accounts::parse("GetAccountsDetail", detail.raw.bytes()).unwrap();
-    let table = tables::bank_transactions_table(&payload);
+    let table = tables::bank_transactions_table(&payload).unwrap();
     let count: usize = payload.accounts.iter().map(|a| a.transactions.len()).sum();
     assert_eq!(table.rows, count);
     assert!(count > 100, "365 days of activity");
@@ -58,11 +58,11 @@ async fn investments_tables_match_the_payload() {
     let session = saved_session(&client).await;
     let investments = data!(client, ops::Investments, Target::Session(&session), &()).unwrap();
     let data = &Investments::parse(investments.raw.bytes()).unwrap();
-    let transactions = tables::investment_transactions_table(data);
+    let transactions = tables::investment_transactions_table(data).unwrap();
     assert_eq!(transactions.rows, 500);
     let amounts: f64 = data.accounts.iter().flat_map(|a| &a.transactions).filter_map(|t| t.amount).sum();
     assert!((floats(&transactions, "amount").iter().sum::<f64>() - amounts).abs() < 1e-6);
-    let positions = tables::positions_table(data);
+    let positions = tables::positions_table(data).unwrap();
     match positions.column("symbol") {
         Some(ColumnData::Text(symbols)) => assert_eq!(symbols.null_count(), 0, "every position's security is listed"),
         other => panic!("{other:?}"),
@@ -288,7 +288,7 @@ async fn the_live_tables_are_those_of_the_payload_read_again() {
     assert_eq!(live.tables, tables::InvestmentsTables::from_json(live.raw.bytes()).unwrap());
     assert_eq!(live.tables.transactions.rows, 2_000);
     // The tables built from the typed model of the same bytes are the same.
-    assert_eq!(tables::InvestmentsTables::new(&Investments::parse(live.raw.bytes()).unwrap()), live.tables);
+    assert_eq!(tables::InvestmentsTables::new(&Investments::parse(live.raw.bytes()).unwrap()).unwrap(), live.tables);
 
     let options = AccountsDetailOptions { with_transactions: Some(true), ..Default::default() };
     let detail = data!(client, ops::AccountsDetail, Target::Session(&session), &options).unwrap();

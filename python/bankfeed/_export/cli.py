@@ -82,6 +82,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--format", choices=("parquet", "csv"), default=None, help="parquet (default) or csv")
     parser.add_argument(
+        "--money",
+        choices=("float", "decimal"),
+        default=None,
+        help="how amounts, balances, values, prices and quantities are written: float (float64) or decimal (exact "
+        "decimal128 of the payload's digits); fixed by the export's first run (default: the export's, float for a "
+        "new one)",
+    )
+    parser.add_argument(
         "--csv-formulas",
         choices=CSV_FORMULAS,
         default="escape",
@@ -379,6 +387,7 @@ def run(args: argparse.Namespace) -> int:
             partition_size=1000 if args.partition_size is None else args.partition_size,
             on_challenge=on_challenge,
             csv_formulas=args.csv_formulas,
+            money=args.money,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)

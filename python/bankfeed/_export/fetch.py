@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed import _native
-from bankfeed._export.kinds import KINDS, Kind, parse_what, schema
+from bankfeed._export.kinds import KINDS, Kind, parse_what, schema, with_money
 from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:
@@ -63,9 +63,13 @@ class TableFetch:
     on_error: str = "raise"
     #: What distinguishes this fetch from every other in a task graph (``bankfeed.dask.read``).
     token: str = field(default="", compare=False)
+    #: How the rows hold money (docs/tables.md#money); None: as the client's ``money`` option.
+    money: str | None = None
 
     def __post_init__(self) -> None:
         _check_count("concurrency", self.concurrency)
+        # The client whose tables hold money as asked: it is what travels to the workers.
+        object.__setattr__(self, "client", with_money(self.client, self.money))
         if self.on_error not in ON_ERROR:
             raise _config_error("on_error", f'must be "raise" or "skip", got {self.on_error!r}')
         # The options refused now, as the bulk call would refuse them in every partition later.
@@ -73,8 +77,8 @@ class TableFetch:
 
     @property
     def schema(self) -> pyarrow.Schema:
-        """The Arrow schema of the rows: ``bf.schema(kind, table)``."""
-        return schema(self.kind.name, self.table)
+        """The Arrow schema of the rows: ``bf.schema(kind, table, money)``."""
+        return schema(self.kind.name, self.table, self.client.money)
 
     def arrow(self, login_ids: Iterable[Any]) -> pyarrow.Table:
         """The rows of ``login_ids``, each login's together, in the order the logins finished."""

@@ -21,7 +21,7 @@ from bankfeed.errors import ConfigError, _config_error
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["KINDS", "PROVENANCE", "Kind", "check_what", "parse_what", "schema"]
+__all__ = ["KINDS", "MONEY", "PROVENANCE", "Kind", "check_money", "check_what", "parse_what", "schema", "with_money"]
 
 #: The tables of each kind, in the order of the results' own tables.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -33,6 +33,9 @@ KINDS: dict[str, tuple[str, ...]] = {
 #: The columns every exported row starts with: the login, the RequestId its data came from, and
 #: when it was fetched (UTC).
 PROVENANCE = ("login_id", "request_id", "fetched_at")
+
+#: The money types of a table (docs/tables.md#money): float64, or exact decimal128.
+MONEY = ("float", "decimal")
 
 #: ``days=`` as the command line and ``bf.export`` take it, to the service's value.
 _DAYS = {"90": "Days90", "365": "Days365", "days90": "Days90", "days365": "Days365"}
@@ -185,10 +188,33 @@ _EMPTY: dict[str, tuple[type[Any], dict[str, Any]]] = {
 }
 
 
-def schema(kind: str, table: str) -> pyarrow.Schema:
+def check_money(money: object) -> str:
+    """``money``: ``"float"`` or ``"decimal"``; anything else is a ``ConfigError`` naming it."""
+    if money not in MONEY:
+        raise _config_error("money", f'must be "float" or "decimal", got {money!r}')
+    return str(money)
+
+
+def with_money(client: Any, money: object) -> Any:
+    """``client`` with its tables' money as ``money`` says: ``client`` itself when it already is
+    (or ``money`` is None), else a copy of it, as a pickle makes one (the same configuration and
+    connection pool, the same identity), but for ``money``."""
+    if money is None or client.money == check_money(money):
+        return client
+    restore, (state,) = client.__reduce__()
+    return restore({**state, "money": money})
+
+
+def schema(kind: str, table: str, money: str = "float") -> pyarrow.Schema:
     """The Arrow schema of the exported ``table`` of ``kind``: ``login_id``, ``request_id``,
     ``fetched_at``, then the columns of the in-memory table, with their types. Made from the
-    same code that writes the rows, so it cannot drift from them."""
+    same code that writes the rows, so it cannot drift from them.
+
+    ``money="decimal"`` gives the money columns as the tables of a client with that option hold
+    them: every amount, balance and value ``decimal128(18, 4)``, every quantity and price
+    ``decimal128(18, 8)``; ``"float"`` (the default) gives them as ``double``
+    (docs/tables.md#money). Ratios and percentages (``gain_percent``, ``eft_eligible_ratio``)
+    and the attributes' values are floats either way."""
 
     for name, value in (("kind", kind), ("table", table)):
         if not isinstance(value, str):
@@ -199,7 +225,10 @@ def schema(kind: str, table: str) -> pyarrow.Schema:
         raise _config_error("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
     if table not in KINDS[kind]:
         raise _config_error("table", f"must be one of {', '.join(KINDS[kind])} for {kind}, got {table!r}")
+    check_money(money)
     cls, payload = _EMPTY[kind]
     gathering = _Gathering(provenance=True)
-    gathering.add(("", cls.from_json(json.dumps(payload))), 0)
+    # Attributes hold no money column: their values are of many units.
+    result = cls.from_json(json.dumps(payload)) if cls is Attributes else cls.from_json(json.dumps(payload), money)
+    gathering.add(("", result), 0)
     return gathering.finish().tables[table].to_arrow().schema

@@ -65,6 +65,7 @@ FLAG_OR_NULL: _Type = (_or_null(lambda value: isinstance(value, bool)), "true, f
 OBJECT: _Type = (lambda value: isinstance(value, dict), "an object")
 LIST: _Type = (lambda value: isinstance(value, list), "a list")
 FORMAT_OR_NULL: _Type = (lambda value: value is None or value in _FORMATS, '"parquet", "csv" or null')
+MONEY_OR_NULL: _Type = (lambda value: value is None or value in ("float", "decimal"), '"float", "decimal" or null')
 
 
 def _shown(value: object) -> str:
@@ -232,6 +233,7 @@ def run_record(out: str, name: str, text: str) -> dict[str, Any]:
     for key, kind in _RUN_FIELDS.items():
         file.get(record, key, kind, optional=True)
     file.get(record, "format", FORMAT_OR_NULL, optional=True)
+    file.get(record, "money", MONEY_OR_NULL, optional=True)
     _kinds(file, file.get(record, "kinds", OBJECT, optional=True) or {}, "kinds")
     return record
 
@@ -241,6 +243,7 @@ def manifest(out: str, name: str, text: str) -> dict[str, Any]:
     file = _File(out, "manifest", name, "delete it: the next run writes it again from the journal")
     value = file.parse(text)
     file.get(value, "format", FORMAT_OR_NULL, optional=True)
+    file.get(value, "money", MONEY_OR_NULL, optional=True)
     _kinds(file, file.get(value, "kinds", OBJECT, optional=True) or {}, "kinds")
     for index, run in enumerate(file.get(value, "runs", LIST, optional=True) or []):
         at = f"runs[{index}]"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.formulas import check_csv_formulas
-from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what
+from bankfeed._export.kinds import KINDS, Kind, check_money, check_what, parse_what, with_money
 from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
@@ -220,6 +220,9 @@ class _Export:
     on_challenge: Any = None
     #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
     csv_formulas: str = "escape"
+    #: How the tables hold money (docs/export.md#money): fixed by the export's first run; None
+    #: until :meth:`plan` has read what earlier runs recorded.
+    money: str | None = None
 
     @classmethod
     def plan(
@@ -239,6 +242,7 @@ class _Export:
         client: Client | AsyncClient,
         on_challenge: object = None,
         csv_formulas: object = "escape",
+        money: object = None,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -264,8 +268,11 @@ class _Export:
             storage, kinds, fmt, asked, concurrency, limits, progress, on_challenge=on_challenge, csv_formulas=formulas
         )
         export.wait_lock = wait
+        export.money = None if money is None else check_money(money)
         try:
             export._check_output(resume)
+            # Not asked, and no earlier run of the export recorded one: the client's.
+            export.money = export.money or client.money
             remove_leftovers(storage)
             # Every kind of the export checked before any is repaired: a damaged or planted entry
             # stops the run with nothing renamed or deleted (records.py).
@@ -345,6 +352,7 @@ class _Export:
                 f"must be the format the export in {shown} was written in, {before_format!r}, to resume it; got "
                 f"{self.fmt!r}",
             )
+        self._check_money_as_before(previous, runs)
         before: dict[str, Mapping[str, Any]] = {}
         for record in [previous or {}, *runs]:
             kinds = record.get("kinds") or {}
@@ -364,6 +372,27 @@ class _Export:
                 "days" if days else "what",
                 f"must ask for {kind.name} as the export in {shown} did, {was}, to resume it; got {now}: one table "
                 "would hold rows of both. Export these to another directory",
+            )
+
+    def _check_money_as_before(self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]]) -> None:
+        """The money type is the export's, fixed by its first run (docs/export.md#money): not
+        asked, it is the one recorded; asked otherwise, the run is refused, or one column would
+        hold floats in some files and decimals in others. An export written before the option
+        recorded none: its money is float."""
+        recorded = [record.get("money") for record in runs] + [(previous or {}).get("money")]
+        before = next((money for money in reversed(recorded) if money), None)
+        if before is None and (runs or previous):
+            before = "float"
+        if before is None:
+            return
+        if self.money is None:
+            self.money = before
+        elif self.money != before:
+            raise _config_error(
+                "money",
+                f"must be the money type the export in {self.storage.shown} was started with, {before!r}, to go on "
+                f"with it; got {self.money!r}: a column would hold floats in some files and decimals in others. "
+                f"Leave money out to go on as it was, or export to another directory",
             )
 
     @property
@@ -394,6 +423,7 @@ class _Export:
             "started": self.started,
             "finished_at": None,
             "format": self.fmt,
+            "money": self.money,
             "kinds": self.kinds_asked(),
             "logins_asked": len(self.asked),
             "logins_fetched": None,
@@ -475,7 +505,9 @@ class _Export:
                 directory = self.storage.path(kind.name, table)
                 if not any(name.startswith("part-") for name in self.storage.listdir(directory)):
                     self.storage.makedirs(directory)
-                    write_empty(self.storage, kind, table, self.fmt, f"{self.run_id}-000000")
+                    write_empty(
+                        self.storage, kind, table, self.fmt, f"{self.run_id}-000000", money=self.money or "float"
+                    )
         # The journal is the truth of the directory (earlier runs, a cluster's partitions), for
         # this run's kinds and those of earlier runs alike.
         kinds_asked: dict[str, Mapping[str, Any]] = {**self.kinds_before, **self.kinds_asked()}
@@ -540,6 +572,7 @@ def export(
     partition_size: int = 1000,
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
+    money: str | None = None,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -557,6 +590,11 @@ def export(
     that was stopped or had failures: logins already written are skipped, with no request sent,
     failed ones are tried again, and one that was still pending polls its RequestId again; a
     resume must ask for each kind as the export did (the same ``days``, package or query).
+    ``money`` (``"float"`` or ``"decimal"``) is how every amount, balance, value, price and
+    quantity column is written: float64, or an exact decimal128 read from the payload's digits
+    (docs/export.md#money). The export's first run fixes it: left out, a later run goes on with
+    the export's, and a new export takes the client's ``money`` option (float unless set); a run
+    asking for another is a ``ConfigError`` naming ``money``.
     ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
     pyarrow array); duplicates are fetched once, in any case (the service compares LoginIds so).
     Results are written a batch at a time: at ``batch_logins`` logins, or every 5 seconds,
@@ -611,6 +649,7 @@ def export(
         partition_size=partition_size,
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
+        money=money,
     )
 
 
@@ -633,6 +672,7 @@ def _run(
     partition_size: int = 1000,
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
+    money: str | None = None,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -662,8 +702,11 @@ def _run(
         client=client,
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
+        money=money,
     )
     try:
+        # The bulk calls' tables hold money as the export does.
+        client = with_money(client, run.money)
         return _write(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
     finally:
         # On every way out: the lock lives no longer than the run, also when the exception that
@@ -725,6 +768,7 @@ async def aexport(
     batch_logins: int = 1000,
     on_challenge: AsyncChallengeHandler | None = None,
     csv_formulas: str = "escape",
+    money: str | None = None,
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
     written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
@@ -756,9 +800,10 @@ async def aexport(
         client=client,
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
+        money=money,
     )
     try:
-        return await _awrite(client, run)
+        return await _awrite(with_money(client, run.money), run)
     finally:
         # Off the event loop (an fsspec lock is an object to remove), and done when the task is
         # cancelled meanwhile.

@@ -295,6 +295,8 @@ def write_summary(
     manifest = {
         "bankfeed_version": version,
         "format": fmt,
+        # How its tables hold money, fixed by its first run (docs/export.md#money).
+        "money": run.get("money"),
         # The export's kinds, this run's and earlier ones'.
         "what": [entry.get("what", kind) for kind, entry in kinds.items()],
         "layout": "<kind>/<table>/part-<batch>." + fmt + "; every row starts with login_id, request_id, fetched_at",

@@ -266,7 +266,7 @@ def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool)
         file.write(text.getvalue().encode("utf-8"))
 
 
-def write_empty(storage: Storage, kind: Kind, table: str, fmt: str, batch: str) -> None:
+def write_empty(storage: Storage, kind: Kind, table: str, fmt: str, batch: str, money: str = "float") -> None:
     """An empty file of ``table``, with its columns, where the table has no file yet: so that
     ``pyarrow.dataset``, ``pandas.read_parquet`` and a ``*.parquet`` glob read a table with no row
     as such, rather than fail on an empty directory. Rows added later come in files of their own."""
@@ -279,7 +279,7 @@ def write_empty(storage: Storage, kind: Kind, table: str, fmt: str, batch: str) 
         columns = list(PROVENANCE)  # without pyarrow: CSV, and the table's columns are unknown here
         storage.write_whole(path, (",".join(columns) + "\n").encode("utf-8"))
         return
-    empty = schema(kind.name, table).empty_table()
+    empty = schema(kind.name, table, money).empty_table()
     sink = pyarrow.BufferOutputStream()
     if fmt == "parquet":
         import pyarrow.parquet
