@@ -199,3 +199,24 @@ def test_each_partition_of_a_cluster_run_stops_by_itself(closed_port: int, tmp_p
     # Each partition asked until 5 failed in a row; the logins in flight then failed too.
     assert listed["NotTried"] == report.logins_not_tried and listed["NotTried"] >= 150
     assert listed["NotTried"] + listed["TransportError"] == 200
+
+
+def test_aexport_stops_as_export_does(closed_port: int, tmp_path: Path) -> None:
+    import asyncio
+
+    async def run() -> bf.ExportReport:
+        async with bf.AsyncClient(f"http://127.0.0.1:{closed_port}", CUSTOMER, api_key="k", secret_key="s") as down:
+            return await bf.aexport(
+                down,
+                bf.Sandbox.login_ids_for(60),
+                tmp_path,
+                what=["investments", "accounts"],
+                max_consecutive_failures=5,
+            )
+
+    report = asyncio.run(run())
+    assert report.outage is not None and report.logins_written == 0
+    listed = Counter((entry["kind"], entry["error"]) for entry in failures(tmp_path))
+    assert listed[("accounts", "NotTried")] == 60
+    assert listed[("investments", "NotTried")] + listed[("investments", "TransportError")] == 60
+    assert report.logins_not_tried == 60 - listed[("investments", "TransportError")]
