@@ -292,7 +292,7 @@ def _outage_line(report: ExportReport, out: str) -> str:
     if report.logins_not_tried:
         what = (
             f"the first {tried} logins tried all failed ({report.outage}), so the run stopped asking: "
-            f"{report.logins_not_tried} not tried"
+            f"{report.logins_not_tried} of the {tried + report.logins_not_tried} logins not tried"
         )
     elif tried == 1:
         what = f"the one login tried failed ({report.outage})"

@@ -43,7 +43,7 @@ class ExportProgress:
         self.kinds = dict(kinds)
         self.description = description
         self.done: dict[str, int] = dict.fromkeys(self.kinds, 0)
-        self.failed = 0
+        self.failed: dict[str, int] = dict.fromkeys(self.kinds, 0)
         self.rows = 0
         self._start = time.monotonic()
         self._last = float("-inf")
@@ -68,11 +68,12 @@ class ExportProgress:
             return 0
         return min(self.logins - todo + self.done[kind] for kind, todo in self.kinds.items())
 
-    def update(self, done: Mapping[str, int], failed: int, rows: int) -> None:
-        """Logins done so far per kind, logins failed, and rows written."""
+    def update(self, done: Mapping[str, int], failed: Mapping[str, int], rows: int) -> None:
+        """Logins done so far per kind (written or failed), of those failed per kind, and rows written."""
         added = sum(done.values()) - sum(self.done.values())
         self.done.update((kind, count) for kind, count in done.items() if kind in self.done)
-        self.failed, self.rows = failed, rows
+        self.failed.update((kind, count) for kind, count in failed.items() if kind in self.failed)
+        self.rows = rows
         try:
             if self._bar is not None:
                 self._bar.set_postfix_str(self._counts(), refresh=False)
@@ -86,11 +87,18 @@ class ExportProgress:
             self._bar, self._line = None, False
 
     def _counts(self) -> str:
-        """``1,200 of 10,000 logins (3 failed); investments 10,000, accounts 1,200; 9,876 rows``."""
-        kinds = (
-            "; " + ", ".join(f"{kind} {count:,}" for kind, count in self.done.items()) if len(self.kinds) > 1 else ""
+        """``1,200 of 10,000 logins; investments 10,000 (3 failed), accounts 1,200; 9,876 rows``, or
+        with one kind ``1,200 of 10,000 logins (3 failed); 9,876 rows``: failures are counted in
+        their kind, where a login fails once."""
+        logins = f"{self.logins_done:,} of {self.logins:,} logins"
+        if len(self.kinds) == 1:
+            (failed,) = self.failed.values()
+            return f"{logins} ({failed:,} failed); {self.rows:,} rows"
+        kinds = ", ".join(
+            f"{kind} {count:,}" + (f" ({self.failed[kind]:,} failed)" if self.failed[kind] else "")
+            for kind, count in self.done.items()
         )
-        return f"{self.logins_done:,} of {self.logins:,} logins ({self.failed:,} failed){kinds}; {self.rows:,} rows"
+        return f"{logins}; {kinds}; {self.rows:,} rows"
 
     def _text(self, now: float) -> str:
         elapsed = now - self._start

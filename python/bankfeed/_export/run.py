@@ -480,7 +480,7 @@ class _Export:
         self.done += 1
         self.kind_done[writer.kind.name] += 1
         if self.progress is not None:
-            self.progress.update(self.kind_done, self.failed, sum(w.gathered for w in self.writers.values()))
+            self.progress.update(self.kind_done, self.kind_failed, sum(w.gathered for w in self.writers.values()))
         return writer.due()
 
     @property
@@ -543,7 +543,7 @@ class _Export:
         for name, count in rows.items():
             self.remote_rows[name] = self.remote_rows.get(name, 0) + count
         if self.progress is not None:
-            self.progress.update(self.kind_done, self.failed, sum(self.remote_rows.values()))
+            self.progress.update(self.kind_done, self.kind_failed, sum(self.remote_rows.values()))
 
     def finish(self, interrupted: bool, repair: bool = True) -> ExportReport:
         """Writes the manifest and the failures; the report of this run. ``repair`` false: the

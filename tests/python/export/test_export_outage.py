@@ -64,7 +64,7 @@ def test_an_unreachable_service_ends_in_seconds_with_its_own_status_and_one_line
     assert took < 8, f"{took:.1f} s against a closed port"
     (line,) = stderr_lines(done.stderr)
     assert line.startswith("error: the service could not be reached or refused the keys: the first 20 logins")
-    assert "TransportError" in line and "480 not tried" in line and "nothing was written" in line
+    assert "TransportError" in line and "480 of the 500 logins not tried" in line and "nothing was written" in line
     assert "Traceback" not in done.stderr and done.stdout == ""
     listed = failures(out)
     by_error = Counter((entry["kind"], entry["error"]) for entry in listed)
@@ -119,7 +119,7 @@ def test_keys_the_service_refuses_are_an_outage_too(tmp_path: Path) -> None:
     assert done.returncode == 5, done.stderr
     (line,) = stderr_lines(done.stderr)
     assert "the first 4 logins tried all failed (4 Unauthorized in GenerateAuthorizeToken)" in line
-    assert "26 not tried" in line
+    assert "26 of the 30 logins not tried" in line
 
 
 def test_a_run_whose_logins_fail_for_their_own_reasons_is_never_cut_short(tmp_path: Path) -> None:
