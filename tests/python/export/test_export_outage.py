@@ -86,6 +86,8 @@ def test_the_logins_not_tried_are_tried_by_a_resume(closed_port: int, tmp_path: 
         assert first.logins_written == 0 and not first.ok
         assert first.logins_failed + first.logins_not_tried == 30
         assert "logins_not_tried=" in repr(first)
+        view = first._repr_html_()
+        assert "not tried" in view and "the service could not be reached" in view
         again = bf.export(sb.client(poll_interval=0.01), sb.login_ids, tmp_path, resume=True)
     assert (again.logins_written, again.logins_failed, again.outage) == (30, 0, None)
     assert (tmp_path / "_failures.jsonl").read_text() == ""
