@@ -48,6 +48,9 @@ pub struct Call {
     progress: Mutex<Progress>,
     /// What the call sent that is a secret, masked in every error and log line of the call.
     sent: Mutex<SentSecrets>,
+    /// The login the call is for, when it is one login's flow: its warnings name it
+    /// (docs/logging.md#what-is-logged).
+    login: Option<String>,
 }
 
 /// What the call is doing, for the error when its deadline runs out.
@@ -80,7 +83,19 @@ impl Call {
             closed,
             progress: Mutex::new(Progress { operation: name, pending: None, request_id: None }),
             sent: Mutex::new(SentSecrets::default()),
+            login: None,
         }
+    }
+
+    /// The call as the flow of the login `login_id`, which its warnings name.
+    pub(crate) fn for_login(mut self, login_id: &str) -> Self {
+        self.login = Some(login_id.to_owned());
+        self
+    }
+
+    /// The login the call is for, if it is one login's flow.
+    pub(crate) fn login(&self) -> Option<&str> {
+        self.login.as_deref()
     }
 
     /// Records that the call sends `secret` (a key, a token, a password, an answer): wherever the
@@ -180,22 +195,27 @@ impl Call {
             // A request cut at the deadline itself (its timeout shortened to the time left) ends
             // a moment before the timer: the deadline ended it, and the message must say so, or
             // the caller raises `timeout`, which changes nothing.
-            Ok(Err(Error::Transport { operation, timed_out: true, attempts, deadline: false, resumable, .. }))
-                if Instant::now() >= at =>
-            {
-                Err(match self.expired(limit) {
-                    pending @ Error::PendingTimeout { .. } => pending,
-                    _ => Error::Transport {
-                        operation,
-                        message: ran_out_message(limit),
-                        timed_out: true,
-                        attempts,
-                        deadline: true,
-                        resumable,
-                        proxy: None,
-                    },
-                })
-            }
+            Ok(Err(Error::Transport {
+                operation,
+                timed_out: true,
+                attempts,
+                deadline: false,
+                resumable,
+                cached,
+                ..
+            })) if Instant::now() >= at => Err(match self.expired(limit) {
+                pending @ Error::PendingTimeout { .. } => pending,
+                _ => Error::Transport {
+                    operation,
+                    message: ran_out_message(limit),
+                    timed_out: true,
+                    attempts,
+                    deadline: true,
+                    resumable,
+                    proxy: None,
+                    cached,
+                },
+            }),
             Ok(result) => result,
             // What the call recorded last says what it was doing when time ran out.
             Err(_) => Err(self.expired(limit)),
@@ -209,7 +229,7 @@ impl Call {
                 let waited = pending.since.elapsed();
                 let (operation, request_id) = (pending.operation, pending.request_id.as_deref());
                 let shown = request_id.map(|id| self.secrets().id(id));
-                events::pending_timeout(operation, shown.as_deref(), waited, CALL_DEADLINE);
+                events::pending_timeout(operation, shown.as_deref(), self.login(), waited, CALL_DEADLINE);
                 Error::PendingTimeout {
                     operation: operation.to_owned(),
                     request_id: request_id.map(str::to_owned),
@@ -235,6 +255,7 @@ pub(crate) fn ran_out(operation: &str, limit: Duration) -> Error {
         deadline: true,
         resumable: None,
         proxy: None,
+        cached: false,
     }
 }
 
@@ -281,6 +302,7 @@ mod tests {
                 deadline: false,
                 resumable: None,
                 proxy: None,
+                cached: false,
             })
         };
         match call.run(cut_retry).await {

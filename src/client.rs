@@ -139,7 +139,9 @@ impl Client {
                 self.request(&protocol::GENERATE_AUTHORIZE_TOKEN, customer)?.header("flinks-auth-key", secret.clone());
             http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
         }
-        let reply = self.http()?.send(&http_request, call).await?;
+        let cached = matches!(request, AuthorizeRequest::Cached { .. });
+        let sent = self.http()?.send(&http_request, call).await;
+        let reply = sent.map_err(|error| if cached { error.of_cached_read() } else { error })?;
         parse_step(reply, request.login_id())
     }
 

@@ -256,7 +256,8 @@ pub enum Error {
     /// a 202 named): the service may still finish it, and polling it can be resumed.
     /// `proxy` is the proxy the request went through, as shown with where it came from
     /// (`http://proxy.corp:3128 (from HTTPS_PROXY)`, never its user:password), when one did
-    /// (docs/protocol.md#proxies).
+    /// (docs/protocol.md#proxies). `cached` is set for a cached read's Authorize, which never
+    /// reaches the bank: its message has nothing to say of live logins.
     Transport {
         operation: String,
         message: String,
@@ -265,6 +266,7 @@ pub enum Error {
         deadline: bool,
         resumable: Option<Box<Resumable>>,
         proxy: Option<String>,
+        cached: bool,
     },
     /// The server answered with a status or a shape the operation does not expect (a data call
     /// answering 203, a token call without a token, DeleteCard answering 202): `status` is the
@@ -359,6 +361,15 @@ pub struct Resumable {
 }
 
 impl Error {
+    /// The error as a cached read's Authorize raised it: a transport failure of it says nothing
+    /// of live logins, since a cached read never reaches the bank.
+    pub(crate) fn of_cached_read(mut self) -> Self {
+        if let Error::Transport { cached, .. } = &mut self {
+            *cached = true;
+        }
+        self
+    }
+
     /// This error as it ends a data operation of RequestId `request_id` (when one is known), while polling it or reading its answer: the error keeps that RequestId, and a
     /// failure that got no readable answer says that polling it can be resumed. A call started
     /// over would open a new RequestId, and the service's work on the first would be lost.
@@ -488,7 +499,7 @@ impl fmt::Display for Explained<'_> {
                     None => write!(f, "; call again later, or {raise}"),
                 }
             }
-            Error::Transport { operation, message, timed_out, attempts, deadline, resumable, proxy } => {
+            Error::Transport { operation, message, timed_out, attempts, deadline, resumable, proxy, cached } => {
                 let what = if *timed_out { "timed out" } else { "failed" };
                 write!(f, "{operation} {what}")?;
                 if *attempts > 1 {
@@ -512,9 +523,11 @@ impl fmt::Display for Explained<'_> {
                 } else {
                     f.write_str("; check base_url and the network, then retry later")?;
                 }
-                if operation == "Authorize" {
+                if operation == "Authorize" && *cached {
+                    f.write_str(" (a cached read, which never reaches the bank: safe to repeat)")?;
+                } else if operation == "Authorize" {
                     // A live login sent again may be a second login at the bank; a cached one is
-                    // harmless to repeat, but the error cannot tell which it was.
+                    // harmless to repeat. Only a cached read's own call knows it was one (`cached`).
                     f.write_str(" (if it was a live login, it may have reached the bank: do not repeat it blindly)")?;
                 }
                 write_resumable(f, operation, resumable.as_deref(), advice)
@@ -794,7 +807,7 @@ mod tests {
 
     #[test]
     fn failures_without_an_answer_of_the_service_end_with_a_next_step() {
-        let transport = |operation: &str, timed_out| {
+        let transport = |operation: &str, timed_out, cached| {
             Error::Transport {
                 operation: operation.into(),
                 message: "connection refused".into(),
@@ -803,12 +816,16 @@ mod tests {
                 deadline: false,
                 resumable: None,
                 proxy: None,
+                cached,
             }
             .to_string()
         };
-        assert!(transport("Investments", false).ends_with("check base_url and the network, then retry later"));
-        assert!(transport("Investments", true).ends_with("retry later, or raise timeout"));
-        assert!(transport("Authorize", true).contains("do not repeat it blindly"));
+        assert!(transport("Investments", false, false).ends_with("check base_url and the network, then retry later"));
+        assert!(transport("Investments", true, false).ends_with("retry later, or raise timeout"));
+        assert!(transport("Authorize", true, false).contains("do not repeat it blindly"));
+        // A cached read's Authorize never reaches the bank: nothing of live logins.
+        let cached = transport("Authorize", false, true);
+        assert!(!cached.contains("live login") && cached.contains("a cached read"), "{cached}");
         let deadline = crate::call::ran_out("Investments", Duration::from_secs(5)).to_string();
         assert!(deadline.ends_with("raise deadline if the call may take that long, or retry later"), "{deadline}");
         let protocol = Error::protocol("Investments", 200, "no Accounts", br#"{"RequestId": "r-1"}"#).to_string();
@@ -835,6 +852,7 @@ mod tests {
             deadline: false,
             resumable: None,
             proxy: None,
+            cached: false,
         }
         .resumable_at(Some("r-1"));
         assert_eq!(dropped.request_id(), Some("r-1"));

@@ -64,11 +64,19 @@ pub(crate) fn retry(sent: Sent<'_>, wait: Duration, next_attempt: u32, most: u32
     );
 }
 
-/// A WARNING when a failure that could have been retried ends the call.
-pub(crate) fn given_up(sent: Sent<'_>, attempts: u32, why: &str, failure: &str, request_id: Option<&str>) {
+/// A WARNING when a failure that could have been retried ends the call; `login`, the login the
+/// call is for, shown short beside the RequestId.
+pub(crate) fn given_up(
+    sent: Sent<'_>,
+    attempts: u32,
+    why: &str,
+    failure: &str,
+    request_id: Option<&str>,
+    login: Option<&str>,
+) {
     log::warn!(
         target: HTTP_TARGET,
-        "{} {} {}: retries exhausted after {} attempt{} ({}): {} (RequestId {})",
+        "{} {} {}: retries exhausted after {} attempt{} ({}): {} (RequestId {}{})",
         sent.operation,
         sent.method,
         LogPath(sent.url, sent.secrets),
@@ -77,6 +85,7 @@ pub(crate) fn given_up(sent: Sent<'_>, attempts: u32, why: &str, failure: &str, 
         why,
         failure,
         LogId(request_id),
+        ShortLogin(login),
     );
 }
 
@@ -103,16 +112,39 @@ pub(crate) fn pending_round(
     );
 }
 
-/// The WARNING of an operation still pending when its time ran out, `why` saying which limit.
-pub(crate) fn pending_timeout(operation: &str, request_id: Option<&str>, waited: Duration, why: &str) {
+/// The WARNING of an operation still pending when its time ran out, `why` saying which limit;
+/// `login` as for [`given_up`].
+pub(crate) fn pending_timeout(
+    operation: &str,
+    request_id: Option<&str>,
+    login: Option<&str>,
+    waited: Duration,
+    why: &str,
+) {
     log::warn!(
         target: POLL_TARGET,
-        "{} still pending after {} (RequestId {}): {}",
+        "{} still pending after {} (RequestId {}{}): {}",
         operation,
         Seconds(waited),
         LogId(request_id),
+        ShortLogin(login),
         why,
     );
+}
+
+/// The login of a warning, as the notebook views show a LoginId: an ellipsis and its last four
+/// characters (escaped), enough to find it in a list of LoginIds and the export's
+/// `_failures.jsonl` (docs/logging.md#what-is-logged). Nothing when the call is no login's.
+pub(crate) struct ShortLogin<'a>(pub Option<&'a str>);
+
+impl std::fmt::Display for ShortLogin<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(login) = self.0 else { return Ok(()) };
+        let count = login.chars().count();
+        // As the views: a LoginId of four characters or fewer is shown as the ellipsis alone.
+        let tail: String = if count > 4 { login.chars().skip(count - 4).collect() } else { String::new() };
+        write!(f, ", login \u{2026}{}", tail.escape_debug())
+    }
 }
 
 /// The path of a URL for a log line: never its query, its userinfo or its host; each segment

@@ -403,7 +403,8 @@ fn log_given_up(request: &ApiRequest, failure: &Attempt, attempts: u32, why: &st
     // the session's, which the error carries too, ties the record to it.
     let secrets = call.secrets();
     let request_id = failure.request_id().or_else(|| call.session_request_id()).map(|id| secrets.id(&id));
-    events::given_up(request.sent(&secrets), attempts, why, &failure.summary(&secrets), request_id.as_deref());
+    let summary = failure.summary(&secrets);
+    events::given_up(request.sent(&secrets), attempts, why, &summary, request_id.as_deref(), call.login());
 }
 
 /// A 3xx: never followed, never sent again (docs/errors.md#protocol-surprises).
@@ -618,9 +619,16 @@ impl Attempt {
     fn into_error(self, operation: &'static str, attempts: u32) -> Error {
         let operation = operation.to_owned();
         match self {
-            Attempt::Transport { message, timed_out, proxy, .. } => {
-                Error::Transport { operation, message, timed_out, attempts, deadline: false, resumable: None, proxy }
-            }
+            Attempt::Transport { message, timed_out, proxy, .. } => Error::Transport {
+                operation,
+                message,
+                timed_out,
+                attempts,
+                deadline: false,
+                resumable: None,
+                proxy,
+                cached: false,
+            },
             Attempt::Unsendable { message } => Error::Transport {
                 operation,
                 message,
@@ -629,6 +637,7 @@ impl Attempt {
                 deadline: false,
                 resumable: None,
                 proxy: None,
+                cached: false,
             },
             Attempt::Api(mut api) => {
                 api.attempts = attempts;

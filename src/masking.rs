@@ -171,7 +171,7 @@ impl SentSecrets {
             Error::PendingTimeout { operation, request_id, waited, partial } => {
                 Error::PendingTimeout { operation, request_id: request_id.map(|id| self.id(&id)), waited, partial }
             }
-            Error::Transport { operation, message, timed_out, attempts, deadline, resumable, proxy } => {
+            Error::Transport { operation, message, timed_out, attempts, deadline, resumable, proxy, cached } => {
                 Error::Transport {
                     operation,
                     message,
@@ -180,6 +180,7 @@ impl SentSecrets {
                     deadline,
                     resumable: resumable.map(|resumable| Box::new(self.resumable(&resumable))),
                     proxy,
+                    cached,
                 }
             }
             Error::Protocol { operation, status, message, request_id, snippet } => Error::Protocol {

@@ -67,7 +67,7 @@ async fn poll_until_done(
         let call_ended =
             call.deadline().is_some_and(|call| call <= Instant::now() && poll_deadline.is_none_or(|poll| call < poll));
         let why = if call_ended { CALL_DEADLINE } else { "poll_timeout reached" };
-        events::pending_timeout(request.operation, last_request_id.as_deref(), waited, why);
+        events::pending_timeout(request.operation, last_request_id.as_deref(), call.login(), waited, why);
         Error::PendingTimeout {
             operation: request.operation.to_owned(),
             request_id: last_request_id,

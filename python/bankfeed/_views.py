@@ -461,15 +461,19 @@ def combined_html(combined: Combined[Any]) -> str:
 
 
 def export_report_html(report: ExportReport) -> str:
-    """An export: where, whether it finished, the logins written, failed and skipped, the rows
-    written per table, the failures by class."""
+    """An export: where, whether it finished, the logins written, failed, not tried and skipped,
+    the rows written per table, the failures by class."""
     state = "interrupted" if report.interrupted else ("ok" if report.ok else "finished with failures")
+    if report.outage is not None:
+        # docs/export.md#an-unreachable-service: nothing written, and why.
+        state = f"the service could not be reached or refused the keys: {report.outage}"
     facts = _facts(
         [
             ("out", _code(shown_location(report.out))),
             ("state", escape(state)),
             ("logins written", f"{report.logins_written:,}"),
             ("failed", f"{report.logins_failed:,}"),
+            *([("not tried", f"{report.logins_not_tried:,}")] if report.logins_not_tried else []),
             ("skipped", f"{report.logins_skipped:,}"),
             ("elapsed", f"{report.elapsed:,.1f} s"),
         ]

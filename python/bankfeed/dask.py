@@ -1,10 +1,10 @@
-"""Many logins' data as a lazy Dask DataFrame, for analysis rather than files
+"""Many logins' data as a Dask DataFrame, each login fetched once, for analysis rather than files
 (docs/scale-out.md#one-table-as-a-dask-dataframe). ``pip install 'bankfeed[dask]'``.
 
 To write files from a cluster, ``bf.export(..., scheduler=...)`` is the tool; ``read`` is for a
-table to compute on: each partition runs the kind's bulk call over its logins when the frame is
-computed, on whatever scheduler computes it (a ``distributed.Client``'s cluster, or Dask's
-threads), and nothing is fetched to build the frame.
+table to compute on: each partition runs the kind's bulk call over its logins once, persisted
+where Dask persists (a ``distributed.Client``'s cluster, or this process's memory), so that every
+computation after it reads what was fetched (docs/scale-out.md#fetched-once).
 
 Example::
 
@@ -91,23 +91,32 @@ def read(
     concurrency: int = 32,
     on_error: str = "raise",
     money: str | None = None,
+    once: bool = True,
     **options: Any,
 ) -> dask.dataframe.DataFrame:
-    """``table`` of ``kind`` for every login, as a lazy ``dask.dataframe.DataFrame``: one
+    """``table`` of ``kind`` for every login, as a persisted ``dask.dataframe.DataFrame``: one
     partition per ``partition_size`` logins, each fetched by the kind's bulk call
-    (``investments_many``, ``accounts_detail_many``, ``attributes_many``) when computed, with
-    ``concurrency`` logins at once.
+    (``investments_many``, ``accounts_detail_many``, ``attributes_many``), with ``concurrency``
+    logins at once.
 
     ``kind`` is ``"investments"``, ``"accounts"`` (with its transactions) or ``"attributes"``
     (or ``"attributes:<package>"``); ``options`` go to the bulk call (``days="Days365"``,
     ``package="income"``, ...). The columns are those ``bf.export`` writes: ``login_id``,
     ``request_id``, ``fetched_at``, then the table's, with the types of ``bf.schema(kind, table)``,
-    which is also the frame's ``meta``: nothing is fetched to build the frame. A login that fails
+    which is also the frame's ``meta``: nothing is fetched to know the columns. A login that fails
     makes its partition raise its exception (``on_error="raise"``), or is left out
     (``on_error="skip"``). LoginIds given twice are fetched once. ``money`` (``"float"`` or
     ``"decimal"``; by default the client's ``money`` option, float unless set) is how the money
     columns come: ``"decimal"`` gives exact ``decimal128`` columns, as ``decimal.Decimal``
     objects in pandas (docs/tables.md#money).
+
+    Each login is fetched once, however many computations follow: the frame is persisted when
+    ``read`` returns (``DataFrame.persist``), on the cluster of the default ``distributed.Client``,
+    where the partitions are fetched in the background and kept in the workers' memory, or, with
+    no such client, fetched now and kept in this process's memory. A partition that failed raises
+    its exception when the frame is computed on a cluster, and from ``read`` itself without one.
+    ``once=False`` gives the lazy frame instead, which every ``compute`` fetches again
+    (docs/scale-out.md#fetched-once).
 
     The client travels to the workers as its pickle, which holds its keys; the task keys and
     names never do (docs/scale-out.md#keys).
@@ -119,9 +128,12 @@ def read(
     """
     import dask.dataframe
 
+    from bankfeed._export.kept import check_keep
+
     if not isinstance(client, Client):
         raise TypeError(f"client must be a bf.Client, not {type(client).__name__}")
     _check_count("partition_size", partition_size)
+    check_keep(None, once)
     fetch = TableFetch(
         client,
         kind_of(kind, table, options),
@@ -137,4 +149,5 @@ def read(
     frame: dask.dataframe.DataFrame = dask.dataframe.from_map(
         _Partition(fetch), partitions, meta=meta, label=f"bankfeed-{fetch.kind.name}-{table}", enforce_metadata=False
     )
-    return frame
+    # Kept where Dask keeps a persisted frame: every computation after this reads it.
+    return frame.persist() if once else frame

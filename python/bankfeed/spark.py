@@ -21,6 +21,7 @@ The function of :func:`fetch` needs only pyarrow, so it also serves Ray Data's `
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -143,21 +144,34 @@ def read(
     concurrency: int = 32,
     on_error: str = "raise",
     money: str | None = None,
+    land: str | os.PathLike[str] | None = None,
+    once: bool = True,
     **options: Any,
 ) -> pyspark.sql.DataFrame:
     """``table`` of ``kind`` for every login, as a Spark DataFrame: ``login_ids`` (a DataFrame
     with the column ``login_id_column``, or any iterable of LoginIds, which becomes one) mapped
     with :func:`fetch` and declared with :func:`schema`. ``partitions`` repartitions the LoginIds
-    first: one bulk call per partition's Arrow batch. Lazy, as Spark is: nothing is fetched until
-    an action. ``money="decimal"`` gives the money columns as exact ``DecimalType`` (by default
-    they are as the client's ``money`` option: doubles unless set; docs/tables.md#money).
+    first: one bulk call per partition's Arrow batch. ``money="decimal"`` gives the money columns as
+    exact ``DecimalType`` (by default they are as the client's ``money`` option: doubles unless set;
+    docs/tables.md#money).
+
+    Each login is fetched once, when ``read`` is called, however many actions follow
+    (docs/scale-out.md#fetched-once): the rows are kept by a local checkpoint, in the executors'
+    storage (memory, then their local disk), or, with ``land`` (a path or URL Spark writes, which
+    must not exist yet), written there as Parquet and read back from it, which survives the loss
+    of an executor. ``once=False`` gives the lazy frame instead, fetched again by every action.
 
     Example::
 
         positions = bankfeed.spark.read(spark, client, ids, "investments", "positions")
         positions.groupBy("login_id").sum("market_value").show()
+        positions.write.parquet("s3://bucket/positions")             # no login fetched again
     """
     from pyspark.sql import DataFrame
+
+    from bankfeed._export.kept import check_keep
+
+    check_keep(land, once)
 
     function = fetch(
         client,
@@ -176,4 +190,12 @@ def read(
     if partitions is not None:
         _check_count("partitions", partitions)
         frame = frame.repartition(partitions)
-    return frame.mapInArrow(function, schema(kind, table, function.money))
+    fetched = frame.mapInArrow(function, schema(kind, table, function.money))
+    if not once:
+        return fetched
+    if land is not None:
+        # Spark's own writer and commit protocol; the schema given back, not inferred.
+        fetched.write.mode("errorifexists").parquet(os.fspath(land))
+        return spark.read.schema(schema(kind, table, function.money)).parquet(os.fspath(land))
+    # Eager: the one job that fetches is run now; every action after it reads what it kept.
+    return fetched.localCheckpoint(eager=True)

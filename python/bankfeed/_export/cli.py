@@ -3,9 +3,10 @@
 
 Exit status (docs/export.md#exit-status): 0 when every login was written, 1 when some failed and
 the rest were written, 2 for a usage or configuration error, 3 when the output could not be
-written (a full disk), 4 when the run stopped on an error of its own (a bug, a lost cluster), 130
-after Ctrl-C (or SIGTERM), once what was fetched is written and the manifest says where the run
-stopped. Every status but 0 and 1 says why on one line of stderr, with no traceback but for 4, so
+written (a full disk), 4 when the run stopped on an error of its own (a bug, a lost cluster), 5
+when nothing was written because the service could not be reached or refused the keys
+(``outage.py``), 130 after Ctrl-C (or SIGTERM), once what was fetched is written and the manifest
+says where the run stopped. Every status but 0 and 1 says why on one line of stderr, with no traceback but for 4, so
 that a cron job's monitoring tells "some logins failed" from the rest. The keys come only
 from ``BANKFEED_API_KEY`` and ``BANKFEED_SECRET_KEY``, never from the command line, which every
 user of the machine can read.
@@ -28,6 +29,7 @@ from typing import Any
 from bankfeed._export import location
 from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.logins import LoginIdList, unique
+from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from bankfeed._export.reference import resolve
 from bankfeed._export.run import ExportReport, _run
 from bankfeed.errors import _config_error
@@ -59,7 +61,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         description="Fetches every login's data and writes one dataset per table under --out "
         "(<kind>/<table>/part-*.parquet), with _failures.jsonl and _manifest.json. Keys come from "
         "BANKFEED_API_KEY and BANKFEED_SECRET_KEY only. Exit status: 0 all written, 1 some failed, "
-        "2 usage or configuration error, 3 output not written (a full disk), 4 the run failed, 130 interrupted.",
+        "2 usage or configuration error, 3 output not written (a full disk), 4 the run failed, 5 nothing written: "
+        "the service could not be reached or refused the keys, 130 interrupted.",
     )
     parser.add_argument("login_ids", nargs="*", metavar="LOGIN_ID", help="LoginIds to export")
     parser.add_argument(
@@ -105,6 +108,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="logins per part file, at most (default: 1000; a batch is also written every 5 s)",
     )
     parser.add_argument("--resume", action="store_true", help="go on with the export already in --out")
+    parser.add_argument(
+        "--max-consecutive-failures",
+        type=int,
+        default=DEFAULT_MAX_CONSECUTIVE_FAILURES,
+        metavar="N",
+        help="stop asking once the first N logins tried all failed because the service could not be reached or "
+        f"refused the keys, list the rest as not tried and exit 5 (default: {DEFAULT_MAX_CONSECUTIVE_FAILURES}; "
+        "0: never stop)",
+    )
     parser.add_argument(
         "--wait-lock",
         type=float,
@@ -255,6 +267,18 @@ def _summary(report: ExportReport, out: str) -> str:
             f"{os.path.join(location.shown(out), '_failures.jsonl')}; --resume tries them again (a pending one "
             "polls its RequestId where it stood)"
         )
+    if report.logins_not_tried:
+        lines.append(
+            f"not tried: {report.logins_not_tried} logins (a partition whose first logins all failed because the "
+            "service could not be reached stopped asking); listed as NotTried with the failures; --resume tries them"
+        )
+    if len(report.kinds) > 1:
+        # Kinds named apart: the logins above count each login once, whatever its kinds.
+        by_kind = (
+            f"{kind} {counts.get('fetched', 0):,}" + (f" ({counts['failed']:,} failed)" if counts.get("failed") else "")
+            for kind, counts in report.kinds.items()
+        )
+        lines.append("fetched by kind: " + ", ".join(by_kind))
     asked = {login for login, error in report.failed if isinstance(error, bf.ChallengeRequired)}
     if asked:
         # The one failure a rerun alone cannot fix: someone must answer (docs/export.md#logins-asked-a-question).
@@ -267,6 +291,25 @@ def _summary(report: ExportReport, out: str) -> str:
     stopped = " (interrupted: run again with --resume to go on)" if report.interrupted else ""
     lines.append(f"time: {report.elapsed:.1f} s{stopped}")
     return "\n".join(lines)
+
+
+def _outage_line(report: ExportReport, out: str) -> str:
+    """Exit status 5's one line: what failed, what was not tried, where they are listed, what to do."""
+    listed = os.path.join(location.shown(out), "_failures.jsonl")
+    tried = report.logins_failed
+    if report.logins_not_tried:
+        what = (
+            f"the first {tried} logins tried all failed ({report.outage}), so the run stopped asking: "
+            f"{report.logins_not_tried} of the {tried + report.logins_not_tried} logins not tried"
+        )
+    elif tried == 1:
+        what = f"the one login tried failed ({report.outage})"
+    else:
+        what = f"all {tried} logins tried failed ({report.outage})"
+    return (
+        f"error: the service could not be reached or refused the keys: {what}; nothing was written; listed in "
+        f"{listed}; check --base-url, the network and the keys, then --resume tries them"
+    )
 
 
 def _settle_process() -> None:
@@ -388,6 +431,7 @@ def run(args: argparse.Namespace) -> int:
             on_challenge=on_challenge,
             csv_formulas=args.csv_formulas,
             money=args.money,
+            max_consecutive_failures=args.max_consecutive_failures,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
@@ -414,8 +458,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if sandbox is not None:
             sandbox.close()
+    if report.outage is not None and not report.interrupted:
+        # One line, as for every status but 0 and 1: the summary would only repeat it.
+        print(_outage_line(report, args.out), file=sys.stderr)
+        return 5
     if not args.quiet:
         print(_summary(report, args.out))
     if report.interrupted:
         return 130
-    return 0 if report.logins_failed == 0 else 1
+    return 0 if report.logins_failed == 0 and report.logins_not_tried == 0 else 1

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.kinds import Kind
+from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker
 from bankfeed._export.state import read_state
 from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits
@@ -128,6 +129,8 @@ class _Partition:
     on_challenge: Any = None
     #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
     csv_formulas: str = "escape"
+    #: Failures in a row at the partition's start that stop it asking (``outage.py``).
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
 
     @property
     def prefix(self) -> str:
@@ -156,6 +159,9 @@ class _Done:
     written: int = 0
     rows: dict[str, int] = field(default_factory=dict)
     failures: list[tuple[Any, BaseException]] = field(default_factory=list)
+    #: What the partition's start looked like (``outage.py``), and the logins it did not ask for.
+    breaker: StartBreaker = field(default_factory=lambda: StartBreaker(0))
+    not_tried: int = 0
 
 
 class _StopWatch:
@@ -199,7 +205,8 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
     """Runs on a worker: the partition's logins not yet written by an earlier attempt, fetched and
     written a batch at a time."""
     stop = _StopWatch(task.stop)
-    done = _Done(task.kind.name, task.index)
+    done = _Done(task.kind.name, task.index, breaker=StartBreaker(task.max_consecutive_failures))
+    breaker = done.breaker
     if stop.requested():
         return done
     storage = Storage(task.out)
@@ -236,6 +243,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
         # The partition's bulk call; then, once, one for the logins resumed with a RequestId whose
         # session had expired meanwhile, started over (docs/export.md#resume).
         calls: list[tuple[list[Any], dict[str, str]]] = [(todo, request_ids)]
+        tried: set[Any] = set()
         while calls:
             logins, resume = calls.pop()
             expired: list[Any] = []
@@ -261,9 +269,20 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                         done.failures.append((login_id, result))
                     else:
                         writer.add(login_id, result, time.time_ns() // 1000)
+                    if breaker.armed:
+                        tried.add(login_id)
                     done.done += 1
                     if writer.due():
                         writer.commit()
+                    if breaker.observe(result):
+                        break  # the service is not there: the partition stops asking (outage.py)
+            if breaker.tripped:
+                error = breaker.not_tried()
+                for login in todo:
+                    if login not in tried:
+                        writer.fail(login if isinstance(login, str) else repr(login), error)
+                        done.not_tried += 1
+                break
             if expired and not stop.stopping:  # a driver's stop ends the partition here too
                 calls.append((expired, {}))
     finally:
@@ -296,6 +315,7 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     marker,
                     export.on_challenge,
                     export.csv_formulas,
+                    export.breaker.limit,
                 )
             )
     return tasks
@@ -341,7 +361,15 @@ def _drive(
     def take(future: distributed.Future[_Done]) -> None:
         done: _Done = future.result()
         taken.add(future.key)
-        export.absorb(done.done, done.written, done.rows, done.failures)
+        export.absorb(
+            done.done,
+            done.written,
+            done.rows,
+            done.failures,
+            kind=done.kind,
+            breaker=done.breaker,
+            not_tried=done.not_tried,
+        )
 
     try:
         # The loop named: the caller's client need not be the process's default one.

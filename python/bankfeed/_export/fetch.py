@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed import _native
-from bankfeed._export.kinds import KINDS, Kind, parse_what, schema, with_money
+from bankfeed._export.kinds import KINDS, Kind, did_you_mean, parse_what, schema, with_money
 from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:
@@ -44,7 +44,11 @@ def kind_of(kind: str, table: str, options: Mapping[str, Any]) -> Kind:
     else:
         (found,) = parse_what([kind])
     if not isinstance(table, str) or table not in KINDS[found.name]:
-        raise _config_error("table", f"must be one of {', '.join(KINDS[found.name])} for {found.name}, got {table!r}")
+        raise _config_error(
+            "table",
+            f"must be one of {', '.join(KINDS[found.name])} for {found.name}, got {table!r}"
+            + did_you_mean(table, KINDS[found.name]),
+        )
     return Kind(found.name, {**found.options, **options}, label=found.label)
 
 

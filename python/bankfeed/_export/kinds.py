@@ -8,6 +8,7 @@ results; every exported row starts with ``login_id``, ``request_id`` and ``fetch
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -21,7 +22,18 @@ from bankfeed.errors import ConfigError, _config_error
 if TYPE_CHECKING:
     import pyarrow
 
-__all__ = ["KINDS", "MONEY", "PROVENANCE", "Kind", "check_money", "check_what", "parse_what", "schema", "with_money"]
+__all__ = [
+    "KINDS",
+    "MONEY",
+    "PROVENANCE",
+    "Kind",
+    "check_money",
+    "check_what",
+    "did_you_mean",
+    "parse_what",
+    "schema",
+    "with_money",
+]
 
 #: The tables of each kind, in the order of the results' own tables.
 KINDS: dict[str, tuple[str, ...]] = {
@@ -36,6 +48,18 @@ PROVENANCE = ("login_id", "request_id", "fetched_at")
 
 #: The money types of a table (docs/tables.md#money): float64, or exact decimal128.
 MONEY = ("float", "decimal")
+
+
+def did_you_mean(given: object, names: Iterable[str]) -> str:
+    """`` (did you mean 'investments'?)`` when ``given`` is text close to one of ``names`` (a
+    singular, another case, a typo); empty otherwise."""
+    if not isinstance(given, str):
+        return ""
+    # Compared by their names before any ":<...>": "attribute" is near "attributes:<package>".
+    by_case = {name.split(":", 1)[0].lower(): name for name in names}
+    near = difflib.get_close_matches(given.strip().lower(), list(by_case), n=1, cutoff=0.6)
+    return f" (did you mean {by_case[near[0]]!r}?)" if near else ""
+
 
 #: ``days=`` as the command line and ``bf.export`` take it, to the service's value.
 _DAYS = {"90": "Days90", "365": "Days365", "days90": "Days90", "days365": "Days365"}
@@ -154,7 +178,9 @@ def parse_what(what: Iterable[object] | str, *, days: object = None) -> list[Kin
             kinds.append(_attributes(item))
         else:
             raise _config_error(
-                "what", f"must name investments, accounts or attributes:<package> (or <query.json>), got {item!r}"
+                "what",
+                f"must name investments, accounts or attributes:<package> (or <query.json>), got {item!r}"
+                + did_you_mean(item, ("investments", "accounts", "attributes:<package>")),
             )
     if not kinds:
         raise _config_error("what", "names no kind to export: investments, accounts or attributes:<package>")
@@ -222,9 +248,12 @@ def schema(kind: str, table: str, money: str = "float") -> pyarrow.Schema:
     # As bankfeed.dask.read and the export take it: "attributes:income" is of kind attributes.
     kind = kind.split(":", 1)[0]
     if kind not in KINDS:
-        raise _config_error("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+        raise _config_error("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}" + did_you_mean(kind, KINDS))
     if table not in KINDS[kind]:
-        raise _config_error("table", f"must be one of {', '.join(KINDS[kind])} for {kind}, got {table!r}")
+        raise _config_error(
+            "table",
+            f"must be one of {', '.join(KINDS[kind])} for {kind}, got {table!r}" + did_you_mean(table, KINDS[kind]),
+        )
     check_money(money)
     cls, payload = _EMPTY[kind]
     gathering = _Gathering(provenance=True)

@@ -15,6 +15,7 @@ import os
 import secrets
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from bankfeed._export.kinds import KINDS, Kind, check_money, check_what, parse_w
 from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
+from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker, check_max_consecutive_failures
 from bankfeed._export.progress import ExportProgress
 from bankfeed._export.state import (
     FAILURES,
@@ -71,6 +73,12 @@ class ExportReport:
     is true when Ctrl-C (or another stop) ended the run before every login was done; what was
     written until then is complete, and the manifest says so. ``out`` is the output directory as
     it is shown everywhere: a URL without its user, password and query (docs/export.md#where-it-writes).
+    ``outage`` says why the run wrote nothing when every login it tried failed because the service
+    could not be reached or refused the keys (the failures by class, ``"20 TransportError in
+    GenerateAuthorizeToken"``), None otherwise; ``logins_not_tried`` counts the logins it then did
+    not ask for, after ``max_consecutive_failures`` such failures in a row
+    (docs/export.md#an-unreachable-service). ``kinds`` counts, per kind, the logins this run
+    fetched (``"fetched"``: written or failed) and of those ``"failed"``.
 
     Example::
 
@@ -88,11 +96,15 @@ class ExportReport:
     logins_skipped: int
     elapsed: float
     interrupted: bool = False
+    logins_not_tried: int = 0
+    outage: str | None = None
+    #: Per kind, the logins this run fetched (written or failed) and of those failed.
+    kinds: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         """Whether every login asked for was written (none failed, and the run was not stopped)."""
-        return self.logins_failed == 0 and not self.interrupted
+        return self.logins_failed == 0 and self.logins_not_tried == 0 and not self.interrupted
 
     def _repr_html_(self) -> str:
         """The notebook view: the output, the counts, the rows per table, the failures by class."""
@@ -101,6 +113,8 @@ class ExportReport:
     def __repr__(self) -> str:
         rows = sum(self.written.values())
         state = ", interrupted" if self.interrupted else ""
+        if self.logins_not_tried:
+            state += f", logins_not_tried={self.logins_not_tried}"
         return (
             f"ExportReport(out={shown(self.out)!r}, logins_written={self.logins_written}, "
             f"logins_failed={self.logins_failed}, logins_skipped={self.logins_skipped}, rows={rows}, "
@@ -223,6 +237,15 @@ class _Export:
     #: How the tables hold money (docs/export.md#money): fixed by the export's first run; None
     #: until :meth:`plan` has read what earlier runs recorded.
     money: str | None = None
+    #: Stops the run when the service is not there (``outage.py``); the logins tried while it
+    #: counts (folded: at most ``max_consecutive_failures`` of them), and those then not tried.
+    breaker: StartBreaker = field(default_factory=lambda: StartBreaker(DEFAULT_MAX_CONSECUTIVE_FAILURES))
+    tried: set[str] = field(default_factory=set)
+    #: Per kind, the logins listed as not tried.
+    not_tried: Counter[str] = field(default_factory=Counter)
+    #: Logins done (written or failed) by this run, per kind: what the progress shows; and failed.
+    kind_done: Counter[str] = field(default_factory=Counter)
+    kind_failed: Counter[str] = field(default_factory=Counter)
 
     @classmethod
     def plan(
@@ -243,6 +266,7 @@ class _Export:
         on_challenge: object = None,
         csv_formulas: object = "escape",
         money: object = None,
+        max_consecutive_failures: object = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -256,6 +280,7 @@ class _Export:
         _check_count("batch_logins", batch_logins)
         _check_count("concurrency", concurrency)
         formulas = check_csv_formulas(csv_formulas)
+        breaker = StartBreaker(check_max_consecutive_failures(max_consecutive_failures))
         wait = _seconds("wait_lock", wait_lock)
         kinds = parse_what(what, days=days)
         check_what(kinds, client, on_challenge=on_challenge)
@@ -269,6 +294,7 @@ class _Export:
         )
         export.wait_lock = wait
         export.money = None if money is None else check_money(money)
+        export.breaker = breaker
         try:
             export._check_output(resume)
             # Not asked, and no earlier run of the export recorded one: the client's.
@@ -412,7 +438,8 @@ class _Export:
                 "out", f"cannot be written: {described(exc, self.storage.given)}: {self.storage.shown}"
             ) from None
         if self.show:
-            self.progress = ExportProgress(self.total)
+            kinds = {name: len(todo) for name, todo in self.todo.items()}
+            self.progress = ExportProgress(len(self.asked) - self.skipped_logins, kinds)
 
     def record(self, **ended: Any) -> dict[str, Any]:
         """This run's record (``state.write_run``): how it was asked, and ``ended`` once it ended."""
@@ -474,25 +501,79 @@ class _Export:
             writer.fail(login_id if isinstance(login_id, str) else repr(login_id), result)
             self.failures.append((login_id, result))
             self.failed += 1
+            self.kind_failed[writer.kind.name] += 1
         else:
             writer.add(login_id, result, time.time_ns() // 1000)
+        if self.breaker.armed:
+            self.tried.add(fold(login_id) if isinstance(login_id, str) else repr(login_id))
+        self.breaker.observe(result)
         self.done += 1
+        self.kind_done[writer.kind.name] += 1
         if self.progress is not None:
-            self.progress.update(self.done, self.failed, sum(w.gathered for w in self.writers.values()))
+            self.progress.update(self.kind_done, self.kind_failed, sum(w.gathered for w in self.writers.values()))
         return writer.due()
 
+    @property
+    def logins_not_tried(self) -> int:
+        """Logins the run asked nothing for once it stopped asking. In one process the logins it
+        tried are all known (it stops within the first ``max_consecutive_failures``); a cluster
+        run's partitions count per kind, and a login not tried in two kinds is counted once as
+        far as the counts tell (the kind with the most)."""
+        if not self.not_tried:
+            return 0
+        if self.tried:
+            return max(0, len(self.asked) - self.skipped_logins - len(self.tried))
+        return max(self.not_tried.values())
+
+    @property
+    def stopping(self) -> bool:
+        """Whether the run stops asking: the service is not there (``outage.py``)."""
+        return self.breaker.tripped
+
+    def leave_untried(self, kind: Kind) -> None:
+        """Lists, as not tried, the logins of ``kind`` and of the kinds after it that the run
+        did not ask for once it stopped asking; committed a batch at a time, as failures are."""
+        error = self.breaker.not_tried()
+        later = self.kinds[self.kinds.index(kind) :]
+        for each in later:
+            writer = self.writers.get(each.name) if each is kind else None
+            writer = writer or self.writer(each)
+            for login in self.todo[each.name]:
+                shown = login if isinstance(login, str) else repr(login)
+                if each is kind and (fold(login) if isinstance(login, str) else shown) in self.tried:
+                    continue
+                writer.fail(shown, error)
+                self.not_tried[each.name] += 1
+                if self.not_tried[each.name] % self.limits.logins == 0:
+                    writer.commit()
+            writer.commit()
+
     def absorb(
-        self, done: int, written: int, rows: Mapping[str, int], failures: list[tuple[Any, BaseException]]
+        self,
+        done: int,
+        written: int,
+        rows: Mapping[str, int],
+        failures: list[tuple[Any, BaseException]],
+        *,
+        kind: str = "",
+        breaker: StartBreaker | None = None,
+        not_tried: int = 0,
     ) -> None:
-        """Counts what a partition of a cluster run did: ``done`` logins, of which ``written``
-        were, ``rows`` per ``"kind/table"``, and the ``failures``."""
+        """Counts what a partition of a cluster run did: ``done`` logins of ``kind``, of which
+        ``written`` were, ``rows`` per ``"kind/table"``, the ``failures``, and what its
+        ``breaker`` saw and left ``not_tried``."""
         self.done += done
+        self.kind_done[kind] += done
+        self.kind_failed[kind] += len(failures)
         self.failed += len(failures)
         self.failures.extend(failures)
+        self.not_tried[kind] += not_tried
+        if breaker is not None:
+            self.breaker.merge(breaker)
         for name, count in rows.items():
             self.remote_rows[name] = self.remote_rows.get(name, 0) + count
         if self.progress is not None:
-            self.progress.update(self.done, self.failed, sum(self.remote_rows.values()))
+            self.progress.update(self.kind_done, self.kind_failed, sum(self.remote_rows.values()))
 
     def finish(self, interrupted: bool, repair: bool = True) -> ExportReport:
         """Writes the manifest and the failures; the report of this run. ``repair`` false: the
@@ -519,6 +600,7 @@ class _Export:
             logins_fetched=self.done,
             logins_failed=self.failed,
             interrupted=interrupted,
+            logins_not_tried=self.not_tried.total(),
         )
         write_run(self.storage, run)
         write_summary(
@@ -551,6 +633,12 @@ class _Export:
             logins_skipped=self.skipped_logins,
             elapsed=time.monotonic() - self.clock,
             interrupted=interrupted,
+            logins_not_tried=self.logins_not_tried,
+            outage=self.breaker.describe() if self.breaker.outage and not interrupted else None,
+            kinds={
+                kind.name: {"fetched": self.kind_done[kind.name], "failed": self.kind_failed[kind.name]}
+                for kind in self.kinds
+            },
         )
 
 
@@ -573,6 +661,7 @@ def export(
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
     money: str | None = None,
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -600,6 +689,13 @@ def export(
     Results are written a batch at a time: at ``batch_logins`` logins, or every 5 seconds,
     whichever comes first, so a kill loses at most that much. Ctrl-C stops the run after writing
     what was fetched, then raises ``KeyboardInterrupt``.
+
+    When the first ``max_consecutive_failures`` logins (20 by default; 0: never stop) all fail
+    because the service could not be reached or refused the keys (``TransportError``,
+    ``Unauthorized``, an answer that is not the service's, a refused token call), before any login
+    came through, the run stops asking: the logins left are listed in ``_failures.jsonl`` as
+    ``NotTried``, ``report.logins_not_tried`` counts them and ``report.outage`` says what failed
+    (docs/export.md#an-unreachable-service). On a cluster each partition stops so by itself.
 
     One run at a time writes ``out`` (docs/export.md#one-run-at-a-time): while another holds it,
     a ``ConfigError`` naming ``out`` and that run, at once or once ``wait_lock`` seconds have
@@ -650,6 +746,7 @@ def export(
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
         money=money,
+        max_consecutive_failures=max_consecutive_failures,
     )
 
 
@@ -673,6 +770,7 @@ def _run(
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
     money: str | None = None,
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -703,6 +801,7 @@ def _run(
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
         money=money,
+        max_consecutive_failures=max_consecutive_failures,
     )
     try:
         # The bulk calls' tables hold money as the export does.
@@ -733,13 +832,21 @@ def _write(
             writer = run.writer(kind)
             try:
                 for chunk, request_ids in run.chunks(kind):
+                    # Leaving the block when the run stops asking closes the call (outage.py).
                     with run.call(client, kind, chunk, request_ids) as results:
                         for login_id, result in results:
                             if run.take(writer, login_id, result):
                                 writer.commit()
+                            if run.stopping:
+                                break
+                    if run.stopping:
+                        break
             finally:
                 # What was gathered is complete: it is written, also when Ctrl-C ends the run.
                 writer.commit()
+            if run.stopping:
+                run.leave_untried(kind)
+                break
     except KeyboardInterrupt:
         report = run.finish(interrupted=True)
         if raise_interrupt:
@@ -769,6 +876,7 @@ async def aexport(
     on_challenge: AsyncChallengeHandler | None = None,
     csv_formulas: str = "escape",
     money: str | None = None,
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
     written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
@@ -801,6 +909,7 @@ async def aexport(
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
         money=money,
+        max_consecutive_failures=max_consecutive_failures,
     )
     try:
         return await _awrite(with_money(client, run.money), run)
@@ -825,8 +934,15 @@ async def _awrite(client: AsyncClient, run: _Export) -> ExportReport:
                         async for login_id, result in results:
                             if run.take(writer, login_id, result):
                                 await asyncio.to_thread(writer.commit)
+                            if run.stopping:
+                                break
+                    if run.stopping:
+                        break
             finally:
                 await asyncio.shield(asyncio.to_thread(writer.commit))
+            if run.stopping:
+                await asyncio.to_thread(run.leave_untried, kind)
+                break
     except BaseException:
         await asyncio.shield(asyncio.to_thread(run.finish, True))
         raise

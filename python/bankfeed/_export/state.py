@@ -320,7 +320,16 @@ def _same_logins(states: list[KindState]) -> bool:
 
 
 #: What the manifest shows of a run's record: the rest (each kind's options) is for a resume.
-_RUN_FIELDS = ("run", "started_at", "finished_at", "logins_asked", "logins_fetched", "logins_failed", "interrupted")
+_RUN_FIELDS = (
+    "run",
+    "started_at",
+    "finished_at",
+    "logins_asked",
+    "logins_fetched",
+    "logins_failed",
+    "logins_not_tried",
+    "interrupted",
+)
 
 
 def _shown_run(record: Mapping[str, Any]) -> dict[str, Any]:

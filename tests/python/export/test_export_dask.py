@@ -416,9 +416,10 @@ def test_read_builds_its_frame_from_the_schema_without_fetching(service: Service
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
-    # Nothing listens there: a fetch while building the frame would raise.
+    # Nothing listens there: a fetch while building the frame would raise. Lazy (once=False):
+    # by default the frame is persisted, fetched as it is read (test_dask_read_once.py).
     nowhere = bf.Client(f"http://127.0.0.1:{port}", service.customer_id, max_retries=0)
-    frame = bankfeed.dask.read(nowhere, service.login_ids, "investments", "positions", partition_size=15)
+    frame = bankfeed.dask.read(nowhere, service.login_ids, "investments", "positions", partition_size=15, once=False)
     assert frame.npartitions == 3
     assert list(frame.columns) == bf.schema("investments", "positions").names
     selected = frame[frame.quantity > 0][["login_id", "market_value"]]
@@ -438,7 +439,7 @@ def test_read_keeps_lists_and_dates_whatever_dask_does_with_text(service: Servic
     with client.investments_many(ids) as results:
         bulk = {login_id: result for login_id, result in results if isinstance(result, bf.Investments)}
     assert len(bulk) == len(ids)
-    securities = bankfeed.dask.read(client, ids, "investments", "securities").compute(scheduler="sync")
+    securities = bankfeed.dask.read(client, ids, "investments", "securities").compute()
     aliases = {alias for value in securities.aliases for alias in value}
     assert aliases == {
         alias
@@ -446,7 +447,7 @@ def test_read_keeps_lists_and_dates_whatever_dask_does_with_text(service: Servic
         for value in result.securities.to_arrow().column("aliases").to_pylist()
         for alias in value
     }
-    transactions = bankfeed.dask.read(client, ids, "investments", "transactions").compute(scheduler="sync")
+    transactions = bankfeed.dask.read(client, ids, "investments", "transactions").compute()
     assert str(transactions.date.dtype).startswith("datetime64")
     expected = pyarrow.concat_tables(result.transactions.to_arrow() for result in bulk.values()).to_pandas(
         date_as_object=False
@@ -545,9 +546,13 @@ def test_keys_are_in_no_task_key_task_name_or_log_of_the_cluster(
     wrong_query = ("attributes", {"attributes": {"Card": ["balance_min"]}, "filters": 12})
     with pytest.raises(bf.ConfigError, match="filters"):
         bf.export(client, service.login_ids[:2], tmp_path / "wrong", what=[wrong_query], scheduler=dask_client)
-    frame = bankfeed.dask.read(client, [service.login_ids[0], BAD], "investments", "positions")
+    # Lazy, so that the failed partition runs as the computation's own task, which the worker
+    # logs with its repr; a persisted read (the default) runs the same tasks.
+    frame = bankfeed.dask.read(client, [service.login_ids[0], BAD], "investments", "positions", once=False)
     with pytest.raises(bf.ConfigError):
         dask_client.compute(frame).result()
+    persisted = bankfeed.dask.read(client, service.login_ids[:2], "investments", "positions")
+    assert len(dask_client.compute(persisted).result()) > 0
     graph = [repr(key) for key in frame.__dask_graph__()] + [repr(frame), frame._name]
 
     def scheduler_view(dask_scheduler: Any) -> list[str]:

@@ -148,3 +148,46 @@ def test_map_in_arrow_and_read_give_the_exported_rows(spark: Any, keyed: bf.Sand
     assert transactions.count() == pyarrow.dataset.dataset(exported / "accounts" / "transactions").count_rows()
     by_login = {row["login_id"] for row in transactions.select("login_id").distinct().collect()}
     assert by_login == set(keyed.login_ids)
+
+
+# --- Fetched once -----------------------------------------------------------------------------------
+
+
+def authorizes(sb: bf.Sandbox) -> Counter[str]:
+    """The Authorize requests of the sandbox's log, per LoginId: one per login's flow."""
+    return Counter(request["body"]["LoginId"] for request in sb.requests if request["path"].endswith("/Authorize"))
+
+
+@pytest.mark.parametrize("land", [False, True], ids=["checkpointed", "landed"])
+def test_read_fetches_each_login_once_however_many_actions_follow(spark: Any, tmp_path: Path, land: bool) -> None:
+    with bf.Sandbox(logins=LOGINS, api_key=API_KEY, secret_key=SECRET_KEY) as sb:
+        positions = bankfeed.spark.read(
+            spark,
+            client_of(sb),
+            sb.login_ids,
+            "investments",
+            "positions",
+            partitions=2,
+            land=str(tmp_path / "landed") if land else None,
+        )
+        assert authorizes(sb) == dict.fromkeys(sb.login_ids, 1), "fetched once, when read"
+        count = positions.count()
+        by_login = positions.groupBy("login_id").count().collect()
+        positions.write.parquet(str(tmp_path / "written"))
+        assert authorizes(sb) == dict.fromkeys(sb.login_ids, 1), "no action fetched again"
+    assert count == sum(row["count"] for row in by_login) > 0
+    assert {row["login_id"] for row in by_login} == set(sb.login_ids)
+    assert pyarrow.dataset.dataset(tmp_path / "written").count_rows() == count
+    assert positions.schema == bankfeed.spark.schema("investments", "positions")
+
+
+def test_a_lazy_read_is_asked_for_by_name(spark: Any) -> None:
+    with bf.Sandbox(logins=2, api_key=API_KEY, secret_key=SECRET_KEY) as sb:
+        lazy = bankfeed.spark.read(spark, client_of(sb), sb.login_ids, "investments", "accounts", once=False)
+        assert not authorizes(sb), "nothing fetched before an action"
+        lazy.count()
+        lazy.count()
+        assert authorizes(sb) == dict.fromkeys(sb.login_ids, 2), "each action fetched again"
+        with pytest.raises(bf.ConfigError) as both:
+            bankfeed.spark.read(spark, client_of(sb), sb.login_ids, "investments", "accounts", once=False, land="x")
+    assert both.value.field == "land"

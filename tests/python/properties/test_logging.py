@@ -300,7 +300,27 @@ def test_a_data_call_that_times_out_is_logged_with_its_session_request_id() -> N
             client.investments(sb.login_ids[0])
     assert info.value.request_id is not None
     [given_up] = [r.getMessage() for r in records if r.name == "bankfeed.http"]
-    assert "retries exhausted after 2 attempts" in given_up and f"(RequestId {info.value.request_id})" in given_up
+    assert "retries exhausted after 2 attempts" in given_up
+    # The login beside it, shortened as the views shorten a LoginId.
+    assert f"(RequestId {info.value.request_id}, login \u2026{sb.login_ids[0][-4:]})" in given_up
+
+
+def test_the_warnings_of_a_bulk_call_name_each_login_beside_the_request_id() -> None:
+    """A bulk call's warnings come from many logins at once: each names its own, shortened as the
+    views show a LoginId (``short_login_id``), so that a log can be read against the failures."""
+    from bankfeed._views import short_login_id
+
+    with bf.Sandbox(logins=3, pending_polls=50) as sb:
+        sb.inject({"kind": "status", "status": 503, "operation": "Investments", "times": 1})
+        client = sb.client(poll_interval=0.01, poll_timeout=0.2, max_retries=0)
+        with captured(logging.WARNING) as records, client.investments_many(sb.login_ids) as results:
+            failed = {login: error for login, error in results if isinstance(error, BaseException)}
+    assert set(failed) == set(sb.login_ids), failed
+    warnings = [r.getMessage() for r in records if r.name in ("bankfeed.http", "bankfeed.poll")]
+    assert len(warnings) == 3, warnings
+    for login, error in failed.items():
+        [line] = [line for line in warnings if f", login {short_login_id(login)})" in line]
+        assert f"(RequestId {getattr(error, 'request_id', None)}, login {short_login_id(login)})" in line, line
 
 
 #: A pending timeout, then a refused connection (a warning each), in a process whose application
