@@ -13,7 +13,10 @@
 //!
 //! The call also keeps the secrets it sent (its client's keys, the tokens it minted, the
 //! credentials and answers of its requests): every error leaves [`Call::run`] with them masked in
-//! what the server said (src/masking.rs, docs/errors.md#secrets-a-server-repeats).
+//! what the server said (src/masking.rs, docs/errors.md#secrets-a-server-repeats). A later call
+//! of the same login (a challenge's answer, a data call through a session) carries the secrets of
+//! the calls before it ([`Call::carry`]), and each login's call of a bulk call shares what every
+//! other one sent ([`Call::sharing`]).
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -24,7 +27,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::events;
-use crate::masking::SentSecrets;
+use crate::masking::{SentSecrets, SharedSecrets};
 use crate::secret::Secret;
 
 /// Why a pending operation ended when the `deadline` option ended it.
@@ -48,6 +51,8 @@ pub struct Call {
     progress: Mutex<Progress>,
     /// What the call sent that is a secret, masked in every error and log line of the call.
     sent: Mutex<SentSecrets>,
+    /// What every call of the same bulk call sent, when this call is one of a bulk call's.
+    shared: Option<SharedSecrets>,
 }
 
 /// What the call is doing, for the error when its deadline runs out.
@@ -80,18 +85,40 @@ impl Call {
             closed,
             progress: Mutex::new(Progress { operation: name, pending: None, request_id: None }),
             sent: Mutex::new(SentSecrets::default()),
+            shared: None,
         }
+    }
+
+    /// This call, as one of the calls sharing `shared` (the logins of one bulk call): what it
+    /// sends is recorded there too, and its errors mask what every one of them sent.
+    pub(crate) fn sharing(mut self, shared: Option<SharedSecrets>) -> Self {
+        self.shared = shared;
+        self
     }
 
     /// Records that the call sends `secret` (a key, a token, a password, an answer): wherever the
     /// call keeps or shows what the server said, `secret` is masked.
     pub(crate) fn sent(&self, secret: &Secret) {
         self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).add(secret);
+        if let Some(shared) = &self.shared {
+            shared.add(secret);
+        }
     }
 
-    /// The secrets the call has sent so far, to mask a server's text with.
+    /// Records the secrets the earlier calls of the same login sent (those a challenge or a
+    /// session keeps from the call that made it): a server may repeat them in this call's errors.
+    pub(crate) fn carry(&self, earlier: &SentSecrets) {
+        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(earlier);
+    }
+
+    /// The secrets the call has sent so far, those it carries, and those the other calls of its
+    /// bulk call have sent so far: what a server's text is masked with.
     pub(crate) fn secrets(&self) -> SentSecrets {
-        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        let mut secrets = self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        if let Some(shared) = &self.shared {
+            secrets.extend(&shared.snapshot());
+        }
+        secrets
     }
 
     /// The call's name.

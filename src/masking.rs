@@ -7,6 +7,7 @@
 //! forms is found and replaced by [`MASK`].
 
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
@@ -44,7 +45,18 @@ impl fmt::Debug for SentSecrets {
 impl SentSecrets {
     /// Records `secret`, unless it is too short to mask or already known.
     pub(crate) fn add(&mut self, secret: &Secret) {
-        let chars: Vec<char> = secret.expose().chars().collect();
+        self.add_chars(secret.expose().chars().collect());
+    }
+
+    /// Records every secret of `earlier` too: what the earlier calls of the same login sent
+    /// (docs/errors.md#secrets-a-server-repeats).
+    pub(crate) fn extend(&mut self, earlier: &SentSecrets) {
+        for secret in &earlier.secrets {
+            self.add_chars(secret.clone());
+        }
+    }
+
+    fn add_chars(&mut self, chars: Vec<char>) {
         if chars.len() < SHORTEST_MASKED || self.secrets.iter().any(|known| same_chars(known, &chars)) {
             return;
         }
@@ -245,6 +257,23 @@ impl SentSecrets {
         } else {
             Found::No
         }
+    }
+}
+
+/// The secrets every call of one bulk call sent, shared by those calls: a server that mixes up
+/// two logins may repeat in one login's error the token minted for another
+/// (docs/errors.md#secrets-a-server-repeats). Its Debug, as [`SentSecrets`]'s, shows a count.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SharedSecrets(Arc<Mutex<SentSecrets>>);
+
+impl SharedSecrets {
+    pub(crate) fn add(&self, secret: &Secret) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).add(secret);
+    }
+
+    /// The secrets recorded so far.
+    pub(crate) fn snapshot(&self) -> SentSecrets {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 }
 
@@ -574,5 +603,17 @@ mod tests {
     #[test]
     fn debug_shows_how_many_never_which() {
         assert_eq!(format!("{:?}", sent(&["hunter2"])), "SentSecrets(1 values, ***)");
+        let shared = SharedSecrets::default();
+        shared.add(&Secret::new("hunter2"));
+        let shown = format!("{shared:?}");
+        assert!(shown.contains("SentSecrets(1 values, ***)") && !shown.contains("hunter2"), "{shown}");
+    }
+
+    #[test]
+    fn earlier_secrets_are_added_once_and_masked_whole() {
+        let mut later = sent(&["answer-42"]);
+        later.extend(&sent(&["hunter2", "ANSWER-42", "hunter2-pw"]));
+        assert_eq!(format!("{later:?}"), "SentSecrets(3 values, ***)");
+        assert_eq!(later.text("hunter2-pw, answer-42, hunter2"), "***, ***, ***");
     }
 }
