@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.writer import JOURNAL, part_name
 from bankfeed.errors import ConfigError, _config_error
@@ -65,6 +66,7 @@ FLAG_OR_NULL: _Type = (_or_null(lambda value: isinstance(value, bool)), "true, f
 OBJECT: _Type = (lambda value: isinstance(value, dict), "an object")
 LIST: _Type = (lambda value: isinstance(value, list), "a list")
 FORMAT_OR_NULL: _Type = (lambda value: value is None or value in _FORMATS, '"parquet", "csv" or null')
+CSV_FORMULAS_OR_NULL: _Type = (lambda value: value is None or value in CSV_FORMULAS, '"escape", "raw" or null')
 
 
 def _shown(value: object) -> str:
@@ -232,6 +234,7 @@ def run_record(out: str, name: str, text: str) -> dict[str, Any]:
     for key, kind in _RUN_FIELDS.items():
         file.get(record, key, kind, optional=True)
     file.get(record, "format", FORMAT_OR_NULL, optional=True)
+    file.get(record, "csv_formulas", CSV_FORMULAS_OR_NULL, optional=True)
     _kinds(file, file.get(record, "kinds", OBJECT, optional=True) or {}, "kinds")
     return record
 
