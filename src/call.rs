@@ -114,11 +114,16 @@ impl Call {
     /// The secrets the call has sent so far, those it carries, and those the other calls of its
     /// bulk call have sent so far: what a server's text is masked with.
     pub(crate) fn secrets(&self) -> SentSecrets {
-        let mut secrets = self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        if let Some(shared) = &self.shared {
-            secrets.extend(&shared.snapshot());
+        let own = self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &self.shared {
+            // The bulk call's many, with the call's own few added (not the other way round).
+            Some(shared) => {
+                let mut secrets = shared.snapshot();
+                secrets.extend(&own);
+                secrets
+            }
+            None => own.clone(),
         }
-        secrets
     }
 
     /// The call's name.

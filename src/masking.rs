@@ -6,6 +6,7 @@
 //! as it came, or escaped the way JSON, a URL or HTML escapes it, in any letter case: each of those
 //! forms is found and replaced by [`MASK`].
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -31,41 +32,52 @@ const CUT: char = '…';
 /// The secrets a call sent, and the masking of a server's text with them.
 #[derive(Clone, Default)]
 pub(crate) struct SentSecrets {
-    /// Each as characters, longest first, so that a secret holding another is masked whole.
-    secrets: Vec<Vec<char>>,
+    /// Each secret as characters, by the lower case of its first character, longest first in
+    /// each list, so that a secret holding another is masked whole. A place of a text is searched
+    /// only for the secrets that can start there: a bulk call's calls share thousands of tokens,
+    /// and searching each at every place would run out of [`STEPS`] (masking whole texts).
+    by_start: HashMap<char, Vec<Arc<[char]>>>,
+    /// Each secret in lower case: whether a text is a secret, and whether one is known already,
+    /// told at once.
+    known: HashSet<Arc<str>>,
 }
 
 /// How many, never which.
 impl fmt::Debug for SentSecrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SentSecrets({} values, ***)", self.secrets.len())
+        write!(f, "SentSecrets({} values, ***)", self.known.len())
     }
 }
 
 impl SentSecrets {
     /// Records `secret`, unless it is too short to mask or already known.
     pub(crate) fn add(&mut self, secret: &Secret) {
-        self.add_chars(secret.expose().chars().collect());
+        let chars: Vec<char> = secret.expose().chars().collect();
+        self.add_chars(&Arc::from(chars));
     }
 
     /// Records every secret of `earlier` too: what the earlier calls of the same login sent
     /// (docs/errors.md#secrets-a-server-repeats).
     pub(crate) fn extend(&mut self, earlier: &SentSecrets) {
-        for secret in &earlier.secrets {
-            self.add_chars(secret.clone());
+        for secret in earlier.by_start.values().flatten() {
+            self.add_chars(secret);
         }
     }
 
-    fn add_chars(&mut self, chars: Vec<char>) {
-        if chars.len() < SHORTEST_MASKED || self.secrets.iter().any(|known| same_chars(known, &chars)) {
+    fn add_chars(&mut self, chars: &Arc<[char]>) {
+        let Some(&first) = chars.first() else { return };
+        let folded = folded(chars);
+        if chars.len() < SHORTEST_MASKED || self.known.contains(folded.as_str()) {
             return;
         }
-        let at = self.secrets.iter().position(|known| known.len() < chars.len()).unwrap_or(self.secrets.len());
-        self.secrets.insert(at, chars);
+        let starting = self.by_start.entry(start_key(first)).or_default();
+        let at = starting.iter().position(|known| known.len() < chars.len()).unwrap_or(starting.len());
+        starting.insert(at, Arc::clone(chars));
+        self.known.insert(Arc::from(folded));
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.secrets.is_empty()
+        self.known.is_empty()
     }
 
     /// `text` with every secret masked, in any of its forms; a text cut short (ending with `…`)
@@ -239,23 +251,38 @@ impl SentSecrets {
     /// Whether `text` is one of the secrets, as a whole (letter case aside).
     fn is_secret(&self, text: &str) -> bool {
         let chars: Vec<char> = text.chars().collect();
-        self.secrets.iter().any(|secret| same_chars(secret, &chars))
+        self.known.contains(folded(&chars).as_str())
     }
 
-    /// The longest secret found at the start of `rest`.
+    /// The longest secret found at the start of `rest`: among those whose first character is one
+    /// that the start of `rest` may stand for ([`forms`]).
     fn found_at(&self, rest: &str, search: &mut Search) -> Found {
-        let mut cut_short = false;
-        for secret in &self.secrets {
-            match search.found(rest, 0, secret) {
-                whole @ Found::Whole(_) => return whole,
-                Found::CutShort => cut_short = true,
-                Found::No => {}
+        // An escape cut at the end of the text may stand for the start of any secret.
+        let mut cut_short = unfinished_escape(rest);
+        let mut starts: Vec<char> = forms(rest).into_iter().map(|(c, _)| start_key(c)).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        // The longest found: its length in characters, and in bytes of `rest`.
+        let mut longest: Option<(usize, usize)> = None;
+        for starting in starts.iter().filter_map(|start| self.by_start.get(start)) {
+            for secret in starting {
+                if longest.is_some_and(|(length, _)| length >= secret.len()) {
+                    break; // the rest of the list is shorter still
+                }
+                match search.found(rest, 0, secret) {
+                    Found::Whole(bytes) => {
+                        longest = Some((secret.len(), bytes));
+                        break;
+                    }
+                    Found::CutShort => cut_short = true,
+                    Found::No => {}
+                }
             }
         }
-        if cut_short {
-            Found::CutShort
-        } else {
-            Found::No
+        match longest {
+            Some((_, bytes)) => Found::Whole(bytes),
+            None if cut_short => Found::CutShort,
+            None => Found::No,
         }
     }
 }
@@ -326,8 +353,14 @@ fn same(a: char, b: char) -> bool {
     a == b || a.to_lowercase().eq(b.to_lowercase())
 }
 
-fn same_chars(a: &[char], b: &[char]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(&a, &b)| same(a, b))
+/// `chars` in lower case, as [`same`] compares them: what tells one secret from another.
+fn folded(chars: &[char]) -> String {
+    chars.iter().flat_map(|c| c.to_lowercase()).collect()
+}
+
+/// The key of the secrets a character may start: the first of its lower case.
+fn start_key(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
 }
 
 /// Each character the start of `rest` may stand for, and its length in bytes: the character
@@ -607,6 +640,24 @@ mod tests {
         shared.add(&Secret::new("hunter2"));
         let shown = format!("{shared:?}");
         assert!(shown.contains("SentSecrets(1 values, ***)") && !shown.contains("hunter2"), "{shown}");
+    }
+
+    #[test]
+    fn thousands_of_tokens_mask_only_themselves() {
+        // A bulk call of 20,000 logins shares a token of each: a long text is searched for them
+        // within the steps a search may take, and only what is a secret is masked.
+        let mut tokens = SentSecrets::default();
+        let minted: Vec<String> =
+            (0..20_000_u32).map(|n| format!("{n:08x}-9a4f-4e7b-5d21-{:012x}", u64::from(n) * 7919)).collect();
+        for token in &minted {
+            tokens.add(&Secret::new(token.clone()));
+        }
+        let prose = "refused: the service could not read the request, check its fields 0123 abcdef. ".repeat(12);
+        let text = format!("{prose}token {} ({}) {prose}", minted[12_345], minted[7].to_uppercase());
+        let started = std::time::Instant::now();
+        assert_eq!(tokens.text(&text), format!("{prose}token *** (***) {prose}"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+        assert_eq!(format!("{tokens:?}"), "SentSecrets(20000 values, ***)");
     }
 
     #[test]
