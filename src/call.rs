@@ -112,18 +112,16 @@ impl Call {
     }
 
     /// The secrets the call has sent so far, those it carries, and those the other calls of its
-    /// bulk call have sent so far: what a server's text is masked with.
+    /// bulk call have sent (read as each text is masked): what a server's text is masked with.
     pub(crate) fn secrets(&self) -> SentSecrets {
-        let own = self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match &self.shared {
-            // The bulk call's many, with the call's own few added (not the other way round).
-            Some(shared) => {
-                let mut secrets = shared.snapshot();
-                secrets.extend(&own);
-                secrets
-            }
-            None => own.clone(),
-        }
+        self.own_secrets().sharing(self.shared.clone())
+    }
+
+    /// The secrets of the call's login: those it has sent so far and those it carries, without
+    /// the other logins' of its bulk call. What a challenge or a session it made keeps for the
+    /// login's next call.
+    pub(crate) fn own_secrets(&self) -> SentSecrets {
+        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// The call's name.

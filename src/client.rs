@@ -155,7 +155,7 @@ impl Client {
         let reply = self.http()?.send(&http_request, call).await?;
         // The step keeps what the login's calls sent so far, for the call that answers it or
         // fetches through its session.
-        Ok(parse_step(reply, request.login_id())?.sent_before(call.secrets()))
+        Ok(parse_step(reply, request.login_id())?.sent_before(call.own_secrets()))
     }
 
     /// Answers the challenges of `challenge`, after checking every answer rule.
@@ -167,7 +167,7 @@ impl Client {
         let step = match self.authorize(call, request).await {
             Err(Error::Api(error)) if error.keeps_challenge_open() => {
                 // The challenge handed back for another try keeps the refused answers too.
-                let challenge = Challenge { sent: call.secrets(), ..challenge.clone() };
+                let challenge = Challenge { sent: call.own_secrets(), ..challenge.clone() };
                 return Err(Error::AnswerRefused { error, challenge: Box::new(challenge) });
             }
             step => step?,

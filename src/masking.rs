@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
@@ -29,9 +29,9 @@ const STEPS: u32 = 4_000_000;
 /// The cut mark [`crate::shown::snippet`] ends a cut text with: a secret cut there is masked.
 const CUT: char = '…';
 
-/// The secrets a call sent, and the masking of a server's text with them.
+/// A set of secrets, kept by where they may start.
 #[derive(Clone, Default)]
-pub(crate) struct SentSecrets {
+struct Secrets {
     /// Each secret as characters, by the lower case of its first character, longest first in
     /// each list, so that a secret holding another is masked whole. A place of a text is searched
     /// only for the secrets that can start there: a bulk call's calls share thousands of tokens,
@@ -43,28 +43,15 @@ pub(crate) struct SentSecrets {
 }
 
 /// How many, never which.
-impl fmt::Debug for SentSecrets {
+impl fmt::Debug for Secrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SentSecrets({} values, ***)", self.known.len())
+        write!(f, "{} values, ***", self.known.len())
     }
 }
 
-impl SentSecrets {
-    /// Records `secret`, unless it is too short to mask or already known.
-    pub(crate) fn add(&mut self, secret: &Secret) {
-        let chars: Vec<char> = secret.expose().chars().collect();
-        self.add_chars(&Arc::from(chars));
-    }
-
-    /// Records every secret of `earlier` too: what the earlier calls of the same login sent
-    /// (docs/errors.md#secrets-a-server-repeats).
-    pub(crate) fn extend(&mut self, earlier: &SentSecrets) {
-        for secret in earlier.by_start.values().flatten() {
-            self.add_chars(secret);
-        }
-    }
-
-    fn add_chars(&mut self, chars: &Arc<[char]>) {
+impl Secrets {
+    /// Records `chars`, unless it is too short to mask or already known.
+    fn add(&mut self, chars: &Arc<[char]>) {
         let Some(&first) = chars.first() else { return };
         let folded = folded(chars);
         if chars.len() < SHORTEST_MASKED || self.known.contains(folded.as_str()) {
@@ -76,55 +63,76 @@ impl SentSecrets {
         self.known.insert(Arc::from(folded));
     }
 
+    fn all(&self) -> impl Iterator<Item = &Arc<[char]>> {
+        self.by_start.values().flatten()
+    }
+
+    fn len(&self) -> usize {
+        self.known.len()
+    }
+
+    /// The secrets that start with a character of lower case `start`, longest first.
+    fn starting(&self, start: char) -> &[Arc<[char]>] {
+        self.by_start.get(&start).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The secrets a call sent, and the masking of a server's text with them: its own (those it
+/// sent, and those it carries from its login's earlier calls), and, in a bulk call, those every
+/// login's call sent ([`SharedSecrets`]), read where they are rather than copied.
+#[derive(Clone, Default)]
+pub(crate) struct SentSecrets {
+    own: Secrets,
+    shared: Option<SharedSecrets>,
+}
+
+/// How many, never which.
+impl fmt::Debug for SentSecrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shared = self.shared.as_ref().map_or(0, |shared| shared.read().len());
+        write!(f, "SentSecrets({} values, ***)", self.own.len() + shared)
+    }
+}
+
+impl SentSecrets {
+    /// Records `secret`, unless it is too short to mask or already known.
+    pub(crate) fn add(&mut self, secret: &Secret) {
+        self.own.add(&chars_of(secret));
+    }
+
+    /// Records every secret of `earlier` too: what the earlier calls of the same login sent
+    /// (docs/errors.md#secrets-a-server-repeats).
+    pub(crate) fn extend(&mut self, earlier: &SentSecrets) {
+        for secret in earlier.own.all() {
+            self.own.add(secret);
+        }
+        if let Some(shared) = &earlier.shared {
+            for secret in shared.read().all() {
+                self.own.add(secret);
+            }
+        }
+    }
+
+    /// These secrets, and those of `shared` (a bulk call's), read as each text is masked.
+    pub(crate) fn sharing(mut self, shared: Option<SharedSecrets>) -> Self {
+        self.shared = shared;
+        self
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.known.is_empty()
+        self.own.len() == 0 && self.shared.as_ref().is_none_or(|shared| shared.read().len() == 0)
+    }
+
+    /// Runs `with` on every secret: the shared ones under their lock, held for one text.
+    fn layers<R>(&self, with: impl FnOnce(&Layers<'_>) -> R) -> R {
+        let shared = self.shared.as_ref().map(SharedSecrets::read);
+        with(&Layers { own: &self.own, shared: shared.as_deref() })
     }
 
     /// `text` with every secret masked, in any of its forms; a text cut short (ending with `…`)
     /// also loses a secret cut there.
     pub(crate) fn text(&self, text: &str) -> String {
-        if self.is_empty() {
-            return text.to_owned();
-        }
-        let (body, cut) = match text.strip_suffix(CUT) {
-            Some(body) => (body, true),
-            None => (text, false),
-        };
-        let mut search = Search { steps: STEPS };
-        let mut masked = String::with_capacity(text.len());
-        let mut at = 0;
-        while let Some(rest) = body.get(at..).filter(|rest| !rest.is_empty()) {
-            // A GUID (a RequestId, a LoginId) is kept whole unless it is a secret itself (a token):
-            // a short answer that happens to be some of its hex digits must not break it.
-            if let Some(guid) = guid_at(body, at) {
-                masked.push_str(if self.is_secret(guid) { MASK } else { guid });
-                at += guid.len();
-                continue;
-            }
-            match self.found_at(rest, &mut search) {
-                Found::Whole(length) => {
-                    masked.push_str(MASK);
-                    at += length;
-                }
-                Found::CutShort if cut => {
-                    masked.push_str(MASK);
-                    at = body.len();
-                }
-                Found::CutShort | Found::No => {
-                    let Some(c) = rest.chars().next() else { break };
-                    masked.push(c);
-                    at += c.len_utf8();
-                }
-            }
-            if search.steps == 0 {
-                MASK.clone_into(&mut masked);
-                break;
-            }
-        }
-        if cut {
-            masked.push(CUT);
-        }
-        masked
+        self.layers(|layers| layers.text(text))
     }
 
     /// An identifier the server chose (a RequestId, a code it does not know): masked whole when
@@ -250,8 +258,72 @@ impl SentSecrets {
 
     /// Whether `text` is one of the secrets, as a whole (letter case aside).
     fn is_secret(&self, text: &str) -> bool {
+        self.layers(|layers| layers.is_secret(text))
+    }
+}
+
+/// Every secret of a [`SentSecrets`], the shared ones read under their lock.
+struct Layers<'a> {
+    own: &'a Secrets,
+    shared: Option<&'a Secrets>,
+}
+
+impl Layers<'_> {
+    fn each(&self) -> impl Iterator<Item = &Secrets> {
+        std::iter::once(self.own).chain(self.shared)
+    }
+
+    /// `text` with every secret masked (see [`SentSecrets::text`]).
+    fn text(&self, text: &str) -> String {
+        if self.each().all(|secrets| secrets.len() == 0) {
+            return text.to_owned();
+        }
+        let (body, cut) = match text.strip_suffix(CUT) {
+            Some(body) => (body, true),
+            None => (text, false),
+        };
+        let mut search = Search { steps: STEPS };
+        let mut masked = String::with_capacity(text.len());
+        let mut at = 0;
+        while let Some(rest) = body.get(at..).filter(|rest| !rest.is_empty()) {
+            // A GUID (a RequestId, a LoginId) is kept whole unless it is a secret itself (a token):
+            // a short answer that happens to be some of its hex digits must not break it.
+            if let Some(guid) = guid_at(body, at) {
+                masked.push_str(if self.is_secret(guid) { MASK } else { guid });
+                at += guid.len();
+                continue;
+            }
+            match self.found_at(rest, &mut search) {
+                Found::Whole(length) => {
+                    masked.push_str(MASK);
+                    at += length;
+                }
+                Found::CutShort if cut => {
+                    masked.push_str(MASK);
+                    at = body.len();
+                }
+                Found::CutShort | Found::No => {
+                    let Some(c) = rest.chars().next() else { break };
+                    masked.push(c);
+                    at += c.len_utf8();
+                }
+            }
+            if search.steps == 0 {
+                MASK.clone_into(&mut masked);
+                break;
+            }
+        }
+        if cut {
+            masked.push(CUT);
+        }
+        masked
+    }
+
+    /// Whether `text` is one of the secrets, as a whole (letter case aside).
+    fn is_secret(&self, text: &str) -> bool {
         let chars: Vec<char> = text.chars().collect();
-        self.known.contains(folded(&chars).as_str())
+        let folded = folded(&chars);
+        self.each().any(|secrets| secrets.known.contains(folded.as_str()))
     }
 
     /// The longest secret found at the start of `rest`: among those whose first character is one
@@ -264,7 +336,7 @@ impl SentSecrets {
         starts.dedup();
         // The longest found: its length in characters, and in bytes of `rest`.
         let mut longest: Option<(usize, usize)> = None;
-        for starting in starts.iter().filter_map(|start| self.by_start.get(start)) {
+        for starting in starts.iter().flat_map(|&start| self.each().map(move |secrets| secrets.starting(start))) {
             for secret in starting {
                 if longest.is_some_and(|(length, _)| length >= secret.len()) {
                     break; // the rest of the list is shorter still
@@ -291,17 +363,20 @@ impl SentSecrets {
 /// two logins may repeat in one login's error the token minted for another
 /// (docs/errors.md#secrets-a-server-repeats). Its Debug, as [`SentSecrets`]'s, shows a count.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct SharedSecrets(Arc<Mutex<SentSecrets>>);
+pub(crate) struct SharedSecrets(Arc<Mutex<Secrets>>);
 
 impl SharedSecrets {
     pub(crate) fn add(&self, secret: &Secret) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).add(secret);
+        self.read().add(&chars_of(secret));
     }
 
-    /// The secrets recorded so far.
-    pub(crate) fn snapshot(&self) -> SentSecrets {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    fn read(&self) -> MutexGuard<'_, Secrets> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+fn chars_of(secret: &Secret) -> Arc<[char]> {
+    secret.expose().chars().collect()
 }
 
 /// What the search of a secret at a place of a text found.
@@ -639,7 +714,10 @@ mod tests {
         let shared = SharedSecrets::default();
         shared.add(&Secret::new("hunter2"));
         let shown = format!("{shared:?}");
-        assert!(shown.contains("SentSecrets(1 values, ***)") && !shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("1 values, ***") && !shown.contains("hunter2"), "{shown}");
+        let both = sent(&["answer-42"]).sharing(Some(shared));
+        assert_eq!(format!("{both:?}"), "SentSecrets(2 values, ***)");
+        assert_eq!(both.text("hunter2 answer-42"), "*** ***");
     }
 
     #[test]

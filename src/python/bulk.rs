@@ -24,6 +24,7 @@ use crate::authorize::ChallengeHandler;
 use crate::bulk::{check_concurrency, run_many};
 use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::error::Error;
+use crate::masking::SentSecrets;
 use crate::ops::Target;
 use crate::sync::lock;
 use crate::Client;
@@ -116,9 +117,15 @@ where
                 // (`Feed::settle`).
                 Err(error @ Error::Closed { .. }) => return Err(error),
                 // Masked again as it is handed out, with what the logins that ran since sent.
-                Err(error) => {
-                    Box::new(move |py| exception(py, shared.snapshot().error(error), &client, flavor, Some(call)))
-                }
+                Err(error) => Box::new(move |py| {
+                    exception(
+                        py,
+                        SentSecrets::default().sharing(Some(shared)).error(error),
+                        &client,
+                        flavor,
+                        Some(call),
+                    )
+                }),
             };
             Ok(outcome)
         }
