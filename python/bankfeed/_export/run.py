@@ -373,8 +373,8 @@ class _Export:
 
     def _check_formulas_as_before(self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]]) -> None:
         """A CSV resume writes its cells as the export did (docs/export.md#resume): with the
-        ``csv_formulas`` of its last run; a run recorded before runs said it, or an export with a
-        manifest and no run records, wrote them escaped (the only way then)."""
+        ``csv_formulas`` of its last run; a run whose record does not say it, or an export with a
+        manifest and no run records, wrote them escaped (the only way there was then)."""
         written = [record.get("csv_formulas") or "escape" for record in runs if record.get("format") != "parquet"]
         before = written[-1] if written else ("escape" if previous is not None else None)
         if before in (None, self.csv_formulas):
