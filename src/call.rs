@@ -13,7 +13,10 @@
 //!
 //! The call also keeps the secrets it sent (its client's keys, the tokens it minted, the
 //! credentials and answers of its requests): every error leaves [`Call::run`] with them masked in
-//! what the server said (src/masking.rs, docs/errors.md#secrets-a-server-repeats).
+//! what the server said (src/masking.rs, docs/errors.md#secrets-a-server-repeats). A later call
+//! of the same login (a challenge's answer, a data call through a session) carries the secrets of
+//! the calls before it ([`Call::carry`]), and each login's call of a bulk call shares what every
+//! other one sent ([`Call::sharing`]).
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -24,7 +27,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::events;
-use crate::masking::SentSecrets;
+use crate::masking::{SentSecrets, SharedSecrets};
 use crate::secret::Secret;
 
 /// Why a pending operation ended when the `deadline` option ended it.
@@ -51,6 +54,8 @@ pub struct Call {
     /// The login the call is for, when it is one login's flow: its warnings name it
     /// (docs/logging.md#what-is-logged).
     login: Option<String>,
+    /// What every call of the same bulk call sent, when this call is one of a bulk call's.
+    shared: Option<SharedSecrets>,
 }
 
 /// What the call is doing, for the error when its deadline runs out.
@@ -84,6 +89,7 @@ impl Call {
             progress: Mutex::new(Progress { operation: name, pending: None, request_id: None }),
             sent: Mutex::new(SentSecrets::default()),
             login: None,
+            shared: None,
         }
     }
 
@@ -98,14 +104,38 @@ impl Call {
         self.login.as_deref()
     }
 
+    /// This call, as one of the calls sharing `shared` (the logins of one bulk call): what it
+    /// sends is recorded there too, and its errors mask what every one of them sent.
+    pub(crate) fn sharing(mut self, shared: Option<SharedSecrets>) -> Self {
+        self.shared = shared;
+        self
+    }
+
     /// Records that the call sends `secret` (a key, a token, a password, an answer): wherever the
     /// call keeps or shows what the server said, `secret` is masked.
     pub(crate) fn sent(&self, secret: &Secret) {
         self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).add(secret);
+        if let Some(shared) = &self.shared {
+            shared.add(secret);
+        }
     }
 
-    /// The secrets the call has sent so far, to mask a server's text with.
+    /// Records the secrets the earlier calls of the same login sent (those a challenge or a
+    /// session keeps from the call that made it): a server may repeat them in this call's errors.
+    pub(crate) fn carry(&self, earlier: &SentSecrets) {
+        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(earlier);
+    }
+
+    /// The secrets the call has sent so far, those it carries, and those the other calls of its
+    /// bulk call have sent (read as each text is masked): what a server's text is masked with.
     pub(crate) fn secrets(&self) -> SentSecrets {
+        self.own_secrets().sharing(self.shared.clone())
+    }
+
+    /// The secrets of the call's login: those it has sent so far and those it carries, without
+    /// the other logins' of its bulk call. What a challenge or a session it made keeps for the
+    /// login's next call.
+    pub(crate) fn own_secrets(&self) -> SentSecrets {
         self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 

@@ -19,6 +19,7 @@ use crate::data::Raw;
 use crate::error::Error;
 use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http};
+use crate::masking::SharedSecrets;
 use crate::ops::{self, DataOp, Target};
 use crate::poll::{poll, Pollable};
 use crate::pools;
@@ -29,6 +30,9 @@ use crate::tables::check_accounts;
 #[derive(Clone, Debug)]
 pub struct Client {
     inner: Arc<Inner>,
+    /// The secrets the calls of one bulk call share, for the copy a bulk call makes its calls
+    /// with ([`Client::sharing_secrets`]); none for every other client.
+    shared_secrets: Option<SharedSecrets>,
 }
 
 #[derive(Debug)]
@@ -58,7 +62,8 @@ impl Client {
     pub fn copy_of(config: ClientConfig, identity: uuid::Uuid) -> Result<Self, Error> {
         let http = pools::shared(&config)?;
         let closed = tokio::sync::watch::Sender::new(false);
-        Ok(Client { inner: Arc::new(Inner { config, identity, http: PerProcess::with(http), closed }) })
+        let inner = Arc::new(Inner { config, identity, http: PerProcess::with(http), closed });
+        Ok(Client { inner, shared_secrets: None })
     }
 
     /// The same for a client and its copies, random otherwise; never derived from the keys.
@@ -102,11 +107,20 @@ impl Client {
     /// The call knows the client's keys from the start: a server may repeat them in an error of
     /// any request (docs/errors.md#secrets-a-server-repeats).
     pub fn call(&self, name: &'static str) -> Call {
-        let call = Call::new(name, self.inner.config.deadline, Some(self.inner.closed.subscribe()));
+        let call = Call::new(name, self.inner.config.deadline, Some(self.inner.closed.subscribe()))
+            .sharing(self.shared_secrets.clone());
         for key in [&self.inner.config.api_key, &self.inner.config.secret_key].into_iter().flatten() {
             call.sent(key);
         }
         call
+    }
+
+    /// This client, for the calls of one bulk call: each of its calls records what it sends in
+    /// the returned [`SharedSecrets`] too, and masks in its errors what every other one sent so
+    /// far, a token minted for another login included (docs/errors.md#secrets-a-server-repeats).
+    pub(crate) fn sharing_secrets(&self) -> (Client, SharedSecrets) {
+        let shared = SharedSecrets::default();
+        (Client { inner: Arc::clone(&self.inner), shared_secrets: Some(shared.clone()) }, shared)
     }
 
     /// The request of the operation `wire` (src/protocol.rs) at its path filled with `values`.
@@ -142,16 +156,22 @@ impl Client {
         let cached = matches!(request, AuthorizeRequest::Cached { .. });
         let sent = self.http()?.send(&http_request, call).await;
         let reply = sent.map_err(|error| if cached { error.of_cached_read() } else { error })?;
-        parse_step(reply, request.login_id())
+        // The step keeps what the login's calls sent so far, for the call that answers it or
+        // fetches through its session.
+        Ok(parse_step(reply, request.login_id())?.sent_before(call.own_secrets()))
     }
 
     /// Answers the challenges of `challenge`, after checking every answer rule.
     pub async fn answer(&self, call: &Call, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
         challenge.validate(&answers)?;
+        // A server may repeat in this call's errors what the login's earlier calls sent.
+        call.carry(&challenge.sent);
         let request = AuthorizeRequest::Answer { request_id: challenge.request_id.clone(), responses: answers };
         let step = match self.authorize(call, request).await {
             Err(Error::Api(error)) if error.keeps_challenge_open() => {
-                return Err(Error::AnswerRefused { error, challenge: Box::new(challenge.clone()) })
+                // The challenge handed back for another try keeps the refused answers too.
+                let challenge = Challenge { sent: call.own_secrets(), ..challenge.clone() };
+                return Err(Error::AnswerRefused { error, challenge: Box::new(challenge) });
             }
             step => step?,
         };
@@ -247,7 +267,11 @@ impl Client {
         O::validate(options)?;
         let opened;
         let session = match target {
-            Target::Session(session) => session,
+            Target::Session(session) => {
+                // What the calls that opened the session sent, a server may repeat in this one's.
+                call.carry(&session.sent);
+                session
+            }
             Target::Login { login_id, request_id } => {
                 opened = self.session_for_login(call, login_id, request_id, handler).await?;
                 &opened
@@ -467,6 +491,7 @@ mod tests {
             named_institution: crate::data::institution::NamedInstitution::default(),
             links: Vec::new(),
             raw: Arc::from(&b"{}"[..]),
+            sent: crate::masking::SentSecrets::default(),
         }
     }
 
@@ -1043,5 +1068,105 @@ mod payload_tests {
         for body in [&b"{}"[..], b"[]", b"null"] {
             assert!(matches!(parse_token(data(body)), Err(Error::Protocol { status: 200, .. })), "{body:?}");
         }
+    }
+}
+
+/// A server that repeats, in a later call's error, a secret an earlier call of the same login sent
+/// (docs/errors.md#secrets-a-server-repeats).
+#[cfg(test)]
+mod later_call_tests {
+    use super::tests::client;
+    use super::*;
+    use crate::data::requests::AccountsSummaryOptions;
+    use crate::http::stub;
+
+    const USERNAME: &str = "echo-user-5b2e";
+    const PASSWORD: &str = "pw-earlier-7c1d";
+    const FIRST_ANSWER: &str = "first-answer-9e";
+    const CHALLENGE: &str = r#"{"HttpStatusCode": 203, "RequestId": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d",
+        "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#;
+    const SESSION: &str = r#"{"HttpStatusCode": 200, "RequestId": "11111111-2222-3333-4444-555555555555"}"#;
+
+    /// A JSON error of `status` and `code` repeating every secret the login sent so far.
+    fn echo(status: u16, code: &str) -> stub::Answer {
+        let message = format!("refused {USERNAME} {PASSWORD} {FIRST_ANSWER}");
+        let body = serde_json::json!({"HttpStatusCode": status, "FlinksCode": code, "Message": message,
+            "Echo": {"Username": USERNAME, "Password": PASSWORD}});
+        stub::Answer::new(status, body.to_string())
+    }
+
+    fn credentials() -> AuthorizeRequest {
+        AuthorizeRequest::Credentials(Credentials::new("FlinksCapital", USERNAME, Secret::new(PASSWORD)))
+    }
+
+    fn answers(answer: &str) -> Answers {
+        Answers::from_pairs([("City?", vec![answer])])
+    }
+
+    /// Asserts that `error` shows none of `secrets`, and the mask.
+    fn assert_masked(error: &Error, secrets: &[&str]) {
+        let shown = format!("{error:?} {error}");
+        for secret in secrets {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains("***"), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn an_answer_masks_the_credentials_and_the_refused_answers_of_the_earlier_calls() {
+        let stub = stub::serve_answers(vec![
+            stub::Answer::new(203, CHALLENGE),
+            echo(401, "INVALID_SECURITY_RESPONSE"),
+            echo(401, "INVALID_LOGIN"),
+        ]);
+        let client = client(&stub.url, false);
+        let Step::Challenge(challenge) =
+            within!(client, "Authorize", |c, call| c.authorize(&call, credentials())).expect("a challenge")
+        else {
+            panic!("not a challenge")
+        };
+        assert!(!format!("{challenge:?}").contains(PASSWORD));
+        // The answer is a call of its own: the password was sent by the Authorize before it.
+        let refused =
+            within!(client, "Authorize", |c, call| c.answer(&call, &challenge, answers(FIRST_ANSWER))).unwrap_err();
+        assert_masked(&refused, &[USERNAME, PASSWORD, FIRST_ANSWER]);
+        let Error::AnswerRefused { challenge: open, .. } = refused else { panic!("{refused:?}") };
+        // The challenge handed back keeps the refused answer too, for the next try's errors.
+        let again = within!(client, "Authorize", |c, call| c.answer(&call, &open, answers("Montreal"))).unwrap_err();
+        assert_masked(&again, &[USERNAME, PASSWORD, FIRST_ANSWER]);
+        assert_eq!(stub.requests().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_data_call_through_a_session_masks_what_opened_it() {
+        let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION), echo(400, "SESSION_NONEXISTENT")]);
+        let client = client(&stub.url, false);
+        let Step::Session(session) =
+            within!(client, "Authorize", |c, call| c.authorize(&call, credentials())).expect("a session")
+        else {
+            panic!("not a session")
+        };
+        let shown = format!("{session:?}");
+        assert!(shown.contains("SentSecrets(2 values, ***)") && !shown.contains(PASSWORD), "{shown}");
+        let on = Target::Session(&session);
+        let error = data!(client, ops::AccountsSummary, on, &AccountsSummaryOptions::default()).unwrap_err();
+        assert_masked(&error, &[USERNAME, PASSWORD]);
+    }
+
+    #[tokio::test]
+    async fn each_call_of_a_bulk_call_masks_what_the_others_sent() {
+        let client = client("http://127.0.0.1:9", false);
+        let (bulk, shared) = client.sharing_secrets();
+        let minted = Secret::new("5b1e0c2d-9a4f-4e7b-5d21-08dc3f6a91e7");
+        bulk.call("Investments").sent(&minted);
+        let repeated =
+            || async { Err::<(), _>(Error::protocol("Investments", 200, format!("odd {}", minted.expose()), b"")) };
+        let other = bulk.call("Investments");
+        let shown = format!("{:?}", other.run(repeated()).await.unwrap_err());
+        assert!(!shown.contains(minted.expose()) && shown.contains("***"), "{shown}");
+        assert!(!format!("{bulk:?} {shared:?}").contains(minted.expose()));
+        // A call outside the bulk call knows nothing of it.
+        let outside = client.call("Investments");
+        assert!(format!("{:?}", outside.run(repeated()).await.unwrap_err()).contains(minted.expose()));
     }
 }

@@ -646,6 +646,7 @@ mod tests {
             named_institution: crate::data::institution::NamedInstitution::default(),
             login_id: None,
             raw: std::sync::Arc::from(&b"{}"[..]),
+            sent: crate::masking::SentSecrets::default(),
         };
         let required = Error::ChallengeRequired(Box::new(challenge)).explained(&Marked).to_string();
         assert!(required.ends_with("(RequestId r-3): <answer>"), "{required}");

@@ -6,7 +6,9 @@
 //! as it came, or escaped the way JSON, a URL or HTML escapes it, in any letter case: each of those
 //! forms is found and replaced by [`MASK`].
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
@@ -27,80 +29,110 @@ const STEPS: u32 = 4_000_000;
 /// The cut mark [`crate::shown::snippet`] ends a cut text with: a secret cut there is masked.
 const CUT: char = '…';
 
-/// The secrets a call sent, and the masking of a server's text with them.
+/// A set of secrets, kept by where they may start.
+#[derive(Clone, Default)]
+struct Secrets {
+    /// Each secret as characters, by the lower case of its first character, longest first in
+    /// each list, so that a secret holding another is masked whole. A place of a text is searched
+    /// only for the secrets that can start there: a bulk call's calls share thousands of tokens,
+    /// and searching each at every place would run out of [`STEPS`] (masking whole texts).
+    by_start: HashMap<char, Vec<Arc<[char]>>>,
+    /// Each secret in lower case: whether a text is a secret, and whether one is known already,
+    /// told at once.
+    known: HashSet<Arc<str>>,
+}
+
+/// How many, never which.
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} values, ***", self.known.len())
+    }
+}
+
+impl Secrets {
+    /// Records `chars`, unless it is too short to mask or already known.
+    fn add(&mut self, chars: &Arc<[char]>) {
+        let Some(&first) = chars.first() else { return };
+        let folded = folded(chars);
+        if chars.len() < SHORTEST_MASKED || self.known.contains(folded.as_str()) {
+            return;
+        }
+        let starting = self.by_start.entry(start_key(first)).or_default();
+        let at = starting.iter().position(|known| known.len() < chars.len()).unwrap_or(starting.len());
+        starting.insert(at, Arc::clone(chars));
+        self.known.insert(Arc::from(folded));
+    }
+
+    fn all(&self) -> impl Iterator<Item = &Arc<[char]>> {
+        self.by_start.values().flatten()
+    }
+
+    fn len(&self) -> usize {
+        self.known.len()
+    }
+
+    /// The secrets that start with a character of lower case `start`, longest first.
+    fn starting(&self, start: char) -> &[Arc<[char]>] {
+        self.by_start.get(&start).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The secrets a call sent, and the masking of a server's text with them: its own (those it
+/// sent, and those it carries from its login's earlier calls), and, in a bulk call, those every
+/// login's call sent ([`SharedSecrets`]), read where they are rather than copied.
 #[derive(Clone, Default)]
 pub(crate) struct SentSecrets {
-    /// Each as characters, longest first, so that a secret holding another is masked whole.
-    secrets: Vec<Vec<char>>,
+    own: Secrets,
+    shared: Option<SharedSecrets>,
 }
 
 /// How many, never which.
 impl fmt::Debug for SentSecrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SentSecrets({} values, ***)", self.secrets.len())
+        let shared = self.shared.as_ref().map_or(0, |shared| shared.read().len());
+        write!(f, "SentSecrets({} values, ***)", self.own.len() + shared)
     }
 }
 
 impl SentSecrets {
     /// Records `secret`, unless it is too short to mask or already known.
     pub(crate) fn add(&mut self, secret: &Secret) {
-        let chars: Vec<char> = secret.expose().chars().collect();
-        if chars.len() < SHORTEST_MASKED || self.secrets.iter().any(|known| same_chars(known, &chars)) {
-            return;
+        self.own.add(&chars_of(secret));
+    }
+
+    /// Records every secret of `earlier` too: what the earlier calls of the same login sent
+    /// (docs/errors.md#secrets-a-server-repeats).
+    pub(crate) fn extend(&mut self, earlier: &SentSecrets) {
+        for secret in earlier.own.all() {
+            self.own.add(secret);
         }
-        let at = self.secrets.iter().position(|known| known.len() < chars.len()).unwrap_or(self.secrets.len());
-        self.secrets.insert(at, chars);
+        if let Some(shared) = &earlier.shared {
+            for secret in shared.read().all() {
+                self.own.add(secret);
+            }
+        }
+    }
+
+    /// These secrets, and those of `shared` (a bulk call's), read as each text is masked.
+    pub(crate) fn sharing(mut self, shared: Option<SharedSecrets>) -> Self {
+        self.shared = shared;
+        self
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.secrets.is_empty()
+        self.own.len() == 0 && self.shared.as_ref().is_none_or(|shared| shared.read().len() == 0)
+    }
+
+    /// Runs `with` on every secret: the shared ones under their lock, held for one text.
+    fn layers<R>(&self, with: impl FnOnce(&Layers<'_>) -> R) -> R {
+        let shared = self.shared.as_ref().map(SharedSecrets::read);
+        with(&Layers { own: &self.own, shared: shared.as_deref() })
     }
 
     /// `text` with every secret masked, in any of its forms; a text cut short (ending with `…`)
     /// also loses a secret cut there.
     pub(crate) fn text(&self, text: &str) -> String {
-        if self.is_empty() {
-            return text.to_owned();
-        }
-        let (body, cut) = match text.strip_suffix(CUT) {
-            Some(body) => (body, true),
-            None => (text, false),
-        };
-        let mut search = Search { steps: STEPS };
-        let mut masked = String::with_capacity(text.len());
-        let mut at = 0;
-        while let Some(rest) = body.get(at..).filter(|rest| !rest.is_empty()) {
-            // A GUID (a RequestId, a LoginId) is kept whole unless it is a secret itself (a token):
-            // a short answer that happens to be some of its hex digits must not break it.
-            if let Some(guid) = guid_at(body, at) {
-                masked.push_str(if self.is_secret(guid) { MASK } else { guid });
-                at += guid.len();
-                continue;
-            }
-            match self.found_at(rest, &mut search) {
-                Found::Whole(length) => {
-                    masked.push_str(MASK);
-                    at += length;
-                }
-                Found::CutShort if cut => {
-                    masked.push_str(MASK);
-                    at = body.len();
-                }
-                Found::CutShort | Found::No => {
-                    let Some(c) = rest.chars().next() else { break };
-                    masked.push(c);
-                    at += c.len_utf8();
-                }
-            }
-            if search.steps == 0 {
-                MASK.clone_into(&mut masked);
-                break;
-            }
-        }
-        if cut {
-            masked.push(CUT);
-        }
-        masked
+        self.layers(|layers| layers.text(text))
     }
 
     /// An identifier the server chose (a RequestId, a code it does not know): masked whole when
@@ -227,26 +259,125 @@ impl SentSecrets {
 
     /// Whether `text` is one of the secrets, as a whole (letter case aside).
     fn is_secret(&self, text: &str) -> bool {
-        let chars: Vec<char> = text.chars().collect();
-        self.secrets.iter().any(|secret| same_chars(secret, &chars))
+        self.layers(|layers| layers.is_secret(text))
+    }
+}
+
+/// Every secret of a [`SentSecrets`], the shared ones read under their lock.
+struct Layers<'a> {
+    own: &'a Secrets,
+    shared: Option<&'a Secrets>,
+}
+
+impl Layers<'_> {
+    fn each(&self) -> impl Iterator<Item = &Secrets> {
+        std::iter::once(self.own).chain(self.shared)
     }
 
-    /// The longest secret found at the start of `rest`.
-    fn found_at(&self, rest: &str, search: &mut Search) -> Found {
-        let mut cut_short = false;
-        for secret in &self.secrets {
-            match search.found(rest, 0, secret) {
-                whole @ Found::Whole(_) => return whole,
-                Found::CutShort => cut_short = true,
-                Found::No => {}
+    /// `text` with every secret masked (see [`SentSecrets::text`]).
+    fn text(&self, text: &str) -> String {
+        if self.each().all(|secrets| secrets.len() == 0) {
+            return text.to_owned();
+        }
+        let (body, cut) = match text.strip_suffix(CUT) {
+            Some(body) => (body, true),
+            None => (text, false),
+        };
+        let mut search = Search { steps: STEPS };
+        let mut masked = String::with_capacity(text.len());
+        let mut at = 0;
+        while let Some(rest) = body.get(at..).filter(|rest| !rest.is_empty()) {
+            // A GUID (a RequestId, a LoginId) is kept whole unless it is a secret itself (a token):
+            // a short answer that happens to be some of its hex digits must not break it.
+            if let Some(guid) = guid_at(body, at) {
+                masked.push_str(if self.is_secret(guid) { MASK } else { guid });
+                at += guid.len();
+                continue;
+            }
+            match self.found_at(rest, &mut search) {
+                Found::Whole(length) => {
+                    masked.push_str(MASK);
+                    at += length;
+                }
+                Found::CutShort if cut => {
+                    masked.push_str(MASK);
+                    at = body.len();
+                }
+                Found::CutShort | Found::No => {
+                    let Some(c) = rest.chars().next() else { break };
+                    masked.push(c);
+                    at += c.len_utf8();
+                }
+            }
+            if search.steps == 0 {
+                MASK.clone_into(&mut masked);
+                break;
             }
         }
-        if cut_short {
-            Found::CutShort
-        } else {
-            Found::No
+        if cut {
+            masked.push(CUT);
+        }
+        masked
+    }
+
+    /// Whether `text` is one of the secrets, as a whole (letter case aside).
+    fn is_secret(&self, text: &str) -> bool {
+        let chars: Vec<char> = text.chars().collect();
+        let folded = folded(&chars);
+        self.each().any(|secrets| secrets.known.contains(folded.as_str()))
+    }
+
+    /// The longest secret found at the start of `rest`: among those whose first character is one
+    /// that the start of `rest` may stand for ([`forms`]).
+    fn found_at(&self, rest: &str, search: &mut Search) -> Found {
+        // An escape cut at the end of the text may stand for the start of any secret.
+        let mut cut_short = unfinished_escape(rest);
+        let mut starts: Vec<char> = forms(rest).into_iter().map(|(c, _)| start_key(c)).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        // The longest found: its length in characters, and in bytes of `rest`.
+        let mut longest: Option<(usize, usize)> = None;
+        for starting in starts.iter().flat_map(|&start| self.each().map(move |secrets| secrets.starting(start))) {
+            for secret in starting {
+                if longest.is_some_and(|(length, _)| length >= secret.len()) {
+                    break; // the rest of the list is shorter still
+                }
+                match search.found(rest, 0, secret) {
+                    Found::Whole(bytes) => {
+                        longest = Some((secret.len(), bytes));
+                        break;
+                    }
+                    Found::CutShort => cut_short = true,
+                    Found::No => {}
+                }
+            }
+        }
+        match longest {
+            Some((_, bytes)) => Found::Whole(bytes),
+            None if cut_short => Found::CutShort,
+            None => Found::No,
         }
     }
+}
+
+/// The secrets every call of one bulk call sent, shared by those calls: a server that mixes up
+/// two logins may repeat in one login's error the token minted for another
+/// (docs/errors.md#secrets-a-server-repeats). Its Debug, as [`SentSecrets`]'s, shows a count.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SharedSecrets(Arc<Mutex<Secrets>>);
+
+impl SharedSecrets {
+    pub(crate) fn add(&self, secret: &Secret) {
+        self.read().add(&chars_of(secret));
+    }
+
+    fn read(&self) -> MutexGuard<'_, Secrets> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn chars_of(secret: &Secret) -> Arc<[char]> {
+    secret.expose().chars().collect()
 }
 
 /// What the search of a secret at a place of a text found.
@@ -298,8 +429,14 @@ fn same(a: char, b: char) -> bool {
     a == b || a.to_lowercase().eq(b.to_lowercase())
 }
 
-fn same_chars(a: &[char], b: &[char]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(&a, &b)| same(a, b))
+/// `chars` in lower case, as [`same`] compares them: what tells one secret from another.
+fn folded(chars: &[char]) -> String {
+    chars.iter().flat_map(|c| c.to_lowercase()).collect()
+}
+
+/// The key of the secrets a character may start: the first of its lower case.
+fn start_key(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
 }
 
 /// Each character the start of `rest` may stand for, and its length in bytes: the character
@@ -575,5 +712,38 @@ mod tests {
     #[test]
     fn debug_shows_how_many_never_which() {
         assert_eq!(format!("{:?}", sent(&["hunter2"])), "SentSecrets(1 values, ***)");
+        let shared = SharedSecrets::default();
+        shared.add(&Secret::new("hunter2"));
+        let shown = format!("{shared:?}");
+        assert!(shown.contains("1 values, ***") && !shown.contains("hunter2"), "{shown}");
+        let both = sent(&["answer-42"]).sharing(Some(shared));
+        assert_eq!(format!("{both:?}"), "SentSecrets(2 values, ***)");
+        assert_eq!(both.text("hunter2 answer-42"), "*** ***");
+    }
+
+    #[test]
+    fn thousands_of_tokens_mask_only_themselves() {
+        // A bulk call of 20,000 logins shares a token of each: a long text is searched for them
+        // within the steps a search may take, and only what is a secret is masked.
+        let mut tokens = SentSecrets::default();
+        let minted: Vec<String> =
+            (0..20_000_u32).map(|n| format!("{n:08x}-9a4f-4e7b-5d21-{:012x}", u64::from(n) * 7919)).collect();
+        for token in &minted {
+            tokens.add(&Secret::new(token.clone()));
+        }
+        let prose = "refused: the service could not read the request, check its fields 0123 abcdef. ".repeat(12);
+        let text = format!("{prose}token {} ({}) {prose}", minted[12_345], minted[7].to_uppercase());
+        let started = std::time::Instant::now();
+        assert_eq!(tokens.text(&text), format!("{prose}token *** (***) {prose}"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+        assert_eq!(format!("{tokens:?}"), "SentSecrets(20000 values, ***)");
+    }
+
+    #[test]
+    fn earlier_secrets_are_added_once_and_masked_whole() {
+        let mut later = sent(&["answer-42"]);
+        later.extend(&sent(&["hunter2", "ANSWER-42", "hunter2-pw"]));
+        assert_eq!(format!("{later:?}"), "SentSecrets(3 values, ***)");
+        assert_eq!(later.text("hunter2-pw, answer-42, hunter2"), "***, ***, ***");
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::data::fields::field;
 use crate::data::institution::{Institution, NamedInstitution};
+use crate::masking::SentSecrets;
 
 /// The type of a security challenge (docs/protocol.md#challenges-and-answer-rules); an unknown
 /// type is kept as sent and answered as free text.
@@ -123,6 +124,10 @@ pub struct Challenge {
     pub login_id: Option<String>,
     /// The body as sent.
     pub raw: Arc<[u8]>,
+    /// The secrets the calls of this login sent up to this challenge (the username and password,
+    /// the tokens, earlier answers): its answer's call masks them too
+    /// (docs/errors.md#secrets-a-server-repeats). Never shown: its Debug is a count.
+    pub(crate) sent: SentSecrets,
 }
 
 impl Challenge {

@@ -10,6 +10,7 @@ use crate::data::institution::{Institution, NamedInstitution};
 use crate::data::json;
 use crate::data::login::is_guid;
 use crate::error::Error;
+use crate::masking::SentSecrets;
 
 impl SecurityChallenge {
     /// The decoded images of an `ImageSelection` challenge, in the order of `choices`.
@@ -64,6 +65,7 @@ impl Challenge {
             named_institution,
             login_id: login_id.map(str::to_owned),
             raw: bytes.into(),
+            sent: SentSecrets::default(),
         })
     }
 }

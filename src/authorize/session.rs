@@ -12,6 +12,7 @@ use crate::data::institution::NamedInstitution;
 use crate::data::json;
 use crate::data::login::{guid, same_login_id, Institution, Login};
 use crate::error::Error;
+use crate::masking::SentSecrets;
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct Link {
@@ -34,6 +35,11 @@ pub struct Session {
     pub links: Vec<Link>,
     /// The body as sent.
     pub raw: Arc<[u8]>,
+    /// The secrets the calls of this login sent up to the session (the username and password,
+    /// the tokens, the answers): every call made through it masks them too
+    /// (docs/errors.md#secrets-a-server-repeats). Never kept in a pickle nor shown: its Debug is
+    /// a count.
+    pub(crate) sent: SentSecrets,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +90,7 @@ impl Session {
             named_institution: NamedInstitution::default(),
             links: Vec::new(),
             raw: body.to_string().into_bytes().into(),
+            sent: SentSecrets::default(),
         })
     }
 
@@ -107,6 +114,7 @@ impl Session {
             named_institution,
             links: body.links.unwrap_or_default(),
             raw: bytes.into(),
+            sent: SentSecrets::default(),
         };
         session.of_login(login_id)
     }
@@ -148,6 +156,18 @@ impl Session {
 pub enum Step {
     Session(Session),
     Challenge(Challenge),
+}
+
+impl Step {
+    /// This step, keeping `sent`, what the calls of its login sent so far: the next call of the
+    /// login (the answer, a data call through the session) masks them too.
+    pub(crate) fn sent_before(mut self, sent: SentSecrets) -> Self {
+        match &mut self {
+            Step::Session(session) => session.sent = sent,
+            Step::Challenge(challenge) => challenge.sent = sent,
+        }
+        self
+    }
 }
 
 /// Turns an Authorize answer into a step. `login_id` is the LoginId the request named, if any.

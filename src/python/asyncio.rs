@@ -115,7 +115,7 @@ impl ChallengeHandler for LoopAsker {
         challenge: &'a Challenge,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Answers, Error>> + Send + 'a>> {
         let (reply, answer) = oneshot::channel();
-        self.wakeup.push(Wake::Ask(self.token, challenge.clone(), reply));
+        self.wakeup.push(Wake::Ask(self.token, Box::new(challenge.clone()), reply));
         Box::pin(async move {
             answer.await.map_err(|_| handler_error(PyRuntimeError::new_err("the challenge was not answered")))?
         })
@@ -124,7 +124,8 @@ impl ChallengeHandler for LoopAsker {
 
 enum Wake {
     Done(u64),
-    Ask(u64, Challenge, oneshot::Sender<Result<Answers, Error>>),
+    /// Boxed: a challenge is large, the other wakes a number.
+    Ask(u64, Box<Challenge>, oneshot::Sender<Result<Answers, Error>>),
     /// Work of no one call, run on the loop's thread with the event loop ([`OnLoop`]).
     Run(LoopWork),
 }
@@ -263,7 +264,7 @@ impl LoopWaker {
                         err.write_unraisable(py, Some(future));
                     }
                 }
-                Wake::Ask(token, challenge, reply) => self.ask(py, token, challenge, reply),
+                Wake::Ask(token, challenge, reply) => self.ask(py, token, *challenge, reply),
                 Wake::Run(work) => work(py, self.event_loop.bind(py)),
             }
         }

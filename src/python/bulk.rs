@@ -24,6 +24,7 @@ use crate::authorize::ChallengeHandler;
 use crate::bulk::{check_concurrency, run_many};
 use crate::config::{is_safe_segment, shown, SAFE_SEGMENT};
 use crate::error::Error;
+use crate::masking::SentSecrets;
 use crate::ops::Target;
 use crate::sync::lock;
 use crate::Client;
@@ -92,6 +93,10 @@ where
     let capacity = concurrency.saturating_mul(BUFFER_PER_FLOW).clamp(16, 4096);
     let (sink, receiver) = mpsc::channel::<Sent>(capacity);
     let owner = client.clone();
+    // Each login's call masks in its errors what every login's call sent, a token minted for
+    // another login included (docs/errors.md#secrets-a-server-repeats): the logins' calls are
+    // made with a copy of the client that shares them.
+    let (sharing, shared) = client.sharing_secrets();
     let (askers, handler) = match on_challenge {
         Some(on_challenge) => {
             let (askers, handler) = handler::for_bulk(on_challenge, client);
@@ -100,8 +105,8 @@ where
         None => (None, None),
     };
     let each = move |id: String| {
-        let (client, flavor) = (owner.clone(), flavor);
-        let future = op(owner.clone(), id, askers.as_ref().map(handler::BulkAskers::answerer));
+        let (client, flavor, shared) = (owner.clone(), flavor, shared.clone());
+        let future = op(sharing.clone(), id, askers.as_ref().map(handler::BulkAskers::answerer));
         async move {
             let outcome: Outcome = match future.await {
                 Ok(value) => Box::new(move |py| match convert(py, &client, flavor, value) {
@@ -111,7 +116,16 @@ where
                 // Not this login's failure: the iterator hands out what a close leaves
                 // (`Feed::settle`).
                 Err(error @ Error::Closed { .. }) => return Err(error),
-                Err(error) => Box::new(move |py| exception(py, error, &client, flavor, Some(call))),
+                // Masked again as it is handed out, with what the logins that ran since sent.
+                Err(error) => Box::new(move |py| {
+                    exception(
+                        py,
+                        SentSecrets::default().sharing(Some(shared)).error(error),
+                        &client,
+                        flavor,
+                        Some(call),
+                    )
+                }),
             };
             Ok(outcome)
         }

@@ -27,6 +27,7 @@ import re
 import secrets
 import socket
 import stat
+import threading
 import time
 from typing import IO, Any
 
@@ -35,13 +36,18 @@ from bankfeed._export.storage import Storage
 from bankfeed._export.writer import JOURNAL
 from bankfeed.errors import ConfigError, _config_error
 
-__all__ = ["LOCK", "ExportLock", "take_lock"]
+__all__ = ["LOCK", "ExportLock", "LockWaitStopped", "take_lock"]
 
 #: The lock's name in the journal.
 LOCK = "lock"
 
 #: How often a run waiting for the lock looks again (seconds).
 _POLL = 0.2
+
+
+class LockWaitStopped(Exception):
+    """The wait for the lock was stopped (``stop`` set: ``bf.aexport``'s task was cancelled); the
+    lock was not taken."""
 
 
 class ExportLock:
@@ -51,10 +57,11 @@ class ExportLock:
         """Lets the next run in; nothing after the first call."""
 
 
-def take_lock(storage: Storage, run: str, *, wait: float) -> ExportLock:
+def take_lock(storage: Storage, run: str, *, wait: float, stop: threading.Event | None = None) -> ExportLock:
     """Takes the lock of the export in ``storage`` for the run ``run``, waiting up to ``wait``
     seconds for the run holding it; a ``ConfigError`` naming ``out`` and the holder when it is
-    still held then. ``_journal`` must exist."""
+    still held then. ``_journal`` must exist. Setting ``stop`` ends the wait at once, with
+    :class:`LockWaitStopped` and the lock not taken."""
     path = storage.path(JOURNAL, LOCK)
     holder = {
         "host": socket.gethostname(),
@@ -64,19 +71,28 @@ def take_lock(storage: Storage, run: str, *, wait: float) -> ExportLock:
         "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "token": secrets.token_hex(8),
     }
-    deadline = time.monotonic() + wait
+    waiting = _Wait(time.monotonic() + wait, stop or threading.Event())
     if storage.is_local:
-        return _take_file(storage, path, holder, wait, deadline)
-    return _take_object(storage, path, holder, wait, deadline)
+        return _take_file(storage, path, holder, wait, waiting)
+    return _take_object(storage, path, holder, wait, waiting)
 
 
-def _pause(deadline: float) -> bool:
-    """Sleeps a little before the next look; False when ``deadline`` has passed."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return False
-    time.sleep(min(_POLL, left))
-    return True
+class _Wait:
+    """Until when a run waits for the lock, and what stops the wait sooner."""
+
+    def __init__(self, deadline: float, stop: threading.Event) -> None:
+        self.deadline = deadline
+        self.stop = stop
+
+    def pause(self) -> bool:
+        """Sleeps a little before the next look; False when the deadline has passed. The sleep
+        ends as soon as ``stop`` is set, with :class:`LockWaitStopped`."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if self.stop.wait(min(_POLL, left)):
+            raise LockWaitStopped
+        return True
 
 
 # --- On a local disk: flock -------------------------------------------------------------------
@@ -95,7 +111,7 @@ class _FileLock(ExportLock):
         file.close()  # which releases the flock
 
 
-def _take_file(storage: Storage, path: str, holder: dict[str, Any], wait: float, deadline: float) -> ExportLock:
+def _take_file(storage: Storage, path: str, holder: dict[str, Any], wait: float, waiting: _Wait) -> ExportLock:
     while True:
         file = _open_file(storage, path)
         try:
@@ -103,7 +119,7 @@ def _take_file(storage: Storage, path: str, holder: dict[str, Any], wait: float,
         except BlockingIOError:
             found = _parse(file.read())
             file.close()
-            if not _pause(deadline):
+            if not waiting.pause():
                 raise _held(storage, found, wait) from None
             continue
         except OSError as exc:
@@ -194,7 +210,7 @@ class _ObjectLock(ExportLock):
             storage.remove(self._path)
 
 
-def _take_object(storage: Storage, path: str, holder: dict[str, Any], wait: float, deadline: float) -> ExportLock:
+def _take_object(storage: Storage, path: str, holder: dict[str, Any], wait: float, waiting: _Wait) -> ExportLock:
     data = json.dumps(holder, sort_keys=True).encode("utf-8")
     while True:
         try:
@@ -212,7 +228,7 @@ def _take_object(storage: Storage, path: str, holder: dict[str, Any], wait: floa
             if _read_object(storage, path) == found:
                 storage.remove(path)
             continue
-        if not _pause(deadline):
+        if not waiting.pause():
             raise _held(storage, found, wait)
 
 

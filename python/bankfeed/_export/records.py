@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.writer import JOURNAL, part_name
 from bankfeed.errors import ConfigError, _config_error
@@ -66,6 +67,7 @@ OBJECT: _Type = (lambda value: isinstance(value, dict), "an object")
 LIST: _Type = (lambda value: isinstance(value, list), "a list")
 FORMAT_OR_NULL: _Type = (lambda value: value is None or value in _FORMATS, '"parquet", "csv" or null')
 MONEY_OR_NULL: _Type = (lambda value: value is None or value in ("float", "decimal"), '"float", "decimal" or null')
+CSV_FORMULAS_OR_NULL: _Type = (lambda value: value is None or value in CSV_FORMULAS, '"escape", "raw" or null')
 
 
 def _shown(value: object) -> str:
@@ -234,6 +236,7 @@ def run_record(out: str, name: str, text: str) -> dict[str, Any]:
         file.get(record, key, kind, optional=True)
     file.get(record, "format", FORMAT_OR_NULL, optional=True)
     file.get(record, "money", MONEY_OR_NULL, optional=True)
+    file.get(record, "csv_formulas", CSV_FORMULAS_OR_NULL, optional=True)
     _kinds(file, file.get(record, "kinds", OBJECT, optional=True) or {}, "kinds")
     return record
 

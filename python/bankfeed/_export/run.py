@@ -14,6 +14,7 @@ import math
 import os
 import secrets
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,6 +27,7 @@ from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker, check_max_consecutive_failures
+from bankfeed._export.planning import plan_stoppable
 from bankfeed._export.progress import ExportProgress
 from bankfeed._export.state import (
     FAILURES,
@@ -267,6 +269,7 @@ class _Export:
         csv_formulas: object = "escape",
         money: object = None,
         max_consecutive_failures: object = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+        stop: threading.Event | None = None,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -296,7 +299,7 @@ class _Export:
         export.money = None if money is None else check_money(money)
         export.breaker = breaker
         try:
-            export._check_output(resume)
+            export._check_output(resume, stop)
             # Not asked, and no earlier run of the export recorded one: the client's.
             export.money = export.money or client.money
             remove_leftovers(storage)
@@ -332,7 +335,7 @@ class _Export:
         if self.lock is not None:
             self.lock.release()
 
-    def _check_output(self, resume: bool) -> None:
+    def _check_output(self, resume: bool, stop: threading.Event | None = None) -> None:
         storage = self.storage
         try:
             # Made now, before anything is fetched: an output that cannot be one is a usage error.
@@ -340,7 +343,7 @@ class _Export:
             storage.makedirs(storage.path(JOURNAL))
             check_directories(storage)
             # One run at a time, from here on: nothing in the directory was read yet (lock.py).
-            self.lock = take_lock(storage, self.run_id, wait=self.wait_lock)
+            self.lock = take_lock(storage, self.run_id, wait=self.wait_lock, stop=stop)
             present = [name for name in storage.listdir(storage.root) if name in _OURS and _wrote(storage, name)]
         except (FileExistsError, NotADirectoryError):
             raise _config_error(
@@ -379,6 +382,8 @@ class _Export:
                 f"{self.fmt!r}",
             )
         self._check_money_as_before(previous, runs)
+        if self.fmt == "csv":
+            self._check_formulas_as_before(previous, runs)
         before: dict[str, Mapping[str, Any]] = {}
         for record in [previous or {}, *runs]:
             kinds = record.get("kinds") or {}
@@ -421,6 +426,21 @@ class _Export:
                 f"Leave money out to go on as it was, or export to another directory",
             )
 
+    def _check_formulas_as_before(self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]]) -> None:
+        """A CSV resume writes its cells as the export did (docs/export.md#resume): with the
+        ``csv_formulas`` of its last run; a run whose record does not say it, or an export with a
+        manifest and no run records, wrote them escaped (the only way there was then)."""
+        written = [record.get("csv_formulas") or "escape" for record in runs if record.get("format") != "parquet"]
+        before = written[-1] if written else ("escape" if previous is not None else None)
+        if before in (None, self.csv_formulas):
+            return
+        raise _config_error(
+            "csv_formulas",
+            f"must be the one the export in {self.storage.shown} was written with, {before!r}, to resume it; got "
+            f"{self.csv_formulas!r}: its CSV files would hold cells written both ways. Export these to another "
+            "directory",
+        )
+
     @property
     def total(self) -> int:
         return sum(len(todo) for todo in self.todo.values())
@@ -451,6 +471,9 @@ class _Export:
             "finished_at": None,
             "format": self.fmt,
             "money": self.money,
+            # How its CSV cells were written (a resume must write them the same way); null for
+            # Parquet, which holds every text as it came.
+            "csv_formulas": self.csv_formulas if self.fmt == "csv" else None,
             "kinds": self.kinds_asked(),
             "logins_asked": len(self.asked),
             "logins_fetched": None,
@@ -678,7 +701,8 @@ def export(
     that cannot be written, a full disk, raises its ``OSError``); ``resume=True`` goes on with an export
     that was stopped or had failures: logins already written are skipped, with no request sent,
     failed ones are tried again, and one that was still pending polls its RequestId again; a
-    resume must ask for each kind as the export did (the same ``days``, package or query).
+    resume must ask for each kind as the export did (the same ``days``, package or query), and a
+    CSV one must write its cells as the export did (the same ``csv_formulas``).
     ``money`` (``"float"`` or ``"decimal"``) is how every amount, balance, value, price and
     quantity column is written: float64, or an exact decimal128 read from the payload's digits
     (docs/export.md#money). The export's first run fixes it: left out, a later run goes on with
@@ -880,8 +904,9 @@ async def aexport(
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
     written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
-    too); cancelling the task stops the run as Ctrl-C stops ``bf.export``. ``on_challenge`` takes
-    what ``AsyncClient.investments_many`` takes (an ``async def`` handler runs on this event loop).
+    too); cancelling the task stops the run as Ctrl-C stops ``bf.export``, and stops a wait for
+    the lock at once (the lock is then not taken). ``on_challenge`` takes what
+    ``AsyncClient.investments_many`` takes (an ``async def`` handler runs on this event loop).
 
     Example::
 
@@ -892,7 +917,9 @@ async def aexport(
 
     if not isinstance(client, AsyncClient):
         raise TypeError(f"client must be a bf.AsyncClient, not {type(client).__name__}; bf.export takes a bf.Client")
-    run = await asyncio.to_thread(
+    # In a thread of its own, whose wait for the lock a cancellation stops (planning.py).
+    run = await plan_stoppable(
+        _Export.release,
         _Export.plan,
         login_ids,
         out,

@@ -9,6 +9,7 @@ recorded shape with hostile text in it (``recordedserver``, its values changed, 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -189,3 +190,56 @@ def test_the_command_escapes_by_default_and_keeps_them_raw_when_told(stub: Recor
     assert_numbers_as_they_came(tmp_path / "raw")
     wrong = command(stub, tmp_path / "wrong", "--csv-formulas", "off")
     assert wrong.returncode == 2 and "--csv-formulas" in wrong.stderr, wrong.stderr
+
+
+def files_of(out: Path) -> set[Path]:
+    return {path for path in out.rglob("*") if path.is_file()}
+
+
+def refused_resume(stub: RecordedServer, out: Path, was: str, **options: Any) -> None:
+    """Asserts that resuming the CSV export in ``out`` with ``options`` is refused naming
+    ``csv_formulas`` and the way it ``was`` written, before anything is sent or written."""
+    sent, files = len(stub.log), files_of(out)
+    with pytest.raises(bf.ConfigError) as raised:
+        bf.export(client_of(stub), LOGINS, out, what=["accounts"], format="csv", resume=True, **options)
+    assert raised.value.field == "csv_formulas" and f"written with, {was!r}" in str(raised.value), raised.value
+    assert (len(stub.log), files_of(out)) == (sent, files), "nothing was sent or written"
+
+
+def test_a_resume_writing_cells_another_way_is_refused_before_anything_is_sent(
+    stub: RecordedServer, tmp_path: Path
+) -> None:
+    escaped, raw = tmp_path / "escaped", tmp_path / "raw"
+    bf.export(client_of(stub), LOGINS[:1], escaped, what=["accounts"], format="csv")
+    bf.export(client_of(stub), LOGINS[:1], raw, what=["accounts"], format="csv", csv_formulas="raw")
+    refused_resume(stub, escaped, "escape", csv_formulas="raw")
+    refused_resume(stub, raw, "raw")  # the default, escape, is not how it was written
+    on_command_line = command(stub, escaped, "--resume", "--csv-formulas", "raw")
+    assert on_command_line.returncode == 2, on_command_line.stderr
+    assert on_command_line.stderr.startswith("error: --csv-formulas: must be the one the export"), (
+        on_command_line.stderr
+    )
+    # Asked as it was written, each goes on.
+    again = bf.export(client_of(stub), LOGINS, raw, what=["accounts"], format="csv", resume=True, csv_formulas="raw")
+    assert (again.logins_written, again.logins_skipped) == (1, 1)
+    assert cells(raw) == expected(RAW)
+
+
+def test_a_run_recorded_without_csv_formulas_wrote_them_escaped(stub: RecordedServer, tmp_path: Path) -> None:
+    bf.export(client_of(stub), LOGINS[:1], tmp_path, what=["accounts"], format="csv")
+    # As a run of an earlier version recorded itself.
+    for record in (tmp_path / "_journal" / "runs").glob("*.json"):
+        written = json.loads(record.read_text())
+        assert written.pop("csv_formulas") == "escape"
+        record.write_text(json.dumps(written))
+    refused_resume(stub, tmp_path, "escape", csv_formulas="raw")
+    report = bf.export(client_of(stub), LOGINS, tmp_path, what=["accounts"], format="csv", resume=True)
+    assert (report.logins_written, report.logins_skipped) == (1, 1)
+
+
+def test_a_parquet_export_resumes_whatever_csv_formulas_says(stub: RecordedServer, tmp_path: Path) -> None:
+    bf.export(client_of(stub), LOGINS[:1], tmp_path, what=["accounts"])
+    report = bf.export(client_of(stub), LOGINS, tmp_path, what=["accounts"], resume=True, csv_formulas="raw")
+    assert (report.logins_written, report.logins_skipped) == (1, 1)
+    titles = pyarrow.dataset.dataset(tmp_path / "accounts" / "accounts", format="parquet").to_table()
+    assert set(titles.column("title").to_pylist()) == {TITLE}, "Parquet holds the text as it came"

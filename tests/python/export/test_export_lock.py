@@ -26,6 +26,7 @@ import pytest
 
 import bankfeed as bf
 from bankfeed._export.lock import take_lock
+from bankfeed._export.planning import plan_stoppable
 from bankfeed._export.storage import Storage
 
 LOGINS = 24
@@ -183,6 +184,73 @@ def test_export_refuses_or_waits_while_another_holds_the_lock(tmp_path: Path) ->
     for wrong, error in [(-1, bf.ConfigError), (float("nan"), bf.ConfigError), ("5", TypeError), (True, TypeError)]:
         with pytest.raises(error, match="wait_lock"):
             bf.export(client, sb.login_ids, tmp_path, resume=True, wait_lock=wrong)  # type: ignore[arg-type]
+
+
+def threads_left(before: set[threading.Thread], within: float) -> list[threading.Thread]:
+    """The threads started since ``before`` still running after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while (
+        left := [thread for thread in threading.enumerate() if thread not in before]
+    ) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+def test_a_cancelled_aexport_stops_waiting_for_the_lock_at_once(tmp_path: Path) -> None:
+    with bf.Sandbox(logins=2) as sb:
+        client = sb.client(poll_interval=0.01)
+        bf.export(client, sb.login_ids[:1], tmp_path)
+        holder = take_lock(Storage(tmp_path), "20261126T000000-abcdef", wait=0)
+        before = set(threading.enumerate())
+        try:
+
+            async def cancelled_while_waiting() -> float:
+                exporting = bf.aexport(
+                    sb.async_client(poll_interval=0.01), sb.login_ids, tmp_path, resume=True, wait_lock=60
+                )
+                task = asyncio.ensure_future(exporting)
+                await asyncio.sleep(0.5)
+                assert not task.done(), "it waits for the holder"
+                cancelled = time.monotonic()
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                return time.monotonic() - cancelled
+
+            began = time.monotonic()
+            assert asyncio.run(cancelled_while_waiting()) < 0.5, "the task ended at once"
+            # Nothing of the run is left waiting: asyncio.run waited for no thread of it either.
+            assert time.monotonic() - began < 3
+            assert threads_left(before, within=1.0) == []
+            # The holder still holds the lock: another run is refused, naming it.
+            with pytest.raises(bf.ConfigError, match="the run 20261126T000000-abcdef"):
+                bf.export(client, sb.login_ids, tmp_path, resume=True)
+        finally:
+            holder.release()
+        # The cancelled run never took it once the holder let go: the next run takes it at once.
+        time.sleep(0.5)
+        report = bf.export(client, sb.login_ids, tmp_path, resume=True)
+    assert (report.logins_written, report.logins_skipped) == (1, 1)
+
+
+def test_a_plan_made_just_as_its_task_is_cancelled_is_released() -> None:
+    released: list[str] = []
+
+    def plan(*, stop: threading.Event) -> str:
+        time.sleep(0.3)  # the lock taken anyway: it came free just as the task was cancelled
+        return "the run holding the lock"
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(plan_stoppable(released.append, plan))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    before = set(threading.enumerate())
+    asyncio.run(cancelled())
+    assert threads_left(before, within=1.0) == []
+    assert released == ["the run holding the lock"]
 
 
 def test_the_lock_of_an_fsspec_output_is_taken_over_only_from_a_process_gone(tmp_path: Path) -> None:

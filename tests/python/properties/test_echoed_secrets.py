@@ -39,6 +39,8 @@ USERNAME = "echo-user-5b2e"
 #: differently by JSON, a URL and HTML.
 PASSWORD = 'pw "Échö"/+&7'
 ANSWER = "Ünïcorn Öl 42"
+#: The answer of a second try, after the service refused the first.
+ANOTHER_ANSWER = "Zweiter Versuch 43"
 LOGINS = ["5b1e0c2d-9a4f-4e7b-5d21-08dc3f6a91e7", "a07c93f1-2e6d-4b18-6a3c-08dc3f6a91e8"]
 
 #: How the server repeats what it was sent: in a JSON error (its Message, its code, its RequestId
@@ -54,6 +56,14 @@ class Echoing:
     refuse: dict[str, str] = field(default_factory=dict)
     minted: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Repeat every secret any request carried so far (an earlier call's, another login's), not
+    #: only the refused request's own.
+    earlier: bool = False
+    #: With ``earlier``: each refused request waits until this many were refused, so that each
+    #: repeats what the others carried (the logins of a bulk call).
+    gather: threading.Barrier | None = None
+    #: Every secret the requests carried so far, in order.
+    seen: list[str] = field(default_factory=list)
 
 
 class EchoServer(http.server.ThreadingHTTPServer):
@@ -115,10 +125,17 @@ class EchoHandler(http.server.BaseHTTPRequestHandler):
             with echoing.lock:
                 echoing.minted.append(token)
             return self._send(200, {"Token": token})
+        values = carried(self.headers, body)
+        with echoing.lock:
+            echoing.seen.extend(value for value in values if value not in echoing.seen)
         mode = echoing.refuse.get(operation)
         if mode is None:
             return self._send(*self._served(operation, body))
-        values = carried(self.headers, body)
+        if echoing.earlier:
+            if echoing.gather is not None:
+                echoing.gather.wait()
+            with echoing.lock:
+                values = list(echoing.seen)
         auth = self.headers.get("flinks-auth-key")
         status = 401 if operation == "Authorize" else 400
         if mode in ("json", "invalid_answer"):
@@ -258,7 +275,7 @@ def shown(error: BaseException) -> list[str]:
 
 
 def sent_secrets(echoing: Echoing) -> list[str]:
-    return [API_KEY, SECRET_KEY, USERNAME, PASSWORD, ANSWER, *echoing.minted]
+    return [API_KEY, SECRET_KEY, USERNAME, PASSWORD, ANSWER, ANOTHER_ANSWER, *echoing.minted]
 
 
 def assert_masked(echoing: Echoing, texts: list[str], records: list[logging.LogRecord]) -> None:
@@ -331,6 +348,70 @@ def test_a_bulk_calls_failures_mask_what_each_login_sent(
     errors = [result for _, result in results if isinstance(result, BaseException)]
     assert len(errors) == len(LOGINS), results
     assert_masked(state, [text for error in errors for text in shown(error)], records)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_login_of_a_bulk_call_masks_the_tokens_minted_for_the_others(
+    echoing: tuple[EchoServer, Echoing], records: list[logging.LogRecord], mode: str
+) -> None:
+    server, state = echoing
+    # Each login's refusal waits for the other's Authorize, then repeats both logins' tokens.
+    state.refuse["Authorize"], state.earlier, state.gather = mode, True, threading.Barrier(len(LOGINS), timeout=10)
+    results = list(client_of(server).investments_many(LOGINS))
+    errors = [result for _, result in results if isinstance(result, BaseException)]
+    assert len(errors) == len(LOGINS) == len(state.minted), results
+    assert_masked(state, [text for error in errors for text in shown(error)], records)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_answer_masks_the_credentials_its_login_sent_in_the_call_before(
+    echoing: tuple[EchoServer, Echoing], records: list[logging.LogRecord], mode: str
+) -> None:
+    server, state = echoing
+    step = client_of(server).authorize(INSTITUTION, USERNAME, PASSWORD)
+    assert isinstance(step, bf.Challenge)
+    # The answer's call sends no password: the server repeats the one of the Authorize before.
+    state.refuse["Authorize"], state.earlier = mode, True
+    with pytest.raises(bf.BankfeedError) as info:
+        step.answer({LIVE_PROMPT: ANSWER})
+    texts = shown(info.value)
+    assert "***" in " ".join(texts), texts
+    assert_masked(state, texts, records)
+
+
+def test_a_challenge_answered_again_masks_the_answer_refused_before(
+    echoing: tuple[EchoServer, Echoing], records: list[logging.LogRecord]
+) -> None:
+    server, state = echoing
+    step = client_of(server).authorize(INSTITUTION, USERNAME, PASSWORD)
+    assert isinstance(step, bf.Challenge)
+    state.refuse["Authorize"] = "invalid_answer"
+    with pytest.raises(bf.InvalidSecurityResponse) as refused:
+        step.answer({LIVE_PROMPT: ANSWER})
+    challenge = refused.value.challenge
+    assert isinstance(challenge, bf.Challenge)
+    state.refuse["Authorize"], state.earlier = "json", True
+    with pytest.raises(bf.BankfeedError) as info:
+        challenge.answer({LIVE_PROMPT: ANOTHER_ANSWER})
+    assert ANSWER in state.seen and PASSWORD in state.seen
+    assert_masked(state, shown(info.value), records)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_data_call_through_a_session_masks_what_opened_it(
+    echoing: tuple[EchoServer, Echoing], records: list[logging.LogRecord], mode: str
+) -> None:
+    server, state = echoing
+    step = client_of(server).authorize(INSTITUTION, USERNAME, PASSWORD)
+    assert isinstance(step, bf.Challenge)
+    session = step.answer({LIVE_PROMPT: ANSWER})
+    assert isinstance(session, bf.Session)
+    state.refuse["Investments"], state.earlier = mode, True
+    with pytest.raises(bf.BankfeedError) as info:
+        session.investments()
+    texts = shown(info.value)
+    assert "***" in " ".join(texts), texts
+    assert_masked(state, texts, records)
 
 
 def test_an_exports_failures_and_journal_mask_what_each_login_sent(
