@@ -124,6 +124,8 @@ class _Partition:
     #: The name of the driver's stop event, and the file that proves the worker sees ``out``.
     stop: str
     marker: str
+    #: The run whose partition of each table the files go to (``writer.partition``).
+    run: str = ""
     #: What answers a login's challenges, as in one process (``bf.export``'s ``on_challenge``).
     on_challenge: Any = None
     #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
@@ -230,7 +232,13 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
             request_ids[login] = record["request_id"]
     # A name of its own per attempt: two attempts never write the same file.
     writer = KindWriter(
-        storage, kind, task.fmt, task.prefix + secrets.token_hex(3), task.limits, csv_formulas=task.csv_formulas
+        storage,
+        kind,
+        task.fmt,
+        task.prefix + secrets.token_hex(3),
+        task.limits,
+        run=task.run or task.run_id,
+        csv_formulas=task.csv_formulas,
     )
     try:
         # The partition's bulk call; then, once, one for the logins resumed with a RequestId whose
@@ -294,6 +302,7 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     export.limits,
                     stop,
                     marker,
+                    export.partition_run,
                     export.on_challenge,
                     export.csv_formulas,
                 )

@@ -25,6 +25,7 @@ from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
 from bankfeed._export.progress import ExportProgress
+from bankfeed._export.runs import last_run, next_run, run_of_record, summaries
 from bankfeed._export.state import (
     FAILURES,
     MANIFEST,
@@ -35,6 +36,7 @@ from bankfeed._export.state import (
     read_runs,
     read_state,
     remove_leftovers,
+    table_directories,
     write_run,
     write_summary,
 )
@@ -69,7 +71,8 @@ class ExportReport:
     there twice), and the counts are of distinct logins: written in every kind asked, failed in at
     least one, or skipped because an earlier run had written them (``resume``). ``interrupted``
     is true when Ctrl-C (or another stop) ended the run before every login was done; what was
-    written until then is complete, and the manifest says so. ``out`` is the output directory as
+    written until then is complete, and the manifest says so. ``run`` names the run written, the
+    ``run_id`` column of its rows (docs/export.md#runs). ``out`` is the output directory as
     it is shown everywhere: a URL without its user, password and query (docs/export.md#where-it-writes).
 
     Example::
@@ -88,6 +91,8 @@ class ExportReport:
     logins_skipped: int
     elapsed: float
     interrupted: bool = False
+    #: The run written (docs/export.md#runs): its name, the ``run_id`` of its rows.
+    run: str = ""
 
     @property
     def ok(self) -> bool:
@@ -192,7 +197,19 @@ class _Export:
     concurrency: int
     limits: Limits
     show: bool
-    run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3))
+    #: This process's name: its record, its lock, the start of its batches' names.
+    run_id: str = field(
+        default_factory=lambda: time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    )
+    #: The run this process goes on with (``resume``); None: it starts a run of its own, named
+    #: after it (``runs.py``).
+    resumed_run: str | None = None
+    #: The name of the run this process starts, when it resumes none: its own, unless an
+    #: earlier run's sorts after it (``runs.next_run``).
+    new_run: str | None = None
+    #: Whether the last process of the run resumed went to its end (a resume of a run that has
+    #: nothing left to do is refused then, rather than writing nothing and ending well).
+    resumed_ended: bool = False
     started: float = field(default_factory=time.time)
     clock: float = field(default_factory=time.monotonic)
     #: Seconds to wait for another run's lock of the directory, and the lock once taken
@@ -271,7 +288,9 @@ class _Export:
             # stops the run with nothing renamed or deleted (records.py).
             names = {*export.kinds_before, *(kind.name for kind in kinds)}
             journals = {name: read_journal(storage, name, fmt) for name in names}
-            states = [read_state(storage, kind.name, fmt, entries=journals.pop(kind.name)) for kind in kinds]
+            # What this run wrote already: nothing, but for a resume.
+            run = export.partition_run
+            states = [read_state(storage, kind.name, fmt, run=run, entries=journals.pop(kind.name)) for kind in kinds]
             del journals
             export.asked = _as_written(export.asked, states)
             for kind, state in zip(kinds, states, strict=True):
@@ -289,10 +308,21 @@ class _Export:
                     if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
                 }
             export.skipped_logins = sum(1 for login in export.asked if all(state.has(login) for state in states))
+            if export.resumed_run is not None and export.resumed_ended and export.total == 0:
+                raise _config_error(
+                    "resume",
+                    f"has nothing to resume: the last run of {storage.shown}, {export.resumed_run}, has every login "
+                    "asked written in every kind asked. Without resume (--resume) the export's next run starts",
+                )
         except BaseException:
             export.release()
             raise
         return export
+
+    @property
+    def partition_run(self) -> str:
+        """The run whose partition this process writes (docs/export.md#runs)."""
+        return self.resumed_run or self.new_run or self.run_id
 
     def release(self) -> None:
         """Lets the next run write the directory (``lock.py``); nothing after the first call."""
@@ -322,28 +352,33 @@ class _Export:
         unwritable = storage.unwritable()
         if unwritable is not None:
             raise _config_error("out", f"cannot be written: {unwritable}: {storage.shown}")
-        if not resume and present:
-            raise _config_error(
-                "out",
-                f"already holds an export ({storage.shown}: {', '.join(present)}): pass resume=True (--resume) to "
-                "go on with it, or write to an empty directory",
-            )
-        if resume:
-            self._check_asked_as_before(previous_manifest(storage), read_runs(storage))
+        if not present:
+            return
+        # An export already there: this is its next run, or, with resume, goes on with its last.
+        records = read_runs(storage)
+        self._check_asked_as_before(previous_manifest(storage), records, resume=resume)
+        if resume and records:
+            self.resumed_run = last_run(records)
+            self.resumed_ended = records[-1].get("finished_at") is not None and not records[-1].get("interrupted")
+        else:
+            self.new_run = next_run(self.run_id, [run_of_record(record) for record in records])
 
-    def _check_asked_as_before(self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]]) -> None:
-        """A resume goes on with the export as it was asked: the same format, and each kind asked
-        before with the same options (days, package, query), or one table would hold rows of two
-        kinds. Earlier runs' records say how (a killed run's too), and a manifest written before
-        runs had records says what it can."""
+    def _check_asked_as_before(
+        self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]], *, resume: bool
+    ) -> None:
+        """A run of an export asks for it as its first run did (docs/export.md#what-a-run-must-ask-as-before):
+        the same format, each kind asked before with the same options (days, package, query), or
+        one table would hold rows of two meanings; and, but in a resume, every kind the export
+        has, so that each run has each kind's snapshot. Earlier runs' records say how (a killed
+        run's too), and a manifest written before runs had records says what it can."""
         shown = self.storage.shown
         before_formats = [record.get("format") for record in runs] + [(previous or {}).get("format")]
         before_format = next((fmt for fmt in reversed(before_formats) if fmt), None)
         if before_format not in (None, self.fmt):
             raise _config_error(
                 "format",
-                f"must be the format the export in {shown} was written in, {before_format!r}, to resume it; got "
-                f"{self.fmt!r}",
+                f"must be the format the export in {shown} was written in, {before_format!r}; got {self.fmt!r}. A "
+                "new export in another directory can have another",
             )
         before: dict[str, Mapping[str, Any]] = {}
         for record in [previous or {}, *runs]:
@@ -362,8 +397,17 @@ class _Export:
                 was, now = f"{was} ({_options(entry.get('options'))})", f"{now} ({_options(kind.options)})"
             raise _config_error(
                 "days" if days else "what",
-                f"must ask for {kind.name} as the export in {shown} did, {was}, to resume it; got {now}: one table "
-                "would hold rows of both. Export these to another directory",
+                f"must ask for {kind.name} as the export in {shown} did since its first run, {was}; got {now}: one "
+                "table would hold rows of both. Start a new export in another directory for these",
+            )
+        missing = [name for name in self.kinds_before if name not in {kind.name for kind in self.kinds}]
+        if missing and not resume:
+            labels = [str(self.kinds_before[name].get("what") or name) for name in self.kinds_before]
+            raise _config_error(
+                "what",
+                f"must ask for every kind of the export in {shown}, {', '.join(labels)}, so that each run has each "
+                f"kind's snapshot; this run leaves out {', '.join(missing)}. A kind can be added (it starts its own "
+                "history); to drop one, start a new export in another directory",
             )
 
     @property
@@ -389,6 +433,7 @@ class _Export:
         """This run's record (``state.write_run``): how it was asked, and ``ended`` once it ended."""
         return {
             "run": self.run_id,
+            "part_of": self.partition_run,
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             # The order of runs started within one second.
             "started": self.started,
@@ -407,7 +452,15 @@ class _Export:
         return {kind.name: {"what": kind.label, "options": _options_json(kind.options)} for kind in self.kinds}
 
     def writer(self, kind: Kind) -> KindWriter:
-        writer = KindWriter(self.storage, kind, self.fmt, self.run_id, self.limits, csv_formulas=self.csv_formulas)
+        writer = KindWriter(
+            self.storage,
+            kind,
+            self.fmt,
+            self.run_id,
+            self.limits,
+            run=self.partition_run,
+            csv_formulas=self.csv_formulas,
+        )
         self.writers[kind.name] = writer
         return writer
 
@@ -472,15 +525,19 @@ class _Export:
         _release_arrow_memory()
         for kind in self.kinds:
             for table in kind.tables:
-                directory = self.storage.path(kind.name, table)
-                if not any(name.startswith("part-") for name in self.storage.listdir(directory)):
-                    self.storage.makedirs(directory)
-                    write_empty(self.storage, kind, table, self.fmt, f"{self.run_id}-000000")
+                # A table no run wrote a row in yet: an empty file in this run's partition.
+                directories = table_directories(self.storage, kind.name, table)
+                if not any(
+                    name.startswith("part-") for directory in directories for name in self.storage.listdir(directory)
+                ):
+                    write_empty(self.storage, kind, table, self.fmt, f"{self.run_id}-000000", self.partition_run)
         # The journal is the truth of the directory (earlier runs, a cluster's partitions), for
         # this run's kinds and those of earlier runs alike.
         kinds_asked: dict[str, Mapping[str, Any]] = {**self.kinds_before, **self.kinds_asked()}
+        journals = {name: read_journal(self.storage, name, self.fmt) for name in kinds_asked}
         states: dict[str, KindState] = {
-            name: read_state(self.storage, name, self.fmt, repair=repair) for name in kinds_asked
+            name: read_state(self.storage, name, self.fmt, run=self.partition_run, repair=repair, entries=entries)
+            for name, entries in journals.items()
         }
         run = self.record(
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -489,6 +546,8 @@ class _Export:
             interrupted=interrupted,
         )
         write_run(self.storage, run)
+        listed = [summary.shown() for summary in summaries(read_runs(self.storage), journals)]
+        del journals
         write_summary(
             self.storage,
             states,
@@ -497,6 +556,7 @@ class _Export:
             run=run,
             kinds_asked=kinds_asked,
             previous=previous_manifest(self.storage),
+            runs=listed,
         )
         # Written now in every kind of this run: at the end, and not already at the start.
         ours = [states[kind.name] for kind in self.kinds]
@@ -519,6 +579,7 @@ class _Export:
             logins_skipped=self.skipped_logins,
             elapsed=time.monotonic() - self.clock,
             interrupted=interrupted,
+            run=self.partition_run,
         )
 
 
