@@ -103,6 +103,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "a run into an existing export is its next run",
     )
     parser.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help="fetch every login's whole history of transactions again and start it over, rather than only what "
+        "is new since the export's last run",
+    )
+    parser.add_argument(
         "--list-runs",
         action="store_true",
         help="print the runs of the export in --out, one a line (run, date, status, logins, rows), and exit",
@@ -407,6 +413,7 @@ def run(args: argparse.Namespace) -> int:
             partition_size=1000 if args.partition_size is None else args.partition_size,
             on_challenge=on_challenge,
             csv_formulas=args.csv_formulas,
+            full_refresh=args.full_refresh,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.events import Events
 from bankfeed._export.kinds import Kind
 from bankfeed._export.state import read_state
 from bankfeed._export.storage import Storage
@@ -130,6 +131,10 @@ class _Partition:
     on_challenge: Any = None
     #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
     csv_formulas: str = "escape"
+    #: What the partition's bulk call adds to the kind's options (``date_from``: ``run.chunks``).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: What earlier runs wrote of the kind's transactions, of this partition's logins (``events.py``).
+    events: Events | None = None
 
     @property
     def prefix(self) -> str:
@@ -239,6 +244,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
         task.limits,
         run=task.run or task.run_id,
         csv_formulas=task.csv_formulas,
+        events=task.events,
     )
     try:
         # The partition's bulk call; then, once, one for the logins resumed with a RequestId whose
@@ -255,6 +261,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                 request_ids=resume or None,
                 on_challenge=task.on_challenge,
                 **kind.options,
+                **task.options,
             )
             with call as results:
                 stop.watch(results.close)
@@ -288,7 +295,8 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
     location = export.storage.root if export.storage.is_local else export.storage.given
     tasks = []
     for kind in export.kinds:
-        for index, (logins, request_ids) in enumerate(export.chunks(kind, size)):
+        events = export.events.get(kind.name)
+        for index, (logins, request_ids, options) in enumerate(export.chunks(kind, size)):
             tasks.append(
                 _Partition(
                     location,
@@ -305,6 +313,8 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     export.partition_run,
                     export.on_challenge,
                     export.csv_formulas,
+                    options,
+                    None if events is None else events.of(logins),
                 )
             )
     return tasks

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from bankfeed._export.events import check_cursor
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.writer import JOURNAL, part_name, partition
 from bankfeed.errors import ConfigError, _config_error
@@ -188,6 +189,11 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
         if part != own:
             # The one name a batch's file can have: a resume renames and deletes nothing else.
             file.refuse(f"has a field files.{table}, {_shown(part)}, that is not its batch's part file, {own!r}")
+    # Where each login's transactions stand (``events.py``): what the next run asks from.
+    for login, cursor in (file.get(entry, "cursors", OBJECT, optional=True) or {}).items():
+        problem = check_cursor(cursor)
+        if problem is not None:
+            file.refuse(f"has a field cursors.{login} that is not a cursor: {problem}")
     rows = file.get(entry, "rows", OBJECT)
     for table in rows:
         if table not in tables:

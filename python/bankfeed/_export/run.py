@@ -19,8 +19,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.events import Events, states
 from bankfeed._export.formulas import check_csv_formulas
-from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what
+from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_what, parse_what
 from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
@@ -237,6 +238,10 @@ class _Export:
     on_challenge: Any = None
     #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
     csv_formulas: str = "escape"
+    #: Per kind with a table of transactions, what earlier runs wrote of it (``events.py``).
+    events: dict[str, Events] = field(default_factory=dict)
+    #: Every login of this run starts its transactions over (``full_refresh``).
+    full_refresh: bool = False
 
     @classmethod
     def plan(
@@ -256,6 +261,7 @@ class _Export:
         client: Client | AsyncClient,
         on_challenge: object = None,
         csv_formulas: object = "escape",
+        full_refresh: bool = False,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -281,6 +287,9 @@ class _Export:
             storage, kinds, fmt, asked, concurrency, limits, progress, on_challenge=on_challenge, csv_formulas=formulas
         )
         export.wait_lock = wait
+        if not isinstance(full_refresh, bool):
+            raise TypeError(f"full_refresh must be True or False, not {type(full_refresh).__name__}")
+        export.full_refresh = full_refresh
         try:
             export._check_output(resume)
             remove_leftovers(storage)
@@ -290,10 +299,19 @@ class _Export:
             journals = {name: read_journal(storage, name, fmt) for name in names}
             # What this run wrote already: nothing, but for a resume.
             run = export.partition_run
-            states = [read_state(storage, kind.name, fmt, run=run, entries=journals.pop(kind.name)) for kind in kinds]
+            states_of_kinds = []
+            for kind in kinds:
+                entries = journals.pop(kind.name)
+                state = read_state(storage, kind.name, fmt, run=run, entries=entries)
+                states_of_kinds.append(state)
+                table = next((table for name, table in EVENT_KEYS if name == kind.name), None)
+                if table is not None:
+                    # Where each login's transactions stand, for this run to go on from.
+                    before = states(entries, kind.name, state.dropped)
+                    export.events[kind.name] = Events(kind.name, table, before, full_refresh=full_refresh)
             del journals
-            export.asked = _as_written(export.asked, states)
-            for kind, state in zip(kinds, states, strict=True):
+            export.asked = _as_written(export.asked, states_of_kinds)
+            for kind, state in zip(kinds, states_of_kinds, strict=True):
                 # All of them, not a copy, when nothing was written before (no resume).
                 export.todo[kind.name] = (
                     LoginIdList(login for login in export.asked if not state.has(login))
@@ -307,7 +325,9 @@ class _Export:
                     for login, record in state.failed.items()
                     if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
                 }
-            export.skipped_logins = sum(1 for login in export.asked if all(state.has(login) for state in states))
+            export.skipped_logins = sum(
+                1 for login in export.asked if all(state.has(login) for state in states_of_kinds)
+            )
             if export.resumed_run is not None and export.resumed_ended and export.total == 0:
                 raise _config_error(
                     "resume",
@@ -439,6 +459,7 @@ class _Export:
             "started": self.started,
             "finished_at": None,
             "format": self.fmt,
+            "full_refresh": self.full_refresh,
             "kinds": self.kinds_asked(),
             "logins_asked": len(self.asked),
             "logins_fetched": None,
@@ -460,29 +481,50 @@ class _Export:
             self.limits,
             run=self.partition_run,
             csv_formulas=self.csv_formulas,
+            events=self.events.get(kind.name),
         )
         self.writers[kind.name] = writer
         return writer
 
-    def chunks(self, kind: Kind, size: int = _CHUNK) -> Iterator[tuple[list[Any], dict[str, str]]]:
+    def chunks(self, kind: Kind, size: int = _CHUNK) -> Iterator[tuple[list[Any], dict[str, str], dict[str, Any]]]:
         """The bulk calls of ``kind``: its logins in chunks of ``size`` (the partitions of a cluster
-        run), each with the RequestIds to resume; made one at a time, as they are run. Then the
-        logins :meth:`take` found resumed with a RequestId whose session had expired since (a
-        resume the next night), started over with no RequestId rather than failed once more."""
+        run), each with the RequestIds to resume and the options it adds to the kind's (the
+        ``date_from`` of logins whose transactions an earlier run wrote: the logins are grouped by
+        it, ``events.py``); made one at a time, as they are run. Then the logins :meth:`take`
+        found resumed with a RequestId whose session had expired since (a resume the next night),
+        started over with no RequestId rather than failed once more."""
         resumes = self.resumes[kind.name]
-        for chunk in self.todo[kind.name].slices(size):
-            yield chunk, {login: resumes[fold(login)] for login in chunk if fold(login) in resumes}
+        for options, logins in self._by_date_from(kind, self.todo[kind.name]):
+            for chunk in logins.slices(size):
+                yield chunk, {login: resumes[fold(login)] for login in chunk if fold(login) in resumes}, options
         expired = self.expired.pop(kind.name, [])
-        for start in range(0, len(expired), size):
-            yield expired[start : start + size], {}
+        for options, logins in self._by_date_from(kind, LoginIdList(expired)):
+            for chunk in logins.slices(size):
+                yield chunk, {}, options
 
-    def call(self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str]) -> Any:
+    def _by_date_from(self, kind: Kind, logins: LoginIdList) -> Iterator[tuple[dict[str, Any], LoginIdList]]:
+        """``logins`` grouped by the day their transactions are asked from: all of them, with no
+        option added, when the kind has no dates to ask from or none was written before."""
+        events = self.events.get(kind.name)
+        if events is None or not events.windowed or not events.previous:
+            yield {}, logins
+            return
+        groups: dict[str | None, list[Any]] = {}
+        for login in logins:
+            groups.setdefault(events.date_from(login), []).append(login)
+        for day, group in sorted(groups.items(), key=lambda item: item[0] or ""):
+            yield ({} if day is None else {"date_from": day}), LoginIdList(group)
+
+    def call(
+        self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str], options: Mapping[str, Any]
+    ) -> Any:
         return kind.bulk_call(client)(
             chunk,
             concurrency=self.concurrency,
             request_ids=request_ids or None,
             on_challenge=self.on_challenge,
             **kind.options,
+            **options,
         )
 
     def take(self, writer: KindWriter, login_id: Any, result: object) -> bool:
@@ -601,6 +643,7 @@ def export(
     partition_size: int = 1000,
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
+    full_refresh: bool = False,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -608,18 +651,27 @@ def export(
     ``what`` holds ``"investments"``, ``"accounts"`` (account detail with its transactions;
     ``days=90`` or ``365``) and ``"attributes:<package>"`` (or ``("attributes", {"attributes":
     {group: [names]}, ...})``). ``out`` is a directory, or an fsspec URL when fsspec is installed.
-    The layout: ``out/<kind>/<table>/part-*.parquet`` (``format="csv"`` writes CSV: a text cell
-    that a spreadsheet would run as a formula, one starting with ``=``, ``+``, ``-``, ``@``, a tab
-    or a carriage return, is written with a leading ``'``, unless ``csv_formulas="raw"``; numbers
-    are never changed), each row starting with ``login_id``, ``request_id`` and ``fetched_at``;
+    The layout: ``out/<kind>/<table>/run_date=<date>/run_id=<run>/part-*.parquet``
+    (``format="csv"`` writes CSV: a text cell that a spreadsheet would run as a formula, one
+    starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, is written with a leading
+    ``'``, unless ``csv_formulas="raw"``; numbers are never changed), each row starting with
+    ``login_id``, ``request_id`` and ``fetched_at``;
     ``out/_failures.jsonl`` lists the logins that failed, ``out/_manifest.json`` what was asked and
     written. A login is written in a table once or not at all, whatever stops the run (an output
-    that cannot be written, a full disk, raises its ``OSError``); ``resume=True`` goes on with an export
-    that was stopped or had failures: logins already written are skipped, with no request sent,
-    failed ones are tried again, and one that was still pending polls its RequestId again; a
-    resume must ask for each kind as the export did (the same ``days``, package or query).
+    that cannot be written, a full disk, raises its ``OSError``); ``resume=True`` goes on with a
+    run that was stopped or had failures: logins already written are skipped, with no request sent,
+    failed ones are tried again, and one that was still pending polls its RequestId again.
     ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
     pyarrow array); duplicates are fetched once, in any case (the service compares LoginIds so).
+
+    An ``out`` that holds an export gets its next run (docs/export.md#runs): each run's rows go
+    to a partition of their own, ``<kind>/<table>/run_date=<date>/run_id=<run>/``
+    (``ExportReport.run`` names it); the snapshot tables get every login again, the transactions
+    only what no earlier run wrote (asked from 7 days before each login's newest, ``DateFrom``),
+    and ``full_refresh=True`` asks for them all again and starts each login's history over
+    (docs/export.md#transactions-once); ``bf.read_latest`` reads the newest. A run asks for the
+    export's kinds, ``days``, package or query and format as its first run did. ``resume=True``
+    goes on with the last run instead, and is refused when it has nothing left to do.
     Results are written a batch at a time: at ``batch_logins`` logins, or every 5 seconds,
     whichever comes first, so a kill loses at most that much. Ctrl-C stops the run after writing
     what was fetched, then raises ``KeyboardInterrupt``.
@@ -672,6 +724,7 @@ def export(
         partition_size=partition_size,
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
+        full_refresh=full_refresh,
     )
 
 
@@ -694,6 +747,7 @@ def _run(
     partition_size: int = 1000,
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
+    full_refresh: bool = False,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -723,6 +777,7 @@ def _run(
         client=client,
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
+        full_refresh=full_refresh,
     )
     try:
         return _write(client, run, scheduler, partition_size=partition_size, raise_interrupt=raise_interrupt)
@@ -750,8 +805,8 @@ def _write(
         for kind in run.kinds:
             writer = run.writer(kind)
             try:
-                for chunk, request_ids in run.chunks(kind):
-                    with run.call(client, kind, chunk, request_ids) as results:
+                for chunk, request_ids, options in run.chunks(kind):
+                    with run.call(client, kind, chunk, request_ids, options) as results:
                         for login_id, result in results:
                             if run.take(writer, login_id, result):
                                 writer.commit()
@@ -786,6 +841,7 @@ async def aexport(
     batch_logins: int = 1000,
     on_challenge: AsyncChallengeHandler | None = None,
     csv_formulas: str = "escape",
+    full_refresh: bool = False,
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
     written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
@@ -817,6 +873,7 @@ async def aexport(
         client=client,
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
+        full_refresh=full_refresh,
     )
     try:
         return await _awrite(client, run)
@@ -836,8 +893,8 @@ async def _awrite(client: AsyncClient, run: _Export) -> ExportReport:
         for kind in run.kinds:
             writer = run.writer(kind)
             try:
-                for chunk, request_ids in run.chunks(kind):
-                    async with run.call(client, kind, chunk, request_ids) as results:
+                for chunk, request_ids, options in run.chunks(kind):
+                    async with run.call(client, kind, chunk, request_ids, options) as results:
                         async for login_id, result in results:
                             if run.take(writer, login_id, result):
                                 await asyncio.to_thread(writer.commit)

@@ -73,6 +73,9 @@ class KindState:
     failed: dict[Any, dict[str, Any]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     batches: int = 0
+    #: The journal entries a repair dropped (a file of their batch gone): their cursors no longer
+    #: count (``events.py``).
+    dropped: set[str] = field(default_factory=set)
     #: The written LoginIds that were not given in lower case, by their folded text: empty when
     #: every one was (the service's own are), so that asking in any case costs no second set of
     #: them all.
@@ -184,6 +187,7 @@ def read_state(
             for table, file in files.items():
                 storage.remove(storage.path(kind, table, file))
             storage.remove(storage.path(JOURNAL, kind, name))
+            state.dropped.add(name)
             continue
         state.batches += 1
         for table, file in files.items():

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.columns import Gathered
+from bankfeed._export.events import Events
 from bankfeed._export.formulas import escaped_cell, escaped_columns
-from bankfeed._export.kinds import Kind
+from bankfeed._export.kinds import PROVENANCE, Kind
 from bankfeed._export.storage import Storage
 
 if TYPE_CHECKING:
@@ -99,7 +100,8 @@ class KindWriter:
     """Writes one kind's results under ``storage``, a batch at a time, into the partition of the
     run ``run`` of each table (:func:`partition`); batch names start with ``prefix`` (unique to
     the process, or to the partition of a cluster run). ``csv_formulas`` says how CSV files write
-    a text cell that a spreadsheet would run (``formulas.py``)."""
+    a text cell that a spreadsheet would run (``formulas.py``). ``events`` sifts the kind's
+    table of transactions: what earlier runs wrote is not written again (``events.py``)."""
 
     def __init__(
         self,
@@ -111,8 +113,12 @@ class KindWriter:
         *,
         run: str,
         csv_formulas: str = "escape",
+        events: Events | None = None,
     ) -> None:
         self.storage = storage
+        #: The kind's table of transactions, written once across runs (``events.py``); None: the
+        #: kind has none.
+        self.events = events
         self.kind = kind
         self.fmt = fmt
         self.csv_formulas = csv_formulas
@@ -172,11 +178,20 @@ class KindWriter:
         tables = gathered.finish()
         self._last_gathering = gathered.gathering
         where = partition(self.run)
+        cursors: dict[str, Any] = {}
         for table, combined in tables.items():
+            keep: list[bool] | None = None
+            if self.events is not None and table == self.events.table:
+                keep, cursors = self.events.sift(combined._rows(0, len(combined)), combined.columns, gathered.logins)
+                if not any(keep):
+                    continue  # nothing new: no file
             directory = self.storage.path(self.kind.name, table, where)
-            self._write(table, combined, self.storage.path(directory, temporary_name(name, self.fmt)))
+            self._write(table, combined, self.storage.path(directory, temporary_name(name, self.fmt)), keep)
             files[table] = f"{where}/{part_name(name, self.fmt)}"
-            rows[table] = len(combined)
+            rows[table] = len(combined) if keep is None else sum(keep)
+        if self.events is not None and self.events.table not in tables:
+            # No transaction at all in the batch: a full refresh still starts the logins over.
+            _, cursors = self.events.sift([], [*PROVENANCE, "account_id", "transaction_id", "date"], gathered.logins)
         written = zip(gathered.logins, gathered.request_ids, strict=True)
         entry = {
             "batch": name,
@@ -188,6 +203,8 @@ class KindWriter:
             "files": files,
             "rows": rows,
         }
+        if cursors:
+            entry["cursors"] = cursors
         self.storage.write_whole(
             self.storage.path(JOURNAL, self.kind.name, f"{name}.json"), json.dumps(entry).encode("utf-8")
         )
@@ -201,8 +218,9 @@ class KindWriter:
             self.rows[table] += count
         self.logins_written += len(gathered.logins)
 
-    def _write(self, table: str, combined: Any, path: str) -> None:
-        """Writes ``combined``, the rows of ``table`` with their provenance columns, to ``path``."""
+    def _write(self, table: str, combined: Any, path: str, keep: list[bool] | None = None) -> None:
+        """Writes ``combined``, the rows of ``table`` with their provenance columns, to ``path``;
+        with ``keep``, only the rows it marks."""
         try:
             import pyarrow
         except ImportError:
@@ -210,9 +228,11 @@ class KindWriter:
         escape = self.csv_formulas == "escape"
         if pyarrow is None:
             # CSV without pyarrow: what a machine without it can still produce.
-            _write_csv_records(self.storage, path, combined, escape=escape)
+            _write_csv_records(self.storage, path, combined, escape=escape, keep=keep)
             return
         arrow = combined.to_arrow()
+        if keep is not None:
+            arrow = arrow.filter(pyarrow.array(keep, pyarrow.bool_()))
         with self.storage.open_write(path) as file:
             if self.fmt == "parquet":
                 import pyarrow.parquet
@@ -266,7 +286,7 @@ def _flat(table: Any) -> Any:
     return table
 
 
-def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool) -> None:
+def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool, keep: list[bool] | None) -> None:
     """The rows of ``table`` (its provenance columns included) as CSV, written with the standard
     library; with ``escape``, no text cell starts as a formula (``formulas.py``)."""
     import csv
@@ -277,7 +297,8 @@ def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool)
     out = csv.writer(text)
     out.writerow(columns)
     fetched_at = columns.index("fetched_at")
-    for record in table.to_records():
+    records = table.to_records()
+    for record in records if keep is None else (record for record, kept in zip(records, keep, strict=True) if kept):
         values: list[Any] = [record[column] for column in columns]
         # ISO 8601 with its zone (2026-11-27T05:00:00.123456+00:00), which every CSV reader parses.
         values[fetched_at] = values[fetched_at].isoformat()

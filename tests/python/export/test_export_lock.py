@@ -131,7 +131,7 @@ def test_a_second_run_is_refused_at_once_naming_the_first_or_waits_for_it(servic
         # Waiting long enough: the second one goes on once the first has ended, and finds nothing
         # to resume (the run has every login), which it says.
         second = run(service, out, "--resume", "--wait-lock", "300")
-        assert first.poll() == 0, first.communicate()
+        assert first.wait(60) == 0, first.communicate()
     finally:
         if first.poll() is None:
             first.kill()

@@ -56,3 +56,18 @@ def test_a_resume_with_nothing_to_resume_says_so_and_exits_2(sb: bf.Sandbox, tmp
 def test_list_runs_of_a_directory_without_an_export_exits_2(tmp_path: Path) -> None:
     listed = command("--out", str(tmp_path), "--list-runs")
     assert listed.returncode == 2 and listed.stderr.startswith("error: --out: holds no export"), listed.stderr
+
+
+def test_full_refresh_on_the_command_line_writes_the_transactions_again(sb: bf.Sandbox, tmp_path: Path) -> None:
+    out = tmp_path / "nightly"
+    args = ["--out", str(out), "--what", "accounts", "--quiet"]
+    assert run_export(sb, *args).returncode == 0
+    assert run_export(sb, *args).returncode == 0
+    assert run_export(sb, *args, "--full-refresh").returncode == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    transactions = [
+        sum(1 for _ in (out / "accounts" / "transactions").glob(f"*/run_id={run['run']}/part-*"))
+        for run in manifest["runs"]
+    ]
+    # The first and the refreshed runs wrote transactions; the second had nothing new.
+    assert transactions[0] > 0 and transactions[1] == 0 and transactions[2] > 0, transactions
