@@ -392,14 +392,15 @@ class _Export:
         has, so that each run has each kind's snapshot. Earlier runs' records say how (a killed
         run's too), and a manifest written before runs had records says what it can."""
         shown = self.storage.shown
-        before_formats = [record.get("format") for record in runs] + [(previous or {}).get("format")]
-        before_format = next((fmt for fmt in reversed(before_formats) if fmt), None)
-        if before_format not in (None, self.fmt):
-            raise _config_error(
-                "format",
-                f"must be the format the export in {shown} was written in, {before_format!r}; got {self.fmt!r}. A "
-                "new export in another directory can have another",
-            )
+        for name, value in self.fixed().items():
+            said = [(previous or {}).get(name)] + [record.get(name) for record in runs]
+            was = next((before for before in reversed(said) if before is not None), None)
+            if was not in (None, value):
+                raise _config_error(
+                    name,
+                    f"must be what the export in {shown} has had since its first run, {was!r}; got {value!r}: one "
+                    "table would hold rows of both. Start a new export in another directory for these",
+                )
         before: dict[str, Mapping[str, Any]] = {}
         for record in [previous or {}, *runs]:
             kinds = record.get("kinds") or {}
@@ -458,7 +459,7 @@ class _Export:
             # The order of runs started within one second.
             "started": self.started,
             "finished_at": None,
-            "format": self.fmt,
+            **self.fixed(),
             "full_refresh": self.full_refresh,
             "kinds": self.kinds_asked(),
             "logins_asked": len(self.asked),
@@ -467,6 +468,13 @@ class _Export:
             "interrupted": None,
             **ended,
         }
+
+    def fixed(self) -> dict[str, Any]:
+        """The options of the whole export that change what its rows mean, fixed by its first run
+        (docs/export.md#what-a-run-must-ask-as-before), as each process's record keeps them and a
+        later run compares them: the format. An option of the same nature (how amounts are typed,
+        say) goes here too, and in nothing else."""
+        return {"format": self.fmt}
 
     def kinds_asked(self) -> dict[str, dict[str, Any]]:
         """How this run asks for each of its kinds: ``what`` and ``options``, as records keep them."""
