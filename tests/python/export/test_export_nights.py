@@ -177,3 +177,15 @@ def test_a_cluster_run_goes_on_from_the_journal_too(sb: bf.Sandbox, tmp_path: Pa
     accounts = table(tmp_path, "investments", "accounts")
     per_run = Counter(zip(accounts.column("run_id").to_pylist(), accounts.column("login_id").to_pylist(), strict=True))
     assert {run for run, _ in per_run} == {first.run, second.run} and len({login for _, login in per_run}) == LOGINS
+
+
+def test_the_async_form_goes_on_from_the_journal_too(sb: bf.Sandbox, tmp_path: Path) -> None:
+    import asyncio
+
+    client = sb.async_client(poll_interval=0.01, poll_timeout=30)
+    first = asyncio.run(bf.aexport(client, sb.login_ids, tmp_path, what="accounts"))
+    since = len(sb.requests)
+    second = asyncio.run(bf.aexport(client, sb.login_ids, tmp_path, what="accounts"))
+    assert all(body.get("DateFrom") for body in detail_bodies(sb, since).values())
+    assert first.written["accounts/transactions"] > 0 and second.written["accounts/transactions"] == 0
+    assert second.logins_written == LOGINS and first.run < second.run
