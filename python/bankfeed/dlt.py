@@ -21,6 +21,7 @@ transactions are incremental, each loaded once (docs/dlt.md#transactions-once)::
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,7 +38,7 @@ from bankfeed._export.run import _CHUNK, _options, _texts
 from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client
 from bankfeed._types import ChallengeHandler
-from bankfeed.errors import _check_count
+from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:
     import pyarrow
@@ -135,9 +136,12 @@ class _Fetch:
         batch_logins: int,
         on_challenge: ChallengeHandler | None = None,
         full_refresh: bool = False,
+        snapshots: str = "merge",
     ) -> None:
         self.client = client
         self.full_refresh = full_refresh
+        #: ``append``: each load adds its snapshot of the snapshot tables, with its run.
+        self.snapshots = snapshots
         self.kind = kind
         self.login_ids = login_ids
         self.concurrency = concurrency
@@ -150,6 +154,9 @@ class _Fetch:
     def batches(self) -> Iterator[dict[str, pyarrow.Table]]:
         """The kind's tables, a batch of logins at a time (a generator dlt runs once per run)."""
         self.failures = []
+        # This load's run, as an export names its runs (docs/export.md#runs): its snapshot rows
+        # carry it with ``snapshots="append"``.
+        self.run = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
         tables = self.kind.tables
         seen: set[str] = set()
         batch = Gathered(tables)
@@ -170,14 +177,32 @@ class _Fetch:
                         if len(batch.logins) >= self.limits.logins or batch.rows >= self.limits.rows:
                             done, batch = _arrow(batch, events, cursors), Gathered(tables, like=batch.gathering)
                             seen.update(done)
-                            yield done
+                            yield self._with_run(done)
         done = _arrow(batch, events, cursors) if batch.logins else {}
         seen.update(done)
         # A table no login had a row in still gets its columns in the destination, as the
         # export writes an empty file for it (docs/export.md#the-layout).
         done.update({table: schema(self.kind.name, table).empty_table() for table in tables if table not in seen})
-        yield done
+        yield self._with_run(done)
         self._warn()
+
+    def _with_run(self, batch: dict[str, pyarrow.Table]) -> dict[str, pyarrow.Table]:
+        """``batch``, its snapshot tables with this load's ``run_date`` and ``run_id`` last
+        when snapshots are appended (docs/dlt.md#snapshots-kept-per-load)."""
+        if self.snapshots != "append":
+            return batch
+        import datetime
+
+        import pyarrow
+
+        day = datetime.date(int(self.run[0:4]), int(self.run[4:6]), int(self.run[6:8]))
+        for table, arrow in batch.items():
+            if (self.kind.name, table) in EVENT_KEYS:
+                continue
+            rows = arrow.num_rows
+            arrow = arrow.append_column("run_date", pyarrow.array([day] * rows, pyarrow.date32()))
+            batch[table] = arrow.append_column("run_id", pyarrow.array([self.run] * rows, pyarrow.string()))
+        return batch
 
     def _events(self) -> tuple[Events | None, dict[str, Any]]:
         """What earlier loads of this pipeline had of the kind's transactions: each login's cursor,
@@ -241,6 +266,17 @@ def _pick(table: str) -> Any:
     return pick
 
 
+def _disposition(fetch: _Fetch, table: str) -> tuple[Any, tuple[str, ...]]:
+    """How a table of ``fetch``'s kind is loaded, and its primary key: the transactions merged by
+    key, the snapshots merged by login, or appended with their run (``snapshots="append"``)."""
+    keys = PRIMARY_KEYS[fetch.kind.name][table]
+    if (fetch.kind.name, table) in EVENT_KEYS:
+        return _EVENTS_DISPOSITION, keys
+    if fetch.snapshots == "append":
+        return "append", (*keys, "run_id")
+    return _WRITE_DISPOSITION, keys
+
+
 def _resources(fetches: Sequence[_Fetch]) -> Iterator[Any]:
     for fetch in fetches:
         kind = fetch.kind.name
@@ -249,13 +285,13 @@ def _resources(fetches: Sequence[_Fetch]) -> Iterator[Any]:
         parent = dlt.resource(_batches(fetch), name=f"_{kind}_batches", selected=False)
         yield parent
         for table in KINDS[kind]:
-            keys = PRIMARY_KEYS[kind][table]
+            disposition, keys = _disposition(fetch, table)
             yield dlt.transformer(
                 _pick(table),
                 data_from=parent,
                 name=f"{kind}_{table}",
                 primary_key=keys,
-                write_disposition=_EVENTS_DISPOSITION if (kind, table) in EVENT_KEYS else _WRITE_DISPOSITION,
+                write_disposition=disposition,
                 # The arrow fields are nullable; declaring the keys so too keeps dlt from
                 # warning on every batch that its hints differ from the data's.
                 columns={key: {"nullable": True} for key in keys},
@@ -277,6 +313,7 @@ def source(
     batch_logins: int = 250,
     on_challenge: ChallengeHandler | None = None,
     full_refresh: bool = False,
+    snapshots: str = "merge",
 ) -> BankfeedSource:
     """A dlt source (``@dlt.source`` named ``bankfeed``) of every login's data of the kinds in
     ``what``, for ``pipeline.run(...)`` (docs/dlt.md).
@@ -293,6 +330,8 @@ def source(
     the pipeline's dlt state keeps where each login's stand, a later load asks ``accounts`` only
     from 7 days before the newest (``DateFrom``) and loads only the transactions that are new or
     changed, merged by their primary key; ``full_refresh=True`` (or other ``days``) starts over.
+    ``snapshots="append"`` keeps every load's snapshot of the other tables instead, each row with
+    the load's ``run_date`` and ``run_id`` (docs/dlt.md#snapshots-kept-per-load).
 
     Each kind is fetched once per run, ``concurrency`` logins at a time, whichever of its tables
     are selected (``source.with_resources("investments_positions")``); its tables are handed to
@@ -322,7 +361,11 @@ def source(
     ids = _texts(login_ids)
     if not isinstance(full_refresh, bool):
         raise TypeError(f"full_refresh must be True or False, not {type(full_refresh).__name__}")
-    fetches = tuple(_Fetch(client, kind, ids, concurrency, batch_logins, on_challenge, full_refresh) for kind in kinds)
+    if snapshots not in ("merge", "append"):
+        raise _config_error("snapshots", f'must be "merge" or "append", got {snapshots!r}')
+    fetches = tuple(
+        _Fetch(client, kind, ids, concurrency, batch_logins, on_challenge, full_refresh, snapshots) for kind in kinds
+    )
     made = _bankfeed(fetches)
     made._bankfeed_fetches = fetches
     return made

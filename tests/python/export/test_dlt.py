@@ -200,3 +200,29 @@ def test_no_key_reaches_a_file_a_log_or_a_repr(tmp_path: Path, caplog: pytest.Lo
         assert not any(secret in text for text in texts), secret
         found = [str(path) for path in files if secret.encode() in path.read_bytes()]
         assert not found, (secret, found)
+
+
+def test_snapshots_appended_keep_one_per_load_and_the_newest_is_read_by_its_run(
+    sandbox: bf.Sandbox, tmp_path: Path
+) -> None:
+    client = client_of(sandbox)
+    load = pipeline(tmp_path)
+    for _ in range(2):
+        load.run(bankfeed.dlt.source(client, sandbox.login_ids, what="investments", snapshots="append"))
+    with duckdb.connect(str(tmp_path / "bankfeed.duckdb"), read_only=True) as db:
+        runs = db.sql("select run_id, count(*) from nightly.investments_positions group by 1 order by 1").fetchall()
+        assert len(runs) == 2 and runs[0][1] == runs[1][1] > 0, "one snapshot per load"
+        assert columns(tmp_path, "investments_positions")[-2:] == ["run_date", "run_id"]
+        # The newest snapshot, as docs/dlt.md#snapshots-kept-per-load reads it: the last load's.
+        newest = db.sql(
+            "select run_id from nightly.investments_positions qualify run_id = max(run_id) over (partition by login_id)"
+        ).fetchall()
+        assert len(newest) == runs[1][1] and {run for (run,) in newest} == {runs[1][0]}
+        # The transactions once, whatever the snapshots do.
+        total, distinct = db.sql(
+            "select count(*), count(distinct (login_id, account_id, transaction_id))"
+            " from nightly.investments_transactions"
+        ).fetchone() or (0, 0)
+        assert total == distinct > 0
+    with pytest.raises(bf.ConfigError, match="snapshots"):
+        bankfeed.dlt.source(client, sandbox.login_ids, snapshots="keep")
