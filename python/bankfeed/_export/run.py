@@ -211,6 +211,9 @@ class _Export:
     #: Whether the last process of the run resumed went to its end (a resume of a run that has
     #: nothing left to do is refused then, rather than writing nothing and ending well).
     resumed_ended: bool = False
+    #: A resume of an export written before runs had records: every batch of it counts as this
+    #: run's, as a resume counted them then.
+    resumes_unrecorded: bool = False
     started: float = field(default_factory=time.time)
     clock: float = field(default_factory=time.monotonic)
     #: Seconds to wait for another run's lock of the directory, and the lock once taken
@@ -298,7 +301,7 @@ class _Export:
             names = {*export.kinds_before, *(kind.name for kind in kinds)}
             journals = {name: read_journal(storage, name, fmt) for name in names}
             # What this run wrote already: nothing, but for a resume.
-            run = export.partition_run
+            run = None if export.resumes_unrecorded else export.partition_run
             states_of_kinds = []
             for kind in kinds:
                 entries = journals.pop(kind.name)
@@ -381,6 +384,7 @@ class _Export:
             self.resumed_run = last_run(records)
             self.resumed_ended = records[-1].get("finished_at") is not None and not records[-1].get("interrupted")
         else:
+            self.resumes_unrecorded = resume
             self.new_run = next_run(self.run_id, [run_of_record(record) for record in records])
 
     def _check_asked_as_before(
