@@ -150,7 +150,7 @@ fn kind_of_code(code: &str) -> Option<ApiErrorKind> {
 }
 
 /// Whether the client knows `code` (it decides the class of an error, or that a call goes on):
-/// such a code is kept as it came when what the server said is masked (src/masking.rs), so that
+/// such a code is kept as it came when what the server said is masked (src/error_masking.rs), so that
 /// the error keeps its class.
 pub(crate) fn known_code(code: &str) -> bool {
     kind_of_code(code).is_some()

@@ -10,6 +10,7 @@ pub mod config;
 pub mod connect;
 pub mod data;
 pub mod error;
+mod error_masking;
 mod events;
 mod fork;
 // Entry points and a mutator for the fuzz tests (tests/fuzz_*.rs); not an API, not in the wheel.

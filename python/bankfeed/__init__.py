@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from bankfeed._answers import CannedAnswers, answers
 from bankfeed._combine import acombine
 from bankfeed._export.kinds import schema
+from bankfeed._export.latest import read_latest
 from bankfeed._export.run import ExportReport, aexport, export
 from bankfeed._form import ChallengeForm
 from bankfeed._native import (
@@ -169,6 +170,7 @@ __all__ = [
     "combine",
     "connect_url",
     "export",
+    "read_latest",
     "schema",
     "typed_answer",
 ]

@@ -3,7 +3,8 @@
 dlt (``pip install 'bankfeed[dlt]'``) loads it into any of its destinations. Each table of each kind
 asked is a resource named ``<kind>_<table>`` (``investments_positions``) yielding Arrow tables with
 the columns of ``bf.schema(kind, table)``, merged by login: loading the same logins again
-replaces their rows instead of adding them a second time (docs/dlt.md#how-rows-are-merged)::
+replaces their rows instead of adding them a second time (docs/dlt.md#how-rows-are-merged); the
+transactions are incremental, each loaded once (docs/dlt.md#transactions-once)::
 
     import dlt
     import bankfeed as bf
@@ -20,6 +21,7 @@ replaces their rows instead of adding them a second time (docs/dlt.md#how-rows-a
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,12 +31,14 @@ import dlt
 from dlt.extract.source import DltSource
 
 from bankfeed._export.columns import Gathered
-from bankfeed._export.kinds import KINDS, Kind, check_what, parse_what, schema, with_money
-from bankfeed._export.run import _CHUNK, _texts
+from bankfeed._export.events import Events, merge
+from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_what, parse_what, schema, with_money
+from bankfeed._export.logins import fold
+from bankfeed._export.run import _CHUNK, _options, _texts
 from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client
 from bankfeed._types import ChallengeHandler
-from bankfeed.errors import _check_count
+from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:
     import pyarrow
@@ -80,6 +84,12 @@ _WRITE_DISPOSITION: Any = {
 }
 
 
+#: How a table of transactions is merged (docs/dlt.md#transactions-once): by its primary key alone,
+#: since a load holds only the transactions that are new or changed since the last one: a changed
+#: one replaces its row, the others stay.
+_EVENTS_DISPOSITION: Any = {"disposition": "merge", "strategy": "delete-insert", "deduplicated": True}
+
+
 class BankfeedSource(DltSource):
     """The dlt source that :func:`source` returns: a ``dlt.sources.DltSource`` with
     :attr:`failures`."""
@@ -95,9 +105,22 @@ class BankfeedSource(DltSource):
         return [pair for fetch in self._bankfeed_fetches for pair in fetch.failures]
 
 
-def _arrow(gathered: Gathered) -> dict[str, pyarrow.Table]:
-    """A batch's tables that have rows, each with the export's provenance columns."""
-    return {table: combined.to_arrow() for table, combined in gathered.finish().items()}
+def _arrow(gathered: Gathered, events: Events | None, cursors: dict[str, Any]) -> dict[str, pyarrow.Table]:
+    """A batch's tables that have rows, each with the export's provenance columns; of the table
+    of transactions, only those no earlier load had (``events``), each login's new cursor merged
+    into ``cursors``, the resource's state."""
+    import pyarrow
+
+    found: dict[str, pyarrow.Table] = {}
+    for table, combined in gathered.finish().items():
+        arrow = combined.to_arrow()
+        if events is not None and table == events.table:
+            keep, batch = events.sift(combined._rows(0, len(combined)), combined.columns, gathered.logins)
+            arrow = arrow.filter(pyarrow.array(keep, pyarrow.bool_()))
+            for login, cursor in batch.items():
+                cursors[fold(login)] = merge(cursors.get(fold(login)), cursor, windowed=events.windowed)
+        found[table] = arrow
+    return found
 
 
 class _Fetch:
@@ -112,8 +135,13 @@ class _Fetch:
         concurrency: int,
         batch_logins: int,
         on_challenge: ChallengeHandler | None = None,
+        full_refresh: bool = False,
+        snapshots: str = "merge",
     ) -> None:
         self.client = client
+        self.full_refresh = full_refresh
+        #: ``append``: each load adds its snapshot of the snapshot tables, with its run.
+        self.snapshots = snapshots
         self.kind = kind
         self.login_ids = login_ids
         self.concurrency = concurrency
@@ -126,26 +154,31 @@ class _Fetch:
     def batches(self) -> Iterator[dict[str, pyarrow.Table]]:
         """The kind's tables, a batch of logins at a time (a generator dlt runs once per run)."""
         self.failures = []
+        # This load's run, as an export names its runs (docs/export.md#runs): its snapshot rows
+        # carry it with ``snapshots="append"``.
+        self.run = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
         tables = self.kind.tables
         seen: set[str] = set()
         batch = Gathered(tables)
         call = self.kind.bulk_call(self.client)
-        for start in range(0, len(self.login_ids), _CHUNK):
-            chunk = self.login_ids[start : start + _CHUNK]
-            # Closing the bulk call (dlt closes this generator when a run stops) stops its logins.
-            with call(
-                chunk, concurrency=self.concurrency, on_challenge=self.on_challenge, **self.kind.options
-            ) as results:
-                for login_id, result in results:
-                    if isinstance(result, BaseException):
-                        self.failures.append((login_id, result))
-                        continue
-                    batch.add(login_id, result, time.time_ns() // 1000)
-                    if len(batch.logins) >= self.limits.logins or batch.rows >= self.limits.rows:
-                        done, batch = _arrow(batch), Gathered(tables, like=batch.gathering)
-                        seen.update(done)
-                        yield done
-        done = _arrow(batch) if batch.logins else {}
+        events, cursors = self._events()
+        for options, logins in self._groups(events):
+            for start in range(0, len(logins), _CHUNK):
+                chunk = logins[start : start + _CHUNK]
+                # Closing the bulk call (dlt closes this generator when a run stops) stops its logins.
+                with call(
+                    chunk, concurrency=self.concurrency, on_challenge=self.on_challenge, **self.kind.options, **options
+                ) as results:
+                    for login_id, result in results:
+                        if isinstance(result, BaseException):
+                            self.failures.append((login_id, result))
+                            continue
+                        batch.add(login_id, result, time.time_ns() // 1000)
+                        if len(batch.logins) >= self.limits.logins or batch.rows >= self.limits.rows:
+                            done, batch = _arrow(batch, events, cursors), Gathered(tables, like=batch.gathering)
+                            seen.update(done)
+                            yield self._with_run(done)
+        done = _arrow(batch, events, cursors) if batch.logins else {}
         seen.update(done)
         # A table no login had a row in still gets its columns in the destination, as the
         # export writes an empty file for it (docs/export.md#the-layout).
@@ -153,8 +186,53 @@ class _Fetch:
         done.update(
             {table: schema(self.kind.name, table, money).empty_table() for table in tables if table not in seen}
         )
-        yield done
+        yield self._with_run(done)
         self._warn()
+
+    def _with_run(self, batch: dict[str, pyarrow.Table]) -> dict[str, pyarrow.Table]:
+        """``batch``, its snapshot tables with this load's ``run_date`` and ``run_id`` last
+        when snapshots are appended (docs/dlt.md#snapshots-kept-per-load)."""
+        if self.snapshots != "append":
+            return batch
+        import datetime
+
+        import pyarrow
+
+        day = datetime.date(int(self.run[0:4]), int(self.run[4:6]), int(self.run[6:8]))
+        for table, arrow in batch.items():
+            if (self.kind.name, table) in EVENT_KEYS:
+                continue
+            rows = arrow.num_rows
+            arrow = arrow.append_column("run_date", pyarrow.array([day] * rows, pyarrow.date32()))
+            batch[table] = arrow.append_column("run_id", pyarrow.array([self.run] * rows, pyarrow.string()))
+        return batch
+
+    def _events(self) -> tuple[Events | None, dict[str, Any]]:
+        """What earlier loads of this pipeline had of the kind's transactions: each login's cursor,
+        kept in the resource's dlt state, which dlt commits with the load (docs/dlt.md#transactions-once).
+        The kind asked otherwise than before (other ``days``), or ``full_refresh``: started over."""
+        table = next((table for name, table in EVENT_KEYS if name == self.kind.name), None)
+        if table is None:
+            return None, {}
+        state = dlt.current.resource_state()
+        asked = _options(self.kind.options)
+        if self.full_refresh or state.get("options") != asked:
+            state["cursors"] = {}
+        state["options"] = asked
+        cursors: dict[str, Any] = state.setdefault("cursors", {})
+        return Events(self.kind.name, table, cursors), cursors
+
+    def _groups(self, events: Events | None) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+        """The logins grouped by the day their transactions are asked from (``date_from``), as
+        the export groups them; all of them with no option when there is none to ask from."""
+        if events is None or not events.windowed or not events.previous:
+            yield {}, self.login_ids
+            return
+        groups: dict[str | None, list[Any]] = {}
+        for login in self.login_ids:
+            groups.setdefault(events.date_from(login), []).append(login)
+        for day, logins in sorted(groups.items(), key=lambda item: item[0] or ""):
+            yield ({} if day is None else {"date_from": day}), logins
 
     def _warn(self) -> None:
         if not self.failures:
@@ -191,6 +269,17 @@ def _pick(table: str) -> Any:
     return pick
 
 
+def _disposition(fetch: _Fetch, table: str) -> tuple[Any, tuple[str, ...]]:
+    """How a table of ``fetch``'s kind is loaded, and its primary key: the transactions merged by
+    key, the snapshots merged by login, or appended with their run (``snapshots="append"``)."""
+    keys = PRIMARY_KEYS[fetch.kind.name][table]
+    if (fetch.kind.name, table) in EVENT_KEYS:
+        return _EVENTS_DISPOSITION, keys
+    if fetch.snapshots == "append":
+        return "append", (*keys, "run_id")
+    return _WRITE_DISPOSITION, keys
+
+
 def _resources(fetches: Sequence[_Fetch]) -> Iterator[Any]:
     for fetch in fetches:
         kind = fetch.kind.name
@@ -199,13 +288,13 @@ def _resources(fetches: Sequence[_Fetch]) -> Iterator[Any]:
         parent = dlt.resource(_batches(fetch), name=f"_{kind}_batches", selected=False)
         yield parent
         for table in KINDS[kind]:
-            keys = PRIMARY_KEYS[kind][table]
+            disposition, keys = _disposition(fetch, table)
             yield dlt.transformer(
                 _pick(table),
                 data_from=parent,
                 name=f"{kind}_{table}",
                 primary_key=keys,
-                write_disposition=_WRITE_DISPOSITION,
+                write_disposition=disposition,
                 # The arrow fields are nullable; declaring the keys so too keeps dlt from
                 # warning on every batch that its hints differ from the data's.
                 columns={key: {"nullable": True} for key in keys},
@@ -227,6 +316,8 @@ def source(
     batch_logins: int = 250,
     on_challenge: ChallengeHandler | None = None,
     money: str | None = None,
+    full_refresh: bool = False,
+    snapshots: str = "merge",
 ) -> BankfeedSource:
     """A dlt source (``@dlt.source`` named ``bankfeed``) of every login's data of the kinds in
     ``what``, for ``pipeline.run(...)`` (docs/dlt.md).
@@ -236,9 +327,15 @@ def source(
     of each kind is a resource named ``<kind>_<table>`` (``investments_positions``,
     ``accounts_transactions``, ``attributes_values``) that yields Arrow tables with the columns
     of ``bf.schema(kind, table)``: ``login_id``, ``request_id``, ``fetched_at``, then the table's
-    own. Every table is merged by login (``write_disposition`` merge, ``delete-insert``, each
-    loaded login's rows deleted first; the primary key of :data:`PRIMARY_KEYS`): loading logins
-    again replaces their rows, however they changed, and leaves other logins' rows alone.
+    own. Every table but the transactions is merged by login (``write_disposition`` merge,
+    ``delete-insert``, each loaded login's rows deleted first; the primary key of
+    :data:`PRIMARY_KEYS`): loading logins again replaces their rows, however they changed, and
+    leaves other logins' rows alone. The transactions are incremental (docs/dlt.md#transactions-once):
+    the pipeline's dlt state keeps where each login's stand, a later load asks ``accounts`` only
+    from 7 days before the newest (``DateFrom``) and loads only the transactions that are new or
+    changed, merged by their primary key; ``full_refresh=True`` (or other ``days``) starts over.
+    ``snapshots="append"`` keeps every load's snapshot of the other tables instead, each row with
+    the load's ``run_date`` and ``run_id`` (docs/dlt.md#snapshots-kept-per-load).
 
     Each kind is fetched once per run, ``concurrency`` logins at a time, whichever of its tables
     are selected (``source.with_resources("investments_positions")``); its tables are handed to
@@ -273,7 +370,13 @@ def source(
     check_what(kinds, client, on_challenge=on_challenge)
     client = with_money(client, money)
     ids = _texts(login_ids)
-    fetches = tuple(_Fetch(client, kind, ids, concurrency, batch_logins, on_challenge) for kind in kinds)
+    if not isinstance(full_refresh, bool):
+        raise TypeError(f"full_refresh must be True or False, not {type(full_refresh).__name__}")
+    if snapshots not in ("merge", "append"):
+        raise _config_error("snapshots", f'must be "merge" or "append", got {snapshots!r}')
+    fetches = tuple(
+        _Fetch(client, kind, ids, concurrency, batch_logins, on_challenge, full_refresh, snapshots) for kind in kinds
+    )
     made = _bankfeed(fetches)
     made._bankfeed_fetches = fetches
     return made

@@ -3,8 +3,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+use super::calendar::AsOf;
 use super::faults::Fault;
-use super::generator::AsOf;
 use super::reply::AsyncLinks;
 
 /// The most bulk logins a sandbox saves at start (`SandboxConfig::logins`).

@@ -17,6 +17,7 @@ mod admin;
 mod attributes;
 mod authorize;
 mod body;
+mod calendar;
 mod catalogue;
 mod challenge;
 mod config;

@@ -107,7 +107,23 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="logins per part file, at most (default: 1000; a batch is also written every 5 s)",
     )
-    parser.add_argument("--resume", action="store_true", help="go on with the export already in --out")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the last run of the export in --out (one that was stopped, or had failures); without it, "
+        "a run into an existing export is its next run",
+    )
+    parser.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help="fetch every login's whole history of transactions again and start it over, rather than only what "
+        "is new since the export's last run",
+    )
+    parser.add_argument(
+        "--list-runs",
+        action="store_true",
+        help="print the runs of the export in --out, one a line (run, date, status, logins, rows), and exit",
+    )
     parser.add_argument(
         "--max-consecutive-failures",
         type=int,
@@ -345,11 +361,29 @@ def _failed(error: Exception, out: str) -> int:
     return 4
 
 
+def _list_runs(out: str) -> int:
+    """``--list-runs``: the export's runs, oldest first (docs/export.md#runs); 2 when ``out``
+    holds no export or its journal is damaged."""
+    import bankfeed as bf
+    from bankfeed._export.runs import list_runs
+
+    try:
+        runs = list_runs(out)
+    except bf.ConfigError as exc:
+        print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
+        return 2
+    for summary in runs:
+        print(summary.line())
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Runs ``bankfeed export`` with the parsed ``args``; the exit status."""
     import bankfeed as bf
     from bankfeed.__main__ import _stop_on_signals
 
+    if args.list_runs:
+        return _list_runs(args.out)
     if args.partition_size is not None and args.scheduler is None:
         print(
             "error: --partition-size: splits the logins into tasks of a Dask cluster; give --scheduler too",
@@ -432,6 +466,7 @@ def run(args: argparse.Namespace) -> int:
             csv_formulas=args.csv_formulas,
             money=args.money,
             max_consecutive_failures=args.max_consecutive_failures,
+            full_refresh=args.full_refresh,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.events import Events
 from bankfeed._export.kinds import Kind
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker
 from bankfeed._export.state import read_state
@@ -125,12 +126,18 @@ class _Partition:
     #: The name of the driver's stop event, and the file that proves the worker sees ``out``.
     stop: str
     marker: str
+    #: The run whose partition of each table the files go to (``writer.partition``).
+    run: str = ""
     #: What answers a login's challenges, as in one process (``bf.export``'s ``on_challenge``).
     on_challenge: Any = None
     #: How CSV files write a text cell a spreadsheet would run (``formulas.py``).
     csv_formulas: str = "escape"
     #: Failures in a row at the partition's start that stop it asking (``outage.py``).
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
+    #: What the partition's bulk call adds to the kind's options (``date_from``: ``run.chunks``).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: What earlier runs wrote of the kind's transactions, of this partition's logins (``events.py``).
+    events: Events | None = None
 
     @property
     def prefix(self) -> str:
@@ -237,7 +244,14 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
             request_ids[login] = record["request_id"]
     # A name of its own per attempt: two attempts never write the same file.
     writer = KindWriter(
-        storage, kind, task.fmt, task.prefix + secrets.token_hex(3), task.limits, csv_formulas=task.csv_formulas
+        storage,
+        kind,
+        task.fmt,
+        task.prefix + secrets.token_hex(3),
+        task.limits,
+        run=task.run or task.run_id,
+        csv_formulas=task.csv_formulas,
+        events=task.events,
     )
     try:
         # The partition's bulk call; then, once, one for the logins resumed with a RequestId whose
@@ -255,6 +269,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                 request_ids=resume or None,
                 on_challenge=task.on_challenge,
                 **kind.options,
+                **task.options,
             )
             with call as results:
                 stop.watch(results.close)
@@ -299,7 +314,8 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
     location = export.storage.root if export.storage.is_local else export.storage.given
     tasks = []
     for kind in export.kinds:
-        for index, (logins, request_ids) in enumerate(export.chunks(kind, size)):
+        events = export.events.get(kind.name)
+        for index, (logins, request_ids, options) in enumerate(export.chunks(kind, size)):
             tasks.append(
                 _Partition(
                     location,
@@ -313,9 +329,12 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     export.limits,
                     stop,
                     marker,
+                    export.partition_run,
                     export.on_challenge,
                     export.csv_formulas,
                     export.breaker.limit,
+                    options,
+                    None if events is None else events.of(logins),
                 )
             )
     return tasks

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import pyarrow
 
 __all__ = [
+    "EVENT_KEYS",
     "KINDS",
     "MONEY",
     "PROVENANCE",
@@ -40,6 +41,14 @@ KINDS: dict[str, tuple[str, ...]] = {
     "investments": ("accounts", "positions", "transactions", "securities"),
     "accounts": ("accounts", "transactions"),
     "attributes": ("values", "detail"),
+}
+
+#: The tables of events (docs/export.md#transactions-once), each with the columns that key one
+#: event: written once across the runs of an export, and again only when changed. The other
+#: tables are snapshots, written whole by each run.
+EVENT_KEYS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("investments", "transactions"): ("login_id", "account_id", "transaction_id"),
+    ("accounts", "transactions"): ("login_id", "account_id", "transaction_id"),
 }
 
 #: The columns every exported row starts with: the login, the RequestId its data came from, and

@@ -6,9 +6,10 @@ A resume renames and deletes the files a journal entry names, and builds on what
 the manifest say. What is there was written by bankfeed, or by anything else that could write the
 directory: a copy cut short, a hand edit, names planted to make a resume touch files outside the
 export. So nothing read back is trusted: each field must have its type, a name must be one the
-export makes (``part-<batch>.<fmt>`` with a batch named as the writers name them: no separator,
-no ``..``), and anything else is a :class:`~bankfeed.ConfigError` naming ``out``, the file and
-the field, raised before the first file is touched: never a traceback, never a guess.
+export makes (``part-<batch>.<fmt>`` in its run's partition, with a batch and a run named as the
+writers name them: no other separator, no ``..``), and anything else is a
+:class:`~bankfeed.ConfigError` naming ``out``, the file and the field, raised before the first
+file is touched: never a traceback, never a guess.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from bankfeed._export.events import check_cursor
 from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.kinds import KINDS
-from bankfeed._export.writer import JOURNAL, part_name
+from bankfeed._export.writer import JOURNAL, part_name, partition
 from bankfeed.errors import ConfigError, _config_error
 
 __all__ = ["BATCH", "RUN", "journal_entry", "manifest", "run_record", "unreadable"]
@@ -161,6 +163,11 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
     if file.get(entry, "kind", TEXT) != kind:
         file.refuse(f"has a field kind, {_shown(entry['kind'])}, that is not the kind of its directory, {kind!r}")
     file.get(entry, "committed_at", NUMBER)
+    # The run whose partition holds the batch's files; an entry of an export written before runs
+    # had partitions has none, its files then directly in each table.
+    run = file.get(entry, "run", TEXT, optional=True)
+    if run is not None and not RUN.fullmatch(run):
+        file.refuse(f"has a field run, {_shown(run)}, that is not a run's name")
     for index, pair in enumerate(file.get(entry, "written", LIST)):
         field = f"written[{index}]"
         if not (isinstance(pair, list) and len(pair) == 2):
@@ -178,13 +185,18 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
         for key in ("kind", "code", "message", "request_id", "operation"):
             file.get(record, key, TEXT_OR_NULL, at=at, optional=True)
     tables = KINDS[kind]
-    own = part_name(batch, fmt)
+    own = part_name(batch, fmt) if run is None else f"{partition(run)}/{part_name(batch, fmt)}"
     for table, part in file.get(entry, "files", OBJECT).items():
         if table not in tables:
             file.refuse(f"names a table {_shown(table)} in files, which {kind} has not ({', '.join(tables)})")
         if part != own:
             # The one name a batch's file can have: a resume renames and deletes nothing else.
             file.refuse(f"has a field files.{table}, {_shown(part)}, that is not its batch's part file, {own!r}")
+    # Where each login's transactions stand (``events.py``): what the next run asks from.
+    for login, cursor in (file.get(entry, "cursors", OBJECT, optional=True) or {}).items():
+        problem = check_cursor(cursor)
+        if problem is not None:
+            file.refuse(f"has a field cursors.{login} that is not a cursor: {problem}")
     rows = file.get(entry, "rows", OBJECT)
     for table in rows:
         if table not in tables:
@@ -234,6 +246,9 @@ def run_record(out: str, name: str, text: str) -> dict[str, Any]:
         file.refuse(f"has a field run, {_shown(record['run'])}, that is not the run of its name, {run!r}")
     for key, kind in _RUN_FIELDS.items():
         file.get(record, key, kind, optional=True)
+    part_of = file.get(record, "part_of", TEXT_OR_NULL, optional=True)
+    if part_of is not None and not RUN.fullmatch(part_of):
+        file.refuse(f"has a field part_of, {_shown(part_of)}, that is not a run's name")
     file.get(record, "format", FORMAT_OR_NULL, optional=True)
     file.get(record, "money", MONEY_OR_NULL, optional=True)
     file.get(record, "csv_formulas", CSV_FORMULAS_OR_NULL, optional=True)

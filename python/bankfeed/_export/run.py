@@ -21,14 +21,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.events import Events, states
 from bankfeed._export.formulas import check_csv_formulas
-from bankfeed._export.kinds import KINDS, Kind, check_money, check_what, parse_what, with_money
+from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_money, check_what, parse_what, with_money
 from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker, check_max_consecutive_failures
 from bankfeed._export.planning import plan_stoppable
 from bankfeed._export.progress import ExportProgress
+from bankfeed._export.runs import last_run, next_run, run_of_record, summaries
 from bankfeed._export.state import (
     FAILURES,
     MANIFEST,
@@ -39,6 +41,7 @@ from bankfeed._export.state import (
     read_runs,
     read_state,
     remove_leftovers,
+    table_directories,
     write_run,
     write_summary,
 )
@@ -73,7 +76,8 @@ class ExportReport:
     there twice), and the counts are of distinct logins: written in every kind asked, failed in at
     least one, or skipped because an earlier run had written them (``resume``). ``interrupted``
     is true when Ctrl-C (or another stop) ended the run before every login was done; what was
-    written until then is complete, and the manifest says so. ``out`` is the output directory as
+    written until then is complete, and the manifest says so. ``run`` names the run written, the
+    ``run_id`` column of its rows (docs/export.md#runs). ``out`` is the output directory as
     it is shown everywhere: a URL without its user, password and query (docs/export.md#where-it-writes).
     ``outage`` says why the run wrote nothing when every login it tried failed because the service
     could not be reached or refused the keys (the failures by class, ``"20 TransportError in
@@ -102,6 +106,8 @@ class ExportReport:
     outage: str | None = None
     #: Per kind, the logins this run fetched (written or failed) and of those failed.
     kinds: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: The run written (docs/export.md#runs): its name, the ``run_id`` of its rows.
+    run: str = ""
 
     @property
     def ok(self) -> bool:
@@ -208,7 +214,22 @@ class _Export:
     concurrency: int
     limits: Limits
     show: bool
-    run_id: str = field(default_factory=lambda: time.strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3))
+    #: This process's name: its record, its lock, the start of its batches' names.
+    run_id: str = field(
+        default_factory=lambda: time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    )
+    #: The run this process goes on with (``resume``); None: it starts a run of its own, named
+    #: after it (``runs.py``).
+    resumed_run: str | None = None
+    #: The name of the run this process starts, when it resumes none: its own, unless an
+    #: earlier run's sorts after it (``runs.next_run``).
+    new_run: str | None = None
+    #: Whether the last process of the run resumed went to its end (a resume of a run that has
+    #: nothing left to do is refused then, rather than writing nothing and ending well).
+    resumed_ended: bool = False
+    #: A resume of an export written before runs had records: every batch of it counts as this
+    #: run's, as a resume counted them then.
+    resumes_unrecorded: bool = False
     started: float = field(default_factory=time.time)
     clock: float = field(default_factory=time.monotonic)
     #: Seconds to wait for another run's lock of the directory, and the lock once taken
@@ -248,6 +269,10 @@ class _Export:
     #: Logins done (written or failed) by this run, per kind: what the progress shows; and failed.
     kind_done: Counter[str] = field(default_factory=Counter)
     kind_failed: Counter[str] = field(default_factory=Counter)
+    #: Per kind with a table of transactions, what earlier runs wrote of it (``events.py``).
+    events: dict[str, Events] = field(default_factory=dict)
+    #: Every login of this run starts its transactions over (``full_refresh``).
+    full_refresh: bool = False
 
     @classmethod
     def plan(
@@ -270,6 +295,7 @@ class _Export:
         money: object = None,
         max_consecutive_failures: object = DEFAULT_MAX_CONSECUTIVE_FAILURES,
         stop: threading.Event | None = None,
+        full_refresh: bool = False,
     ) -> _Export:
         if fmt not in _FORMATS:
             raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
@@ -298,6 +324,9 @@ class _Export:
         export.wait_lock = wait
         export.money = None if money is None else check_money(money)
         export.breaker = breaker
+        if not isinstance(full_refresh, bool):
+            raise TypeError(f"full_refresh must be True or False, not {type(full_refresh).__name__}")
+        export.full_refresh = full_refresh
         try:
             export._check_output(resume, stop)
             # Not asked, and no earlier run of the export recorded one: the client's.
@@ -307,10 +336,21 @@ class _Export:
             # stops the run with nothing renamed or deleted (records.py).
             names = {*export.kinds_before, *(kind.name for kind in kinds)}
             journals = {name: read_journal(storage, name, fmt) for name in names}
-            states = [read_state(storage, kind.name, fmt, entries=journals.pop(kind.name)) for kind in kinds]
+            # What this run wrote already: nothing, but for a resume.
+            run = None if export.resumes_unrecorded else export.partition_run
+            states_of_kinds = []
+            for kind in kinds:
+                entries = journals.pop(kind.name)
+                state = read_state(storage, kind.name, fmt, run=run, entries=entries)
+                states_of_kinds.append(state)
+                table = next((table for name, table in EVENT_KEYS if name == kind.name), None)
+                if table is not None:
+                    # Where each login's transactions stand, for this run to go on from.
+                    before = states(entries, kind.name, state.dropped)
+                    export.events[kind.name] = Events(kind.name, table, before, full_refresh=full_refresh)
             del journals
-            export.asked = _as_written(export.asked, states)
-            for kind, state in zip(kinds, states, strict=True):
+            export.asked = _as_written(export.asked, states_of_kinds)
+            for kind, state in zip(kinds, states_of_kinds, strict=True):
                 # All of them, not a copy, when nothing was written before (no resume).
                 export.todo[kind.name] = (
                     LoginIdList(login for login in export.asked if not state.has(login))
@@ -324,11 +364,24 @@ class _Export:
                     for login, record in state.failed.items()
                     if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
                 }
-            export.skipped_logins = sum(1 for login in export.asked if all(state.has(login) for state in states))
+            export.skipped_logins = sum(
+                1 for login in export.asked if all(state.has(login) for state in states_of_kinds)
+            )
+            if export.resumed_run is not None and export.resumed_ended and export.total == 0:
+                raise _config_error(
+                    "resume",
+                    f"has nothing to resume: the last run of {storage.shown}, {export.resumed_run}, has every login "
+                    "asked written in every kind asked. Without resume (--resume) the export's next run starts",
+                )
         except BaseException:
             export.release()
             raise
         return export
+
+    @property
+    def partition_run(self) -> str:
+        """The run whose partition this process writes (docs/export.md#runs)."""
+        return self.resumed_run or self.new_run or self.run_id
 
     def release(self) -> None:
         """Lets the next run write the directory (``lock.py``); nothing after the first call."""
@@ -358,29 +411,36 @@ class _Export:
         unwritable = storage.unwritable()
         if unwritable is not None:
             raise _config_error("out", f"cannot be written: {unwritable}: {storage.shown}")
-        if not resume and present:
-            raise _config_error(
-                "out",
-                f"already holds an export ({storage.shown}: {', '.join(present)}): pass resume=True (--resume) to "
-                "go on with it, or write to an empty directory",
-            )
-        if resume:
-            self._check_asked_as_before(previous_manifest(storage), read_runs(storage))
+        if not present:
+            return
+        # An export already there: this is its next run, or, with resume, goes on with its last.
+        records = read_runs(storage)
+        self._check_asked_as_before(previous_manifest(storage), records, resume=resume)
+        if resume and records:
+            self.resumed_run = last_run(records)
+            self.resumed_ended = records[-1].get("finished_at") is not None and not records[-1].get("interrupted")
+        else:
+            self.resumes_unrecorded = resume
+            self.new_run = next_run(self.run_id, [run_of_record(record) for record in records])
 
-    def _check_asked_as_before(self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]]) -> None:
-        """A resume goes on with the export as it was asked: the same format, and each kind asked
-        before with the same options (days, package, query), or one table would hold rows of two
-        kinds. Earlier runs' records say how (a killed run's too), and a manifest written before
-        runs had records says what it can."""
+    def _check_asked_as_before(
+        self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]], *, resume: bool
+    ) -> None:
+        """A run of an export asks for it as its first run did (docs/export.md#what-a-run-must-ask-as-before):
+        the same format, each kind asked before with the same options (days, package, query), or
+        one table would hold rows of two meanings; and, but in a resume, every kind the export
+        has, so that each run has each kind's snapshot. Earlier runs' records say how (a killed
+        run's too), and a manifest written before runs had records says what it can."""
         shown = self.storage.shown
-        before_formats = [record.get("format") for record in runs] + [(previous or {}).get("format")]
-        before_format = next((fmt for fmt in reversed(before_formats) if fmt), None)
-        if before_format not in (None, self.fmt):
-            raise _config_error(
-                "format",
-                f"must be the format the export in {shown} was written in, {before_format!r}, to resume it; got "
-                f"{self.fmt!r}",
-            )
+        for name, value in self.fixed().items():
+            said = [(previous or {}).get(name)] + [record.get(name) for record in runs]
+            was = next((before for before in reversed(said) if before is not None), None)
+            if was not in (None, value):
+                raise _config_error(
+                    name,
+                    f"must be what the export in {shown} has had since its first run, {was!r}; got {value!r}: one "
+                    "table would hold rows of both. Start a new export in another directory for these",
+                )
         self._check_money_as_before(previous, runs)
         if self.fmt == "csv":
             self._check_formulas_as_before(previous, runs)
@@ -401,8 +461,17 @@ class _Export:
                 was, now = f"{was} ({_options(entry.get('options'))})", f"{now} ({_options(kind.options)})"
             raise _config_error(
                 "days" if days else "what",
-                f"must ask for {kind.name} as the export in {shown} did, {was}, to resume it; got {now}: one table "
-                "would hold rows of both. Export these to another directory",
+                f"must ask for {kind.name} as the export in {shown} did since its first run, {was}; got {now}: one "
+                "table would hold rows of both. Start a new export in another directory for these",
+            )
+        missing = [name for name in self.kinds_before if name not in {kind.name for kind in self.kinds}]
+        if missing and not resume:
+            labels = [str(self.kinds_before[name].get("what") or name) for name in self.kinds_before]
+            raise _config_error(
+                "what",
+                f"must ask for every kind of the export in {shown}, {', '.join(labels)}, so that each run has each "
+                f"kind's snapshot; this run leaves out {', '.join(missing)}. A kind can be added (it starts its own "
+                "history); to drop one, start a new export in another directory",
             )
 
     def _check_money_as_before(self, previous: Mapping[str, Any] | None, runs: list[dict[str, Any]]) -> None:
@@ -436,7 +505,7 @@ class _Export:
             return
         raise _config_error(
             "csv_formulas",
-            f"must be the one the export in {self.storage.shown} was written with, {before!r}, to resume it; got "
+            f"must be the one the export in {self.storage.shown} was written with, {before!r}, to go on with it; got "
             f"{self.csv_formulas!r}: its CSV files would hold cells written both ways. Export these to another "
             "directory",
         )
@@ -465,15 +534,17 @@ class _Export:
         """This run's record (``state.write_run``): how it was asked, and ``ended`` once it ended."""
         return {
             "run": self.run_id,
+            "part_of": self.partition_run,
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
             # The order of runs started within one second.
             "started": self.started,
             "finished_at": None,
-            "format": self.fmt,
+            **self.fixed(),
             "money": self.money,
-            # How its CSV cells were written (a resume must write them the same way); null for
+            # How its CSV cells were written (a later run must write them the same way); null for
             # Parquet, which holds every text as it came.
             "csv_formulas": self.csv_formulas if self.fmt == "csv" else None,
+            "full_refresh": self.full_refresh,
             "kinds": self.kinds_asked(),
             "logins_asked": len(self.asked),
             "logins_fetched": None,
@@ -482,34 +553,70 @@ class _Export:
             **ended,
         }
 
+    def fixed(self) -> dict[str, Any]:
+        """The options of the whole export that change what its rows mean, fixed by its first run
+        (docs/export.md#what-a-run-must-ask-as-before), as each process's record keeps them and a
+        later run compares them: the format. An option of the same nature (how amounts are typed,
+        say) goes here too, and in nothing else."""
+        return {"format": self.fmt}
+
     def kinds_asked(self) -> dict[str, dict[str, Any]]:
         """How this run asks for each of its kinds: ``what`` and ``options``, as records keep them."""
         return {kind.name: {"what": kind.label, "options": _options_json(kind.options)} for kind in self.kinds}
 
     def writer(self, kind: Kind) -> KindWriter:
-        writer = KindWriter(self.storage, kind, self.fmt, self.run_id, self.limits, csv_formulas=self.csv_formulas)
+        writer = KindWriter(
+            self.storage,
+            kind,
+            self.fmt,
+            self.run_id,
+            self.limits,
+            run=self.partition_run,
+            csv_formulas=self.csv_formulas,
+            events=self.events.get(kind.name),
+        )
         self.writers[kind.name] = writer
         return writer
 
-    def chunks(self, kind: Kind, size: int = _CHUNK) -> Iterator[tuple[list[Any], dict[str, str]]]:
+    def chunks(self, kind: Kind, size: int = _CHUNK) -> Iterator[tuple[list[Any], dict[str, str], dict[str, Any]]]:
         """The bulk calls of ``kind``: its logins in chunks of ``size`` (the partitions of a cluster
-        run), each with the RequestIds to resume; made one at a time, as they are run. Then the
-        logins :meth:`take` found resumed with a RequestId whose session had expired since (a
-        resume the next night), started over with no RequestId rather than failed once more."""
+        run), each with the RequestIds to resume and the options it adds to the kind's (the
+        ``date_from`` of logins whose transactions an earlier run wrote: the logins are grouped by
+        it, ``events.py``); made one at a time, as they are run. Then the logins :meth:`take`
+        found resumed with a RequestId whose session had expired since (a resume the next night),
+        started over with no RequestId rather than failed once more."""
         resumes = self.resumes[kind.name]
-        for chunk in self.todo[kind.name].slices(size):
-            yield chunk, {login: resumes[fold(login)] for login in chunk if fold(login) in resumes}
+        for options, logins in self._by_date_from(kind, self.todo[kind.name]):
+            for chunk in logins.slices(size):
+                yield chunk, {login: resumes[fold(login)] for login in chunk if fold(login) in resumes}, options
         expired = self.expired.pop(kind.name, [])
-        for start in range(0, len(expired), size):
-            yield expired[start : start + size], {}
+        for options, logins in self._by_date_from(kind, LoginIdList(expired)):
+            for chunk in logins.slices(size):
+                yield chunk, {}, options
 
-    def call(self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str]) -> Any:
+    def _by_date_from(self, kind: Kind, logins: LoginIdList) -> Iterator[tuple[dict[str, Any], LoginIdList]]:
+        """``logins`` grouped by the day their transactions are asked from: all of them, with no
+        option added, when the kind has no dates to ask from or none was written before."""
+        events = self.events.get(kind.name)
+        if events is None or not events.windowed or not events.previous:
+            yield {}, logins
+            return
+        groups: dict[str | None, list[Any]] = {}
+        for login in logins:
+            groups.setdefault(events.date_from(login), []).append(login)
+        for day, group in sorted(groups.items(), key=lambda item: item[0] or ""):
+            yield ({} if day is None else {"date_from": day}), LoginIdList(group)
+
+    def call(
+        self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str], options: Mapping[str, Any]
+    ) -> Any:
         return kind.bulk_call(client)(
             chunk,
             concurrency=self.concurrency,
             request_ids=request_ids or None,
             on_challenge=self.on_challenge,
             **kind.options,
+            **options,
         )
 
     def take(self, writer: KindWriter, login_id: Any, result: object) -> bool:
@@ -606,17 +713,27 @@ class _Export:
         _release_arrow_memory()
         for kind in self.kinds:
             for table in kind.tables:
-                directory = self.storage.path(kind.name, table)
-                if not any(name.startswith("part-") for name in self.storage.listdir(directory)):
-                    self.storage.makedirs(directory)
+                # A table no run wrote a row in yet: an empty file in this run's partition.
+                directories = table_directories(self.storage, kind.name, table)
+                if not any(
+                    name.startswith("part-") for directory in directories for name in self.storage.listdir(directory)
+                ):
                     write_empty(
-                        self.storage, kind, table, self.fmt, f"{self.run_id}-000000", money=self.money or "float"
+                        self.storage,
+                        kind,
+                        table,
+                        self.fmt,
+                        f"{self.run_id}-000000",
+                        self.partition_run,
+                        self.money or "float",
                     )
         # The journal is the truth of the directory (earlier runs, a cluster's partitions), for
         # this run's kinds and those of earlier runs alike.
         kinds_asked: dict[str, Mapping[str, Any]] = {**self.kinds_before, **self.kinds_asked()}
+        journals = {name: read_journal(self.storage, name, self.fmt) for name in kinds_asked}
         states: dict[str, KindState] = {
-            name: read_state(self.storage, name, self.fmt, repair=repair) for name in kinds_asked
+            name: read_state(self.storage, name, self.fmt, run=self.partition_run, repair=repair, entries=entries)
+            for name, entries in journals.items()
         }
         run = self.record(
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -626,6 +743,8 @@ class _Export:
             logins_not_tried=self.not_tried.total(),
         )
         write_run(self.storage, run)
+        listed = [summary.shown() for summary in summaries(read_runs(self.storage), journals)]
+        del journals
         write_summary(
             self.storage,
             states,
@@ -634,6 +753,7 @@ class _Export:
             run=run,
             kinds_asked=kinds_asked,
             previous=previous_manifest(self.storage),
+            runs=listed,
         )
         # Written now in every kind of this run: at the end, and not already at the start.
         ours = [states[kind.name] for kind in self.kinds]
@@ -662,6 +782,7 @@ class _Export:
                 kind.name: {"fetched": self.kind_done[kind.name], "failed": self.kind_failed[kind.name]}
                 for kind in self.kinds
             },
+            run=self.partition_run,
         )
 
 
@@ -685,6 +806,7 @@ def export(
     csv_formulas: str = "escape",
     money: str | None = None,
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    full_refresh: bool = False,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -692,17 +814,16 @@ def export(
     ``what`` holds ``"investments"``, ``"accounts"`` (account detail with its transactions;
     ``days=90`` or ``365``) and ``"attributes:<package>"`` (or ``("attributes", {"attributes":
     {group: [names]}, ...})``). ``out`` is a directory, or an fsspec URL when fsspec is installed.
-    The layout: ``out/<kind>/<table>/part-*.parquet`` (``format="csv"`` writes CSV: a text cell
-    that a spreadsheet would run as a formula, one starting with ``=``, ``+``, ``-``, ``@``, a tab
-    or a carriage return, is written with a leading ``'``, unless ``csv_formulas="raw"``; numbers
-    are never changed), each row starting with ``login_id``, ``request_id`` and ``fetched_at``;
+    The layout: ``out/<kind>/<table>/run_date=<date>/run_id=<run>/part-*.parquet``
+    (``format="csv"`` writes CSV: a text cell that a spreadsheet would run as a formula, one
+    starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return, is written with a leading
+    ``'``, unless ``csv_formulas="raw"``; numbers are never changed), each row starting with
+    ``login_id``, ``request_id`` and ``fetched_at``;
     ``out/_failures.jsonl`` lists the logins that failed, ``out/_manifest.json`` what was asked and
     written. A login is written in a table once or not at all, whatever stops the run (an output
-    that cannot be written, a full disk, raises its ``OSError``); ``resume=True`` goes on with an export
-    that was stopped or had failures: logins already written are skipped, with no request sent,
-    failed ones are tried again, and one that was still pending polls its RequestId again; a
-    resume must ask for each kind as the export did (the same ``days``, package or query), and a
-    CSV one must write its cells as the export did (the same ``csv_formulas``).
+    that cannot be written, a full disk, raises its ``OSError``); ``resume=True`` goes on with a
+    run that was stopped or had failures: logins already written are skipped, with no request sent,
+    failed ones are tried again, and one that was still pending polls its RequestId again.
     ``money`` (``"float"`` or ``"decimal"``) is how every amount, balance, value, price and
     quantity column is written: float64, or an exact decimal128 read from the payload's digits
     (docs/export.md#money). The export's first run fixes it: left out, a later run goes on with
@@ -710,6 +831,15 @@ def export(
     asking for another is a ``ConfigError`` naming ``money``.
     ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
     pyarrow array); duplicates are fetched once, in any case (the service compares LoginIds so).
+
+    An ``out`` that holds an export gets its next run (docs/export.md#runs): each run's rows go
+    to a partition of their own, ``<kind>/<table>/run_date=<date>/run_id=<run>/``
+    (``ExportReport.run`` names it); the snapshot tables get every login again, the transactions
+    only what no earlier run wrote (asked from 7 days before each login's newest, ``DateFrom``),
+    and ``full_refresh=True`` asks for them all again and starts each login's history over
+    (docs/export.md#transactions-once); ``bf.read_latest`` reads the newest. A run asks for the
+    export's kinds, ``days``, package or query and format as its first run did. ``resume=True``
+    goes on with the last run instead, and is refused when it has nothing left to do.
     Results are written a batch at a time: at ``batch_logins`` logins, or every 5 seconds,
     whichever comes first, so a kill loses at most that much. Ctrl-C stops the run after writing
     what was fetched, then raises ``KeyboardInterrupt``.
@@ -771,6 +901,7 @@ def export(
         csv_formulas=csv_formulas,
         money=money,
         max_consecutive_failures=max_consecutive_failures,
+        full_refresh=full_refresh,
     )
 
 
@@ -795,6 +926,7 @@ def _run(
     csv_formulas: str = "escape",
     money: str | None = None,
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    full_refresh: bool = False,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -826,6 +958,7 @@ def _run(
         csv_formulas=csv_formulas,
         money=money,
         max_consecutive_failures=max_consecutive_failures,
+        full_refresh=full_refresh,
     )
     try:
         # The bulk calls' tables hold money as the export does.
@@ -855,9 +988,9 @@ def _write(
         for kind in run.kinds:
             writer = run.writer(kind)
             try:
-                for chunk, request_ids in run.chunks(kind):
+                for chunk, request_ids, options in run.chunks(kind):
                     # Leaving the block when the run stops asking closes the call (outage.py).
-                    with run.call(client, kind, chunk, request_ids) as results:
+                    with run.call(client, kind, chunk, request_ids, options) as results:
                         for login_id, result in results:
                             if run.take(writer, login_id, result):
                                 writer.commit()
@@ -901,6 +1034,7 @@ async def aexport(
     csv_formulas: str = "escape",
     money: str | None = None,
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    full_refresh: bool = False,
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
     written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
@@ -937,6 +1071,7 @@ async def aexport(
         csv_formulas=csv_formulas,
         money=money,
         max_consecutive_failures=max_consecutive_failures,
+        full_refresh=full_refresh,
     )
     try:
         return await _awrite(with_money(client, run.money), run)
@@ -956,8 +1091,8 @@ async def _awrite(client: AsyncClient, run: _Export) -> ExportReport:
         for kind in run.kinds:
             writer = run.writer(kind)
             try:
-                for chunk, request_ids in run.chunks(kind):
-                    async with run.call(client, kind, chunk, request_ids) as results:
+                for chunk, request_ids, options in run.chunks(kind):
+                    async with run.call(client, kind, chunk, request_ids, options) as results:
                         async for login_id, result in results:
                             if run.take(writer, login_id, result):
                                 await asyncio.to_thread(writer.commit)

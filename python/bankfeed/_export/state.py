@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import json
+import posixpath
 import re
 import time
 from collections.abc import Mapping
@@ -33,6 +34,8 @@ __all__ = [
     "read_runs",
     "read_state",
     "remove_leftovers",
+    "run_of",
+    "table_directories",
     "write_run",
     "write_summary",
 ]
@@ -47,6 +50,11 @@ RUNS = "runs"
 #: A journal entry's temporary file (``.<batch>.json`` and the random part ``Storage.write_whole``
 #: adds), and those of the files a run writes whole: what a kill can leave, and a run deletes.
 _ENTRY_TEMPORARY = re.compile(rf"\.(?P<batch>{records.BATCH.pattern})\.json(?:{RANDOM_SUFFIX}|\.tmp)")
+#: The length of a run's name (``records.RUN``).
+_RUN_LENGTH = len("20261126T020000-3f9a1c")
+#: The two levels of a run's partition of a table (``writer.partition``).
+_RUN_DATE = re.compile(r"run_date=[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_RUN_ID = re.compile(rf"run_id={records.RUN.pattern}")
 _LEFTOVERS = {
     (): re.compile(rf"\.(?:{re.escape(MANIFEST)}|{re.escape(FAILURES)}){RANDOM_SUFFIX}"),
     (JOURNAL,): re.compile(rf"\.\.cluster-{records.RUN.pattern}{RANDOM_SUFFIX}"),
@@ -65,6 +73,9 @@ class KindState:
     failed: dict[Any, dict[str, Any]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     batches: int = 0
+    #: The journal entries a repair dropped (a file of their batch gone): their cursors no longer
+    #: count (``events.py``).
+    dropped: set[str] = field(default_factory=set)
     #: The written LoginIds that were not given in lower case, by their folded text: empty when
     #: every one was (the service's own are), so that asking in any case costs no second set of
     #: them all.
@@ -119,19 +130,28 @@ def read_journal(storage: Storage, kind: str, fmt: str, prefix: str = "") -> lis
     return entries
 
 
+def run_of(entry: Mapping[str, Any]) -> str:
+    """The run a journal entry's batch belongs to: its ``run``, or, in an export written before
+    runs had partitions, the run its batch's name starts with."""
+    run = entry.get("run")
+    return run if isinstance(run, str) else str(entry["batch"])[:_RUN_LENGTH]
+
+
 def read_state(
     storage: Storage,
     kind: str,
     fmt: str,
     prefix: str = "",
     *,
+    run: str | None = None,
     repair: bool = True,
     entries: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> KindState:
     """The state of ``kind`` (of the batches starting with ``prefix``), after finishing the
     commits a kill interrupted and deleting what no commit kept. ``entries``: its journal, read
     already (:func:`read_journal`); read now when None, and checked whole before anything is
-    renamed or deleted.
+    renamed or deleted. The rows count every run's batches; the logins written and failed are
+    those of the run ``run`` (docs/export.md#runs), of every run when None.
 
     With ``repair`` false nothing is renamed or deleted, and a batch counts as soon as its journal
     entry exists: what a cluster run's driver reads while workers may still be committing
@@ -147,8 +167,10 @@ def read_state(
         batch = entry["batch"]
         complete = True
         for table, file in files.items():
-            directory = storage.path(kind, table)
-            final, temporary = storage.path(directory, file), storage.path(directory, temporary_name(batch, fmt))
+            # The file's directory: its run's partition of the table (``writer.partition``).
+            directory = storage.path(kind, table, posixpath.dirname(file))
+            final = storage.path(kind, table, file)
+            temporary = storage.path(directory, temporary_name(batch, fmt))
             if not storage.is_file(final):
                 if not repair:
                     # Looked for again: the worker may have renamed it between the two looks.
@@ -165,12 +187,15 @@ def read_state(
             for table, file in files.items():
                 storage.remove(storage.path(kind, table, file))
             storage.remove(storage.path(JOURNAL, kind, name))
+            state.dropped.add(name)
             continue
         state.batches += 1
         for table, file in files.items():
             kept.setdefault(table, set()).add(file)
         for table, count in (entry.get("rows") or {}).items():
             state.rows[table] = state.rows.get(table, 0) + int(count)
+        if run is not None and run_of(entry) != run:
+            continue
         for login, _ in entry.get("written") or []:
             state.add_written(login)
         for record in entry.get("failed") or []:
@@ -182,16 +207,29 @@ def read_state(
     # the parts, and a journal entry whose writing was cut before its rename (that rename is the
     # commit, so its batch was never committed, and its logins are fetched again).
     for table in KINDS[kind]:
-        directory = storage.path(kind, table)
-        for name in storage.listdir(directory):
-            if name.startswith(".part-" + prefix) and name.endswith(".tmp"):
-                storage.remove(storage.path(directory, name))
+        for directory in table_directories(storage, kind, table):
+            for name in storage.listdir(directory):
+                if name.startswith(".part-" + prefix) and name.endswith(".tmp"):
+                    storage.remove(storage.path(directory, name))
     journal = storage.path(JOURNAL, kind)
     for name in storage.listdir(journal):
         cut = _ENTRY_TEMPORARY.fullmatch(name)
         if cut and cut["batch"].startswith(prefix):
             storage.remove(storage.path(journal, name))
     return state
+
+
+def table_directories(storage: Storage, kind: str, table: str) -> list[str]:
+    """The directories of ``table`` that hold its files: the table's own (an export written
+    before runs had partitions), and each run's partition (``writer.partition``)."""
+    top = storage.path(kind, table)
+    found = [top]
+    for date in storage.listdir(top):
+        if _RUN_DATE.fullmatch(date):
+            for run in storage.listdir(storage.path(top, date)):
+                if _RUN_ID.fullmatch(run):
+                    found.append(storage.path(top, date, run))
+    return found
 
 
 def check_directories(storage: Storage) -> None:
@@ -210,6 +248,11 @@ def check_directories(storage: Storage) -> None:
     for directory in directories:
         if storage.exists(directory):
             storage.makedirs(directory)
+    # Then the runs' partitions in them (each checked with the directories above it).
+    for kind, tables in KINDS.items():
+        for table in tables:
+            for directory in table_directories(storage, kind, table)[1:]:
+                storage.makedirs(directory)
 
 
 def remove_leftovers(storage: Storage) -> None:
@@ -263,24 +306,25 @@ def write_summary(
     run: Mapping[str, Any],
     kinds_asked: Mapping[str, Mapping[str, Any]],
     previous: Mapping[str, Any] | None,
+    runs: list[dict[str, Any]],
 ) -> None:
     """Writes ``_failures.jsonl`` (one JSON object per login not written, per kind) and
     ``_manifest.json`` (what was asked, by which bankfeed, the logins written and the rows), each
     whole or not at all. ``states`` maps each kind of the export to its state, ``kinds_asked`` to
-    how it was asked (``what``, ``options``); ``run`` is this run's record (:func:`write_run`),
-    already written."""
+    how it was asked (``what``, ``options``); ``run`` is this process's record (:func:`write_run`),
+    already written, ``runs`` every run of the export as the manifest lists it
+    (``runs.RunSummary.shown``)."""
     lines = [
         json.dumps(record, sort_keys=True)
         for state in states.values()
         for record in sorted(state.failed.values(), key=lambda record: str(record.get("login_id")))
     ]
     storage.write_whole(storage.path(FAILURES), ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
-    # Every run the journal knows, this one included (killed ones too: no end, no counts), after
-    # those of a manifest written before runs had records.
-    recorded = read_runs(storage)
-    known = {record["run"] for record in recorded}
-    runs: list[Any] = [old for old in (previous or {}).get("runs") or [] if old.get("run") not in known]
-    runs.extend(_shown_run(record) for record in recorded)
+    # Every run the journal knows, this one included (killed ones too), after those of a manifest
+    # written before runs had records.
+    known = {summary["run"] for summary in runs} | {name for summary in runs for name in summary["processes"]}
+    listed: list[Any] = [old for old in (previous or {}).get("runs") or [] if old.get("run") not in known]
+    listed.extend(runs)
     kinds: dict[str, Any] = dict((previous or {}).get("kinds") or {})
     for kind, state in states.items():
         asked = kinds_asked.get(kind) or {}
@@ -299,15 +343,17 @@ def write_summary(
         "money": run.get("money"),
         # The export's kinds, this run's and earlier ones'.
         "what": [entry.get("what", kind) for kind, entry in kinds.items()],
-        "layout": "<kind>/<table>/part-<batch>." + fmt + "; every row starts with login_id, request_id, fetched_at",
+        "layout": "<kind>/<table>/run_date=<date>/run_id=<run>/part-<batch>."
+        + fmt
+        + "; every row starts with login_id, request_id, fetched_at",
         "updated_at": _utc(time.time()),
-        # Complete: this run went to its end, no login failed, and every login written in one
-        # kind of the export is written in all of them.
+        # Complete: this run went to its end, no login of it failed, and every login it wrote in
+        # one kind of the export is written in all of them.
         "complete": not run.get("interrupted")
         and all(not state.failed for state in states.values())
         and _same_logins(list(states.values())),
         "kinds": kinds,
-        "runs": runs,
+        "runs": listed,
     }
     # Streamed into its file, a piece at a time: at 100,000 logins the manifest as one string
     # would be the export's largest single allocation. The login lists go unindented, a line each.
@@ -317,29 +363,6 @@ def write_summary(
 def _same_logins(states: list[KindState]) -> bool:
     """Whether every login written in one of ``states`` is written in all of them."""
     return all(all(other.has(login) for login in state.written) for state in states for other in states)
-
-
-#: What the manifest shows of a run's record: the rest (each kind's options) is for a resume.
-_RUN_FIELDS = (
-    "run",
-    "started_at",
-    "finished_at",
-    "logins_asked",
-    "logins_fetched",
-    "logins_failed",
-    "logins_not_tried",
-    "interrupted",
-)
-
-
-def _shown_run(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A run's record as the manifest's ``runs`` shows it."""
-    shown = {name: record.get(name) for name in _RUN_FIELDS}
-    shown["what"] = [entry.get("what") for entry in (record.get("kinds") or {}).values()]
-    if shown["finished_at"] is None:
-        # Started and never ended: killed, or still running beside this one.
-        shown["interrupted"] = True
-    return shown
 
 
 def _dump(manifest: Mapping[str, Any], file: IO[str]) -> None:

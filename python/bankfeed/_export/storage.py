@@ -88,6 +88,11 @@ class Storage:
             read_only = False
         return os.strerror(errno.EROFS if read_only else errno.EACCES)
 
+    @property
+    def filesystem(self) -> Any:
+        """The fsspec filesystem of a URL, for a reader of the datasets; None on a local disk."""
+        return self._fs
+
     def path(self, *parts: str) -> str:
         """A path under the root."""
         if self._fs is None:

@@ -4,8 +4,9 @@ half written (docs/export.md#how-files-are-written).
 A batch is the logins of one kind gathered since the last commit: their rows, one combined table
 per table (``bf.combine``'s gathering, ``login_id`` first), and their failures. A commit:
 
-1. writes each table's rows to a hidden temporary file in the table's directory
-   (``.part-<batch>.parquet.tmp``: readers of the dataset skip names starting with ``.``, and a
+1. writes each table's rows to a hidden temporary file in the table's partition of the run
+   (``<kind>/<table>/run_date=<date>/run_id=<run>/``, :func:`partition`;
+   ``.part-<batch>.parquet.tmp``: readers of the dataset skip names starting with ``.``, and a
    ``*.parquet`` glob does not match it);
 2. writes the batch's journal entry, ``_journal/<kind>/<batch>.json``: the logins written (with
    their RequestIds), the failures, the files and their row counts; this is the moment the batch
@@ -26,14 +27,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.columns import Gathered
+from bankfeed._export.events import Events
 from bankfeed._export.formulas import escaped_cell, escaped_columns
-from bankfeed._export.kinds import Kind
+from bankfeed._export.kinds import PROVENANCE, Kind
 from bankfeed._export.storage import Storage
 
 if TYPE_CHECKING:
     from bankfeed._native import _Gathering
 
-__all__ = ["JOURNAL", "KindWriter", "Limits", "failure_record", "part_name", "temporary_name"]
+__all__ = ["JOURNAL", "KindWriter", "Limits", "failure_record", "part_name", "partition", "temporary_name"]
 
 #: The directory of the journal entries, one directory per kind.
 JOURNAL = "_journal"
@@ -47,6 +49,14 @@ class Limits:
     logins: int = 1000
     rows: int = 250_000
     seconds: float = 5.0
+
+
+def partition(run: str) -> str:
+    """The directory of a table that holds the rows of the run ``run`` (a run's name, checked by
+    ``records.RUN``): Hive-style, so that every reader of the dataset reads ``run_date`` and
+    ``run_id`` as columns (docs/export.md#the-layout). The date is the run's, UTC, as its name
+    starts with it."""
+    return f"run_date={run[0:4]}-{run[4:6]}-{run[6:8]}/run_id={run}"
 
 
 def part_name(batch: str, fmt: str) -> str:
@@ -87,18 +97,33 @@ class _Batch:
 
 
 class KindWriter:
-    """Writes one kind's results under ``storage``, a batch at a time; batch names start with
-    ``prefix`` (unique to the run, or to the partition of a cluster run). ``csv_formulas`` says
-    how CSV files write a text cell that a spreadsheet would run (``formulas.py``)."""
+    """Writes one kind's results under ``storage``, a batch at a time, into the partition of the
+    run ``run`` of each table (:func:`partition`); batch names start with ``prefix`` (unique to
+    the process, or to the partition of a cluster run). ``csv_formulas`` says how CSV files write
+    a text cell that a spreadsheet would run (``formulas.py``). ``events`` sifts the kind's
+    table of transactions: what earlier runs wrote is not written again (``events.py``)."""
 
     def __init__(
-        self, storage: Storage, kind: Kind, fmt: str, prefix: str, limits: Limits, *, csv_formulas: str = "escape"
+        self,
+        storage: Storage,
+        kind: Kind,
+        fmt: str,
+        prefix: str,
+        limits: Limits,
+        *,
+        run: str,
+        csv_formulas: str = "escape",
+        events: Events | None = None,
     ) -> None:
         self.storage = storage
+        #: The kind's table of transactions, written once across runs (``events.py``); None: the
+        #: kind has none.
+        self.events = events
         self.kind = kind
         self.fmt = fmt
         self.csv_formulas = csv_formulas
         self.prefix = prefix
+        self.run = run
         self.limits = limits
         self._sequence = 0
         self._batch: _Batch | None = None
@@ -112,7 +137,7 @@ class KindWriter:
         #: set of them is the largest thing an export would keep (BENCHMARKS.md, export).
         self.logins_written = 0
         for table in kind.tables:
-            storage.makedirs(storage.path(kind.name, table))
+            storage.makedirs(storage.path(kind.name, table, partition(run)))
         storage.makedirs(storage.path(JOURNAL, kind.name))
 
     def _current(self) -> _Batch:
@@ -152,35 +177,50 @@ class KindWriter:
         rows: dict[str, int] = {}
         tables = gathered.finish()
         self._last_gathering = gathered.gathering
+        where = partition(self.run)
+        cursors: dict[str, Any] = {}
         for table, combined in tables.items():
-            directory = self.storage.path(self.kind.name, table)
-            self._write(table, combined, self.storage.path(directory, temporary_name(name, self.fmt)))
-            files[table] = part_name(name, self.fmt)
-            rows[table] = len(combined)
+            keep: list[bool] | None = None
+            if self.events is not None and table == self.events.table:
+                keep, cursors = self.events.sift(combined._rows(0, len(combined)), combined.columns, gathered.logins)
+                if not any(keep):
+                    continue  # nothing new: no file
+            directory = self.storage.path(self.kind.name, table, where)
+            self._write(table, combined, self.storage.path(directory, temporary_name(name, self.fmt)), keep)
+            files[table] = f"{where}/{part_name(name, self.fmt)}"
+            rows[table] = len(combined) if keep is None else sum(keep)
+        if self.events is not None and self.events.table not in tables:
+            # No transaction at all in the batch: a full refresh still starts the logins over.
+            _, cursors = self.events.sift([], [*PROVENANCE, "account_id", "transaction_id", "date"], gathered.logins)
         written = zip(gathered.logins, gathered.request_ids, strict=True)
         entry = {
             "batch": name,
             "kind": self.kind.name,
+            "run": self.run,
             "committed_at": time.time(),
             "written": [[login, request_id] for login, request_id in written],
             "failed": batch.failures,
             "files": files,
             "rows": rows,
         }
+        if cursors:
+            entry["cursors"] = cursors
         self.storage.write_whole(
             self.storage.path(JOURNAL, self.kind.name, f"{name}.json"), json.dumps(entry).encode("utf-8")
         )
         for table, file in files.items():
-            directory = self.storage.path(self.kind.name, table)
+            directory = self.storage.path(self.kind.name, table, where)
             self.storage.rename(
-                self.storage.path(directory, temporary_name(name, self.fmt)), self.storage.path(directory, file)
+                self.storage.path(directory, temporary_name(name, self.fmt)),
+                self.storage.path(self.kind.name, table, file),
             )
         for table, count in rows.items():
             self.rows[table] += count
         self.logins_written += len(gathered.logins)
 
-    def _write(self, table: str, combined: Any, path: str) -> None:
-        """Writes ``combined``, the rows of ``table`` with their provenance columns, to ``path``."""
+    def _write(self, table: str, combined: Any, path: str, keep: list[bool] | None = None) -> None:
+        """Writes ``combined``, the rows of ``table`` with their provenance columns, to ``path``;
+        with ``keep``, only the rows it marks."""
         try:
             import pyarrow
         except ImportError:
@@ -188,9 +228,11 @@ class KindWriter:
         escape = self.csv_formulas == "escape"
         if pyarrow is None:
             # CSV without pyarrow: what a machine without it can still produce.
-            _write_csv_records(self.storage, path, combined, escape=escape)
+            _write_csv_records(self.storage, path, combined, escape=escape, keep=keep)
             return
         arrow = combined.to_arrow()
+        if keep is not None:
+            arrow = arrow.filter(pyarrow.array(keep, pyarrow.bool_()))
         with self.storage.open_write(path) as file:
             if self.fmt == "parquet":
                 import pyarrow.parquet
@@ -244,7 +286,7 @@ def _flat(table: Any) -> Any:
     return table
 
 
-def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool) -> None:
+def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool, keep: list[bool] | None) -> None:
     """The rows of ``table`` (its provenance columns included) as CSV, written with the standard
     library; with ``escape``, no text cell starts as a formula (``formulas.py``)."""
     import csv
@@ -255,7 +297,8 @@ def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool)
     out = csv.writer(text)
     out.writerow(columns)
     fetched_at = columns.index("fetched_at")
-    for record in table.to_records():
+    records = table.to_records()
+    for record in records if keep is None else (record for record, kept in zip(records, keep, strict=True) if kept):
         values: list[Any] = [record[column] for column in columns]
         # ISO 8601 with its zone (2026-11-27T05:00:00.123456+00:00), which every CSV reader parses.
         values[fetched_at] = values[fetched_at].isoformat()
@@ -266,13 +309,15 @@ def _write_csv_records(storage: Storage, path: str, table: Any, *, escape: bool)
         file.write(text.getvalue().encode("utf-8"))
 
 
-def write_empty(storage: Storage, kind: Kind, table: str, fmt: str, batch: str, money: str = "float") -> None:
-    """An empty file of ``table``, with its columns, where the table has no file yet: so that
-    ``pyarrow.dataset``, ``pandas.read_parquet`` and a ``*.parquet`` glob read a table with no row
-    as such, rather than fail on an empty directory. Rows added later come in files of their own."""
+def write_empty(storage: Storage, kind: Kind, table: str, fmt: str, batch: str, run: str, money: str = "float") -> None:
+    """An empty file of ``table``, with its columns, in the partition of the run ``run``, where the
+    table has no file yet: so that ``pyarrow.dataset``, ``pandas.read_parquet`` and a
+    ``*/*/*.parquet`` glob read a table with no row as such, rather than fail on an empty
+    directory. Rows added later come in files of their own."""
     from bankfeed._export.kinds import PROVENANCE, schema
 
-    path = storage.path(kind.name, table, part_name(batch, fmt))
+    storage.makedirs(storage.path(kind.name, table, partition(run)))
+    path = storage.path(kind.name, table, partition(run), part_name(batch, fmt))
     try:
         import pyarrow
     except ImportError:

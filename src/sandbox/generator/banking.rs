@@ -11,9 +11,9 @@
 //! clock went; some post a few days after their date, as banks post late
 //! (docs/sandbox.md#the-clock). An account lists its transactions in the order they posted.
 
-use super::calendar::{civil, civil_after, AsOf, DAYS};
 use super::names::{CITIES, CONTACTS, EMPLOYERS, FIRST_NAMES, HYDRO, INTERNET, LAST_NAMES, MERCHANTS, PHONE, STREETS};
 use super::{Cents, Guid, Rng};
+use crate::sandbox::calendar::{civil, civil_after, AsOf, DAYS};
 
 /// The institution number of `FlinksCapital` on every account.
 const INSTITUTION_NUMBER: &str = "777";

@@ -3,14 +3,14 @@
 //! compare payloads byte for byte across runs and across sandboxes (docs/sandbox.md#the-clock).
 
 mod banking;
-mod calendar;
+
 mod names;
 pub(crate) mod portfolio;
 mod random;
 
+pub use super::calendar::AsOf;
+pub(crate) use super::calendar::{dash_date, month_name, months_before, offset_of, slash_date, DAYS};
 pub(crate) use banking::{BankAccount, BankTransaction, Banking, Description};
-pub use calendar::AsOf;
-pub(crate) use calendar::{dash_date, month_name, months_before, offset_of, slash_date, DAYS};
 pub(crate) use names::Isin;
 pub(crate) use portfolio::Portfolio;
 pub(crate) use random::{hash, Rng};

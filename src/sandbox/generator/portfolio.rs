@@ -8,10 +8,10 @@
 //! day from a stream of its own date, so the clock's moves (docs/sandbox.md#the-clock) change
 //! values, positions and cash the same way whatever path the clock took.
 
-use super::calendar::{civil_after, AsOf};
 use super::names::{Isin, SecurityName, SECURITIES};
 use super::random::hash;
 use super::{Cents, Guid, Rng, DAYS};
+use crate::sandbox::calendar::{civil_after, AsOf};
 
 pub(crate) struct Portfolio {
     /// The day the data is as of: every trade's `day` counts back from it.

@@ -104,18 +104,43 @@ def test_a_second_load_replaces_each_login_s_rows_instead_of_adding_them(sandbox
     first = {name: per_login(tmp_path, name) for name in tables(tmp_path)}
     assert sum(first["investments_transactions"].values()) > 0 and sum(first["accounts_transactions"].values()) > 0
 
-    # The same logins again: the same rows, none twice.
+    # The same logins again: the same rows, none twice; the transactions asked only from the
+    # overlap before each login's newest (docs/dlt.md#transactions-once).
+    since = len(sandbox.requests)
     load.run(bankfeed.dlt.source(client, ids, what=WHAT, days=365))
     assert {name: per_login(tmp_path, name) for name in tables(tmp_path)} == first
+    details = [r for r in sandbox.requests[since:] if r["operation"] == "GetAccountsDetail" and r["method"] == "POST"]
+    # Those of the accounts (the attributes' own account detail asks no transactions).
+    details = [request for request in details if request["body"].get("WithTransactions")]
+    assert len(details) == LOGINS and all(request["body"].get("DateFrom") for request in details)
+    # Nothing new happened at the bank: no transaction was loaded again.
+    counts = load.last_trace.last_normalize_info.row_counts
+    assert counts.get("accounts_transactions", 0) == counts.get("investments_transactions", 0) == 0, counts
+    assert counts["investments_positions"] == sum(first["investments_positions"].values())
 
-    # Two logins' transactions shrink to 90 days: the rows that left go (a merge on the primary
-    # key alone would keep them: a row absent from a load matches nothing), the others' stay.
+    # Two logins' positions and accounts are replaced as a whole (a position sold goes); their
+    # transactions are a history: asked otherwise (90 days), they start over, each loaded row
+    # replacing its own by key, and those that left the window stay, each once.
     changed = ids[:2]
     fewer = rows_per_login(in_memory(client, changed, days="Days90")["accounts"], "transactions")
+    since = len(sandbox.requests)
     load.run(bankfeed.dlt.source(client, changed, what="accounts", days=90))
-    now = per_login(tmp_path, "accounts_transactions")
+    details = [r for r in sandbox.requests[since:] if r["operation"] == "GetAccountsDetail" and r["method"] == "POST"]
+    assert [request["body"].get("DateFrom") for request in details] == [None, None], "started over"
     assert all(fewer[login] < first["accounts_transactions"][login] for login in changed)
-    assert now == Counter({**first["accounts_transactions"], **fewer})
+    assert per_login(tmp_path, "accounts_transactions") == first["accounts_transactions"]
+
+
+def test_a_full_refresh_loads_every_transaction_again_once(sandbox: bf.Sandbox, tmp_path: Path) -> None:
+    client = client_of(sandbox)
+    load = pipeline(tmp_path)
+    load.run(bankfeed.dlt.source(client, sandbox.login_ids, what="accounts"))
+    first = per_login(tmp_path, "accounts_transactions")
+    since = len(sandbox.requests)
+    info = load.run(bankfeed.dlt.source(client, sandbox.login_ids, what="accounts", full_refresh=True))
+    details = [r for r in sandbox.requests[since:] if r["operation"] == "GetAccountsDetail" and r["method"] == "POST"]
+    assert info.has_failed_jobs is False and all(request["body"].get("DateFrom") is None for request in details)
+    assert per_login(tmp_path, "accounts_transactions") == first, "each transaction once"
 
 
 def test_the_primary_keys_tell_every_row_apart(sandbox: bf.Sandbox, tmp_path: Path) -> None:
@@ -175,3 +200,29 @@ def test_no_key_reaches_a_file_a_log_or_a_repr(tmp_path: Path, caplog: pytest.Lo
         assert not any(secret in text for text in texts), secret
         found = [str(path) for path in files if secret.encode() in path.read_bytes()]
         assert not found, (secret, found)
+
+
+def test_snapshots_appended_keep_one_per_load_and_the_newest_is_read_by_its_run(
+    sandbox: bf.Sandbox, tmp_path: Path
+) -> None:
+    client = client_of(sandbox)
+    load = pipeline(tmp_path)
+    for _ in range(2):
+        load.run(bankfeed.dlt.source(client, sandbox.login_ids, what="investments", snapshots="append"))
+    with duckdb.connect(str(tmp_path / "bankfeed.duckdb"), read_only=True) as db:
+        runs = db.sql("select run_id, count(*) from nightly.investments_positions group by 1 order by 1").fetchall()
+        assert len(runs) == 2 and runs[0][1] == runs[1][1] > 0, "one snapshot per load"
+        assert columns(tmp_path, "investments_positions")[-2:] == ["run_date", "run_id"]
+        # The newest snapshot, as docs/dlt.md#snapshots-kept-per-load reads it: the last load's.
+        newest = db.sql(
+            "select run_id from nightly.investments_positions qualify run_id = max(run_id) over (partition by login_id)"
+        ).fetchall()
+        assert len(newest) == runs[1][1] and {run for (run,) in newest} == {runs[1][0]}
+        # The transactions once, whatever the snapshots do.
+        total, distinct = db.sql(
+            "select count(*), count(distinct (login_id, account_id, transaction_id))"
+            " from nightly.investments_transactions"
+        ).fetchone() or (0, 0)
+        assert total == distinct > 0
+    with pytest.raises(bf.ConfigError, match="snapshots"):
+        bankfeed.dlt.source(client, sandbox.login_ids, snapshots="keep")

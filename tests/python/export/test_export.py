@@ -45,7 +45,8 @@ def client_of(sb: bf.Sandbox, **options: Any) -> bf.Client:
 
 
 def table(out: Path, kind: str, name: str) -> pyarrow.Table:
-    return pyarrow.dataset.dataset(out / kind / name).to_table()
+    """The whole table, every run's rows, with the run's two columns of its directories."""
+    return pyarrow.dataset.dataset(out / kind / name, partitioning="hive").to_table()
 
 
 def logins_of(data: pyarrow.Table) -> Counter[str]:
@@ -69,6 +70,10 @@ def test_every_table_is_a_dataset_read_whole_by_pyarrow_pandas_and_duckdb(many: 
         for name in tables:
             data = table(tmp_path, kind, name)
             assert data.schema.names[:3] == ["login_id", "request_id", "fetched_at"]
+            # The file's columns, then the run's, read from its partition's directories.
+            assert data.schema.names[-2:] == ["run_date", "run_id"]
+            assert set(data.column("run_id").to_pylist()) <= {report.run}
+            data = data.drop_columns(["run_date", "run_id"])
             assert data.schema.equals(bf.schema(kind, name)), (kind, name)
             in_memory = expected[kind].tables[name].to_arrow()
             assert data.num_rows == in_memory.num_rows == report.written[f"{kind}/{name}"], (kind, name)
@@ -77,9 +82,10 @@ def test_every_table_is_a_dataset_read_whole_by_pyarrow_pandas_and_duckdb(many: 
                 in_memory.column_names
             )
             frame = pandas.read_parquet(tmp_path / kind / name)
-            assert len(frame) == data.num_rows
-            glob = str(tmp_path / kind / name / "*.parquet")
-            assert duckdb.sql(f"select count(*) from read_parquet('{glob}')").fetchone() == (data.num_rows,)
+            assert len(frame) == data.num_rows and set(frame["run_id"]) <= {report.run}
+            glob = str(tmp_path / kind / name / "*" / "*" / "*.parquet")
+            query = f"select count(*), max(run_id) from read_parquet('{glob}', hive_partitioning=true)"
+            assert duckdb.sql(query).fetchone() == (data.num_rows, report.run if data.num_rows else None)
     # Each login's rows carry the RequestId its data came from, and when.
     positions = table(tmp_path, "investments", "positions")
     assert all(isinstance(rid, str) and len(rid) == 36 for rid in positions.column("request_id").to_pylist())
@@ -100,7 +106,7 @@ def test_part_files_have_dictionaries_for_repeated_text_and_statistics_for_filte
         ("investments", "accounts", {"account_id", "full_account_id", "account_number"}, {"login_id", "currency"}),
         ("accounts", "transactions", {"transaction_id", "description"}, {"login_id", "account_id"}),
     ]:
-        part = max((tmp_path / kind / name).glob("part-*.parquet"), key=lambda file: file.stat().st_size)
+        part = max((tmp_path / kind / name).rglob("part-*.parquet"), key=lambda file: file.stat().st_size)
         group = pyarrow.parquet.ParquetFile(part).metadata.row_group(0)
         assert group.num_rows > 0, (kind, name)
         columns = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
@@ -130,15 +136,24 @@ def test_the_failures_and_the_manifest_say_what_happened(many: bf.Sandbox, tmp_p
     assert manifest["complete"] is False
 
 
-def test_an_output_that_holds_an_export_is_refused_without_resume(many: bf.Sandbox, tmp_path: Path) -> None:
+def test_a_run_into_an_export_is_its_next_run_in_a_partition_of_its_own(many: bf.Sandbox, tmp_path: Path) -> None:
     client = client_of(many)
-    bf.export(client, many.login_ids[:1], tmp_path)
-    with pytest.raises(bf.ConfigError) as raised:
-        bf.export(client, many.login_ids[:1], tmp_path)
-    assert raised.value.field == "out" and "resume" in str(raised.value)
+    first = bf.export(client, many.login_ids[:2], tmp_path)
+    second = bf.export(client, many.login_ids[:2], tmp_path)
+    assert (second.logins_written, second.logins_skipped) == (2, 0), "every login once per run"
+    assert first.run < second.run, "runs' names sort as they ran"
+    accounts = table(tmp_path, "investments", "accounts")
+    per_run = Counter(zip(accounts.column("run_id").to_pylist(), accounts.column("login_id").to_pylist(), strict=True))
+    assert {run for run, _ in per_run} == {first.run, second.run}
+    assert len(per_run) == 4
+    manifest = json.loads((tmp_path / "_manifest.json").read_text())
+    assert [(run["run"], run["status"], run["logins_written"]) for run in manifest["runs"]] == [
+        (first.run, "complete", 2),
+        (second.run, "complete", 2),
+    ]
     with pytest.raises(bf.ConfigError) as wrong:
-        bf.export(client, many.login_ids[:1], tmp_path, resume=True, format="csv")
-    assert wrong.value.field == "format"
+        bf.export(client, many.login_ids[:1], tmp_path, format="csv")
+    assert wrong.value.field == "format" and "another directory" in str(wrong.value)
 
 
 def authorizes(sb: bf.Sandbox) -> int:
@@ -155,8 +170,10 @@ def test_resume_skips_what_is_written_and_sends_nothing_for_it(tmp_path: Path) -
         # Only the three new logins were fetched: an Authorize each, per kind.
         assert authorizes(sb) - before == 3 * 2
         assert (again.logins_written, again.logins_skipped) == (3, 5)
-        nothing = bf.export(client, sb.login_ids, tmp_path, what=["investments", "accounts"], resume=True)
-        assert (nothing.logins_written, nothing.logins_skipped) == (0, LOGINS)
+        # Then the run has every login: a resume says so, rather than writing nothing and ending well.
+        with pytest.raises(bf.ConfigError) as nothing:
+            bf.export(client, sb.login_ids, tmp_path, what=["investments", "accounts"], resume=True)
+        assert nothing.value.field == "resume" and "nothing to resume" in str(nothing.value)
         assert authorizes(sb) - before == 3 * 2, "nothing sent for logins written"
     for kind, tables in TABLES.items():
         if kind == "attributes":
@@ -180,8 +197,9 @@ def test_a_login_id_given_in_two_cases_is_one_login(tmp_path: Path) -> None:
         assert report.logins_written == 2
         assert set(logins_of(table(tmp_path, "investments", "accounts"))) == {first, second}
         before = investments_calls(sb)
-        again = bf.export(client, [first.upper(), second.upper()], tmp_path, resume=True)
-        assert (again.logins_written, again.logins_skipped) == (0, 2)
+        with pytest.raises(bf.ConfigError) as again:
+            bf.export(client, [first.upper(), second.upper()], tmp_path, resume=True)
+        assert again.value.field == "resume", "both are written in the run: nothing to resume"
         assert investments_calls(sb) == before, "nothing sent for a login written under another case"
         # A kind added then writes each login as the others have it: a join on login_id matches.
         upper = [first.upper(), second.upper()]
@@ -214,10 +232,9 @@ def test_a_resume_must_ask_for_each_kind_as_the_export_did(many: bf.Sandbox, tmp
     assert manifest["what"] == ["accounts", "attributes:income", "investments"]
     assert manifest["kinds"]["accounts"]["options"]["days"] == "Days90"
     assert manifest["complete"] is False
-    assert [run["what"] for run in manifest["runs"]] == [
-        ["accounts", "attributes:income"],
-        ["accounts", "investments"],
-    ]
+    # One run, written by two processes: the first, and the resume that went on with it.
+    [run] = manifest["runs"]
+    assert run["what"] == ["accounts", "attributes", "investments"] and len(run["processes"]) == 2
     done = bf.export(client, ids, tmp_path, resume=True, what="accounts,investments,attributes:income", days=90)
     assert done.logins_skipped == 1
     assert json.loads((tmp_path / "_manifest.json").read_text())["complete"] is True
@@ -282,7 +299,7 @@ def test_a_commit_cut_while_its_journal_entry_was_written_is_fetched_again(tmp_p
         journal = tmp_path / "_journal" / "investments"
         [entry] = list(journal.glob("*.json"))
         entry.rename(journal / f".{entry.name}.tmp")
-        for part in tmp_path.glob("investments/*/part-*"):
+        for part in tmp_path.glob("investments/*/run_date=*/run_id=*/part-*"):
             part.rename(part.with_name(f".{part.name}.tmp"))
         again = bf.export(client, sb.login_ids, tmp_path, resume=True)
         assert (again.logins_written, again.logins_skipped) == (LOGINS, 0), "the cut batch was not committed"
@@ -312,7 +329,7 @@ def test_csv_and_small_batches_make_many_complete_files(many: bf.Sandbox, tmp_pa
     import pyarrow.csv
 
     report = bf.export(client_of(many), many.login_ids, tmp_path, format="csv", batch_logins=3)
-    files = sorted((tmp_path / "investments" / "accounts").glob("part-*.csv"))
+    files = sorted((tmp_path / "investments" / "accounts").rglob("part-*.csv"))
     assert len(files) == 3  # 8 logins in batches of 3
     rows = sum(pyarrow.csv.read_csv(file).num_rows for file in files)
     assert rows == report.written["investments/accounts"]
@@ -332,7 +349,7 @@ def test_csv_without_pyarrow_has_the_same_rows_and_columns(
     monkeypatch.undo()
 
     def rows(out: Path, name: str = "transactions") -> list[dict[str, str]]:
-        files = sorted((out / "investments" / name).glob("part-*.csv"))
+        files = sorted((out / "investments" / name).rglob("part-*.csv"))
         return [row for file in files for row in csv.DictReader(file.read_text().splitlines())]
 
     with_pyarrow, without = rows(tmp_path / "with"), rows(tmp_path / "without")
@@ -657,7 +674,7 @@ def test_a_run_stopped_in_its_middle_resumes_with_each_login_once(
     if how == signal.SIGINT:
         assert process.returncode == 130
         manifest = json.loads((out / "_manifest.json").read_text())
-        assert manifest["runs"][-1]["interrupted"] is True
+        assert manifest["runs"][-1]["status"] == "interrupted"
     written = set(logins_of(table(out, "investments", "accounts")))
     assert 0 < len(written) < len(ids), "stopped in the middle"
     done = command(*args, "--resume")
@@ -667,10 +684,10 @@ def test_a_run_stopped_in_its_middle_resumes_with_each_login_once(
         assert set(counts) <= set(ids)
         if name == "accounts":
             assert set(counts) == set(ids)
-    # The manifest tells both runs, the stopped one too, even killed before it could say so.
-    first, last = json.loads((out / "_manifest.json").read_text())["runs"]
-    assert first["interrupted"] is True and last["interrupted"] is False
-    assert (first["finished_at"] is None) == (how == signal.SIGKILL), first
+    # The manifest tells one run, written by two processes: the stopped one (even killed before it
+    # could say so) and the resume, which went on with it to its end.
+    [run] = json.loads((out / "_manifest.json").read_text())["runs"]
+    assert run["status"] == "complete" and len(run["processes"]) == 2, run
     # Each login once: its accounts are the same rows as a fresh fetch would give, no more.
     accounts = table(out, "investments", "accounts")
     keys = list(zip(accounts.column("login_id").to_pylist(), accounts.column("account_id").to_pylist(), strict=True))

@@ -83,7 +83,7 @@ LOGINS = list(MINTED[:2])
 
 def rows(out: Path, table: str) -> list[dict[str, str]]:
     """The rows of a CSV table as a spreadsheet's import reads its cells: text, as written."""
-    files = sorted((out / "accounts" / table).glob("part-*.csv"))
+    files = sorted((out / "accounts" / table).rglob("part-*.csv"))
     assert files, f"no CSV part file in {out}/accounts/{table}"
     found: list[dict[str, str]] = []
     for file in files:

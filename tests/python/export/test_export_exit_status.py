@@ -44,7 +44,7 @@ RUN_COMMAND = textwrap.dedent(
 
     failure = os.environ["FAILURE"]
     if failure != "none":
-        def fail(self, table, combined, path):
+        def fail(self, table, combined, path, keep=None):
             if failure == "RuntimeError":
                 raise RuntimeError("the part file's encoder broke")
             number = getattr(errno, failure)

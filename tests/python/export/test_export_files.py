@@ -81,7 +81,11 @@ def test_a_link_at_a_part_files_temporary_name_stops_the_run_unfollowed(
     out, targets = tmp_path / "out", tmp_path / "targets"
     targets.mkdir()
     planted = plant_when_started(
-        monkeypatch, lambda out, run: [f"investments/accounts/.part-{run}-000001.parquet.tmp"], targets
+        monkeypatch,
+        lambda out, run: [
+            f"investments/accounts/run_date={run[:4]}-{run[4:6]}-{run[6:8]}/run_id={run}/.part-{run}-000001.parquet.tmp"
+        ],
+        targets,
     )
     with pytest.raises(FileExistsError):
         bf.export(sb.client(poll_interval=0.01), sb.login_ids, out)

@@ -129,19 +129,20 @@ def test_a_second_run_is_refused_at_once_naming_the_first_or_waits_for_it(servic
         waited = run(service, out, "--resume", "--wait-lock", "0.5")
         assert waited.returncode == 2 and "still after 0.5 s of waiting" in waited.stderr, waited.stderr
         assert first.poll() is None, "the first run was still writing while the others were refused"
-        # Waiting long enough: the second run goes on once the first has ended, and has nothing left.
+        # Waiting long enough: the second one goes on once the first has ended, and finds nothing
+        # to resume (the run has every login), which it says.
         second = run(service, out, "--resume", "--wait-lock", "300")
-        assert first.poll() == 0, first.communicate()
+        assert first.wait(60) == 0, first.communicate()
     finally:
         if first.poll() is None:
             first.kill()
         first.communicate()
-    assert second.returncode == 0, second.stderr
+    assert second.returncode == 2 and "error: --resume: has nothing to resume" in second.stderr, second.stderr
     assert_each_login_once(out, service)
     manifest = json.loads((out / "_manifest.json").read_text())
     assert manifest["complete"] is True
     assert manifest["kinds"]["investments"]["logins_written"] == sorted(service.login_ids)
-    assert [run["logins_fetched"] for run in manifest["runs"]] == [LOGINS, 0], "the second run fetched nothing"
+    assert [run["logins_written"] for run in manifest["runs"]] == [LOGINS], "the second one wrote nothing"
 
 
 def test_a_run_killed_holding_the_lock_leaves_nothing_that_stops_the_next(service: Service, tmp_path: Path) -> None:
@@ -179,8 +180,9 @@ def test_export_refuses_or_waits_while_another_holds_the_lock(tmp_path: Path) ->
             holder.release()
     assert time.monotonic() - began >= 0.4, "it waited for the holder"
     assert (report.logins_written, report.logins_skipped) == (1, 1)
-    # The run released it: the next one goes on at once.
-    assert bf.export(client, sb.login_ids, tmp_path, resume=True).logins_skipped == 2
+    # The run released it: the next one goes on at once (and finds nothing to resume).
+    with pytest.raises(bf.ConfigError, match="nothing to resume"):
+        bf.export(client, sb.login_ids, tmp_path, resume=True)
     for wrong, error in [(-1, bf.ConfigError), (float("nan"), bf.ConfigError), ("5", TypeError), (True, TypeError)]:
         with pytest.raises(error, match="wait_lock"):
             bf.export(client, sb.login_ids, tmp_path, resume=True, wait_lock=wrong)  # type: ignore[arg-type]

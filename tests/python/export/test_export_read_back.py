@@ -91,9 +91,7 @@ def plant_foreign_name(out: Path, outside: Path) -> str:
     # A name the export never makes, for the entry and its file: the resume would rename the
     # planted temporary file into the dataset.
     (out / "investments" / "accounts" / ".part-evil.parquet.tmp").write_bytes(
-        (out / "investments" / "accounts")
-        .joinpath(next(name for name in os.listdir(out / "investments" / "accounts") if name.startswith("part-")))
-        .read_bytes()
+        next((out / "investments" / "accounts").rglob("part-*")).read_bytes()
     )
     (out / "_journal" / "investments" / "evil.json").write_text(
         planted_entry({"accounts": "part-evil.parquet"}, batch="evil")
@@ -187,7 +185,7 @@ def test_the_python_api_raises_config_error_and_the_resume_goes_on_once_repaired
     assert raised.value.field == "out" and f"_journal/investments/{entry.name}" in str(raised.value)
     # Its batch's part files are still there: skipped, its logins would be written twice.
     batch = entry.name.removesuffix(".json")
-    assert (out / "investments" / "accounts" / f"part-{batch}.parquet").exists()
+    assert list((out / "investments" / "accounts").rglob(f"part-{batch}.parquet"))
     entry.write_text(whole)
     report = bf.export(client, sb.login_ids, out, what="investments,accounts", resume=True)
     assert (report.logins_written, report.logins_skipped) == (LOGINS - 2, 2), "the lock was released by the refusal"

@@ -1,0 +1,168 @@
+"""The runs of an export (docs/export.md#runs): which run a process writes, and what each run
+did, as ``--list-runs`` and the manifest show it.
+
+An export directory is written night after night, a run each time; each run's rows are in a
+partition of their own (``writer.partition``). A run is written by one process, or by several when
+it is resumed (``--resume``: the process goes on with the last run, skipping what it wrote). Each
+process has its record in the journal (``state.write_run``), which names the run it is ``part_of``;
+a record without that field (an export written before runs had partitions) is a run of its own.
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["RunSummary", "last_run", "list_runs", "next_run", "run_of_record", "summaries"]
+
+
+def run_of_record(record: Mapping[str, Any]) -> str:
+    """The run the process of ``record`` wrote: the one it resumed, or its own."""
+    part_of = record.get("part_of")
+    return part_of if isinstance(part_of, str) else str(record["run"])
+
+
+def last_run(records: Sequence[Mapping[str, Any]]) -> str | None:
+    """The run of the latest process (``records`` oldest first), the one a resume goes on with;
+    None when the export has no run yet."""
+    return run_of_record(records[-1]) if records else None
+
+
+def next_run(name: str, earlier: Sequence[str]) -> str:
+    """The name of a new run, ``name`` (this process's) unless an ``earlier`` run's sorts after
+    it (started within the same second, or under a clock set back): then a name just after the
+    latest, so that the runs' names sort in the order they ran, which is how a reader finds the
+    newest (docs/export.md#runs)."""
+    latest = max(earlier, default="")
+    if name > latest:
+        return name
+    stamp, suffix = latest[:15], int(latest[16:], 16)
+    if suffix < 0xFFFFFF:
+        return f"{stamp}-{suffix + 1 + secrets.randbelow(0xFFFFFF - suffix):06x}"
+    following = datetime.datetime.strptime(stamp, "%Y%m%dT%H%M%S") + datetime.timedelta(seconds=1)
+    return f"{following:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class RunSummary:
+    """One run as ``--list-runs`` prints it and the manifest lists it."""
+
+    run: str
+    #: The run's date, UTC (its partition's ``run_date``).
+    date: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    #: The processes that wrote it: the first, then each resume.
+    processes: list[str] = field(default_factory=list)
+    #: The kinds its processes asked for.
+    kinds: set[str] = field(default_factory=set)
+    #: Per kind, the logins written, and the logins that failed and were not written since.
+    written: dict[str, set[str]] = field(default_factory=dict)
+    failed: dict[str, set[str]] = field(default_factory=dict)
+    rows: int = 0
+    #: The logins its last process did not try, the service being unreachable (``outage.py``).
+    not_tried: int = 0
+    #: Whether its last process ended before every login was done (stopped, or killed: no end).
+    interrupted: bool = False
+
+    @property
+    def logins(self) -> int:
+        """The logins written in every kind the run asked for."""
+        sets = [self.written.get(kind, set()) for kind in sorted(self.kinds)] or [set()]
+        return len(set.intersection(*sets))
+
+    @property
+    def status(self) -> str:
+        """``complete``, ``failures`` (some logins failed: ``--resume`` tries them again) or
+        ``interrupted`` (stopped or killed before its end: ``--resume`` goes on)."""
+        if self.interrupted:
+            return "interrupted"
+        return "failures" if any(self.failed.values()) else "complete"
+
+    def shown(self) -> dict[str, Any]:
+        """What the manifest's ``runs`` holds of it."""
+        return {
+            "run": self.run,
+            "run_date": self.date,
+            "status": self.status,
+            "interrupted": self.interrupted,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "logins_written": self.logins,
+            "logins_failed": len(set().union(*self.failed.values())),
+            "logins_not_tried": self.not_tried,
+            "rows": self.rows,
+            "processes": list(self.processes),
+            "what": sorted(self.kinds),
+        }
+
+    def line(self) -> str:
+        """Its line of ``--list-runs``: the run, its date, status, logins and rows."""
+        return f"{self.run}  {self.date}  {self.status:<11}  {self.logins:>9,} logins  {self.rows:>12,} rows"
+
+
+def _date(run: str) -> str:
+    return f"{run[0:4]}-{run[4:6]}-{run[6:8]}"
+
+
+def summaries(
+    records: Sequence[Mapping[str, Any]], journals: Mapping[str, Sequence[tuple[str, Mapping[str, Any]]]]
+) -> list[RunSummary]:
+    """Every run of an export, oldest first, from its processes' ``records`` (oldest first) and
+    its ``journals`` (per kind, the entries of ``state.read_journal``)."""
+    from bankfeed._export.state import run_of
+
+    runs: dict[str, RunSummary] = {}
+
+    def summary(run: str) -> RunSummary:
+        if run not in runs:
+            runs[run] = RunSummary(run, _date(run))
+        return runs[run]
+
+    for record in records:
+        found = summary(run_of_record(record))
+        found.processes.append(str(record["run"]))
+        found.started_at = found.started_at or record.get("started_at")
+        found.finished_at = record.get("finished_at")
+        found.interrupted = record.get("finished_at") is None or bool(record.get("interrupted"))
+        not_tried = record.get("logins_not_tried")
+        found.not_tried = not_tried if isinstance(not_tried, int) else 0
+        found.kinds.update(record.get("kinds") or {})
+    for kind, entries in journals.items():
+        for _, entry in entries:
+            found = summary(run_of(entry))
+            found.kinds.add(kind)
+            written = found.written.setdefault(kind, set())
+            failed = found.failed.setdefault(kind, set())
+            for login, _ in entry.get("written") or []:
+                written.add(login)
+                failed.discard(login)
+            for failure in entry.get("failed") or []:
+                login = failure.get("login_id")
+                if login not in written:
+                    failed.add(login)
+            found.rows += sum(int(count) for count in (entry.get("rows") or {}).values())
+    return sorted(runs.values(), key=lambda run: run.run)
+
+
+def list_runs(out: str) -> list[RunSummary]:
+    """The runs of the export in ``out``, oldest first, read without changing anything (a run
+    may be writing meanwhile: only whole files are read). A damaged or foreign file of the
+    journal is a ``ConfigError`` naming ``out``, as for a run (``records.py``)."""
+    from bankfeed._export.kinds import KINDS
+    from bankfeed._export.state import MANIFEST, previous_manifest, read_journal, read_runs
+    from bankfeed._export.storage import Storage
+    from bankfeed._export.writer import JOURNAL
+    from bankfeed.errors import _config_error
+
+    storage = Storage(out)
+    if not storage.exists(storage.path(JOURNAL)) and not storage.exists(storage.path(MANIFEST)):
+        raise _config_error("out", f"holds no export: {storage.shown} has no {JOURNAL}/ and no {MANIFEST}")
+    records = read_runs(storage)
+    formats = [record.get("format") for record in records] + [(previous_manifest(storage) or {}).get("format")]
+    fmt = next((value for value in reversed(formats) if value), "parquet")
+    journals = {kind: read_journal(storage, kind, fmt) for kind in KINDS}
+    return summaries(records, journals)
