@@ -392,7 +392,9 @@ with bf.Sandbox(logins=4, pending_seconds=0 if sys.argv[1] == "exhausted" else 6
 
 @pytest.mark.parametrize("end", ["exhausted", "closed", "client_closed"])
 def test_a_sync_iterator_that_ended_stays_ended(end: str) -> None:
-    child = subprocess.run([sys.executable, "-c", NEXT_AFTER_THE_END, end], capture_output=True, text=True, timeout=1.5)
+    # A next() that waited for the pending logins would take their 60 s: 30 s catches it, and
+    # leaves a loaded machine time to start Python and a sandbox (1.5 s did not, under load).
+    child = subprocess.run([sys.executable, "-c", NEXT_AFTER_THE_END, end], capture_output=True, text=True, timeout=30)
     assert child.returncode == 0 and child.stdout == "ended\n", child.stderr[-2000:]
 
 
