@@ -32,7 +32,8 @@ def test_a_column_by_name_is_a_pyarrow_array_of_its_values(positions: bf.Table) 
     symbols = positions["symbol"]
     assert isinstance(symbols, pa.Array)
     assert symbols.to_pylist() == [row["symbol"] for row in positions.to_records()]
-    assert positions["market_value"].type == pa.float64()
+    values = positions["market_value"]
+    assert isinstance(values, pa.Array) and values.type == pa.float64()
 
 
 def test_without_pyarrow_a_column_is_a_list(positions: bf.Table, monkeypatch: pytest.MonkeyPatch) -> None:
