@@ -250,7 +250,11 @@ impl PyTable {
         views::html(slf.as_any(), "table_html")
     }
 
+    // The columns a person reads first, the ids apart, as the notebook view orders them
+    // (docs/notebooks.md#table); `columns` keeps the table's own order.
     fn __repr__(&self) -> String {
-        format!("Table(rows={}, columns={:?})", self.table.rows, self.table.names())
+        let is_id = |name: &&str| *name == "id" || name.ends_with("_id") || name.ends_with("_ids");
+        let (ids, read): (Vec<&str>, Vec<&str>) = self.table.names().into_iter().partition(is_id);
+        format!("Table(rows={}, columns={read:?}, ids={ids:?})", self.table.rows)
     }
 }

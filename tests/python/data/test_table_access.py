@@ -81,3 +81,9 @@ def test_the_view_shows_names_symbols_and_amounts_before_the_ids(positions: bf.T
         assert header.index(readable) < header.index(ids[0]), header
     # The table itself keeps its order: only the view moves the ids.
     assert positions.columns[0] == "account_id"
+
+
+def test_the_text_repr_names_the_readable_columns_before_the_ids(positions: bf.Table) -> None:
+    text = repr(positions)
+    assert text.startswith(f"Table(rows={len(positions)}, columns=[")
+    assert text.index('"symbol"') < text.index('"market_value"') < text.index("ids=[") < text.index('"account_id"')
