@@ -168,7 +168,8 @@ class ChallengeForm:
     ::
 
         step = client.authorize("FlinksCapital", "mfa_image", "Everyday")
-        form = bf.ChallengeForm(step)     # the last line of a cell shows it; click, then Answer
+        form = bf.ChallengeForm(step, on_session=lambda s: print("connected"))
+        form          # the last line of a cell shows it; click, then Answer; "connected" prints under it
         # a later cell, once the form says so:
         session = form.session
 
@@ -180,9 +181,11 @@ class ChallengeForm:
     ``step.answer`` off the kernel's message thread (a thread for a :class:`bankfeed.Challenge`,
     a task of the running loop for a :class:`bankfeed.AsyncChallenge`), so the cell never
     blocks; a new round redraws the form. When the session opens, ``form.session`` holds it and
-    ``on_session(session)`` is called. An error (a refused answer, the server's
-    :class:`bankfeed.InvalidSecurityResponse`, ...) is shown in the form and kept in
-    ``form.error``; when the challenge is still open the form asks it again.
+    ``on_session(session)`` is called inside ``with form.output:``, an ipywidgets ``Output`` shown
+    at the form's bottom, so what it prints shows in the cell that made the form. Each challenge
+    says in plain words what to do (no code: the form is for the person answering). An error (a
+    refused answer, the server's :class:`bankfeed.InvalidSecurityResponse`, ...) is shown in the
+    form and kept in ``form.error``; when the challenge is still open the form asks it again.
 
     No answer stays in the widget state a saved notebook keeps: Answer puts every field back as
     it was drawn as soon as it has read it (also when an answer is refused, which is then given

@@ -193,6 +193,10 @@ class ConnectWidget(anywidget.AnyWidget):
         # a later cell, once connected:
         session = client.authorize_cached(widget.result.login_id)
 
+    ``on_connect`` runs inside ``with widget.output:``, an ipywidgets ``Output`` shown under the
+    widget, so what it prints shows in the cell that made the widget (a widget's callback runs
+    outside any cell, and its prints would otherwise go to the kernel's log console).
+
     Needs the ``notebook`` extra (``pip install bankfeed[notebook]``: anywidget).
     """
 
