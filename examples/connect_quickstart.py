@@ -8,6 +8,6 @@ import bankfeed as bf
 
 with bf.Sandbox() as sb:
     client = sb.client(poll_interval=0.05)
-    connection = client.connect(demo=True)  # waits until you have signed in, in the browser tab it opens
+    connection = client.connect(demo=True)  # in the browser tab it opens, sign in as greatday_nomfa / Everyday
     session = client.authorize_cached(connection.login_id)
     print(connection.institution, len(session.accounts_detail().accounts) > 0)

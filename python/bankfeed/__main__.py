@@ -3,7 +3,8 @@
 - ``demo``: a live login against an embedded sandbox, challenge by challenge, then investments
   (``--user`` takes any sandbox user, a ``bulk_<n>`` one included).
 - ``sandbox``: serve the sandbox on a port until Ctrl-C, for other programs to use.
-- ``users``: the sandbox's test users and the challenges each one is asked.
+- ``users``: the sandbox's test users and the challenges each one is asked (``--json``: with
+  their answers, as ``Sandbox.users`` gives them).
 - ``export``: every login's data into Parquet datasets (docs/export.md#the-command).
 """
 
@@ -15,6 +16,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -268,17 +270,47 @@ def sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
-def users() -> int:
-    """Prints the sandbox's test users: username, challenge types, description."""
+#: The width the command's tables fit: a terminal of 100 columns shows them without wrapping.
+WIDTH = 100
+
+
+def _counted(kinds: Sequence[str]) -> str:
+    """Challenge types in order, a run of one type counted (``QuestionAndAnswer x3``, with a
+    multiplication sign for the x)."""
+    runs: list[tuple[str, int]] = []
+    for kind in kinds:
+        if runs and runs[-1][0] == kind:
+            runs[-1] = (kind, runs[-1][1] + 1)
+        else:
+            runs.append((kind, 1))
+    return ", ".join(kind if count == 1 else f"{kind} \u00d7{count}" for kind, count in runs)
+
+
+def users(as_json: bool = False) -> int:
+    """Prints the sandbox's test users: username, challenge types, description, each cell wrapped
+    so that no line is wider than :data:`WIDTH`; with ``as_json``, ``Sandbox.users`` as JSON (a
+    list of ``bf.SandboxUser``, answers and passwords included: they are the sandbox's test data)."""
     with bf.Sandbox() as sb:
-        rows: list[tuple[str, str, str]] = [
-            (u["username"], ", ".join(u["challenge_types"]) or "-", u["description"]) for u in sb.users
-        ]
+        every: list[bf.SandboxUser] = sb.users
+    if as_json:
+        print(json.dumps(every, indent=2, ensure_ascii=False))
+        return 0
+    rows: list[tuple[str, str, str]] = [
+        (u["username"], _counted(u["challenge_types"]) or "-", u["description"]) for u in every
+    ]
+    rows.append(("bulk_<n>", "-", "As greatday_nomfa, a login of its own per number n."))
     header = ("username", "challenges", "description")
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(2)]
+    name_width = max(len(row[0]) for row in [header, *rows])
+    kinds_width = max(len(part) for row in rows for part in row[1].split(", "))
+    text_width = WIDTH - name_width - kinds_width - 4
     for name, kinds, description in [header, *rows]:
-        print(f"{name:<{widths[0]}}  {kinds:<{widths[1]}}  {description}")
-    print(f"{'bulk_<n>':<{widths[0]}}  {'-':<{widths[1]}}  As greatday_nomfa, a login of its own per number n.")
+        kinds_lines = textwrap.wrap(kinds, kinds_width, break_long_words=True) or [""]
+        text_lines = textwrap.wrap(description, text_width) or [""]
+        for i in range(max(len(kinds_lines), len(text_lines))):
+            first = name if i == 0 else ""
+            kind = kinds_lines[i] if i < len(kinds_lines) else ""
+            text = text_lines[i] if i < len(text_lines) else ""
+            print(f"{first:<{name_width}}  {kind:<{kinds_width}}  {text}".rstrip())
     print(f"\ninstitution {INSTITUTION}, password {PASSWORD!r} for every user")
     return 0
 
@@ -289,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = CommandParser(
         prog="bankfeed", description="bankfeed: export, and the embedded sandbox (demo, sandbox, users)."
     )
+    parser.add_argument("--version", action="version", version=f"bankfeed {bf.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run_demo = commands.add_parser("demo", help="a live login with challenges against a sandbox")
@@ -316,7 +349,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write the saved bulk logins' LoginIds there, one a line, before the URL line",
     )
 
-    commands.add_parser("users", help="list the sandbox's test users")
+    listing = commands.add_parser("users", help="list the sandbox's test users")
+    listing.add_argument(
+        "--json",
+        action="store_true",
+        help="as JSON: each user's username, password, description, challenge types and answers",
+    )
     export_cli.add_parser(commands)
 
     args, extra = parser.parse_known_args(argv)
@@ -332,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return sandbox(args)
         if args.command == "export":
             return export_cli.run(args)
-        return users()
+        return users(args.json)
     except bf.BankfeedError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

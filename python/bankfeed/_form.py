@@ -22,7 +22,7 @@ from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from bankfeed._display import _mime, answer_form
+from bankfeed._display import _is_reset, _mime
 from bankfeed._typed import typed_answer
 from bankfeed.errors import BankfeedError, InvalidAnswer
 
@@ -41,6 +41,28 @@ def _widgets() -> Any:
             "(without it, show the step itself: its view says how to answer each challenge)"
         ) from missing
     return ipywidgets
+
+
+def _what_to_do(challenge: SecurityChallenge) -> str:
+    """What the person at the form does for ``challenge``, in plain words: the form is for the
+    person who answers, never code (the wire form is in the step's own view, for developers)."""
+    kind = challenge.type
+    count = len(challenge.choices or [])
+    if kind == "ImageSelection":
+        return f"Click your image (numbered 1 to {count}), then Answer."
+    if kind == "MultipleChoice":
+        return "Pick one answer, then Answer."
+    if kind == "MultipleChoiceMultipleAnswers":
+        return "Tick every answer that applies, then Answer."
+    if kind == "TextOrCall":
+        return "Pick the phone number to reach you at, then Text or Call, then Answer."
+    if kind == "WaitUntilEUAccept":
+        return "Confirm this sign-in on your trusted device first."
+    if _is_reset(challenge):
+        return "Choose a question, then type its answer."
+    if challenge.is_security_code:
+        return "Type the code you were given (six digits)."
+    return "Type your answer (it stays hidden)."
 
 
 class _Field:
@@ -90,7 +112,7 @@ class _Field:
             placeholder = "six digits" if challenge.is_security_code else "hidden"
             self.parts["text"] = w.Password(placeholder=placeholder)
             shown.append(self.parts["text"])
-        head = w.HTML(f"<b>{escape(challenge.prompt)}</b><br><small>{escape(answer_form(challenge))}</small>")
+        head = w.HTML(f"<b>{escape(challenge.prompt)}</b><br><small>{escape(_what_to_do(challenge))}</small>")
         self.box = w.VBox([head, *shown])
         self._drawn = {role: self._values(role) for role in self.parts}
 
@@ -146,7 +168,8 @@ class ChallengeForm:
     ::
 
         step = client.authorize("FlinksCapital", "mfa_image", "Everyday")
-        form = bf.ChallengeForm(step)     # the last line of a cell shows it; click, then Answer
+        form = bf.ChallengeForm(step, on_session=lambda s: print("connected"))
+        form          # the last line of a cell shows it; click, then Answer; "connected" prints under it
         # a later cell, once the form says so:
         session = form.session
 
@@ -158,9 +181,11 @@ class ChallengeForm:
     ``step.answer`` off the kernel's message thread (a thread for a :class:`bankfeed.Challenge`,
     a task of the running loop for a :class:`bankfeed.AsyncChallenge`), so the cell never
     blocks; a new round redraws the form. When the session opens, ``form.session`` holds it and
-    ``on_session(session)`` is called. An error (a refused answer, the server's
-    :class:`bankfeed.InvalidSecurityResponse`, ...) is shown in the form and kept in
-    ``form.error``; when the challenge is still open the form asks it again.
+    ``on_session(session)`` is called inside ``with form.output:``, an ipywidgets ``Output`` shown
+    at the form's bottom, so what it prints shows in the cell that made the form. Each challenge
+    says in plain words what to do (no code: the form is for the person answering). An error (a
+    refused answer, the server's :class:`bankfeed.InvalidSecurityResponse`, ...) is shown in the
+    form and kept in ``form.error``; when the challenge is still open the form asks it again.
 
     No answer stays in the widget state a saved notebook keeps: Answer puts every field back as
     it was drawn as soon as it has read it (also when an answer is refused, which is then given
@@ -191,6 +216,8 @@ class ChallengeForm:
         self.submit = w.Button(description="Answer", button_style="primary", icon="check")
         self.submit.on_click(self._clicked)
         self.status = w.HTML()
+        #: Where ``on_session`` prints: shown at the bottom of the form, in the cell that made it.
+        self.output = w.Output()
         self.widget = w.VBox([])
         self._render(step)
 
@@ -212,13 +239,13 @@ class ChallengeForm:
         finished = self.fields
         if step is None:
             self.fields = []
-            self.widget.children = [self.status]
+            self.widget.children = [self.status, self.output]
         else:
             self.fields = [_Field(self._w, c) for c in step.challenges]
             trusted = all(c.type == "WaitUntilEUAccept" for c in step.challenges)
             self.submit.description = "Confirmed on the trusted device" if trusted else "Answer"
             self.submit.disabled = False
-            self.widget.children = [*(field.box for field in self.fields), self.submit, self.status]
+            self.widget.children = [*(field.box for field in self.fields), self.submit, self.status, self.output]
         for field in finished:
             field.close()
         self.step = step
@@ -285,11 +312,15 @@ class ChallengeForm:
         self._say("Connected: the session is in <code>form.session</code>.")
         self._render(None)
         if self._on_session is not None:
-            try:
-                self._on_session(result)
-            except Exception as error:  # the callback's own failure, shown where it happened
-                self.error = error
-                self._say(f"on_session raised {escape(type(error).__name__)}: {escape(str(error))}", error=True)
+            # Its prints go to the form's own output: a callback's output otherwise goes to the
+            # kernel's log, not to the cell (docs/answering.md#in-a-notebook). Its failure is caught
+            # inside, since the output swallows what leaves it in a kernel.
+            with self.output:
+                try:
+                    self._on_session(result)
+                except Exception as error:  # the callback's own failure, shown where it happened
+                    self.error = error
+                    self._say(f"on_session raised {escape(type(error).__name__)}: {escape(str(error))}", error=True)
         # Last: a cell that waits for the session finds the form (and the callback) done.
         self.session = result
 

@@ -7,7 +7,7 @@ library that is installed but fails to import raises its own error, whose cause 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # Annotations only: each library is imported at run time by the conversion that needs it.
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from bankfeed._native import Table
 
-__all__ = ["to_arrow", "to_pandas", "to_polars"]
+__all__ = ["column", "to_arrow", "to_pandas", "to_polars"]
 
 
 def _require(module: str, extra: str) -> None:
@@ -53,3 +53,19 @@ def to_polars(table: Table) -> polars.DataFrame:
     import polars
 
     return polars.DataFrame(table)
+
+
+def column(table: Table, name: object) -> Any:
+    """``table[name]``: the column as a ``pyarrow.Array`` when pyarrow imports (no copy of the
+    data), as a list otherwise; KeyError names the columns."""
+    if not isinstance(name, str):
+        raise TypeError(f"a column is named by a str (one of {table.columns}); got {type(name).__name__}")
+    if name not in table.columns:
+        raise KeyError(f"no column {name!r}; columns: {table.columns}")
+    try:
+        import pyarrow
+    except ModuleNotFoundError as exc:
+        if exc.name != "pyarrow":
+            raise
+        return table.column(name)
+    return pyarrow.RecordBatchReader.from_stream(table).read_all().column(name).combine_chunks()

@@ -24,8 +24,10 @@ from bankfeed._types import (
     AsyncStep,
     BulkResults,
     ChallengeHandler,
+    Days,
     IneligibleLogin,
     RecordedRequest,
+    SandboxUser,
     Step,
     SupportedInstitution,
 )
@@ -541,7 +543,7 @@ class Client(_BaseClient):
         login_ids: Iterable[str],
         *,
         with_transactions: bool | None = None,
-        days: str | None = None,
+        days: Days | None = None,
         with_account_identity: bool | None = None,
         with_kyc: bool | None = None,
         accounts_filter: Sequence[str] | None = None,
@@ -927,7 +929,7 @@ class AsyncClient(_BaseClient):
         login_ids: Iterable[str],
         *,
         with_transactions: bool | None = None,
-        days: str | None = None,
+        days: Days | None = None,
         with_account_identity: bool | None = None,
         with_kyc: bool | None = None,
         accounts_filter: Sequence[str] | None = None,
@@ -1026,7 +1028,7 @@ class Session(_BaseSession):
         self,
         *,
         with_transactions: bool | None = None,
-        days: str | None = None,
+        days: Days | None = None,
         with_account_identity: bool | None = None,
         with_kyc: bool | None = None,
         accounts_filter: Sequence[str] | None = None,
@@ -1097,7 +1099,7 @@ class AsyncSession(_BaseSession):
         self,
         *,
         with_transactions: bool | None = None,
-        days: str | None = None,
+        days: Days | None = None,
         with_account_identity: bool | None = None,
         with_kyc: bool | None = None,
         accounts_filter: Sequence[str] | None = None,
@@ -1454,7 +1456,7 @@ class Sandbox:
         to a client made by hand, or to another process (``BANKFEED_API_KEY``)."""
 
     @property
-    def users(self) -> list[dict[str, Any]]:
+    def users(self) -> list[SandboxUser]:
         """Every test user: ``username``, ``password``, ``description``, ``challenge_types`` (in
         the order they come) and ``answers`` (prompt, or chosen choice, to the answer list that
         passes)."""
@@ -1709,8 +1711,33 @@ class Table:
     def columns(self) -> list[str]:
         """The column names, snake_case."""
 
+    @property
+    def column_names(self) -> list[str]:
+        """The column names, snake_case, as pyarrow names them (the same list as :attr:`columns`)."""
+
+    @property
+    def num_rows(self) -> int:
+        """The number of rows, as pyarrow names it (``len(t)``)."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, columns)``, as pandas and polars give it."""
+
     def __len__(self) -> int:
         """The number of rows."""
+
+    def __getitem__(self, name: str, /) -> pyarrow.Array | list[Any]:
+        """``t["symbol"]``: one column, as a ``pyarrow.Array`` when pyarrow is installed (no copy
+        of the data), as a list otherwise (values as in :meth:`to_records`). KeyError names the
+        columns."""
+
+    def head(self, n: int = 5) -> Table:
+        """The first ``n`` rows (all of them when there are fewer) as a Table; no value is copied."""
+
+    def slice(self, offset: int = 0, length: int | None = None) -> Table:
+        """Rows ``offset`` to ``offset + length`` (to the end when ``length`` is None) as a Table,
+        as ``pyarrow.Table.slice`` gives them: past the end is empty, never an error; a negative
+        ``offset`` or ``length`` raises ValueError naming it. No value is copied."""
 
     def to_records(self) -> list[dict[str, Any]]:
         """The rows as flat dicts: dates as ``datetime.date``, timestamps as aware ``datetime``,

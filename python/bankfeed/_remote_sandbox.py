@@ -3,8 +3,8 @@
 ``python -m bankfeed sandbox --admin`` (or ``bf.Sandbox(admin=True)``) serves the admin API under
 ``/_sandbox/`` and prints its token at start (docs/sandbox.md#the-admin-api). This class speaks
 it with the standard library alone, and offers what ``bf.Sandbox`` offers a test: ``requests``,
-``request_count``, ``faults``, ``inject``, ``clear_faults``, ``reset``, ``as_of``, ``advance``
-and ``client()``.
+``request_count``, ``faults``, ``inject``, ``clear_faults``, ``reset``, ``as_of``, ``advance``,
+``login_ids`` and ``client()``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from bankfeed._native import AsyncClient, Client
+from bankfeed._native import AsyncClient, Client, Sandbox
 from bankfeed._types import RecordedRequest
 from bankfeed.errors import BankfeedError, ConfigError
 
@@ -67,6 +67,9 @@ class RemoteSandbox:
         info = self._call("GET", "info")
         #: The customer id the sandbox answers to.
         self.customer_id: str = info["customer_id"]
+        # What its saved bulk logins' LoginIds derive from (docs/sandbox.md#many-logins).
+        self._seed: int = info["seed"]
+        self._logins: int = info["logins"]
         # The public test instance's keys, when those are the ones it asks for (its default): the
         # admin API hands out those only, never keys of one's own.
         self._public_keys = {
@@ -176,6 +179,13 @@ class RemoteSandbox:
         """The sandbox's imitation of the hosted connection widget, ``<url>/v2/``, as
         ``bf.Sandbox.widget_url`` gives it (see The hosted widget in docs/sandbox.md)."""
         return f"{self.url}/v2/"
+
+    @property
+    def login_ids(self) -> list[str]:
+        """The LoginIds of the bulk logins the sandbox saved at start (``--logins N``), in order,
+        as ``bf.Sandbox.login_ids`` gives them; empty without ``--logins``. They are computed here
+        from the sandbox's seed and count, as it computed them: no request lists them."""
+        return Sandbox.login_ids_for(self._logins, seed=self._seed)
 
     @property
     def requests(self) -> list[RecordedRequest]:

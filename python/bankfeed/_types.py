@@ -29,10 +29,12 @@ __all__ = [
     "AsyncStep",
     "BulkResults",
     "ChallengeHandler",
+    "Days",
     "IneligibleLogin",
     "InstitutionLink",
     "InstitutionName",
     "RecordedRequest",
+    "SandboxUser",
     "Step",
     "SupportedInstitution",
 ]
@@ -42,6 +44,10 @@ Answer: TypeAlias = str | Sequence[str]
 
 #: The answers to a challenge step: prompt (or chosen choice of a TextOrCall) to its answer.
 Answers: TypeAlias = Mapping[str, Answer]
+
+#: How far back ``accounts_detail`` (and ``accounts_detail_many``) reads transactions: the two
+#: values the service takes, so a type checker refuses another (``"Days30"``) before it runs.
+Days: TypeAlias = Literal["Days90", "Days365"]
 
 #: What ``authorize``, ``authorize_saved`` and ``Challenge.answer`` return.
 Step: TypeAlias = Session | Challenge
@@ -123,6 +129,28 @@ class AsyncBulkResults(Protocol[_R_co]):
     def __aexit__(self, *exc_info: object) -> Awaitable[None]:
         """Stops every login still running, as :meth:`aclose`."""
         ...
+
+
+class SandboxUser(TypedDict):
+    """One test user of the sandbox, as ``Sandbox.users`` and ``bankfeed users --json`` give it
+    (docs/sandbox.md#users)::
+
+        greatday = next(u for u in sb.users if u["username"] == "Greatday")
+        client.login("FlinksCapital", greatday["username"], greatday["password"],
+                     on_challenge=bf.answers(greatday["answers"]))
+    """
+
+    #: The username at institution ``FlinksCapital``.
+    username: str
+    #: Its password (``Everyday`` for every user).
+    password: str
+    #: What the user does, in one sentence.
+    description: str
+    #: The ``Type`` of every challenge it is asked, in the order they come.
+    challenge_types: list[str]
+    #: A passing answer to every challenge: the prompt (the chosen phone number for a
+    #: ``TextOrCall``) to its answer list, as ``SecurityResponses`` sends it.
+    answers: dict[str, list[str]]
 
 
 class RecordedRequest(TypedDict):

@@ -6,6 +6,8 @@ Three rules hold for every view:
 - **Short for a large result.** A table shows its first and last rows (5 and 5, an ellipsis row
   between, as pandas and polars do) and at most 20 columns; a result shows each of its tables
   shorter still; a chart draws a bounded number of bars and of points per line.
+- **What a person reads first.** Names, symbols, quantities, amounts and dates come before the
+  ids (``*_id`` columns), which come last.
 - **Every value escaped.** Values are the service's data (an account's name, a description) and
   are escaped where they land, in text, attributes and SVG alike.
 - **No secret.** No password, answer, key or token reaches a view, and neither does a login's
@@ -144,10 +146,22 @@ def _shape(table: Table) -> str:
     return f"{rows:,} row{'s' if rows != 1 else ''} \u00d7 {columns} column{'s' if columns != 1 else ''}"
 
 
+def _is_id(name: str) -> bool:
+    return name == "id" or name.endswith(("_id", "_ids"))
+
+
+def _reading_order(names: Sequence[str]) -> list[int]:
+    """The positions of ``names`` as a view shows them: the columns a person reads (names,
+    symbols, quantities, amounts, dates) first, the ids after, each group in the table's order,
+    so that a wide table shows ``symbol`` and ``market_value`` before its ids push them off the
+    page (docs/notebooks.md)."""
+    return [i for i, name in enumerate(names) if not _is_id(name)] + [i for i, name in enumerate(names) if _is_id(name)]
+
+
 def _grid(table: Table, head: int) -> str:
     """The ``<table>`` of ``table``: names and types, the first and last ``head`` rows."""
     names, types, rows = table.columns, table._types(), len(table)
-    shown = list(range(len(names)))
+    shown = _reading_order(names)
     if len(shown) > MAX_COLUMNS:
         half = MAX_COLUMNS // 2
         shown = [*shown[:half], -1, *shown[-half:]]

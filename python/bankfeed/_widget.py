@@ -169,6 +169,13 @@ def _url_of(client_or_url: Any, options: dict[str, Any]) -> ConnectUrl:
     )
 
 
+def _widgets_output() -> Any:
+    """An ipywidgets ``Output`` (anywidget brings ipywidgets)."""
+    import ipywidgets
+
+    return ipywidgets.Output()
+
+
 class ConnectWidget(anywidget.AnyWidget):
     """The hosted widget in a notebook cell, reporting the connected bank to the kernel.
 
@@ -181,10 +188,14 @@ class ConnectWidget(anywidget.AnyWidget):
     The cell that creates it returns at once: read :attr:`result` in a later cell, or pass
     ``on_connect``, called with the :class:`bankfeed.Connection` when the widget reports it::
 
-        widget = bf.ConnectWidget(client, demo=True, on_connect=print)
-        widget                                  # shows the bank's login in the cell
+        widget = bf.ConnectWidget(client, demo=True, on_connect=lambda c: print("connected", c.institution))
+        widget                                  # shows the bank's login in the cell, and the prints under it
         # a later cell, once connected:
         session = client.authorize_cached(widget.result.login_id)
+
+    ``on_connect`` runs inside ``with widget.output:``, an ipywidgets ``Output`` shown under the
+    widget, so what it prints shows in the cell that made the widget (a widget's callback runs
+    outside any cell, and its prints would otherwise go to the kernel's log console).
 
     Needs the ``notebook`` extra (``pip install bankfeed[notebook]``: anywidget).
     """
@@ -217,6 +228,10 @@ class ConnectWidget(anywidget.AnyWidget):
         self._error: ValueError | None = None
         self._on_connect = on_connect
         super().__init__(url=self._connect_url.reveal(), height=height)
+        #: Where ``on_connect`` prints: shown under the widget, in the cell that made it (a
+        #: callback's output otherwise goes to the kernel's log, not to the cell).
+        self.output = _widgets_output()
+        self._shown: Any = None
         self.observe(self._on_redirect, names="redirect")
         self.observe(self._on_events, names="events")
         _log.info("connect: the widget's URL is %s", self._connect_url)
@@ -261,7 +276,16 @@ class ConnectWidget(anywidget.AnyWidget):
             self.redirect = {}
         self._connection = connection
         if self._on_connect is not None:
-            self._on_connect(connection)
+            with self.output:
+                self._on_connect(connection)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # The widget and its output, together: what the callback prints shows under the widget.
+        if self._shown is None:
+            import ipywidgets
+
+            self._shown = ipywidgets.VBox([self, self.output])
+        return self._shown._repr_mimebundle_(**kwargs)
 
     def __repr__(self) -> str:
         state = "connected" if self._connection is not None else "waiting"

@@ -78,12 +78,78 @@ fn cell<'py>(py: Python<'py>, data: &ColumnData, row: usize) -> PyResult<Bound<'
     })
 }
 
+/// Rows `offset..offset + length` of `data` (the caller clamps them to the table): Arrow slices
+/// share the buffers, so a slice copies no value.
+fn sliced(data: &ColumnData, offset: usize, length: usize) -> ColumnData {
+    match data {
+        ColumnData::Float(v) => ColumnData::Float(v.slice(offset, length)),
+        ColumnData::Decimal(v) => ColumnData::Decimal(v.slice(offset, length)),
+        ColumnData::Bool(v) => ColumnData::Bool(v.slice(offset, length)),
+        ColumnData::Text(v) => ColumnData::Text(v.slice(offset, length)),
+        ColumnData::Date(v) => ColumnData::Date(v.slice(offset, length)),
+        ColumnData::Timestamp(v) => ColumnData::Timestamp(v.slice(offset, length)),
+        ColumnData::TextList(v) => ColumnData::TextList(v.slice(offset, length)),
+    }
+}
+
+/// A count argument as a row number: a negative one is refused with its name and value.
+fn rows_of(name: &str, value: i64) -> PyResult<usize> {
+    usize::try_from(value).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{name} must be 0 or more (a number of rows); got {value}"))
+    })
+}
+
 #[pymethods]
 impl PyTable {
     #[doc = stub_doc!("Table.columns")]
     #[getter]
     fn columns(&self) -> Vec<&'static str> {
         self.table.names()
+    }
+
+    #[doc = stub_doc!("Table.column_names")]
+    #[getter]
+    fn column_names(&self) -> Vec<&'static str> {
+        self.table.names()
+    }
+
+    #[doc = stub_doc!("Table.num_rows")]
+    #[getter]
+    fn num_rows(&self) -> usize {
+        self.table.rows
+    }
+
+    #[doc = stub_doc!("Table.shape")]
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        (self.table.rows, self.table.columns.len())
+    }
+
+    #[doc = stub_doc!("Table.__getitem__")]
+    fn __getitem__<'py>(slf: &Bound<'py, Self>, name: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        frames(slf.py())?.call_method1("column", (slf, name))
+    }
+
+    #[doc = stub_doc!("Table.slice")]
+    #[pyo3(signature = (offset=0, length=None))]
+    fn slice(&self, offset: i64, length: Option<i64>) -> PyResult<Self> {
+        let offset = rows_of("offset", offset)?.min(self.table.rows);
+        let left = self.table.rows - offset;
+        let length = length.map(|length| rows_of("length", length)).transpose()?.map_or(left, |n| n.min(left));
+        let columns = self
+            .table
+            .columns
+            .iter()
+            .map(|column| crate::tables::Column { name: column.name, data: sliced(&column.data, offset, length) })
+            .collect();
+        Ok(PyTable::new(Table { columns, rows: length }))
+    }
+
+    #[doc = stub_doc!("Table.head")]
+    #[pyo3(signature = (n=5))]
+    fn head(&self, n: i64) -> PyResult<Self> {
+        rows_of("n", n)?;
+        self.slice(0, Some(n))
     }
 
     fn __len__(&self) -> usize {
@@ -188,7 +254,11 @@ impl PyTable {
         views::html(slf.as_any(), "table_html")
     }
 
+    // The columns a person reads first, the ids apart, as the notebook view orders them
+    // (docs/notebooks.md#table); `columns` keeps the table's own order.
     fn __repr__(&self) -> String {
-        format!("Table(rows={}, columns={:?})", self.table.rows, self.table.names())
+        let is_id = |name: &&str| *name == "id" || name.ends_with("_id") || name.ends_with("_ids");
+        let (ids, read): (Vec<&str>, Vec<&str>) = self.table.names().into_iter().partition(is_id);
+        format!("Table(rows={}, columns={read:?}, ids={ids:?})", self.table.rows)
     }
 }

@@ -95,6 +95,19 @@ impl Challenge {
         self.iterables.get(index).cloned().unwrap_or_default()
     }
 
+    /// What a person types or picks to pass it, in the widget's words (an image by its number
+    /// from 1, as the forms show them); None when any answer passes (a phone to pick, a question
+    /// to choose, a device to confirm).
+    pub(crate) fn typed_answer(&self) -> Option<String> {
+        match &self.check {
+            Check::Text(expected) => Some((*expected).to_owned()),
+            Check::Choice(index) if self.kind == IMAGE_SELECTION => Some(format!("image {}", index + 1)),
+            Check::Choice(index) => Some(self.choice(*index)),
+            Check::Choices(indexes) => Some(indexes.iter().map(|&i| self.choice(i)).collect::<Vec<_>>().join(" + ")),
+            Check::TextOrCall | Check::PickQuestion { .. } | Check::Verified => None,
+        }
+    }
+
     /// A `SecurityResponses` entry that passes: (key, answer).
     pub(super) fn sample_answer(&self) -> (String, Vec<String>) {
         let prompt = self.prompt.to_owned();

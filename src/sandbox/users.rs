@@ -270,9 +270,9 @@ fn table() -> Vec<Scenario> {
             cached_challenge: true,
             ..flow(
                 "Greatday",
-                "One of three security questions (city, country, shape) per login, picked with the seed; \
-                 empty answers ask it again. With cached_challenges=\"per_user\", a cached Authorize asks \
-                 the country question first.",
+                "One of three security questions (city Montreal, country Canada, shape Triangle) per login, \
+                 picked with the seed; empty answers ask it again. With cached_challenges=\"per_user\", a cached \
+                 Authorize asks the country question first.",
                 greatday_rounds(),
             )
         },
@@ -321,7 +321,7 @@ fn table() -> Vec<Scenario> {
         ),
         flow(
             "mfa_image",
-            "A security question, then an ImageSelection of 16 PNG images (the right one is at index 7).",
+            "A security question, then an ImageSelection of 16 PNG images (the right one is image 8, numbered 1 to 16 as the forms number them).",
             vec![
                 vec![question(CITY, "Montreal")],
                 vec![Challenge::new(

@@ -25,7 +25,7 @@ def sign_in(where: Page | Frame, username: str, password: str = PASSWORD) -> Non
     where.click("#credential-submit")
 
 
-def answer_round(where: Page | Frame, user: dict[str, Any]) -> None:
+def answer_round(where: Page | Frame, user: bf.SandboxUser) -> None:
     """Answers the round on the page as a person would, from the user's documented answers:
     types text, picks choices by their text, clicks the right image, presses Text."""
     answers: dict[str, list[str]] = user["answers"]
@@ -64,7 +64,7 @@ def answer_round(where: Page | Frame, user: dict[str, Any]) -> None:
         where.click("#mfa-submit")
 
 
-def user_named(sb: bf.Sandbox, username: str) -> dict[str, Any]:
+def user_named(sb: bf.Sandbox, username: str) -> bf.SandboxUser:
     return next(user for user in sb.users if user["username"] == username)
 
 

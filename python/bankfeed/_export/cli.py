@@ -32,6 +32,7 @@ from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from bankfeed._export.reference import resolve
 from bankfeed._export.run import ExportReport, _run
+from bankfeed._export.usage import check_usage, in_flags
 from bankfeed.errors import _config_error
 
 __all__ = ["add_parser", "run"]
@@ -396,7 +397,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             on_challenge = resolve(args.on_challenge)
         except bf.ConfigError as exc:
-            print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
+            print(f"error: {_flag_of(exc.field)}: {in_flags(exc.rule)}", file=sys.stderr)
             return 2
     if args.log_level is not None:
         # The command's own process: its records go to stderr, beside the progress line, as a
@@ -418,12 +419,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: --logins: {exc.strerror or exc}: {args.logins}", file=sys.stderr)
         return 2
     except bf.ConfigError as exc:
-        print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
+        print(f"error: {_flag_of(exc.field)}: {in_flags(exc.rule)}", file=sys.stderr)
         return 2
     sandbox: bf.Sandbox | None = None
     writing = False
     _stop_on_signals()
     try:
+        check_usage(args)  # before the embedded sandbox starts: a usage error is told at once
         if "base_url" not in options and not os.environ.get("BANKFEED_BASE_URL"):
             # No service named anywhere: a newcomer's first try, on an embedded sandbox.
             if args.sandbox_logins < 1:
@@ -469,7 +471,7 @@ def run(args: argparse.Namespace) -> int:
             full_refresh=args.full_refresh,
         )
     except bf.ConfigError as exc:
-        print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)
+        print(f"error: {_flag_of(exc.field)}: {in_flags(exc.rule)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # Stopped before the run began (while the sandbox started, say): nothing was written.

@@ -371,7 +371,7 @@ class _Export:
                 raise _config_error(
                     "resume",
                     f"has nothing to resume: the last run of {storage.shown}, {export.resumed_run}, has every login "
-                    "asked written in every kind asked. Without resume (--resume) the export's next run starts",
+                    "asked written in every kind asked. Without resume=True (--resume) the export's next run starts",
                 )
         except BaseException:
             export.release()

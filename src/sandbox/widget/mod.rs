@@ -12,6 +12,7 @@ mod pages;
 mod params;
 mod redirect;
 mod routes;
+mod test_users;
 mod texts;
 
 pub(crate) use routes::router;

@@ -12,6 +12,7 @@ use super::flow::{AccountChoice, Chrome, Navigate, Shown, View};
 use super::lists::Entry;
 use super::login::Asked;
 use super::params::Product;
+use super::test_users::test_users;
 use super::texts::{self, fill, Texts};
 use crate::sandbox::challenge::{
     IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER, TEXT_OR_CALL,
@@ -222,6 +223,30 @@ fn credentials(
             text(t.other_institution)
         );
     }
+    html.push_str(&test_users_hint(t));
+    html
+}
+
+/// The sandbox's test users, their password and their answers, under the sign-in form: a person
+/// at the widget needs nothing else to get through (docs/sandbox.md#the-hosted-widget).
+fn test_users_hint(t: &Texts) -> String {
+    let intro = fill(
+        &text(t.test_users),
+        &[
+            ("password", &format!("<code>{}</code>", text(crate::sandbox::users::PASSWORD))),
+            ("command", "<code>bankfeed users</code>"),
+        ],
+    );
+    let mut html = format!(r#"<aside id="sandbox-users" class="hint"><p>{intro}</p><ul>"#);
+    for user in test_users() {
+        let _ = write!(html, r#"<li><code class="user">{}</code>"#, text(user.username));
+        if !user.answers.is_empty() {
+            let answers: Vec<String> = user.answers.iter().map(|answer| text(answer)).collect();
+            let _ = write!(html, r#" <span class="answers">{}</span>"#, answers.join(" · "));
+        }
+        html.push_str("</li>");
+    }
+    html.push_str("</ul></aside>");
     html
 }
 
@@ -464,6 +489,32 @@ mod tests {
         let page = render(&shown);
         assert!(!page.contains("</script><script>alert"), "{page}");
         assert!(page.contains(r#"id="error-page""#));
+    }
+
+    #[test]
+    fn the_sign_in_page_names_the_test_users_their_password_and_answers() {
+        let shown = Shown {
+            flow: Some("f".into()),
+            chrome: Chrome { header: false, ..Chrome::default() },
+            view: View::Credentials {
+                institution: "FlinksCapital",
+                username: String::new(),
+                error: None,
+                can_go_back: false,
+            },
+            events: Vec::new(),
+        };
+        let page = render(&shown);
+        for shown in [
+            "This is the bankfeed sandbox",
+            "<code>Everyday</code>",
+            "<code>bankfeed users</code>",
+            r#"<code class="user">Greatday</code> <span class="answers">Montreal · Canada · Triangle</span>"#,
+            r#"<code class="user">mfa_image</code> <span class="answers">Montreal · image 8</span>"#,
+            r#"<code class="user">greatday_nomfa</code></li>"#,
+        ] {
+            assert!(page.contains(shown), "{shown} not in {page}");
+        }
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub(crate) struct Texts {
     pub username: &'static str,
     pub password: &'static str,
     pub other_institution: &'static str,
+    /// `{password}`, `{command}`: filled with markup by the page; the test users follow.
+    pub test_users: &'static str,
 
     pub mfa_title: &'static str,
     pub image_title: &'static str,
@@ -127,6 +129,8 @@ pub(crate) const ENGLISH: Texts = Texts {
     username: "Username",
     password: "Password",
     other_institution: "← Choose another institution",
+    test_users: "This is the bankfeed sandbox, not a bank: sign in as one of its test users, password {password}. \
+                 What each one is asked to type follows its name; {command} describes them all.",
     mfa_title: "Security verification",
     image_title: "Security image",
     text_or_call_title: "Receive a security code",
@@ -178,7 +182,8 @@ pub(crate) const ENGLISH: Texts = Texts {
     too_many_title: "Too many attempts",
     too_many: "{message}. That was attempt {attempt} of {maximum}: this connection is closed. Open the widget again \
                to start over.",
-    wrong_credentials: "{message}. Check your username and password and try again ({left} left).",
+    wrong_credentials: "{message}. Check your username and password and try again ({left} left). The sandbox's \
+                        test users are listed below, and by the command bankfeed users.",
     wrong_answer: "{message}. Try again.",
     refused_title: "We could not connect your account",
     refused: "{message}",
@@ -210,6 +215,9 @@ pub(crate) const FRENCH: Texts = Texts {
     username: "Nom d'utilisateur",
     password: "Mot de passe",
     other_institution: "← Choisir une autre institution",
+    test_users: "Ceci est le bac à sable bankfeed, pas une banque : connectez-vous avec l'un de ses utilisateurs \
+                 de test, mot de passe {password}. Ce que chacun doit saisir suit son nom; {command} les décrit \
+                 tous.",
     mfa_title: "Vérification de sécurité",
     image_title: "Image de sécurité",
     text_or_call_title: "Recevoir un code de sécurité",
@@ -265,7 +273,8 @@ pub(crate) const FRENCH: Texts = Texts {
     too_many: "Nom d'utilisateur ou mot de passe incorrect. C'était la tentative {attempt} sur {maximum} : cette \
                connexion est fermée. Ouvrez le widget de nouveau pour recommencer.",
     wrong_credentials: "Nom d'utilisateur ou mot de passe incorrect. Vérifiez-les et réessayez (essais restants : \
-                        {left}).",
+                        {left}). Les utilisateurs de test du bac à sable sont listés ci-dessous, et par la \
+                        commande bankfeed users.",
     wrong_answer: "Réponse incorrecte ou incomplète. Réessayez.",
     refused_title: "Nous n'avons pas pu connecter votre compte",
     refused: "Votre institution a refusé la connexion.",
@@ -346,6 +355,7 @@ impl Texts {
             self.username,
             self.password,
             self.other_institution,
+            self.test_users,
             self.mfa_title,
             self.image_title,
             self.text_or_call_title,

@@ -383,6 +383,29 @@ def test_the_right_password_after_a_wrong_one_connects(sb: bf.Sandbox, page: Pag
     screenshot(page, "widget-connected")
 
 
+def test_the_sign_in_page_says_it_is_the_sandbox_and_whom_to_type(sb: bf.Sandbox, page: Page) -> None:
+    page.set_viewport_size({"width": 480, "height": 1000})
+    page.goto(widget(sb, demo="true", consentEnable="false", institution="FlinksCapital", headerEnable="false"))
+    page.wait_for_selector("#sandbox-users")
+    hint = page.inner_text("#sandbox-users")
+    assert "This is the bankfeed sandbox" in hint and "Everyday" in hint and "bankfeed users" in hint
+    listed = page.locator("#sandbox-users li").all_inner_texts()
+    assert [line.split()[0] for line in listed] == [user["username"] for user in sb.users]
+    assert "Greatday Montreal · Canada · Triangle" in listed and "mfa_image Montreal · image 8" in listed
+    assert page.locator("#sandbox-users").is_visible()
+    screenshot(page, "widget-credentials-test-users")
+    # A username the sandbox does not know: the error says where the users are.
+    sign_in(page, "alice")
+    page.wait_for_selector("#credential-error")
+    assert "bankfeed users" in page.inner_text("#credential-error")
+    assert page.locator("#sandbox-users").is_visible()
+    screenshot(page, "widget-credentials-unknown-user")
+    # What the page lists is enough to get through: the first user and its answer.
+    sign_in(page, "Greatday")
+    answer_round(page, user_named(sb, "Greatday"))
+    page.wait_for_selector("#connected-query")
+
+
 def generate_token(sb: bf.Sandbox) -> str:
     url = f"{sb.url}/v3/{sb.customer_id}/BankingServices/GenerateAuthorizeToken"
     request = urllib.request.Request(url, method="POST", headers={"flinks-auth-key": sb.secret_key or ""})
@@ -478,7 +501,8 @@ def test_language_fr_shows_every_page_in_french(sb: bf.Sandbox, page: Page) -> N
     sign_in(page, "Greatday", "wrong-password")
     assert_french_page(page, "credential-page", "Connexion à Flinks Capital")
     assert page.inner_text("#credential-error") == (
-        "Nom d'utilisateur ou mot de passe incorrect. Vérifiez-les et réessayez (essais restants : 2)."
+        "Nom d'utilisateur ou mot de passe incorrect. Vérifiez-les et réessayez (essais restants : 2). Les "
+        "utilisateurs de test du bac à sable sont listés ci-dessous, et par la commande bankfeed users."
     )
     screenshot(page, "widget-fr-credentials-retry")
     sign_in(page, "Greatday")

@@ -68,7 +68,7 @@ def tables(tmp_path: Path) -> set[str]:
         return {name for (name,) in db.sql(query).fetchall() if not name.startswith("_dlt")}
 
 
-def in_memory(client: bf.Client, login_ids: list[str], days: str = "Days365") -> dict[str, Any]:
+def in_memory(client: bf.Client, login_ids: list[str], days: bf.Days = "Days365") -> dict[str, Any]:
     return {
         "investments": bf.combine(client.investments_many(login_ids)),
         "accounts": bf.combine(client.accounts_detail_many(login_ids, with_transactions=True, days=days)),

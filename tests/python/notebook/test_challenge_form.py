@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kernelhelpers import outputs_of, run_cells
@@ -236,3 +237,48 @@ answered_round(lambda form: fill(form, wrong=True)) + (type(form.error).__name__
     notebook = run_cells(SETUP, PERSON, SAVED, start, refused, wrong, timeout=120)
     assert result_of(notebook, 4) == "('InvalidAnswer', '', False)"
     assert result_of(notebook, 5) == "(True, [], [], [], 'InvalidSecurityResponse')"
+
+
+# What the person reads, and where the callback prints (docs/answering.md#in-a-notebook): the form
+# speaks plainly, and its output, shown with it, catches what on_session prints.
+#: The texts of every HTML widget of a form, as the person reads them.
+FORM_TEXT = """
+def texts(widget):
+    found, boxes = [], [widget]
+    while boxes:
+        box = boxes.pop()
+        boxes.extend(getattr(box, "children", ()))
+        if type(box).__name__ == "HTML":
+            found.append(box.value)
+    return found
+"""
+
+#: What shows in the cell: the widget's own output's text, from the kernel's copy of its state.
+OUTPUT_TEXT = "print(repr(''.join(o.get('text', '') for o in {owner}.output.outputs)))"
+
+
+def stream_text(notebook: Any, index: int) -> str:
+    return "".join(o.get("text", "") for o in notebook.cells[index].outputs if o.get("output_type") == "stream")
+
+
+def test_the_form_shows_plain_words_and_prints_on_session_in_its_cell() -> None:
+    start = """
+step = first_step(client, "mfa_image")
+form = bf.ChallengeForm(step, on_session=lambda s: print("connected:", type(s).__name__))
+form
+"""
+    shown = "print(json.dumps(texts(form.widget)))"
+    notebook = run_cells(
+        SETUP + "import json", PERSON, FORM_TEXT, start, shown, ROUND, shown, ROUND, OUTPUT_TEXT.format(owner="form")
+    )
+    views = outputs_of(notebook, 3, WIDGET)
+    assert len(views) == 1
+    for index in (4, 6):
+        words = " ".join(json.loads("".join(outputs_of(notebook, index))))
+        for code in ("typed_answer", "c.prompt", "c.choices", "{", "bf."):
+            assert code not in words, words
+    image_page = " ".join(json.loads("".join(outputs_of(notebook, 6))))
+    assert "Select your personal image" in image_page and "Click your image (numbered 1 to 16)" in image_page
+    # The callback ran in the round that opened the session: its print is in the form's output.
+    assert "connected:" not in stream_text(notebook, 7)
+    assert "".join(outputs_of(notebook, 8)) == "'connected: Session\\n'\n"

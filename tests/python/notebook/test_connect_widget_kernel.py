@@ -7,6 +7,7 @@ see the connection. Its JavaScript is tested in a real browser
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from kernelhelpers import outputs_of, run_cells
@@ -93,3 +94,28 @@ def test_the_events_the_kernel_keeps_mask_every_spelling_of_the_login_id() -> No
     )
     assert outputs_of(notebook, 0) == ["[True, True, True, True, True, True]\n"]
     assert outputs_of(notebook, 2) == ["7 9 True\nFalse False\n"]
+
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def stream_text(notebook: Any, index: int) -> str:
+    return "".join(o.get("text", "") for o in notebook.cells[index].outputs if o.get("output_type") == "stream")
+
+
+def test_on_connect_prints_under_the_widget_in_its_cell() -> None:
+    pytest.importorskip("anywidget")
+    notebook = run_cells(
+        "import bankfeed as bf\n"
+        "widget = bf.ConnectWidget('http://127.0.0.1:9/v2/', on_connect=lambda c: print('connected', c.institution))\n"
+        "widget",
+        # What the front-end sends when the widget posts its REDIRECT event.
+        f"widget.set_state({{'redirect': {{'step': 'REDIRECT', 'loginId': '{LOGIN_ID}', "
+        "'institution': 'FlinksCapital'}})",
+        "print(repr(''.join(o.get('text', '') for o in widget.output.outputs)))",
+        "print(widget.output in widget._shown.children)",  # shown with the widget
+    )
+    assert len(outputs_of(notebook, 0, WIDGET)) == 1
+    assert "connected" not in stream_text(notebook, 1)
+    assert "".join(outputs_of(notebook, 2)) == "'connected FlinksCapital\\n'\n"
+    assert "".join(outputs_of(notebook, 3)) == "True\n"

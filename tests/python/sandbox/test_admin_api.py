@@ -125,3 +125,18 @@ def test_a_process_serves_the_widget_at_its_widget_url(process: bf.RemoteSandbox
         html = page.read().decode()
     assert process.widget_url == f"{process.url}/v2/"
     assert 'id="error-page"' in html and "authorizeToken parameter is missing" in html
+
+
+def test_its_login_ids_are_the_saved_logins_each_opening_a_session(process: bf.RemoteSandbox) -> None:
+    login_ids = process.login_ids
+    assert len(login_ids) == 2 and len(set(login_ids)) == 2
+    with process.client() as client:
+        for login_id in login_ids:
+            assert client.authorize_cached(login_id).login_id == login_id
+
+
+def test_its_login_ids_follow_the_seed_of_the_process() -> None:
+    with bf.RemoteSandbox.start("--logins", "3", "--seed", "11") as seeded:
+        assert seeded.login_ids == bf.Sandbox.login_ids_for(3, seed=11) != bf.Sandbox.login_ids_for(3)
+        with seeded.client() as client:
+            assert client.authorize_cached(seeded.login_ids[2]).request_id

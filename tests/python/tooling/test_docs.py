@@ -15,7 +15,6 @@ import re
 import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -148,7 +147,7 @@ def short_package(operation: str) -> str:
 def test_the_users_table_is_sandbox_users(sandbox: bf.Sandbox) -> None:
     rows = first_table(section(SANDBOX_DOC, "Users"))
     documented = [(unquote(username), challenge_types(kinds), description) for username, kinds, description in rows]
-    users: list[dict[str, Any]] = sandbox.users
+    users: list[bf.SandboxUser] = sandbox.users
     expected = [(user["username"], list(user["challenge_types"]), user["description"]) for user in users]
     assert documented == expected
 
