@@ -15,8 +15,8 @@
 //! credentials and answers of its requests): every error leaves [`Call::run`] with them masked in
 //! what the server said (src/masking.rs, docs/errors.md#secrets-a-server-repeats). A later call
 //! of the same login (a challenge's answer, a data call through a session) carries the secrets of
-//! the calls before it ([`Call::carry`]), and each login's call of a bulk call shares what every
-//! other one sent ([`Call::sharing`]).
+//! the calls before it (`Call::carry`), and each login's call of a bulk call shares what every
+//! other one sent (`Call::sharing`).
 
 use std::future::Future;
 use std::sync::Mutex;
@@ -94,7 +94,7 @@ impl Call {
     }
 
     /// The call as the flow of the login `login_id`, which its warnings name.
-    pub(crate) fn for_login(mut self, login_id: &str) -> Self {
+    pub fn for_login(mut self, login_id: &str) -> Self {
         self.login = Some(login_id.to_owned());
         self
     }

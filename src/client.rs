@@ -118,6 +118,10 @@ impl Client {
     /// This client, for the calls of one bulk call: each of its calls records what it sends in
     /// the returned [`SharedSecrets`] too, and masks in its errors what every other one sent so
     /// far, a token minted for another login included (docs/errors.md#secrets-a-server-repeats).
+    #[cfg_attr(
+        not(any(feature = "python", test)),
+        expect(dead_code, reason = "the binding's bulk calls (src/python/bulk.rs) are its only caller")
+    )]
     pub(crate) fn sharing_secrets(&self) -> (Client, SharedSecrets) {
         let shared = SharedSecrets::default();
         (Client { inner: Arc::clone(&self.inner), shared_secrets: Some(shared.clone()) }, shared)

@@ -97,15 +97,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::masking::tests::sent;
     use crate::secret::Secret;
-
-    fn sent(secrets: &[&str]) -> SentSecrets {
-        let mut sent = SentSecrets::default();
-        for secret in secrets {
-            sent.add(&Secret::new(*secret));
-        }
-        sent
-    }
 
     #[test]
     fn the_servers_words_in_every_error_are_masked() {

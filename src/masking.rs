@@ -492,11 +492,12 @@ fn is_guid(text: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    fn sent(secrets: &[&str]) -> SentSecrets {
+    /// The secrets of a call that sent `secrets` (also for src/error_masking.rs's tests).
+    pub(crate) fn sent(secrets: &[&str]) -> SentSecrets {
         let mut sent = SentSecrets::default();
         for secret in secrets {
             sent.add(&Secret::new(*secret));
