@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from bankfeed._export import location
+from bankfeed._export import location, unknown
 from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.reference import resolve
@@ -264,6 +264,7 @@ def _summary(report: ExportReport, out: str) -> str:
         )
     for table, rows in report.written.items():
         lines.append(f"  {table}: {rows:,} rows")
+    lines.extend(unknown.summary_lines(report.unknown_fields))
     stopped = " (interrupted: run again with --resume to go on)" if report.interrupted else ""
     lines.append(f"time: {report.elapsed:.1f} s{stopped}")
     return "\n".join(lines)

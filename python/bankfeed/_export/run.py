@@ -39,6 +39,7 @@ from bankfeed._export.state import (
     write_summary,
 )
 from bankfeed._export.storage import Storage
+from bankfeed._export.unknown import UnknownFields
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
 from bankfeed._types import AsyncChallengeHandler, ChallengeHandler
@@ -88,6 +89,9 @@ class ExportReport:
     logins_skipped: int
     elapsed: float
     interrupted: bool = False
+    #: Per kind, the fields of this run's payloads that no table reads: path to the number of
+    #: objects that carried it (docs/export.md#fields-the-service-adds).
+    unknown_fields: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -223,6 +227,8 @@ class _Export:
     #: How the tables hold money (docs/export.md#money): fixed by the export's first run; None
     #: until :meth:`plan` has read what earlier runs recorded.
     money: str | None = None
+    #: The fields of this run's payloads that no table reads, per kind.
+    unknown: UnknownFields = field(default_factory=UnknownFields)
 
     @classmethod
     def plan(
@@ -476,6 +482,7 @@ class _Export:
             self.failed += 1
         else:
             writer.add(login_id, result, time.time_ns() // 1000)
+            self.unknown.add(writer.kind.name, result)
         self.done += 1
         if self.progress is not None:
             self.progress.update(self.done, self.failed, sum(w.gathered for w in self.writers.values()))
@@ -519,6 +526,7 @@ class _Export:
             logins_fetched=self.done,
             logins_failed=self.failed,
             interrupted=interrupted,
+            unknown_fields=self.unknown.as_record(),
         )
         write_run(self.storage, run)
         write_summary(
@@ -551,6 +559,7 @@ class _Export:
             logins_skipped=self.skipped_logins,
             elapsed=time.monotonic() - self.clock,
             interrupted=interrupted,
+            unknown_fields=run["unknown_fields"],
         )
 
 

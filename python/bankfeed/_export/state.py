@@ -291,6 +291,11 @@ def write_summary(
             "rows": state.rows,
             "logins_written": sorted(state.written),
             "logins_failed": sorted(str(record.get("login_id")) for record in state.failed.values()),
+            # The fields no table reads, as the newest run that fetched the kind counted them
+            # (docs/export.md#fields-the-service-adds).
+            "unknown_fields": (run.get("unknown_fields") or {}).get(kind, {})
+            if kind in (run.get("kinds") or {})
+            else dict(((previous or {}).get("kinds") or {}).get(kind, {}).get("unknown_fields") or {}),
         }
     manifest = {
         "bankfeed_version": version,
@@ -320,7 +325,16 @@ def _same_logins(states: list[KindState]) -> bool:
 
 
 #: What the manifest shows of a run's record: the rest (each kind's options) is for a resume.
-_RUN_FIELDS = ("run", "started_at", "finished_at", "logins_asked", "logins_fetched", "logins_failed", "interrupted")
+_RUN_FIELDS = (
+    "run",
+    "started_at",
+    "finished_at",
+    "logins_asked",
+    "logins_fetched",
+    "logins_failed",
+    "interrupted",
+    "unknown_fields",
+)
 
 
 def _shown_run(record: Mapping[str, Any]) -> dict[str, Any]:
