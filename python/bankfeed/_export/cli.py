@@ -96,6 +96,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="with --format csv: escape (the default) writes a text cell starting with =, +, -, @, a tab or a "
         "carriage return with a leading ' so that no spreadsheet runs it as a formula; raw writes it as it came",
     )
+    parser.add_argument(
+        "--keep-raw",
+        action="store_true",
+        help="also keep each login's payload of each kind, as JSON text, in the table _raw/<kind>",
+    )
     parser.add_argument("--concurrency", type=int, default=32, metavar="N", help="logins fetched at once (default: 32)")
     parser.add_argument(
         "--batch-logins",
@@ -389,6 +394,7 @@ def run(args: argparse.Namespace) -> int:
             on_challenge=on_challenge,
             csv_formulas=args.csv_formulas,
             money=args.money,
+            keep_raw=args.keep_raw,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {exc.rule}", file=sys.stderr)

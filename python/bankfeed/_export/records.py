@@ -183,6 +183,9 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
         if part != own:
             # The one name a batch's file can have: a resume renames and deletes nothing else.
             file.refuse(f"has a field files.{table}, {_shown(part)}, that is not its batch's part file, {own!r}")
+    raw = file.get(entry, "raw", TEXT, optional=True)
+    if raw is not None and raw != own:
+        file.refuse(f"has a field raw, {_shown(raw)}, that is not its batch's part file, {own!r}")
     rows = file.get(entry, "rows", OBJECT)
     for table in rows:
         if table not in tables:

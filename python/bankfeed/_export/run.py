@@ -175,6 +175,12 @@ def _wrote(storage: Storage, name: str) -> bool:
     return name != JOURNAL or storage.listdir(storage.path(JOURNAL)) not in ([], [LOCK])
 
 
+def _check_keep_raw(keep_raw: object) -> None:
+    """``keep_raw``: True or False; anything else is a ``ConfigError`` naming it."""
+    if not isinstance(keep_raw, bool):
+        raise _config_error("keep_raw", f"must be True or False, got {keep_raw!r}")
+
+
 def _seconds(field: str, value: object) -> float:
     """``wait_lock``: seconds, at least 0 (``inf``: for as long as it takes)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -229,6 +235,8 @@ class _Export:
     money: str | None = None
     #: The fields of this run's payloads that no table reads, per kind.
     unknown: UnknownFields = field(default_factory=UnknownFields)
+    #: Whether each login's payload is kept in ``_raw/<kind>`` (``raw.py``).
+    keep_raw: bool = False
 
     @classmethod
     def plan(
@@ -443,7 +451,15 @@ class _Export:
         return {kind.name: {"what": kind.label, "options": _options_json(kind.options)} for kind in self.kinds}
 
     def writer(self, kind: Kind) -> KindWriter:
-        writer = KindWriter(self.storage, kind, self.fmt, self.run_id, self.limits, csv_formulas=self.csv_formulas)
+        writer = KindWriter(
+            self.storage,
+            kind,
+            self.fmt,
+            self.run_id,
+            self.limits,
+            csv_formulas=self.csv_formulas,
+            keep_raw=self.run_id if self.keep_raw else None,
+        )
         self.writers[kind.name] = writer
         return writer
 
@@ -582,6 +598,7 @@ def export(
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
     money: str | None = None,
+    keep_raw: bool = False,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -604,6 +621,10 @@ def export(
     (docs/export.md#money). The export's first run fixes it: left out, a later run goes on with
     the export's, and a new export takes the client's ``money`` option (float unless set); a run
     asking for another is a ``ConfigError`` naming ``money``.
+    ``keep_raw=True`` also keeps each login's payload of each kind, as the service sent it, in the
+    table ``out/_raw/<kind>`` (``login_id``, ``request_id``, ``fetched_at``, ``run_id``,
+    ``payload``: JSON text), written and committed with the login's rows, so a resume writes it once
+    (docs/export.md#the-payloads-kept).
     ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
     pyarrow array); duplicates are fetched once, in any case (the service compares LoginIds so).
     Results are written a batch at a time: at ``batch_logins`` logins, or every 5 seconds,
@@ -659,6 +680,7 @@ def export(
         on_challenge=on_challenge,
         csv_formulas=csv_formulas,
         money=money,
+        keep_raw=keep_raw,
     )
 
 
@@ -682,6 +704,7 @@ def _run(
     on_challenge: ChallengeHandler | None = None,
     csv_formulas: str = "escape",
     money: str | None = None,
+    keep_raw: bool = False,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -691,6 +714,9 @@ def _run(
             + ("; await bf.aexport(...) exports with an AsyncClient" if isinstance(client, AsyncClient) else "")
         )
     _check_count("partition_size", partition_size)
+    _check_keep_raw(keep_raw)
+    if scheduler is not None and keep_raw:
+        raise _config_error("keep_raw", "is not taken by a cluster run (scheduler=) yet: export without it")
     if scheduler is not None:
         from bankfeed._export import cluster
 
@@ -713,6 +739,7 @@ def _run(
         csv_formulas=csv_formulas,
         money=money,
     )
+    run.keep_raw = keep_raw
     try:
         # The bulk calls' tables hold money as the export does.
         client = with_money(client, run.money)
@@ -778,6 +805,7 @@ async def aexport(
     on_challenge: AsyncChallengeHandler | None = None,
     csv_formulas: str = "escape",
     money: str | None = None,
+    keep_raw: bool = False,
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
     written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
@@ -793,6 +821,7 @@ async def aexport(
 
     if not isinstance(client, AsyncClient):
         raise TypeError(f"client must be a bf.AsyncClient, not {type(client).__name__}; bf.export takes a bf.Client")
+    _check_keep_raw(keep_raw)
     run = await asyncio.to_thread(
         _Export.plan,
         login_ids,
@@ -811,6 +840,7 @@ async def aexport(
         csv_formulas=csv_formulas,
         money=money,
     )
+    run.keep_raw = keep_raw
     try:
         return await _awrite(with_money(client, run.money), run)
     finally:

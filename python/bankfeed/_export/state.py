@@ -21,6 +21,7 @@ from typing import IO, Any
 from bankfeed._export import records
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.logins import fold
+from bankfeed._export.raw import committed_files, raw_directory
 from bankfeed._export.storage import RANDOM_SUFFIX, Storage
 from bankfeed._export.writer import JOURNAL, temporary_name
 
@@ -146,8 +147,10 @@ def read_state(
         files: Mapping[str, str] = entry.get("files") or {}
         batch = entry["batch"]
         complete = True
-        for table, file in files.items():
-            directory = storage.path(kind, table)
+        # The tables' files, and the payloads' one with keep_raw (``raw.py``), in one commit.
+        committed = [(storage.path(kind, table), file) for table, file in files.items()]
+        committed += committed_files(storage, kind, entry)
+        for directory, file in committed:
             final, temporary = storage.path(directory, file), storage.path(directory, temporary_name(batch, fmt))
             if not storage.is_file(final):
                 if not repair:
@@ -162,8 +165,8 @@ def read_state(
         if not complete:
             # A file of the batch is gone (deleted by hand, say): the batch is dropped whole, so
             # that its logins are fetched again rather than half present.
-            for table, file in files.items():
-                storage.remove(storage.path(kind, table, file))
+            for directory, file in committed:
+                storage.remove(storage.path(directory, file))
             storage.remove(storage.path(JOURNAL, kind, name))
             continue
         state.batches += 1
@@ -181,8 +184,7 @@ def read_state(
     # Temporary files that no committed batch names were left by a kill before their commit:
     # the parts, and a journal entry whose writing was cut before its rename (that rename is the
     # commit, so its batch was never committed, and its logins are fetched again).
-    for table in KINDS[kind]:
-        directory = storage.path(kind, table)
+    for directory in [storage.path(kind, table) for table in KINDS[kind]] + [raw_directory(storage, kind)]:
         for name in storage.listdir(directory):
             if name.startswith(".part-" + prefix) and name.endswith(".tmp"):
                 storage.remove(storage.path(directory, name))
@@ -206,6 +208,7 @@ def check_directories(storage: Storage) -> None:
             storage.path(JOURNAL, kind),
             storage.path(kind),
             *(storage.path(kind, table) for table in tables),
+            raw_directory(storage, kind),
         ]
     for directory in directories:
         if storage.exists(directory):

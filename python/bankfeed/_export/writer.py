@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bankfeed._export.columns import Gathered
 from bankfeed._export.formulas import escaped_cell, escaped_columns
 from bankfeed._export.kinds import Kind
+from bankfeed._export.raw import RawRows, raw_directory
 from bankfeed._export.storage import Storage
 
 if TYPE_CHECKING:
@@ -80,6 +81,8 @@ class _Batch:
     started: float
     gathered: Gathered
     failures: list[dict[str, Any]] = field(default_factory=list)
+    #: The batch's payloads, with ``keep_raw`` (``raw.py``).
+    raw: RawRows | None = None
 
     @property
     def empty(self) -> bool:
@@ -92,9 +95,20 @@ class KindWriter:
     how CSV files write a text cell that a spreadsheet would run (``formulas.py``)."""
 
     def __init__(
-        self, storage: Storage, kind: Kind, fmt: str, prefix: str, limits: Limits, *, csv_formulas: str = "escape"
+        self,
+        storage: Storage,
+        kind: Kind,
+        fmt: str,
+        prefix: str,
+        limits: Limits,
+        *,
+        csv_formulas: str = "escape",
+        keep_raw: str | None = None,
     ) -> None:
+        """``keep_raw``: the run's id, to keep each login's payload in ``_raw/<kind>`` with it
+        (``raw.py``); None keeps none."""
         self.storage = storage
+        self.keep_raw = keep_raw
         self.kind = kind
         self.fmt = fmt
         self.csv_formulas = csv_formulas
@@ -114,16 +128,22 @@ class KindWriter:
         for table in kind.tables:
             storage.makedirs(storage.path(kind.name, table))
         storage.makedirs(storage.path(JOURNAL, kind.name))
+        if keep_raw is not None:
+            storage.makedirs(raw_directory(storage, kind.name))
 
     def _current(self) -> _Batch:
         if self._batch is None:
             gathered = Gathered(self.kind.tables, like=self._last_gathering)
-            self._batch = _Batch(started=time.monotonic(), gathered=gathered)
+            raw = RawRows(self.keep_raw) if self.keep_raw is not None else None
+            self._batch = _Batch(started=time.monotonic(), gathered=gathered, raw=raw)
         return self._batch
 
     def add(self, login_id: str, result: Any, fetched_at_us: int) -> None:
         """Gathers the result of ``login_id``."""
-        self.gathered += self._current().gathered.add(login_id, result, fetched_at_us)
+        batch = self._current()
+        self.gathered += batch.gathered.add(login_id, result, fetched_at_us)
+        if batch.raw is not None:
+            batch.raw.add(login_id, result, fetched_at_us)
 
     def fail(self, login_id: str, error: BaseException) -> None:
         """Keeps the failure of ``login_id``, committed with the batch."""
@@ -157,6 +177,13 @@ class KindWriter:
             self._write(table, combined, self.storage.path(directory, temporary_name(name, self.fmt)))
             files[table] = part_name(name, self.fmt)
             rows[table] = len(combined)
+        # The payloads go with the rows: the same batch, the same commit (``raw.py``).
+        raw_file = None
+        if batch.raw is not None and batch.raw.logins:
+            directory = raw_directory(self.storage, self.kind.name)
+            temporary = self.storage.path(directory, temporary_name(name, self.fmt))
+            batch.raw.write(self.storage, temporary, self.fmt, escape=self.csv_formulas == "escape")
+            raw_file = part_name(name, self.fmt)
         written = zip(gathered.logins, gathered.request_ids, strict=True)
         entry = {
             "batch": name,
@@ -166,6 +193,7 @@ class KindWriter:
             "failed": batch.failures,
             "files": files,
             "rows": rows,
+            **({"raw": raw_file} if raw_file is not None else {}),
         }
         self.storage.write_whole(
             self.storage.path(JOURNAL, self.kind.name, f"{name}.json"), json.dumps(entry).encode("utf-8")
@@ -174,6 +202,11 @@ class KindWriter:
             directory = self.storage.path(self.kind.name, table)
             self.storage.rename(
                 self.storage.path(directory, temporary_name(name, self.fmt)), self.storage.path(directory, file)
+            )
+        if raw_file is not None:
+            directory = raw_directory(self.storage, self.kind.name)
+            self.storage.rename(
+                self.storage.path(directory, temporary_name(name, self.fmt)), self.storage.path(directory, raw_file)
             )
         for table, count in rows.items():
             self.rows[table] += count
