@@ -1925,6 +1925,21 @@ class Investments:
         """One row per security."""
 
     @property
+    def unknown_fields(self) -> dict[str, int]:
+        """The fields of the payload that no table reads, as ``{path: count}``: ``path`` names the
+        key where the payload has it (``"Accounts[].Positions[].Esg"``: ``[]`` is an item of a
+        list, ``.`` a key of an object; the key as written, so a known name in another case counts
+        too), ``count`` the objects that carry it. Empty when the tables read every field; a
+        field here is in :attr:`raw` but in no table, so the service added something
+        (docs/export.md#fields-the-service-adds). Counted on first access, then kept.
+
+        Example::
+
+            for path, count in result.unknown_fields.items():
+                print(f"{path}: {count:,} rows")
+        """
+
+    @property
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
@@ -1973,6 +1988,11 @@ class Attributes:
         """The value of ``name`` as sent, from the first group that has it; KeyError if none."""
 
     @property
+    def unknown_fields(self) -> dict[str, int]:
+        """Always empty: every key of an attributes payload is a group or an attribute, named by
+        the request, and each one is a row of :attr:`values` (docs/export.md#fields-the-service-adds)."""
+
+    @property
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
@@ -2018,6 +2038,21 @@ class Accounts:
         level."""
 
     @property
+    def unknown_fields(self) -> dict[str, int]:
+        """The fields of the payload that no table reads, as ``{path: count}``: ``path`` names the
+        key where the payload has it (``"Accounts[].Positions[].Esg"``: ``[]`` is an item of a
+        list, ``.`` a key of an object; the key as written, so a known name in another case counts
+        too), ``count`` the objects that carry it. Empty when the tables read every field; a
+        field here is in :attr:`raw` but in no table, so the service added something
+        (docs/export.md#fields-the-service-adds). Counted on first access, then kept.
+
+        Example::
+
+            for path, count in result.unknown_fields.items():
+                print(f"{path}: {count:,} rows")
+        """
+
+    @property
     def raw(self) -> dict[str, Any]:
         """The payload exactly as the server sent it (parsed on first access, then kept)."""
 
@@ -2049,6 +2084,21 @@ class Statements:
     def files(self) -> list[dict[str, Any]]:
         """Every statement as a dict with ``account_number``, ``unique_id``, ``file_type`` and the
         decoded ``content`` (bytes)."""
+
+    @property
+    def unknown_fields(self) -> dict[str, int]:
+        """The fields of the payload that no table reads, as ``{path: count}``: ``path`` names the
+        key where the payload has it (``"Accounts[].Positions[].Esg"``: ``[]`` is an item of a
+        list, ``.`` a key of an object; the key as written, so a known name in another case counts
+        too), ``count`` the objects that carry it. Empty when the tables read every field; a
+        field here is in :attr:`raw` but in no table, so the service added something
+        (docs/export.md#fields-the-service-adds). Counted on first access, then kept.
+
+        Example::
+
+            for path, count in result.unknown_fields.items():
+                print(f"{path}: {count:,} rows")
+        """
 
     @property
     def raw(self) -> dict[str, Any]:

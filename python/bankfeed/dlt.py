@@ -137,12 +137,14 @@ class _Fetch:
         on_challenge: ChallengeHandler | None = None,
         full_refresh: bool = False,
         snapshots: str = "merge",
+        keep_raw: bool = False,
     ) -> None:
         self.client = client
         self.full_refresh = full_refresh
         #: ``append``: each load adds its snapshot of the snapshot tables, with its run.
         self.snapshots = snapshots
         self.kind = kind
+        self.keep_raw = keep_raw
         self.login_ids = login_ids
         self.concurrency = concurrency
         self.on_challenge = on_challenge
@@ -151,8 +153,9 @@ class _Fetch:
         self.limits = Limits(logins=batch_logins)
         self.failures: list[tuple[str, BaseException]] = []
 
-    def batches(self) -> Iterator[dict[str, pyarrow.Table]]:
-        """The kind's tables, a batch of logins at a time (a generator dlt runs once per run)."""
+    def batches(self) -> Iterator[dict[str, Any]]:
+        """The kind's tables, a batch of logins at a time (a generator dlt runs once per run);
+        with ``keep_raw``, the batch's payloads too, under :data:`_RAW`."""
         self.failures = []
         # This load's run, as an export names its runs (docs/export.md#runs): its snapshot rows
         # carry it with ``snapshots="append"``.
@@ -160,6 +163,7 @@ class _Fetch:
         tables = self.kind.tables
         seen: set[str] = set()
         batch = Gathered(tables)
+        payloads: list[dict[str, Any]] = []
         call = self.kind.bulk_call(self.client)
         events, cursors = self._events()
         for options, logins in self._groups(events):
@@ -173,11 +177,15 @@ class _Fetch:
                         if isinstance(result, BaseException):
                             self.failures.append((login_id, result))
                             continue
-                        batch.add(login_id, result, time.time_ns() // 1000)
+                        fetched_at = time.time_ns() // 1000
+                        batch.add(login_id, result, fetched_at)
+                        if self.keep_raw:
+                            payloads.append(_payload_row(login_id, result, fetched_at))
                         if len(batch.logins) >= self.limits.logins or batch.rows >= self.limits.rows:
                             done, batch = _arrow(batch, events, cursors), Gathered(tables, like=batch.gathering)
                             seen.update(done)
-                            yield self._with_run(done)
+                            yield {**self._with_run(done), _RAW: payloads}
+                            payloads = []
         done = _arrow(batch, events, cursors) if batch.logins else {}
         seen.update(done)
         # A table no login had a row in still gets its columns in the destination, as the
@@ -186,7 +194,7 @@ class _Fetch:
         done.update(
             {table: schema(self.kind.name, table, money).empty_table() for table in tables if table not in seen}
         )
-        yield self._with_run(done)
+        yield {**self._with_run(done), _RAW: payloads}
         self._warn()
 
     def _with_run(self, batch: dict[str, pyarrow.Table]) -> dict[str, pyarrow.Table]:
@@ -249,10 +257,34 @@ class _Fetch:
         )
 
 
+#: The key of a batch that holds its payloads (``keep_raw``): no table is named so.
+_RAW = "_raw"
+
+
+def _payload_row(login_id: str, result: Any, fetched_at_us: int) -> dict[str, Any]:
+    """A row of a kind's ``<kind>_raw`` resource: the login, the RequestId, when, and the payload
+    as an object, so that dlt makes columns (and child tables) of its fields, a new one included."""
+    import datetime
+
+    return {
+        "login_id": login_id,
+        "request_id": getattr(result, "request_id", None),
+        "fetched_at": datetime.datetime.fromtimestamp(fetched_at_us / 1_000_000, tz=datetime.timezone.utc),
+        "payload": result.raw,
+    }
+
+
+def _pick_payloads(batch: dict[str, Any]) -> Iterator[list[dict[str, Any]]]:
+    """The step of a kind's ``<kind>_raw`` resource: the payloads of each batch."""
+    payloads = batch.get(_RAW)
+    if payloads:
+        yield payloads
+
+
 def _batches(fetch: _Fetch) -> Any:
     """The head of a kind's parent resource: a function of no argument, as dlt takes one."""
 
-    def batches() -> Iterator[dict[str, pyarrow.Table]]:
+    def batches() -> Iterator[dict[str, Any]]:
         return fetch.batches()
 
     return batches
@@ -299,6 +331,16 @@ def _resources(fetches: Sequence[_Fetch]) -> Iterator[Any]:
                 # warning on every batch that its hints differ from the data's.
                 columns={key: {"nullable": True} for key in keys},
             )
+        if fetch.keep_raw:
+            # Appended: each run's payloads are history, as the export's _raw/<kind> keeps them.
+            # Nested to any depth, so each new field of the payload becomes a column.
+            yield dlt.transformer(
+                _pick_payloads,
+                data_from=parent,
+                name=f"{kind}_raw",
+                write_disposition="append",
+                max_table_nesting=1000,
+            )
 
 
 @dlt.source(name="bankfeed", section="bankfeed", max_table_nesting=0, _impl_cls=BankfeedSource)
@@ -318,6 +360,7 @@ def source(
     money: str | None = None,
     full_refresh: bool = False,
     snapshots: str = "merge",
+    keep_raw: bool = False,
 ) -> BankfeedSource:
     """A dlt source (``@dlt.source`` named ``bankfeed``) of every login's data of the kinds in
     ``what``, for ``pipeline.run(...)`` (docs/dlt.md).
@@ -352,6 +395,11 @@ def source(
     it when a pipeline is made: a pipeline that loaded floats gets variant columns from dlt if it
     switches (docs/dlt.md#money).
 
+    ``keep_raw=True`` adds a resource ``<kind>_raw`` per kind (``investments_raw``), appended to
+    on every run: a row per login with ``login_id``, ``request_id``, ``fetched_at`` and the
+    ``payload`` as an object, which dlt unnests into columns and child tables, so a field the
+    service adds becomes a column by dlt's schema evolution (docs/dlt.md#the-payloads-kept).
+
     Example::
 
         pipeline = dlt.pipeline("bankfeed", destination="duckdb", dataset_name="nightly")
@@ -374,8 +422,11 @@ def source(
         raise TypeError(f"full_refresh must be True or False, not {type(full_refresh).__name__}")
     if snapshots not in ("merge", "append"):
         raise _config_error("snapshots", f'must be "merge" or "append", got {snapshots!r}')
+    if not isinstance(keep_raw, bool):
+        raise _config_error("keep_raw", f"must be True or False, got {keep_raw!r}")
     fetches = tuple(
-        _Fetch(client, kind, ids, concurrency, batch_logins, on_challenge, full_refresh, snapshots) for kind in kinds
+        _Fetch(client, kind, ids, concurrency, batch_logins, on_challenge, full_refresh, snapshots, keep_raw)
+        for kind in kinds
     )
     made = _bankfeed(fetches)
     made._bankfeed_fetches = fetches

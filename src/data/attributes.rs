@@ -188,8 +188,9 @@ pub struct AttributeTransaction {
     pub credit: Option<f64>,
 }
 
-/// Top-level keys that are not attribute groups.
-const NOT_GROUPS: [&str; 11] = [
+/// Top-level keys that are not attribute groups: those of the answer's envelope, which every
+/// payload may carry (its status, its login and institution), and which `unknown` knows too.
+pub(crate) const NOT_GROUPS: [&str; 11] = [
     "Login",
     "RequestId",
     "HttpStatusCode",

@@ -14,6 +14,7 @@ pub mod login;
 pub mod money;
 mod observe;
 pub mod requests;
+pub mod unknown;
 
 pub use login::{Institution, Login};
 

@@ -11,11 +11,33 @@ use super::views;
 use crate::data::accounts::Statements;
 use crate::data::attributes::Attributes;
 use crate::data::money::MoneyType;
+use crate::data::unknown::{self, PayloadKind, UnknownFields};
 use crate::data::{Payload, Raw};
 use crate::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult, Table};
 
 fn table(py: Python<'_>, table: Table) -> PyResult<Py<PyTable>> {
     Py::new(py, PyTable::new(table))
+}
+
+/// The `unknown_fields` of a result: counted off the GIL on first access, then kept
+/// (docs/export.md#fields-the-service-adds).
+fn unknown_fields<'py>(
+    py: Python<'py>,
+    kept: &std::sync::OnceLock<UnknownFields>,
+    kind: PayloadKind,
+    raw: &Raw,
+) -> PyResult<Bound<'py, PyDict>> {
+    let counts = if let Some(counts) = kept.get() {
+        counts
+    } else {
+        let counted = py.detach(|| unknown::unknown_fields(kind, raw.bytes()));
+        kept.get_or_init(|| counted)
+    };
+    let dict = PyDict::new(py);
+    for (path, count) in counts {
+        dict.set_item(path, count)?;
+    }
+    Ok(dict)
 }
 
 /// The bytes of a payload given as `bytes`, `bytearray` or `str`, copied once.
@@ -76,6 +98,7 @@ pub(crate) struct PyInvestments {
     request_id: Option<String>,
     raw: Raw,
     parsed: Parsed,
+    unknown: std::sync::OnceLock<UnknownFields>,
     accounts: Py<PyTable>,
     positions: Py<PyTable>,
     transactions: Py<PyTable>,
@@ -92,6 +115,7 @@ impl PyInvestments {
             request_id: t.request_id,
             raw: parts.raw,
             parsed: Parsed::default(),
+            unknown: std::sync::OnceLock::new(),
             accounts: table(py, t.accounts)?,
             positions: table(py, t.positions)?,
             transactions: table(py, t.transactions)?,
@@ -156,6 +180,12 @@ impl PyInvestments {
     #[getter]
     fn securities(&self, py: Python<'_>) -> Py<PyTable> {
         self.securities.clone_ref(py)
+    }
+
+    #[doc = stub_doc!("Investments.unknown_fields")]
+    #[getter]
+    fn unknown_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        unknown_fields(py, &self.unknown, PayloadKind::Investments, &self.raw)
     }
 
     #[doc = stub_doc!("Investments.raw")]
@@ -269,6 +299,13 @@ impl PyAttributes {
         }
     }
 
+    #[doc = stub_doc!("Attributes.unknown_fields")]
+    #[getter]
+    #[expect(clippy::unused_self, reason = "a property of each result, as the other results' is")]
+    fn unknown_fields<'py>(&self, py: Python<'py>) -> Bound<'py, PyDict> {
+        PyDict::new(py)
+    }
+
     #[doc = stub_doc!("Attributes.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -299,6 +336,7 @@ pub(crate) struct PyAccounts {
     e_transfer_eligible_ratio: Option<f64>,
     raw: Raw,
     parsed: Parsed,
+    unknown: std::sync::OnceLock<UnknownFields>,
     accounts: Py<PyTable>,
     transactions: Py<PyTable>,
     money: MoneyType,
@@ -313,6 +351,7 @@ impl PyAccounts {
             e_transfer_eligible_ratio: t.e_transfer_eligible_ratio,
             raw: parts.raw,
             parsed: Parsed::default(),
+            unknown: std::sync::OnceLock::new(),
             accounts: table(py, t.accounts)?,
             transactions: table(py, t.transactions)?,
             money: t.money,
@@ -365,6 +404,12 @@ impl PyAccounts {
         self.e_transfer_eligible_ratio
     }
 
+    #[doc = stub_doc!("Accounts.unknown_fields")]
+    #[getter]
+    fn unknown_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        unknown_fields(py, &self.unknown, PayloadKind::Accounts, &self.raw)
+    }
+
     #[doc = stub_doc!("Accounts.raw")]
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -391,12 +436,18 @@ impl PyAccounts {
 pub(crate) struct PyStatements {
     payload: Payload<Statements>,
     parsed: Parsed,
+    unknown: std::sync::OnceLock<UnknownFields>,
     statements: Py<PyTable>,
 }
 
 impl PyStatements {
     pub(crate) fn new(py: Python<'_>, parts: StatementsResult) -> PyResult<Self> {
-        Ok(PyStatements { statements: table(py, parts.statements)?, payload: parts.payload, parsed: Parsed::default() })
+        Ok(PyStatements {
+            statements: table(py, parts.statements)?,
+            payload: parts.payload,
+            parsed: Parsed::default(),
+            unknown: std::sync::OnceLock::new(),
+        })
     }
 }
 
@@ -428,6 +479,12 @@ impl PyStatements {
             files.append(file)?;
         }
         Ok(files)
+    }
+
+    #[doc = stub_doc!("Statements.unknown_fields")]
+    #[getter]
+    fn unknown_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        unknown_fields(py, &self.unknown, PayloadKind::Statements, &self.payload.raw)
     }
 
     #[doc = stub_doc!("Statements.raw")]

@@ -147,6 +147,9 @@ class Recorded:
     #: Changes the values of an answer, given its corpus file's name and its body, before it is
     #: sent (hostile text in account detail, say); it must leave the keys as they are.
     change_values: Callable[[str, Any], None] | None = None
+    #: Adds keys to an answer, given its corpus file's name and its body, before it is sent: a
+    #: field the service added since the corpus was recorded.
+    add_fields: Callable[[str, Any], None] | None = None
     log: list[Sent] = field(default_factory=list)
     braces: int = 0
     sessions: dict[str, _Session] = field(default_factory=dict)
@@ -267,6 +270,8 @@ class Recorded:
             keys = _keys(body)
             self.change_values(name, body)
             assert _keys(body) == keys, f"change_values changed the keys of {name}"
+        if self.add_fields is not None:
+            self.add_fields(name, body)
         return int(data["status"]), body
 
     def _no_route(self, path: str) -> tuple[int, object]:

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from bankfeed._export import location
+from bankfeed._export import location, unknown
 from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.logins import LoginIdList, unique
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES
@@ -99,6 +99,11 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         default="escape",
         help="with --format csv: escape (the default) writes a text cell starting with =, +, -, @, a tab or a "
         "carriage return with a leading ' so that no spreadsheet runs it as a formula; raw writes it as it came",
+    )
+    parser.add_argument(
+        "--keep-raw",
+        action="store_true",
+        help="also keep each login's payload of each kind, as JSON text, in the table _raw/<kind>",
     )
     parser.add_argument("--concurrency", type=int, default=32, metavar="N", help="logins fetched at once (default: 32)")
     parser.add_argument(
@@ -305,6 +310,7 @@ def _summary(report: ExportReport, out: str) -> str:
         )
     for table, rows in report.written.items():
         lines.append(f"  {table}: {rows:,} rows")
+    lines.extend(unknown.summary_lines(report.unknown_fields))
     stopped = " (interrupted: run again with --resume to go on)" if report.interrupted else ""
     lines.append(f"time: {report.elapsed:.1f} s{stopped}")
     return "\n".join(lines)
@@ -469,6 +475,7 @@ def run(args: argparse.Namespace) -> int:
             money=args.money,
             max_consecutive_failures=args.max_consecutive_failures,
             full_refresh=args.full_refresh,
+            keep_raw=args.keep_raw,
         )
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {in_flags(exc.rule)}", file=sys.stderr)

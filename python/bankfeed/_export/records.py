@@ -154,7 +154,8 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
         out,
         "journal entry",
         where,
-        f"restore it, or delete it with the files part-{batch}.* of every table under {kind}/: the resume then "
+        f"restore it, or delete it with the files part-{batch}.* of every table under {kind}/ and _raw/{kind}/: "
+        "the resume then "
         "fetches its logins again",
     )
     entry = file.parse(text)
@@ -192,6 +193,11 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
         if part != own:
             # The one name a batch's file can have: a resume renames and deletes nothing else.
             file.refuse(f"has a field files.{table}, {_shown(part)}, that is not its batch's part file, {own!r}")
+    # The batch's payloads with keep_raw (``raw.py``): its part file in its run's partition of
+    # ``_raw/<kind>``, named as ``files`` are.
+    raw = file.get(entry, "raw", TEXT, optional=True)
+    if raw is not None and raw != own:
+        file.refuse(f"has a field raw, {_shown(raw)}, that is not its batch's part file, {own!r}")
     # Where each login's transactions stand (``events.py``): what the next run asks from.
     for login, cursor in (file.get(entry, "cursors", OBJECT, optional=True) or {}).items():
         problem = check_cursor(cursor)
@@ -205,6 +211,22 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
     return entry
 
 
+def _unknown_fields(file: _File, fields: Mapping[str, Any], at: str) -> None:
+    """Counts of fields no table reads (``unknown.py``): each a path to a whole number."""
+    for path, count in fields.items():
+        if not _is_count(count):
+            file.refuse(f"has a field {at}.{path} that must be a whole number of at least 0, not {_shown(count)}")
+
+
+def _unknown_fields_per_kind(file: _File, kinds: Mapping[str, Any], at: str) -> None:
+    """A run's ``unknown_fields``: per kind, the counts of :func:`_unknown_fields`."""
+    for name, fields in kinds.items():
+        file.kind_name(name, at)
+        if not isinstance(fields, dict):
+            file.refuse(f"has a field {at}.{name} that must be an object, not {_shown(fields)}")
+        _unknown_fields(file, fields, f"{at}.{name}")
+
+
 def _kinds(file: _File, kinds: Mapping[str, Any], at: str) -> None:
     """The ``kinds`` of a run's record or of the manifest: how each kind was asked."""
     for name, asked in kinds.items():
@@ -214,6 +236,9 @@ def _kinds(file: _File, kinds: Mapping[str, Any], at: str) -> None:
             file.refuse(f"has a field {field} that must be an object, not {_shown(asked)}")
         file.get(asked, "what", TEXT_OR_NULL, at=field, optional=True)
         file.get(asked, "options", OBJECT, at=field, optional=True)
+        # The manifest's: the fields no table reads, as the kind's newest run counted them.
+        unknown = file.get(asked, "unknown_fields", OBJECT, at=field, optional=True) or {}
+        _unknown_fields(file, unknown, f"{field}.unknown_fields")
 
 
 #: The fields of a run as its record and the manifest's ``runs`` keep them (``state.py``).
@@ -253,6 +278,7 @@ def run_record(out: str, name: str, text: str) -> dict[str, Any]:
     file.get(record, "money", MONEY_OR_NULL, optional=True)
     file.get(record, "csv_formulas", CSV_FORMULAS_OR_NULL, optional=True)
     _kinds(file, file.get(record, "kinds", OBJECT, optional=True) or {}, "kinds")
+    _unknown_fields_per_kind(file, file.get(record, "unknown_fields", OBJECT, optional=True) or {}, "unknown_fields")
     return record
 
 
@@ -271,6 +297,8 @@ def manifest(out: str, name: str, text: str) -> dict[str, Any]:
             file.refuse(f"has a field {at}.run, {_shown(run['run'])}, that is not a run's name")
         for key, kind in _RUN_FIELDS.items():
             file.get(run, key, kind, at=at, optional=True)
+        unknown = file.get(run, "unknown_fields", OBJECT, at=at, optional=True) or {}
+        _unknown_fields_per_kind(file, unknown, f"{at}.unknown_fields")
         for position, what in enumerate(file.get(run, "what", LIST, at=at, optional=True) or []):
             if not TEXT_OR_NULL[0](what):
                 file.refuse(f"has a field {at}.what[{position}] that must be text or null, not {_shown(what)}")

@@ -46,6 +46,7 @@ from bankfeed._export.state import (
     write_summary,
 )
 from bankfeed._export.storage import Storage
+from bankfeed._export.unknown import UnknownFields
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
 from bankfeed._types import AsyncChallengeHandler, ChallengeHandler
@@ -108,6 +109,9 @@ class ExportReport:
     kinds: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     #: The run written (docs/export.md#runs): its name, the ``run_id`` of its rows.
     run: str = ""
+    #: Per kind, the fields of this run's payloads that no table reads: path to the number of
+    #: objects that carried it (docs/export.md#fields-the-service-adds).
+    unknown_fields: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -193,6 +197,12 @@ def _wrote(storage: Storage, name: str) -> bool:
     return name != JOURNAL or storage.listdir(storage.path(JOURNAL)) not in ([], [LOCK])
 
 
+def _check_keep_raw(keep_raw: object) -> None:
+    """``keep_raw``: True or False; anything else is a ``ConfigError`` naming it."""
+    if not isinstance(keep_raw, bool):
+        raise _config_error("keep_raw", f"must be True or False, got {keep_raw!r}")
+
+
 def _seconds(field: str, value: object) -> float:
     """``wait_lock``: seconds, at least 0 (``inf``: for as long as it takes)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -273,6 +283,10 @@ class _Export:
     events: dict[str, Events] = field(default_factory=dict)
     #: Every login of this run starts its transactions over (``full_refresh``).
     full_refresh: bool = False
+    #: The fields of this run's payloads that no table reads, per kind.
+    unknown: UnknownFields = field(default_factory=UnknownFields)
+    #: Whether each login's payload is kept in ``_raw/<kind>`` (``raw.py``).
+    keep_raw: bool = False
 
     @classmethod
     def plan(
@@ -574,6 +588,7 @@ class _Export:
             run=self.partition_run,
             csv_formulas=self.csv_formulas,
             events=self.events.get(kind.name),
+            keep_raw=self.keep_raw,
         )
         self.writers[kind.name] = writer
         return writer
@@ -634,6 +649,7 @@ class _Export:
             self.kind_failed[writer.kind.name] += 1
         else:
             writer.add(login_id, result, time.time_ns() // 1000)
+            self.unknown.add(writer.kind.name, result)
         if self.breaker.armed:
             self.tried.add(fold(login_id) if isinstance(login_id, str) else repr(login_id))
         self.breaker.observe(result)
@@ -741,6 +757,7 @@ class _Export:
             logins_failed=self.failed,
             interrupted=interrupted,
             logins_not_tried=self.not_tried.total(),
+            unknown_fields=self.unknown.as_record(),
         )
         write_run(self.storage, run)
         listed = [summary.shown() for summary in summaries(read_runs(self.storage), journals)]
@@ -783,6 +800,7 @@ class _Export:
                 for kind in self.kinds
             },
             run=self.partition_run,
+            unknown_fields=run["unknown_fields"],
         )
 
 
@@ -807,6 +825,7 @@ def export(
     money: str | None = None,
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     full_refresh: bool = False,
+    keep_raw: bool = False,
 ) -> ExportReport:
     """Fetches every login's data of the kinds in ``what`` and writes it under ``out``, one
     dataset per table, as it comes (docs/export.md).
@@ -829,6 +848,11 @@ def export(
     (docs/export.md#money). The export's first run fixes it: left out, a later run goes on with
     the export's, and a new export takes the client's ``money`` option (float unless set); a run
     asking for another is a ``ConfigError`` naming ``money``.
+    ``keep_raw=True`` also keeps each login's payload of each kind, as the service sent it, in the
+    table ``out/_raw/<kind>``, in the run's partition as every table (``login_id``, ``request_id``,
+    ``fetched_at``, ``payload``: JSON text; ``run_date`` and ``run_id`` from the partition), written
+    and committed with the login's rows, so a resume writes it once
+    (docs/export.md#the-payloads-kept).
     ``login_ids`` may be any iterable of text (a list, a pandas or polars Series, a NumPy or
     pyarrow array); duplicates are fetched once, in any case (the service compares LoginIds so).
 
@@ -902,6 +926,7 @@ def export(
         money=money,
         max_consecutive_failures=max_consecutive_failures,
         full_refresh=full_refresh,
+        keep_raw=keep_raw,
     )
 
 
@@ -927,6 +952,7 @@ def _run(
     money: str | None = None,
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     full_refresh: bool = False,
+    keep_raw: bool = False,
 ) -> ExportReport:
     """:func:`export`; with ``raise_interrupt`` false (the command), Ctrl-C ends the run with a
     report whose ``interrupted`` is true instead of raising."""
@@ -936,6 +962,9 @@ def _run(
             + ("; await bf.aexport(...) exports with an AsyncClient" if isinstance(client, AsyncClient) else "")
         )
     _check_count("partition_size", partition_size)
+    _check_keep_raw(keep_raw)
+    if scheduler is not None and keep_raw:
+        raise _config_error("keep_raw", "is not taken by a cluster run (scheduler=) yet: export without it")
     if scheduler is not None:
         from bankfeed._export import cluster
 
@@ -960,6 +989,7 @@ def _run(
         max_consecutive_failures=max_consecutive_failures,
         full_refresh=full_refresh,
     )
+    run.keep_raw = keep_raw
     try:
         # The bulk calls' tables hold money as the export does.
         client = with_money(client, run.money)
@@ -1035,6 +1065,7 @@ async def aexport(
     money: str | None = None,
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     full_refresh: bool = False,
+    keep_raw: bool = False,
 ) -> ExportReport:
     """:func:`export` for an ``AsyncClient``: the same files, lock and report. The files are
     written in a worker thread, so that the event loop goes on meanwhile (waiting for the lock
@@ -1051,6 +1082,7 @@ async def aexport(
 
     if not isinstance(client, AsyncClient):
         raise TypeError(f"client must be a bf.AsyncClient, not {type(client).__name__}; bf.export takes a bf.Client")
+    _check_keep_raw(keep_raw)
     # In a thread of its own, whose wait for the lock a cancellation stops (planning.py).
     run = await plan_stoppable(
         _Export.release,
@@ -1073,6 +1105,7 @@ async def aexport(
         max_consecutive_failures=max_consecutive_failures,
         full_refresh=full_refresh,
     )
+    run.keep_raw = keep_raw
     try:
         return await _awrite(with_money(client, run.money), run)
     finally:

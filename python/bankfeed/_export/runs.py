@@ -67,6 +67,9 @@ class RunSummary:
     not_tried: int = 0
     #: Whether its last process ended before every login was done (stopped, or killed: no end).
     interrupted: bool = False
+    #: Per kind, the fields of its payloads that no table reads, path to count, added up over its
+    #: processes: each counts the logins it fetched (docs/export.md#fields-the-service-adds).
+    unknown_fields: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def logins(self) -> int:
@@ -95,6 +98,9 @@ class RunSummary:
             "logins_failed": len(set().union(*self.failed.values())),
             "logins_not_tried": self.not_tried,
             "rows": self.rows,
+            "unknown_fields": {
+                kind: dict(sorted(self.unknown_fields[kind].items())) for kind in sorted(self.unknown_fields)
+            },
             "processes": list(self.processes),
             "what": sorted(self.kinds),
         }
@@ -131,6 +137,10 @@ def summaries(
         not_tried = record.get("logins_not_tried")
         found.not_tried = not_tried if isinstance(not_tried, int) else 0
         found.kinds.update(record.get("kinds") or {})
+        for kind, fields in (record.get("unknown_fields") or {}).items():
+            counts = found.unknown_fields.setdefault(kind, {})
+            for path, count in fields.items():
+                counts[path] = counts.get(path, 0) + count
     for kind, entries in journals.items():
         for _, entry in entries:
             found = summary(run_of(entry))

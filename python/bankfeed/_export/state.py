@@ -22,6 +22,7 @@ from typing import IO, Any
 from bankfeed._export import records
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.logins import fold
+from bankfeed._export.raw import RAW, committed_files, raw_directory
 from bankfeed._export.storage import RANDOM_SUFFIX, Storage
 from bankfeed._export.writer import JOURNAL, temporary_name
 
@@ -30,6 +31,7 @@ __all__ = [
     "MANIFEST",
     "KindState",
     "check_directories",
+    "partitioned_directories",
     "read_journal",
     "read_runs",
     "read_state",
@@ -166,11 +168,13 @@ def read_state(
         files: Mapping[str, str] = entry.get("files") or {}
         batch = entry["batch"]
         complete = True
-        for table, file in files.items():
-            # The file's directory: its run's partition of the table (``writer.partition``).
-            directory = storage.path(kind, table, posixpath.dirname(file))
-            final = storage.path(kind, table, file)
-            temporary = storage.path(directory, temporary_name(batch, fmt))
+        # The tables' files, and the payloads' one with keep_raw (``raw.py``), in one commit:
+        # each named under its table's directory, in its run's partition (``writer.partition``).
+        committed = [(storage.path(kind, table), file) for table, file in files.items()]
+        committed += committed_files(storage, kind, entry)
+        for top, file in committed:
+            final = storage.path(top, file)
+            temporary = storage.path(top, posixpath.dirname(file), temporary_name(batch, fmt))
             if not storage.is_file(final):
                 if not repair:
                     # Looked for again: the worker may have renamed it between the two looks.
@@ -184,8 +188,8 @@ def read_state(
         if not complete:
             # A file of the batch is gone (deleted by hand, say): the batch is dropped whole, so
             # that its logins are fetched again rather than half present.
-            for table, file in files.items():
-                storage.remove(storage.path(kind, table, file))
+            for top, file in committed:
+                storage.remove(storage.path(top, file))
             storage.remove(storage.path(JOURNAL, kind, name))
             state.dropped.add(name)
             continue
@@ -206,8 +210,9 @@ def read_state(
     # Temporary files that no committed batch names were left by a kill before their commit:
     # the parts, and a journal entry whose writing was cut before its rename (that rename is the
     # commit, so its batch was never committed, and its logins are fetched again).
-    for table in KINDS[kind]:
-        for directory in table_directories(storage, kind, table):
+    tops = [storage.path(kind, table) for table in KINDS[kind]] + [raw_directory(storage, kind)]
+    for top in tops:
+        for directory in partitioned_directories(storage, top):
             for name in storage.listdir(directory):
                 if name.startswith(".part-" + prefix) and name.endswith(".tmp"):
                     storage.remove(storage.path(directory, name))
@@ -222,7 +227,12 @@ def read_state(
 def table_directories(storage: Storage, kind: str, table: str) -> list[str]:
     """The directories of ``table`` that hold its files: the table's own (an export written
     before runs had partitions), and each run's partition (``writer.partition``)."""
-    top = storage.path(kind, table)
+    return partitioned_directories(storage, storage.path(kind, table))
+
+
+def partitioned_directories(storage: Storage, top: str) -> list[str]:
+    """The directories of the table in ``top`` (a kind's table, or its payloads' ``_raw/<kind>``)
+    that hold its files: ``top`` itself, and each run's partition in it (``writer.partition``)."""
     found = [top]
     for date in storage.listdir(top):
         if _RUN_DATE.fullmatch(date):
@@ -244,14 +254,17 @@ def check_directories(storage: Storage) -> None:
             storage.path(JOURNAL, kind),
             storage.path(kind),
             *(storage.path(kind, table) for table in tables),
+            storage.path(RAW),
+            raw_directory(storage, kind),
         ]
     for directory in directories:
         if storage.exists(directory):
             storage.makedirs(directory)
     # Then the runs' partitions in them (each checked with the directories above it).
     for kind, tables in KINDS.items():
-        for table in tables:
-            for directory in table_directories(storage, kind, table)[1:]:
+        tops = [storage.path(kind, table) for table in tables] + [raw_directory(storage, kind)]
+        for top in tops:
+            for directory in partitioned_directories(storage, top)[1:]:
                 storage.makedirs(directory)
 
 
@@ -326,6 +339,9 @@ def write_summary(
     listed: list[Any] = [old for old in (previous or {}).get("runs") or [] if old.get("run") not in known]
     listed.extend(runs)
     kinds: dict[str, Any] = dict((previous or {}).get("kinds") or {})
+    # This process's run, as ``runs`` sums it up over the processes that wrote it.
+    name = run.get("part_of") or run.get("run")
+    this_run: Mapping[str, Any] = next((summary for summary in runs if summary["run"] == name), {})
     for kind, state in states.items():
         asked = kinds_asked.get(kind) or {}
         kinds[kind] = {
@@ -335,6 +351,11 @@ def write_summary(
             "rows": state.rows,
             "logins_written": sorted(state.written),
             "logins_failed": sorted(str(record.get("login_id")) for record in state.failed.values()),
+            # The fields no table reads, as the newest run that fetched the kind counted them
+            # (docs/export.md#fields-the-service-adds).
+            "unknown_fields": dict((this_run.get("unknown_fields") or {}).get(kind) or {})
+            if kind in (run.get("kinds") or {})
+            else dict(((previous or {}).get("kinds") or {}).get(kind, {}).get("unknown_fields") or {}),
         }
     manifest = {
         "bankfeed_version": version,

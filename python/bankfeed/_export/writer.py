@@ -4,7 +4,8 @@ half written (docs/export.md#how-files-are-written).
 A batch is the logins of one kind gathered since the last commit: their rows, one combined table
 per table (``bf.combine``'s gathering, ``login_id`` first), and their failures. A commit:
 
-1. writes each table's rows to a hidden temporary file in the table's partition of the run
+1. writes each table's rows (and, with ``keep_raw``, the batch's payloads: ``_raw/<kind>``,
+   ``raw.py``) to a hidden temporary file in the table's partition of the run
    (``<kind>/<table>/run_date=<date>/run_id=<run>/``, :func:`partition`;
    ``.part-<batch>.parquet.tmp``: readers of the dataset skip names starting with ``.``, and a
    ``*.parquet`` glob does not match it);
@@ -30,6 +31,7 @@ from bankfeed._export.columns import Gathered
 from bankfeed._export.events import Events
 from bankfeed._export.formulas import escaped_cell, escaped_columns
 from bankfeed._export.kinds import PROVENANCE, Kind
+from bankfeed._export.raw import RawRows, raw_directory
 from bankfeed._export.storage import Storage
 
 if TYPE_CHECKING:
@@ -90,6 +92,8 @@ class _Batch:
     started: float
     gathered: Gathered
     failures: list[dict[str, Any]] = field(default_factory=list)
+    #: The batch's payloads, with ``keep_raw`` (``raw.py``).
+    raw: RawRows | None = None
 
     @property
     def empty(self) -> bool:
@@ -101,7 +105,8 @@ class KindWriter:
     run ``run`` of each table (:func:`partition`); batch names start with ``prefix`` (unique to
     the process, or to the partition of a cluster run). ``csv_formulas`` says how CSV files write
     a text cell that a spreadsheet would run (``formulas.py``). ``events`` sifts the kind's
-    table of transactions: what earlier runs wrote is not written again (``events.py``)."""
+    table of transactions: what earlier runs wrote is not written again (``events.py``).
+    ``keep_raw`` keeps each login's payload too (``raw.py``)."""
 
     def __init__(
         self,
@@ -114,11 +119,14 @@ class KindWriter:
         run: str,
         csv_formulas: str = "escape",
         events: Events | None = None,
+        keep_raw: bool = False,
     ) -> None:
         self.storage = storage
         #: The kind's table of transactions, written once across runs (``events.py``); None: the
         #: kind has none.
         self.events = events
+        #: Whether each login's payload is kept in ``_raw/<kind>``, in the run's partition (``raw.py``).
+        self.keep_raw = keep_raw
         self.kind = kind
         self.fmt = fmt
         self.csv_formulas = csv_formulas
@@ -139,16 +147,22 @@ class KindWriter:
         for table in kind.tables:
             storage.makedirs(storage.path(kind.name, table, partition(run)))
         storage.makedirs(storage.path(JOURNAL, kind.name))
+        if keep_raw:
+            storage.makedirs(storage.path(raw_directory(storage, kind.name), partition(run)))
 
     def _current(self) -> _Batch:
         if self._batch is None:
             gathered = Gathered(self.kind.tables, like=self._last_gathering)
-            self._batch = _Batch(started=time.monotonic(), gathered=gathered)
+            raw = RawRows() if self.keep_raw else None
+            self._batch = _Batch(started=time.monotonic(), gathered=gathered, raw=raw)
         return self._batch
 
     def add(self, login_id: str, result: Any, fetched_at_us: int) -> None:
         """Gathers the result of ``login_id``."""
-        self.gathered += self._current().gathered.add(login_id, result, fetched_at_us)
+        batch = self._current()
+        self.gathered += batch.gathered.add(login_id, result, fetched_at_us)
+        if batch.raw is not None:
+            batch.raw.add(login_id, result, fetched_at_us)
 
     def fail(self, login_id: str, error: BaseException) -> None:
         """Keeps the failure of ``login_id``, committed with the batch."""
@@ -192,6 +206,14 @@ class KindWriter:
         if self.events is not None and self.events.table not in tables:
             # No transaction at all in the batch: a full refresh still starts the logins over.
             _, cursors = self.events.sift([], [*PROVENANCE, "account_id", "transaction_id", "date"], gathered.logins)
+        # The payloads go with the rows: the same batch, the same commit, the run's partition
+        # (``raw.py``).
+        raw_file = None
+        if batch.raw is not None and batch.raw.logins:
+            directory = self.storage.path(raw_directory(self.storage, self.kind.name), where)
+            temporary = self.storage.path(directory, temporary_name(name, self.fmt))
+            batch.raw.write(self.storage, temporary, self.fmt, escape=self.csv_formulas == "escape")
+            raw_file = f"{where}/{part_name(name, self.fmt)}"
         written = zip(gathered.logins, gathered.request_ids, strict=True)
         entry = {
             "batch": name,
@@ -202,6 +224,7 @@ class KindWriter:
             "failed": batch.failures,
             "files": files,
             "rows": rows,
+            **({"raw": raw_file} if raw_file is not None else {}),
         }
         if cursors:
             entry["cursors"] = cursors
@@ -213,6 +236,11 @@ class KindWriter:
             self.storage.rename(
                 self.storage.path(directory, temporary_name(name, self.fmt)),
                 self.storage.path(self.kind.name, table, file),
+            )
+        if raw_file is not None:
+            top = raw_directory(self.storage, self.kind.name)
+            self.storage.rename(
+                self.storage.path(top, where, temporary_name(name, self.fmt)), self.storage.path(top, raw_file)
             )
         for table, count in rows.items():
             self.rows[table] += count

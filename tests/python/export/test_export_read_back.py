@@ -87,6 +87,16 @@ def plant_parent(out: Path, outside: Path) -> str:
     return f"_journal/investments/{BATCH}.json"
 
 
+def plant_raw_parent(out: Path, outside: Path) -> str:
+    # An entry whose payloads' file (keep_raw) is above the export, and a file of its batch
+    # missing: the resume would drop the batch whole, deleting the file above.
+    (outside / "precious.txt").write_text("keep me\n")
+    raw = "../../../../../outside/precious.txt"
+    entry = planted_entry({"positions": f"part-{BATCH}.parquet"}, raw=raw)
+    (out / "_journal" / "investments" / f"{BATCH}.json").write_text(entry)
+    return f"_journal/investments/{BATCH}.json has a field raw, text {raw!r}, that is not its batch's part file"
+
+
 def plant_foreign_name(out: Path, outside: Path) -> str:
     # A name the export never makes, for the entry and its file: the resume would rename the
     # planted temporary file into the dataset.
@@ -120,6 +130,16 @@ def plant_kinds_list(out: Path, outside: Path) -> str:
     return f"_journal/runs/{record.name} has a field kinds that must be an object, not a list"
 
 
+def plant_unknown_fields_text(out: Path, outside: Path) -> str:
+    [record] = (out / "_journal" / "runs").glob("*.json")
+    value = json.loads(record.read_text())
+    record.write_text(json.dumps({**value, "unknown_fields": {"investments": {"Esg": "many"}}}))
+    return (
+        f"_journal/runs/{record.name} has a field unknown_fields.investments.Esg that must be a whole number "
+        "of at least 0, not text 'many'"
+    )
+
+
 def plant_runs_text(out: Path, outside: Path) -> str:
     manifest = out / "_manifest.json"
     manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "runs": "x"}))
@@ -143,10 +163,12 @@ def plant_link(out: Path, outside: Path) -> str:
 PLANTS: dict[str, Callable[[Path, Path], str]] = {
     "absolute-path": plant_absolute,
     "parent-path": plant_parent,
+    "raw-parent-path": plant_raw_parent,
     "name-outside-the-pattern": plant_foreign_name,
     "entry-cut-short": plant_cut_short,
     "committed_at-text": plant_committed_at_text,
     "run-kinds-a-list": plant_kinds_list,
+    "run-unknown-fields-text": plant_unknown_fields_text,
     "manifest-runs-text": plant_runs_text,
     "written-not-text": plant_written_pair,
     "entry-a-link": plant_link,
