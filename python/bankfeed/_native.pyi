@@ -1936,7 +1936,7 @@ class Investments:
         Example::
 
             for path, count in result.unknown_fields.items():
-                print(f"{path}: {count:,} rows")
+                print(path, count, "rows")
         """
 
     @property
@@ -2049,7 +2049,7 @@ class Accounts:
         Example::
 
             for path, count in result.unknown_fields.items():
-                print(f"{path}: {count:,} rows")
+                print(path, count, "rows")
         """
 
     @property
@@ -2097,7 +2097,7 @@ class Statements:
         Example::
 
             for path, count in result.unknown_fields.items():
-                print(f"{path}: {count:,} rows")
+                print(path, count, "rows")
         """
 
     @property

@@ -2,7 +2,7 @@
 //! that no wire struct reads would otherwise be dropped without a word.
 //!
 //! The known names of each object are the field names of the serde structs that read it, asked of
-//! serde itself ([`field_names`]), so the lists cannot drift from what the tables read. The count is
+//! serde itself (`field_names`), so the lists cannot drift from what the tables read. The count is
 //! a second pass over the bytes that descends only into known objects and lists and skips every
 //! value (`IgnoredAny`): nothing is built but the counts.
 
