@@ -2,9 +2,11 @@
 
 dlt (``pip install 'bankfeed[dlt]'``) loads it into any of its destinations. Each table of each kind
 asked is a resource named ``<kind>_<table>`` (``investments_positions``) yielding Arrow tables with
-the columns of ``bf.schema(kind, table)``, merged by login: loading the same logins again
-replaces their rows instead of adding them a second time (docs/dlt.md#how-rows-are-merged); the
-transactions are incremental, each loaded once (docs/dlt.md#transactions-once)::
+the columns of ``bf.schema(kind, table)``. The snapshot tables (accounts, positions, securities,
+attributes) keep each load's rows, with its ``run_date`` and ``run_id``
+(docs/dlt.md#snapshots-kept-per-load), or, with ``snapshots="merge"``, each login's newest only
+(docs/dlt.md#how-rows-are-merged); the transactions are incremental, each loaded once
+(docs/dlt.md#transactions-once)::
 
     import dlt
     import bankfeed as bf
@@ -69,13 +71,14 @@ PRIMARY_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-#: How every table is merged (docs/dlt.md#how-rows-are-merged): the rows of every login the load
-#: has rows for are deleted, then the load's rows inserted, in one transaction. The rows to delete
-#: are chosen by ``destination_scope`` rather than ``merge_key="login_id"``: with a primary key
-#: too, dlt deletes with one condition that ORs the two keys, which DuckDB cannot run as a hash
-#: join (a second load of 3,000 logins took 11.7 s and 5.7 GB instead of 2.6 s). The column is
-#: unquoted so that each database folds it as it folds its own identifiers. ``deduplicated``: dlt
-#: would otherwise keep one row per primary key, and drop a row whose ids the service repeated.
+#: How a snapshot table is merged with ``snapshots="merge"`` (docs/dlt.md#how-rows-are-merged):
+#: the rows of every login the load has rows for are deleted, then the load's rows inserted, in one
+#: transaction. The rows to delete are chosen by ``destination_scope`` rather than
+#: ``merge_key="login_id"``: with a primary key too, dlt deletes with one condition that ORs the
+#: two keys, which DuckDB cannot run as a hash join (a second load of 3,000 logins took 11.7 s and
+#: 5.7 GB instead of 2.6 s). The column is unquoted so that each database folds it as it folds its
+#: own identifiers. ``deduplicated``: dlt would otherwise keep one row per primary key, and drop a
+#: row whose ids the service repeated.
 _WRITE_DISPOSITION: Any = {
     "disposition": "merge",
     "strategy": "delete-insert",
@@ -136,12 +139,13 @@ class _Fetch:
         batch_logins: int,
         on_challenge: ChallengeHandler | None = None,
         full_refresh: bool = False,
-        snapshots: str = "merge",
+        snapshots: str = "append",
         keep_raw: bool = False,
     ) -> None:
         self.client = client
         self.full_refresh = full_refresh
-        #: ``append``: each load adds its snapshot of the snapshot tables, with its run.
+        #: ``append`` (the default): each load adds its snapshot of the snapshot tables, with its
+        #: run; ``merge``: it replaces each login's rows.
         self.snapshots = snapshots
         self.kind = kind
         self.keep_raw = keep_raw
@@ -158,7 +162,7 @@ class _Fetch:
         with ``keep_raw``, the batch's payloads too, under :data:`_RAW`."""
         self.failures = []
         # This load's run, as an export names its runs (docs/export.md#runs): its snapshot rows
-        # carry it with ``snapshots="append"``.
+        # carry it unless ``snapshots="merge"``.
         self.run = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
         tables = self.kind.tables
         seen: set[str] = set()
@@ -303,7 +307,7 @@ def _pick(table: str) -> Any:
 
 def _disposition(fetch: _Fetch, table: str) -> tuple[Any, tuple[str, ...]]:
     """How a table of ``fetch``'s kind is loaded, and its primary key: the transactions merged by
-    key, the snapshots merged by login, or appended with their run (``snapshots="append"``)."""
+    key, the snapshots appended with their run, or merged by login (``snapshots="merge"``)."""
     keys = PRIMARY_KEYS[fetch.kind.name][table]
     if (fetch.kind.name, table) in EVENT_KEYS:
         return _EVENTS_DISPOSITION, keys
@@ -359,7 +363,7 @@ def source(
     on_challenge: ChallengeHandler | None = None,
     money: str | None = None,
     full_refresh: bool = False,
-    snapshots: str = "merge",
+    snapshots: str = "append",
     keep_raw: bool = False,
 ) -> BankfeedSource:
     """A dlt source (``@dlt.source`` named ``bankfeed``) of every login's data of the kinds in
@@ -370,15 +374,17 @@ def source(
     of each kind is a resource named ``<kind>_<table>`` (``investments_positions``,
     ``accounts_transactions``, ``attributes_values``) that yields Arrow tables with the columns
     of ``bf.schema(kind, table)``: ``login_id``, ``request_id``, ``fetched_at``, then the table's
-    own. Every table but the transactions is merged by login (``write_disposition`` merge,
-    ``delete-insert``, each loaded login's rows deleted first; the primary key of
-    :data:`PRIMARY_KEYS`): loading logins again replaces their rows, however they changed, and
-    leaves other logins' rows alone. The transactions are incremental (docs/dlt.md#transactions-once):
-    the pipeline's dlt state keeps where each login's stand, a later load asks ``accounts`` only
-    from 7 days before the newest (``DateFrom``) and loads only the transactions that are new or
-    changed, merged by their primary key; ``full_refresh=True`` (or other ``days``) starts over.
-    ``snapshots="append"`` keeps every load's snapshot of the other tables instead, each row with
-    the load's ``run_date`` and ``run_id`` (docs/dlt.md#snapshots-kept-per-load).
+    own. Every table but the transactions is a snapshot, appended with its run by default
+    (``snapshots="append"``): each load adds its rows, ending with the load's ``run_date`` and
+    ``run_id``, so the history of balances and positions is data, as in an export
+    (docs/dlt.md#snapshots-kept-per-load). ``snapshots="merge"`` keeps each login's newest only
+    instead (``write_disposition`` merge, ``delete-insert``, each loaded login's rows deleted
+    first; the primary key of :data:`PRIMARY_KEYS`): loading logins again replaces their rows,
+    however they changed, and leaves other logins' rows alone. The transactions are incremental
+    (docs/dlt.md#transactions-once): the pipeline's dlt state keeps where each login's stand, a
+    later load asks ``accounts`` only from 7 days before the newest (``DateFrom``) and loads only
+    the transactions that are new or changed, merged by their primary key; ``full_refresh=True``
+    (or other ``days``) starts over.
 
     Each kind is fetched once per run, ``concurrency`` logins at a time, whichever of its tables
     are selected (``source.with_resources("investments_positions")``); its tables are handed to

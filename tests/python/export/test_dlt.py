@@ -84,13 +84,13 @@ def authorizes(sb: bf.Sandbox) -> int:
     return sum(1 for request in sb.requests if request["path"].endswith("/Authorize"))
 
 
-def test_a_second_load_replaces_each_login_s_rows_instead_of_adding_them(sandbox: bf.Sandbox, tmp_path: Path) -> None:
+def test_snapshots_merged_replace_each_login_s_rows_instead_of_adding_them(sandbox: bf.Sandbox, tmp_path: Path) -> None:
     client = client_of(sandbox)
     ids = sandbox.login_ids
     expected = in_memory(client, ids)
     load = pipeline(tmp_path)
     before = authorizes(sandbox)
-    source = bankfeed.dlt.source(client, [*ids, BAD], what=WHAT, days=365, batch_logins=2)
+    source = bankfeed.dlt.source(client, [*ids, BAD], what=WHAT, days=365, batch_logins=2, snapshots="merge")
     load.run(source)
     # Each login fetched once per kind, however many tables each kind feeds.
     assert authorizes(sandbox) - before == LOGINS * len(WHAT)
@@ -107,7 +107,7 @@ def test_a_second_load_replaces_each_login_s_rows_instead_of_adding_them(sandbox
     # The same logins again: the same rows, none twice; the transactions asked only from the
     # overlap before each login's newest (docs/dlt.md#transactions-once).
     since = len(sandbox.requests)
-    load.run(bankfeed.dlt.source(client, ids, what=WHAT, days=365))
+    load.run(bankfeed.dlt.source(client, ids, what=WHAT, days=365, snapshots="merge"))
     assert {name: per_login(tmp_path, name) for name in tables(tmp_path)} == first
     details = [r for r in sandbox.requests[since:] if r["operation"] == "GetAccountsDetail" and r["method"] == "POST"]
     # Those of the accounts (the attributes' own account detail asks no transactions).
@@ -124,7 +124,7 @@ def test_a_second_load_replaces_each_login_s_rows_instead_of_adding_them(sandbox
     changed = ids[:2]
     fewer = rows_per_login(in_memory(client, changed, days="Days90")["accounts"], "transactions")
     since = len(sandbox.requests)
-    load.run(bankfeed.dlt.source(client, changed, what="accounts", days=90))
+    load.run(bankfeed.dlt.source(client, changed, what="accounts", days=90, snapshots="merge"))
     details = [r for r in sandbox.requests[since:] if r["operation"] == "GetAccountsDetail" and r["method"] == "POST"]
     assert [request["body"].get("DateFrom") for request in details] == [None, None], "started over"
     assert all(fewer[login] < first["accounts_transactions"][login] for login in changed)
@@ -202,13 +202,14 @@ def test_no_key_reaches_a_file_a_log_or_a_repr(tmp_path: Path, caplog: pytest.Lo
         assert not found, (secret, found)
 
 
-def test_snapshots_appended_keep_one_per_load_and_the_newest_is_read_by_its_run(
+def test_snapshots_are_appended_by_default_one_per_load_and_the_newest_is_read_by_its_run(
     sandbox: bf.Sandbox, tmp_path: Path
 ) -> None:
     client = client_of(sandbox)
     load = pipeline(tmp_path)
     for _ in range(2):
-        load.run(bankfeed.dlt.source(client, sandbox.login_ids, what="investments", snapshots="append"))
+        # No snapshots= given: appended with the run is the default (docs/dlt.md#snapshots-kept-per-load).
+        load.run(bankfeed.dlt.source(client, sandbox.login_ids, what="investments"))
     with duckdb.connect(str(tmp_path / "bankfeed.duckdb"), read_only=True) as db:
         runs = db.sql("select run_id, count(*) from nightly.investments_positions group by 1 order by 1").fetchall()
         assert len(runs) == 2 and runs[0][1] == runs[1][1] > 0, "one snapshot per load"

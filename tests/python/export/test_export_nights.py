@@ -2,9 +2,10 @@
 docs/export.md#transactions-once, docs/export.md#reading-the-newest): each snapshot table keeps one
 snapshot per run, the transactions are asked from where the last run ended (with the overlap) and
 each is written once across the runs, ``bf.read_latest`` reads the newest, ``full_refresh`` starts
-over, and a run asks for the export's kinds and options as its first did. The sandbox's data does
-not move between these nights: what the second night writes of the transactions is what changed,
-nothing."""
+over, and a run asks for the export's kinds and options as its first did. In most of these the
+sandbox's data does not move between the nights, so what a later night writes of the transactions
+is what changed, nothing; the three nights of a moving sandbox (docs/sandbox.md#the-clock) post new
+transactions, late ones among them, and move the balances between the runs."""
 
 from __future__ import annotations
 
@@ -189,3 +190,133 @@ def test_the_async_form_goes_on_from_the_journal_too(sb: bf.Sandbox, tmp_path: P
     assert all(body.get("DateFrom") for body in detail_bodies(sb, since).values())
     assert first.written["accounts/transactions"] > 0 and second.written["accounts/transactions"] == 0
     assert second.logins_written == LOGINS and first.run < second.run
+
+
+def sandbox_transactions(client: bf.Client, login_ids: list[str], kind: str) -> pyarrow.Table:
+    """Every transaction of ``kind`` the sandbox shows today over the whole window of the export
+    (``days=365``), asked directly, with the login's id."""
+    tables = []
+    for login in login_ids:
+        session = client.authorize_cached(login)
+        found = session.investments() if kind == "investments" else session.accounts_detail(days="Days365")
+        data = found.transactions.to_arrow()
+        tables.append(
+            data.select(["account_id", "transaction_id", "date"]).add_column(
+                0, "login_id", pyarrow.array([login] * data.num_rows, pyarrow.string())
+            )
+        )
+    return pyarrow.concat_tables(tables)
+
+
+def test_three_nights_of_a_moving_sandbox_land_each_transaction_once_and_a_snapshot_a_night(tmp_path: Path) -> None:
+    import duckdb
+    import pandas
+
+    # Started after a few days of the clock, so that late-posted transactions are among the data.
+    with bf.Sandbox(logins=LOGINS, as_of="2026-11-26") as sb:
+        client = client_of(sb)
+        nights: list[bf.ExportReport] = []
+        newest: dict[str, str] = {}  # each login's newest transaction written before the night
+        for night in range(3):
+            if night:
+                sb.advance(days=1)
+            since = len(sb.requests)
+            nights.append(bf.export(client, sb.login_ids, tmp_path, what=WHAT, days=365))
+            bodies = detail_bodies(sb, since)
+            assert set(bodies) == set(sb.login_ids)
+            for login, body in bodies.items():
+                if night == 0:
+                    assert body.get("DateFrom") is None, "the first night asks everything"
+                else:
+                    # The nights after ask from the overlap before the login's newest, no earlier.
+                    expected = datetime.date.fromisoformat(newest[login]) - datetime.timedelta(days=OVERLAP_DAYS)
+                    assert body["DateFrom"] == expected.isoformat(), (night, login, body)
+            written = table(tmp_path, "accounts", "transactions")
+            for login, day in zip(
+                written.column("login_id").to_pylist(), written.column("date").to_pylist(), strict=True
+            ):
+                newest[login] = max(newest.get(login, ""), day.isoformat())
+        runs = [night.run for night in nights]
+        assert len(set(runs)) == 3 and all(night.logins_written == LOGINS for night in nights)
+
+        for kind in WHAT:
+            glob = str(tmp_path / kind / "transactions" / "**" / "*.parquet")
+            # Each transaction once across the three runs, as DuckDB and pandas read the directory.
+            with duckdb.connect() as db:
+                repeated = db.execute(
+                    f"SELECT {', '.join(KEY)}, count(*) FROM read_parquet(?, hive_partitioning = true) "
+                    "GROUP BY ALL HAVING count(*) > 1",
+                    [glob],
+                ).fetchall()
+                nights_of = dict(
+                    db.execute(
+                        "SELECT run_id, count(*) FROM read_parquet(?, hive_partitioning = true) GROUP BY run_id",
+                        [glob],
+                    ).fetchall()
+                )
+            assert repeated == [], kind
+            frame = pandas.read_parquet(tmp_path / kind / "transactions")
+            assert not frame.duplicated(list(KEY)).any(), kind
+            assert {str(run): count for run, count in nights_of.items()} == {
+                night.run: night.written[f"{kind}/transactions"]
+                for night in nights
+                if night.written[f"{kind}/transactions"]
+            }, kind
+            # What the sandbox shows on the last night, all of it; besides, only what its year has
+            # since left behind (dated before its first day).
+            shown = sandbox_transactions(client, sb.login_ids, kind)
+            exported = set(zip(*(frame[name] for name in KEY), strict=True))
+            shown_keys = set(keys(shown))
+            assert shown_keys <= exported, (kind, len(shown_keys - exported))
+            first_day = min(shown.column("date").to_pylist())
+            dropped = frame[[key not in shown_keys for key in zip(*(frame[name] for name in KEY), strict=True)]]
+            assert all(day < first_day for day in dropped["date"]), (kind, dropped)
+
+        # The late-posted: written on a later night, dated before the newest its account had.
+        data = table(tmp_path, "accounts", "transactions").to_pylist()
+        late = []
+        for run_index in (1, 2):
+            before: dict[tuple[str, str], Any] = {}
+            for row in data:
+                if row["run_id"] < runs[run_index]:
+                    account = (row["login_id"], row["account_id"])
+                    before[account] = max(before.get(account, row["date"]), row["date"])
+            late += [
+                row
+                for row in data
+                if row["run_id"] == runs[run_index]
+                and row["date"] < before.get((row["login_id"], row["account_id"]), row["date"])
+            ]
+        assert late, "the sandbox posted some late between the nights"
+        shown = sandbox_transactions(client, sb.login_ids, "accounts")
+        assert {(row["login_id"], row["account_id"], row["transaction_id"]) for row in late} <= set(keys(shown))
+
+        # A snapshot a night: every login's accounts and positions in each of the three runs.
+        for kind, name in [("investments", "accounts"), ("investments", "positions"), ("accounts", "accounts")]:
+            frame = pandas.read_parquet(tmp_path / kind / name)
+            per_run = frame.groupby(frame["run_id"].astype(str))["login_id"].nunique().to_dict()
+            assert per_run == dict.fromkeys(runs, LOGINS), (kind, name)
+            counts = frame["run_id"].astype(str).value_counts().to_dict()
+            assert counts == {night.run: night.written[f"{kind}/{name}"] for night in nights}, (kind, name)
+
+        # The newest snapshot is the last night's, with the balances the sandbox has now.
+        latest = bf.read_latest(tmp_path, "accounts", "accounts")
+        assert set(latest.column("run_id").to_pylist()) == {runs[-1]}
+        balances = ["balance_current", "balance_available", "balance_limit"]
+        now: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for login in sb.login_ids:
+            accounts = client.authorize_cached(login).accounts_detail(days="Days365").accounts.to_arrow()
+            for row in accounts.to_pylist():
+                now[(login, row["account_id"])] = tuple(row[name] for name in balances)
+        landed = {
+            (row["login_id"], row["account_id"]): tuple(row[name] for name in balances) for row in latest.to_pylist()
+        }
+        assert landed == now
+        # ... which moved since the first night: the first night's snapshot is not the newest.
+        snapshots = pandas.read_parquet(tmp_path / "accounts" / "accounts")
+        first_night = snapshots[snapshots["run_id"].astype(str) == runs[0]]
+        then = {(row.login_id, row.account_id): row.balance_current for row in first_night.itertuples()}
+        assert then.keys() == now.keys() and then != {key: value[0] for key, value in now.items()}
+        positions = bf.read_latest(tmp_path, "investments", "positions")
+        assert set(positions.column("run_id").to_pylist()) == {runs[-1]}
+        assert positions.num_rows == nights[-1].written["investments/positions"]
