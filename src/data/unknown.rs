@@ -198,6 +198,36 @@ impl<'de> DeserializeSeed<'de> for Walk<'_> {
     }
 }
 
+/// The visits of a scalar (a number, a string, a boolean, null): nothing to walk in one, and no
+/// error either, whatever the shape expected there (the tables' readers judge the values).
+macro_rules! skip_scalars {
+    () => {
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+    };
+}
+
 impl<'de> Visitor<'de> for Walk<'_> {
     type Value = ();
 
@@ -235,29 +265,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
         IgnoredAny.visit_seq(seq).map(|_| ())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
+    skip_scalars!();
 }
 
 /// The items of a list, each walked as the list's shape says; anything but a list is skipped.
@@ -288,29 +296,7 @@ impl<'de> Visitor<'de> for Items<'_> {
         IgnoredAny.visit_map(map).map(|_| ())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
+    skip_scalars!();
 }
 
 /// An object's key, borrowed from the payload unless it has an escape.
