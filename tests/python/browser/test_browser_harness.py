@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
 from browserhelpers import screenshot
+
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real Chromium starts.
+pytestmark = pytest.mark.browser
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -13,6 +13,9 @@ from typedhelpers import CHALLENGE_USERS, every_step
 
 import bankfeed as bf
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real Chromium starts.
+pytestmark = pytest.mark.browser
+
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 

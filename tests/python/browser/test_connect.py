@@ -29,6 +29,9 @@ from widgethelpers import in_background
 
 import bankfeed as bf
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real Chromium starts.
+pytestmark = pytest.mark.browser
+
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 

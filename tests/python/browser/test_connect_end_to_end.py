@@ -23,6 +23,9 @@ from widgethelpers import answer_round, in_background, sign_in, user_named
 
 import bankfeed as bf
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real Chromium starts.
+pytestmark = pytest.mark.browser
+
 if TYPE_CHECKING:
     from playwright.sync_api import Frame, Page
 

@@ -12,6 +12,9 @@ from urllib.parse import quote
 import pytest
 from browserhelpers import screenshot
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real Chromium starts.
+pytestmark = pytest.mark.browser
+
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 

@@ -15,6 +15,9 @@ from browserhelpers import screenshot
 import bankfeed as bf
 import datahelpers as dh
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real Chromium starts.
+pytestmark = pytest.mark.browser
+
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 

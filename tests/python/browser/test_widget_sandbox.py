@@ -20,6 +20,9 @@ from widgethelpers import PASSWORD, answer_round, sign_in, user_named
 
 import bankfeed as bf
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real Chromium starts.
+pytestmark = pytest.mark.browser
+
 if TYPE_CHECKING:
     from playwright.sync_api import Frame, Page
 

@@ -279,6 +279,7 @@ def waves() -> Iterator[bf.Sandbox]:
 
 
 @pytest.mark.parametrize(("concurrency", "rounds"), [(2, 3), (3, 2), (6, 1)])
+@pytest.mark.timing
 def test_concurrency_bounds_the_logins_in_flight(api: Api, waves: bf.Sandbox, concurrency: int, rounds: int) -> None:
     client = api.client(waves)
     started = time.monotonic()

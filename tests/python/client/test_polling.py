@@ -116,6 +116,7 @@ def test_pending_timeout_is_raised_when_the_poll_timeout_runs_out(api: Api) -> N
 # --- The blocking client's wait and the GIL -------------------------------------------------
 
 
+@pytest.mark.timing
 def test_a_waiting_call_lets_other_python_threads_run() -> None:
     """Client only: a blocking call releases the GIL while it waits."""
     with bf.Sandbox(pending_seconds=1.0) as sb:
@@ -127,6 +128,7 @@ def test_a_waiting_call_lets_other_python_threads_run() -> None:
     assert stall < MAX_STALL, f"another thread waited {stall:.3f} s for the GIL during a {elapsed:.2f} s call"
 
 
+@pytest.mark.timing
 def test_the_stall_measure_sees_a_held_gil() -> None:
     """The control of the test above: a C call that keeps the GIL (ctypes.PyDLL does not release
     it) stops the other thread for its whole length, and the same call releasing the GIL

@@ -20,8 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
+
+pytest.importorskip("pyarrow")
+
+import pyarrow.parquet as pq
 
 import bankfeed as bf
 from bfhelpers import Api

@@ -9,11 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
+
+pytest.importorskip("numpy")
+pytest.importorskip("pandas")
+pytest.importorskip("polars")
+pytest.importorskip("pyarrow")
+
 import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
-import pytest
 
 import bankfeed as bf
 from bfhelpers import Api

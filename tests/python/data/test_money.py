@@ -12,9 +12,12 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+
 import pyarrow
 import pyarrow.compute
-import pytest
 
 import bankfeed as bf
 from stubserver import Answer, Request, Serve, serving

@@ -22,8 +22,11 @@ import pickle
 from collections.abc import Iterator
 from typing import Any
 
-import pyarrow
 import pytest
+
+pytest.importorskip("pyarrow")
+
+import pyarrow
 
 import bankfeed as bf
 from bfhelpers import Api

@@ -7,8 +7,11 @@ from __future__ import annotations
 import re
 import sys
 
-import pyarrow as pa
 import pytest
+
+pytest.importorskip("pyarrow")
+
+import pyarrow as pa
 
 import bankfeed as bf
 

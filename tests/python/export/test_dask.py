@@ -27,6 +27,9 @@ distributed = pytest.importorskip("distributed")
 
 from dask.base import tokenize  # noqa: E402
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): Dask clusters start.
+pytestmark = pytest.mark.cluster
+
 CUSTOMER = "43387ca6-0391-4c82-857d-70d95f087ecb"
 
 

@@ -18,6 +18,9 @@ pytest.importorskip("dask.dataframe")
 
 import bankfeed.dask  # noqa: E402
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): Dask clusters start.
+pytestmark = pytest.mark.cluster
+
 LOGINS = 8
 
 

@@ -8,9 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("duckdb")
+pytest.importorskip("dlt")
+
 import dlt
 import duckdb
-import pytest
 
 import bankfeed as bf
 import bankfeed.dlt

@@ -18,9 +18,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+
 import pyarrow
 import pyarrow.dataset
-import pytest
 
 import bankfeed as bf
 from exporthelpers import command, keys_of

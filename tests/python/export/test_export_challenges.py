@@ -20,8 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.dataset
 import pytest
+
+pytest.importorskip("pyarrow")
+
+import pyarrow.dataset
 
 import bankfeed as bf
 from recordedserver import ANSWER, ASKED, CUSTOMER, FINE, Recorded, RecordedServer, serving
@@ -132,6 +135,7 @@ def test_a_handler_that_is_not_callable_is_refused_before_anything_is_written(
 # --- On a Dask cluster ---------------------------------------------------------------------------
 
 
+@pytest.mark.cluster
 def test_the_partitions_of_a_cluster_run_answer_with_the_handler_and_fail_without(
     server: RecordedServer, tmp_path: Path
 ) -> None:

@@ -17,8 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.dataset
 import pytest
+
+pytest.importorskip("pyarrow")
+
+import pyarrow.dataset
 
 import bankfeed as bf
 from recordedserver import CUSTOMER, MINTED, Recorded, RecordedServer, serving

@@ -34,6 +34,9 @@ from bankfeed._export.kinds import Kind  # noqa: E402
 from bankfeed._export.writer import Limits  # noqa: E402
 from bfhelpers import API_KEY, SECRET_KEY  # noqa: E402
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): Dask clusters start.
+pytestmark = pytest.mark.cluster
+
 LOGINS = 40
 BAD = "not-a-guid"
 WHAT = ["investments", "accounts"]

@@ -14,8 +14,11 @@ import textwrap
 from collections.abc import Iterator
 from typing import Any
 
-import fsspec
 import pytest
+
+pytest.importorskip("fsspec")
+
+import fsspec
 
 import bankfeed as bf
 
@@ -174,6 +177,7 @@ def test_the_command_shows_the_location_without_its_secrets(sb: bf.Sandbox) -> N
     assert not [secret for secret in SECRETS if secret in done.stderr], done.stderr
 
 
+@pytest.mark.cluster
 def test_a_cluster_run_hands_the_workers_the_whole_url_and_shows_none_of_it(sb: bf.Sandbox) -> None:
     distributed: Any = pytest.importorskip("distributed")
     from bankfeed._export.cluster import _Partition, _run_partition

@@ -21,8 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow.dataset
 import pytest
+
+pytest.importorskip("pyarrow")
+
+import pyarrow.dataset
 
 import bankfeed as bf
 from bankfeed._export.lock import take_lock

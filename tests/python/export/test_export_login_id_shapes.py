@@ -16,9 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+
 import pyarrow
 import pyarrow.dataset
-import pytest
 
 import bankfeed as bf
 from recordedserver import CUSTOMER, MINTED, RecordedServer, serving, spellings

@@ -12,10 +12,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+
 import pyarrow
 import pyarrow.compute
 import pyarrow.dataset
-import pytest
 
 import bankfeed as bf
 from exporthelpers import run_export

@@ -16,10 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+
 import pyarrow
 import pyarrow.compute
 import pyarrow.dataset
-import pytest
 
 import bankfeed as bf
 from bankfeed._export.events import OVERLAP_DAYS
@@ -160,6 +163,7 @@ def test_a_run_asks_as_the_first_did_and_a_kind_added_starts_its_own_history(sb:
         assert "another directory" in str(refused.value)
 
 
+@pytest.mark.cluster
 def test_a_cluster_run_goes_on_from_the_journal_too(sb: bf.Sandbox, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     with (

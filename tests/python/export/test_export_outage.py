@@ -177,6 +177,7 @@ def test_the_breaker_counts_only_failures_at_the_start() -> None:
     assert not own.observe(down) and not own.observe(down)
 
 
+@pytest.mark.cluster
 def test_each_partition_of_a_cluster_run_stops_by_itself(closed_port: int, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     down = bf.Client(f"http://127.0.0.1:{closed_port}", CUSTOMER, api_key="k", secret_key="s")

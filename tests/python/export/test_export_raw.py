@@ -12,10 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+pytest.importorskip("duckdb")
+
 import duckdb
 import pyarrow
 import pyarrow.dataset
-import pytest
 
 import bankfeed as bf
 from exporthelpers import run_export

@@ -15,9 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytest.importorskip("pyarrow")
+
 import pyarrow
 import pyarrow.dataset
-import pytest
 
 import bankfeed as bf
 import bankfeed.spark
@@ -27,7 +30,11 @@ from bfhelpers import API_KEY, SECRET_KEY
 LOGINS = 6
 
 # pyspark warns about pandas 3 on every Arrow conversion; what is tested here goes through Arrow.
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+# cluster: deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop), a Spark session starts.
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+]
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,9 @@ from typedhelpers import CHALLENGE_USERS
 
 pytest.importorskip("ipywidgets")
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real kernel starts.
+pytestmark = pytest.mark.notebook
+
 TESTS = Path(__file__).resolve().parents[1]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 

@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 from kernelhelpers import outputs_of, run_cells
 
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real kernel starts.
+pytestmark = pytest.mark.notebook
+
 LOGIN_ID = "8b35f6c8-e7b6-41d3-98f8-08d68b7f8d31"
 
 pytest.importorskip("anywidget")

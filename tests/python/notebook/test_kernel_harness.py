@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from kernelhelpers import outputs_of, run_cells
+
+# Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): a real kernel starts.
+pytestmark = pytest.mark.notebook
 
 
 def test_a_real_kernel_runs_cells_with_the_installed_bankfeed() -> None:

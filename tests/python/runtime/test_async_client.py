@@ -342,6 +342,7 @@ def test_a_deadline_that_runs_out_while_an_async_handler_waits_cancels_the_handl
 # --- Concurrency ----------------------------------------------------------------------------
 
 
+@pytest.mark.timing
 def test_calls_gathered_on_one_loop_wait_together() -> None:
     with bf.Sandbox(logins=16, pending_seconds=0.3) as sb:
         client = fast_async_client(sb, poll_interval=0.02)

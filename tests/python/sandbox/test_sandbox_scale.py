@@ -93,6 +93,7 @@ def large() -> Iterator[bf.Sandbox]:
         yield sb
 
 
+@pytest.mark.timing
 def test_login_ids_is_made_once_and_read_cheaply(large: bf.Sandbox) -> None:
     """``client.investments(sb.login_ids[0])`` in a loop (as in the docs) reads the whole list each time."""
     first = large.login_ids

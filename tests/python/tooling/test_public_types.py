@@ -7,10 +7,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
-import pandas as pd
-import polars as pl
 import pytest
 from typing_extensions import assert_type
+
+pytest.importorskip("pandas")
+pytest.importorskip("polars")
+
+import pandas as pd
+import polars as pl
 
 import bankfeed as bf
 from bfhelpers import GREATDAY
