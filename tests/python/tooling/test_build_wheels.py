@@ -1,7 +1,8 @@
 """``scripts/build-wheels``, the one release command (CONTRIBUTING.md#releasing), is checked without
 running it (a release build takes minutes; the test command checks a wheel built the same way in
 the dev profile): it and the scripts it shares with the test command parse as bash and shellcheck
-finds nothing in them, it makes stripped manylinux2014 wheels linked by zig and the sdist, its
+finds nothing in them, it makes stripped manylinux2014 wheels linked by zig (against the system's
+unwinder) and the sdist, its
 tools are pinned by the lock, and the auditwheel check refuses a wheel of no policy."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ else:  # Python 3.10: pytest itself depends on tomli there, the same parser
     import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
 
 ROOT = Path(__file__).resolve().parents[3]
-SCRIPTS = ["build-wheels", "audit-wheels", "find-python", "uv", "test"]
+SCRIPTS = ["build-wheels", "zig-wheel", "audit-wheels", "find-python", "uv", "test"]
 BUILD_WHEELS = ROOT / "scripts" / "build-wheels"
 
 
@@ -41,8 +42,11 @@ def test_shellcheck_finds_nothing(name: str) -> None:
 def test_the_script_builds_stripped_manylinux2014_wheels_with_zig_the_sdist_and_audits_them() -> None:
     text = BUILD_WHEELS.read_text(encoding="utf-8")
     assert "set -euo pipefail" in text
-    build = "maturin build --locked --release --strip --zig --compatibility manylinux2014 --out dist"
-    assert build in text
+    assert "bash scripts/zig-wheel dist --release --strip" in text
+    zig = (ROOT / "scripts" / "zig-wheel").read_text(encoding="utf-8")
+    assert 'maturin build --locked --zig --compatibility manylinux2014 --out "$out" "$@"' in zig
+    # zig's own unwinder must not be linked in (scripts/zig-wheel says why).
+    assert '-- -l dylib=gcc_s_system -L "native=$link_dir"' in zig
     assert "--compatibility musllinux_1_2" in text
     assert "maturin sdist --out dist" in text
     assert 'bash scripts/audit-wheels "$PY" "${wheels[@]}"' in text
