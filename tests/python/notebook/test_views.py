@@ -271,6 +271,7 @@ def test_an_export_report_shows_rows_per_table_and_failures_by_class() -> None:
 # --- in a real kernel -----------------------------------------------------------------------
 
 
+@pytest.mark.notebook
 def test_the_views_are_what_a_notebook_shows(tmp_path: Any) -> None:
     setup = f"""
 import bankfeed as bf
