@@ -2039,18 +2039,10 @@ class Accounts:
 
     @property
     def unknown_fields(self) -> dict[str, int]:
-        """The fields of the payload that no table reads, as ``{path: count}``: ``path`` names the
-        key where the payload has it (``"Accounts[].Positions[].Esg"``: ``[]`` is an item of a
-        list, ``.`` a key of an object; the key as written, so a known name in another case counts
-        too), ``count`` the objects that carry it. Empty when the tables read every field; a
-        field here is in :attr:`raw` but in no table, so the service added something
-        (docs/export.md#fields-the-service-adds). Counted on first access, then kept.
-
-        Example::
-
-            for path, count in result.unknown_fields.items():
-                print(path, count, "rows")
-        """
+        """The fields of the payload that no table reads, as ``{path: count}``, counted as
+        :attr:`Investments.unknown_fields` counts them (``"Accounts[].Transactions[].Memo"``
+        would be a field the service added to transactions; docs/export.md#fields-the-service-adds).
+        Empty when the tables read every field."""
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -2087,18 +2079,11 @@ class Statements:
 
     @property
     def unknown_fields(self) -> dict[str, int]:
-        """The fields of the payload that no table reads, as ``{path: count}``: ``path`` names the
-        key where the payload has it (``"Accounts[].Positions[].Esg"``: ``[]`` is an item of a
-        list, ``.`` a key of an object; the key as written, so a known name in another case counts
-        too), ``count`` the objects that carry it. Empty when the tables read every field; a
-        field here is in :attr:`raw` but in no table, so the service added something
-        (docs/export.md#fields-the-service-adds). Counted on first access, then kept.
-
-        Example::
-
-            for path, count in result.unknown_fields.items():
-                print(path, count, "rows")
-        """
+        """The fields of the payload that no table reads, as ``{path: count}``, counted as
+        :attr:`Investments.unknown_fields` counts them
+        (``"StatementsByAccount[].Statements[].Pages"`` would be a field the service added to a
+        statement; docs/export.md#fields-the-service-adds). Empty when the table reads every
+        field."""
 
     @property
     def raw(self) -> dict[str, Any]:
