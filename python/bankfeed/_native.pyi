@@ -17,7 +17,7 @@ import polars
 import pyarrow
 from typing_extensions import TypeVar, disjoint_base
 
-from bankfeed._types import (
+from bankfeed._type_aliases import (
     Answers,
     AsyncBulkResults,
     AsyncChallengeHandler,

@@ -69,7 +69,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connect::PyConnection>()?;
     m.add_class::<connect::PyCatcher>()?;
     m.add_function(wrap_pyfunction!(connect::connect_url, m)?)?;
-    // Private and left out of `__all__` (typed by `bankfeed._types.BulkResults` and
+    // Private and left out of `__all__` (typed by `bankfeed._type_aliases.BulkResults` and
     // `AsyncBulkResults`): here so that the name their `type()` prints exists.
     m.setattr("_BulkResults", m.py().get_type::<bulk::PyBulkResults>())?;
     m.setattr("_AsyncBulkResults", m.py().get_type::<bulk::PyAsyncBulkResults>())?;

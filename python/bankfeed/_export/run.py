@@ -49,7 +49,7 @@ from bankfeed._export.storage import Storage
 from bankfeed._export.unknown import UnknownFields
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
-from bankfeed._types import AsyncChallengeHandler, ChallengeHandler
+from bankfeed._type_aliases import AsyncChallengeHandler, ChallengeHandler
 from bankfeed._views import export_report_html
 from bankfeed.errors import SessionError, _check_count, _config_error
 
