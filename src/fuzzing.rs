@@ -464,9 +464,9 @@ fn attributes(bytes: &[u8]) -> Result<(), Error> {
     attribute_values_table(&data);
     // Floats always fit their column; the decimal reading of the same bytes may not fit, an
     // error, never a panic.
-    drop(attribute_detail_table(&data));
+    drop(attribute_detail_table("GetIncomeAttributes", &data));
     if let Ok(decimal) = Attributes::read_with_money("GetIncomeAttributes", bytes, MoneyType::Decimal) {
-        drop(attribute_detail_table(&decimal));
+        drop(attribute_detail_table("GetIncomeAttributes", &decimal));
     }
     for (_, value) in data.groups.iter().flat_map(|group| &group.values) {
         value_as_f64(value);

@@ -61,9 +61,9 @@ fn amount(value: Option<&DetailAmount>) -> Option<Cell<'_>> {
 }
 
 /// One row per detail transaction; `debit` and `credit` are money, `decimal128(18, 4)` when the
-/// payload was read with `money="decimal"` (docs/tables.md#money), an amount that does not fit
-/// then the error.
-pub fn attribute_detail_table(attributes: &Attributes) -> Result<Table, Unfit> {
+/// payload was read with `money="decimal"` (docs/tables.md#money): an amount that does not fit
+/// is then the error of the payload of `operation`, naming it and the column.
+pub fn attribute_detail_table(operation: &str, attributes: &Attributes) -> Result<Table, crate::Error> {
     let size = match attributes.money {
         MoneyType::Decimal => Some(AMOUNT),
         MoneyType::Float => None,
@@ -81,7 +81,7 @@ pub fn attribute_detail_table(attributes: &Attributes) -> Result<Table, Unfit> {
             })
         })
         .collect();
-    build(
+    let table = build(
         &rows,
         &[
             ("group", Read::Text(|r| Some(r.group))),
@@ -93,7 +93,8 @@ pub fn attribute_detail_table(attributes: &Attributes) -> Result<Table, Unfit> {
             ("debit", Read::Money(size, |r| amount(r.transaction.debit.as_ref()))),
             ("credit", Read::Money(size, |r| amount(r.transaction.credit.as_ref()))),
         ],
-    )
+    );
+    table.map_err(|unfit: Unfit| super::unfit_error(operation, "detail", &unfit))
 }
 
 #[cfg(test)]
@@ -123,7 +124,7 @@ mod tests {
         }
         assert_eq!(values.column("raw_value"), Some(&ColumnData::Text(vec![Some("2"), Some("NONE_DETECTED")].into())));
         assert_eq!(values.column("login_id"), Some(&ColumnData::Text(vec![Some("l"), Some("l")].into())));
-        let detail = attribute_detail_table(&attributes).unwrap();
+        let detail = attribute_detail_table("Attributes", &attributes).unwrap();
         assert_eq!(detail.rows, 1);
         assert_eq!(
             detail.column("date"),
@@ -139,7 +140,7 @@ mod tests {
             {"TransactionId": "t2", "Date": "2026/11/02", "Debit": 0.2, "Credit": 99999999999999.9999}]}]},
             "Login": {"Id": "l"}}"#;
         let decimal = Attributes::read_with_money("GetIncomeAttributes", body, MoneyType::Decimal).unwrap();
-        let detail = attribute_detail_table(&decimal).unwrap();
+        let detail = attribute_detail_table("GetIncomeAttributes", &decimal).unwrap();
         match (detail.column("debit"), detail.column("credit")) {
             (Some(ColumnData::Decimal(debit)), Some(ColumnData::Decimal(credit))) => {
                 assert_eq!((debit.precision(), debit.scale()), (18, 4));
@@ -151,12 +152,17 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // The same payload with floats: float64, as before.
-        let floats = attribute_detail_table(&Attributes::parse(body).unwrap()).unwrap();
+        let floats = attribute_detail_table("Attributes", &Attributes::parse(body).unwrap()).unwrap();
         assert!(matches!(floats.column("debit"), Some(ColumnData::Float(_))));
         let unfit = br#"{"Card": {"Id": "g", "AttributesDetail": [{"Attribute": "x", "Transactions": [
             {"TransactionId": "t1", "Debit": 1.00001}]}]}, "Login": {"Id": "l"}}"#;
         let read = Attributes::read_with_money("GetIncomeAttributes", unfit, MoneyType::Decimal).unwrap();
-        let refused = attribute_detail_table(&read).unwrap_err();
-        assert_eq!((refused.column, refused.rule.as_str()), ("debit", "has more than 4 decimal places"));
+        match attribute_detail_table("GetIncomeAttributes", &read) {
+            Err(crate::Error::Decode { operation, message, .. }) => {
+                assert_eq!(operation, "GetIncomeAttributes");
+                assert!(message.starts_with("detail.debit: 1.00001 has more than 4 decimal places"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -100,7 +100,7 @@ impl AttributesResult {
     pub fn read(operation: &str, raw: Raw, money: MoneyType) -> Result<Self, Error> {
         let data = Attributes::read_with_money(operation, raw.bytes(), money)?;
         let values = attribute_values_table(&data);
-        let detail = attribute_detail_table(&data).map_err(|unfit| super::unfit_error(operation, "detail", &unfit))?;
+        let detail = attribute_detail_table(operation, &data)?;
         Ok(AttributesResult { payload: Payload { data, raw }, values, detail })
     }
 }
