@@ -462,7 +462,12 @@ fn statements(bytes: &[u8]) -> Result<(), Error> {
 fn attributes(bytes: &[u8]) -> Result<(), Error> {
     let data = Attributes::read("GetIncomeAttributes", bytes)?;
     attribute_values_table(&data);
-    attribute_detail_table(&data);
+    // Floats always fit their column; the decimal reading of the same bytes may not fit, an
+    // error, never a panic.
+    drop(attribute_detail_table("GetIncomeAttributes", &data));
+    if let Ok(decimal) = Attributes::read_with_money("GetIncomeAttributes", bytes, MoneyType::Decimal) {
+        drop(attribute_detail_table("GetIncomeAttributes", &decimal));
+    }
     for (_, value) in data.groups.iter().flat_map(|group| &group.values) {
         value_as_f64(value);
         value_as_text(value);

@@ -209,8 +209,8 @@ impl DataOp for Attributes {
         }
     }
 
-    fn read(operation: &'static str, raw: Raw, _money: MoneyType) -> Result<AttributesResult, Error> {
-        AttributesResult::read(operation, raw)
+    fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AttributesResult, Error> {
+        AttributesResult::read(operation, raw, money)
     }
 
     fn login_of(output: &AttributesResult) -> (Option<&str>, &Raw) {

@@ -1961,16 +1961,20 @@ class Attributes:
     """
 
     @staticmethod
-    def from_json(data: bytes | bytearray | str) -> Attributes:
-        """Reads an attributes payload from its JSON."""
+    def from_json(data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float") -> Attributes:
+        """Reads an attributes payload from its JSON, the money columns of :attr:`detail` as
+        ``money`` says (as the client's option of that name)."""
 
     @property
     def values(self) -> Table:
-        """One row per group and attribute."""
+        """One row per group and attribute; ``value`` is a float whatever the money type (the
+        values are counts, ratios and amounts alike), ``raw_value`` the text as sent."""
 
     @property
     def detail(self) -> Table:
-        """One row per transaction behind an attribute (when ``detail=`` asked for it)."""
+        """One row per transaction behind an attribute (when ``detail=`` asked for it); ``debit``
+        and ``credit`` are money: float64, or ``decimal128(18, 4)`` with ``money="decimal"``
+        (docs/tables.md#money)."""
 
     @property
     def groups(self) -> list[str]:
@@ -2000,8 +2004,8 @@ class Attributes:
         """The notebook view: its groups and RequestId, then each table, short (docs/notebooks.md)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
-        equal tables."""
+        """Pickles as the payload's bytes and its money type; the copy is read again with
+        :meth:`from_json` and has equal tables."""
 
 @final
 class Accounts:

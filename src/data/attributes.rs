@@ -1,12 +1,18 @@
 //! Attributes: the request (a use-case package or a custom set) and the payload
 //! (docs/protocol.md#attributes), whose groups are named by the caller and so are read dynamically.
 
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::de;
 use super::json::{check_payload_value, Shape};
 use super::login::{guid, Login, NamesLogin};
+use super::money::{JsonNumber, MoneyType, Written};
 use crate::config::shown;
 use crate::error::Error;
 
@@ -144,6 +150,8 @@ pub struct Attributes {
     pub groups: Vec<AttributeGroup>,
     pub login: Option<Login>,
     pub request_id: Option<String>,
+    /// How the detail's amounts were read, and so how its table holds them (docs/tables.md#money).
+    pub money: MoneyType,
 }
 
 impl NamesLogin for Attributes {
@@ -161,31 +169,184 @@ pub struct AttributeGroup {
     pub detail: Vec<AttributeDetail>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
+#[derive(Clone, Debug, Default)]
 pub struct AttributeDetail {
-    #[serde(deserialize_with = "de::text")]
     pub attribute: Option<String>,
-    #[serde(deserialize_with = "de::list")]
     pub transactions: Vec<AttributeTransaction>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
+#[derive(Clone, Debug, Default)]
 pub struct AttributeTransaction {
-    #[serde(deserialize_with = "de::text")]
     pub transaction_id: Option<String>,
-    #[serde(deserialize_with = "de::text")]
     pub account_id: Option<String>,
     /// `YYYY/MM/DD`.
-    #[serde(deserialize_with = "de::text")]
     pub date: Option<String>,
-    #[serde(deserialize_with = "de::text")]
     pub description: Option<String>,
-    #[serde(deserialize_with = "de::number")]
-    pub debit: Option<f64>,
-    #[serde(deserialize_with = "de::number")]
-    pub credit: Option<f64>,
+    pub debit: Option<DetailAmount>,
+    pub credit: Option<DetailAmount>,
+}
+
+/// An amount of a detail transaction (`Debit`, `Credit`): a float, or, read with
+/// `money="decimal"`, the digits the payload wrote (docs/tables.md#money). Owned: the model
+/// outlives the bytes it was read from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DetailAmount {
+    Float(f64),
+    Written(String),
+}
+
+/// A number type of the payload's amounts, as the model keeps it.
+trait Kept {
+    fn kept(self) -> DetailAmount;
+}
+
+impl Kept for f64 {
+    fn kept(self) -> DetailAmount {
+        DetailAmount::Float(self)
+    }
+}
+
+impl Kept for Written<'_> {
+    fn kept(self) -> DetailAmount {
+        DetailAmount::Written(self.0.into_owned())
+    }
+}
+
+/// A detail entry as the payload spells it, its amounts read as `N` (`f64`, or [`Written`]).
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "N: JsonNumber<'de> + Default"))]
+struct WireDetail<N> {
+    #[serde(deserialize_with = "de::text")]
+    attribute: Option<String>,
+    #[serde(deserialize_with = "de::list")]
+    transactions: Vec<WireTransaction<N>>,
+}
+
+/// A detail transaction as the payload spells it, its amounts read as `N`.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "PascalCase", default, bound(deserialize = "N: JsonNumber<'de> + Default"))]
+struct WireTransaction<N> {
+    #[serde(deserialize_with = "de::text")]
+    transaction_id: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    account_id: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    date: Option<String>,
+    #[serde(deserialize_with = "de::text")]
+    description: Option<String>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    debit: Option<N>,
+    #[serde(deserialize_with = "JsonNumber::read")]
+    credit: Option<N>,
+}
+
+/// The transactions of the model, from those the payload spells.
+fn kept<N: Kept>(transactions: Vec<WireTransaction<N>>) -> Vec<AttributeTransaction> {
+    transactions
+        .into_iter()
+        .map(|wire| AttributeTransaction {
+            transaction_id: wire.transaction_id,
+            account_id: wire.account_id,
+            date: wire.date,
+            description: wire.description,
+            debit: wire.debit.map(Kept::kept),
+            credit: wire.credit.map(Kept::kept),
+        })
+        .collect()
+}
+
+/// The detail entries of the model, from those the payload spells.
+fn kept_details<N: Kept>(details: Vec<WireDetail<N>>) -> Vec<AttributeDetail> {
+    details
+        .into_iter()
+        .map(|wire| AttributeDetail { attribute: wire.attribute, transactions: kept(wire.transactions) })
+        .collect()
+}
+
+/// The members of a JSON object of the payload, each as the slice of the payload that holds it,
+/// in order; a key sent twice keeps its first place and its last value, as the `Value` the
+/// payload's structure is read from keeps it. What `money="decimal"` reads the detail's amounts
+/// from: a `Value` has read every number through a float already.
+#[derive(Default)]
+struct RawMembers<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'a> RawMembers<'a> {
+    /// The members of `raw`; none when it is not an object.
+    fn of(raw: Option<&'a RawValue>) -> Self {
+        raw.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default()
+    }
+
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(name, _)| name == key).map(|(_, value)| *value)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawMembers<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = RawMembers<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members: Vec<(String, &'de RawValue)> = Vec::new();
+                let mut places: HashMap<String, usize> = HashMap::new();
+                while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+                    if let Some(member) = places.get(&key).and_then(|&place| members.get_mut(place)) {
+                        member.1 = value;
+                    } else {
+                        places.insert(key.clone(), members.len());
+                        members.push((key, value));
+                    }
+                }
+                Ok(RawMembers(members))
+            }
+        }
+        deserializer.deserialize_map(Members)
+    }
+}
+
+/// Where a detail list is read from: its `Value`, and, with `money="decimal"`, the slice of the
+/// payload that holds it, whose numbers keep their digits.
+struct DetailSource<'a> {
+    value: Value,
+    raw: Option<&'a RawValue>,
+}
+
+impl DetailSource<'_> {
+    /// The transactions it lists (none when it is no list of transactions).
+    fn transactions(self, money: MoneyType) -> Vec<AttributeTransaction> {
+        match (money, self.raw) {
+            (MoneyType::Decimal, Some(raw)) => {
+                serde_json::from_str::<Vec<WireTransaction<Written>>>(raw.get()).map(kept).unwrap_or_default()
+            }
+            _ => serde_json::from_value::<Vec<WireTransaction<f64>>>(self.value).map(kept).unwrap_or_default(),
+        }
+    }
+
+    /// A detail list: `[{"Attribute", "Transactions"}]`, or `{attribute: [transactions]}`.
+    fn details(self, money: MoneyType) -> Vec<AttributeDetail> {
+        let members = RawMembers::of(self.raw);
+        match self.value {
+            Value::Object(map) => map
+                .into_iter()
+                .map(|(attribute, transactions)| {
+                    let raw = members.get(&attribute);
+                    let transactions = DetailSource { value: transactions, raw }.transactions(money);
+                    AttributeDetail { attribute: Some(attribute), transactions }
+                })
+                .collect(),
+            other => match (money, self.raw) {
+                (MoneyType::Decimal, Some(raw)) => {
+                    serde_json::from_str::<Vec<WireDetail<Written>>>(raw.get()).map(kept_details).unwrap_or_default()
+                }
+                _ => serde_json::from_value::<Vec<WireDetail<f64>>>(other).map(kept_details).unwrap_or_default(),
+            },
+        }
+    }
 }
 
 /// Top-level keys that are not attribute groups: those of the answer's envelope, which every
@@ -217,34 +378,46 @@ impl Attributes {
         Self::read("Attributes", bytes)
     }
 
+    /// [`Attributes::read_with_money`] with the detail's amounts as floats.
+    pub(crate) fn read(operation: &str, bytes: &[u8]) -> Result<Self, Error> {
+        Self::read_with_money(operation, bytes, MoneyType::Float)
+    }
+
     /// Reads the 200 of the attributes operation `operation`: groups are its keys, so it is read
     /// from a JSON object rather than derived. A body that is not JSON is a decode error; one
     /// whose envelope says error is that error; one that is not an object, or holds no group,
-    /// `Login` or `RequestId`, is a protocol surprise. Each keeps the start of the body.
-    pub(crate) fn read(operation: &str, bytes: &[u8]) -> Result<Self, Error> {
+    /// `Login` or `RequestId`, is a protocol surprise. Each keeps the start of the body. With
+    /// `money="decimal"` the detail's amounts keep the digits the payload wrote.
+    pub(crate) fn read_with_money(operation: &str, bytes: &[u8], money: MoneyType) -> Result<Self, Error> {
         let body: Value = serde_json::from_slice(bytes)
             .map_err(|e| super::json::decode_error(operation, 200, bytes, e.to_string()))?;
         check_payload_value(operation, 200, bytes, &body, SHAPE)?;
         let Value::Object(object) = body else {
             return Err(Error::protocol(operation, 200, "expected a JSON object", bytes));
         };
-        let mut attributes = Attributes::default();
+        let mut attributes = Attributes { money, ..Attributes::default() };
+        // The payload's own slices, where the decimal amounts are read from (`RawMembers`).
+        let members = match money {
+            MoneyType::Decimal => serde_json::from_slice::<RawMembers>(bytes).unwrap_or_default(),
+            MoneyType::Float => RawMembers::default(),
+        };
         let mut loose_detail = Vec::new();
         for (key, value) in object {
+            let raw = members.get(&key);
             if key.eq_ignore_ascii_case("Login") {
                 attributes.login = serde_json::from_value(value).ok();
             } else if key.eq_ignore_ascii_case("RequestId") {
                 attributes.request_id = value.as_str().map(str::to_owned);
             } else if is_detail_key(&key) {
-                loose_detail.push(value);
+                loose_detail.push(DetailSource { value, raw });
             } else if let (false, Value::Object(group)) =
                 (NOT_GROUPS.iter().any(|n| n.eq_ignore_ascii_case(&key)), value)
             {
-                attributes.groups.push(AttributeGroup::parse(key, group));
+                attributes.groups.push(AttributeGroup::parse(key, group, raw, money));
             }
         }
-        for value in loose_detail {
-            attributes.attach_top_level_detail(value);
+        for source in loose_detail {
+            attributes.attach_top_level_detail(source);
         }
         Ok(attributes)
     }
@@ -252,27 +425,30 @@ impl Attributes {
     /// A detail list beside the groups rather than in one, as the service's response tables show
     /// it (docs/protocol.md#attributes): keyed by group, keyed by attribute, or a bare list. Each
     /// entry joins the group it names, or the group holding its attribute, or the first group.
-    fn attach_top_level_detail(&mut self, value: Value) {
+    fn attach_top_level_detail(&mut self, source: DetailSource<'_>) {
+        let money = self.money;
         let by_group =
             |groups: &[AttributeGroup], name: &str| groups.iter().position(|g| g.name.eq_ignore_ascii_case(name));
         let holding = |groups: &[AttributeGroup], attribute: &str| {
             groups.iter().position(|g| g.values.iter().any(|(name, _)| name == attribute))
         };
         let mut placed: Vec<(Option<usize>, AttributeDetail)> = Vec::new();
-        match value {
+        match source.value {
             Value::Object(map) => {
+                let members = RawMembers::of(source.raw);
                 for (key, value) in map {
+                    let entry = DetailSource { value, raw: members.get(&key) };
                     if let Some(index) = by_group(&self.groups, &key) {
-                        placed.extend(detail_list(value).into_iter().map(|detail| (Some(index), detail)));
+                        placed.extend(entry.details(money).into_iter().map(|detail| (Some(index), detail)));
                     } else {
-                        let transactions = serde_json::from_value(value).unwrap_or_default();
+                        let transactions = entry.transactions(money);
                         let index = holding(&self.groups, &key);
                         placed.push((index, AttributeDetail { attribute: Some(key), transactions }));
                     }
                 }
             }
             other => {
-                for detail in detail_list(other) {
+                for detail in (DetailSource { value: other, raw: source.raw }).details(money) {
                     let index = detail.attribute.as_deref().and_then(|name| holding(&self.groups, name));
                     placed.push((index, detail));
                 }
@@ -295,28 +471,18 @@ fn is_detail_key(key: &str) -> bool {
     DETAIL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
 }
 
-/// A detail list: `[{"Attribute", "Transactions"}]`, or `{attribute: [transactions]}`.
-fn detail_list(value: Value) -> Vec<AttributeDetail> {
-    match value {
-        Value::Object(map) => map
-            .into_iter()
-            .map(|(attribute, transactions)| AttributeDetail {
-                attribute: Some(attribute),
-                transactions: serde_json::from_value(transactions).unwrap_or_default(),
-            })
-            .collect(),
-        other => serde_json::from_value::<Vec<AttributeDetail>>(other).unwrap_or_default(),
-    }
-}
-
 impl AttributeGroup {
-    fn parse(name: String, object: Map<String, Value>) -> Self {
+    /// The group `name`, read from its `object`; `raw`, its slice of the payload, with
+    /// `money="decimal"`.
+    fn parse(name: String, object: Map<String, Value>, raw: Option<&RawValue>, money: MoneyType) -> Self {
         let mut group = AttributeGroup { name, ..AttributeGroup::default() };
+        let members = RawMembers::of(raw);
         for (key, value) in object {
             if key.eq_ignore_ascii_case("Id") {
                 group.id = value.as_str().map(str::to_owned);
             } else if is_detail_key(&key) {
-                group.detail.extend(detail_list(value));
+                let raw = members.get(&key);
+                group.detail.extend(DetailSource { value, raw }.details(money));
             } else {
                 group.values.push((key, value));
             }
@@ -368,7 +534,7 @@ mod tests {
             card.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
             ["balance_min", "count_nsf", "sum_government_income"]
         );
-        assert_eq!(card.detail[0].transactions[0].debit, Some(48.0));
+        assert_eq!(card.detail[0].transactions[0].debit, Some(DetailAmount::Float(48.0)));
         assert_eq!(parsed.groups[1].detail.len(), 1);
         assert_eq!(parsed.groups[2].detail[0].attribute.as_deref(), Some("x"));
         assert_eq!(parsed.request_id.as_deref(), Some("r"));
@@ -402,8 +568,48 @@ mod tests {
             assert_eq!(card.values.len(), 1, "{body}");
             assert_eq!(card.detail.len(), 1, "{body}");
             assert_eq!(card.detail[0].attribute.as_deref(), Some("count_nsf"));
-            assert_eq!(card.detail[0].transactions[0].debit, Some(48.0));
+            assert_eq!(card.detail[0].transactions[0].debit, Some(DetailAmount::Float(48.0)));
         }
+    }
+
+    #[test]
+    fn decimal_amounts_keep_the_digits_the_payload_wrote_in_every_spelling() {
+        // Digits no float holds: 0.1 + 0.2 in floats is 0.30000000000000004; these are read as written.
+        let tx = r#"{"TransactionId": "t1", "Date": "2026/10/01", "Debit": 0.1, "Credit": "1234567890123.4567"}"#;
+        let bodies = [
+            format!(
+                r#"{{"Card": {{"Id": "g", "count_nsf": 1, "AttributesDetail": [{{"Attribute": "count_nsf", "Transactions": [{tx}]}}]}}, "Login": {{"Id": "l"}}}}"#
+            ),
+            format!(
+                r#"{{"Card": {{"Id": "g", "count_nsf": 1, "AttributeDetails": {{"count_nsf": [{tx}]}}}}, "Login": {{"Id": "l"}}}}"#
+            ),
+            format!(
+                r#"{{"Card": {{"Id": "g", "count_nsf": 1}}, "AttributeDetails": {{"count_nsf": [{tx}]}}, "Login": {{"Id": "l"}}}}"#
+            ),
+            format!(
+                r#"{{"Card": {{"Id": "g", "count_nsf": 1}}, "AttributesDetail": {{"Card": [{{"Attribute": "count_nsf", "Transactions": [{tx}]}}]}}, "Login": {{"Id": "l"}}}}"#
+            ),
+            format!(
+                r#"{{"Card": {{"Id": "g", "count_nsf": 1}}, "AttributesDetails": [{{"Attribute": "count_nsf", "Transactions": [{tx}]}}], "Login": {{"Id": "l"}}}}"#
+            ),
+        ];
+        for body in &bodies {
+            let parsed =
+                Attributes::read_with_money("GetIncomeAttributes", body.as_bytes(), MoneyType::Decimal).unwrap();
+            let transaction = &parsed.groups[0].detail[0].transactions[0];
+            assert_eq!(transaction.debit, Some(DetailAmount::Written("0.1".to_owned())), "{body}");
+            assert_eq!(transaction.credit, Some(DetailAmount::Written("1234567890123.4567".to_owned())), "{body}");
+            assert_eq!(transaction.transaction_id.as_deref(), Some("t1"));
+            // The same payload read with floats: the same rows, the amounts as floats.
+            let floats = Attributes::read("GetIncomeAttributes", body.as_bytes()).unwrap();
+            assert_eq!(floats.groups[0].detail[0].transactions[0].debit, Some(DetailAmount::Float(0.1)));
+        }
+        // A key sent twice: its last value, as the float reading takes it.
+        let twice = format!(
+            r#"{{"Card": {{"Id": "g", "AttributesDetail": [], "AttributesDetail": [{{"Attribute": "x", "Transactions": [{tx}]}}]}}}}"#
+        );
+        let parsed = Attributes::read_with_money("GetIncomeAttributes", twice.as_bytes(), MoneyType::Decimal).unwrap();
+        assert_eq!(parsed.groups[0].detail[0].transactions[0].debit, Some(DetailAmount::Written("0.1".to_owned())));
     }
 
     #[test]

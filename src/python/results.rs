@@ -244,8 +244,14 @@ impl PyAttributes {
 impl PyAttributes {
     #[doc = stub_doc!("Attributes.from_json")]
     #[staticmethod]
-    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, |raw| AttributesResult::read("Attributes", raw))?;
+    #[pyo3(signature = (data, money="float"))]
+    fn from_json(
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = args::money)] money: &str,
+    ) -> PyResult<Self> {
+        let money = MoneyType::parse(money)?;
+        let parts = read_json(py, data, move |raw| AttributesResult::read("Attributes", raw, money))?;
         PyAttributes::new(py, parts)
     }
 
@@ -318,8 +324,8 @@ impl PyAttributes {
     }
 
     #[doc = stub_doc!("Attributes.__reduce__")]
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Reduced<'py>> {
-        reduce_to_json::<Self>(py, &self.payload.raw)
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<ReducedWithMoney<'py>> {
+        reduce_with_money::<Self>(py, &self.payload.raw, self.payload.data.money)
     }
 
     fn __repr__(&self) -> String {

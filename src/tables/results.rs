@@ -94,17 +94,14 @@ pub struct AttributesResult {
 }
 
 impl AttributesResult {
-    /// Reads a 200 of the attributes operation `operation`, whose name the errors carry.
-    pub fn read(operation: &str, raw: Raw) -> Result<Self, Error> {
-        Ok(AttributesResult::from(Payload { data: Attributes::read(operation, raw.bytes())?, raw }))
-    }
-}
-
-impl From<Payload<Attributes>> for AttributesResult {
-    fn from(payload: Payload<Attributes>) -> Self {
-        let values = attribute_values_table(&payload.data);
-        let detail = attribute_detail_table(&payload.data);
-        AttributesResult { payload, values, detail }
+    /// Reads a 200 of the attributes operation `operation`, whose name the errors carry, the
+    /// detail's money as `money` says; an amount that does not fit its decimal column is the
+    /// payload's error, naming `operation` and the column (docs/tables.md#money).
+    pub fn read(operation: &str, raw: Raw, money: MoneyType) -> Result<Self, Error> {
+        let data = Attributes::read_with_money(operation, raw.bytes(), money)?;
+        let values = attribute_values_table(&data);
+        let detail = attribute_detail_table(operation, &data)?;
+        Ok(AttributesResult { payload: Payload { data, raw }, values, detail })
     }
 }
 

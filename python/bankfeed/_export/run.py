@@ -27,6 +27,7 @@ from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_money, check_w
 from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
+from bankfeed._export.migrate import move_into_runs, written_before_runs
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker, check_max_consecutive_failures
 from bankfeed._export.planning import plan_stoppable
 from bankfeed._export.progress import ExportProgress
@@ -132,6 +133,12 @@ class ExportReport:
             f"logins_failed={self.logins_failed}, logins_skipped={self.logins_skipped}, rows={rows}, "
             f"elapsed={self.elapsed:.1f}{state})"
         )
+
+
+def _tried_key(login: Any) -> str:
+    """How the logins tried and not tried are compared: folded (``logins.fold``), a LoginId that
+    is not text by its ``repr``, as its failure names it."""
+    return fold(login) if isinstance(login, str) else repr(login)
 
 
 def _texts(login_ids: object) -> list[Any]:
@@ -274,8 +281,10 @@ class _Export:
     #: counts (folded: at most ``max_consecutive_failures`` of them), and those then not tried.
     breaker: StartBreaker = field(default_factory=lambda: StartBreaker(DEFAULT_MAX_CONSECUTIVE_FAILURES))
     tried: set[str] = field(default_factory=set)
-    #: Per kind, the logins listed as not tried.
+    #: Per kind, the logins listed as not tried; on a cluster, which ones (by :func:`_tried_key`),
+    #: as its partitions listed them.
     not_tried: Counter[str] = field(default_factory=Counter)
+    untried: dict[str, set[str]] = field(default_factory=dict)
     #: Logins done (written or failed) by this run, per kind: what the progress shows; and failed.
     kind_done: Counter[str] = field(default_factory=Counter)
     kind_failed: Counter[str] = field(default_factory=Counter)
@@ -430,6 +439,10 @@ class _Export:
         # An export already there: this is its next run, or, with resume, goes on with its last.
         records = read_runs(storage)
         self._check_asked_as_before(previous_manifest(storage), records, resume=resume)
+        if written_before_runs(storage, self.fmt, records):
+            # Its rows outside the runs' partitions: moved into them first, as its first run.
+            move_into_runs(storage, self.fmt, records)
+            records = read_runs(storage)
         if resume and records:
             self.resumed_run = last_run(records)
             self.resumed_ended = records[-1].get("finished_at") is not None and not records[-1].get("interrupted")
@@ -661,15 +674,23 @@ class _Export:
 
     @property
     def logins_not_tried(self) -> int:
-        """Logins the run asked nothing for once it stopped asking. In one process the logins it
-        tried are all known (it stops within the first ``max_consecutive_failures``); a cluster
-        run's partitions count per kind, and a login not tried in two kinds is counted once as
-        far as the counts tell (the kind with the most)."""
+        """Logins the run asked nothing for, in any kind, once it stopped asking. In one process
+        the logins it tried are all known (it stops within the first ``max_consecutive_failures``).
+        On a cluster each partition stops by itself and lists the logins it did not ask for: a
+        login counts when every kind that had it to fetch listed it so."""
         if not self.not_tried:
             return 0
-        if self.tried:
+        if not self.untried:
             return max(0, len(self.asked) - self.skipped_logins - len(self.tried))
-        return max(self.not_tried.values())
+        never = set().union(*self.untried.values())
+        for kind in self.kinds:
+            listed = self.untried.get(kind.name, set())
+            for login in self.todo[kind.name]:
+                key = _tried_key(login)
+                if key not in listed:
+                    # Asked for in this kind (or its partition was stopped before it began).
+                    never.discard(key)
+        return len(never)
 
     @property
     def stopping(self) -> bool:
@@ -703,17 +724,20 @@ class _Export:
         *,
         kind: str = "",
         breaker: StartBreaker | None = None,
-        not_tried: int = 0,
+        not_tried: Iterable[Any] = (),
     ) -> None:
         """Counts what a partition of a cluster run did: ``done`` logins of ``kind``, of which
         ``written`` were, ``rows`` per ``"kind/table"``, the ``failures``, and what its
-        ``breaker`` saw and left ``not_tried``."""
+        ``breaker`` saw and the logins it left ``not_tried``."""
         self.done += done
         self.kind_done[kind] += done
         self.kind_failed[kind] += len(failures)
         self.failed += len(failures)
         self.failures.extend(failures)
-        self.not_tried[kind] += not_tried
+        untried = self.untried.setdefault(kind, set())
+        for login in not_tried:
+            untried.add(_tried_key(login))
+            self.not_tried[kind] += 1
         if breaker is not None:
             self.breaker.merge(breaker)
         for name, count in rows.items():
@@ -751,12 +775,14 @@ class _Export:
             name: read_state(self.storage, name, self.fmt, run=self.partition_run, repair=repair, entries=entries)
             for name, entries in journals.items()
         }
+        # Each login once, whatever its kinds, as the report counts them.
+        not_tried = self.logins_not_tried
         run = self.record(
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             logins_fetched=self.done,
             logins_failed=self.failed,
             interrupted=interrupted,
-            logins_not_tried=self.not_tried.total(),
+            logins_not_tried=not_tried,
             unknown_fields=self.unknown.as_record(),
         )
         write_run(self.storage, run)
@@ -793,7 +819,7 @@ class _Export:
             logins_skipped=self.skipped_logins,
             elapsed=time.monotonic() - self.clock,
             interrupted=interrupted,
-            logins_not_tried=self.logins_not_tried,
+            logins_not_tried=not_tried,
             outage=self.breaker.describe() if self.breaker.outage and not interrupted else None,
             kinds={
                 kind.name: {"fetched": self.kind_done[kind.name], "failed": self.kind_failed[kind.name]}
@@ -963,8 +989,6 @@ def _run(
         )
     _check_count("partition_size", partition_size)
     _check_keep_raw(keep_raw)
-    if scheduler is not None and keep_raw:
-        raise _config_error("keep_raw", "is not taken by a cluster run (scheduler=) yet: export without it")
     if scheduler is not None:
         from bankfeed._export import cluster
 
