@@ -1,47 +1,85 @@
-//! bankfeed: a client for the v3 bank-data aggregation API, and a sandbox server that speaks it.
-//!
-//! The core knows nothing of Python; `python` converts its types and nothing more.
+//! The pyo3 layer: classes, exception mapping and conversions over the Rust core; nothing else
+//! (docs/architecture.md#how-a-call-travels).
 
-pub mod authorize;
-pub mod bulk;
-pub mod call;
-pub mod client;
-pub mod config;
-pub mod connect;
-pub mod data;
-pub mod error;
-mod error_masking;
-mod events;
-mod fork;
-// Entry points and a mutator for the fuzz tests (tests/fuzz_*.rs); not an API, not in the wheel.
-#[cfg(any(test, feature = "fuzzing"))]
-#[doc(hidden)]
-pub mod fuzzing;
-mod http;
-mod linking;
-mod masking;
-pub mod ops;
-mod poll;
-mod pools;
-pub mod protocol;
-pub mod proxy;
-mod secret;
-mod shown;
-// Only the sandbox and the Python layer (which needs the sandbox) hold locks today.
-#[cfg(any(feature = "sandbox", feature = "connect"))]
-mod sync;
-pub mod tables;
+// `stub_doc!("Client.investments")`: the docstring of that name in python/bankfeed/_native.pyi,
+// read by build.rs. The binding's Python docs are written there only, and reach `__doc__` and
+// `help()` through `#[doc = stub_doc!(...)]` (docs/architecture.md#one-source-for-the-docstrings).
+include!(concat!(env!("OUT_DIR"), "/stub_docs.rs"));
 
-#[cfg(feature = "sandbox")]
-pub mod sandbox;
+mod args;
+mod asyncio;
+mod blocking;
+mod bulk;
+mod challenge;
+mod client;
+mod combine;
+mod connect;
+mod convert;
+mod errors;
+mod exit;
+mod handler;
+mod invocation;
+mod log_emitter;
+mod logging;
+mod results;
+mod runtime;
+mod sandbox;
+mod session;
+mod table;
+mod views;
 
-#[cfg(feature = "python")]
-mod python;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
-pub use authorize::{Answers, Challenge, ChallengeHandler, ChallengeType, SecurityChallenge, Session, Step};
-pub use call::Call;
-pub use client::Client;
-pub use config::{ClientConfig, PollPolicy, RetryPolicy};
-pub use error::{ApiError, Body, Error};
-pub use ops::{DataOp, Target};
-pub use secret::Secret;
+use bankfeed::config::ClientOptions;
+
+/// The defaults of the constructors' options as the core has them, by class (`Client`,
+/// `Sandbox`): `tests/python/tooling/test_defaults.py` compares them with the signatures' literals.
+#[pyfunction]
+fn _defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let defaults = PyDict::new(py);
+    defaults.set_item("Client", pythonize::pythonize(py, &ClientOptions::default())?)?;
+    defaults.set_item("Sandbox", sandbox::defaults(py)?)?;
+    Ok(defaults)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    logging::install(m)?;
+    exit::register(m)?;
+    m.add_class::<client::PyBaseClient>()?;
+    m.add_class::<client::PyClient>()?;
+    m.add_class::<client::PyAsyncClient>()?;
+    m.add_class::<session::PyBaseSession>()?;
+    m.add_class::<session::PySession>()?;
+    m.add_class::<session::PyAsyncSession>()?;
+    m.add_class::<challenge::PyBaseChallenge>()?;
+    m.add_class::<challenge::PyChallenge>()?;
+    m.add_class::<challenge::PyAsyncChallenge>()?;
+    m.add_class::<challenge::PySecurityChallenge>()?;
+    m.add_class::<sandbox::PySandbox>()?;
+    m.add_class::<table::PyTable>()?;
+    m.add_class::<results::PyInvestments>()?;
+    m.add_class::<results::PyAttributes>()?;
+    m.add_class::<results::PyAccounts>()?;
+    m.add_class::<results::PyStatements>()?;
+    m.add_class::<combine::PyCombined>()?;
+    m.add_class::<combine::PyGathering>()?;
+    m.add_class::<connect::PyConnectUrl>()?;
+    m.add_class::<connect::PyConnection>()?;
+    m.add_class::<connect::PyCatcher>()?;
+    m.add_function(wrap_pyfunction!(connect::connect_url, m)?)?;
+    // Private and left out of `__all__` (typed by `bankfeed._types.BulkResults` and
+    // `AsyncBulkResults`): here so that the name their `type()` prints exists.
+    m.setattr("_BulkResults", m.py().get_type::<bulk::PyBulkResults>())?;
+    m.setattr("_AsyncBulkResults", m.py().get_type::<bulk::PyAsyncBulkResults>())?;
+    m.add_function(wrap_pyfunction!(combine::combine, m)?)?;
+    m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
+    // Private and left out of `__all__`: test hooks, not API.
+    m.setattr("_panic_in_background", wrap_pyfunction!(blocking::_panic_in_background, m)?)?;
+    m.setattr("_defaults", wrap_pyfunction!(_defaults, m)?)?;
+    // Private too: what the Python layer's readers of LoginIds share with the bulk calls.
+    m.setattr("_check_login_ids", wrap_pyfunction!(args::_check_login_ids, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
