@@ -3,9 +3,9 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use super::calendar::AsOf;
-use super::faults::Fault;
-use super::reply::AsyncLinks;
+use crate::server::faults::Fault;
+use crate::server::reply::AsyncLinks;
+use crate::world::calendar::AsOf;
 
 /// The most bulk logins a sandbox saves at start (`SandboxConfig::logins`).
 pub const MAX_LOGINS: u32 = 1_000_000;
@@ -213,7 +213,7 @@ pub struct SandboxConfig {
     /// Faults to inject, in order (docs/sandbox.md#faults); none by default.
     pub faults: Vec<Fault>,
     /// How many bulk logins (`bulk_00000`, `bulk_00001`, ...) are saved at start, at most
-    /// [`MAX_LOGINS`] (docs/sandbox.md#many-logins); their LoginIds are [`login_ids`](super::login_ids).
+    /// [`MAX_LOGINS`] (docs/sandbox.md#many-logins); their LoginIds are [`login_ids`](crate::login_ids).
     pub logins: u32,
     /// When set, the admin API is served under `/_sandbox/` to requests that carry
     /// `Authorization: Bearer <admin_token>` (docs/sandbox.md#the-admin-api); without it, those

@@ -12,39 +12,12 @@
 //! sandbox.stop();
 //! ```
 
-mod accounts;
-mod admin;
-mod attributes;
-mod authorize;
-mod body;
-mod calendar;
-mod catalogue;
-mod challenge;
 mod config;
-mod connection;
-mod delete;
-mod faults;
 mod generator;
-mod images;
-mod inject;
-mod institutions;
-mod investments;
-mod keys;
-mod language;
-mod linking;
-mod not_enabled;
-mod operation;
-mod pdf;
-mod recorded;
-mod reply;
-mod routes;
-mod slots;
-mod state;
-mod statements;
-mod tokens;
-mod upload;
-mod users;
+mod operations;
+mod server;
 mod widget;
+mod world;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -54,16 +27,16 @@ use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
 
-pub use catalogue::{attribute_catalogue, attribute_packages};
 pub use config::{
     AuthorizeKind, CachedChallenges, PendingOperations, RecordedRequest, SandboxConfig, CARD_IN_USE, DATA_OPERATIONS,
     DEFAULT_CUSTOMER_ID, DEFAULT_REQUEST_LOG_BYTES, LOGGED_BODY_BYTES, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
 };
-pub use faults::{Fault, FaultKind};
 pub use generator::AsOf;
-pub use reply::AsyncLinks;
-use state::Shared;
-pub use users::{bulk_username, users, SandboxUser, BULK_PREFIX};
+pub use operations::catalogue::{attribute_catalogue, attribute_packages};
+pub use server::faults::{Fault, FaultKind};
+pub use server::reply::AsyncLinks;
+use world::state::Shared;
+pub use world::users::{bulk_username, users, SandboxUser, BULK_PREFIX};
 
 /// Worker threads of a started sandbox: enough that a slow answer (100,000 transactions to
 /// serialise) does not hold up the requests of other sessions, few enough to stay light in a
@@ -257,7 +230,7 @@ pub fn login_ids(seed: u64, count: u32) -> Vec<String> {
 
 /// The LoginId a sandbox seeded with `seed` gives `username` (any sandbox user, any case).
 pub fn login_id(seed: u64, username: &str) -> String {
-    match users::bulk_index(username) {
+    match world::users::bulk_index(username) {
         Some(index) => generator::login_id_for(seed, &bulk_username(index)),
         None => generator::login_id_for(seed, username),
     }
@@ -349,13 +322,13 @@ async fn serve_shared(
         shutdown.await;
         let _ = began.send(true);
     };
-    let limits = connection::Limits {
+    let limits = server::connection::Limits {
         header_read_timeout: shared.config.header_read_timeout,
         request_read_timeout: shared.config.request_read_timeout,
         idle_timeout: shared.config.idle_timeout,
         max_connections: shared.config.max_connections,
     };
-    let server = connection::serve(listener, routes::router(shared), limits, signal);
+    let server = server::connection::serve(listener, server::routes::router(shared), limits, signal);
     // Graceful shutdown waits for every open connection; a client that keeps one busy must not
     // be able to hang `stop` (and with it a Python process at exit).
     let grace = async move {

@@ -13,7 +13,7 @@
 
 use super::names::{CITIES, CONTACTS, EMPLOYERS, FIRST_NAMES, HYDRO, INTERNET, LAST_NAMES, MERCHANTS, PHONE, STREETS};
 use super::{Cents, Guid, Rng};
-use crate::calendar::{civil, civil_after, AsOf, DAYS};
+use crate::world::calendar::{civil, civil_after, AsOf, DAYS};
 
 /// The institution number of `FlinksCapital` on every account.
 const INSTITUTION_NUMBER: &str = "777";

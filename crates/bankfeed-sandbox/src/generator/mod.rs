@@ -8,8 +8,8 @@ mod names;
 pub(crate) mod portfolio;
 mod random;
 
-pub use super::calendar::AsOf;
-pub(crate) use super::calendar::{dash_date, month_name, months_before, offset_of, slash_date, DAYS};
+pub use crate::world::calendar::AsOf;
+pub(crate) use crate::world::calendar::{dash_date, month_name, months_before, offset_of, slash_date, DAYS};
 pub(crate) use banking::{BankAccount, BankTransaction, Banking, Description};
 pub(crate) use names::Isin;
 pub(crate) use portfolio::Portfolio;
@@ -22,7 +22,7 @@ use axum::body::Bytes;
 
 use serde::{Serialize, Serializer};
 
-use super::config::SandboxConfig;
+use crate::config::SandboxConfig;
 // A panic while generating leaves nothing half-inserted in the map, so poisoning is harmless.
 use bankfeed::sync::lock;
 

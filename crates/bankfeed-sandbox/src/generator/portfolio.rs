@@ -11,7 +11,7 @@
 use super::names::{Isin, SecurityName, SECURITIES};
 use super::random::hash;
 use super::{Cents, Guid, Rng, DAYS};
-use crate::calendar::{civil_after, AsOf};
+use crate::world::calendar::{civil_after, AsOf};
 
 pub(crate) struct Portfolio {
     /// The day the data is as of: every trade's `day` counts back from it.

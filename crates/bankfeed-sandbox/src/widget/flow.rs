@@ -15,12 +15,12 @@ use super::login::{self, Answer, Asked};
 use super::params::{Params, Product};
 use super::redirect;
 use super::texts::{self, fill};
-use crate::challenge::{
+use crate::operations::challenge::{
     IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER, TEXT_OR_CALL,
     WAIT_UNTIL_EU_ACCEPT,
 };
-use crate::reply::INSTITUTION;
-use crate::state::Shared;
+use crate::server::reply::INSTITUTION;
+use crate::world::state::Shared;
 use bankfeed::sync::lock;
 
 /// A flow left alone this long is forgotten: a person takes minutes, not hours.
@@ -157,7 +157,7 @@ impl Flows {
                     &[
                         ("given", &format!("{given:?}")),
                         ("institution", INSTITUTION),
-                        ("number", &crate::reply::INSTITUTION_ID.to_string()),
+                        ("number", &crate::server::reply::INSTITUTION_ID.to_string()),
                     ],
                 );
                 return failed(chrome, events, t.unknown_institution_title, message, "INVALID_INSTITUTION");

@@ -7,7 +7,7 @@
 //! institution's own, not a word of the widget's (those are in `texts.rs`).
 
 use super::params::{Params, Product};
-use crate::reply::{INSTITUTION, INSTITUTION_ID};
+use crate::server::reply::{INSTITUTION, INSTITUTION_ID};
 
 /// One entry of a list.
 #[derive(Debug, Clone, PartialEq, Eq)]

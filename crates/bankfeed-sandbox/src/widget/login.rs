@@ -11,9 +11,9 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::IntoResponse;
 use serde_json::{json, Value};
 
-use crate::authorize;
-use crate::body::BodyBytes;
-use crate::state::Shared;
+use crate::operations::authorize;
+use crate::server::body::BodyBytes;
+use crate::world::state::Shared;
 
 /// An Authorize answer is read whole up to this size: the image challenge's 16 images are the
 /// largest, far below it.
@@ -41,7 +41,7 @@ pub(crate) enum Answer {
 /// A live login with credentials, saved, in the widget's language.
 pub(crate) async fn with_credentials(shared: &Arc<Shared>, username: &str, password: &str, french: bool) -> Answer {
     let body = json!({
-        "Institution": crate::reply::INSTITUTION,
+        "Institution": crate::server::reply::INSTITUTION,
         "Username": username,
         "Password": password,
         "Save": true,
@@ -69,7 +69,7 @@ pub(crate) async fn answer(shared: &Arc<Shared>, request_id: &str, responses: Ve
 /// Whether the sandbox's user `username` asks challenges on a live login by LoginId beyond those
 /// of its credentials login (docs/sandbox.md#users).
 pub(crate) fn asks_when_saved(username: &str) -> bool {
-    crate::users::find(username).is_some_and(|user| user.scenario.saved_flow.is_some())
+    crate::world::users::find(username).is_some_and(|user| user.scenario.saved_flow.is_some())
 }
 
 fn language(french: bool) -> &'static str {

@@ -14,7 +14,7 @@ use super::login::Asked;
 use super::params::Product;
 use super::test_users::test_users;
 use super::texts::{self, fill, Texts};
-use crate::challenge::{
+use crate::operations::challenge::{
     IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER, TEXT_OR_CALL,
     WAIT_UNTIL_EU_ACCEPT,
 };
@@ -233,7 +233,7 @@ fn test_users_hint(t: &Texts) -> String {
     let intro = fill(
         &text(t.test_users),
         &[
-            ("password", &format!("<code>{}</code>", text(crate::users::PASSWORD))),
+            ("password", &format!("<code>{}</code>", text(crate::world::users::PASSWORD))),
             ("command", "<code>bankfeed users</code>"),
         ],
     );
@@ -261,7 +261,7 @@ fn mfa_title(t: &Texts, round: &[Asked]) -> &'static str {
 }
 
 fn mfa(shown: &Shown, t: &Texts, round: &[Asked], error: Option<&str>) -> String {
-    let institution = shown.chrome.institution.unwrap_or(crate::reply::INSTITUTION);
+    let institution = shown.chrome.institution.unwrap_or(crate::server::reply::INSTITUTION);
     let event = events::at(events::SUBMIT_MFA, institution);
     let mut html = error_note("mfa-error", error);
     html.push_str(&form_open(shown, "mfa-form", Some(&event)));
@@ -365,7 +365,7 @@ fn account_selection(
     multiple: bool,
     currency: Option<&str>,
 ) -> String {
-    let institution = shown.chrome.institution.unwrap_or(crate::reply::INSTITUTION);
+    let institution = shown.chrome.institution.unwrap_or(crate::server::reply::INSTITUTION);
     let event = events::at(events::ACCOUNT_SELECTED, institution);
     // The script adds the accounts checked to the event (`accountId`) as the form is sent.
     let mut html = form_open(shown, "account-form", Some(&event));
@@ -437,7 +437,7 @@ fn error_note(id: &str, error: Option<&str>) -> String {
 
 /// How an institution is named on the page (`FlinksCapital` is shown `Flinks Capital`).
 fn display_name(id: &str) -> &str {
-    if id == crate::reply::INSTITUTION {
+    if id == crate::server::reply::INSTITUTION {
         super::lists::TEST_INSTITUTION_NAME
     } else {
         id

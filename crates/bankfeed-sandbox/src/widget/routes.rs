@@ -17,9 +17,9 @@ use serde_json::{Map, Value};
 
 use super::flow::{Chrome, Flows, Shown, View};
 use super::pages;
-use crate::recorded::Note;
-use crate::reply;
-use crate::state::Shared;
+use crate::server::recorded::Note;
+use crate::server::reply;
+use crate::world::state::Shared;
 
 /// Inline style and script, images as `data:` URLs, forms to the widget itself, nothing else.
 const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; \

@@ -2,8 +2,8 @@
 //! challenges take, so that a person at the widget knows what to type, as the public test
 //! instance's documentation tells its users (docs/sandbox.md#the-hosted-widget).
 
-use crate::challenge::Challenge;
-use crate::users::scenarios;
+use crate::operations::challenge::Challenge;
+use crate::world::users::scenarios;
 
 /// One test user: its username and what it is asked to type, in the order asked.
 pub(crate) struct TestUser {

@@ -412,13 +412,15 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::challenge::{IMAGE_SELECTION, MULTIPLE_CHOICE, QUESTION_AND_ANSWER, TEXT_OR_CALL, WAIT_UNTIL_EU_ACCEPT};
-    use crate::state::Shared;
+    use crate::operations::challenge::{
+        IMAGE_SELECTION, MULTIPLE_CHOICE, QUESTION_AND_ANSWER, TEXT_OR_CALL, WAIT_UNTIL_EU_ACCEPT,
+    };
     use crate::widget::flow::{AccountChoice, Chrome, Flows, Navigate, Shown, View};
     use crate::widget::lists::{self, TEST_INSTITUTION_NAME};
     use crate::widget::login::Asked;
     use crate::widget::pages::render;
     use crate::widget::params::Product;
+    use crate::world::state::Shared;
     use crate::SandboxConfig;
 
     /// The literal pieces of a template, between its `{placeholders}`.

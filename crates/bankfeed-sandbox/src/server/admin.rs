@@ -16,11 +16,11 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde_json::{json, Value};
 
-use super::body::BodyBytes;
-use super::config::{PUBLIC_API_KEY, PUBLIC_SECRET_KEY};
-use super::faults::Fault;
-use super::reply::{self, ErrorReply};
-use super::state::Shared;
+use crate::config::{PUBLIC_API_KEY, PUBLIC_SECRET_KEY};
+use crate::server::body::BodyBytes;
+use crate::server::faults::Fault;
+use crate::server::reply::{self, ErrorReply};
+use crate::world::state::Shared;
 
 /// The admin routes, each behind the token check.
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
@@ -64,7 +64,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 /// `GET /_sandbox/requests`: the request log, oldest first, the count of every request, and how
 /// many entries the log dropped to stay within its bounds.
 async fn requests(State(shared): State<Arc<Shared>>) -> Response {
-    let requests: Vec<Value> = shared.requests().iter().map(super::RecordedRequest::to_json).collect();
+    let requests: Vec<Value> = shared.requests().iter().map(crate::RecordedRequest::to_json).collect();
     let (count, dropped) = (shared.request_count(), shared.requests_dropped());
     reply::json(StatusCode::OK, &json!({"requests": requests, "count": count, "dropped": dropped}))
 }

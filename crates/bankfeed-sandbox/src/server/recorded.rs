@@ -17,10 +17,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 
-use super::authorize;
-use super::body::{self as body_of, Body as JsonBody, PathSegments};
-use super::config::{AuthorizeKind, RecordedRequest, LOGGED_BODY_BYTES};
-use super::inject::Faulted;
+use crate::config::{AuthorizeKind, RecordedRequest, LOGGED_BODY_BYTES};
+use crate::operations::authorize;
+use crate::server::body::{self as body_of, Body as JsonBody, PathSegments};
+use crate::server::inject::Faulted;
 use bankfeed::protocol;
 use bankfeed::sync::lock;
 
@@ -79,7 +79,7 @@ pub(crate) struct Note(Arc<Mutex<Concerns>>);
 impl Note {
     /// Moves what was learnt into `entry`, but for the masked body's text, which it returns
     /// (the log keeps it as text and parses it when read).
-    pub(super) fn fill(&self, entry: &mut RecordedRequest) -> Option<String> {
+    pub(crate) fn fill(&self, entry: &mut RecordedRequest) -> Option<String> {
         let concerns = std::mem::take(&mut *lock(&self.0));
         entry.operation = concerns.operation;
         entry.authorize = concerns.authorize;

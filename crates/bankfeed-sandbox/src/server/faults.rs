@@ -205,7 +205,7 @@ impl Fault {
             && self
                 .username
                 .as_deref()
-                .is_none_or(|wanted| username.is_some_and(|user| super::users::same_user(wanted, user)))
+                .is_none_or(|wanted| username.is_some_and(|user| crate::world::users::same_user(wanted, user)))
     }
 }
 
@@ -301,24 +301,24 @@ fn type_of(value: &Value) -> &'static str {
 pub(crate) struct Faults(Mutex<Vec<Fault>>);
 
 impl Faults {
-    pub(super) fn new(faults: Vec<Fault>) -> Faults {
+    pub(crate) fn new(faults: Vec<Fault>) -> Faults {
         Faults(Mutex::new(faults))
     }
 
-    pub(super) fn add(&self, faults: impl IntoIterator<Item = Fault>) {
+    pub(crate) fn add(&self, faults: impl IntoIterator<Item = Fault>) {
         lock(&self.0).extend(faults);
     }
 
-    pub(super) fn clear(&self) {
+    pub(crate) fn clear(&self) {
         lock(&self.0).clear();
     }
 
-    pub(super) fn list(&self) -> Vec<Fault> {
+    pub(crate) fn list(&self) -> Vec<Fault> {
         lock(&self.0).clone()
     }
 
     /// Whether a fault could hit `operation`, and whether telling would need the request's user.
-    pub(super) fn could_hit(&self, operation: &str) -> Option<bool> {
+    pub(crate) fn could_hit(&self, operation: &str) -> Option<bool> {
         let faults = lock(&self.0);
         let mut candidates = faults.iter().filter(|fault| {
             fault.times != Some(0) && fault.operation.as_deref().is_none_or(|wanted| wanted == operation)
@@ -328,7 +328,7 @@ impl Faults {
     }
 
     /// The first fault matching the request, used once.
-    pub(super) fn take(&self, operation: &str, username: Option<&str>) -> Option<FaultKind> {
+    pub(crate) fn take(&self, operation: &str, username: Option<&str>) -> Option<FaultKind> {
         let mut faults = lock(&self.0);
         let index = faults.iter().position(|fault| fault.matches(operation, username))?;
         let fault = faults.get_mut(index)?;

@@ -2,13 +2,13 @@
 
 use std::sync::OnceLock;
 
-use super::challenge::{
+use crate::operations::challenge::{
     Challenge, Check, Round, IMAGE_SELECTION, MULTIPLE_CHOICE, MULTIPLE_CHOICE_MULTIPLE_ANSWERS, QUESTION_AND_ANSWER,
     TEXT_OR_CALL, WAIT_UNTIL_EU_ACCEPT,
 };
-use super::images;
-use super::reply::OPERATION_DISPATCHED;
-use super::reply::OPERATION_PENDING;
+use crate::server::reply::OPERATION_DISPATCHED;
+use crate::server::reply::OPERATION_PENDING;
+use crate::world::images;
 
 /// Every user's password.
 pub(crate) const PASSWORD: &str = "Everyday";
@@ -67,7 +67,7 @@ pub(crate) struct Scenario {
 
 impl Scenario {
     /// The rounds of a credentials login; empty for refused users.
-    pub(super) fn flow(&self) -> &[Round] {
+    pub(crate) fn flow(&self) -> &[Round] {
         match &self.outcome {
             Outcome::Flow(rounds) => rounds,
             Outcome::Refused { .. } => &[],
@@ -77,7 +77,7 @@ impl Scenario {
     /// The rounds a credentials login is asked: the whole flow, or for a user asked one round
     /// per login, the round `draw` picks (the caller draws it from the seed and the login's
     /// number, so that this table of users needs no generator).
-    pub(super) fn flow_of_login(&self, draw: u64) -> &[Round] {
+    pub(crate) fn flow_of_login(&self, draw: u64) -> &[Round] {
         let flow = self.flow();
         if !self.one_round || flow.is_empty() {
             return flow;
@@ -88,7 +88,7 @@ impl Scenario {
     }
 
     /// The rounds of a live login by saved connection.
-    pub(super) fn saved_flow(&self) -> &[Round] {
+    pub(crate) fn saved_flow(&self) -> &[Round] {
         self.saved_flow.as_deref().unwrap_or_else(|| self.flow())
     }
 
@@ -96,7 +96,7 @@ impl Scenario {
     /// (docs/sandbox.md#cached-reads-asked-a-question): one of the user's own security
     /// questions, the country one first (the one the service was recorded asking `Greatday`'s
     /// cached read), or that country question for a user who has none.
-    pub(super) fn cached_flow(&self) -> &'static [Round] {
+    pub(crate) fn cached_flow(&self) -> &'static [Round] {
         static ROUNDS: OnceLock<[Vec<Round>; 3]> = OnceLock::new();
         let [country, city, shape] = ROUNDS.get_or_init(|| {
             [
@@ -195,12 +195,12 @@ impl User {
         User { scenario, bulk: None }
     }
 
-    pub(super) fn bulk(index: u32) -> User {
+    pub(crate) fn bulk(index: u32) -> User {
         User { scenario: bulk_scenario(), bulk: Some(index) }
     }
 
     /// The username the answers show and the LoginId derives from.
-    pub(super) fn username(&self) -> std::borrow::Cow<'static, str> {
+    pub(crate) fn username(&self) -> std::borrow::Cow<'static, str> {
         match self.bulk {
             Some(index) => bulk_username(index).into(),
             None => self.scenario.username.into(),

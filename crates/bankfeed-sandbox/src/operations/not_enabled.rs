@@ -4,9 +4,9 @@
 
 use axum::http::HeaderMap;
 
-use super::keys;
-use super::reply::ErrorReply;
-use super::state::Shared;
+use crate::server::reply::ErrorReply;
+use crate::world::keys;
+use crate::world::state::Shared;
 use bankfeed::protocol::WireOp;
 
 /// The code of the refusal: the service's documented code for a call the customer's keys do not

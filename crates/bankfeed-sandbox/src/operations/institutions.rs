@@ -9,9 +9,9 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Serialize;
 
-use super::keys;
-use super::reply::{self, ErrorReply, INSTITUTION, INSTITUTION_ID};
-use super::state::Shared;
+use crate::server::reply::{self, ErrorReply, INSTITUTION, INSTITUTION_ID};
+use crate::world::keys;
+use crate::world::state::Shared;
 
 /// The most a page holds, as the reference says of `take`.
 const MAX_TAKE: usize = 1000;

@@ -5,13 +5,13 @@ use axum::response::{IntoResponse, Response};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use super::body::{field, Body};
-use super::generator::{
+use crate::generator::{
     dash_date, offset_of, AsOf, BankAccount, BankTransaction, Banking, Cents, Description, Guid, DAYS,
 };
-use super::operation::{DataOperation, Ready};
-use super::reply::{Envelope, ErrorReply, InstitutionFields, Link};
-use super::state::{Session, Shared};
+use crate::operations::operation::{DataOperation, Ready};
+use crate::server::body::{field, Body};
+use crate::server::reply::{Envelope, ErrorReply, InstitutionFields, Link};
+use crate::world::state::{Session, Shared};
 use bankfeed::protocol::{self, WireOp};
 
 /// The statement counts `NumberOfBankingStatements` and `NumberOfStatements` take.

@@ -11,12 +11,12 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Serialize, Serializer};
 
-use super::body::Body;
-use super::generator::portfolio::{InvestmentAccount, Position, Security, Trade};
-use super::generator::{dash_date, AsOf, Cents, Guid, Isin, Portfolio};
-use super::operation::{DataOperation, Ready};
-use super::reply::{Envelope, ErrorReply, InstitutionFields};
-use super::state::Shared;
+use crate::generator::portfolio::{InvestmentAccount, Position, Security, Trade};
+use crate::generator::{dash_date, AsOf, Cents, Guid, Isin, Portfolio};
+use crate::operations::operation::{DataOperation, Ready};
+use crate::server::body::Body;
+use crate::server::reply::{Envelope, ErrorReply, InstitutionFields};
+use crate::world::state::Shared;
 use bankfeed::protocol::{self, WireOp};
 
 /// `Investments`: one POST, repeated as it is while pending (no `...Async` link).

@@ -7,10 +7,10 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Serialize;
 
-use super::body::Segments;
-use super::keys;
-use super::reply::{Envelope, ErrorReply};
-use super::state::{Busy, Shared};
+use crate::server::body::Segments;
+use crate::server::reply::{Envelope, ErrorReply};
+use crate::world::keys;
+use crate::world::state::{Busy, Shared};
 
 #[derive(Serialize)]
 #[serde(rename_all = "PascalCase")]

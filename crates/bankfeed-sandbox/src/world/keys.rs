@@ -9,8 +9,8 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde::Serialize;
 
-use super::reply::{Envelope, ErrorReply};
-use super::state::{Inner, OpeningToken, Shared};
+use crate::server::reply::{Envelope, ErrorReply};
+use crate::world::state::{Inner, OpeningToken, Shared};
 
 const AUTH_HEADER: &str = "flinks-auth-key";
 const API_KEY_HEADER: &str = "x-api-key";
@@ -139,7 +139,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tokens::MAX_TOKENS;
+    use crate::world::tokens::MAX_TOKENS;
     use crate::SandboxConfig;
 
     fn flood(config: SandboxConfig, calls: usize) -> (Arc<Shared>, Vec<String>) {

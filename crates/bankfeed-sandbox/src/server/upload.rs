@@ -20,7 +20,7 @@ use axum::BoxError;
 use hyper::body::{Frame, Incoming, SizeHint};
 use tokio::time::{sleep, sleep_until, Instant, Sleep};
 
-use super::slots::Slot;
+use crate::server::slots::Slot;
 
 /// Why a request body was not read whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ pub(crate) enum ReadTimedOut {
 
 impl ReadTimedOut {
     /// The `ReadTimedOut` in `error` or in its sources, if any.
-    pub(super) fn find(error: &(dyn std::error::Error + 'static)) -> Option<ReadTimedOut> {
+    pub(crate) fn find(error: &(dyn std::error::Error + 'static)) -> Option<ReadTimedOut> {
         std::iter::successors(Some(error), |error| error.source())
             .find_map(|error| error.downcast_ref::<ReadTimedOut>())
             .copied()
@@ -77,7 +77,7 @@ pub(crate) struct Upload {
 
 impl Upload {
     /// The body of a request whose first byte came at `began`.
-    pub(super) fn new(body: Incoming, slot: Arc<Slot>, stall: Duration, whole: Duration, began: Instant) -> Upload {
+    pub(crate) fn new(body: Incoming, slot: Arc<Slot>, stall: Duration, whole: Duration, began: Instant) -> Upload {
         if body.is_end_stream() {
             slot.answering();
         }

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::body::Body;
-use super::challenge::Challenge;
-use super::reply::ErrorReply;
+use crate::operations::challenge::Challenge;
+use crate::server::body::Body;
+use crate::server::reply::ErrorReply;
 
 /// The language of a session's prompts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,7 +49,7 @@ impl Language {
     /// `Language` of an Authorize body: absent (or sent empty) is English; `en` and `fr` in any
     /// case; anything else is refused, naming the field, rather than asked in a language the
     /// caller did not want.
-    pub(super) fn of(body: &Body) -> Result<Language, ErrorReply> {
+    pub(crate) fn of(body: &Body) -> Result<Language, ErrorReply> {
         let Some(value) = body.get("Language") else { return Ok(Language::English) };
         match value {
             Value::Null => Ok(Language::English),
@@ -64,7 +64,7 @@ impl Language {
     }
 
     /// `prompt` in this language.
-    pub(super) fn prompt(self, prompt: &'static str) -> &'static str {
+    pub(crate) fn prompt(self, prompt: &'static str) -> &'static str {
         match self {
             Language::English => prompt,
             Language::French => {
@@ -74,7 +74,7 @@ impl Language {
     }
 
     /// A round of challenges with its prompts in this language.
-    pub(super) fn round(self, round: &[Challenge]) -> Cow<'_, [Challenge]> {
+    pub(crate) fn round(self, round: &[Challenge]) -> Cow<'_, [Challenge]> {
         if self == Language::English {
             return Cow::Borrowed(round);
         }
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn every_prompt_of_every_user_has_a_french_one() {
-        for scenario in crate::users::scenarios() {
+        for scenario in crate::world::users::scenarios() {
             for challenge in scenario.flow().iter().chain(scenario.saved_flow()).flatten() {
                 assert_ne!(Language::French.prompt(challenge.prompt), challenge.prompt, "{}", scenario.username);
             }

@@ -6,13 +6,13 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde::Serialize;
 
-use super::accounts::{known_accounts, selected, STATEMENT_COUNTS};
-use super::body::Body;
-use super::generator::{month_name, months_before, BankAccount, Guid};
-use super::operation::{DataOperation, Ready};
-use super::pdf;
-use super::reply::{Envelope, ErrorReply, InstitutionFields, INSTITUTION};
-use super::state::Shared;
+use crate::generator::{month_name, months_before, BankAccount, Guid};
+use crate::operations::accounts::{known_accounts, selected, STATEMENT_COUNTS};
+use crate::operations::operation::{DataOperation, Ready};
+use crate::operations::pdf;
+use crate::server::body::Body;
+use crate::server::reply::{Envelope, ErrorReply, InstitutionFields, INSTITUTION};
+use crate::world::state::Shared;
 use bankfeed::protocol::{self, WireOp};
 
 /// `GetStatements`.

@@ -1,5 +1,5 @@
 //! Attributes (docs/protocol.md#attributes): the use-case GETs and the custom POST, computed
-//! from the login's generated accounts with the catalogue of [`super::catalogue`].
+//! from the login's generated accounts with the catalogue of [`crate::operations::catalogue`].
 //!
 //! As on the real service they come after account detail: until GetAccountsDetail has
 //! answered 200 for the RequestId, every attributes call answers 202 `OPERATION_PENDING`
@@ -16,13 +16,15 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-use super::body::{field, string_list, Body, BodyBytes, Segments};
-use super::catalogue::{self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES};
-use super::generator::{slash_date, AsOf, Banking, Cents, Description, Guid, DAYS};
-use super::keys;
-use super::operation::{Operation, Step};
-use super::reply::{Envelope, ErrorReply};
-use super::state::Shared;
+use crate::generator::{slash_date, AsOf, Banking, Cents, Description, Guid, DAYS};
+use crate::operations::catalogue::{
+    self, Attribute, Row, Scope, Value, ALL_ATTRIBUTES, BUSINESS_OPERATIONS, CATALOGUE, PACKAGES,
+};
+use crate::operations::operation::{Operation, Step};
+use crate::server::body::{field, string_list, Body, BodyBytes, Segments};
+use crate::server::reply::{Envelope, ErrorReply};
+use crate::world::keys;
+use crate::world::state::Shared;
 use bankfeed::protocol;
 
 /// The group the use-case operations answer in.
@@ -306,7 +308,7 @@ fn answer(
 
 /// The accounts whose category `Filters.AccountCategory` names and whose Id
 /// `Options.AccountFilter` names (any case), each filter applying only when given.
-fn included<'a>(banking: &'a Banking, request: &Request) -> Vec<&'a super::generator::BankAccount> {
+fn included<'a>(banking: &'a Banking, request: &Request) -> Vec<&'a crate::generator::BankAccount> {
     let named = |list: &Option<Vec<String>>, value: &str| match list {
         None => true,
         Some(list) => list.iter().any(|item| item.trim().eq_ignore_ascii_case(value)),

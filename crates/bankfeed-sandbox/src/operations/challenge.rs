@@ -44,25 +44,25 @@ pub(crate) enum Check {
 }
 
 impl Challenge {
-    pub(super) fn new(kind: &'static str, prompt: &'static str, check: Check) -> Challenge {
+    pub(crate) fn new(kind: &'static str, prompt: &'static str, check: Check) -> Challenge {
         Challenge { kind, prompt, iterables: Vec::new(), check }
     }
 
-    pub(super) fn with_choices<S: Into<String>>(mut self, choices: impl IntoIterator<Item = S>) -> Challenge {
+    pub(crate) fn with_choices<S: Into<String>>(mut self, choices: impl IntoIterator<Item = S>) -> Challenge {
         self.iterables = choices.into_iter().map(Into::into).collect();
         self
     }
 
     /// Whether `key` of `SecurityResponses` addresses this challenge. Prompts are matched
     /// verbatim: they are data, and the service keys answers by the exact text.
-    pub(super) fn is_keyed_by(&self, key: &str) -> bool {
+    pub(crate) fn is_keyed_by(&self, key: &str) -> bool {
         match self.check {
             Check::TextOrCall => self.iterables.iter().any(|choice| choice == key),
             _ => self.prompt == key,
         }
     }
 
-    pub(super) fn accepts(&self, answer: &[String]) -> bool {
+    pub(crate) fn accepts(&self, answer: &[String]) -> bool {
         match &self.check {
             Check::Text(expected) => {
                 matches!(answer, [text] if text.trim().eq_ignore_ascii_case(expected))
@@ -89,7 +89,7 @@ impl Challenge {
         }
     }
 
-    /// The choice at `index`; the tables of [`super::users`](mod@super::users) only name choices they list, so
+    /// The choice at `index`; the tables of [`crate::world::users`](mod@crate::world::users) only name choices they list, so
     /// an empty string (which no check accepts) never reaches a caller.
     fn choice(&self, index: usize) -> String {
         self.iterables.get(index).cloned().unwrap_or_default()
@@ -109,7 +109,7 @@ impl Challenge {
     }
 
     /// A `SecurityResponses` entry that passes: (key, answer).
-    pub(super) fn sample_answer(&self) -> (String, Vec<String>) {
+    pub(crate) fn sample_answer(&self) -> (String, Vec<String>) {
         let prompt = self.prompt.to_owned();
         match &self.check {
             Check::Text(expected) => (prompt, vec![(*expected).to_owned()]),

@@ -26,7 +26,7 @@ pub(crate) struct Tokens {
 }
 
 impl Tokens {
-    pub(super) fn new(lifetime: Duration) -> Tokens {
+    pub(crate) fn new(lifetime: Duration) -> Tokens {
         Tokens::with_cap(lifetime, MAX_TOKENS)
     }
 
@@ -35,7 +35,7 @@ impl Tokens {
     }
 
     /// Keeps `token`, issued at `now`, for its lifetime.
-    pub(super) fn add(&mut self, token: u128, now: Instant) {
+    pub(crate) fn add(&mut self, token: u128, now: Instant) {
         self.drop_expired(now);
         while self.live.len() >= self.cap {
             let Some(oldest) = self.order.pop_front() else { break };
@@ -53,19 +53,19 @@ impl Tokens {
 
     /// Uses `token` up: its expiry if it was issued, not used yet and not expired at `now`. The
     /// session it opens keeps that expiry for its challenge answers (docs/sandbox.md#keys).
-    pub(super) fn take(&mut self, token: u128, now: Instant) -> Option<Instant> {
+    pub(crate) fn take(&mut self, token: u128, now: Instant) -> Option<Instant> {
         self.live.remove(&token).filter(|expires| now < *expires)
     }
 
     /// When `token` expires, if it is kept (issued, not used, not yet forgotten), without using
     /// it up: what tells a widget page an expired token from one never issued.
-    pub(super) fn expiry(&self, token: u128) -> Option<Instant> {
+    pub(crate) fn expiry(&self, token: u128) -> Option<Instant> {
         self.live.get(&token).copied()
     }
 
     /// How many tokens are kept.
     #[cfg(test)]
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.live.len()
     }
 

@@ -41,21 +41,21 @@ impl Slot {
 
     /// Its request is read (or its answer ready): the connection keeps its place until it is
     /// answered.
-    pub(super) fn answering(&self) {
+    pub(crate) fn answering(&self) {
         *lock(&self.since) = None;
     }
 
     /// Its answer is sent: from now it waits for the next request.
-    pub(super) fn waiting(&self) {
+    pub(crate) fn waiting(&self) {
         *lock(&self.since) = Some(Instant::now());
     }
 
-    pub(super) fn is_answering(&self) -> bool {
+    pub(crate) fn is_answering(&self) -> bool {
         lock(&self.since).is_none()
     }
 
     /// Completes when the connection is to give its place up.
-    pub(super) fn cut(&self) -> impl Future<Output = ()> + Send + 'static {
+    pub(crate) fn cut(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut cut = self.cut.subscribe();
         async move {
             let cut = cut.wait_for(|cut| *cut).await.is_ok();
@@ -87,7 +87,7 @@ pub(crate) struct Slots {
 
 impl Slots {
     /// A new connection's place, given up when the returned value is dropped.
-    pub(super) fn open(self: &Arc<Self>) -> Place {
+    pub(crate) fn open(self: &Arc<Self>) -> Place {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let slot = Arc::new(Slot::new(Instant::now()));
         lock(&self.open).insert(id, Arc::clone(&slot));
@@ -97,7 +97,7 @@ impl Slots {
     /// Tells the connection that has gone longest without being answered, for at least
     /// [`GRACE`], to give its place up. A scan of every connection: it runs only when all places
     /// are taken and someone waits for one, at most once per connection cut.
-    pub(super) fn make_room(&self, now: Instant) -> Room {
+    pub(crate) fn make_room(&self, now: Instant) -> Room {
         let open = lock(&self.open);
         let longest = open
             .values()
@@ -131,7 +131,7 @@ pub(crate) struct Place {
 }
 
 impl Place {
-    pub(super) fn slot(&self) -> &Arc<Slot> {
+    pub(crate) fn slot(&self) -> &Arc<Slot> {
         &self.slot
     }
 }

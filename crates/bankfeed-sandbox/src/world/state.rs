@@ -10,14 +10,14 @@ use serde_json::Value;
 
 use axum::body::Bytes;
 
-use super::challenge::{Round, QUESTION_AND_ANSWER};
-use super::config::{RecordedRequest, SandboxConfig};
-use super::faults::Faults;
-use super::generator::{login_guid_for, AsOf, DataCache, Guid};
-use super::language::Language;
-use super::reply::{self, ErrorReply};
-use super::tokens::Tokens;
-use super::users::{bulk_username, User};
+use crate::config::{RecordedRequest, SandboxConfig};
+use crate::generator::{login_guid_for, AsOf, DataCache, Guid};
+use crate::operations::challenge::{Round, QUESTION_AND_ANSWER};
+use crate::operations::language::Language;
+use crate::server::faults::Faults;
+use crate::server::reply::{self, ErrorReply};
+use crate::world::tokens::Tokens;
+use crate::world::users::{bulk_username, User};
 use bankfeed::sync::lock;
 
 /// Bounds the memory of a long-running sandbox (benchmarks send millions of requests).
@@ -42,7 +42,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(super) fn new(config: SandboxConfig) -> Shared {
+    pub(crate) fn new(config: SandboxConfig) -> Shared {
         Shared {
             clock: AtomicU16::new(config.as_of.days_after_first()),
             inner: Mutex::new(Inner::new(&config)),
@@ -73,21 +73,21 @@ impl Shared {
         moved
     }
 
-    pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
         lock(&self.inner)
     }
 
-    pub(super) fn count_request(&self) {
+    pub(crate) fn count_request(&self) {
         self.count.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(super) fn request_count(&self) -> u64 {
+    pub(crate) fn request_count(&self) -> u64 {
         self.count.load(Ordering::Relaxed)
     }
 
     /// Logs `request`, whose masked body is `body` (JSON text), dropping the oldest entries
     /// past [`MAX_LOGGED`] or `request_log_bytes` (docs/sandbox.md#the-request-log).
-    pub(super) fn record(&self, request: RecordedRequest, body: Option<String>) {
+    pub(crate) fn record(&self, request: RecordedRequest, body: Option<String>) {
         let entry = Logged::new(request, body);
         let mut log = lock(&self.log);
         log.bytes = log.bytes.saturating_add(entry.bytes);
@@ -100,25 +100,25 @@ impl Shared {
     }
 
     /// The log, oldest first, each body parsed from its text.
-    pub(super) fn requests(&self) -> Vec<RecordedRequest> {
+    pub(crate) fn requests(&self) -> Vec<RecordedRequest> {
         let log = lock(&self.log);
         log.entries.iter().map(Logged::request).collect()
     }
 
     /// How many entries the log dropped to stay within its bounds.
-    pub(super) fn requests_dropped(&self) -> u64 {
+    pub(crate) fn requests_dropped(&self) -> u64 {
         lock(&self.log).dropped
     }
 
     /// What the log's entries cost, as counted against `request_log_bytes`.
-    pub(super) fn request_log_bytes(&self) -> usize {
+    pub(crate) fn request_log_bytes(&self) -> usize {
         lock(&self.log).bytes
     }
 
     /// Back to the state at start (docs/sandbox.md#the-admin-api): no session, no token, only
     /// the bulk logins saved, no fault waiting, and an empty request log and count. The data
     /// cache is kept: a login's data depends on its LoginId and the seed alone.
-    pub(super) fn reset(&self) {
+    pub(crate) fn reset(&self) {
         *self.lock() = Inner::new(&self.config);
         self.clock.store(self.config.as_of.days_after_first(), Ordering::SeqCst);
         self.data.clear();
@@ -370,7 +370,7 @@ pub(crate) enum Missing {
 }
 
 impl Session {
-    pub(super) fn new(user: User, login_id: Option<String>, save: bool, tag: Option<Value>) -> Session {
+    pub(crate) fn new(user: User, login_id: Option<String>, save: bool, tag: Option<Value>) -> Session {
         Session {
             user,
             login_id,
@@ -395,7 +395,7 @@ impl Session {
     /// Whether its data is processing at `now`: a data operation has answered 202 (or "still
     /// loading"), not yet 200, and its processing time has not run out. Such a session lives
     /// `processing_ttl`, and keeps its login busy (`CONCURRENT_SESSION`, `CARD_IN_USE`).
-    pub(super) fn processing_at(&self, now: Instant) -> bool {
+    pub(crate) fn processing_at(&self, now: Instant) -> bool {
         self.pending.values().any(|pending| pending.processing_at(now))
     }
 
@@ -414,7 +414,7 @@ impl Session {
         }
     }
 
-    pub(super) fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         matches!(self.stage, Stage::Open)
     }
 
@@ -423,7 +423,7 @@ impl Session {
     /// None once it is done. Every data operation goes through here, so the pending knobs apply
     /// to all; handlers build the 200 after letting go of the lock. A slow user's operations
     /// always wait: that is what they are for (docs/sandbox.md#users).
-    pub(super) fn pending(
+    pub(crate) fn pending(
         &mut self,
         op: &'static str,
         config: &SandboxConfig,
@@ -471,17 +471,17 @@ impl Session {
     /// How far the processing of `op` has come, `(polls answered 202, polls it takes)`, for a user
     /// whose 202s carry the results processed so far (`test_pending`, `test_dispatched`, as the
     /// service documents them: docs/protocol.md#polling); None for any other, or once done.
-    pub(super) fn progress(&self, op: &'static str, config: &SandboxConfig) -> Option<(u32, u32)> {
+    pub(crate) fn progress(&self, op: &'static str, config: &SandboxConfig) -> Option<(u32, u32)> {
         self.user.scenario.slow_pending?;
         let pending = self.pending.get(op).filter(|pending| !pending.done && pending.calls > 0)?;
         Some((pending.calls, config.slow_pending_polls))
     }
 
-    pub(super) fn remember(&mut self, op: &'static str, body: Bytes) {
+    pub(crate) fn remember(&mut self, op: &'static str, body: Bytes) {
         self.remembered.insert(op, body);
     }
 
-    pub(super) fn remembered(&self, op: &'static str) -> Option<Bytes> {
+    pub(crate) fn remembered(&self, op: &'static str) -> Option<Bytes> {
         self.remembered.get(op).cloned()
     }
 }
@@ -515,29 +515,29 @@ impl Inner {
     }
 
     /// Keeps a token for its lifetime (docs/sandbox.md#limits).
-    pub(super) fn add_token(&mut self, token: u128) {
+    pub(crate) fn add_token(&mut self, token: u128) {
         self.tokens.add(token, Instant::now());
     }
 
     /// Single use: a token is gone once it has been presented, and refused after its lifetime.
     /// Its expiry, when it was good.
-    pub(super) fn take_token(&mut self, token: u128) -> Option<OpeningToken> {
+    pub(crate) fn take_token(&mut self, token: u128) -> Option<OpeningToken> {
         self.tokens.take(token, Instant::now()).map(|expires| OpeningToken { token, expires })
     }
 
     /// When a kept token expires (or expired), without using it up.
-    pub(super) fn token_expiry(&self, token: u128) -> Option<Instant> {
+    pub(crate) fn token_expiry(&self, token: u128) -> Option<Instant> {
         self.tokens.expiry(token)
     }
 
     /// The token the session of `request_id` was opened with, if it is known and had one; the
     /// session's inactivity clock is left alone.
-    pub(super) fn opening_token(&self, request_id: &str) -> Option<OpeningToken> {
+    pub(crate) fn opening_token(&self, request_id: &str) -> Option<OpeningToken> {
         self.sessions.get(&normalize_id(request_id)).and_then(|session| session.token)
     }
 
     /// The number of this credentials login in the sandbox's life, from 0.
-    pub(super) fn next_login(&mut self) -> u64 {
+    pub(crate) fn next_login(&mut self) -> u64 {
         let number = self.logins_begun;
         self.logins_begun = number.wrapping_add(1);
         number
@@ -545,12 +545,12 @@ impl Inner {
 
     /// How many tokens are kept.
     #[cfg(test)]
-    pub(super) fn token_count(&self) -> usize {
+    pub(crate) fn token_count(&self) -> usize {
         self.tokens.len()
     }
 
     /// Stores a new session and returns its RequestId.
-    pub(super) fn add_session(&mut self, session: Session, ttl: Duration) -> String {
+    pub(crate) fn add_session(&mut self, session: Session, ttl: Duration) -> String {
         self.sweep(ttl);
         let request_id = uuid::Uuid::new_v4().to_string();
         if let Some(login_id) = &session.login_id {
@@ -571,7 +571,7 @@ impl Inner {
     /// The session of `request_id`, its inactivity clock restarted. Expiry is checked here,
     /// lazily, so no timer task is needed; each lifetime holds as set (docs/sandbox.md#knobs): a
     /// test that sets the processing one shorter than the idle one gets what it set.
-    pub(super) fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
+    pub(crate) fn session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, Missing> {
         let processing_ttl = self.processing_ttl;
         let session = self.sessions.get_mut(&normalize_id(request_id)).ok_or(Missing::Unknown)?;
         let now = Instant::now();
@@ -585,7 +585,7 @@ impl Inner {
     /// Why `login_id` is busy, when it is: its newest session (its newest live one, with
     /// `live_only`) is processing its data (and has not expired), or an Authorize connected it
     /// new less than `recent` ago.
-    pub(super) fn busy(&mut self, login_id: &str, ttl: Duration, recent: Duration, live_only: bool) -> Option<Busy> {
+    pub(crate) fn busy(&mut self, login_id: &str, ttl: Duration, recent: Duration, live_only: bool) -> Option<Busy> {
         let guid = parse_login_id(login_id)?;
         let login_id = guid.to_text();
         let now = Instant::now();
@@ -606,18 +606,18 @@ impl Inner {
     }
 
     /// The LoginId the connection of `user` has, or will have once a session of it opens.
-    pub(super) fn login_id_of(&self, user: User) -> String {
+    pub(crate) fn login_id_of(&self, user: User) -> String {
         let deleted = self.deleted.get(&user.username().to_lowercase()).copied().unwrap_or(0);
         connection_id(self.seed, user, deleted).to_text()
     }
 
     /// Forgets a session (the one a no-retry answer ended).
-    pub(super) fn end_session(&mut self, request_id: &str) {
+    pub(crate) fn end_session(&mut self, request_id: &str) {
         self.sessions.remove(&normalize_id(request_id));
     }
 
     /// The open session a data operation names, after the checks every data operation shares.
-    pub(super) fn data_session(
+    pub(crate) fn data_session(
         &mut self,
         request_id: &str,
         login_id: &str,
@@ -633,7 +633,7 @@ impl Inner {
     }
 
     /// The open session of `request_id`, for operations that name no LoginId.
-    pub(super) fn open_session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, ErrorReply> {
+    pub(crate) fn open_session(&mut self, request_id: &str, ttl: Duration) -> Result<&mut Session, ErrorReply> {
         let session = match self.session(request_id, ttl) {
             Ok(session) => session,
             Err(missing) => return Err(missing_session(missing, request_id)),
@@ -651,7 +651,7 @@ impl Inner {
     }
 
     /// Forgets a connection and every session opened on it; false when the LoginId is unknown.
-    pub(super) fn delete_login(&mut self, login_id: &str) -> bool {
+    pub(crate) fn delete_login(&mut self, login_id: &str) -> bool {
         let Some(guid) = parse_login_id(login_id) else { return false };
         let Some(login) = self.logins.remove(&guid) else { return false };
         // Only the user's current connection moves its next LoginId on: deleting an older one
@@ -677,7 +677,7 @@ impl Inner {
     /// morning ([`reply::LAST_REFRESH`] on the clock's day) so that a first login's answers are
     /// the same on every run; a cached one reports the last refresh, or the clock's morning when
     /// that is later (docs/sandbox.md#lastrefresh-loginids-and-languages).
-    pub(super) fn open(&mut self, request_id: &str, clock: AsOf) -> Option<&Session> {
+    pub(crate) fn open(&mut self, request_id: &str, clock: AsOf) -> Option<&Session> {
         let morning = morning_of(clock);
         let now = morning.saturating_add(ticks(self.started.elapsed()));
         let session = self.sessions.get_mut(&normalize_id(request_id))?;
@@ -721,7 +721,7 @@ impl Inner {
 
     /// Turns the nightly refresh of a saved login on or off, in its open sessions' answers too;
     /// false for an unknown or unsaved LoginId.
-    pub(super) fn set_scheduled_refresh(&mut self, login_id: &str, on: bool) -> bool {
+    pub(crate) fn set_scheduled_refresh(&mut self, login_id: &str, on: bool) -> bool {
         let Some(guid) = parse_login_id(login_id).filter(|guid| self.logins.get(guid).is_some_and(|login| login.saved))
         else {
             return false;
@@ -740,7 +740,7 @@ impl Inner {
 
     /// The security questions of a saved login (its user's question-and-answer prompts), or
     /// None for an unknown or unsaved LoginId.
-    pub(super) fn mfa_questions(&self, login_id: &str) -> Option<Vec<&'static str>> {
+    pub(crate) fn mfa_questions(&self, login_id: &str) -> Option<Vec<&'static str>> {
         let (user, _) = self.saved_login(login_id)?;
         let challenges = user.scenario.flow().iter().chain(user.scenario.saved_flow()).flatten();
         let mut questions: Vec<&'static str> = Vec::new();
@@ -754,7 +754,7 @@ impl Inner {
 
     /// Stores `answers` (question to answer) for a saved login, replacing earlier answers to the
     /// same questions; false for an unknown or unsaved LoginId.
-    pub(super) fn store_mfa_answers(&mut self, login_id: &str, answers: Vec<(String, String)>) -> bool {
+    pub(crate) fn store_mfa_answers(&mut self, login_id: &str, answers: Vec<(String, String)>) -> bool {
         let Some(guid) = parse_login_id(login_id).filter(|guid| self.logins.get(guid).is_some_and(|login| login.saved))
         else {
             return false;
@@ -772,7 +772,7 @@ impl Inner {
     /// `flow` without its leading rounds that the answers stored by `AnswerMFAQuestions` pass: a
     /// live refresh answers the security questions it has answers to itself, which is what the
     /// service collects them for (docs/protocol.md#operations-beyond-the-interface).
-    pub(super) fn without_answered(&self, login_id: &str, flow: &'static [Round]) -> &'static [Round] {
+    pub(crate) fn without_answered(&self, login_id: &str, flow: &'static [Round]) -> &'static [Round] {
         let answered = |round: &Round| {
             !round.is_empty()
                 && round.iter().all(|challenge| {
@@ -788,7 +788,7 @@ impl Inner {
 
     /// The saved logins whose nightly refresh is on but cannot run unattended: a live refresh of
     /// them would stop at a challenge no stored answer passes. Sorted, so answers are stable.
-    pub(super) fn ineligible_for_nightly_refresh(&self) -> Vec<String> {
+    pub(crate) fn ineligible_for_nightly_refresh(&self) -> Vec<String> {
         let mut ineligible: Vec<String> = self
             .scheduled
             .iter()
@@ -805,7 +805,7 @@ impl Inner {
 
     /// The user a RequestId's session or a LoginId belongs to, for the fault layer; it touches
     /// no clock and no state.
-    pub(super) fn username_of(&self, request_id: Option<&str>, login_id: Option<&str>) -> Option<String> {
+    pub(crate) fn username_of(&self, request_id: Option<&str>, login_id: Option<&str>) -> Option<String> {
         let session = request_id.and_then(|id| self.sessions.get(&normalize_id(id)));
         let login = || login_id.and_then(parse_login_id).and_then(|id| self.logins.get(&id));
         let user = session.map(|session| session.user).or_else(|| login().map(|login| login.user))?;
@@ -814,7 +814,7 @@ impl Inner {
 
     /// The user and LoginId a request concerns, for the request log: those of the session its
     /// RequestId names, else of the connection its LoginId names. Touches no clock and no state.
-    pub(super) fn concerning(
+    pub(crate) fn concerning(
         &self,
         request_id: Option<&str>,
         login_id: Option<&str>,
@@ -830,7 +830,7 @@ impl Inner {
     }
 
     /// A saved connection, or None for an unknown or unsaved LoginId.
-    pub(super) fn saved_login(&self, login_id: &str) -> Option<(User, String)> {
+    pub(crate) fn saved_login(&self, login_id: &str) -> Option<(User, String)> {
         let login_id = parse_login_id(login_id)?;
         let login = self.logins.get(&login_id).filter(|login| login.saved)?;
         Some((login.user, login_id.to_text()))

@@ -9,15 +9,17 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::body::{Body, BodyBytes};
-use super::challenge::{Challenge, Round};
-use super::config::{AuthorizeKind, CachedChallenges};
-use super::generator::{hash, Rng};
-use super::keys;
-use super::language::Language;
-use super::reply::{self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, INSTITUTION_ID};
-use super::state::{missing_session, Busy, Inner, Missing, OpeningToken, Session, Shared, Stage};
-use super::users::{self, Outcome, PASSWORD};
+use crate::config::{AuthorizeKind, CachedChallenges};
+use crate::generator::{hash, Rng};
+use crate::operations::challenge::{Challenge, Round};
+use crate::operations::language::Language;
+use crate::server::body::{Body, BodyBytes};
+use crate::server::reply::{
+    self, Envelope, ErrorReply, InstitutionFields, Link, LoginBody, INSTITUTION, INSTITUTION_ID,
+};
+use crate::world::keys;
+use crate::world::state::{missing_session, Busy, Inner, Missing, OpeningToken, Session, Shared, Stage};
+use crate::world::users::{self, Outcome, PASSWORD};
 
 const CHALLENGE_LINKS: [Link; 1] = [Link::new("Authorization", "/Authorize")];
 const OPEN_LINKS: [Link; 3] = [

@@ -99,27 +99,27 @@ pub(crate) struct ErrorReply {
 }
 
 impl ErrorReply {
-    pub(super) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ErrorReply {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ErrorReply {
         ErrorReply { status, code, message: message.into(), request_id: None }
     }
 
-    pub(super) fn bad_request(code: &'static str, message: impl Into<String>) -> ErrorReply {
+    pub(crate) fn bad_request(code: &'static str, message: impl Into<String>) -> ErrorReply {
         ErrorReply::new(StatusCode::BAD_REQUEST, code, message)
     }
 
-    pub(super) fn unauthorized(code: &'static str, message: impl Into<String>) -> ErrorReply {
+    pub(crate) fn unauthorized(code: &'static str, message: impl Into<String>) -> ErrorReply {
         ErrorReply::new(StatusCode::UNAUTHORIZED, code, message)
     }
 
     /// `INVALID_REQUEST` with the status the newest documentation of the banking and Authorize
     /// operations gives it, 401 (docs/protocol.md#errors); older pages said 400.
-    pub(super) fn invalid_request(message: impl Into<String>) -> ErrorReply {
+    pub(crate) fn invalid_request(message: impl Into<String>) -> ErrorReply {
         ErrorReply::unauthorized("INVALID_REQUEST", message)
     }
 
     /// The refusal as the attributes operations give it: their own error page gives
     /// `INVALID_REQUEST` the status 400 (docs/protocol.md#errors).
-    pub(super) fn of_attributes(self) -> ErrorReply {
+    pub(crate) fn of_attributes(self) -> ErrorReply {
         if self.code == "INVALID_REQUEST" && self.status == StatusCode::UNAUTHORIZED {
             return ErrorReply { status: StatusCode::BAD_REQUEST, ..self };
         }
@@ -128,16 +128,16 @@ impl ErrorReply {
 
     /// The refusal as the sandbox's own admin API gives it: `INVALID_REQUEST` is 400 there, since
     /// the 401 of the banking operations would read as a refused admin token.
-    pub(super) fn of_admin(self) -> ErrorReply {
+    pub(crate) fn of_admin(self) -> ErrorReply {
         self.of_attributes()
     }
 
     /// Its `FlinksCode`.
-    pub(super) fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         self.code
     }
 
-    pub(super) fn with_request_id(mut self, request_id: &str) -> ErrorReply {
+    pub(crate) fn with_request_id(mut self, request_id: &str) -> ErrorReply {
         self.request_id = Some(request_id.to_owned());
         self
     }
@@ -259,7 +259,7 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    pub(super) const fn new(rel: &'static str, href: &'static str) -> Link {
+    pub(crate) const fn new(rel: &'static str, href: &'static str) -> Link {
         Link { rel, href, example: None }
     }
 }
@@ -325,14 +325,14 @@ pub(crate) struct InstitutionBody {
 }
 
 impl InstitutionFields {
-    pub(super) const BANKING: InstitutionFields = InstitutionFields::Banking;
-    pub(super) const INVESTMENTS: InstitutionFields = InstitutionFields::Investments;
+    pub(crate) const BANKING: InstitutionFields = InstitutionFields::Banking;
+    pub(crate) const INVESTMENTS: InstitutionFields = InstitutionFields::Investments;
 }
 
 impl<'a, B: Serialize> Envelope<'a, B> {
     /// A 200 about a session; `login` is None only in the answer to a cached read's challenge,
     /// which the service sends without it (docs/sandbox.md#cached-reads-asked-a-question).
-    pub(super) fn new(
+    pub(crate) fn new(
         body: B,
         institution: Option<InstitutionFields>,
         login: Option<LoginBody<'a>>,
@@ -357,12 +357,12 @@ impl<'a, B: Serialize> Envelope<'a, B> {
     }
 
     /// A 200 about no session.
-    pub(super) fn plain(body: B) -> Envelope<'a, B> {
+    pub(crate) fn plain(body: B) -> Envelope<'a, B> {
         Envelope { http_status_code: 200, body, around: None }
     }
 
     /// The 200.
-    pub(super) fn ok(&self) -> Response {
+    pub(crate) fn ok(&self) -> Response {
         json(StatusCode::OK, self)
     }
 }

@@ -1,5 +1,5 @@
 //! Fault injection (docs/sandbox.md#faults): a layer in front of each operation's route that,
-//! when a configured [`Fault`](super::faults::Fault) matches a request (by its route's wire
+//! when a configured [`Fault`](crate::server::faults::Fault) matches a request (by its route's wire
 //! operation and by user), answers with an error status, waits, drops the connection, or mangles
 //! the answer, so that a client's retries, timeouts and error paths can be tested against a real
 //! server. The faults themselves, and which request each hits, are `faults.rs`.
@@ -20,10 +20,10 @@ use hyper::body::{Frame, SizeHint};
 use serde_json::{json, Map, Value};
 use tokio::time::Sleep;
 
-use super::body::PathSegments;
-use super::faults::FaultKind;
-use super::reply::{self, too_large, BODY_LIMIT};
-use super::state::Shared;
+use crate::server::body::PathSegments;
+use crate::server::faults::FaultKind;
+use crate::server::reply::{self, too_large, BODY_LIMIT};
+use crate::world::state::Shared;
 use bankfeed::protocol::WireOp;
 
 /// The pause between the half of an answer that is sent and the dropped connection, so that the
@@ -39,7 +39,7 @@ pub(crate) struct Faulted {
 }
 
 /// Marks the answer of a [`FaultKind::DropBeforeResponse`]: the connection closes instead
-/// (src/sandbox/connection.rs), and the request log shows status 0.
+/// (crates/bankfeed-sandbox/src/server/connection.rs), and the request log shows status 0.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dropped;
 

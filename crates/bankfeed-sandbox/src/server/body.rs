@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
 
-use super::reply::{too_large, ErrorReply};
+use crate::server::reply::{too_large, ErrorReply};
 
 /// The segments of a request's path by name (`request_id`, `login_id`), decoded as its handler
 /// reads them, for the layers in front of the handlers that note what a request concerns (the
@@ -34,7 +34,7 @@ pub(crate) type Responses<'a> = Vec<(&'a str, Vec<String>)>;
 pub(crate) struct Body(Map<String, Value>);
 
 impl Body {
-    pub(super) fn parse(bytes: &[u8]) -> Result<Body, ErrorReply> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Body, ErrorReply> {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(map)) => Ok(Body(map)),
             Ok(_) => Err(ErrorReply::invalid_request("The request body must be a JSON object")),
@@ -43,17 +43,17 @@ impl Body {
     }
 
     /// A body already parsed as a JSON object.
-    pub(super) fn from_map(map: Map<String, Value>) -> Body {
+    pub(crate) fn from_map(map: Map<String, Value>) -> Body {
         Body(map)
     }
 
     /// The object, for a reader done with it.
-    pub(super) fn into_map(self) -> Map<String, Value> {
+    pub(crate) fn into_map(self) -> Map<String, Value> {
         self.0
     }
 
     /// The value of `key`; an exact match wins over a match that differs in case only.
-    pub(super) fn get(&self, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
         let value = match self.0.get(key) {
             Some(value) => Some(value),
             None => self.0.iter().find(|(name, _)| name.eq_ignore_ascii_case(key)).map(|(_, value)| value),
@@ -63,7 +63,7 @@ impl Body {
 
     /// Whether `key` is given: neither absent, null nor an empty or blank string, which clients
     /// send for a field they leave out (`"LoginId": ""` beside credentials).
-    pub(super) fn present(&self, key: &str) -> bool {
+    pub(crate) fn present(&self, key: &str) -> bool {
         match self.get(key) {
             None => false,
             Some(Value::String(text)) => !text.trim().is_empty(),
@@ -72,7 +72,7 @@ impl Body {
     }
 
     /// A string field; absent and empty are both None.
-    pub(super) fn string(&self, key: &str) -> Result<Option<&str>, ErrorReply> {
+    pub(crate) fn string(&self, key: &str) -> Result<Option<&str>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
@@ -82,13 +82,13 @@ impl Body {
     }
 
     /// A required string field.
-    pub(super) fn required(&self, key: &str) -> Result<&str, ErrorReply> {
+    pub(crate) fn required(&self, key: &str) -> Result<&str, ErrorReply> {
         self.string(key)?.ok_or_else(|| ErrorReply::invalid_request(format!("{key} is required")))
     }
 
     /// A boolean field: `true`/`false`, or those words as strings in any case; an empty string
     /// is absent (`"ScheduleRefresh": ""`, which clients send), so it reads as the default.
-    pub(super) fn flag(&self, key: &str) -> Result<Option<bool>, ErrorReply> {
+    pub(crate) fn flag(&self, key: &str) -> Result<Option<bool>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(text)) if text.trim().is_empty() => Ok(None),
@@ -100,7 +100,7 @@ impl Body {
     }
 
     /// An array of strings; absent, null and empty are all None (no restriction).
-    pub(super) fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ErrorReply> {
+    pub(crate) fn strings(&self, key: &str) -> Result<Option<Vec<String>>, ErrorReply> {
         match self.get(key) {
             None => Ok(None),
             Some(value) => string_list(key, value),
@@ -108,7 +108,7 @@ impl Body {
     }
 
     /// One of `allowed` (compared case-insensitively, returned as spelled in `allowed`).
-    pub(super) fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, ErrorReply> {
+    pub(crate) fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, ErrorReply> {
         let Some(text) = self.string(key)? else {
             return Ok(None);
         };
@@ -118,7 +118,7 @@ impl Body {
     }
 
     /// `SecurityResponses`: prompt → array of strings, in the order sent.
-    pub(super) fn security_responses(&self) -> Result<Option<Responses<'_>>, ErrorReply> {
+    pub(crate) fn security_responses(&self) -> Result<Option<Responses<'_>>, ErrorReply> {
         const KEY: &str = "SecurityResponses";
         let map = match self.get(KEY) {
             None => return Ok(None),
@@ -186,7 +186,7 @@ where
 }
 
 /// The request body, read whole as axum's `Bytes` reads it (at most the router's body limit,
-/// [`BODY_LIMIT`](super::reply::BODY_LIMIT)), but refused the way the service refuses a request:
+/// [`BODY_LIMIT`](crate::server::reply::BODY_LIMIT)), but refused the way the service refuses a request:
 /// a body past the limit gets the JSON 413 of [`too_large`], one that could not be read a JSON
 /// 400 `INVALID_REQUEST` naming why (docs/bad-input.md). A body that stopped arriving becomes a
 /// 408 in the router's `whole_body`, which knows why it failed.
@@ -243,11 +243,11 @@ mod fuzz {
     use axum::response::IntoResponse;
     use serde_json::json;
 
-    use super::super::accounts::{Detail, Summary};
-    use super::super::investments::Investments;
-    use super::super::operation::DataOperation;
-    use super::super::statements::Statements;
     use super::*;
+    use crate::operations::accounts::{Detail, Summary};
+    use crate::operations::investments::Investments;
+    use crate::operations::operation::DataOperation;
+    use crate::operations::statements::Statements;
     use bankfeed_testing::{iterations, mutate, seed, Rng};
 
     const KEYS: [&str; 20] = [

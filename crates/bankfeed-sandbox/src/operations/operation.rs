@@ -15,10 +15,10 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-use super::body::{Body, BodyBytes, Segments};
-use super::keys;
-use super::reply::{self, ErrorReply, LoginBody, OPERATION_PENDING};
-use super::state::{Session, Shared};
+use crate::server::body::{Body, BodyBytes, Segments};
+use crate::server::reply::{self, ErrorReply, LoginBody, OPERATION_PENDING};
+use crate::world::keys;
+use crate::world::state::{Session, Shared};
 use bankfeed::protocol::WireOp;
 
 /// How a data operation takes part in the pending machinery.
@@ -59,7 +59,7 @@ impl Ready {
 
     /// The `Login` of the answer: `kind` is `Personal` in banking answers, null in investment
     /// ones.
-    pub(super) fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
+    pub(crate) fn login(&self, kind: Option<&'static str>) -> LoginBody<'_> {
         LoginBody {
             username: &self.username,
             is_scheduled_refresh: self.scheduled_refresh,
@@ -123,14 +123,14 @@ async fn with_partial(wait: Response, full: Response, done: u32, of: u32) -> Res
 
 impl Operation {
     /// The pending machinery of `wire`, under its own name.
-    pub(super) const fn of(wire: &'static WireOp) -> Operation {
+    pub(crate) const fn of(wire: &'static WireOp) -> Operation {
         Operation { wire, name: wire.name }
     }
 
     /// A request for this operation on `request_id` (and `login_id`, for operations naming one):
     /// the session checks every data operation shares, then the pending phase. `remember` keeps
     /// the body for the `...Async` GET; `on_ready` marks the session when the answer is a 200.
-    pub(super) fn enter(
+    pub(crate) fn enter(
         &self,
         shared: &Shared,
         request_id: &str,

@@ -20,17 +20,19 @@ use axum::routing::{get, on, MethodFilter, MethodRouter};
 use axum::Router;
 use hyper::body::{Frame, SizeHint};
 
-use super::config::RecordedRequest;
-use super::inject::{self, Dropped, Faulted};
-use super::operation::{self, DataOperation};
-use super::recorded::{self, Note};
-use super::reply::{self, ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
-use super::state::Shared;
-use super::upload::ReadTimedOut;
-use super::{
-    accounts, admin, attributes, authorize, delete as delete_card, institutions, investments, keys, linking,
-    not_enabled, statements, widget,
+use crate::config::RecordedRequest;
+use crate::operations::operation::{self, DataOperation};
+use crate::operations::{
+    accounts, attributes, authorize, delete as delete_card, institutions, investments, linking, not_enabled, statements,
 };
+use crate::server::admin;
+use crate::server::inject::{self, Dropped, Faulted};
+use crate::server::recorded::{self, Note};
+use crate::server::reply::{self, ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
+use crate::server::upload::ReadTimedOut;
+use crate::widget;
+use crate::world::keys;
+use crate::world::state::Shared;
 use bankfeed::protocol::{self, HttpMethod, WireOp};
 
 /// How much of a request body the sandbox reads after its answer is ready, past what the

@@ -10,11 +10,11 @@ use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::body::{Body, BodyBytes, Segments};
-use super::keys;
-use super::reply::{self, Envelope, ErrorReply};
-use super::state::morning_of;
-use super::state::Shared;
+use crate::server::body::{Body, BodyBytes, Segments};
+use crate::server::reply::{self, Envelope, ErrorReply};
+use crate::world::keys;
+use crate::world::state::morning_of;
+use crate::world::state::Shared;
 
 /// The answer to a LoginId that names no saved connection, as Authorize gives it.
 fn unknown_login(login_id: &str) -> ErrorReply {

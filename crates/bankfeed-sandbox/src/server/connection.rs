@@ -46,9 +46,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio::time::{sleep, sleep_until, Instant, Sleep};
 
-use super::inject::Dropped;
-use super::slots::{Place, Room, Slot, Slots, GRACE};
-use super::upload::Upload;
+use crate::server::inject::Dropped;
+use crate::server::slots::{Place, Room, Slot, Slots, GRACE};
+use crate::server::upload::Upload;
 use bankfeed::sync::lock;
 
 /// How long the accept loop pauses after an error that is not about one connection (out of

@@ -15,7 +15,7 @@
 use std::cmp::Reverse;
 use std::collections::HashSet;
 
-use super::generator::{divide_rounded, BankAccount, BankTransaction};
+use crate::generator::{divide_rounded, BankAccount, BankTransaction};
 
 /// Months in the year of data, for the monthly averages.
 const MONTHS: i64 = 12;
@@ -61,7 +61,7 @@ pub(crate) struct Scope<'a> {
 }
 
 impl<'a> Scope<'a> {
-    pub(super) fn new(accounts: Vec<&'a BankAccount>) -> Scope<'a> {
+    pub(crate) fn new(accounts: Vec<&'a BankAccount>) -> Scope<'a> {
         let mut rows: Vec<Row<'a>> = accounts
             .iter()
             .flat_map(|account| account.transactions.iter().map(move |transaction| Row { account, transaction }))
@@ -113,7 +113,7 @@ enum Source {
 }
 
 impl Attribute {
-    pub(super) fn value(&self, scope: &Scope<'_>) -> Value {
+    pub(crate) fn value(&self, scope: &Scope<'_>) -> Value {
         match self.source {
             Source::Rows { select, reduce } => reduce(&select(scope)),
             Source::Accounts(compute) => compute(&scope.accounts),
@@ -121,7 +121,7 @@ impl Attribute {
     }
 
     /// The transactions behind the value, in [`Row::order`]: its `AttributesDetail`.
-    pub(super) fn behind<'a>(&self, scope: &Scope<'a>) -> Vec<Row<'a>> {
+    pub(crate) fn behind<'a>(&self, scope: &Scope<'a>) -> Vec<Row<'a>> {
         match self.source {
             Source::Rows { select, .. } => select(scope),
             Source::Accounts(_) => Vec::new(),
