@@ -8,7 +8,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyMapping, PyString};
 
-use crate::errors::IntoException;
+use crate::error::IntoException;
 use bankfeed::config::{MAX_CONNECTIONS, MAX_RETRIES};
 use bankfeed::error::Error;
 
@@ -547,7 +547,7 @@ pub(crate) fn concurrency(value: &Bound<'_, PyAny>) -> PyResult<usize> {
 }
 
 // The client's counts, each told its own rule rather than its type's range; the configuration
-// checks them again for Rust callers (src/config.rs).
+// checks them again for Rust callers (crates/bankfeed/src/config.rs).
 
 pub(crate) fn max_retries(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     whole_in("max_retries", value, 0, MAX_RETRIES)

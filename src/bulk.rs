@@ -1,5 +1,5 @@
 //! The bulk calls' iterators (`investments_many` and its twins): the core runs every login's
-//! whole flow with a bound on how many run at once (src/bulk.rs); each result crosses into Python
+//! whole flow with a bound on how many run at once (crates/bankfeed/src/bulk.rs); each result crosses into Python
 //! once, when the iterator hands it out (docs/architecture.md#bulk-calls).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -12,15 +12,17 @@ use pyo3::prelude::*;
 use pyo3::types::{PyMapping, PyString, PyTuple};
 use tokio::sync::mpsc::{self, error::TryRecvError};
 
-use super::args;
-use super::asyncio;
-use super::blocking::SIGNAL_CHECK;
-use super::errors::{client_closed, PyBankfeedError};
-use super::handler::{self, BulkHandler};
-use super::invocation::{Answerer, Convert, Flavor, Invocation};
-use super::results::PyDataOp;
-use super::runtime::{runtime, AbortOnDrop};
-use crate::errors::{IntoException, OrRaise};
+use crate::args;
+use crate::error::PyBankfeedError;
+use crate::error::{IntoException, OrRaise};
+use crate::handler::{self, BulkHandler};
+use crate::invocation::{Answerer, Convert, Flavor, Invocation};
+use crate::raise::client_closed;
+use crate::results::PyDataOp;
+use crate::run::asyncio;
+use crate::run::blocking::SIGNAL_CHECK;
+use crate::run::Run;
+use crate::runtime::{runtime, AbortOnDrop};
 use bankfeed::authorize::ChallengeHandler;
 use bankfeed::bulk::{check_concurrency, run_many};
 use bankfeed::config::{is_safe_segment, SAFE_SEGMENT};
@@ -61,7 +63,7 @@ const BUFFER_PER_FLOW: usize = 2;
 /// Starts the bulk call named `call` (its Python name) of `op` over `ids` and returns its
 /// iterator: `_BulkResults` (blocking) or `_AsyncBulkResults` (async), wrapped in a progress
 /// display when `progress` is set. `op` is one login's whole flow, the same for both flavors;
-/// given `on_challenge`, each login gets an answerer that asks it (src/python/handler.rs), and
+/// given `on_challenge`, each login gets an answerer that asks it (src/handler.rs), and
 /// without one, none: its challenges are its `ChallengeRequired`.
 pub(crate) fn start<T, F, Fut>(
     py: Python<'_>,
@@ -85,7 +87,7 @@ where
         // Refused, as every call of a closed client is: nothing starts.
         return Err(Error::Closed { operation: call.to_owned() }.into_exception());
     }
-    super::logging::refresh(py)?;
+    crate::logging::refresh(py)?;
     let args::LoginIds { ids, unusable } = login_ids;
     let total = ids.len() + unusable.len();
     // A LoginId that cannot be sent (not text, or missing) fails alone, handed out first, and
@@ -478,7 +480,7 @@ impl Origin {
     }
 
     /// Stops the driver: aborted in the process that started it, forgotten in any other, where
-    /// its runtime is the parent's copy without threads (src/fork.rs leaves such values alone).
+    /// its runtime is the parent's copy without threads (crates/bankfeed/src/fork.rs leaves such values alone).
     fn stop(&self, driver: &Mutex<AbortOnDrop>) {
         let mut driver = lock(driver);
         if self.is_here() {
@@ -611,7 +613,7 @@ impl PyBulkResults {
             Ok(None) => {
                 self.end();
                 // The records of the call's last logins come before the end, as a call's do.
-                super::log_emitter::flush(py, super::log_emitter::flush_until(None));
+                crate::log_emitter::flush(py, crate::log_emitter::flush_until(None));
                 Ok(None)
             }
             // Ctrl-C: every login in flight stops before it is raised.

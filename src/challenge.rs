@@ -1,52 +1,14 @@
 //! `Challenge` and `SecurityChallenge`.
 
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
-use super::convert::{self, Parsed};
-use super::invocation::{Flavor, Invocation};
-use super::session::step_to_py;
-use crate::errors::{IntoException, OrRaise};
-use bankfeed::authorize::{Challenge, SecurityChallenge};
-use bankfeed::Client;
-
-// What `Challenge` and `AsyncChallenge` share: the challenge, its client and every method but
-// how `answer` runs (docs/architecture.md#one-call-two-runners).
-#[doc = stub_doc!("_BaseChallenge")]
-#[pyclass(name = "_BaseChallenge", module = "bankfeed", frozen, subclass)]
-pub(crate) struct PyBaseChallenge {
-    client: Client,
-    flavor: Flavor,
-    challenge: Challenge,
-    raw: Parsed,
-    /// Built on first access, then the same objects every time (each keeps its parsed `.raw`).
-    challenges: PyOnceLock<Vec<Py<PySecurityChallenge>>>,
-}
-
-#[doc = stub_doc!("Challenge")]
-#[pyclass(name = "Challenge", module = "bankfeed", frozen, extends = PyBaseChallenge)]
-pub(crate) struct PyChallenge;
-
-#[doc = stub_doc!("AsyncChallenge")]
-#[pyclass(name = "AsyncChallenge", module = "bankfeed", frozen, extends = PyBaseChallenge)]
-pub(crate) struct PyAsyncChallenge;
-
-/// The Python object of `challenge`: a `Challenge`, or an `AsyncChallenge` for an async client.
-pub(crate) fn to_py(py: Python<'_>, client: &Client, flavor: Flavor, challenge: Challenge) -> PyResult<Py<PyAny>> {
-    let base = PyBaseChallenge {
-        client: client.clone(),
-        flavor,
-        challenge,
-        raw: Parsed::default(),
-        challenges: PyOnceLock::new(),
-    };
-    let base = PyClassInitializer::from(base);
-    Ok(match flavor {
-        Flavor::Blocking => Py::new(py, base.add_subclass(PyChallenge))?.into_any(),
-        Flavor::Async => Py::new(py, base.add_subclass(PyAsyncChallenge))?.into_any(),
-    })
-}
+use crate::classes::{step_to_py, PyBaseChallenge, PySecurityChallenge};
+use crate::convert::{self, Parsed};
+use crate::error::{IntoException, OrRaise};
+use crate::invocation::Invocation;
+use crate::run::Run;
+use bankfeed::authorize::SecurityChallenge;
 
 #[pymethods]
 impl PyBaseChallenge {
@@ -155,13 +117,6 @@ fn answer_form(challenge: &Bound<'_, PySecurityChallenge>) -> PyResult<String> {
 
 fn describe(challenge: &SecurityChallenge) -> String {
     format!("{}: {:?}", challenge.kind.as_str(), challenge.prompt)
-}
-
-#[doc = stub_doc!("SecurityChallenge")]
-#[pyclass(name = "SecurityChallenge", module = "bankfeed", frozen)]
-pub(crate) struct PySecurityChallenge {
-    inner: SecurityChallenge,
-    raw: Parsed,
 }
 
 #[pymethods]

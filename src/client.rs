@@ -6,15 +6,16 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
-use super::args;
-use super::asyncio;
-use super::bulk;
-use super::convert;
-use super::errors::PyBankfeedError;
-use super::invocation::{Flavor, Invocation};
-use super::results::PyDataOp;
-use super::session::{session_to_py, step_to_py};
-use crate::errors::OrRaise;
+use crate::args;
+use crate::bulk;
+use crate::classes::{session_to_py, step_to_py, PyAsyncClient, PyBaseClient, PyClient};
+use crate::convert;
+use crate::error::OrRaise;
+use crate::error::PyBankfeedError;
+use crate::invocation::{Flavor, Invocation};
+use crate::results::PyDataOp;
+use crate::run::asyncio;
+use crate::run::Run;
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
 use bankfeed::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
 use bankfeed::data::money::MoneyType;
@@ -27,41 +28,14 @@ use bankfeed::{Client, Secret};
 /// The key of a pickled client's identity, beside its options.
 const IDENTITY: &str = "identity";
 
-// What `Client` and `AsyncClient` share: the configuration, its getters, repr, pickling,
-// `close()`, and every operation, run the way `flavor` says
-// (docs/architecture.md#one-call-two-runners).
-#[doc = stub_doc!("_BaseClient")]
-#[pyclass(name = "_BaseClient", module = "bankfeed", frozen, subclass)]
-pub(crate) struct PyBaseClient {
-    pub(crate) client: Client,
-    pub(crate) flavor: Flavor,
-}
-
-#[doc = stub_doc!("Client")]
-#[pyclass(name = "Client", module = "bankfeed", frozen, extends = PyBaseClient)]
-pub(crate) struct PyClient;
-
-#[doc = stub_doc!("AsyncClient")]
-#[pyclass(name = "AsyncClient", module = "bankfeed", frozen, extends = PyBaseClient)]
-pub(crate) struct PyAsyncClient;
-
 impl PyBaseClient {
-    /// The Python object of `client`: a `Client`, or an `AsyncClient`.
-    pub(crate) fn to_py(py: Python<'_>, client: &Client, flavor: Flavor) -> PyResult<Py<PyAny>> {
-        let base = PyClassInitializer::from(PyBaseClient { client: client.clone(), flavor });
-        Ok(match flavor {
-            Flavor::Blocking => Py::new(py, base.add_subclass(PyClient))?.into_any(),
-            Flavor::Async => Py::new(py, base.add_subclass(PyAsyncClient))?.into_any(),
-        })
-    }
-
     /// Runs the operation named `method` (its Python name, shown by an async call's coroutine).
     fn run<T: Send + 'static>(
         &self,
         py: Python<'_>,
         method: &'static str,
         future: impl std::future::Future<Output = Result<T, Error>> + Send + 'static,
-        convert: super::invocation::Convert<T>,
+        convert: crate::invocation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
         Invocation::new(&self.client, future, convert).named("AsyncClient", method).run(py, self.flavor)
     }
@@ -94,7 +68,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         // One call under one deadline: the Authorize and every challenge round after it.
-        let start = move |mut answerer: super::invocation::Answerer| async move {
+        let start = move |mut answerer: crate::invocation::Answerer| async move {
             let call = client.call("Authorize");
             let login = async {
                 let step = client.authorize(&call, request).await?;
@@ -647,17 +621,17 @@ impl PyBaseClient {
     #[doc = stub_doc!("Client.connect_url")]
     #[pyo3(signature = (**options))]
     fn connect_url(&self, py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
-        let options = super::connect::options("connect_url", options)?;
+        let options = crate::connect::options("connect_url", options)?;
         let client = self.client.clone();
         let future = async move {
             let call = client.call("GenerateAuthorizeToken");
             call.run(client.connect_url(&call, &options)).await
         };
-        self.run(py, "connect_url", future, super::connect::connect_url_to_py)
+        self.run(py, "connect_url", future, crate::connect::connect_url_to_py)
     }
 
     // Only the arguments are checked here; python/bankfeed/_connect.py then runs the first step
-    // (the token minted, then the catcher bound: src/connect/start.rs), opens the widget and
+    // (the token minted, then the catcher bound: crates/bankfeed/src/connect/start.rs), opens the widget and
     // waits, each step a call of this client, and closes the catcher on every way out
     // (docs/connect.md#from-a-script).
     #[doc = stub_doc!("Client.connect")]
@@ -671,13 +645,13 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let this = slf.get();
-        super::connect::connect_timeout(timeout)?;
+        crate::connect::connect_timeout(timeout)?;
         if let Some(on_url) = &on_url {
             if !on_url.is_none() && !on_url.is_callable() {
                 return Err(args::wrong_type("on_url", "a callable or None", on_url));
             }
         }
-        let checked = super::connect::options("connect", options)?;
+        let checked = crate::connect::options("connect", options)?;
         if checked.redirect_url.is_some() {
             return Err(PyBankfeedError::from(Error::config(
                 "redirect_url",
@@ -685,7 +659,7 @@ impl PyBaseClient {
             ))
             .into());
         }
-        let start = super::connect::starter(py, &this.client, this.flavor, checked)?;
+        let start = crate::connect::starter(py, &this.client, this.flavor, checked)?;
         let runner = py.import("bankfeed._connect")?.getattr("run")?;
         let on_url = on_url.map_or_else(|| py.None(), Bound::unbind);
         Ok(runner.call1((start, timeout, open_browser, on_url, this.flavor == Flavor::Async))?.unbind())
@@ -739,7 +713,7 @@ impl PyBaseClient {
         let config = ClientConfig::from_environment(options, Variables::ProxiesOnly).or_raise()?;
         let client = Client::copy_of(config, identity).or_raise()?;
         let flavor = if cls.is_subclass_of::<PyAsyncClient>()? { Flavor::Async } else { Flavor::Blocking };
-        PyBaseClient::to_py(cls.py(), &client, flavor)
+        crate::classes::client_to_py(cls.py(), &client, flavor)
     }
 
     // Without it, Dask would hash the pickle, keys and all (docs/architecture.md#pickling).

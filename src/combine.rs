@@ -9,11 +9,11 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyGenericAlias, PyList, PyString, PyTuple, PyType};
 
-use super::args;
-use super::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PyStatements};
-use super::table::PyTable;
-use super::views;
-use crate::errors::OrRaise;
+use crate::args;
+use crate::error::OrRaise;
+use crate::results::{NamedTables, PyAccounts, PyAttributes, PyInvestments, PyStatements};
+use crate::table::PyTable;
+use crate::views;
 use bankfeed::tables::{CombinedSize, Combiner, Table};
 
 #[doc = stub_doc!("Combined")]

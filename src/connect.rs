@@ -8,10 +8,11 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyCFunction, PyDict, PyInt, PyMapping, PyString, PyType};
 
-use super::args;
-use super::convert;
-use super::errors::PyBankfeedError;
-use super::invocation::{Flavor, Invocation};
+use crate::args;
+use crate::convert;
+use crate::error::PyBankfeedError;
+use crate::invocation::{Flavor, Invocation};
+use crate::run::Run;
 use bankfeed::connect::url::PARAMETERS;
 use bankfeed::connect::{widget_base, Catcher, ConnectOptions, ConnectUrl, Connection, Limits, Started};
 use bankfeed::error::Error;
@@ -226,7 +227,7 @@ impl PyConnection {
 }
 
 // The catcher of one `client.connect(...)`: bound once its authorize token is minted
-// (src/connect/start.rs); python/bankfeed/_connect.py opens its launch page, waits on it once,
+// (crates/bankfeed/src/connect/start.rs); python/bankfeed/_connect.py opens its launch page, waits on it once,
 // and closes it on every way out.
 #[doc = stub_doc!("_Catcher")]
 #[pyclass(name = "_Catcher", module = "bankfeed", frozen)]
@@ -275,7 +276,7 @@ impl PyCatcher {
     #[doc = stub_doc!("_Catcher.close")]
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let Some(catcher) = lock(&self.catcher).take() else { return Ok(()) };
-        let runtime = super::runtime::runtime()?;
+        let runtime = crate::runtime::runtime()?;
         let (closed, is_closed) = std::sync::mpsc::channel();
         runtime.spawn(async move {
             catcher.close().await;

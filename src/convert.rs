@@ -9,7 +9,7 @@ use pyo3::types::{
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-use crate::errors::{IntoException, OrRaise};
+use crate::error::{IntoException, OrRaise};
 use bankfeed::authorize::{Answers, Challenge, MAX_CHALLENGES};
 use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use bankfeed::data::dates::ymd;
@@ -88,13 +88,13 @@ impl Parsed {
 pub(crate) fn answers(mapping: &Bound<'_, PyAny>, challenge: &Challenge) -> Result<Answers, Error> {
     const MAPPING: &str = "must be a mapping of prompt to answer";
     // Only the type of what came is named: its value could be an answer.
-    let not_a_mapping = format!("{MAPPING}, not {}", super::args::type_name(mapping));
+    let not_a_mapping = format!("{MAPPING}, not {}", crate::args::type_name(mapping));
     let mapping = mapping.cast::<PyMapping>().map_err(|_| Error::invalid_answer("answers", not_a_mapping))?;
     let keys = challenge.answer_keys();
     let mut answers = Answers::new();
     // The mapping's own failure (its __iter__ or __getitem__) is raised as it is.
     let own = |error: PyErr| Error::Handler(Arc::new(error));
-    for (index, entry) in super::args::entries(mapping).map_err(own)?.enumerate() {
+    for (index, entry) in crate::args::entries(mapping).map_err(own)?.enumerate() {
         // Every key must be one of the step's, answered once, so more entries than keys cannot
         // pass: a mapping without end is not read to its end. Some more are read, so that a wrong
         // key among a few is named by the check, as it is in a mapping of the right size.
@@ -146,7 +146,7 @@ enum Read {
 /// length, which may lie) up to [`MAX_VALUES`].
 fn answer_values(value: &Bound<'_, PyAny>, prompt: &str) -> Result<Vec<String>, Read> {
     let shape = || {
-        let came = super::args::type_name(value);
+        let came = crate::args::type_name(value);
         Read::Refused(Error::invalid_answer(prompt, format!("must map to a string or a list of strings, not {came}")))
     };
     if let Ok(text) = value.cast::<PyString>() {
@@ -243,9 +243,9 @@ fn container_to_json(value: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> Result<
     // a value may run a nested mapping's own code, which could change the dict being walked).
     let mut object = Map::new();
     let unreadable = |e: PyErr| format!("a mapping could not be read ({e})");
-    for (index, entry) in super::args::entries(mapping).map_err(unreadable)?.enumerate() {
-        if index >= super::args::MAX_ITEMS {
-            return Err(format!("a mapping holds more than {} entries", super::args::MAX_ITEMS));
+    for (index, entry) in crate::args::entries(mapping).map_err(unreadable)?.enumerate() {
+        if index >= crate::args::MAX_ITEMS {
+            return Err(format!("a mapping holds more than {} entries", crate::args::MAX_ITEMS));
         }
         let (key, item) = entry.map_err(unreadable)?;
         object.insert(key_text(&key)?, to_json(&item, path)?);
@@ -307,7 +307,7 @@ pub(crate) fn attributes_query(
 const GROUPS: &str = "must map a group name to a list of attribute names, e.g. {\"Card\": [\"balance_min\"]}";
 
 /// The most groups, and the most names in a group, one custom attributes call takes.
-const MAX_GROUP_ITEMS: usize = super::args::MAX_ITEMS;
+const MAX_GROUP_ITEMS: usize = crate::args::MAX_ITEMS;
 
 /// `attributes={group: [names]}`, read one entry and one name at a time (never by a length, which
 /// may lie) up to [`MAX_GROUP_ITEMS`]. A refusal names what came, as `{"Card": str}` (groups and
@@ -315,19 +315,19 @@ const MAX_GROUP_ITEMS: usize = super::args::MAX_ITEMS;
 fn groups(attributes: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Vec<String>)>> {
     let refuse =
         |got: String| -> PyErr { Error::config("attributes", format!("{GROUPS}; got {got}")).into_exception() };
-    let mapping = attributes.cast::<PyMapping>().map_err(|_| refuse(super::args::type_name(attributes)))?;
+    let mapping = attributes.cast::<PyMapping>().map_err(|_| refuse(crate::args::type_name(attributes)))?;
     let mut groups = Vec::new();
-    for (index, entry) in super::args::entries(mapping)?.enumerate() {
+    for (index, entry) in crate::args::entries(mapping)?.enumerate() {
         if index >= MAX_GROUP_ITEMS {
             return Err(Error::config("attributes", format!("must hold at most {MAX_GROUP_ITEMS} groups, got more"))
                 .into_exception());
         }
         let (group, names) = entry?;
         let group = match group.cast::<PyString>() {
-            Ok(text) => super::args::str_of("attributes", Some("a group name"), text)?.to_owned(),
-            Err(_) => return Err(refuse(format!("{{{}: ...}}", super::args::type_name(&group)))),
+            Ok(text) => crate::args::str_of("attributes", Some("a group name"), text)?.to_owned(),
+            Err(_) => return Err(refuse(format!("{{{}: ...}}", crate::args::type_name(&group)))),
         };
-        let wrong = || refuse(format!("{{{}: {}}}", shown(&group), super::args::type_name(&names)));
+        let wrong = || refuse(format!("{{{}: {}}}", shown(&group), crate::args::type_name(&names)));
         if names.is_instance_of::<PyString>() || names.is_instance_of::<PyBytes>() || names.cast::<PyMapping>().is_ok()
         {
             return Err(wrong());
@@ -346,7 +346,7 @@ fn groups(attributes: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Vec<String>)>>
             let name = name?;
             let Ok(text) = name.cast::<PyString>() else { return Err(wrong()) };
             read.push(
-                super::args::str_of("attributes", Some(&format!("a name in group {}", shown(&group))), text)?
+                crate::args::str_of("attributes", Some(&format!("a name in group {}", shown(&group))), text)?
                     .to_owned(),
             );
         }

@@ -21,7 +21,7 @@ static INSIDE: AtomicUsize = AtomicUsize::new(0);
 
 /// How long the hook waits for threads inside Python (a logging handler that blocks, say) before
 /// letting the exit go on regardless.
-const GRACE: Duration = Duration::from_secs(2);
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
 /// Runs `f` attached to the interpreter, or returns None once Python's exit has begun (or when it
 /// cannot attach at all). For threads Python did not start, such as the IO threads.
@@ -49,11 +49,9 @@ pub(crate) fn run_unless_exiting<R>(f: impl FnOnce() -> R) -> Option<R> {
     Some(f())
 }
 
-/// The `atexit` hook: closes the gate and waits for the threads inside Python to leave.
-#[pyfunction]
-fn _close_before_exit(py: Python<'_>) {
-    // The records still queued first, while their thread may still enter Python.
-    super::log_emitter::drain(py, Instant::now() + GRACE);
+/// Closes the gate and waits, the GIL released, for the threads inside Python to leave (at most
+/// [`GRACE`]). Called by the `atexit` hook (`atexit.rs`).
+pub(crate) fn close(py: Python<'_>) {
     CLOSED.store(true, Ordering::SeqCst);
     // Released: the threads inside may be waiting for the GIL to finish.
     py.detach(|| {
@@ -62,12 +60,4 @@ fn _close_before_exit(py: Python<'_>) {
             std::thread::sleep(Duration::from_millis(1));
         }
     });
-}
-
-/// Registers the hook; called when the module is imported. Hooks run last-registered first, so
-/// this one runs before `logging.shutdown` when `logging` was imported before bankfeed.
-pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    let hook = wrap_pyfunction!(_close_before_exit, module)?;
-    module.py().import("atexit")?.call_method1("register", (hook,))?;
-    Ok(())
 }

@@ -23,9 +23,9 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyMapping;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use super::args::type_name;
-use super::convert;
-use super::invocation::{Answerer, Flavor};
+use crate::args::type_name;
+use crate::convert;
+use crate::invocation::{Answerer, Flavor};
 use bankfeed::authorize::{Answers, Challenge, ChallengeHandler};
 use bankfeed::error::Error;
 use bankfeed::sync::lock;
@@ -75,7 +75,7 @@ pub(crate) fn start_blocking(
     deliver: Deliver,
 ) -> Option<Py<PyAny>> {
     let started = Py::new(py, deliver).map_err(|err| (err, None)).and_then(|deliver| {
-        let asked = super::challenge::to_py(py, client, Flavor::Blocking, challenge);
+        let asked = crate::classes::challenge_to_py(py, client, Flavor::Blocking, challenge);
         let call = |asked| handlers(py)?.call_method1(intern!(py, "run_blocking"), (handler, asked, &deliver));
         asked.and_then(|asked| gated(|| call(asked))).map_err(|err| (err, Some(deliver)))
     });
@@ -109,7 +109,7 @@ impl Drop for Started {
         if answering.is_empty() {
             return;
         }
-        super::exit::attach_unless_exiting(|py| {
+        crate::exit::attach_unless_exiting(|py| {
             for one in answering {
                 let one = one.bind(py);
                 if let Err(err) = one.call_method0(intern!(py, "cancel")) {
@@ -133,7 +133,7 @@ pub(crate) fn start_on_loop<'py>(
     deliver: Deliver,
 ) -> Option<Bound<'py, PyAny>> {
     let deliver = Py::new(py, deliver).ok()?;
-    let started = super::challenge::to_py(py, client, Flavor::Async, challenge).and_then(|asked| {
+    let started = crate::classes::challenge_to_py(py, client, Flavor::Async, challenge).and_then(|asked| {
         gated(|| handlers(py)?.call_method1(intern!(py, "run_on_loop"), (event_loop, handler, asked, &deliver)))
     });
     match started {
@@ -148,7 +148,7 @@ pub(crate) fn start_on_loop<'py>(
 /// Runs `f`, Python code called from Rust, unless Python's exit has begun
 /// (docs/architecture.md#exit-with-calls-in-flight).
 fn gated<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    super::exit::run_unless_exiting(f).unwrap_or_else(|| Err(not_called()))
+    crate::exit::run_unless_exiting(f).unwrap_or_else(|| Err(not_called()))
 }
 
 fn not_called() -> PyErr {
@@ -173,7 +173,7 @@ pub(crate) fn outcome_answers(
         return Err(handler_error(PyErr::from_value(value.clone())));
     }
     // Reading the answers may run the mapping's own Python code.
-    super::exit::run_unless_exiting(|| returned_answers(value, challenge, flavor))
+    crate::exit::run_unless_exiting(|| returned_answers(value, challenge, flavor))
         .unwrap_or_else(|| Err(handler_error(not_called())))
 }
 
@@ -322,7 +322,7 @@ impl BulkHandler {
     }
 
     /// For an async call: from now on, each challenge of its logins starts the handler on the
-    /// event loop that `on_loop` runs work on (`OnLoop` of src/python/asyncio.rs, the loop that
+    /// event loop that `on_loop` runs work on (`OnLoop` of src/run/asyncio.rs, the loop that
     /// reads the call), as `AsyncClient.login` does (an `async def` as a task of the loop, a plain
     /// one on a thread of its own). `answering` keeps the task of an `async def` handler still
     /// answering, to be cancelled with the call. The returned task forwards the challenges; it
@@ -346,7 +346,7 @@ impl BulkHandler {
                 }));
             }
         };
-        Ok(super::runtime::runtime()?.spawn(forward))
+        Ok(crate::runtime::runtime()?.spawn(forward))
     }
 }
 

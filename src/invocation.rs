@@ -1,16 +1,15 @@
 //! One definition of each operation, two ways to run it (docs/architecture.md#one-call-two-runners).
 //!
 //! A pymethod turns its Python arguments into an [`Invocation`]: a `'static + Send` future of a
-//! core value, and the one conversion of that value to Python. [`Invocation::run`] hands it to the
-//! blocking runner (`Client`, `Session`, `Challenge`) or to the asyncio runner (`AsyncClient`,
-//! `AsyncSession`, `AsyncChallenge`); nothing else differs between the two.
+//! core value, and the one conversion of that value to Python. The runners (`run/`) take it from
+//! there: the blocking runner for `Client`, `Session`, `Challenge`, the asyncio runner for
+//! `AsyncClient`, `AsyncSession`, `AsyncChallenge`; nothing else differs between the two.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use pyo3::prelude::*;
 
-use super::{asyncio, blocking};
 use bankfeed::authorize::{Challenge, ChallengeHandler};
 use bankfeed::error::Error;
 use bankfeed::Client;
@@ -97,14 +96,6 @@ impl<T: Send + 'static> Invocation<T> {
     pub(crate) fn named(mut self, class: &'static str, method: &'static str) -> Self {
         self.name = Some(CallName { class, method });
         self
-    }
-
-    /// Runs it the way `flavor` says: the result itself (blocking), or a coroutine (async).
-    pub(crate) fn run(self, py: Python<'_>, flavor: Flavor) -> PyResult<Py<PyAny>> {
-        match flavor {
-            Flavor::Blocking => blocking::run(py, self),
-            Flavor::Async => asyncio::start(py, self),
-        }
     }
 }
 

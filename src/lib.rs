@@ -7,21 +7,24 @@
 include!(concat!(env!("OUT_DIR"), "/stub_docs.rs"));
 
 mod args;
-mod asyncio;
-mod blocking;
+mod atexit;
 mod bulk;
 mod challenge;
+mod classes;
 mod client;
 mod combine;
 mod connect;
 mod convert;
-mod errors;
+mod error;
 mod exit;
 mod handler;
 mod invocation;
 mod log_emitter;
+mod loggers;
 mod logging;
+mod raise;
 mod results;
+mod run;
 mod runtime;
 mod sandbox;
 mod session;
@@ -46,17 +49,17 @@ fn _defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logging::install(m)?;
-    exit::register(m)?;
-    m.add_class::<client::PyBaseClient>()?;
-    m.add_class::<client::PyClient>()?;
-    m.add_class::<client::PyAsyncClient>()?;
-    m.add_class::<session::PyBaseSession>()?;
-    m.add_class::<session::PySession>()?;
-    m.add_class::<session::PyAsyncSession>()?;
-    m.add_class::<challenge::PyBaseChallenge>()?;
-    m.add_class::<challenge::PyChallenge>()?;
-    m.add_class::<challenge::PyAsyncChallenge>()?;
-    m.add_class::<challenge::PySecurityChallenge>()?;
+    atexit::register(m)?;
+    m.add_class::<classes::PyBaseClient>()?;
+    m.add_class::<classes::PyClient>()?;
+    m.add_class::<classes::PyAsyncClient>()?;
+    m.add_class::<classes::PyBaseSession>()?;
+    m.add_class::<classes::PySession>()?;
+    m.add_class::<classes::PyAsyncSession>()?;
+    m.add_class::<classes::PyBaseChallenge>()?;
+    m.add_class::<classes::PyChallenge>()?;
+    m.add_class::<classes::PyAsyncChallenge>()?;
+    m.add_class::<classes::PySecurityChallenge>()?;
     m.add_class::<sandbox::PySandbox>()?;
     m.add_class::<table::PyTable>()?;
     m.add_class::<results::PyInvestments>()?;
@@ -76,7 +79,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(combine::combine, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox::serve_sandbox, m)?)?;
     // Private and left out of `__all__`: test hooks, not API.
-    m.setattr("_panic_in_background", wrap_pyfunction!(blocking::_panic_in_background, m)?)?;
+    m.setattr("_panic_in_background", wrap_pyfunction!(run::blocking::_panic_in_background, m)?)?;
     m.setattr("_defaults", wrap_pyfunction!(_defaults, m)?)?;
     // Private too: what the Python layer's readers of LoginIds share with the bulk calls.
     m.setattr("_check_login_ids", wrap_pyfunction!(args::_check_login_ids, m)?)?;

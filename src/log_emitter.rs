@@ -3,8 +3,8 @@
 //!
 //! The IO threads queue a record and go on; they never take the GIL for it. The `bankfeed-log`
 //! thread emits the records in order, attached to Python one record at a time, through the exit
-//! gate of src/python/exit.rs. Everything here belongs to the process that made it: a forked child
-//! makes its own queue and thread on its first record (src/fork.rs), so it neither emits its
+//! gate of src/exit.rs. Everything here belongs to the process that made it: a forked child
+//! makes its own queue and thread on its first record (crates/bankfeed/src/fork.rs), so it neither emits its
 //! parent's records again nor waits on a thread it does not have.
 
 use std::collections::VecDeque;
@@ -182,7 +182,7 @@ fn run(shared: &Shared) {
         // None once Python's exit has begun: the record is dropped. A failure inside Python is
         // dropped too: logging must not fail a call, and here there is nobody to tell (a
         // handler's own error is printed by logging).
-        let _ = super::exit::attach_unless_exiting(|py| {
+        let _ = crate::exit::attach_unless_exiting(|py| {
             if dropped > 0 {
                 let _ = report_dropped(py, dropped);
             }
@@ -203,10 +203,10 @@ fn run(shared: &Shared) {
 
 /// Hands `record` to its Python logger, as made where it happened.
 fn emit(py: Python<'_>, record: Pending) -> PyResult<()> {
-    let logger = super::logging::logger(py, record.target)?;
+    let logger = crate::loggers::logger(py, record.target)?;
     // Asked again: the application may have raised the level since the record was made, and
     // nothing below the level it configured may reach a handler.
-    let level = super::logging::python_level(record.level);
+    let level = crate::loggers::python_level(record.level);
     if !logger.call_method1(intern!(py, "isEnabledFor"), (level,))?.is_truthy()? {
         return Ok(());
     }

@@ -14,7 +14,7 @@
 //! stream's lock held. The emitting thread itself is kept out of Python while a fork happens:
 //! an `os.register_at_fork` hook waits for the record being emitted (briefly; see
 //! `log_emitter::FORK_WAIT`), as Python's own `logging` does with its locks. A blocking call
-//! waits, briefly, for its records before it returns ([`flush`](super::log_emitter::flush)), so
+//! waits, briefly, for its records before it returns ([`flush`](crate::log_emitter::flush)), so
 //! that they come before its result, as they came before.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -23,13 +23,9 @@ use log::{Level, LevelFilter, Log, Metadata, Record};
 use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 
-use super::log_emitter::Pending;
-
-/// The core's targets. A record of any other target is dropped: reqwest's own name whole URLs,
-/// queries included.
-const TARGETS: [&str; 2] = [bankfeed::events::HTTP_TARGET, bankfeed::events::POLL_TARGET];
+use crate::log_emitter::Pending;
+use crate::loggers::{loggers, python_level, target_index};
 
 /// The most verbose level each target's Python logger accepted at the last refresh, as a
 /// `LevelFilter` (0 is off).
@@ -45,7 +41,7 @@ pub(crate) fn install(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     // Imported first, so that the emitting thread's fork hook runs before logging's own.
     py.import("logging")?;
-    super::log_emitter::register(module)?;
+    crate::log_emitter::register(module)?;
     // An Err means another logger came first; only this module installs one, so it cannot happen.
     if log::set_logger(&BRIDGE).is_ok() {
         INSTALLED.store(true, Ordering::Release);
@@ -90,18 +86,6 @@ fn only_interrupts<T>(py: Python<'_>, error: PyErr) -> PyResult<Option<T>> {
     }
 }
 
-/// The Python loggers of `TARGETS`, in the same order, looked up once.
-fn loggers(py: Python<'_>) -> PyResult<&'static Vec<Py<PyAny>>> {
-    static LOGGERS: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
-    LOGGERS.get_or_try_init(py, || {
-        let logging = py.import("logging")?;
-        TARGETS
-            .iter()
-            .map(|target| Ok(logging.call_method1("getLogger", (target.replace("::", "."),))?.unbind()))
-            .collect()
-    })
-}
-
 /// The most verbose level of the core's (it logs nothing at TRACE) that `logger` accepts now;
 /// off when it cannot be asked (see `only_interrupts`).
 fn accepted(logger: &Bound<'_, PyAny>) -> PyResult<LevelFilter> {
@@ -119,28 +103,6 @@ fn is_enabled_for(logger: &Bound<'_, PyAny>, level: Level) -> PyResult<bool> {
     logger.call_method1(intern!(logger.py(), "isEnabledFor"), (python_level(level),))?.is_truthy()
 }
 
-pub(crate) fn python_level(level: Level) -> u8 {
-    match level {
-        Level::Error => 40,
-        Level::Warn => 30,
-        Level::Info => 20,
-        Level::Debug => 10,
-        Level::Trace => 5,
-    }
-}
-
-/// The Python logger of target `index` of `TARGETS`.
-pub(crate) fn logger(py: Python<'_>, index: usize) -> PyResult<&Bound<'_, PyAny>> {
-    loggers(py)?
-        .get(index)
-        .map(|logger| logger.bind(py))
-        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("no such logger"))
-}
-
-fn target_index(target: &str) -> Option<usize> {
-    TARGETS.iter().position(|known| *known == target)
-}
-
 struct Bridge;
 
 impl Log for Bridge {
@@ -151,13 +113,13 @@ impl Log for Bridge {
     }
 
     /// Formats the record here, on the thread where it happened, and queues it for the emitting
-    /// thread (src/python/log_emitter.rs): no Python on this thread.
+    /// thread (crates/bankfeed/src/log_emitter.rs): no Python on this thread.
     fn log(&self, record: &Record<'_>) {
         let Some(target) = target_index(record.target()) else { return };
         if !self.enabled(record.metadata()) {
             return;
         }
-        super::log_emitter::push(Pending {
+        crate::log_emitter::push(Pending {
             target,
             level: record.level(),
             message: record.args().to_string(),

@@ -4,11 +4,11 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
-use super::args;
-use super::convert::{self, Parsed};
-use super::table::PyTable;
-use super::views;
-use crate::errors::OrRaise;
+use crate::args;
+use crate::convert::{self, Parsed};
+use crate::error::OrRaise;
+use crate::table::PyTable;
+use crate::views;
 use bankfeed::data::accounts::Statements;
 use bankfeed::data::attributes::Attributes;
 use bankfeed::data::money::MoneyType;
@@ -49,7 +49,7 @@ fn payload_raw(data: &Bound<'_, PyAny>) -> PyResult<Raw> {
     let bytes: std::sync::Arc<[u8]> = if let Ok(bytes) = data.cast::<PyBytes>() {
         bytes.as_bytes().into()
     } else if let Ok(text) = data.cast::<PyString>() {
-        super::args::str_of("data", None, text)?.as_bytes().into()
+        crate::args::str_of("data", None, text)?.as_bytes().into()
     } else if let Ok(array) = data.cast::<PyByteArray>() {
         array.to_vec().into()
     } else {
@@ -510,7 +510,7 @@ impl PyStatements {
     }
 }
 
-/// The conversions the data operations end with ([`super::invocation::Convert`]): the same result
+/// The conversions the data operations end with ([`crate::invocation::Convert`]): the same result
 /// classes for both runners.
 macro_rules! convert_parts {
     ($($class:ident from $parts:ident),* $(,)?) => {$(
@@ -518,7 +518,7 @@ macro_rules! convert_parts {
             pub(crate) fn to_py(
                 py: Python<'_>,
                 _client: &bankfeed::Client,
-                _flavor: super::invocation::Flavor,
+                _flavor: crate::invocation::Flavor,
                 parts: $parts,
             ) -> PyResult<Py<PyAny>> {
                 Ok(Py::new(py, $class::new(py, parts)?)?.into_any())
@@ -526,7 +526,7 @@ macro_rules! convert_parts {
         }
 
         impl ResultClass for $parts {
-            const CONVERT: super::invocation::Convert<$parts> = $class::to_py;
+            const CONVERT: crate::invocation::Convert<$parts> = $class::to_py;
         }
     )*};
 }
@@ -540,20 +540,20 @@ convert_parts!(
 
 /// The result class a core result becomes, for both runners.
 pub(crate) trait ResultClass: Sized + Send + 'static {
-    const CONVERT: super::invocation::Convert<Self>;
+    const CONVERT: crate::invocation::Convert<Self>;
 }
 
-/// A data operation of the core (src/ops.rs) as the binding runs it: every one whose result has
+/// A data operation of the core (crates/bankfeed/src/ops.rs) as the binding runs it: every one whose result has
 /// a class. With it, a data method of a client or a session is one line
 /// (docs/architecture.md#adding-an-operation).
 pub(crate) trait PyDataOp: bankfeed::ops::DataOp<Options: Send + 'static, Output: ResultClass> {
-    const CONVERT: super::invocation::Convert<Self::Output> = <Self::Output as ResultClass>::CONVERT;
+    const CONVERT: crate::invocation::Convert<Self::Output> = <Self::Output as ResultClass>::CONVERT;
 }
 
 impl<O: bankfeed::ops::DataOp<Options: Send + 'static, Output: ResultClass>> PyDataOp for O {}
 
 /// The tables of a result class by the name of their getter, in the order `bf.combine` gives
-/// them (src/python/combine.rs); `KIND` is the class's Python name.
+/// them (src/combine.rs); `KIND` is the class's Python name.
 pub(crate) trait NamedTables {
     const KIND: &'static str;
     fn named_tables(&self) -> Vec<(&'static str, &Py<PyTable>)>;

@@ -3,7 +3,7 @@
 
 use tokio::runtime::Runtime;
 
-use super::errors::PyBankfeedError;
+use crate::error::PyBankfeedError;
 use bankfeed::fork::PerProcess;
 
 /// Started on the first call, and started again in a forked child, whose copy of the parent's

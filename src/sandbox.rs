@@ -8,11 +8,11 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use serde_json::Value;
 
-use super::args;
-use super::blocking;
-use super::client::{PyAsyncClient, PyClient};
-use super::convert;
-use crate::errors::{IntoException, OrRaise};
+use crate::args;
+use crate::classes::{PyAsyncClient, PyClient};
+use crate::convert;
+use crate::error::{IntoException, OrRaise};
+use crate::run::blocking;
 use bankfeed::config::{ClientConfig, ClientOptions};
 use bankfeed::error::Error;
 use bankfeed::secret::Secret;

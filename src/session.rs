@@ -3,58 +3,20 @@
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::args;
-use super::challenge;
-use super::client::PyBaseClient;
-use super::convert::{self, Parsed};
-use super::invocation::{Flavor, Invocation};
-use super::results::PyDataOp;
-use super::views;
-use crate::errors::OrRaise;
-use bankfeed::authorize::{Session, Step};
+use crate::args;
+use crate::classes::{session_to_py, PyBaseClient, PyBaseSession};
+use crate::convert;
+use crate::error::OrRaise;
+use crate::invocation::Invocation;
+use crate::results::PyDataOp;
+use crate::run::Run;
+use crate::views;
+use bankfeed::authorize::Session;
 use bankfeed::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use bankfeed::ops::{self, Target};
-use bankfeed::Client;
-
-// What `Session` and `AsyncSession` share: the session, its client, and every data operation,
-// run the way `flavor` says (docs/architecture.md#one-call-two-runners).
-#[doc = stub_doc!("_BaseSession")]
-#[pyclass(name = "_BaseSession", module = "bankfeed", frozen, subclass)]
-pub(crate) struct PyBaseSession {
-    client: Client,
-    flavor: Flavor,
-    session: Session,
-    raw: Parsed,
-}
-
-#[doc = stub_doc!("Session")]
-#[pyclass(name = "Session", module = "bankfeed", frozen, extends = PyBaseSession)]
-pub(crate) struct PySession;
-
-#[doc = stub_doc!("AsyncSession")]
-#[pyclass(name = "AsyncSession", module = "bankfeed", frozen, extends = PyBaseSession)]
-pub(crate) struct PyAsyncSession;
 
 /// What `_restore` takes: the client, the 200 body, the RequestId and the LoginId.
 type SessionState<'py> = (Bound<'py, PyAny>, Bound<'py, PyBytes>, String, Option<String>);
-
-/// The Python object of `session`: a `Session`, or an `AsyncSession` for an async client.
-pub(crate) fn session_to_py(py: Python<'_>, client: &Client, flavor: Flavor, session: Session) -> PyResult<Py<PyAny>> {
-    let base =
-        PyClassInitializer::from(PyBaseSession { client: client.clone(), flavor, session, raw: Parsed::default() });
-    Ok(match flavor {
-        Flavor::Blocking => Py::new(py, base.add_subclass(PySession))?.into_any(),
-        Flavor::Async => Py::new(py, base.add_subclass(PyAsyncSession))?.into_any(),
-    })
-}
-
-/// A step as Python sees it: a session, or a challenge.
-pub(crate) fn step_to_py(py: Python<'_>, client: &Client, flavor: Flavor, step: Step) -> PyResult<Py<PyAny>> {
-    match step {
-        Step::Session(session) => session_to_py(py, client, flavor, session),
-        Step::Challenge(found) => challenge::to_py(py, client, flavor, found),
-    }
-}
 
 #[pymethods]
 impl PyBaseSession {
@@ -207,7 +169,7 @@ impl PyBaseSession {
     #[doc = stub_doc!("_BaseSession.__reduce__")]
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, SessionState<'py>)> {
         let (py, this) = (slf.py(), slf.get());
-        let client = PyBaseClient::to_py(py, &this.client, this.flavor)?.into_bound(py);
+        let client = crate::classes::client_to_py(py, &this.client, this.flavor)?.into_bound(py);
         let body = PyBytes::new(py, &this.session.raw);
         let restore = slf.get_type().getattr("_restore")?;
         Ok((restore, (client, body, this.session.request_id.clone(), this.session.login_id.clone())))
@@ -259,7 +221,7 @@ impl PyBaseSession {
         py: Python<'_>,
         method: &'static str,
         future: impl std::future::Future<Output = Result<T, bankfeed::Error>> + Send + 'static,
-        convert: super::invocation::Convert<T>,
+        convert: crate::invocation::Convert<T>,
     ) -> PyResult<Py<PyAny>> {
         Invocation::new(&self.client, future, convert).named("AsyncSession", method).run(py, self.flavor)
     }

@@ -6,9 +6,9 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDate, PyDict, PyList, PyString};
 
-use super::args;
-use super::convert;
-use super::views;
+use crate::args;
+use crate::convert;
+use crate::views;
 
 use arrow_array::cast::AsArray;
 

@@ -11,11 +11,11 @@ use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::errors::PyBankfeedError;
-use super::handler::{self, Deliver};
-use super::invocation::{refuse, Answerer, Flavor, Invocation};
-use super::log_emitter;
-use super::runtime::{runtime, AbortOnDrop};
+use crate::error::PyBankfeedError;
+use crate::handler::{self, Deliver};
+use crate::invocation::{refuse, Answerer, Flavor, Invocation};
+use crate::log_emitter;
+use crate::runtime::{runtime, AbortOnDrop};
 use bankfeed::authorize::{Answers, Challenge, ChallengeHandler};
 use bankfeed::bulk::panic_message;
 use bankfeed::error::Error;
@@ -36,7 +36,7 @@ enum Message<T> {
 }
 
 /// A handler that asks the waiting Python thread for the answers: it starts the caller's
-/// `on_challenge` (on a thread of its own, src/python/handler.rs) and goes on waiting, for the
+/// `on_challenge` (on a thread of its own, src/handler.rs) and goes on waiting, for the
 /// answers or for the end of the call.
 struct Asker<T> {
     sender: mpsc::Sender<Message<T>>,
@@ -85,7 +85,7 @@ where
     Fut: Future<Output = Result<T, Error>> + Send + 'static,
 {
     // The levels the application configured now apply to this call's records.
-    super::logging::refresh(py)?;
+    crate::logging::refresh(py)?;
     // When the call's deadline runs out (or, given none, never): its records are awaited before
     // it returns, but not for long past that.
     let deadline =

@@ -1,104 +1,37 @@
-//! The one bridge from core errors to Python exceptions (docs/architecture.md#how-errors-reach-python).
-//!
-//! Every failure that leaves a pymethod goes through [`PyBankfeedError`]: core errors convert with
-//! `.or_raise()?` ([`OrRaise`]), the run helpers attach the client that makes a challenge
-//! answerable, and the classes of `bankfeed.errors` are imported once and kept.
+//! How a failure becomes the exception it raises: the classes of `bankfeed.errors`, imported once
+//! and kept, the fields each keeps, and the next steps in the words of the Python API
+//! (docs/architecture.md#how-errors-reach-python). The failure itself is `error.rs`'s.
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 use pyo3::PyTypeInfo;
 
-use super::challenge;
-use super::convert;
-use super::invocation::Flavor;
+use crate::classes;
+use crate::convert;
+use crate::error::{Failure, PyBankfeedError};
+use crate::invocation::Flavor;
 use bankfeed::error::{Advice, ApiError, ApiErrorKind, Body, Error};
 use bankfeed::Client;
 
-/// A failure on its way to Python. Build it with `?` or `From`; raise it by converting to `PyErr`.
-/// Boxed: a failure is rare, and the results that may carry one stay small.
-pub(crate) struct PyBankfeedError(Box<Failure>);
-
-enum Failure {
-    /// A core error; `client` makes a `ChallengeRequired`'s challenge answerable, in the flavor
-    /// of the client that raised it (an `AsyncClient` gives an `AsyncChallenge`).
-    /// `call` is the Python method that failed, whose terms the next steps are given in.
-    Core { error: Error, client: Option<(Client, Flavor)>, call: Option<&'static str> },
-    /// A Python exception (Ctrl-C while waiting, a failed conversion): raised as it is.
-    Python(PyErr),
-    /// bankfeed's own failure outside the core (a panicked background task, a runtime that did
-    /// not start): a plain `BankfeedError` with this text.
-    Internal(String),
-}
-
-impl PyBankfeedError {
-    /// `error`, with the client whose call failed (a `ChallengeRequired` then carries a challenge
-    /// that can be answered).
-    /// `call` is the Python method that failed (`investments`, `attributes_many`), when known: the
-    /// error's next steps name it (see [`PythonAdvice`]).
-    pub(crate) fn with_client(error: Error, client: &Client, flavor: Flavor, call: Option<&'static str>) -> Self {
-        PyBankfeedError(Box::new(Failure::Core { error, client: Some((client.clone(), flavor)), call }))
-    }
-
-    pub(crate) fn internal(text: impl Into<String>) -> Self {
-        PyBankfeedError(Box::new(Failure::Internal(text.into())))
-    }
-
-    /// The exception to raise. Never fails: when the rich exception cannot be built, the
-    /// original text still arrives as a `BankfeedError`, with the bridge's failure as its cause.
-    fn into_pyerr(self, py: Python<'_>) -> PyErr {
-        let (error, client, call) = match *self.0 {
-            Failure::Python(err) => return err,
-            Failure::Internal(text) => return fallback(py, &text, None),
-            Failure::Core { error, client, call } => (error, client, call),
-        };
-        let text = message(&error, call);
-        match build(py, &text, error, client.as_ref()) {
-            Ok(err) => err,
-            Err(failure) => fallback(py, &text, Some(failure)),
-        }
-    }
-}
-
-impl From<Error> for PyBankfeedError {
-    fn from(error: Error) -> Self {
-        PyBankfeedError(Box::new(Failure::Core { error, client: None, call: None }))
-    }
-}
-
-impl From<PyErr> for PyBankfeedError {
-    fn from(err: PyErr) -> Self {
-        PyBankfeedError(Box::new(Failure::Python(err)))
-    }
-}
-
 impl From<PyBankfeedError> for PyErr {
     fn from(error: PyBankfeedError) -> Self {
-        Python::attach(|py| error.into_pyerr(py))
+        Python::attach(|py| into_pyerr(error, py))
     }
 }
 
-/// A core error as the exception it raises. `?` cannot turn an [`Error`] into a `PyErr` by
-/// itself (neither type is the binding's, so no `From` may join them): an error says
-/// `.into_exception()`, a result `.or_raise()?`.
-pub(crate) trait IntoException {
-    fn into_exception(self) -> PyErr;
-}
-
-impl IntoException for Error {
-    fn into_exception(self) -> PyErr {
-        PyBankfeedError::from(self).into()
-    }
-}
-
-/// A core result whose error is raised as its exception (see [`IntoException`]).
-pub(crate) trait OrRaise<T> {
-    fn or_raise(self) -> PyResult<T>;
-}
-
-impl<T> OrRaise<T> for Result<T, Error> {
-    fn or_raise(self) -> PyResult<T> {
-        self.map_err(IntoException::into_exception)
+/// The exception to raise. Never fails: when the rich exception cannot be built, the
+/// original text still arrives as a `BankfeedError`, with the bridge's failure as its cause.
+fn into_pyerr(error: PyBankfeedError, py: Python<'_>) -> PyErr {
+    let (error, client, call) = match *error.0 {
+        Failure::Python(err) => return err,
+        Failure::Internal(text) => return fallback(py, &text, None),
+        Failure::Core { error, client, call } => (error, client, call),
+    };
+    let text = message(&error, call);
+    match build(py, &text, error, client.as_ref()) {
+        Ok(err) => err,
+        Err(failure) => fallback(py, &text, Some(failure)),
     }
 }
 
@@ -208,7 +141,7 @@ fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flav
         }
         Error::AnswerRefused { error, challenge } => {
             let challenge =
-                client.map(|(client, flavor)| challenge::to_py(py, client, *flavor, *challenge)).transpose()?;
+                client.map(|(client, flavor)| classes::challenge_to_py(py, client, *flavor, *challenge)).transpose()?;
             fields.set_item("challenge", challenge)?;
             api_fields(py, &fields, &error)?;
             api_class(py, error.kind())?
@@ -221,7 +154,7 @@ fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flav
             fields.set_item("request_id", &challenge.request_id)?;
             fields.set_item("prompts", challenge.prompts().collect::<Vec<_>>())?;
             let challenge =
-                client.map(|(client, flavor)| challenge::to_py(py, client, *flavor, *challenge)).transpose()?;
+                client.map(|(client, flavor)| classes::challenge_to_py(py, client, *flavor, *challenge)).transpose()?;
             fields.set_item("challenge", challenge)?;
             class::<bf::ChallengeRequired>(py)?
         }
@@ -234,7 +167,7 @@ fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flav
             fields.set_item("operation", operation)?;
             fields.set_item("request_id", request_id)?;
             fields.set_item("waited", waited.as_secs_f64())?;
-            let partial = partial.as_deref().map(|partial| super::convert::to_python(py, partial)).transpose()?;
+            let partial = partial.as_deref().map(|partial| convert::to_python(py, partial)).transpose()?;
             fields.set_item("partial", partial)?;
             class::<bf::PendingTimeout>(py)?
         }

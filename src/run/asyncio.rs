@@ -25,10 +25,10 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString};
 use tokio::sync::oneshot;
 
-use super::errors::PyBankfeedError;
-use super::handler::{self, handler_error, Deliver, LoopWork};
-use super::invocation::{refuse, Answerer, CallName, Flavor, Invocation};
-use super::runtime::{runtime, AbortOnDrop};
+use crate::error::PyBankfeedError;
+use crate::handler::{self, handler_error, Deliver, LoopWork};
+use crate::invocation::{refuse, Answerer, CallName, Flavor, Invocation};
+use crate::runtime::{runtime, AbortOnDrop};
 use bankfeed::authorize::{Answers, Challenge, ChallengeHandler};
 use bankfeed::error::Error;
 use bankfeed::sync::lock;
@@ -45,7 +45,7 @@ static NEXT_TOKEN: AtomicU64 = AtomicU64::new(0);
 
 /// Returns a coroutine that runs `operation` when awaited.
 pub(crate) fn start<T: Send + 'static>(py: Python<'_>, invocation: Invocation<T>) -> PyResult<Py<PyAny>> {
-    super::logging::refresh(py)?;
+    crate::logging::refresh(py)?;
     let Invocation { client, name, start, on_challenge, convert } = invocation;
     let answers = on_challenge.is_some();
     let owner = client.clone();
@@ -132,7 +132,7 @@ enum Wake {
 
 /// An event loop, as any thread sees it: work handed to it runs on the loop's thread, as the
 /// answers of a call's challenge do. A bulk call's logins start its `on_challenge` through it
-/// (src/python/handler.rs).
+/// (src/handler.rs).
 pub(crate) struct OnLoop {
     wakeup: Arc<Wakeup>,
 }
@@ -195,7 +195,7 @@ impl LoopWaker {
         lock(&self.calls).remove(&token)
     }
 
-    /// Starts `on_challenge` for the call `token` (src/python/handler.rs): an `async def` one as
+    /// Starts `on_challenge` for the call `token` (src/handler.rs): an `async def` one as
     /// a task of this loop, kept to be cancelled with the call; a plain one on a thread of its
     /// own, so that a handler that blocks does not stall the loop, and the call still ends at its
     /// deadline. The answers are read on the loop's thread, and go back to the call.
@@ -380,7 +380,7 @@ impl Drop for PyCall {
             return;
         }
         // No warning once Python's exit has begun: the warnings machinery may be gone by then.
-        super::exit::run_unless_exiting(|| Python::try_attach(|py| warn_never_awaited(py, name)));
+        crate::exit::run_unless_exiting(|| Python::try_attach(|py| warn_never_awaited(py, name)));
     }
 }
 
