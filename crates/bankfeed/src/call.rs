@@ -13,7 +13,7 @@
 //!
 //! The call also keeps the secrets it sent (its client's keys, the tokens it minted, the
 //! credentials and answers of its requests): every error leaves [`Call::run`] with them masked in
-//! what the server said (src/masking.rs, docs/errors.md#secrets-a-server-repeats). A later call
+//! what the server said (crates/bankfeed/src/masking.rs, docs/errors.md#secrets-a-server-repeats). A later call
 //! of the same login (a challenge's answer, a data call through a session) carries the secrets of
 //! the calls before it (`Call::carry`), and each login's call of a bulk call shares what every
 //! other one sent (`Call::sharing`).

@@ -1,5 +1,5 @@
 //! The client: one per configuration, cheap to clone; every client of one configuration in a
-//! process shares one HTTP connection pool (src/pools.rs).
+//! process shares one HTTP connection pool (crates/bankfeed/src/pools.rs).
 
 use std::sync::Arc;
 
@@ -123,7 +123,7 @@ impl Client {
         (Client { inner: Arc::clone(&self.inner), shared_secrets: Some(shared.clone()) }, shared)
     }
 
-    /// The request of the operation `wire` (src/protocol.rs) at its path filled with `values`.
+    /// The request of the operation `wire` (crates/bankfeed/src/protocol.rs) at its path filled with `values`.
     pub(crate) fn request(&self, wire: &'static WireOp, values: PathValues<'_>) -> Result<ApiRequest, Error> {
         Ok(ApiRequest::new(wire.name, wire.method.into(), ops::url(wire, &self.inner.config, &values)?))
     }

@@ -150,7 +150,7 @@ fn kind_of_code(code: &str) -> Option<ApiErrorKind> {
 }
 
 /// Whether the client knows `code` (it decides the class of an error, or that a call goes on):
-/// such a code is kept as it came when what the server said is masked (src/error_masking.rs), so that
+/// such a code is kept as it came when what the server said is masked (crates/bankfeed/src/error_masking.rs), so that
 /// the error keeps its class.
 pub(crate) fn known_code(code: &str) -> bool {
     kind_of_code(code).is_some()
@@ -273,7 +273,7 @@ pub enum Error {
     /// status that really came, `snippet` the start of the body.
     Protocol { operation: String, status: u16, message: String, request_id: Option<String>, snippet: String },
     /// A data answer of another login than the one the call was for: a RequestId resumed with
-    /// the LoginId of another login (src/data/login.rs). Raised as a `ProtocolError`, with its own
+    /// the LoginId of another login (crates/bankfeed/src/data/login.rs). Raised as a `ProtocolError`, with its own
     /// next step: the caller's mapping is wrong, not the service.
     /// `message` names both LoginIds.
     OtherLogin { operation: String, message: String, request_id: String, snippet: String },
@@ -282,7 +282,7 @@ pub enum Error {
     /// The caller's challenge handler failed; its own error is kept to be raised as it was.
     Handler(Arc<dyn std::error::Error + Send + Sync>),
     /// bankfeed's own failure, not the service's nor the caller's: an operation of a bulk call
-    /// that panicked is reported as this, for its LoginId only (src/bulk.rs).
+    /// that panicked is reported as this, for its LoginId only (crates/bankfeed/src/bulk.rs).
     Internal { message: String },
     /// The client was closed: the call was cancelled where it stood, or refused before it began.
     Closed { operation: String },
@@ -396,7 +396,7 @@ impl Error {
 /// The next steps an error gives that depend on the API its caller used: the core's errors carry
 /// the facts (which operation, which RequestId, whether it can be resumed), and an API names its
 /// own calls for them. The core's words ([`CoreAdvice`]) name its Rust API; the Python binding
-/// names its methods (src/python/errors.rs).
+/// names its methods (crates/bankfeed/src/raise.rs).
 pub trait Advice {
     /// How to resume polling the RequestId `request_id` of the pending data operation
     /// `operation`, without a new Authorize.

@@ -1,7 +1,7 @@
 //! The one place that masks what a call sent in what a server said back
 //! (docs/errors.md#secrets-a-server-repeats). A call records each secret it sends (the keys, the
 //! tokens it mints, the username and password, the answers) in its [`SentSecrets`]; every error
-//! leaves the call through `SentSecrets::error` (src/error_masking.rs), and every log line that shows a value the
+//! leaves the call through `SentSecrets::error` (crates/bankfeed/src/error_masking.rs), and every log line that shows a value the
 //! server chose through [`SentSecrets::text`] or [`SentSecrets::id`]. A server may repeat a secret
 //! as it came, or escaped the way JSON, a URL or HTML escapes it, in any letter case: each of those
 //! forms is found and replaced by [`MASK`].
@@ -496,7 +496,7 @@ pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The secrets of a call that sent `secrets` (also for src/error_masking.rs's tests).
+    /// The secrets of a call that sent `secrets` (also for crates/bankfeed/src/error_masking.rs's tests).
     pub(crate) fn sent(secrets: &[&str]) -> SentSecrets {
         let mut sent = SentSecrets::default();
         for secret in secrets {

@@ -3,7 +3,7 @@
 //! resumed, the request sent and its 202s polled, the answer read off the IO workers and checked
 //! to be the session's login), so adding an operation is one `impl` here and one method in the
 //! binding (docs/architecture.md#adding-an-operation). The sandbox describes the same operations
-//! from the other side (`src/sandbox/operation.rs`).
+//! from the other side (`crates/bankfeed-sandbox/src/operations/operation.rs`).
 
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -54,7 +54,7 @@ pub struct Request {
 /// A data operation as the client runs it; the client-side twin of the sandbox's
 /// `DataOperation`.
 pub trait DataOp: 'static {
-    /// The operation on the wire (src/protocol.rs): its method, path and host, and whether
+    /// The operation on the wire (crates/bankfeed/src/protocol.rs): its method, path and host, and whether
     /// account detail must be polled to 200 first, and be the session's login, before it is sent
     /// (docs/protocol.md#attributes).
     const WIRE: &'static WireOp;

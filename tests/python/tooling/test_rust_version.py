@@ -1,6 +1,6 @@
 """The workspace's ``rust-version`` (Cargo.toml, which every crate inherits) is the true minimum:
-the highest ``rust-version`` any crate of Cargo.lock declares, as ``cargo metadata`` reads it offline. A lock update that raises the floor
-fails here until Cargo.toml, the README and CONTRIBUTING.md say the new one
+the highest ``rust-version`` any crate of Cargo.lock declares, as ``cargo metadata`` reads it
+offline. A lock update that raises the floor fails here until Cargo.toml, the README and CONTRIBUTING.md say the new one
 (CONTRIBUTING.md#the-minimum-rust)."""
 
 from __future__ import annotations

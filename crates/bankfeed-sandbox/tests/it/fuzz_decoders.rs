@@ -235,7 +235,7 @@ fn known_hostile_bodies_get_documented_errors() {
         br#"{"StatementsByAccount": [{"Statements": [{"Base64Bytes": "!!"}]}]}"#.to_vec(),
         br#"{"HttpStatusCode": -1e308, "Accounts": []}"#.to_vec(),
         br#"{"Card": {"AttributesDetail": {"x": 1}}}"#.to_vec(),
-        // Deep inside the fields the lenient readers skip or read as a value (src/data/de.rs):
+        // Deep inside the fields the lenient readers skip or read as a value (crates/bankfeed/src/data/de.rs):
         // serde_json bounds what is built, and skips what is ignored without recursing.
         format!(r#"{{"Accounts": [{{"Balance": {deep_array}, "Transactions": [{deep_array}]}}]}}"#).into_bytes(),
         format!(r#"{{"Accounts": [], "Login": {deep_object}, "Institution": {deep_array}}}"#).into_bytes(),

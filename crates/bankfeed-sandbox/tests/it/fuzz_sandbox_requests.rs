@@ -5,7 +5,7 @@
 //! and the sandbox must still serve a normal login afterwards.
 //!
 //! `BANKFEED_FUZZ_ITERATIONS` sets the number of requests (1,000 by default); the body readers
-//! themselves are fuzzed without HTTP in `src/sandbox/body.rs`. CONTRIBUTING.md has the long run.
+//! themselves are fuzzed without HTTP in `crates/bankfeed-sandbox/src/server/body.rs`. CONTRIBUTING.md has the long run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -12,7 +12,7 @@
 //!
 //! Anything else is a refusal that ends nothing: another path is a 404, as is a request at the
 //! return path that reports no connection (a prefetch, another event); a method the catcher
-//! does not serve is a 405; a connection of another local user a 403 (src/connect/serve.rs). No
+//! does not serve is a 405; a connection of another local user a 403 (crates/bankfeed/src/connect/serve.rs). No
 //! answer carries a CORS header: no web page can read one. A redirect whose LoginId is not a GUID
 //! ends the wait with that error: only the widget knows the return path.
 
