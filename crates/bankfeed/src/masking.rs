@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::secret::Secret;
 
 /// What a masked secret reads as: the mask `Secret` shows, and the connect URL's token.
-pub(crate) const MASK: &str = "***";
+pub const MASK: &str = "***";
 
 /// Secrets shorter than this (in characters) are not masked: a one- or two-letter answer would
 /// mask most of any text, and shows next to nothing of itself.
@@ -130,13 +130,13 @@ impl SentSecrets {
 
     /// `text` with every secret masked, in any of its forms; a text cut short (ending with `…`)
     /// also loses a secret cut there.
-    pub(crate) fn text(&self, text: &str) -> String {
+    pub fn text(&self, text: &str) -> String {
         self.layers(|layers| layers.text(text))
     }
 
     /// An identifier the server chose (a RequestId, a code it does not know): masked whole when
     /// it is a secret, kept when it is a GUID, and otherwise masked as text is.
-    pub(crate) fn id(&self, id: &str) -> String {
+    pub fn id(&self, id: &str) -> String {
         if self.is_secret(id) {
             MASK.to_owned()
         } else if is_guid(id) {

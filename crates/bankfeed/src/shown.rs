@@ -10,7 +10,7 @@ pub(crate) fn snippet(text: &str, max: usize) -> String {
 }
 
 /// How many characters of a refused value a message shows.
-pub(crate) const SHOWN_CHARS: usize = 40;
+pub const SHOWN_CHARS: usize = 40;
 
 /// A refused value that is not a secret, for a message: quoted and escaped (`{:?}`, so a line
 /// break shows as `\n`), its first [`SHOWN_CHARS`] characters and an ellipsis past them.
