@@ -1,5 +1,6 @@
-//! The pyo3 layer: classes, exception mapping and conversions over the Rust core; nothing else
-//! (docs/architecture.md#how-a-call-travels).
+//! The Python binding, the extension module `bankfeed._native`: pyo3 classes, exception mapping and
+//! conversions over the client crate (`bankfeed`) and the sandbox crate (`bankfeed-sandbox`);
+//! nothing else (docs/architecture.md#how-a-call-travels, docs/architecture.md#the-crates).
 
 // `stub_doc!("Client.investments")`: the docstring of that name in python/bankfeed/_native.pyi,
 // read by build.rs. The binding's Python docs are written there only, and reach `__doc__` and
