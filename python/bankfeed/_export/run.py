@@ -358,11 +358,12 @@ class _Export:
                 entries = journals.pop(kind.name)
                 table = next((table for name, table in EVENT_KEYS if name == kind.name), None)
                 # Where each login's transactions stand, for this run to go on from: read in the
-                # same pass over the journal as the state (``events.states``).
-                before, apply = states(kind.name) if table is not None else (None, None)
+                # same pass over the journal as the state (``events.states``); not at all when
+                # every login starts its history over.
+                before, apply = states(kind.name) if table is not None and not full_refresh else ({}, None)
                 state = read_state(storage, kind.name, fmt, run=run, entries=entries, each=apply)
                 states_of_kinds.append(state)
-                if table is not None and before is not None:
+                if table is not None:
                     export.events[kind.name] = Events(kind.name, table, before, full_refresh=full_refresh)
             del journals
             export.asked = _as_written(export.asked, states_of_kinds)

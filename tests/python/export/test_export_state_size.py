@@ -14,7 +14,7 @@ from typing import Any
 
 from bankfeed._export.events import Events, states
 from bankfeed._export.login_set import LoginIdSet, count_in_all
-from bankfeed._export.state import read_journal, read_state
+from bankfeed._export.state import _dump, _Streamed, previous_manifest, read_journal, read_state
 from bankfeed._export.storage import Storage
 
 RUN = "20261126T020000-3f9a1c"
@@ -119,3 +119,29 @@ def test_sets_of_login_ids_count_what_sets_count() -> None:
     assert "two\nlines" in first and "two" not in first and ids[25_000] not in first and 7 not in first
     assert list(LoginIdSet(["b", "a\nx", "a", "b"])) == ["a", "a\nx", "b"]
     assert not LoginIdSet() and repr(LoginIdSet(ids[:3])) == "LoginIdSet(3 LoginIds)"
+
+
+def test_the_manifest_read_back_leaves_its_lists_of_logins_out(tmp_path: Path) -> None:
+    logins = [str(uuid.UUID(int=number)) for number in range(3000)]
+    manifest = {
+        "format": "parquet",
+        "kinds": {
+            "investments": {
+                "what": "investments",
+                "options": {},
+                "logins_written": _Streamed(LoginIdSet(logins)),
+                "logins_failed": ["x"],
+                "unknown_fields": {"Accounts[].New": 3},
+            }
+        },
+        "runs": [{"run": RUN, "logins_written": 3000}],
+    }
+    with open(tmp_path / "_manifest.json", "w") as file:
+        _dump(manifest, file)
+    written = json.loads((tmp_path / "_manifest.json").read_text())
+    assert written["kinds"]["investments"]["logins_written"] == logins, "the file lists every login, sorted"
+    read = previous_manifest(Storage(str(tmp_path)))
+    assert read is not None
+    kind = read["kinds"]["investments"]
+    assert (kind["logins_written"], kind["logins_failed"]) == ([], []), "nothing reads them back: not held"
+    assert kind["unknown_fields"] == {"Accounts[].New": 3} and read["runs"] == [{"run": RUN, "logins_written": 3000}]
