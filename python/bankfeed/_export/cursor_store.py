@@ -4,8 +4,8 @@ on disk for the length of a run.
 The journal is where the cursors live (each batch's entry holds those of its logins); a run reads
 them back at its start, merged per login in the journal's order, and looks each login up as it
 writes it. Kept as Python dicts, that state is the largest thing a run would hold: for
-``investments``, whose cursor keeps every transaction's key, about 4 kB a login, gigabytes at
-1,000,000 logins (BENCHMARKS.md, export). So the merged states are kept in a temporary SQLite file
+``investments``, whose cursor keeps every transaction's key, several kilobytes a login, gigabytes
+at 1,000,000 logins (BENCHMARKS.md, export). So the merged states are kept in a temporary SQLite file
 (one JSON text per login), made when the first cursor is read and deleted with the run: an index of
 the journal for the run, never a store of its own (a run that finds none builds it again).
 """
