@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.cursor_store import CursorStore
 from bankfeed._export.events import Events, states
 from bankfeed._export.formulas import check_csv_formulas
 from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_money, check_what, parse_what, with_money
@@ -364,12 +365,14 @@ class _Export:
             states_of_kinds = []
             for kind in kinds:
                 entries = journals.pop(kind.name)
-                state = read_state(storage, kind.name, fmt, run=run, entries=entries)
-                states_of_kinds.append(state)
                 table = next((table for name, table in EVENT_KEYS if name == kind.name), None)
+                # Where each login's transactions stand, for this run to go on from: read in the
+                # same pass over the journal as the state (``events.states``); not at all when
+                # every login starts its history over.
+                before, apply = states(kind.name) if table is not None and not full_refresh else ({}, None)
+                state = read_state(storage, kind.name, fmt, run=run, entries=entries, each=apply)
+                states_of_kinds.append(state)
                 if table is not None:
-                    # Where each login's transactions stand, for this run to go on from.
-                    before = states(entries, kind.name, state.dropped)
                     export.events[kind.name] = Events(kind.name, table, before, full_refresh=full_refresh)
             del journals
             export.asked = _as_written(export.asked, states_of_kinds)
@@ -407,7 +410,11 @@ class _Export:
         return self.resumed_run or self.new_run or self.run_id
 
     def release(self) -> None:
-        """Lets the next run write the directory (``lock.py``); nothing after the first call."""
+        """Lets the next run write the directory (``lock.py``); nothing after the first call. The
+        on-disk states of the transactions' cursors go with it (``cursor_store.py``)."""
+        for events in self.events.values():
+            if isinstance(events.previous, CursorStore):
+                events.previous.close()
         if self.lock is not None:
             self.lock.release()
 
@@ -629,11 +636,16 @@ class _Export:
         if events is None or not events.windowed or not events.previous:
             yield {}, logins
             return
-        groups: dict[str | None, list[Any]] = {}
+        # Compact, as the logins asked are (``logins.py``): a group may be every login.
+        groups: dict[str | None, LoginIdList] = {}
         for login in logins:
-            groups.setdefault(events.date_from(login), []).append(login)
+            day = events.date_from(login)
+            group = groups.get(day)
+            if group is None:
+                group = groups[day] = LoginIdList()
+            group.append(login)
         for day, group in sorted(groups.items(), key=lambda item: item[0] or ""):
-            yield ({} if day is None else {"date_from": day}), LoginIdList(group)
+            yield ({} if day is None else {"date_from": day}), group
 
     def call(
         self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str], options: Mapping[str, Any]
@@ -770,7 +782,10 @@ class _Export:
         # The journal is the truth of the directory (earlier runs, a cluster's partitions), for
         # this run's kinds and those of earlier runs alike.
         kinds_asked: dict[str, Mapping[str, Any]] = {**self.kinds_before, **self.kinds_asked()}
-        journals = {name: read_journal(self.storage, name, self.fmt) for name in kinds_asked}
+        # Each read an entry at a time (``state.Journal``): the logins written are held compactly,
+        # this run's only, and each earlier run's counted and let go (``runs.summaries``).
+        # Without their cursors checked: the end reads none (the start checked them).
+        journals = {name: read_journal(self.storage, name, self.fmt, cursors=False) for name in kinds_asked}
         states: dict[str, KindState] = {
             name: read_state(self.storage, name, self.fmt, run=self.partition_run, repair=repair, entries=entries)
             for name, entries in journals.items()
@@ -786,7 +801,9 @@ class _Export:
             unknown_fields=self.unknown.as_record(),
         )
         write_run(self.storage, run)
-        listed = [summary.shown() for summary in summaries(read_runs(self.storage), journals)]
+        # This run's logins written, gathered already (with ``repair``: the same batches counted).
+        known = {self.partition_run: states} if repair else None
+        listed = [summary.shown() for summary in summaries(read_runs(self.storage), journals, known)]
         del journals
         write_summary(
             self.storage,
