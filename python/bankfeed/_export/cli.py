@@ -32,6 +32,7 @@ from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from bankfeed._export.reference import resolve
 from bankfeed._export.run import ExportReport, _run
 from bankfeed._export.usage import check_usage, in_flags
+from bankfeed._signals import stop_on_signals
 from bankfeed.errors import _config_error
 
 __all__ = ["add_parser", "run"]
@@ -427,7 +428,6 @@ def _list_runs(out: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Runs ``bankfeed export`` with the parsed ``args``; the exit status."""
     import bankfeed as bf
-    from bankfeed.__main__ import _stop_on_signals
 
     if args.list_runs:
         return _list_runs(args.out)
@@ -469,7 +469,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     sandbox: bf.Sandbox | None = None
     writing = False
-    _stop_on_signals()
+    stop_on_signals()
     try:
         check_usage(args)  # before the embedded sandbox starts: a usage error is told at once
         if "base_url" not in options and not os.environ.get("BANKFEED_BASE_URL"):
