@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration};
 use pyo3::prelude::*;
@@ -30,7 +30,7 @@ use bankfeed::error::Error;
 use bankfeed::masking::SentSecrets;
 use bankfeed::ops::Target;
 use bankfeed::shown::shown;
-use bankfeed::sync::lock;
+use bankfeed::sync::{get_mut, lock};
 use bankfeed::Client;
 
 /// One login's outcome, made Python when it is handed out: the result, or the exception as a value.
@@ -658,10 +658,7 @@ impl Drop for PyBulkResults {
     fn drop(&mut self) {
         if !self.origin.is_here() {
             // A forked child's copy: its channel and driver belong to the parent's runtime.
-            std::mem::forget(std::mem::replace(
-                self.state.get_mut().unwrap_or_else(PoisonError::into_inner),
-                State::Ended,
-            ));
+            std::mem::forget(std::mem::replace(get_mut(&mut self.state), State::Ended));
             self.origin.stop(&self.driver);
         }
     }

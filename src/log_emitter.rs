@@ -8,7 +8,7 @@
 //! parent's records again nor waits on a thread it does not have.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use log::Level;
@@ -17,6 +17,7 @@ use pyo3::types::PyTuple;
 use pyo3::{intern, wrap_pyfunction};
 
 use bankfeed::fork::PerProcess;
+use bankfeed::sync;
 
 /// One record, made on the thread where it happened and emitted later.
 pub(crate) struct Pending {
@@ -69,7 +70,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&self.queue)
     }
 }
 
@@ -158,7 +159,7 @@ fn wait_while(shared: &Shared, until: Instant, waiting: impl Fn(&Queue) -> bool)
         if left.is_zero() {
             return;
         }
-        queue = shared.progress.wait_timeout(queue, left).unwrap_or_else(PoisonError::into_inner).0;
+        queue = sync::wait_timeout(&shared.progress, queue, left);
     }
 }
 
@@ -172,7 +173,7 @@ fn run(shared: &Shared) {
                 if !queue.forking && (!queue.records.is_empty() || queue.dropped > 0) {
                     break;
                 }
-                queue = shared.ready.wait(queue).unwrap_or_else(PoisonError::into_inner);
+                queue = sync::wait(&shared.ready, queue);
             }
             queue.busy = true;
             queue.busy_since = Some(Instant::now());

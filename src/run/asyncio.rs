@@ -31,7 +31,7 @@ use crate::invocation::{refuse, Answerer, CallName, Flavor, Invocation};
 use crate::runtime::{runtime, AbortOnDrop};
 use bankfeed::authorize::{Answers, Challenge, ChallengeHandler};
 use bankfeed::error::Error;
-use bankfeed::sync::lock;
+use bankfeed::sync::{get_mut, lock};
 use bankfeed::Client;
 
 /// A finished call's outcome, turned into Python by the coroutine when its task resumes.
@@ -374,7 +374,7 @@ pub(crate) struct PyCall {
 impl Drop for PyCall {
     fn drop(&mut self) {
         let Some(name) = self.name else { return };
-        let state = self.state.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = get_mut(&mut self.state);
         // Awaited, cancelled and closed calls have left `New` (the first step, `throw` or `close`).
         if !matches!(state, State::New { .. }) {
             return;

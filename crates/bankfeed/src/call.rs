@@ -29,6 +29,7 @@ use crate::error::Error;
 use crate::events;
 use crate::masking::{SentSecrets, SharedSecrets};
 use crate::secret::Secret;
+use crate::sync;
 
 /// Why a pending operation ended when the `deadline` option ended it.
 pub(crate) const CALL_DEADLINE: &str = "the call's deadline ran out";
@@ -114,7 +115,7 @@ impl Call {
     /// Records that the call sends `secret` (a key, a token, a password, an answer): wherever the
     /// call keeps or shows what the server said, `secret` is masked.
     pub(crate) fn sent(&self, secret: &Secret) {
-        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).add(secret);
+        sync::lock(&self.sent).add(secret);
         if let Some(shared) = &self.shared {
             shared.add(secret);
         }
@@ -123,7 +124,7 @@ impl Call {
     /// Records the secrets the earlier calls of the same login sent (those a challenge or a
     /// session keeps from the call that made it): a server may repeat them in this call's errors.
     pub(crate) fn carry(&self, earlier: &SentSecrets) {
-        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(earlier);
+        sync::lock(&self.sent).extend(earlier);
     }
 
     /// The secrets the call has sent so far, those it carries, and those the other calls of its
@@ -136,7 +137,7 @@ impl Call {
     /// the other logins' of its bulk call. What a challenge or a session it made keeps for the
     /// login's next call.
     pub(crate) fn own_secrets(&self) -> SentSecrets {
-        self.sent.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        sync::lock(&self.sent).clone()
     }
 
     /// The call's name.
@@ -163,7 +164,7 @@ impl Call {
     /// The RequestId of the session the call's data operations run on, once one is open: what a
     /// failure with no answer of the service is logged with (docs/logging.md).
     pub(crate) fn session_request_id(&self) -> Option<String> {
-        self.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner).request_id.clone()
+        sync::lock(&self.progress).request_id.clone()
     }
 
     /// Records that `operation` is pending since `since` (its first request), under `request_id`,
@@ -188,7 +189,7 @@ impl Call {
     }
 
     fn with_progress(&self, change: impl FnOnce(&mut Progress)) {
-        change(&mut self.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        change(&mut sync::lock(&self.progress));
     }
 
     /// Runs `body`, the whole call, within the deadline, and ends it where it stands when the
@@ -253,7 +254,7 @@ impl Call {
     }
 
     fn expired(&self, limit: Duration) -> Error {
-        let progress = self.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let progress = sync::lock(&self.progress);
         match &progress.pending {
             Some(pending) => {
                 let waited = pending.since.elapsed();

@@ -2,7 +2,9 @@
 //! `fork()` the child has their memory but none of their threads, so it builds its own
 //! (docs/architecture.md#fork-and-child-processes).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
+
+use crate::sync;
 
 /// A value kept with the id of the process that built it, and built again in any other process.
 pub struct PerProcess<T> {
@@ -36,7 +38,7 @@ impl<T: Clone> PerProcess<T> {
     /// parent's connections.
     pub fn get_or_try_init<E>(&self, make: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
         let pid = std::process::id();
-        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = sync::lock(&self.slot);
         if let Some((owner, value)) = slot.as_ref() {
             if *owner == pid {
                 return Ok(value.clone());
@@ -53,7 +55,7 @@ impl<T: Clone> PerProcess<T> {
 impl<T: Clone> PerProcess<T> {
     /// The value this process built, if it built one; never builds.
     pub fn get_if_made(&self) -> Option<T> {
-        let slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = sync::lock(&self.slot);
         slot.as_ref().filter(|(owner, _)| *owner == std::process::id()).map(|(_, value)| value.clone())
     }
 }
@@ -62,7 +64,7 @@ impl<T> PerProcess<T> {
     /// Drops the value this process built (the next `get_or_try_init` builds another); a value of
     /// another process is leaked, as above.
     pub(crate) fn clear(&self) {
-        let stale = self.slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let stale = sync::lock(&self.slot).take();
         if let Some((owner, value)) = stale {
             if owner == std::process::id() {
                 drop(value);
@@ -76,7 +78,7 @@ impl<T> PerProcess<T> {
 impl<T> Drop for PerProcess<T> {
     fn drop(&mut self) {
         // Same reason as above: a parent's value is left alone in a child.
-        let slot = self.slot.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let slot = sync::get_mut(&mut self.slot);
         if slot.as_ref().is_some_and(|(owner, _)| *owner != std::process::id()) {
             std::mem::forget(slot.take());
         }

@@ -8,11 +8,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
 use crate::secret::Secret;
+use crate::sync;
 
 /// What a masked secret reads as: the mask `Secret` shows, and the connect URL's token.
 pub const MASK: &str = "***";
@@ -288,7 +289,7 @@ impl SharedSecrets {
     }
 
     fn read(&self) -> MutexGuard<'_, Secrets> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&self.0)
     }
 }
 

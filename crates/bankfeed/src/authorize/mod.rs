@@ -1,5 +1,6 @@
 //! Opening a session: the four request shapes, the challenge model and its answer rules, the
-//! session, and the loop that sequences challenges.
+//! session, and what the challenge loop asks of its caller (the loop itself is
+//! [`crate::Client::complete`], which sends the rounds).
 
 pub(crate) mod challenge;
 mod flow;
