@@ -9,6 +9,7 @@ use crate::error::{IntoException, OrRaise};
 use crate::invocation::Invocation;
 use crate::run::Run;
 use bankfeed::authorize::SecurityChallenge;
+use bankfeed::protocol;
 
 #[pymethods]
 impl PyBaseChallenge {
@@ -74,7 +75,7 @@ impl PyBaseChallenge {
         let answers = convert::answers(answers, &self.challenge).or_raise()?;
         let (client, challenge) = (self.client.clone(), self.challenge.clone());
         let future = async move {
-            let call = client.call("Authorize");
+            let call = client.call(protocol::AUTHORIZE.name);
             call.run(client.answer(&call, &challenge, answers)).await
         };
         Invocation::new(&self.client, future, step_to_py).named("AsyncChallenge", "answer").run(py, self.flavor)

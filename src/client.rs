@@ -22,6 +22,7 @@ use bankfeed::data::money::MoneyType;
 use bankfeed::data::requests::AccountsDetailOptions;
 use bankfeed::error::Error;
 use bankfeed::ops::{self, Target};
+use bankfeed::protocol;
 use bankfeed::proxy::{ProxyOption, ENVIRONMENT};
 use bankfeed::{Client, Secret};
 
@@ -69,7 +70,7 @@ impl PyBaseClient {
         let client = self.client.clone();
         // One call under one deadline: the Authorize and every challenge round after it.
         let start = move |mut answerer: crate::invocation::Answerer| async move {
-            let call = client.call("Authorize");
+            let call = client.call(protocol::AUTHORIZE.name);
             let login = async {
                 let step = client.authorize(&call, request).await?;
                 client.complete(&call, step, answerer.as_mut()).await
@@ -84,7 +85,7 @@ impl PyBaseClient {
     fn step(&self, py: Python<'_>, method: &'static str, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("Authorize");
+            let call = client.call(protocol::AUTHORIZE.name);
             call.run(client.authorize(&call, request)).await
         };
         self.run(py, method, future, step_to_py)
@@ -349,7 +350,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("Authorize");
+            let call = client.call(protocol::AUTHORIZE.name);
             call.run(client.authorize_cached(&call, &login_id)).await
         };
         self.run(py, "authorize_cached", future, session_to_py)
@@ -540,7 +541,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("DeleteCard");
+            let call = client.call(protocol::DELETE_CARD.name);
             call.run(client.delete_login(&call, &login_id)).await
         };
         self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
@@ -555,7 +556,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("SetScheduledRefresh");
+            let call = client.call(protocol::SET_SCHEDULED_REFRESH.name);
             call.run(client.set_scheduled_refresh(&call, &login_id, active)).await
         };
         self.run(py, "set_scheduled_refresh", future, |py, _, _, on| {
@@ -571,7 +572,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("GetMFAQuestions");
+            let call = client.call(protocol::GET_MFA_QUESTIONS.name);
             call.run(client.mfa_questions(&call, &login_id)).await
         };
         self.run(py, "mfa_questions", future, |py, _, _, questions| {
@@ -588,7 +589,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("AnswerMFAQuestions");
+            let call = client.call(protocol::ANSWER_MFA_QUESTIONS.name);
             call.run(client.answer_mfa_questions(&call, &login_id, &answers)).await
         };
         self.run(py, "answer_mfa_questions", future, |py, _, _, ()| Ok(py.None()))
@@ -598,7 +599,7 @@ impl PyBaseClient {
     fn nightly_refresh_status(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("GetNightlyRefreshStatus");
+            let call = client.call(protocol::GET_NIGHTLY_REFRESH_STATUS.name);
             call.run(client.nightly_refresh_status(&call)).await
         };
         self.run(py, "nightly_refresh_status", future, |py, _, _, cards| {
@@ -624,7 +625,7 @@ impl PyBaseClient {
         let options = crate::connect::options("connect_url", options)?;
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("GenerateAuthorizeToken");
+            let call = client.call(protocol::GENERATE_AUTHORIZE_TOKEN.name);
             call.run(client.connect_url(&call, &options)).await
         };
         self.run(py, "connect_url", future, crate::connect::connect_url_to_py)

@@ -16,6 +16,7 @@ use crate::run::Run;
 use bankfeed::connect::url::PARAMETERS;
 use bankfeed::connect::{widget_base, Catcher, ConnectOptions, ConnectUrl, Connection, Limits, Started};
 use bankfeed::error::Error;
+use bankfeed::protocol;
 use bankfeed::sync::lock;
 use bankfeed::{Client, Secret};
 
@@ -303,7 +304,7 @@ pub(crate) fn starter<'py>(
     PyCFunction::new_closure(py, Some(c"start_connect"), None, move |args, _| -> PyResult<Py<PyAny>> {
         let (runner, options) = (client.clone(), options.clone());
         let future = async move {
-            let call = runner.call("GenerateAuthorizeToken");
+            let call = runner.call(protocol::GENERATE_AUTHORIZE_TOKEN.name);
             call.run(runner.start_connect(&call, &options, Limits::default())).await
         };
         Invocation::new(&client, future, started_to_py).named("AsyncClient", "connect").run(args.py(), flavor)
