@@ -611,7 +611,7 @@ impl PyBaseClient {
     fn institutions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call("Institutions");
+            let call = client.call(protocol::INSTITUTIONS.name);
             call.run(client.institutions(&call)).await
         };
         self.run(py, "institutions", future, |py, _, _, institutions| {
