@@ -1,9 +1,11 @@
-"""Fails when modules of the Rust crate import each other in a circle (CONTRIBUTING.md).
+"""Fails when modules of a Rust crate import each other in a circle (CONTRIBUTING.md).
 
-Reads the `use crate::...` and `use super::...` paths of every file under src/ (its tests left
-out), groups them by module, and looks for strongly connected components in two graphs: the
-core (everything but the Python binding and the sandbox) and the sandbox. A module of the core
-is a file, or, under src/data/, src/tables/ and src/authorize/, a file of those folders.
+Cargo keeps the arrows between the crates of the workspace (a crate cannot depend on one that
+depends on it); this keeps them within each crate. For every crate (the binding, `src/`, and each
+of `crates/*/src/`) it reads the `use crate::...` and `use super::...` paths of every file (its
+tests left out), groups them by module, and looks for strongly connected components. A module is
+a file; a folder's files are one module, but for the folders whose files are layers of their own
+(`FOLDERS`).
 
     python3 scripts/import_cycles.py          # exit 1 and the circles, when there are any
 """
@@ -14,24 +16,34 @@ import re
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src"
-FOLDERS = ("data", "tables", "authorize")
+ROOT = Path(__file__).resolve().parent.parent
+#: Each crate's source folder, by the crate's name.
+CRATES = {
+    "bankfeed-python": ROOT / "src",
+    **{path.parent.name: path for path in sorted((ROOT / "crates").glob("*/src"))},
+}
+#: The folders whose files are modules of their own, by crate: the others' files are one module.
+FOLDERS = {
+    "bankfeed": ("data", "tables", "authorize"),
+    "bankfeed-sandbox": ("server", "operations", "world", "widget", "generator"),
+    "bankfeed-python": ("run",),
+}
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
+def module_name(path: Path, src: Path) -> str:
+    parts = list(path.relative_to(src).with_suffix("").parts)
     if parts[-1] == "mod":
         parts.pop()
     return "" if parts == ["lib"] else "::".join(parts)
 
 
-def sources() -> dict[str, str]:
+def sources(src: Path) -> dict[str, str]:
     files = {}
-    for path in sorted(SRC.rglob("*.rs")):
+    for path in sorted(src.rglob("*.rs")):
         text = path.read_text()
         # A module's tests may use what the module may not; comments (an intra-doc link) use nothing.
         text = re.split(r"^#\[cfg\(test\)\]\s*\n\s*mod ", text, flags=re.M)[0]
-        files[module_name(path)] = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+        files[module_name(path, src)] = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
     return files
 
 
@@ -100,22 +112,24 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def core_node(name: str) -> str | None:
-    parts = name.split("::")
-    if name == "" or parts[0] in ("sandbox", "python", "fuzzing"):
-        return None
-    return "::".join(parts[:2]) if parts[0] in FOLDERS else parts[0]
+def node_of(folders: tuple[str, ...]):
+    """A crate's modules as nodes of its graph: a file, or a folder's files as one but for
+    `folders`; the crate's root (lib.rs) is no node, as it only declares and re-exports."""
 
+    def node(name: str) -> str | None:
+        parts = name.split("::")
+        if name == "":
+            return None
+        return "::".join(parts[:2]) if parts[0] in folders else parts[0]
 
-def sandbox_node(name: str) -> str | None:
-    return name if name.startswith("sandbox") else None
+    return node
 
 
 def main() -> int:
-    known = sources()
     failed = False
-    for label, node in (("core", core_node), ("sandbox", sandbox_node)):
-        edges = graph(known, node)
+    for label, src in CRATES.items():
+        known = sources(src)
+        edges = graph(known, node_of(FOLDERS.get(label, ())))
         found = circles(edges)
         for component in found:
             failed = True

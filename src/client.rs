@@ -1,1176 +1,786 @@
-//! The client: one per configuration, cheap to clone; every client of one configuration in a
-//! process shares one HTTP connection pool (src/pools.rs).
+//! `Client` and `AsyncClient`: one per configuration. They share one base class, which holds the
+//! configuration and defines every operation once; the two differ only in how a call runs
+//! (docs/architecture.md#one-call-two-runners).
 
-use std::sync::Arc;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
-use serde_json::{json, Value};
+use crate::args;
+use crate::bulk;
+use crate::classes::{session_to_py, step_to_py, PyAsyncClient, PyBaseClient, PyClient};
+use crate::convert;
+use crate::error::OrRaise;
+use crate::error::PyBankfeedError;
+use crate::invocation::{Flavor, Invocation};
+use crate::results::PyDataOp;
+use crate::run::asyncio;
+use crate::run::Run;
+use bankfeed::authorize::{AuthorizeRequest, Credentials};
+use bankfeed::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
+use bankfeed::data::money::MoneyType;
+use bankfeed::data::requests::AccountsDetailOptions;
+use bankfeed::error::Error;
+use bankfeed::ops::{self, Target};
+use bankfeed::protocol;
+use bankfeed::proxy::{ProxyOption, ENVIRONMENT};
+use bankfeed::{Client, Secret};
 
-use crate::authorize::{
-    parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
-};
-use crate::call::Call;
-use crate::config::ClientConfig;
-use crate::data::answer::Reply;
-use crate::data::json;
-use crate::data::login::{check_same_login, guid};
-use crate::data::money::MoneyType;
-use crate::data::requests::AccountsDetailOptions;
-use crate::data::Raw;
-use crate::error::Error;
-use crate::fork::PerProcess;
-use crate::http::{ApiRequest, Http};
-use crate::masking::SharedSecrets;
-use crate::ops::{self, DataOp, Target};
-use crate::poll::{poll, Pollable};
-use crate::pools;
-use crate::protocol::{self, PathValues, WireOp};
-use crate::secret::Secret;
-use crate::tables::check_accounts;
+/// The key of a pickled client's identity, beside its options.
+const IDENTITY: &str = "identity";
 
-#[derive(Clone, Debug)]
-pub struct Client {
-    inner: Arc<Inner>,
-    /// The secrets the calls of one bulk call share, for the copy a bulk call makes its calls
-    /// with ([`Client::sharing_secrets`]); none for every other client.
-    shared_secrets: Option<SharedSecrets>,
-}
-
-#[derive(Debug)]
-struct Inner {
-    config: ClientConfig,
-    /// Made at random with the client and carried by its copies (pickles): what tells Dask that
-    /// two copies are the same client, without anything derived from the keys.
-    identity: uuid::Uuid,
-    /// This client's hold on the pool of its configuration, which other clients of the same
-    /// configuration in the process share (docs/architecture.md#one-pool-per-configuration).
-    /// Taken again in a forked child: the pool's connections belong to the parent's runtime.
-    http: PerProcess<Arc<Http>>,
-    /// True once `close()` was called: every call in flight, in any thread, ends with
-    /// `Error::Closed`, and new ones are refused.
-    closed: tokio::sync::watch::Sender<bool>,
-}
-
-impl Client {
-    /// A new client. It shares the connection pool, and the bound of `max_connections`, of the
-    /// other clients of the same configuration in this process, if there are any.
-    pub fn new(config: ClientConfig) -> Result<Self, Error> {
-        Self::copy_of(config, uuid::Uuid::new_v4())
+impl PyBaseClient {
+    /// Runs the operation named `method` (its Python name, shown by an async call's coroutine).
+    fn run<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        method: &'static str,
+        future: impl std::future::Future<Output = Result<T, Error>> + Send + 'static,
+        convert: crate::invocation::Convert<T>,
+    ) -> PyResult<Py<PyAny>> {
+        Invocation::new(&self.client, future, convert).named("AsyncClient", method).run(py, self.flavor)
     }
 
-    /// A copy of the client `identity` names (its [`Client::identity`]), made from its
-    /// configuration: a client of its own, closed on its own, on the shared pool.
-    pub fn copy_of(config: ClientConfig, identity: uuid::Uuid) -> Result<Self, Error> {
-        let http = pools::shared(&config)?;
-        let closed = tokio::sync::watch::Sender::new(false);
-        let inner = Arc::new(Inner { config, identity, http: PerProcess::with(http), closed });
-        Ok(Client { inner, shared_secrets: None })
-    }
-
-    /// The same for a client and its copies, random otherwise; never derived from the keys.
-    pub fn identity(&self) -> uuid::Uuid {
-        self.inner.identity
-    }
-
-    /// Cancels every call of this client in flight, in every thread, and refuses new ones: each
-    /// ends with `Error::Closed`. Clones share it (they are the same client); idempotent. Other
-    /// clients of the same configuration, copies included, go on.
-    pub fn close(&self) {
-        self.inner.closed.send_replace(true);
-        // Lets go of this client's hold on the pool, never the pool itself, which other clients
-        // of the configuration may be using (docs/architecture.md#one-pool-per-configuration).
-        // When none is left, the pool's idle connections close once the calls cancelled above let
-        // go of it: a closed client still referenced (a long-lived service's attribute) keeps no
-        // sockets of its own.
-        self.inner.http.clear();
-    }
-
-    pub fn is_closed(&self) -> bool {
-        *self.inner.closed.borrow()
-    }
-
-    /// The connection pool of this process (docs/architecture.md#fork-and-child-processes).
-    pub(crate) fn http(&self) -> Result<Arc<Http>, Error> {
-        // Not taken again by a call that raced `close()`: its hold would outlive the client.
-        if self.is_closed() {
-            return Err(Error::Closed { operation: "a request".to_owned() });
-        }
-        self.inner.http.get_or_try_init(|| pools::shared(&self.inner.config))
-    }
-
-    pub fn config(&self) -> &ClientConfig {
-        &self.inner.config
-    }
-
-    /// A call named `name` of this client: bounded by its `deadline` option, counted from now,
-    /// and ended by [`Client::close`]. Run the whole call in it ([`Call::run`]) and give it to
-    /// every method the call makes (docs/protocol.md#timing-and-limits).
-    /// The call knows the client's keys from the start: a server may repeat them in an error of
-    /// any request (docs/errors.md#secrets-a-server-repeats).
-    pub fn call(&self, name: &'static str) -> Call {
-        let call = Call::new(name, self.inner.config.deadline, Some(self.inner.closed.subscribe()))
-            .sharing(self.shared_secrets.clone());
-        for key in [&self.inner.config.api_key, &self.inner.config.secret_key].into_iter().flatten() {
-            call.sent(key);
-        }
-        call
-    }
-
-    /// This client, for the calls of one bulk call: each of its calls records what it sends in
-    /// the returned [`SharedSecrets`] too, and masks in its errors what every other one sent so
-    /// far, a token minted for another login included (docs/errors.md#secrets-a-server-repeats).
-    #[cfg_attr(
-        not(any(feature = "python", test)),
-        expect(dead_code, reason = "the binding's bulk calls (src/python/bulk.rs) are its only caller")
-    )]
-    pub(crate) fn sharing_secrets(&self) -> (Client, SharedSecrets) {
-        let shared = SharedSecrets::default();
-        (Client { inner: Arc::clone(&self.inner), shared_secrets: Some(shared.clone()) }, shared)
-    }
-
-    /// The request of the operation `wire` (src/protocol.rs) at its path filled with `values`.
-    pub(crate) fn request(&self, wire: &'static WireOp, values: PathValues<'_>) -> Result<ApiRequest, Error> {
-        Ok(ApiRequest::new(wire.name, wire.method.into(), ops::url(wire, &self.inner.config, &values)?))
-    }
-
-    /// Data operations carry the api key, when one is configured.
-    pub(crate) fn with_api_key(&self, request: ApiRequest) -> ApiRequest {
-        match &self.inner.config.api_key {
-            Some(key) => request.header("x-api-key", key.clone()),
-            None => request,
-        }
-    }
-
-    /// One Authorize call, in any of its four shapes.
-    pub async fn authorize(&self, call: &Call, request: AuthorizeRequest) -> Result<Step, Error> {
-        call.doing("Authorize");
-        request.validate()?;
-        let customer = PathValues::new(&self.inner.config.customer_id);
-        let mut http_request =
-            self.request(&protocol::AUTHORIZE, customer)?.json(&request.body())?.carrying(request.secrets());
-        if !request.idempotent() {
-            http_request = http_request.not_idempotent();
-        }
-        // With a secret key, every attempt needs its own single-use token, a retry included
-        // (docs/protocol.md#authentication): the retry loop fetches one before each send.
-        if let Some(secret) = &self.inner.config.secret_key {
-            let token_request =
-                self.request(&protocol::GENERATE_AUTHORIZE_TOKEN, customer)?.header("flinks-auth-key", secret.clone());
-            http_request = http_request.fresh_header("flinks-auth-key", token_request, parse_token);
-        }
-        let cached = matches!(request, AuthorizeRequest::Cached { .. });
-        let sent = self.http()?.send(&http_request, call).await;
-        let reply = sent.map_err(|error| if cached { error.of_cached_read() } else { error })?;
-        // The step keeps what the login's calls sent so far, for the call that answers it or
-        // fetches through its session.
-        Ok(parse_step(reply, request.login_id())?.sent_before(call.own_secrets()))
-    }
-
-    /// Answers the challenges of `challenge`, after checking every answer rule.
-    pub async fn answer(&self, call: &Call, challenge: &Challenge, answers: Answers) -> Result<Step, Error> {
-        challenge.validate(&answers)?;
-        // A server may repeat in this call's errors what the login's earlier calls sent.
-        call.carry(&challenge.sent);
-        let request = AuthorizeRequest::Answer { request_id: challenge.request_id.clone(), responses: answers };
-        let step = match self.authorize(call, request).await {
-            Err(Error::Api(error)) if error.keeps_challenge_open() => {
-                // The challenge handed back for another try keeps the refused answers too.
-                let challenge = Challenge { sent: call.own_secrets(), ..challenge.clone() };
-                return Err(Error::AnswerRefused { error, challenge: Box::new(challenge) });
-            }
-            step => step?,
+    /// Runs the data operation `O` on the saved login `login_id`, resumed at `request_id` when
+    /// one is given, as the method `method`.
+    fn for_login<O: PyDataOp>(
+        &self,
+        py: Python<'_>,
+        method: &'static str,
+        login_id: String,
+        request_id: Option<String>,
+        options: O::Options,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(O::CALL).for_login(&login_id);
+            call.run(client.data::<O>(&call, Target::login(&login_id, request_id.as_deref()), &options)).await
         };
-        // The answer call names no LoginId; a saved-connection flow's is carried over, and a
-        // session of another login is refused as it is for the Authorize that named it.
-        Ok(match step {
-            Step::Session(session) => Step::Session(session.of_login(challenge.login_id.as_deref())?),
-            Step::Challenge(mut next) => {
-                next.login_id.clone_from(&challenge.login_id);
-                Step::Challenge(next)
+        self.run(py, method, future, O::CONVERT)
+    }
+
+    /// Runs the challenge loop from `request`, calling `on_challenge` for each challenge.
+    fn sequence(
+        &self,
+        py: Python<'_>,
+        method: &'static str,
+        request: AuthorizeRequest,
+        on_challenge: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        // One call under one deadline: the Authorize and every challenge round after it.
+        let start = move |mut answerer: crate::invocation::Answerer| async move {
+            let call = client.call(protocol::AUTHORIZE.name);
+            let login = async {
+                let step = client.authorize(&call, request).await?;
+                client.complete(&call, step, answerer.as_mut()).await
+            };
+            call.run(login).await
+        };
+        let handler = on_challenge.map(Bound::unbind);
+        let invocation = Invocation::answered(&self.client, handler, start, session_to_py);
+        invocation.named("AsyncClient", method).run(py, self.flavor)
+    }
+
+    fn step(&self, py: Python<'_>, method: &'static str, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::AUTHORIZE.name);
+            call.run(client.authorize(&call, request)).await
+        };
+        self.run(py, method, future, step_to_py)
+    }
+}
+
+fn credentials(
+    institution: &str,
+    username: &str,
+    password: String,
+    save: bool,
+    language: Option<String>,
+    tag: Option<String>,
+    schedule_refresh: Option<bool>,
+) -> AuthorizeRequest {
+    let mut credentials = Credentials::new(institution, username, Secret::new(password));
+    credentials.save = save;
+    credentials.language = language;
+    credentials.tag = tag;
+    credentials.schedule_refresh = schedule_refresh;
+    AuthorizeRequest::Credentials(credentials)
+}
+
+/// The constructor of both clients: one signature, written once. Its defaults are literals so that
+/// Python sees their values (`help()`, stubtest); `tests/python/tooling/test_defaults.py` checks them
+/// against `ClientOptions::default()`.
+macro_rules! client_class {
+    ($class:ident, $flavor:expr, { $($methods:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            #[new]
+            #[pyo3(signature = (base_url=None, customer_id=None, *, api_key=None, secret_key=None,
+                                investments_base_url=None, timeout=240.0, poll_interval=10.0,
+                                poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10,
+                                allow_insecure_http=false, deadline=None, max_body_bytes=134217728,
+                                max_connections=100, proxy="environment", money="float",
+                                _environment=true))]
+            #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
+            fn new(
+                #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
+                #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
+                #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
+                #[pyo3(from_py_with = args::secret_key)] secret_key: Option<String>,
+                #[pyo3(from_py_with = args::investments_base_url)] investments_base_url: Option<String>,
+                #[pyo3(from_py_with = args::timeout)] timeout: f64,
+                #[pyo3(from_py_with = args::poll_interval)] poll_interval: f64,
+                #[pyo3(from_py_with = args::poll_timeout)] poll_timeout: f64,
+                #[pyo3(from_py_with = args::max_retries)] max_retries: u32,
+                #[pyo3(from_py_with = args::max_challenge_rounds)] max_challenge_rounds: u32,
+                #[pyo3(from_py_with = args::allow_insecure_http)] allow_insecure_http: bool,
+                #[pyo3(from_py_with = args::deadline)] deadline: Option<f64>,
+                #[pyo3(from_py_with = args::max_body_bytes)] max_body_bytes: usize,
+                #[pyo3(from_py_with = args::max_connections)] max_connections: usize,
+                #[pyo3(from_py_with = args::proxy)] proxy: Option<&str>,
+                #[pyo3(from_py_with = args::money)] money: &str,
+                // Private: False for `sb.client()`, whose clients must never take a key or a URL
+                // from the `BANKFEED_*` variables of a machine set up for the real service.
+                _environment: bool,
+            ) -> PyResult<PyClassInitializer<Self>> {
+                let options = ClientOptions {
+                    base_url,
+                    investments_base_url,
+                    customer_id,
+                    api_key: api_key.map(Secret::new),
+                    secret_key: secret_key.map(Secret::new),
+                    timeout,
+                    poll_interval,
+                    poll_timeout,
+                    max_retries,
+                    max_challenge_rounds,
+                    max_body_bytes,
+                    allow_insecure_http,
+                    deadline,
+                    max_connections,
+                    proxy: ProxyOption::from_given(proxy),
+                    money: MoneyType::parse(money).or_raise()?,
+                };
+                // The proxy variables are read either way: they belong to the machine's network
+                // (docs/protocol.md#proxies), and a sandbox's loopback host never uses them.
+                let variables = if _environment { Variables::All } else { Variables::ProxiesOnly };
+                let config = ClientConfig::from_environment(options, variables);
+                let client = config.and_then(Client::new).or_raise()?;
+                Ok(PyClassInitializer::from(PyBaseClient { client, flavor: $flavor }).add_subclass($class))
             }
+
+            $($methods)*
+        }
+    };
+}
+
+client_class!(PyClient, Flavor::Blocking, {
+    #[doc = stub_doc!("Client.__enter__")]
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[doc = stub_doc!("Client.__exit__")]
+    fn __exit__(
+        slf: &Bound<'_, Self>,
+        _kind: Option<Bound<'_, PyAny>>,
+        _value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) {
+        slf.as_super().get().client.close();
+    }
+});
+
+client_class!(PyAsyncClient, Flavor::Async, {
+    #[doc = stub_doc!("AsyncClient.__aenter__")]
+    fn __aenter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        asyncio::ready(slf.py(), slf.clone().into_any().unbind())
+    }
+
+    #[doc = stub_doc!("AsyncClient.__aexit__")]
+    fn __aexit__(
+        slf: &Bound<'_, Self>,
+        _kind: Option<Bound<'_, PyAny>>,
+        _value: Option<Bound<'_, PyAny>>,
+        _traceback: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        slf.as_super().get().client.close();
+        asyncio::ready(slf.py(), slf.py().None())
+    }
+});
+
+#[pymethods]
+impl PyBaseClient {
+    #[doc = stub_doc!("_BaseClient.base_url")]
+    #[getter]
+    fn base_url(&self) -> &str {
+        &self.client.config().base_url
+    }
+
+    #[doc = stub_doc!("_BaseClient.investments_base_url")]
+    #[getter]
+    fn investments_base_url(&self) -> &str {
+        &self.client.config().investments_base_url
+    }
+
+    #[doc = stub_doc!("_BaseClient.proxy")]
+    #[getter]
+    fn proxy(&self) -> Option<String> {
+        let proxies = &self.client.config().proxy;
+        match proxies.option() {
+            ProxyOption::Environment => Some(ENVIRONMENT.to_owned()),
+            ProxyOption::Off => None,
+            ProxyOption::Url(_) => proxies.explicit().map(|proxy| proxy.shown().to_owned()),
+        }
+    }
+
+    #[doc = stub_doc!("_BaseClient.customer_id")]
+    #[getter]
+    fn customer_id(&self) -> &str {
+        &self.client.config().customer_id
+    }
+
+    #[doc = stub_doc!("_BaseClient.timeout")]
+    #[getter]
+    fn timeout(&self) -> f64 {
+        self.client.config().timeout.as_secs_f64()
+    }
+
+    #[doc = stub_doc!("_BaseClient.poll_interval")]
+    #[getter]
+    fn poll_interval(&self) -> f64 {
+        self.client.config().poll.interval.as_secs_f64()
+    }
+
+    #[doc = stub_doc!("_BaseClient.poll_timeout")]
+    #[getter]
+    fn poll_timeout(&self) -> f64 {
+        self.client.config().poll.timeout.as_secs_f64()
+    }
+
+    #[doc = stub_doc!("_BaseClient.max_retries")]
+    #[getter]
+    fn max_retries(&self) -> u32 {
+        self.client.config().retry.max_retries
+    }
+
+    #[doc = stub_doc!("_BaseClient.max_body_bytes")]
+    #[getter]
+    fn max_body_bytes(&self) -> usize {
+        self.client.config().max_body_bytes
+    }
+
+    #[doc = stub_doc!("_BaseClient.max_challenge_rounds")]
+    #[getter]
+    fn max_challenge_rounds(&self) -> u32 {
+        self.client.config().max_challenge_rounds
+    }
+
+    #[doc = stub_doc!("_BaseClient.allow_insecure_http")]
+    #[getter]
+    fn allow_insecure_http(&self) -> bool {
+        self.client.config().allow_insecure_http
+    }
+
+    #[doc = stub_doc!("_BaseClient.deadline")]
+    #[getter]
+    fn deadline(&self) -> Option<f64> {
+        self.client.config().deadline.map(|deadline| deadline.as_secs_f64())
+    }
+
+    #[doc = stub_doc!("_BaseClient.max_connections")]
+    #[getter]
+    fn max_connections(&self) -> usize {
+        self.client.config().max_connections
+    }
+
+    #[doc = stub_doc!("_BaseClient.money")]
+    #[getter]
+    fn money(&self) -> &'static str {
+        self.client.config().money.name()
+    }
+
+    #[doc = stub_doc!("Client.authorize")]
+    #[pyo3(signature = (institution, username, password, *, save=false, language=None, tag=None,
+                        schedule_refresh=None))]
+    fn authorize(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::institution)] institution: String,
+        #[pyo3(from_py_with = args::username)] username: String,
+        #[pyo3(from_py_with = args::password)] password: String,
+        #[pyo3(from_py_with = args::save)] save: bool,
+        #[pyo3(from_py_with = args::language)] language: Option<String>,
+        #[pyo3(from_py_with = args::tag)] tag: Option<String>,
+        #[pyo3(from_py_with = args::schedule_refresh)] schedule_refresh: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        self.step(
+            py,
+            "authorize",
+            credentials(&institution, &username, password, save, language, tag, schedule_refresh),
+        )
+    }
+
+    #[doc = stub_doc!("Client.login")]
+    #[pyo3(signature = (institution, username, password, *, on_challenge=None, save=false, language=None,
+                        tag=None, schedule_refresh=None))]
+    fn login(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::institution)] institution: String,
+        #[pyo3(from_py_with = args::username)] username: String,
+        #[pyo3(from_py_with = args::password)] password: String,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::save)] save: bool,
+        #[pyo3(from_py_with = args::language)] language: Option<String>,
+        #[pyo3(from_py_with = args::tag)] tag: Option<String>,
+        #[pyo3(from_py_with = args::schedule_refresh)] schedule_refresh: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let request = credentials(&institution, &username, password, save, language, tag, schedule_refresh);
+        self.sequence(py, "login", request, on_challenge)
+    }
+
+    #[doc = stub_doc!("Client.authorize_cached")]
+    fn authorize_cached(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::AUTHORIZE.name);
+            call.run(client.authorize_cached(&call, &login_id)).await
+        };
+        self.run(py, "authorize_cached", future, session_to_py)
+    }
+
+    #[doc = stub_doc!("Client.authorize_saved")]
+    #[pyo3(signature = (login_id, *, save=false))]
+    fn authorize_saved(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::save)] save: bool,
+    ) -> PyResult<Py<PyAny>> {
+        self.step(py, "authorize_saved", AuthorizeRequest::SavedLive { login_id, save })
+    }
+
+    #[doc = stub_doc!("Client.login_saved")]
+    #[pyo3(signature = (login_id, *, on_challenge=None, save=false))]
+    fn login_saved(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::save)] save: bool,
+    ) -> PyResult<Py<PyAny>> {
+        self.sequence(py, "login_saved", AuthorizeRequest::SavedLive { login_id, save }, on_challenge)
+    }
+
+    #[doc = stub_doc!("Client.investments")]
+    #[pyo3(signature = (login_id, *, request_id=None))]
+    fn investments(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::request_id)] request_id: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        self.for_login::<ops::Investments>(py, "investments", login_id, request_id, ())
+    }
+
+    #[doc = stub_doc!("Client.session")]
+    #[pyo3(signature = (request_id, *, login_id=None))]
+    fn session(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::required_request_id)] request_id: String,
+        #[pyo3(from_py_with = args::optional_login_id)] login_id: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let session = bankfeed::authorize::Session::resume(&request_id, login_id.as_deref()).or_raise()?;
+        session_to_py(py, &self.client, self.flavor, session)
+    }
+
+    #[doc = stub_doc!("Client.investments_many")]
+    #[pyo3(signature = (login_ids, *, concurrency=32, progress=false, request_ids=None, on_challenge=None))]
+    fn investments_many(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: args::LoginIds,
+        #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
+        #[pyo3(from_py_with = args::progress)] progress: bool,
+        request_ids: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let (flavor, resumes) = (self.flavor, request_ids.as_ref());
+        bulk::start_data::<ops::Investments>(
+            py,
+            &self.client,
+            flavor,
+            login_ids,
+            concurrency,
+            progress,
+            "investments_many",
+            resumes,
+            on_challenge,
+            (),
+        )
+    }
+
+    #[doc = stub_doc!("Client.attributes_many")]
+    #[pyo3(signature = (login_ids, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
+                        concurrency=32, progress=false, request_ids=None, on_challenge=None))]
+    fn attributes_many(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: args::LoginIds,
+        attributes: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::package)] package: Option<String>,
+        filters: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::detail)] detail: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
+        #[pyo3(from_py_with = args::progress)] progress: bool,
+        request_ids: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
+        let (flavor, resumes) = (self.flavor, request_ids.as_ref());
+        bulk::start_data::<ops::Attributes>(
+            py,
+            &self.client,
+            flavor,
+            login_ids,
+            concurrency,
+            progress,
+            "attributes_many",
+            resumes,
+            on_challenge,
+            query,
+        )
+    }
+
+    #[doc = stub_doc!("Client.accounts_detail_many")]
+    #[pyo3(signature = (login_ids, *, with_transactions=None, days=None, with_account_identity=None, with_kyc=None,
+                        accounts_filter=None, with_details_and_banking_statements=None,
+                        number_of_banking_statements=None, date_from=None, date_to=None, refresh_delta=None, concurrency=32, progress=false, request_ids=None,
+                        on_challenge=None))]
+    #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python method")]
+    fn accounts_detail_many(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_ids)] login_ids: args::LoginIds,
+        #[pyo3(from_py_with = args::with_transactions)] with_transactions: Option<bool>,
+        #[pyo3(from_py_with = args::days)] days: Option<String>,
+        #[pyo3(from_py_with = args::with_account_identity)] with_account_identity: Option<bool>,
+        #[pyo3(from_py_with = args::with_kyc)] with_kyc: Option<bool>,
+        #[pyo3(from_py_with = args::accounts_filter)] accounts_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::with_details_and_banking_statements)] with_details_and_banking_statements: Option<
+            bool,
+        >,
+        #[pyo3(from_py_with = args::number_of_banking_statements)] number_of_banking_statements: Option<String>,
+        #[pyo3(from_py_with = args::date_from)] date_from: Option<String>,
+        #[pyo3(from_py_with = args::date_to)] date_to: Option<String>,
+        #[pyo3(from_py_with = args::refresh_delta)] refresh_delta: Option<Vec<(String, String)>>,
+        #[pyo3(from_py_with = args::concurrency)] concurrency: usize,
+        #[pyo3(from_py_with = args::progress)] progress: bool,
+        request_ids: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let options = AccountsDetailOptions {
+            with_transactions,
+            days,
+            with_account_identity,
+            with_kyc,
+            accounts_filter: accounts_filter.unwrap_or_default(),
+            with_details_and_banking_statements,
+            number_of_banking_statements,
+            date_from,
+            date_to,
+            refresh_delta: refresh_delta.unwrap_or_default(),
+        };
+        let (flavor, resumes) = (self.flavor, request_ids.as_ref());
+        bulk::start_data::<ops::AccountsDetail>(
+            py,
+            &self.client,
+            flavor,
+            login_ids,
+            concurrency,
+            progress,
+            "accounts_detail_many",
+            resumes,
+            on_challenge,
+            options,
+        )
+    }
+
+    #[doc = stub_doc!("Client.attributes")]
+    #[pyo3(signature = (login_id, attributes=None, *, package=None, filters=None, detail=None, account_filter=None,
+                        request_id=None))]
+    fn attributes(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        attributes: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::package)] package: Option<String>,
+        filters: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = args::detail)] detail: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::account_filter)] account_filter: Option<Vec<String>>,
+        #[pyo3(from_py_with = args::request_id)] request_id: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let query = convert::attributes_query(attributes, package, filters, detail, account_filter)?;
+        self.for_login::<ops::Attributes>(py, "attributes", login_id, request_id, query)
+    }
+
+    #[doc = stub_doc!("Client.delete_login")]
+    fn delete_login(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::DELETE_CARD.name);
+            call.run(client.delete_login(&call, &login_id)).await
+        };
+        self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
+    }
+
+    #[doc = stub_doc!("Client.set_scheduled_refresh")]
+    fn set_scheduled_refresh(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::active)] active: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::SET_SCHEDULED_REFRESH.name);
+            call.run(client.set_scheduled_refresh(&call, &login_id, active)).await
+        };
+        self.run(py, "set_scheduled_refresh", future, |py, _, _, on| {
+            Ok(pyo3::types::PyBool::new(py, on).to_owned().into_any().unbind())
         })
     }
 
-    /// Hands each challenge to `handler` and sends its answers, until a session opens, an error
-    /// comes, or the bound of rounds is reached.
-    pub async fn complete(
+    #[doc = stub_doc!("Client.mfa_questions")]
+    fn mfa_questions(
         &self,
-        call: &Call,
-        mut step: Step,
-        handler: &mut dyn ChallengeHandler,
-    ) -> Result<Session, Error> {
-        let mut rounds = 0;
-        loop {
-            let challenge = match step {
-                Step::Session(session) => return Ok(session),
-                Step::Challenge(challenge) => challenge,
-            };
-            if rounds >= self.inner.config.max_challenge_rounds {
-                return Err(Error::TooManyChallenges { rounds, request_id: challenge.request_id });
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::GET_MFA_QUESTIONS.name);
+            call.run(client.mfa_questions(&call, &login_id)).await
+        };
+        self.run(py, "mfa_questions", future, |py, _, _, questions| {
+            Ok(pyo3::types::PyList::new(py, questions)?.into_any().unbind())
+        })
+    }
+
+    #[doc = stub_doc!("Client.answer_mfa_questions")]
+    fn answer_mfa_questions(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = args::login_id)] login_id: String,
+        #[pyo3(from_py_with = args::answers)] answers: Vec<(String, String)>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::ANSWER_MFA_QUESTIONS.name);
+            call.run(client.answer_mfa_questions(&call, &login_id, &answers)).await
+        };
+        self.run(py, "answer_mfa_questions", future, |py, _, _, ()| Ok(py.None()))
+    }
+
+    #[doc = stub_doc!("Client.nightly_refresh_status")]
+    fn nightly_refresh_status(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::GET_NIGHTLY_REFRESH_STATUS.name);
+            call.run(client.nightly_refresh_status(&call)).await
+        };
+        self.run(py, "nightly_refresh_status", future, |py, _, _, cards| {
+            Ok(convert::to_python(py, &serde_json::Value::Array(cards))?.unbind())
+        })
+    }
+
+    #[doc = stub_doc!("Client.institutions")]
+    fn institutions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::INSTITUTIONS.name);
+            call.run(client.institutions(&call)).await
+        };
+        self.run(py, "institutions", future, |py, _, _, institutions| {
+            Ok(convert::to_python(py, &serde_json::Value::Array(institutions))?.unbind())
+        })
+    }
+
+    #[doc = stub_doc!("Client.connect_url")]
+    #[pyo3(signature = (**options))]
+    fn connect_url(&self, py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+        let options = crate::connect::options("connect_url", options)?;
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(protocol::GENERATE_AUTHORIZE_TOKEN.name);
+            call.run(client.connect_url(&call, &options)).await
+        };
+        self.run(py, "connect_url", future, crate::connect::connect_url_to_py)
+    }
+
+    // Only the arguments are checked here; python/bankfeed/_connect.py then runs the first step
+    // (the token minted, then the catcher bound: crates/bankfeed/src/connect/start.rs), opens the widget and
+    // waits, each step a call of this client, and closes the catcher on every way out
+    // (docs/connect.md#from-a-script).
+    #[doc = stub_doc!("Client.connect")]
+    #[pyo3(signature = (*, timeout=300.0, open_browser=true, on_url=None, **options))]
+    fn connect(
+        slf: &Bound<'_, Self>,
+        #[pyo3(from_py_with = args::timeout)] timeout: f64,
+        #[pyo3(from_py_with = args::open_browser)] open_browser: bool,
+        on_url: Option<Bound<'_, PyAny>>,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        crate::connect::connect_timeout(timeout)?;
+        if let Some(on_url) = &on_url {
+            if !on_url.is_none() && !on_url.is_callable() {
+                return Err(args::wrong_type("on_url", "a callable or None", on_url));
             }
-            rounds += 1;
-            let answers = handler.answer(&challenge).await?;
-            step = self.answer(call, &challenge, answers).await?;
         }
-    }
-
-    /// A live login with credentials, every challenge answered by `handler`.
-    pub async fn login(
-        &self,
-        call: &Call,
-        credentials: Credentials,
-        handler: &mut dyn ChallengeHandler,
-    ) -> Result<Session, Error> {
-        let step = self.authorize(call, AuthorizeRequest::Credentials(credentials)).await?;
-        self.complete(call, step, handler).await
-    }
-
-    /// A cached read of a saved connection: a new RequestId for already processed data.
-    pub async fn authorize_cached(&self, call: &Call, login_id: &str) -> Result<Session, Error> {
-        match self.authorize(call, AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await? {
-            Step::Session(session) => Ok(session),
-            Step::Challenge(challenge) => Err(Error::ChallengeRequired(Box::new(challenge))),
+        let checked = crate::connect::options("connect", options)?;
+        if checked.redirect_url.is_some() {
+            return Err(PyBankfeedError::from(Error::config(
+                "redirect_url",
+                "is the loopback catcher's in connect(): to redirect elsewhere, build the URL with connect_url()",
+            ))
+            .into());
         }
+        let start = crate::connect::starter(py, &this.client, this.flavor, checked)?;
+        let runner = py.import("bankfeed._connect")?.getattr("run")?;
+        let on_url = on_url.map_or_else(|| py.None(), Bound::unbind);
+        Ok(runner.call1((start, timeout, open_browser, on_url, this.flavor == Flavor::Async))?.unbind())
     }
 
-    /// A cached read whose security challenges, when the service asks any (it may, as for a
-    /// live login: docs/answering.md#cached-reads-that-ask-a-question), `handler` answers. The
-    /// session keeps `login_id`, which the answer's 200 may not name.
-    pub async fn authorize_cached_answered(
-        &self,
-        call: &Call,
-        login_id: &str,
-        handler: &mut dyn ChallengeHandler,
-    ) -> Result<Session, Error> {
-        let step = self.authorize(call, AuthorizeRequest::Cached { login_id: login_id.to_owned() }).await?;
-        self.complete(call, step, handler).await
+    #[doc = stub_doc!("_BaseClient.close")]
+    fn close(&self) {
+        self.client.close();
     }
 
-    /// Runs the data operation `O` on `target` with `options`, as part of `call`: its session
-    /// opened (a cached Authorize) or resumed, account detail made ready first when `O` needs it,
-    /// its request sent and 202 polled, and its 200 read off the IO workers and checked to be the
-    /// session's login (docs/protocol.md#polling).
-    pub async fn data<O: DataOp>(
-        &self,
-        call: &Call,
-        target: Target<'_>,
-        options: &O::Options,
-    ) -> Result<O::Output, Error> {
-        self.data_answered::<O>(call, target, options, None).await
+    #[doc = stub_doc!("_BaseClient.closed")]
+    #[getter]
+    fn closed(&self) -> bool {
+        self.client.is_closed()
     }
 
-    /// [`Client::data`], where the challenges of the cached Authorize that opens a saved login's
-    /// session are answered by `handler`; without one, they are [`Error::ChallengeRequired`] and
-    /// nothing is answered (the bulk calls' `on_challenge`).
-    pub async fn data_answered<O: DataOp>(
-        &self,
-        call: &Call,
-        target: Target<'_>,
-        options: &O::Options,
-        handler: Option<&mut dyn ChallengeHandler>,
-    ) -> Result<O::Output, Error> {
-        O::validate(options)?;
-        let opened;
-        let session = match target {
-            Target::Session(session) => {
-                // What the calls that opened the session sent, a server may repeat in this one's.
-                call.carry(&session.sent);
-                session
-            }
-            Target::Login { login_id, request_id } => {
-                opened = self.session_for_login(call, login_id, request_id, handler).await?;
-                &opened
+    // docs/architecture.md#pickling
+    #[doc = stub_doc!("_BaseClient.__reduce__")]
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
+        let py = slf.py();
+        let client = &slf.get().client;
+        let state = pythonize::pythonize(py, &client.config().to_options())?.cast_into::<PyDict>()?;
+        state.set_item(IDENTITY, client.identity().to_string())?;
+        Ok((slf.get_type().getattr("_restore")?, (state,)))
+    }
+
+    // The client `__reduce__` described. The `BANKFEED_*` variables are not read: a key the
+    // pickled client did not have must not come from the variables of the process that unpickles
+    // it. `proxy="environment"` reads the proxy variables of that process, whose network it is.
+    #[classmethod]
+    fn _restore(cls: &Bound<'_, PyType>, state: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+        let options = state.copy()?;
+        // Absent: a client of its own identity.
+        let identity = match options.get_item(IDENTITY)? {
+            None => uuid::Uuid::new_v4(),
+            Some(identity) => {
+                options.del_item(IDENTITY)?;
+                identity
+                    .extract::<String>()
+                    .ok()
+                    .and_then(|identity| uuid::Uuid::try_parse(&identity).ok())
+                    .ok_or_else(|| PyValueError::new_err("a pickled client's identity must be a UUID"))?
             }
         };
-        call.doing(O::CALL);
-        call.on_session(&session.request_id);
-        let request = O::request(&self.inner.config, session, options)?;
-        if O::WIRE.after_detail {
-            self.account_detail_ready(call, session).await?;
+        // The reader's error is not passed on: it may quote a value, and the values include keys.
+        let options: ClientOptions = pythonize::depythonize(&options).map_err(|_| {
+            PyValueError::new_err(
+                "a pickled client's options cannot be read (altered, or pickled by another version of bankfeed)",
+            )
+        })?;
+        let config = ClientConfig::from_environment(options, Variables::ProxiesOnly).or_raise()?;
+        let client = Client::copy_of(config, identity).or_raise()?;
+        let flavor = if cls.is_subclass_of::<PyAsyncClient>()? { Flavor::Async } else { Flavor::Blocking };
+        crate::classes::client_to_py(cls.py(), &client, flavor)
+    }
+
+    // Without it, Dask would hash the pickle, keys and all (docs/architecture.md#pickling).
+    #[doc = stub_doc!("_BaseClient.__dask_tokenize__")]
+    fn __dask_tokenize__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let client = &slf.get().client;
+        let config = client.config();
+        let proxy = Self::proxy(slf.get());
+        let parts: Vec<Bound<'py, PyAny>> = vec![
+            "bankfeed".into_pyobject(py)?.into_any(),
+            slf.get_type().name()?.into_any(),
+            client.identity().to_string().into_pyobject(py)?.into_any(),
+            config.base_url.as_str().into_pyobject(py)?.into_any(),
+            config.investments_base_url.as_str().into_pyobject(py)?.into_any(),
+            config.customer_id.as_str().into_pyobject(py)?.into_any(),
+            config.max_connections.into_pyobject(py)?.into_any(),
+            proxy.into_pyobject(py)?.into_any(),
+            // A copy of another money type (`bankfeed._export.kinds.with_money`) keeps the
+            // identity, and its tables are not the same.
+            config.money.name().into_pyobject(py)?.into_any(),
+        ];
+        PyTuple::new(py, parts)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let config = slf.get().client.config();
+        let set = |key: &Option<Secret>| if key.is_some() { "'***'" } else { "None" };
+        // The new options show only when they differ from their defaults, so the usual repr stays.
+        let mut extra = String::new();
+        if let Some(deadline) = config.deadline {
+            extra.push_str(&format!(", deadline={}", deadline.as_secs_f64()));
         }
-        let operation = request.operation;
-        let raw = self.fetch(call, request, &session.request_id).await?;
-        read_for::<O>(operation, session, raw, self.inner.config.money).await
-    }
-
-    /// Sends `request` with the api key, polling its 202 answers until 200.
-    async fn fetch(&self, call: &Call, request: ops::Request, request_id: &str) -> Result<Raw, Error> {
-        let ops::Request { operation, method, url, body, async_rel } = request;
-        let mut request = self.with_api_key(ApiRequest::new(operation, method, url));
-        if let Some(body) = body {
-            request = request.json(&body)?;
+        if config.allow_insecure_http {
+            extra.push_str(", allow_insecure_http=True");
         }
-        let pollable = Pollable { request: &request, async_rel };
-        let bytes = poll(&*self.http()?, pollable, call, &self.inner.config.poll, Some(request_id)).await?;
-        Ok(Raw(bytes.into()))
-    }
-
-    /// The session of `login_id`: a cached Authorize (its challenges answered by `handler` when
-    /// there is one), or, given the RequestId of one already opened (a `PendingTimeout` names
-    /// it), that session again without a call (see [`Session::resume`]).
-    async fn session_for_login(
-        &self,
-        call: &Call,
-        login_id: &str,
-        request_id: Option<&str>,
-        handler: Option<&mut dyn ChallengeHandler>,
-    ) -> Result<Session, Error> {
-        match (request_id, handler) {
-            (Some(request_id), _) => Session::resume(request_id, Some(login_id)),
-            (None, Some(handler)) => self.authorize_cached_answered(call, login_id, handler).await,
-            (None, None) => self.authorize_cached(call, login_id).await,
+        if config.max_connections != DEFAULT_MAX_CONNECTIONS {
+            extra.push_str(&format!(", max_connections={}", config.max_connections));
         }
-    }
-
-    /// docs/protocol.md#attributes: account detail polled to 200, and checked to be a detail
-    /// payload of the session's login; it only has to be ready, so it is not kept.
-    async fn account_detail_ready(&self, call: &Call, session: &Session) -> Result<(), Error> {
-        let request = ops::AccountsDetail::request(&self.inner.config, session, &AccountsDetailOptions::default())?;
-        let operation = request.operation;
-        let detail = self.fetch(call, request, &session.request_id).await?;
-        let named = off_io(detail.clone(), move |raw| check_accounts(operation, &raw)).await?;
-        same_login(operation, session, named.as_deref(), &detail)
-    }
-
-    /// DeleteCard: removes the retained data of a saved connection. Returns the answer: a JSON body
-    /// as it came, a plain-text one as `{"Message": text}` (docs/protocol.md#deletecard).
-    pub async fn delete_login(&self, call: &Call, login_id: &str) -> Result<Value, Error> {
-        call.doing("DeleteCard");
-        guid("login_id", login_id)?;
-        let values = PathValues::new(&self.inner.config.customer_id).login_id(login_id);
-        let request = self.with_api_key(self.request(&protocol::DELETE_CARD, values)?);
-        match self.http()?.send(&request, call).await? {
-            Reply::Data { status, bytes } => {
-                // Any body is an answer, except one whose envelope says error.
-                json::check_error_envelope("DeleteCard", status, &bytes)?;
-                Ok(delete_answer(&bytes))
-            }
-            reply => Err(reply.unexpected("DeleteCard", "expected a final answer: this operation is not polled")),
+        if config.money != MoneyType::Float {
+            extra.push_str(&format!(", money={:?}", config.money.name()));
         }
-    }
-}
-
-const TOKEN: &str = protocol::GENERATE_AUTHORIZE_TOKEN.name;
-
-/// The token of a GenerateAuthorizeToken answer. Any answer but a JSON object holding a non-empty
-/// `Token` is a protocol surprise; the body is left out of the error whenever it might hold a
-/// token (secrets never reach an error message).
-pub(crate) fn parse_token(reply: Reply) -> Result<Secret, Error> {
-    let (status, bytes) = match reply {
-        Reply::Data { status, bytes } => (status, bytes),
-        reply => return Err(reply.unexpected(TOKEN, "expected a 200 with a Token")),
-    };
-    // serde_json's syntax errors name a position, never the text, so the message is safe.
-    let body: Value = serde_json::from_slice(&bytes).map_err(|e| Error::Decode {
-        operation: TOKEN.to_owned(),
-        status,
-        message: format!("{e} (body withheld: it may hold a token)"),
-        snippet: String::new(),
-        resumable: None,
-    })?;
-    match json::field(&body, "Token") {
-        Some(Value::String(token)) if !token.trim().is_empty() => Ok(Secret::new(token.clone())),
-        // Without a Token the body holds none to keep out of the error: an envelope that says
-        // error is that error, anything else a protocol surprise.
-        None => Err(json::check_payload_value(TOKEN, status, &bytes, &body, json::Shape::AnyOf(&["Token"]))
-            .err()
-            .unwrap_or_else(|| Error::protocol(TOKEN, status, "the answer holds no Token", &bytes))),
-        Some(_) => Err(Error::Protocol {
-            operation: TOKEN.to_owned(),
-            status,
-            message: "the Token is not a non-empty string (body withheld: it may hold a token)".to_owned(),
-            request_id: json::text_field(&body, &["RequestId"]),
-            snippet: String::new(),
-        }),
-    }
-}
-
-/// DeleteCard's success body is not documented and has been plain text: a JSON body is kept as
-/// it came, any other as `{"Message": trimmed text}`, so that callers always get a JSON value.
-pub(crate) fn delete_answer(bytes: &[u8]) -> Value {
-    serde_json::from_slice(bytes).unwrap_or_else(|_| json!({"Message": String::from_utf8_lossy(bytes).trim()}))
-}
-
-/// The answer of `operation` on `session` is refused when it names another login than the
-/// session's (see [`check_same_login`]): a RequestId resumed with the LoginId of another login.
-fn same_login(operation: &str, session: &Session, named: Option<&str>, raw: &Raw) -> Result<(), Error> {
-    check_same_login(operation, session.login_id.as_deref(), named, &session.request_id, raw.bytes())
-}
-
-/// Every data answer is read this way: `read` off the IO workers ([`off_io`]), then refused when
-/// it is the data of another login than the session's ([`same_login`]). An answer that cannot be
-/// read keeps the session's RequestId, as a failure while polling does: the caller can fetch it
-/// again without a new Authorize (docs/errors.md#an-error-while-polling).
-async fn read_for<O: DataOp>(
-    operation: &'static str,
-    session: &Session,
-    raw: Raw,
-    money: MoneyType,
-) -> Result<O::Output, Error> {
-    let value = off_io(raw, move |raw| O::read(operation, raw, money))
-        .await
-        .map_err(|error| error.resumable_at(Some(&session.request_id)))?;
-    let (named, raw) = O::login_of(&value);
-    same_login(operation, session, named, raw)?;
-    Ok(value)
-}
-
-/// Bodies from this size on are read on tokio's blocking pool: decoding them and building their
-/// tables (about 3 µs per KiB) takes long enough to stall the requests and polls of every other
-/// flow sharing the IO worker. Below it the read takes under a quarter of a millisecond, less
-/// than a poll round of another flow waits anyway, and the hand-off to another thread (a wake-up
-/// and a switch each way) would cost a typical answer of a few accounts (about 20 KiB) more CPU
-/// than it saves (BENCHMARKS.md, sessions).
-const OFF_IO_BYTES: usize = 64 * 1024;
-
-/// Runs `read` over `raw`, off the IO workers when the body is large (see [`OFF_IO_BYTES`]). A
-/// panic in `read` goes on in the caller as it would inline.
-async fn off_io<T: Send + 'static>(
-    raw: Raw,
-    read: impl FnOnce(Raw) -> Result<T, Error> + Send + 'static,
-) -> Result<T, Error> {
-    if raw.bytes().len() < OFF_IO_BYTES {
-        return read(raw);
-    }
-    match tokio::task::spawn_blocking(move || read(raw)).await {
-        Ok(result) => result,
-        Err(error) => match error.try_into_panic() {
-            Ok(panic) => std::panic::resume_unwind(panic),
-            // Only a runtime shutting down cancels a blocking task; its callers are gone too.
-            Err(_) => Err(Error::Internal { message: "the runtime shut down before the payload was read".to_owned() }),
-        },
-    }
-}
-
-/// Runs one call of `$client` named `$name`, as the binding runs each Python call: the call is
-/// made once (`Client::call`), the body runs within it (`Call::run`: the `deadline`, a close), and
-/// `$call` is the call it hands down; `$c` is the client.
-#[cfg(test)]
-macro_rules! within {
-    ($client:expr, $name:expr, |$c:ident, $call:ident| $body:expr) => {{
-        let $c = &$client;
-        let $call = $c.call($name);
-        $call.run($body).await
-    }};
-}
-
-/// The data operation `$op` of `$client` on `$target` with `$options`, as one call of its own
-/// (see `within!`).
-#[cfg(test)]
-macro_rules! data {
-    ($client:expr, $op:ty, $target:expr, $options:expr) => {{
-        let c = &$client;
-        let call = c.call(<$op as crate::DataOp>::CALL);
-        call.run(c.data::<$op>(&call, $target, $options)).await
-    }};
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-    use crate::data::attributes::AttributesQuery;
-    use crate::data::requests::AccountsSummaryOptions;
-    use crate::http::stub;
-
-    pub(super) const LOGIN: &str = "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21";
-
-    pub(super) fn client(base: &str, secret_key: bool) -> Client {
-        let mut config = ClientConfig::new(base, "cust").unwrap();
-        config.retry.max_retries = 0;
-        config.poll.interval = Duration::from_millis(10);
-        config.poll.timeout = Duration::from_secs(5);
-        if secret_key {
-            config.secret_key = Some(Secret::new("sk"));
+        match (config.proxy.option(), config.proxy.explicit()) {
+            (ProxyOption::Off, _) => extra.push_str(", proxy=None"),
+            // Without its user name and password (docs/protocol.md#proxies).
+            (ProxyOption::Url(_), Some(proxy)) => extra.push_str(&format!(", proxy={:?}", proxy.shown())),
+            _ => {}
         }
-        Client::new(config).unwrap()
-    }
-
-    pub(super) fn session() -> Session {
-        Session {
-            request_id: "11111111-2222-3333-4444-555555555555".into(),
-            login_id: Some(LOGIN.into()),
-            login: None,
-            institution: None,
-            named_institution: crate::data::institution::NamedInstitution::default(),
-            links: Vec::new(),
-            raw: Arc::from(&b"{}"[..]),
-            sent: crate::masking::SentSecrets::default(),
+        // Not an option: the state `closed` reads, so that a closed client does not look usable.
+        if slf.get().client.is_closed() {
+            extra.push_str(", closed=True");
         }
-    }
-
-    fn protocol(result: Result<impl std::fmt::Debug, Error>) -> (String, u16, Option<String>, String) {
-        match result {
-            Err(Error::Protocol { operation, status, request_id, snippet, .. }) => {
-                (operation, status, request_id, snippet)
-            }
-            other => panic!("expected a protocol error, got {other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_data_call_answering_203_is_a_protocol_surprise_keeping_the_body() {
-        let base = stub::serve(vec![(
-            203,
-            r#"{"RequestId": "r-203", "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#,
-        )]);
-        let result = within!(client(&base, false), <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| {
-            c.data::<ops::AccountsSummary>(&call, Target::Session(&session()), &AccountsSummaryOptions::default())
-        });
-        let (operation, status, request_id, snippet) = protocol(result);
-        assert_eq!((operation.as_str(), status, request_id.as_deref()), ("GetAccountsSummary", 203, Some("r-203")));
-        assert!(snippet.contains("City?"), "{snippet}");
-    }
-
-    #[tokio::test]
-    async fn a_token_call_without_a_token_is_a_protocol_surprise() {
-        let base = stub::serve(vec![(200, r#"{"HttpStatusCode": 200, "RequestId": "r-t"}"#)]);
-        let (operation, status, request_id, snippet) =
-            protocol(within!(client(&base, true), "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
-        assert_eq!((operation.as_str(), status, request_id.as_deref()), (TOKEN, 200, Some("r-t")));
-        // Withheld, as every body of the token call: one holding the token under another key
-        // would otherwise reach the error.
-        assert_eq!(snippet, "");
-    }
-
-    #[tokio::test]
-    async fn a_token_call_answering_202_or_203_is_a_protocol_surprise() {
-        let base = stub::serve(vec![
-            (202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-2"}"#),
-            (203, r#"{"RequestId": "r-3", "SecurityChallenges": []}"#),
-        ]);
-        let client = client(&base, true);
-        let (_, status, request_id, _) =
-            protocol(within!(client, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
-        assert_eq!((status, request_id.as_deref()), (202, Some("r-2")));
-        let (_, status, request_id, _) =
-            protocol(within!(client, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
-        assert_eq!((status, request_id.as_deref()), (203, Some("r-3")));
-    }
-
-    #[tokio::test]
-    async fn a_token_is_sent_with_authorize() {
-        let base = stub::serve(vec![
-            (200, r#"{"Token": "t-1"}"#),
-            (
-                200,
-                r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "Login": {"Id": "5E0E5F83-6E9B-4A2C-A6A3-0D8F4B1C9E21"}}"#,
-            ),
-        ]);
-        let session = within!(client(&base, true), "Authorize", |c, call| c.authorize_cached(&call, LOGIN)).unwrap();
-        assert_eq!(session.login_id.as_deref(), Some("5E0E5F83-6E9B-4A2C-A6A3-0D8F4B1C9E21"));
-    }
-
-    /// A session of another login than the one asked for: what a server or a caching proxy that
-    /// mixed up two logins answers.
-    const SESSION_OF_OTHER: &str = r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}}"#;
-
-    #[tokio::test]
-    async fn a_cached_authorize_answered_with_another_logins_session_fetches_nothing() {
-        let investments =
-            r#"{"Accounts": [], "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}, "RequestId": "r"}"#;
-        let stub =
-            stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER), stub::Answer::new(200, investments)]);
-        let client = client(&stub.url, false);
-        match data!(client, ops::Investments, Target::login(LOGIN, None), &()) {
-            Err(error @ Error::Protocol { .. }) => {
-                let message = error.to_string();
-                assert!(
-                    message.contains(LOGIN) && message.contains("0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"),
-                    "{message}"
-                );
-                let Error::Protocol { operation, request_id, .. } = error else { unreachable!() };
-                assert_eq!(operation, "Authorize");
-                assert_eq!(request_id.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
-            }
-            other => panic!("{other:?}"),
-        }
-        // The Authorize only: nothing was asked for the other login.
-        let requests = stub.requests();
-        assert_eq!(requests.len(), 1, "{requests:?}");
-        assert!(requests[0].contains("/Authorize"), "{requests:?}");
-    }
-
-    #[tokio::test]
-    async fn every_authorize_that_names_a_login_refuses_a_session_of_another() {
-        let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER); 2]);
-        let named = client(&stub.url, false);
-        assert!(matches!(
-            within!(named, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)),
-            Err(Error::Protocol { status: 200, .. })
-        ));
-        let saved = AuthorizeRequest::SavedLive { login_id: LOGIN.into(), save: false };
-        assert!(matches!(
-            within!(named, "Authorize", |c, call| c.authorize(&call, saved)),
-            Err(Error::Protocol { status: 200, .. })
-        ));
-        // A live login with credentials names no LoginId: its session's is the one it opened.
-        let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION_OF_OTHER)]);
-        let credentials = Credentials::new("FlinksCapital", "Greatday", Secret::new("Everyday"));
-        match within!(client(&stub.url, false), "Authorize", |c, call| c
-            .authorize(&call, AuthorizeRequest::Credentials(credentials)))
-        {
-            Ok(Step::Session(session)) => {
-                assert_eq!(session.login_id.as_deref(), Some("0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn the_challenge_rounds_of_a_saved_connection_refuse_a_session_of_another_login() {
-        let challenge = r#"{"RequestId": "11111111-2222-3333-4444-555555555555", "SecurityChallenges": [{"Type": "WaitUntilEUAccept", "Prompt": "Confirm"}]}"#;
-        let stub =
-            stub::serve_answers(vec![stub::Answer::new(203, challenge), stub::Answer::new(200, SESSION_OF_OTHER)]);
-        let client = client(&stub.url, false);
-        let saved = AuthorizeRequest::SavedLive { login_id: LOGIN.into(), save: false };
-        let Ok(Step::Challenge(challenge)) = within!(client, "Authorize", |c, call| c.authorize(&call, saved)) else {
-            panic!("no challenge")
-        };
-        let answers = Answers::from_pairs([("Confirm", vec!["VERIFIED"])]);
-        match within!(client, "Authorize", |c, call| c.answer(&call, &challenge, answers)) {
-            Err(Error::Protocol { message, .. }) => assert!(message.contains(LOGIN), "{message}"),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    /// A cached Authorize asked a question, and its answer's 200 without `Login`, in the shapes
-    /// recorded from the real service (docs/answering.md#cached-reads-that-ask-a-question).
-    const CACHED_203: &str = r#"{"HttpStatusCode": 203, "Links": [{"rel": "Authorization", "href": "/Authorize", "example": null}], "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "Which lake did you first swim across?"}], "InstitutionName": "Harbour Savings", "InstitutionId": 27, "Institution": "HarbourSavings", "RequestId": "7d3c2b1a-0f9e-4d8c-b7a6-554433221100"}"#;
-    const ANSWERED_200: &str = r#"{"HttpStatusCode": 200, "Links": [{"rel": "AccountsDetail", "href": "/GetAccountsDetail", "example": null}], "InstitutionName": "Harbour Savings", "InstitutionId": 27, "Institution": "HarbourSavings", "RequestId": "7d3c2b1a-0f9e-4d8c-b7a6-554433221100"}"#;
-
-    #[tokio::test]
-    async fn a_cached_read_asked_a_question_is_answered_only_by_a_handler() {
-        // Without a handler: the challenge is the error, and nothing else is sent.
-        let stub = stub::serve_answers(vec![stub::Answer::new(203, CACHED_203)]);
-        let without = client(&stub.url, false);
-        match data!(without, ops::Investments, Target::login(LOGIN, None), &()) {
-            Err(Error::ChallengeRequired(challenge)) => assert_eq!(challenge.login_id.as_deref(), Some(LOGIN)),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(stub.requests().len(), 1);
-        // With one: answered, and the data fetched on the session of the LoginId asked for.
-        let investments = format!(
-            r#"{{"Accounts": [], "Login": {{"Id": "{LOGIN}"}}, "RequestId": "7d3c2b1a-0f9e-4d8c-b7a6-554433221100"}}"#
-        );
-        let stub = stub::serve_answers(vec![
-            stub::Answer::new(203, CACHED_203),
-            stub::Answer::new(200, ANSWERED_200),
-            stub::Answer::new(200, investments),
-        ]);
-        let with = client(&stub.url, false);
-        let mut asked = Vec::new();
-        let mut handler = |challenge: &Challenge| {
-            asked.push(challenge.login_id.clone());
-            Ok(Answers::from_pairs(challenge.prompts().map(|prompt| (prompt.to_owned(), vec!["Memphremagog"]))))
-        };
-        let call = with.call("Investments");
-        let target = Target::login(LOGIN, None);
-        let fetched = call.run(with.data_answered::<ops::Investments>(&call, target, &(), Some(&mut handler))).await;
-        assert_eq!(fetched.unwrap().tables.login_id.as_deref(), Some(LOGIN));
-        assert_eq!(asked, [Some(LOGIN.to_owned())]);
-        let requests = stub.requests();
-        assert!(
-            requests[1].contains(r#""SecurityResponses":{"Which lake did you first swim across?":["Memphremagog"]}"#)
-        );
-        assert!(requests[2].contains(&format!(r#""LoginId":"{LOGIN}""#)), "{requests:?}");
-    }
-
-    #[test]
-    fn a_token_body_that_may_hold_a_token_stays_out_of_the_error() {
-        let data = |bytes: &[u8]| Reply::Data { status: 200, bytes: bytes.to_vec() };
-        match parse_token(data(br#"{"Token": "tok-secret"#)) {
-            Err(error @ Error::Decode { .. }) => assert!(!format!("{error} {error:?}").contains("tok-secret")),
-            other => panic!("{other:?}"),
-        }
-        match parse_token(data(br#"{"Token": ["tok-secret"], "RequestId": "r"}"#)) {
-            Err(error @ Error::Protocol { .. }) => {
-                assert!(!format!("{error} {error:?}").contains("tok-secret"));
-                assert_eq!(error.request_id(), Some("r"));
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(parse_token(data(br#"{"token": " "}"#)), Err(Error::Protocol { .. })));
-        assert_eq!(parse_token(data(br#"{"token": "t"}"#)).unwrap().expose(), "t");
-    }
-
-    #[tokio::test]
-    async fn delete_card_answering_202_is_a_protocol_surprise() {
-        let base = stub::serve(vec![(202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-d"}"#)]);
-        let (operation, status, request_id, snippet) =
-            protocol(within!(client(&base, false), "DeleteCard", |c, call| c.delete_login(&call, LOGIN)));
-        assert_eq!((operation.as_str(), status, request_id.as_deref()), ("DeleteCard", 202, Some("r-d")));
-        assert!(snippet.contains("OPERATION_PENDING"), "{snippet}");
-    }
-
-    #[tokio::test]
-    async fn delete_card_answers_json_as_is_and_text_as_a_message() {
-        let base = stub::serve(vec![(200, "  Card deleted.\n"), (200, r#"{"Message": "ok", "Extra": 1}"#)]);
-        let client = client(&base, false);
-        assert_eq!(
-            within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
-            json!({"Message": "Card deleted."})
-        );
-        assert_eq!(
-            within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
-            json!({"Message": "ok", "Extra": 1})
-        );
-        assert_eq!(delete_answer(b""), json!({"Message": ""}));
-    }
-
-    #[tokio::test]
-    async fn authorize_answering_202_is_a_protocol_surprise() {
-        let base = stub::serve(vec![(202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-a"}"#)]);
-        let (operation, status, request_id, _) =
-            protocol(within!(client(&base, false), "Authorize", |c, call| c.authorize_cached(&call, LOGIN)));
-        assert_eq!((operation.as_str(), status, request_id.as_deref()), ("Authorize", 202, Some("r-a")));
-    }
-
-    /// A server that answers every request with `status` and `body` (`None`: takes the request and
-    /// never answers).
-    fn always(answer: Option<(u16, &'static str)>) -> String {
-        use std::io::{Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            for socket in listener.incoming() {
-                let mut socket = socket.unwrap();
-                let mut buffer = [0u8; 8192];
-                let _ = socket.read(&mut buffer);
-                match answer {
-                    Some((status, body)) => {
-                        let _ = socket.write_all(
-                            format!(
-                                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-                                 connection: close\r\n\r\n{body}",
-                                body.len()
-                            )
-                            .as_bytes(),
-                        );
-                    }
-                    None => held.push(socket),
-                }
-            }
-        });
-        base
-    }
-
-    fn with_deadline(base: &str, deadline: Duration) -> Client {
-        let mut config = ClientConfig::new(base, "cust").unwrap();
-        config.retry.max_retries = 0;
-        config.timeout = Duration::from_secs(30);
-        config.poll.interval = Duration::from_millis(10);
-        config.poll.timeout = Duration::from_secs(30);
-        config.deadline = Some(deadline);
-        Client::new(config).unwrap()
-    }
-
-    #[tokio::test]
-    async fn the_deadline_ends_a_call_whose_server_is_silent() {
-        let client = with_deadline(&always(None), Duration::from_millis(300));
-        let started = std::time::Instant::now();
-        match data!(client, ops::Investments, Target::login(LOGIN, None), &()) {
-            Err(Error::Transport { operation, timed_out: true, message, .. }) => {
-                assert_eq!(operation, "Authorize");
-                assert!(message.contains("deadline"), "{message}");
-            }
-            other => panic!("{other:?}"),
-        }
-        // The request timeout is 30 s: only the deadline can have ended the call this soon.
-        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-    }
-
-    #[tokio::test]
-    async fn the_deadline_ends_a_pending_operation_with_a_pending_timeout() {
-        let base = always(Some((202, r#"{"FlinksCode": "OPERATION_PENDING", "RequestId": "r-p"}"#)));
-        let client = with_deadline(&base, Duration::from_millis(300));
-        let started = std::time::Instant::now();
-        match data!(client, ops::AccountsSummary, Target::Session(&session()), &AccountsSummaryOptions::default()) {
-            Err(Error::PendingTimeout { operation, request_id, waited, .. }) => {
-                assert_eq!((operation.as_str(), request_id.as_deref()), ("GetAccountsSummary", Some("r-p")));
-                assert!(waited >= Duration::from_millis(250), "{waited:?}");
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
-    }
-
-    #[tokio::test]
-    async fn without_a_deadline_a_call_is_not_cut() {
-        let base = stub::serve(vec![(200, r#"{"Message": "ok"}"#)]);
-        assert!(client(&base, false).config().deadline.is_none());
-        assert_eq!(
-            within!(client(&base, false), "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
-            json!({"Message": "ok"})
-        );
-    }
-
-    #[tokio::test]
-    async fn session_ids_that_are_not_safe_path_segments_never_reach_a_url() {
-        // Nothing listens: a request would be a TransportError, not the ProtocolError expected.
-        let base = format!("http://{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
-        let client = client(&base, false);
-        let query = AttributesQuery::Package(crate::data::attributes::Package::parse("income").unwrap());
-        for bad in ["..", "%2e%2e", "a\\b", "a\r\nb", "a/b", "../../BankingServices/Authorize"] {
-            let mut hostile_login = session();
-            hostile_login.login_id = Some(bad.into());
-            let (operation, status, request_id, _) =
-                protocol(data!(client, ops::Attributes, Target::Session(&hostile_login), &query));
-            assert_eq!((operation.as_str(), status), ("Authorize", 200));
-            assert_eq!(request_id.as_deref(), Some("11111111-2222-3333-4444-555555555555"));
-            let mut hostile_request = session();
-            hostile_request.request_id = bad.into();
-            match data!(client, ops::Attributes, Target::Session(&hostile_request), &query) {
-                Err(Error::Protocol { message, request_id: None, .. }) => assert!(message.contains("RequestId")),
-                other => panic!("{bad:?}: {other:?}"),
-            }
-        }
-    }
-}
-
-/// A 200 that is not the operation's payload (docs/errors.md#protocol-surprises), for every
-/// operation that reads one.
-#[cfg(test)]
-mod payload_tests {
-    use super::tests::{session, LOGIN};
-    use super::*;
-    use crate::data::attributes::{AttributesQuery, Package};
-    use crate::data::requests::{AccountsSummaryOptions, StatementsOptions};
-    use crate::error::{ApiErrorKind, Body};
-    use crate::http::stub;
-    const ENVELOPE: &str = r#"{"HttpStatusCode": 500, "Message": "aggregation failed", "FlinksCode": "AGGREGATION_ERROR", "RequestId": "r-e"}"#;
-    /// Not a payload of any operation; each keeps its RequestId, if it has one.
-    const NOT_PAYLOADS: [(&str, Option<&str>); 5] = [
-        ("{}", None),
-        ("[]", None),
-        ("null", None),
-        (r#"{"HttpStatusCode": 200, "RequestId": "r-n"}"#, Some("r-n")),
-        (r#"{"FlinksCode": "OPERATION_PENDING", "HttpStatusCode": 200, "RequestId": "r-p"}"#, Some("r-p")),
-    ];
-    const DETAIL: &str = r#"{"Accounts": [], "RequestId": "r-d"}"#;
-
-    fn client(base: &str) -> Client {
-        super::tests::client(base, false)
-    }
-
-    /// Runs the data operation `operation` against a stub that answers `body` (after a valid
-    /// account detail, for attributes), and says what came of it; the same comes of its tables.
-    async fn run(operation: &str, body: &'static str) -> Result<(), Error> {
-        run_on(&session(), operation, body).await
-    }
-
-    /// [`run`] on `session`.
-    async fn run_on(session: &Session, operation: &str, body: &'static str) -> Result<(), Error> {
-        let client = client(&stub::serve(answers(operation, body)));
-        let on = Target::Session(session);
-        match operation {
-            "Investments" => data!(client, ops::Investments, on, &()).map(drop),
-            "GetAccountsDetail" => data!(client, ops::AccountsDetail, on, &AccountsDetailOptions::default()).map(drop),
-            "GetAccountsSummary" => {
-                data!(client, ops::AccountsSummary, on, &AccountsSummaryOptions::default()).map(drop)
-            }
-            "GetStatements" => data!(client, ops::Statements, on, &StatementsOptions::default()).map(drop),
-            "GetIncomeAttributes" => {
-                data!(client, ops::Attributes, on, &AttributesQuery::Package(Package::Income)).map(drop)
-            }
-            "Attributes" => data!(client, ops::Attributes, on, &AttributesQuery::Custom(custom())).map(drop),
-            "Authorize" => within!(client, "Authorize", |c, call| c.authorize_cached(&call, LOGIN)).map(drop),
-            other => panic!("no operation {other}"),
-        }
-    }
-
-    fn answers(operation: &str, body: &'static str) -> Vec<(u16, &'static str)> {
-        if operation.contains("Attributes") {
-            vec![(200, DETAIL), (200, body)]
-        } else {
-            vec![(200, body)]
-        }
-    }
-
-    fn custom() -> crate::data::attributes::CustomAttributes {
-        crate::data::attributes::CustomAttributes {
-            attributes: vec![("Card".into(), vec!["balance_min".into()])],
-            ..Default::default()
-        }
-    }
-
-    const OPERATIONS: [(&str, &str); 7] = [
-        ("Investments", r#"{"Accounts": [], "Securities": [], "Value": 0, "Cash": 0, "RequestId": "r"}"#),
-        ("GetAccountsDetail", r#"{"HttpStatusCode": 200, "Accounts": [], "RequestId": "r"}"#),
-        ("GetAccountsSummary", r#"{"HttpStatusCode": 200, "Accounts": [], "RequestId": "r"}"#),
-        ("GetStatements", r#"{"HttpStatusCode": 200, "StatementsByAccount": [], "RequestId": "r"}"#),
-        ("GetIncomeAttributes", r#"{"HttpStatusCode": 200, "Income": {"Id": "g"}, "RequestId": "r"}"#),
-        // The session's LoginId: a Login naming another is refused (see `check_same_login`).
-        (
-            "Attributes",
-            r#"{"HttpStatusCode": 200, "Login": {"Id": "5e0e5f83-6e9b-4a2c-a6a3-0d8f4b1c9e21"}, "RequestId": "r"}"#,
-        ),
-        ("Authorize", r#"{"HttpStatusCode": 200, "RequestId": "r"}"#),
-    ];
-
-    #[tokio::test]
-    async fn a_200_that_is_not_the_payload_is_a_protocol_surprise_keeping_its_start() {
-        for (operation, _) in OPERATIONS {
-            for (body, request_id) in NOT_PAYLOADS {
-                // A RequestId is Authorize's payload, and an attributes answer's without a code.
-                let bare = request_id == Some("r-n");
-                if operation == "Authorize" && request_id.is_some() || operation.contains("Attributes") && bare {
-                    continue;
-                }
-                // A data answer that names no RequestId keeps its session's.
-                let session_id = (operation != "Authorize").then_some("11111111-2222-3333-4444-555555555555");
-                let request_id = request_id.or(session_id);
-                match run(operation, body).await {
-                    Err(Error::Protocol { operation: named, status, request_id: id, snippet, .. }) => {
-                        assert_eq!((named.as_str(), status, id.as_deref()), (operation, 200, request_id), "{body}");
-                        assert_eq!(snippet, body);
-                    }
-                    other => panic!("{operation} answering {body}: {other:?}"),
-                }
-            }
-        }
-    }
-
-    #[tokio::test]
-    async fn a_200_whose_envelope_says_error_is_that_error() {
-        for (operation, _) in OPERATIONS {
-            match run(operation, ENVELOPE).await {
-                Err(Error::Api(api)) => {
-                    assert_eq!((api.status, api.kind()), (500, ApiErrorKind::Aggregation), "{operation}");
-                    assert_eq!(api.code.as_deref(), Some("AGGREGATION_ERROR"));
-                    assert_eq!(api.message.as_deref(), Some("aggregation failed"));
-                    assert_eq!(api.request_id.as_deref(), Some("r-e"));
-                    assert!(matches!(api.body, Body::Json(_)));
-                }
-                other => panic!("{operation}: {other:?}"),
-            }
-        }
-    }
-
-    /// A LoginId that is not the session's ([`LOGIN`]).
-    const OTHER: &str = "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d";
-
-    #[tokio::test]
-    async fn an_answer_naming_another_login_than_the_sessions_is_refused_by_every_operation() {
-        let other = r#"{"Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}"#;
-        let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
-        for (operation, body) in OPERATIONS.iter().filter(|(operation, _)| *operation != "Authorize") {
-            // The operation's own empty payload, naming the other login.
-            let named = if body.contains(LOGIN) {
-                leak(body.replace(LOGIN, OTHER))
-            } else {
-                leak(format!("{other}, {}", body.trim_start_matches('{')))
-            };
-            match run(operation, named).await {
-                Err(error @ Error::OtherLogin { .. }) => {
-                    let message = error.to_string();
-                    let Error::OtherLogin { operation: failed, request_id, snippet, .. } = error else {
-                        unreachable!()
-                    };
-                    assert_eq!((failed.as_str(), request_id.as_str()), (*operation, "r"));
-                    assert!(message.contains(OTHER) && message.contains(LOGIN), "{message}");
-                    assert_eq!(snippet, named);
-                }
-                other => panic!("{operation} answering {named}: {other:?}"),
-            }
-            // The same login in another case, and a session whose login is unknown, pass.
-            let same = leak(named.replace(OTHER, &LOGIN.to_ascii_uppercase()));
-            run(operation, same).await.unwrap_or_else(|e| panic!("{operation}: {e}"));
-            if operation.starts_with("GetAccounts") || *operation == "GetStatements" {
-                // Investments and attributes send the session's LoginId; the banking operations
-                // can go without one.
-                let mut unknown = session();
-                unknown.login_id = None;
-                run_on(&unknown, operation, named).await.unwrap_or_else(|e| panic!("{operation}: {e}"));
-            }
-        }
-    }
-
-    #[tokio::test]
-    async fn attributes_stop_at_an_account_detail_naming_another_login() {
-        let detail = r#"{"Accounts": [], "Login": {"Id": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d"}, "RequestId": "r-d"}"#;
-        let attributes = r#"{"Income": {"Id": "g"}, "RequestId": "r-d"}"#;
-        let client = client(&stub::serve(vec![(200, detail), (200, attributes)]));
-        match data!(client, ops::Attributes, Target::Session(&session()), &AttributesQuery::Package(Package::Income)) {
-            Err(error @ Error::OtherLogin { .. }) => {
-                assert!(error.to_string().contains(OTHER), "{error}");
-                let Error::OtherLogin { operation, request_id, .. } = error else { unreachable!() };
-                assert_eq!((operation.as_str(), request_id.as_str()), ("GetAccountsDetail", "r-d"));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_valid_empty_payload_is_an_empty_result() {
-        for (operation, body) in OPERATIONS {
-            run(operation, body).await.unwrap_or_else(|e| panic!("{operation}: {e}"));
-        }
-    }
-
-    #[tokio::test]
-    async fn a_200_that_is_not_json_stays_a_decode_error() {
-        for (operation, _) in OPERATIONS {
-            let error = run(operation, "<html>").await.unwrap_err();
-            assert!(matches!(error, Error::Decode { status: 200, .. }), "{operation}");
-            // A data answer's keeps its session's RequestId, to fetch it again; the Authorize's opened none.
-            let kept = (operation != "Authorize").then_some("11111111-2222-3333-4444-555555555555");
-            assert_eq!(error.request_id(), kept, "{operation}");
-        }
-    }
-
-    #[tokio::test]
-    async fn large_payloads_are_read_off_the_io_thread_and_small_ones_on_it() {
-        let here = std::thread::current().id();
-        let reader = |raw: Raw| Ok((std::thread::current().id(), raw.bytes().len()));
-        let large = Raw(vec![b' '; OFF_IO_BYTES].into());
-        let (there, len) = off_io(large, reader).await.unwrap();
-        assert_ne!(there, here);
-        assert_eq!(len, OFF_IO_BYTES);
-        let small = Raw(vec![b' '; OFF_IO_BYTES - 1].into());
-        assert_eq!(off_io(small, reader).await.unwrap().0, here);
-    }
-
-    #[tokio::test]
-    async fn a_large_answer_read_off_the_io_workers_fails_as_a_small_one() {
-        let pad = "x".repeat(2 * OFF_IO_BYTES);
-        let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
-        let envelope = leak(format!(r#"{{"HttpStatusCode": 500, "FlinksCode": "AGGREGATION_ERROR", "Pad": "{pad}"}}"#));
-        let other = leak(format!(r#"{{"Pad": "{pad}"}}"#));
-        let cut = leak(format!(r#"{{"Accounts": [], "Pad": "{pad}"#));
-        for (operation, _) in OPERATIONS.iter().filter(|(operation, _)| *operation != "Authorize") {
-            assert!(matches!(run(operation, envelope).await, Err(Error::Api(_))), "{operation}");
-            assert!(matches!(run(operation, other).await, Err(Error::Protocol { status: 200, .. })), "{operation}");
-            assert!(matches!(run(operation, cut).await, Err(Error::Decode { status: 200, .. })), "{operation}");
-        }
-    }
-
-    #[tokio::test]
-    async fn delete_card_answering_an_error_envelope_is_that_error_and_any_other_body_an_answer() {
-        let base = stub::serve(vec![(200, ENVELOPE), (200, "{}"), (200, "[]"), (200, "Deleted.")]);
-        let client = client(&base);
-        match within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)) {
-            Err(Error::Api(api)) => assert_eq!((api.status, api.kind()), (500, ApiErrorKind::Aggregation)),
-            other => panic!("{other:?}"),
-        }
-        assert_eq!(within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(), json!({}));
-        assert_eq!(within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(), json!([]));
-        assert_eq!(
-            within!(client, "DeleteCard", |c, call| c.delete_login(&call, LOGIN)).unwrap(),
-            json!({"Message": "Deleted."})
-        );
-    }
-
-    #[test]
-    fn a_token_answer_whose_envelope_says_error_is_that_error() {
-        let data = |bytes: &[u8]| Reply::Data { status: 200, bytes: bytes.to_vec() };
-        match parse_token(data(br#"{"HttpStatusCode": 401, "FlinksCode": "UNAUTHORIZED", "Message": "bad key"}"#)) {
-            Err(Error::Api(api)) => assert_eq!((api.status, api.kind()), (401, ApiErrorKind::Unauthorized)),
-            other => panic!("{other:?}"),
-        }
-        for body in [&b"{}"[..], b"[]", b"null"] {
-            assert!(matches!(parse_token(data(body)), Err(Error::Protocol { status: 200, .. })), "{body:?}");
-        }
-    }
-}
-
-/// A server that repeats, in a later call's error, a secret an earlier call of the same login sent
-/// (docs/errors.md#secrets-a-server-repeats).
-#[cfg(test)]
-mod later_call_tests {
-    use super::tests::client;
-    use super::*;
-    use crate::data::requests::AccountsSummaryOptions;
-    use crate::http::stub;
-
-    const USERNAME: &str = "echo-user-5b2e";
-    const PASSWORD: &str = "pw-earlier-7c1d";
-    const FIRST_ANSWER: &str = "first-answer-9e";
-    const CHALLENGE: &str = r#"{"HttpStatusCode": 203, "RequestId": "0b9a3c1d-2e4f-4a5b-8c6d-7e8f9a0b1c2d",
-        "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#;
-    const SESSION: &str = r#"{"HttpStatusCode": 200, "RequestId": "11111111-2222-3333-4444-555555555555"}"#;
-
-    /// A JSON error of `status` and `code` repeating every secret the login sent so far.
-    fn echo(status: u16, code: &str) -> stub::Answer {
-        let message = format!("refused {USERNAME} {PASSWORD} {FIRST_ANSWER}");
-        let body = serde_json::json!({"HttpStatusCode": status, "FlinksCode": code, "Message": message,
-            "Echo": {"Username": USERNAME, "Password": PASSWORD}});
-        stub::Answer::new(status, body.to_string())
-    }
-
-    fn credentials() -> AuthorizeRequest {
-        AuthorizeRequest::Credentials(Credentials::new("FlinksCapital", USERNAME, Secret::new(PASSWORD)))
-    }
-
-    fn answers(answer: &str) -> Answers {
-        Answers::from_pairs([("City?", vec![answer])])
-    }
-
-    /// Asserts that `error` shows none of `secrets`, and the mask.
-    fn assert_masked(error: &Error, secrets: &[&str]) {
-        let shown = format!("{error:?} {error}");
-        for secret in secrets {
-            assert!(!shown.contains(secret), "{secret} in {shown}");
-        }
-        assert!(shown.contains("***"), "{shown}");
-    }
-
-    #[tokio::test]
-    async fn an_answer_masks_the_credentials_and_the_refused_answers_of_the_earlier_calls() {
-        let stub = stub::serve_answers(vec![
-            stub::Answer::new(203, CHALLENGE),
-            echo(401, "INVALID_SECURITY_RESPONSE"),
-            echo(401, "INVALID_LOGIN"),
-        ]);
-        let client = client(&stub.url, false);
-        let Step::Challenge(challenge) =
-            within!(client, "Authorize", |c, call| c.authorize(&call, credentials())).expect("a challenge")
-        else {
-            panic!("not a challenge")
-        };
-        assert!(!format!("{challenge:?}").contains(PASSWORD));
-        // The answer is a call of its own: the password was sent by the Authorize before it.
-        let refused =
-            within!(client, "Authorize", |c, call| c.answer(&call, &challenge, answers(FIRST_ANSWER))).unwrap_err();
-        assert_masked(&refused, &[USERNAME, PASSWORD, FIRST_ANSWER]);
-        let Error::AnswerRefused { challenge: open, .. } = refused else { panic!("{refused:?}") };
-        // The challenge handed back keeps the refused answer too, for the next try's errors.
-        let again = within!(client, "Authorize", |c, call| c.answer(&call, &open, answers("Montreal"))).unwrap_err();
-        assert_masked(&again, &[USERNAME, PASSWORD, FIRST_ANSWER]);
-        assert_eq!(stub.requests().len(), 3);
-    }
-
-    #[tokio::test]
-    async fn a_data_call_through_a_session_masks_what_opened_it() {
-        let stub = stub::serve_answers(vec![stub::Answer::new(200, SESSION), echo(400, "SESSION_NONEXISTENT")]);
-        let client = client(&stub.url, false);
-        let Step::Session(session) =
-            within!(client, "Authorize", |c, call| c.authorize(&call, credentials())).expect("a session")
-        else {
-            panic!("not a session")
-        };
-        let shown = format!("{session:?}");
-        assert!(shown.contains("SentSecrets(2 values, ***)") && !shown.contains(PASSWORD), "{shown}");
-        let on = Target::Session(&session);
-        let error = data!(client, ops::AccountsSummary, on, &AccountsSummaryOptions::default()).unwrap_err();
-        assert_masked(&error, &[USERNAME, PASSWORD]);
-    }
-
-    #[tokio::test]
-    async fn each_call_of_a_bulk_call_masks_what_the_others_sent() {
-        let client = client("http://127.0.0.1:9", false);
-        let (bulk, shared) = client.sharing_secrets();
-        let minted = Secret::new("5b1e0c2d-9a4f-4e7b-5d21-08dc3f6a91e7");
-        bulk.call("Investments").sent(&minted);
-        let repeated =
-            || async { Err::<(), _>(Error::protocol("Investments", 200, format!("odd {}", minted.expose()), b"")) };
-        let other = bulk.call("Investments");
-        let shown = format!("{:?}", other.run(repeated()).await.unwrap_err());
-        assert!(!shown.contains(minted.expose()) && shown.contains("***"), "{shown}");
-        assert!(!format!("{bulk:?} {shared:?}").contains(minted.expose()));
-        // A call outside the bulk call knows nothing of it.
-        let outside = client.call("Investments");
-        assert!(format!("{:?}", outside.run(repeated()).await.unwrap_err()).contains(minted.expose()));
+        // Both hosts, always: which host Investments go to, and their key with them, is the
+        // first thing to check of a client (docs/protocol.md#hosts-paths-and-versions).
+        Ok(format!(
+            "{}(base_url={:?}, investments_base_url={:?}, customer_id={:?}, api_key={}, secret_key={}, timeout={}, \
+             poll_interval={}, poll_timeout={}{extra})",
+            slf.get_type().name()?,
+            config.base_url,
+            config.investments_base_url,
+            config.customer_id,
+            set(&config.api_key),
+            set(&config.secret_key),
+            config.timeout.as_secs_f64(),
+            config.poll.interval.as_secs_f64(),
+            config.poll.timeout.as_secs_f64()
+        ))
     }
 }

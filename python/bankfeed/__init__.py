@@ -54,8 +54,7 @@ from bankfeed._native import (
 )
 from bankfeed._remote_sandbox import RemoteSandbox
 from bankfeed._terminal import TerminalHandler, ask_in_terminal
-from bankfeed._typed import typed_answer
-from bankfeed._types import (
+from bankfeed._type_aliases import (
     Answer,
     Answers,
     AsyncBulkResults,
@@ -72,6 +71,7 @@ from bankfeed._types import (
     Step,
     SupportedInstitution,
 )
+from bankfeed._typed_answer import typed_answer
 from bankfeed.errors import (
     AggregationError,
     ApiError,

@@ -24,6 +24,7 @@ import bankfeed as bf
 from bankfeed._answers import CannedAnswers
 from bankfeed._arguments import CommandParser, unknown_arguments
 from bankfeed._export import cli as export_cli
+from bankfeed._signals import stop_on_signals
 
 INSTITUTION = "FlinksCapital"
 PASSWORD = "Everyday"
@@ -94,22 +95,6 @@ def demo(user: str) -> int:
             f"{len(investments.transactions)} transaction(s), Value {investments.value}, Cash {investments.cash}"
         )
     return 0
-
-
-def _stop_on_signals() -> None:
-    """Makes SIGTERM, and SIGINT always, stop the server as Ctrl-C does: closed cleanly, exit
-    status 0."""
-    import signal
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, interrupt)
-    # A shell script's background job (`python -m bankfeed sandbox &`) starts with SIGINT ignored,
-    # and Python then leaves it ignored: `kill -INT` would do nothing.
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: The variables ``--keys-from-env`` reads: the ones ``bf.Client`` reads its keys from.
@@ -247,7 +232,7 @@ def sandbox(args: argparse.Namespace) -> int:
         options.update({option: key or None for option, key in keys.items()})
     # Without --port, bf.Sandbox's own default: a free port, which the URL line names.
     options.setdefault("port", inspect.signature(bf.Sandbox).parameters["port"].default)
-    _stop_on_signals()
+    stop_on_signals()
     try:
         _native.serve_sandbox(login_ids_file=args.login_ids_file, **options)
     except bf.ConfigError as exc:

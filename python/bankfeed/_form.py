@@ -23,7 +23,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._display import _is_reset, _mime
-from bankfeed._typed import typed_answer
+from bankfeed._typed_answer import typed_answer
 from bankfeed.errors import BankfeedError, InvalidAnswer
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import polars
 import pyarrow
 from typing_extensions import TypeVar, disjoint_base
 
-from bankfeed._types import (
+from bankfeed._type_aliases import (
     Answers,
     AsyncBulkResults,
     AsyncChallengeHandler,
@@ -1961,16 +1961,20 @@ class Attributes:
     """
 
     @staticmethod
-    def from_json(data: bytes | bytearray | str) -> Attributes:
-        """Reads an attributes payload from its JSON."""
+    def from_json(data: bytes | bytearray | str, money: Literal["float", "decimal"] = "float") -> Attributes:
+        """Reads an attributes payload from its JSON, the money columns of :attr:`detail` as
+        ``money`` says (as the client's option of that name)."""
 
     @property
     def values(self) -> Table:
-        """One row per group and attribute."""
+        """One row per group and attribute; ``value`` is a float whatever the money type (the
+        values are counts, ratios and amounts alike), ``raw_value`` the text as sent."""
 
     @property
     def detail(self) -> Table:
-        """One row per transaction behind an attribute (when ``detail=`` asked for it)."""
+        """One row per transaction behind an attribute (when ``detail=`` asked for it); ``debit``
+        and ``credit`` are money: float64, or ``decimal128(18, 4)`` with ``money="decimal"``
+        (docs/tables.md#money)."""
 
     @property
     def groups(self) -> list[str]:
@@ -2000,8 +2004,8 @@ class Attributes:
         """The notebook view: its groups and RequestId, then each table, short (docs/notebooks.md)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickles as the payload's bytes; the copy is read again with :meth:`from_json` and has
-        equal tables."""
+        """Pickles as the payload's bytes and its money type; the copy is read again with
+        :meth:`from_json` and has equal tables."""
 
 @final
 class Accounts:
@@ -2039,18 +2043,10 @@ class Accounts:
 
     @property
     def unknown_fields(self) -> dict[str, int]:
-        """The fields of the payload that no table reads, as ``{path: count}``: ``path`` names the
-        key where the payload has it (``"Accounts[].Positions[].Esg"``: ``[]`` is an item of a
-        list, ``.`` a key of an object; the key as written, so a known name in another case counts
-        too), ``count`` the objects that carry it. Empty when the tables read every field; a
-        field here is in :attr:`raw` but in no table, so the service added something
-        (docs/export.md#fields-the-service-adds). Counted on first access, then kept.
-
-        Example::
-
-            for path, count in result.unknown_fields.items():
-                print(path, count, "rows")
-        """
+        """The fields of the payload that no table reads, as ``{path: count}``, counted as
+        :attr:`Investments.unknown_fields` counts them (``"Accounts[].Transactions[].Memo"``
+        would be a field the service added to transactions; docs/export.md#fields-the-service-adds).
+        Empty when the tables read every field."""
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -2087,18 +2083,11 @@ class Statements:
 
     @property
     def unknown_fields(self) -> dict[str, int]:
-        """The fields of the payload that no table reads, as ``{path: count}``: ``path`` names the
-        key where the payload has it (``"Accounts[].Positions[].Esg"``: ``[]`` is an item of a
-        list, ``.`` a key of an object; the key as written, so a known name in another case counts
-        too), ``count`` the objects that carry it. Empty when the tables read every field; a
-        field here is in :attr:`raw` but in no table, so the service added something
-        (docs/export.md#fields-the-service-adds). Counted on first access, then kept.
-
-        Example::
-
-            for path, count in result.unknown_fields.items():
-                print(path, count, "rows")
-        """
+        """The fields of the payload that no table reads, as ``{path: count}``, counted as
+        :attr:`Investments.unknown_fields` counts them
+        (``"StatementsByAccount[].Statements[].Pages"`` would be a field the service added to a
+        statement; docs/export.md#fields-the-service-adds). Empty when the table reads every
+        field."""
 
     @property
     def raw(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bankfeed._native import AsyncClient, Client, Sandbox
-from bankfeed._types import RecordedRequest
+from bankfeed._type_aliases import RecordedRequest
 from bankfeed.errors import BankfeedError, ConfigError
 
 __all__ = ["RemoteSandbox"]

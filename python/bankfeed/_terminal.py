@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bankfeed import _tty
 from bankfeed._display import _mime
-from bankfeed._typed import typed_answer
+from bankfeed._typed_answer import typed_answer
 from bankfeed.errors import InvalidAnswer
 
 if TYPE_CHECKING:

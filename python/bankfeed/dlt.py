@@ -39,7 +39,7 @@ from bankfeed._export.logins import fold
 from bankfeed._export.run import _CHUNK, _options, _texts
 from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client
-from bankfeed._types import ChallengeHandler
+from bankfeed._type_aliases import ChallengeHandler
 from bankfeed.errors import _check_count, _config_error
 
 if TYPE_CHECKING:

@@ -2,10 +2,11 @@
 re-flattening of raw payloads into the rows every table must have, the sandbox's attribute
 catalogue, and checks that the pandas / polars / arrow exports agree with ``to_records``.
 
-Nothing here uses bankfeed's own tables to build an expectation: every expected row is computed
-from the raw JSON with the standard library. Attribute values are not recomputed here: the
-sandbox's answer is checked against the definitions by the Rust suite (tests/it/sandbox_data.rs), and
-the Python tests check that the tables show that answer.
+Nothing here uses bankfeed's own tables to build an expectation: every expected row is computed from
+the raw JSON with the standard library. Attribute values are not recomputed here: the sandbox's
+answer is checked against the definitions by the Rust suite
+(crates/bankfeed-sandbox/tests/it/sandbox_data/attributes.rs), and the Python tests check that the
+tables show that answer.
 """
 
 from __future__ import annotations
@@ -684,8 +685,8 @@ def assert_exports_agree(table: bf.Table, float_columns: Iterable[str] = (), dat
 
 # ---------------------------------------------------------------------------------------------
 # The attribute catalogue, as the sandbox lists it. What each value should be is computed once, by
-# the Rust suite (tests/it/sandbox_data.rs, ``expected``); a Python test checks that a table shows
-# what the service sent (``.raw``).
+# the Rust suite (crates/bankfeed-sandbox/tests/it/sandbox_data/attributes.rs, ``expected``); a Python
+# test checks that a table shows what the service sent (``.raw``).
 
 #: Every attribute the sandbox computes, in the catalogue's order.
 CATALOGUE: Final = [item["name"] for item in bf.Sandbox.attribute_catalogue()]

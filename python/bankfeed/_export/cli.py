@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import itertools
 import logging
 import os
@@ -24,7 +23,7 @@ import sys
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from bankfeed._export import location, unknown
 from bankfeed._export.formulas import CSV_FORMULAS
@@ -33,6 +32,7 @@ from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from bankfeed._export.reference import resolve
 from bankfeed._export.run import ExportReport, _run
 from bankfeed._export.usage import check_usage, in_flags
+from bankfeed._signals import stop_on_signals
 from bankfeed.errors import _config_error
 
 __all__ = ["add_parser", "run"]
@@ -220,18 +220,58 @@ def _csv_problem(error: csv.Error) -> str:
 def _logins_in(source: str, where: str) -> Iterator[str]:
     """:func:`_read_logins`, but for what the csv module raises."""
     if source == "-":
+        yield from _logins_of(_pieces(sys.stdin), where)
+        return
+    with open(source, encoding="utf-8", errors="surrogateescape", newline="") as file:
+        yield from _logins_of(_pieces(file), where)
+
+
+def _pieces(file: IO[str]) -> Iterator[str]:
+    """The text of ``file`` in pieces of about a megabyte, each cut just after a newline (the last
+    as the file ends), the byte order mark Excel's "CSV UTF-8" starts a file with left out: the
+    lines of the pieces are those of the whole, which is never held at once (a file of 1,000,000
+    LoginIds is 37 MB, and a list of its lines three times that: BENCHMARKS.md, export)."""
+    rest, first = "", True
+    while True:
         try:
-            text = sys.stdin.read()
+            chunk = file.read(1 << 20)
         except UnicodeDecodeError as exc:
             problem = f"standard input is not UTF-8 text: {exc.reason} at byte {exc.start}"
             raise _config_error("logins", problem) from None
-    else:
-        with open(source, encoding="utf-8", errors="surrogateescape", newline="") as file:
-            text = file.read()
-    # The byte order mark Excel's "CSV UTF-8" starts a file with is not part of the header.
-    text = text.removeprefix("\ufeff")
-    lines = text.splitlines()
-    first = next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), "")
+        if not chunk:
+            break
+        if first:
+            chunk, first = chunk.removeprefix("\ufeff"), False
+        text = rest + chunk
+        cut = text.rfind("\n") + 1
+        rest = text[cut:]
+        if cut:
+            yield text[:cut]
+    if rest:
+        yield rest
+
+
+def _csv_lines(pieces: Iterable[str]) -> Iterator[str]:
+    """The lines of ``pieces`` as ``io.StringIO`` gives them to the csv module: cut at each
+    newline, which each keeps."""
+    for piece in pieces:
+        *whole, last = piece.split("\n")
+        for line in whole:
+            yield line + "\n"
+        if last:
+            yield last
+
+
+def _logins_of(pieces: Iterator[str], where: str) -> Iterator[str]:
+    """The LoginIds of a file read as ``pieces`` (:func:`_pieces`)."""
+    head: list[str] = []
+    first = ""
+    for piece in pieces:
+        head.append(piece)
+        first = next((line for line in piece.splitlines() if line.strip() and not line.lstrip().startswith("#")), "")
+        if first:
+            break
+    text = itertools.chain(head, pieces)
     header = [name.strip().lower() for name in next(csv.reader([first]), [])]
     if "login_id" not in header and "," in first:
         shown = ", ".join(repr(name) for name in header[:8]) + (", ..." if len(header) > 8 else "")
@@ -239,7 +279,7 @@ def _logins_in(source: str, where: str) -> Iterator[str]:
             "logins", f"{where} is a CSV (its first line has commas) without a login_id column in its header: {shown}"
         )
     if "login_id" in header:
-        reader = csv.DictReader(io.StringIO(text))
+        reader = csv.DictReader(_csv_lines(text))
         column = next(name for name in reader.fieldnames or [] if name.strip().lower() == "login_id")
         try:
             for row in reader:
@@ -252,10 +292,11 @@ def _logins_in(source: str, where: str) -> Iterator[str]:
             problem = f"{where} cannot be read as CSV at line {failed_at}: {_csv_problem(exc)}"
             raise _config_error("logins", problem) from None
         return
-    for line in lines:
-        value = line.strip()
-        if value and not value.startswith("#"):
-            yield value
+    for piece in text:
+        for line in piece.splitlines():
+            value = line.strip()
+            if value and not value.startswith("#"):
+                yield value
 
 
 #: The options with no flag: the keys, which only their variables give (see the module's docstring).
@@ -387,7 +428,6 @@ def _list_runs(out: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Runs ``bankfeed export`` with the parsed ``args``; the exit status."""
     import bankfeed as bf
-    from bankfeed.__main__ import _stop_on_signals
 
     if args.list_runs:
         return _list_runs(args.out)
@@ -429,7 +469,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     sandbox: bf.Sandbox | None = None
     writing = False
-    _stop_on_signals()
+    stop_on_signals()
     try:
         check_usage(args)  # before the embedded sandbox starts: a usage error is told at once
         if "base_url" not in options and not os.environ.get("BANKFEED_BASE_URL"):

@@ -4,9 +4,10 @@
 The driver plans as a run in one process does (what an earlier run wrote, which logins are left
 per kind), splits each kind's logins into partitions and submits one task per (kind, partition).
 A task runs on a worker: the kind's bulk call over its partition, written by the same
-:class:`KindWriter` as in one process, straight to the output, with batch names that start with
-the run and the partition. The driver gathers what each partition wrote and failed, then writes
-``_failures.jsonl`` and the manifest once.
+:class:`KindWriter` as in one process (the payloads too, with ``keep_raw``), straight to the
+output, with batch names that start with the run and the partition. The driver gathers what each
+partition wrote and failed, the fields no table reads that it counted, and the logins it left not
+tried, then writes ``_failures.jsonl`` and the manifest once.
 
 A worker that dies mid-partition leaves committed batches and perhaps temporary files. The
 scheduler runs the partition again; the new attempt first reads the journal of its own
@@ -31,6 +32,7 @@ from bankfeed._export.kinds import Kind
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker
 from bankfeed._export.state import read_state
 from bankfeed._export.storage import Storage
+from bankfeed._export.unknown import UnknownFields
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits
 from bankfeed.errors import ClientClosed, SessionError, _config_error
 
@@ -138,6 +140,8 @@ class _Partition:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: What earlier runs wrote of the kind's transactions, of this partition's logins (``events.py``).
     events: Events | None = None
+    #: Whether each login's payload is kept in ``_raw/<kind>``, as in one process (``raw.py``).
+    keep_raw: bool = False
 
     @property
     def prefix(self) -> str:
@@ -166,9 +170,12 @@ class _Done:
     written: int = 0
     rows: dict[str, int] = field(default_factory=dict)
     failures: list[tuple[Any, BaseException]] = field(default_factory=list)
-    #: What the partition's start looked like (``outage.py``), and the logins it did not ask for.
+    #: What the partition's start looked like (``outage.py``), and the logins it listed as not
+    #: tried, as its task holds them: the driver counts each login once over every kind from them.
     breaker: StartBreaker = field(default_factory=lambda: StartBreaker(0))
-    not_tried: int = 0
+    not_tried: list[Any] = field(default_factory=list)
+    #: The fields of the payloads this attempt fetched that no table reads (``unknown.py``).
+    unknown_fields: dict[str, int] = field(default_factory=dict)
 
 
 class _StopWatch:
@@ -252,7 +259,9 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
         run=task.run or task.run_id,
         csv_formulas=task.csv_formulas,
         events=task.events,
+        keep_raw=task.keep_raw,
     )
+    unknown = UnknownFields()
     try:
         # The partition's bulk call; then, once, one for the logins resumed with a RequestId whose
         # session had expired meanwhile, started over (docs/export.md#resume).
@@ -284,6 +293,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                         done.failures.append((login_id, result))
                     else:
                         writer.add(login_id, result, time.time_ns() // 1000)
+                        unknown.add(kind.name, result)
                     if breaker.armed:
                         tried.add(login_id)
                     done.done += 1
@@ -296,7 +306,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
                 for login in todo:
                     if login not in tried:
                         writer.fail(login if isinstance(login, str) else repr(login), error)
-                        done.not_tried += 1
+                        done.not_tried.append(login)
                 break
             if expired and not stop.stopping:  # a driver's stop ends the partition here too
                 calls.append((expired, {}))
@@ -306,6 +316,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
     done.done += len(state.written)
     done.written = len(state.written) + writer.logins_written
     done.rows = {f"{kind.name}/{table}": state.rows.get(table, 0) + writer.rows.get(table, 0) for table in kind.tables}
+    done.unknown_fields = unknown.by_kind.get(kind.name, {})
     return done
 
 
@@ -335,6 +346,7 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     export.breaker.limit,
                     options,
                     None if events is None else events.of(logins),
+                    export.keep_raw,
                 )
             )
     return tasks
@@ -389,6 +401,7 @@ def _drive(
             breaker=done.breaker,
             not_tried=done.not_tried,
         )
+        export.unknown.merge(done.kind, done.unknown_fields)
 
     try:
         # The loop named: the caller's client need not be the process's default one.

@@ -17,16 +17,18 @@ the rows, or not at all: each entry holds, per login it wrote, a *cursor*:
 - ``reset``: the batch started the login's history over (``full_refresh``): earlier cursors no
   longer count.
 
-A login's state is its cursors merged in the order of the journal (:func:`merge`).
+A login's state is its cursors merged in the order of the journal (:func:`merge`), kept on disk
+for the run (``cursor_store.py``): a run never holds every login's state in memory.
 """
 
 from __future__ import annotations
 
 import datetime
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from bankfeed._export.cursor_store import CursorStore
 from bankfeed._export.logins import fold
 
 __all__ = ["OVERLAP_DAYS", "Events", "check_cursor", "merge", "states"]
@@ -91,18 +93,21 @@ def check_cursor(cursor: object) -> str | None:
     return None
 
 
-def states(entries: Iterable[tuple[str, Mapping[str, Any]]], kind: str, skip: set[str]) -> dict[str, Any]:
-    """Each login's state (by folded LoginId) from the journal ``entries`` of ``kind``, oldest
-    first, but those named in ``skip`` (batches a repair dropped)."""
-    found: dict[str, Any] = {}
+def states(kind: str) -> tuple[CursorStore, Callable[[Mapping[str, Any]], None]]:
+    """An empty store of each login's state (by folded LoginId), on disk (``cursor_store.py``),
+    and what applies a journal entry of ``kind`` to it: given the entries oldest first (those of
+    batches a repair dropped left out: ``state.read_state``'s ``each``), each is read, applied and
+    let go in turn."""
+    found = CursorStore()
     windowed = kind == "accounts"
-    for name, entry in entries:
-        if name in skip:
-            continue
-        for login, cursor in (entry.get("cursors") or {}).items():
-            folded = fold(login)
-            found[folded] = merge(found.get(folded), cursor, windowed=windowed)
-    return found
+
+    def merged(state: dict[str, Any] | None, cursor: Mapping[str, Any]) -> dict[str, Any]:
+        return merge(state, cursor, windowed=windowed)
+
+    def apply(entry: Mapping[str, Any]) -> None:
+        found.apply(entry.get("cursors") or {}, merged)
+
+    return found, apply
 
 
 class Events:
@@ -113,14 +118,16 @@ class Events:
     def __init__(self, kind: str, table: str, previous: Mapping[str, Any], *, full_refresh: bool = False) -> None:
         self.kind = kind
         self.table = table
-        self.previous = {} if full_refresh else previous
+        #: By folded LoginId, its state: a ``CursorStore`` on disk in a run, a dict in a partition.
+        self.previous: Mapping[Any, Any] = {} if full_refresh else previous
         self.full_refresh = full_refresh
         #: Only ``accounts`` answers from a date (``DateFrom``); its state keeps the overlap only.
         self.windowed = kind == "accounts"
 
     def of(self, logins: Iterable[Any]) -> Events:
         """The same, for ``logins`` only: what a partition of a cluster run takes to its worker."""
-        previous = {fold(login): self.previous[fold(login)] for login in logins if fold(login) in self.previous}
+        found = ((fold(login), self.previous.get(fold(login))) for login in logins)
+        previous = {login: state for login, state in found if state is not None}
         return Events(self.kind, self.table, previous, full_refresh=self.full_refresh)
 
     def date_from(self, login_id: object) -> str | None:
@@ -144,11 +151,20 @@ class Events:
         keep: list[bool] = []
         cursors: dict[str, dict[str, Any]] = {}
         lookups: dict[str, dict[str, str]] = {}
+        # The batch's logins' states, each read once (from disk, in a run).
+        before: dict[Any, Any] = {}
+
+        def previous(login: Any) -> Any:
+            folded = fold(login)
+            if folded not in before:
+                before[folded] = self.previous.get(folded)
+            return before[folded]
+
         for row in rows:
             login = row[0]
             lookup = lookups.get(login)
             if lookup is None:
-                state = self.previous.get(fold(login))
+                state = previous(login)
                 lookup = {
                     key: value for hashes in (state or {}).get("seen", {}).values() for key, value in hashes.items()
                 }
@@ -167,8 +183,8 @@ class Events:
         if self.windowed:
             # Only the overlap's days are ever compared again: the cursor keeps those.
             for login, cursor in cursors.items():
-                before = (self.previous.get(fold(login)) or {}).get("through", {})
-                newest = max([*before.values(), *cursor["through"].values()], default="")
+                through = (previous(login) or {}).get("through", {})
+                newest = max([*through.values(), *cursor["through"].values()], default="")
                 if newest:
                     start = _start(newest)
                     cursor["seen"] = {day: hashes for day, hashes in cursor["seen"].items() if day >= start}

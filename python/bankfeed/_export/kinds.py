@@ -246,10 +246,11 @@ def schema(kind: str, table: str, money: str = "float") -> pyarrow.Schema:
     same code that writes the rows, so it cannot drift from them.
 
     ``money="decimal"`` gives the money columns as the tables of a client with that option hold
-    them: every amount, balance and value ``decimal128(18, 4)``, every quantity and price
-    ``decimal128(18, 8)``; ``"float"`` (the default) gives them as ``double``
-    (docs/tables.md#money). Ratios and percentages (``gain_percent``, ``eft_eligible_ratio``)
-    and the attributes' values are floats either way."""
+    them: every amount, balance and value ``decimal128(18, 4)`` (the attributes detail's
+    ``debit`` and ``credit`` too), every quantity and price ``decimal128(18, 8)``; ``"float"``
+    (the default) gives them as ``double`` (docs/tables.md#money). Ratios and percentages
+    (``gain_percent``, ``eft_eligible_ratio``) and the attributes' ``value`` (counts, ratios and
+    amounts alike; ``raw_value`` has the digits as sent) are floats either way."""
 
     for name, value in (("kind", kind), ("table", table)):
         if not isinstance(value, str):
@@ -266,7 +267,6 @@ def schema(kind: str, table: str, money: str = "float") -> pyarrow.Schema:
     check_money(money)
     cls, payload = _EMPTY[kind]
     gathering = _Gathering(provenance=True)
-    # Attributes hold no money column: their values are of many units.
-    result = cls.from_json(json.dumps(payload)) if cls is Attributes else cls.from_json(json.dumps(payload), money)
+    result = cls.from_json(json.dumps(payload), money)
     gathering.add(("", result), 0)
     return gathering.finish().tables[table].to_arrow().schema

@@ -3,9 +3,10 @@
 An export holds its LoginIds from start to end: to know what is left to fetch, and at the end to
 count what was written. As a list of ``str`` that is about 95 bytes a login (the object with its
 text, and the list's pointer): 10 MB at 100,000 logins, which is what made the peak memory of an
-export grow with the number of logins (BENCHMARKS.md, export). Here they are kept as blocks of
-text joined by newlines, about 37 bytes a login, and turned back into ``str`` one block at a time,
-as a bulk call or a count needs them.
+export grow with the number of logins (BENCHMARKS.md, export). Here they are kept in blocks,
+turned back into ``str`` one block at a time, as a bulk call or a count needs them: a block of
+LoginIds that are all UUIDs written as the service writes them (lower case) as their 16 bytes each
+(``login_set.pack``), any other as their text joined by newlines (about 37 bytes a login).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from bankfeed._export.login_set import LoginIdSet, pack, unpack
 from bankfeed._native import _check_login_ids
 
 __all__ = ["LoginIdList", "fold", "unique"]
 
-#: LoginIds per block: each becomes a ``str`` of about 37 kB, short-lived ``str`` objects only
-#: while one block is read.
+#: LoginIds per block: 16 kB of bytes, or a ``str`` of about 37 kB; short-lived ``str`` objects
+#: only while one block is read.
 _BLOCK = 1000
 
 
@@ -43,17 +45,25 @@ def unique(login_ids: object) -> Iterator[Any]:
         iterator = iter(items)
     except TypeError:
         raise TypeError(f"login_ids must be a list (or any iterable) of str, not {type(login_ids).__name__}") from None
-    seen: set[Any] = set()
+    # Compact: at 1,000,000 LoginIds a set of them would be the largest thing a run holds at its
+    # start (``login_set.py``).
+    seen = LoginIdSet()
+    seen_other: set[Any] = set()
     for item in iterator:
         as_py = getattr(item, "as_py", None)  # a pyarrow scalar
         value = as_py() if callable(as_py) else item
-        try:
-            key = fold(value)
+        key = fold(value)
+        if type(key) is str:
             if key in seen:
                 continue
             seen.add(key)
-        except TypeError:
-            raise TypeError(f"login_ids must hold str, not {type(value).__name__}") from None
+        else:
+            try:
+                if key in seen_other:
+                    continue
+                seen_other.add(key)
+            except TypeError:
+                raise TypeError(f"login_ids must hold str, not {type(value).__name__}") from None
         yield value
 
 
@@ -61,15 +71,16 @@ class LoginIdList:
     r"""LoginIds in the order given, each once (made from :func:`unique`), stored in blocks;
     iterating gives them back as they came.
 
-    A block whose values are all plain ``str`` without a newline is stored as one joined ``str``
-    (``"\n".join`` is undone exactly by ``split("\n")`` then). Any other block (a value that is
-    not text, which the bulk call turns into that login's own error, or text holding a newline)
-    is kept as the list of its values, so that nothing given is changed on the way."""
+    A block of UUIDs in lower case is stored packed (``login_set.pack``); one whose values are all plain
+    ``str`` without a newline as one joined ``str`` (``"\n".join`` is undone exactly by
+    ``split("\n")`` then). Any other block (a value that is not text, which the bulk call turns
+    into that login's own error, or text holding a newline) is kept as the list of its values, so
+    that nothing given is changed on the way."""
 
     __slots__ = ("_blocks", "_length", "_open")
 
     def __init__(self, values: Iterable[Any] = ()) -> None:
-        self._blocks: list[str | list[Any]] = []
+        self._blocks: list[bytes | str | list[Any]] = []
         self._open: list[Any] = []
         self._length = 0
         for value in values:
@@ -84,7 +95,10 @@ class LoginIdList:
 
     def _close_block(self) -> None:
         block, self._open = self._open, []
-        if all(type(value) is str and "\n" not in value for value in block):
+        packed = pack(block)
+        if packed is not None:
+            self._blocks.append(packed)
+        elif all(type(value) is str and "\n" not in value for value in block):
             self._blocks.append("\n".join(block))
         else:
             self._blocks.append(block)
@@ -95,7 +109,9 @@ class LoginIdList:
     def __bool__(self) -> bool:
         return self._length > 0
 
-    def _values(self, block: str | list[Any]) -> list[Any]:
+    def _values(self, block: bytes | str | list[Any]) -> list[Any]:
+        if isinstance(block, bytes):
+            return unpack(block)
         return block.split("\n") if isinstance(block, str) else block
 
     def __iter__(self) -> Iterator[Any]:

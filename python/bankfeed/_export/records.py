@@ -141,10 +141,12 @@ def unreadable(out: str, what: str, name: str, reason: str) -> ConfigError:
     )
 
 
-def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[str, Any]:
+def journal_entry(out: str, kind: str, fmt: str, name: str, text: str, *, cursors: bool = True) -> dict[str, Any]:
     """The journal entry of ``kind`` in the file ``name`` (``<batch>.json``), whose content is
     ``text``, checked: every field of ``writer.KindWriter.commit``'s entry, and every file it
-    names is its own batch's part file in a table of ``kind``."""
+    names is its own batch's part file in a table of ``kind``. ``cursors`` false: its cursors
+    are not checked again (``state.Journal`` reads an entry checked once, several times, and the
+    cursors are most of the checking's time)."""
     batch = name.removesuffix(".json")
     where = f"{JOURNAL}/{kind}/{name}"
     if not BATCH.fullmatch(batch):
@@ -199,7 +201,7 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str) -> dict[s
     if raw is not None and raw != own:
         file.refuse(f"has a field raw, {_shown(raw)}, that is not its batch's part file, {own!r}")
     # Where each login's transactions stand (``events.py``): what the next run asks from.
-    for login, cursor in (file.get(entry, "cursors", OBJECT, optional=True) or {}).items():
+    for login, cursor in (file.get(entry, "cursors", OBJECT, optional=True) or {}).items() if cursors else ():
         problem = check_cursor(cursor)
         if problem is not None:
             file.refuse(f"has a field cursors.{login} that is not a cursor: {problem}")

@@ -21,12 +21,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.cursor_store import CursorStore
 from bankfeed._export.events import Events, states
 from bankfeed._export.formulas import check_csv_formulas
 from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_money, check_what, parse_what, with_money
 from bankfeed._export.location import described, shown
 from bankfeed._export.lock import LOCK, ExportLock, take_lock
 from bankfeed._export.logins import LoginIdList, fold, unique
+from bankfeed._export.migrate import move_into_runs, written_before_runs
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker, check_max_consecutive_failures
 from bankfeed._export.planning import plan_stoppable
 from bankfeed._export.progress import ExportProgress
@@ -49,7 +51,7 @@ from bankfeed._export.storage import Storage
 from bankfeed._export.unknown import UnknownFields
 from bankfeed._export.writer import JOURNAL, KindWriter, Limits, write_empty
 from bankfeed._native import AsyncClient, Client, __version__
-from bankfeed._types import AsyncChallengeHandler, ChallengeHandler
+from bankfeed._type_aliases import AsyncChallengeHandler, ChallengeHandler
 from bankfeed._views import export_report_html
 from bankfeed.errors import SessionError, _check_count, _config_error
 
@@ -132,6 +134,12 @@ class ExportReport:
             f"logins_failed={self.logins_failed}, logins_skipped={self.logins_skipped}, rows={rows}, "
             f"elapsed={self.elapsed:.1f}{state})"
         )
+
+
+def _tried_key(login: Any) -> str:
+    """How the logins tried and not tried are compared: folded (``logins.fold``), a LoginId that
+    is not text by its ``repr``, as its failure names it."""
+    return fold(login) if isinstance(login, str) else repr(login)
 
 
 def _texts(login_ids: object) -> list[Any]:
@@ -274,8 +282,10 @@ class _Export:
     #: counts (folded: at most ``max_consecutive_failures`` of them), and those then not tried.
     breaker: StartBreaker = field(default_factory=lambda: StartBreaker(DEFAULT_MAX_CONSECUTIVE_FAILURES))
     tried: set[str] = field(default_factory=set)
-    #: Per kind, the logins listed as not tried.
+    #: Per kind, the logins listed as not tried; on a cluster, which ones (by :func:`_tried_key`),
+    #: as its partitions listed them.
     not_tried: Counter[str] = field(default_factory=Counter)
+    untried: dict[str, set[str]] = field(default_factory=dict)
     #: Logins done (written or failed) by this run, per kind: what the progress shows; and failed.
     kind_done: Counter[str] = field(default_factory=Counter)
     kind_failed: Counter[str] = field(default_factory=Counter)
@@ -355,12 +365,14 @@ class _Export:
             states_of_kinds = []
             for kind in kinds:
                 entries = journals.pop(kind.name)
-                state = read_state(storage, kind.name, fmt, run=run, entries=entries)
-                states_of_kinds.append(state)
                 table = next((table for name, table in EVENT_KEYS if name == kind.name), None)
+                # Where each login's transactions stand, for this run to go on from: read in the
+                # same pass over the journal as the state (``events.states``); not at all when
+                # every login starts its history over.
+                before, apply = states(kind.name) if table is not None and not full_refresh else ({}, None)
+                state = read_state(storage, kind.name, fmt, run=run, entries=entries, each=apply)
+                states_of_kinds.append(state)
                 if table is not None:
-                    # Where each login's transactions stand, for this run to go on from.
-                    before = states(entries, kind.name, state.dropped)
                     export.events[kind.name] = Events(kind.name, table, before, full_refresh=full_refresh)
             del journals
             export.asked = _as_written(export.asked, states_of_kinds)
@@ -398,7 +410,11 @@ class _Export:
         return self.resumed_run or self.new_run or self.run_id
 
     def release(self) -> None:
-        """Lets the next run write the directory (``lock.py``); nothing after the first call."""
+        """Lets the next run write the directory (``lock.py``); nothing after the first call. The
+        on-disk states of the transactions' cursors go with it (``cursor_store.py``)."""
+        for events in self.events.values():
+            if isinstance(events.previous, CursorStore):
+                events.previous.close()
         if self.lock is not None:
             self.lock.release()
 
@@ -430,6 +446,10 @@ class _Export:
         # An export already there: this is its next run, or, with resume, goes on with its last.
         records = read_runs(storage)
         self._check_asked_as_before(previous_manifest(storage), records, resume=resume)
+        if written_before_runs(storage, self.fmt, records):
+            # Its rows outside the runs' partitions: moved into them first, as its first run.
+            move_into_runs(storage, self.fmt, records)
+            records = read_runs(storage)
         if resume and records:
             self.resumed_run = last_run(records)
             self.resumed_ended = records[-1].get("finished_at") is not None and not records[-1].get("interrupted")
@@ -616,11 +636,16 @@ class _Export:
         if events is None or not events.windowed or not events.previous:
             yield {}, logins
             return
-        groups: dict[str | None, list[Any]] = {}
+        # Compact, as the logins asked are (``logins.py``): a group may be every login.
+        groups: dict[str | None, LoginIdList] = {}
         for login in logins:
-            groups.setdefault(events.date_from(login), []).append(login)
+            day = events.date_from(login)
+            group = groups.get(day)
+            if group is None:
+                group = groups[day] = LoginIdList()
+            group.append(login)
         for day, group in sorted(groups.items(), key=lambda item: item[0] or ""):
-            yield ({} if day is None else {"date_from": day}), LoginIdList(group)
+            yield ({} if day is None else {"date_from": day}), group
 
     def call(
         self, client: Any, kind: Kind, chunk: list[Any], request_ids: Mapping[str, str], options: Mapping[str, Any]
@@ -661,15 +686,23 @@ class _Export:
 
     @property
     def logins_not_tried(self) -> int:
-        """Logins the run asked nothing for once it stopped asking. In one process the logins it
-        tried are all known (it stops within the first ``max_consecutive_failures``); a cluster
-        run's partitions count per kind, and a login not tried in two kinds is counted once as
-        far as the counts tell (the kind with the most)."""
+        """Logins the run asked nothing for, in any kind, once it stopped asking. In one process
+        the logins it tried are all known (it stops within the first ``max_consecutive_failures``).
+        On a cluster each partition stops by itself and lists the logins it did not ask for: a
+        login counts when every kind that had it to fetch listed it so."""
         if not self.not_tried:
             return 0
-        if self.tried:
+        if not self.untried:
             return max(0, len(self.asked) - self.skipped_logins - len(self.tried))
-        return max(self.not_tried.values())
+        never = set().union(*self.untried.values())
+        for kind in self.kinds:
+            listed = self.untried.get(kind.name, set())
+            for login in self.todo[kind.name]:
+                key = _tried_key(login)
+                if key not in listed:
+                    # Asked for in this kind (or its partition was stopped before it began).
+                    never.discard(key)
+        return len(never)
 
     @property
     def stopping(self) -> bool:
@@ -703,17 +736,20 @@ class _Export:
         *,
         kind: str = "",
         breaker: StartBreaker | None = None,
-        not_tried: int = 0,
+        not_tried: Iterable[Any] = (),
     ) -> None:
         """Counts what a partition of a cluster run did: ``done`` logins of ``kind``, of which
         ``written`` were, ``rows`` per ``"kind/table"``, the ``failures``, and what its
-        ``breaker`` saw and left ``not_tried``."""
+        ``breaker`` saw and the logins it left ``not_tried``."""
         self.done += done
         self.kind_done[kind] += done
         self.kind_failed[kind] += len(failures)
         self.failed += len(failures)
         self.failures.extend(failures)
-        self.not_tried[kind] += not_tried
+        untried = self.untried.setdefault(kind, set())
+        for login in not_tried:
+            untried.add(_tried_key(login))
+            self.not_tried[kind] += 1
         if breaker is not None:
             self.breaker.merge(breaker)
         for name, count in rows.items():
@@ -746,21 +782,28 @@ class _Export:
         # The journal is the truth of the directory (earlier runs, a cluster's partitions), for
         # this run's kinds and those of earlier runs alike.
         kinds_asked: dict[str, Mapping[str, Any]] = {**self.kinds_before, **self.kinds_asked()}
-        journals = {name: read_journal(self.storage, name, self.fmt) for name in kinds_asked}
+        # Each read an entry at a time (``state.Journal``): the logins written are held compactly,
+        # this run's only, and each earlier run's counted and let go (``runs.summaries``).
+        # Without their cursors checked: the end reads none (the start checked them).
+        journals = {name: read_journal(self.storage, name, self.fmt, cursors=False) for name in kinds_asked}
         states: dict[str, KindState] = {
             name: read_state(self.storage, name, self.fmt, run=self.partition_run, repair=repair, entries=entries)
             for name, entries in journals.items()
         }
+        # Each login once, whatever its kinds, as the report counts them.
+        not_tried = self.logins_not_tried
         run = self.record(
             finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             logins_fetched=self.done,
             logins_failed=self.failed,
             interrupted=interrupted,
-            logins_not_tried=self.not_tried.total(),
+            logins_not_tried=not_tried,
             unknown_fields=self.unknown.as_record(),
         )
         write_run(self.storage, run)
-        listed = [summary.shown() for summary in summaries(read_runs(self.storage), journals)]
+        # This run's logins written, gathered already (with ``repair``: the same batches counted).
+        known = {self.partition_run: states} if repair else None
+        listed = [summary.shown() for summary in summaries(read_runs(self.storage), journals, known)]
         del journals
         write_summary(
             self.storage,
@@ -793,7 +836,7 @@ class _Export:
             logins_skipped=self.skipped_logins,
             elapsed=time.monotonic() - self.clock,
             interrupted=interrupted,
-            logins_not_tried=self.logins_not_tried,
+            logins_not_tried=not_tried,
             outage=self.breaker.describe() if self.breaker.outage and not interrupted else None,
             kinds={
                 kind.name: {"fetched": self.kind_done[kind.name], "failed": self.kind_failed[kind.name]}
@@ -963,8 +1006,6 @@ def _run(
         )
     _check_count("partition_size", partition_size)
     _check_keep_raw(keep_raw)
-    if scheduler is not None and keep_raw:
-        raise _config_error("keep_raw", "is not taken by a cluster run (scheduler=) yet: export without it")
     if scheduler is not None:
         from bankfeed._export import cluster
 

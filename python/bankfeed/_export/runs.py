@@ -11,10 +11,16 @@ a record without that field (an export written before runs had partitions) is a 
 from __future__ import annotations
 
 import datetime
+import heapq
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from bankfeed._export.login_set import LoginIdSet, count_in_all
+
+if TYPE_CHECKING:
+    from bankfeed._export.state import Journal, KindState
 
 __all__ = ["RunSummary", "last_run", "list_runs", "next_run", "run_of_record", "summaries"]
 
@@ -59,9 +65,10 @@ class RunSummary:
     processes: list[str] = field(default_factory=list)
     #: The kinds its processes asked for.
     kinds: set[str] = field(default_factory=set)
-    #: Per kind, the logins written, and the logins that failed and were not written since.
-    written: dict[str, set[str]] = field(default_factory=dict)
-    failed: dict[str, set[str]] = field(default_factory=dict)
+    #: The logins written in every kind it asked for.
+    logins: int = 0
+    #: The logins that failed in some kind and were not written in it since.
+    logins_failed: int = 0
     rows: int = 0
     #: The logins its last process did not try, the service being unreachable (``outage.py``).
     not_tried: int = 0
@@ -72,18 +79,12 @@ class RunSummary:
     unknown_fields: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
-    def logins(self) -> int:
-        """The logins written in every kind the run asked for."""
-        sets = [self.written.get(kind, set()) for kind in sorted(self.kinds)] or [set()]
-        return len(set.intersection(*sets))
-
-    @property
     def status(self) -> str:
         """``complete``, ``failures`` (some logins failed: ``--resume`` tries them again) or
         ``interrupted`` (stopped or killed before its end: ``--resume`` goes on)."""
         if self.interrupted:
             return "interrupted"
-        return "failures" if any(self.failed.values()) else "complete"
+        return "failures" if self.logins_failed else "complete"
 
     def shown(self) -> dict[str, Any]:
         """What the manifest's ``runs`` holds of it."""
@@ -95,7 +96,7 @@ class RunSummary:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "logins_written": self.logins,
-            "logins_failed": len(set().union(*self.failed.values())),
+            "logins_failed": self.logins_failed,
             "logins_not_tried": self.not_tried,
             "rows": self.rows,
             "unknown_fields": {
@@ -115,12 +116,15 @@ def _date(run: str) -> str:
 
 
 def summaries(
-    records: Sequence[Mapping[str, Any]], journals: Mapping[str, Sequence[tuple[str, Mapping[str, Any]]]]
+    records: Sequence[Mapping[str, Any]],
+    journals: Mapping[str, Journal],
+    known: Mapping[str, Mapping[str, KindState]] | None = None,
 ) -> list[RunSummary]:
     """Every run of an export, oldest first, from its processes' ``records`` (oldest first) and
-    its ``journals`` (per kind, the entries of ``state.read_journal``)."""
-    from bankfeed._export.state import run_of
-
+    its ``journals`` (per kind, ``state.read_journal``'s). The logins of one run are gathered at a
+    time, compactly, and counted: never every run's at once. ``known``: per run, per kind, its
+    state read already for that run (this run's, by ``state.read_state``), which is not read
+    again."""
     runs: dict[str, RunSummary] = {}
 
     def summary(run: str) -> RunSummary:
@@ -141,21 +145,69 @@ def summaries(
             counts = found.unknown_fields.setdefault(kind, {})
             for path, count in fields.items():
                 counts[path] = counts.get(path, 0) + count
-    for kind, entries in journals.items():
-        for _, entry in entries:
-            found = summary(run_of(entry))
+    names = dict.fromkeys(run for journal in journals.values() for run in journal.runs())
+    for run in names:
+        found = summary(run)
+        written: dict[str, LoginIdSet] = {}
+        failed: dict[str, LoginIdSet] = {}
+        for kind, journal in journals.items():
+            given = (known or {}).get(run, {}).get(kind)
+            counted = _count_run(journal.of_run(run)) if given is None else _count_known(given)
+            if counted is None:
+                continue
             found.kinds.add(kind)
-            written = found.written.setdefault(kind, set())
-            failed = found.failed.setdefault(kind, set())
-            for login, _ in entry.get("written") or []:
-                written.add(login)
-                failed.discard(login)
-            for failure in entry.get("failed") or []:
-                login = failure.get("login_id")
-                if login not in written:
-                    failed.add(login)
-            found.rows += sum(int(count) for count in (entry.get("rows") or {}).values())
+            written[kind], failed[kind], rows = counted
+            found.rows += rows
+        sets = [written.get(kind, LoginIdSet()) for kind in sorted(found.kinds)]
+        found.logins = count_in_all(sets)
+        found.logins_failed = _count_union(list(failed.values()))
+        del written, failed, sets
     return sorted(runs.values(), key=lambda run: run.run)
+
+
+def _count_known(state: KindState) -> tuple[LoginIdSet, LoginIdSet, int] | None:
+    """:func:`_count_run` of a run whose state was read (``state.read_state``)."""
+    if not state.run_batches:
+        return None
+    failed = LoginIdSet(login for login in state.run_failures if login not in state.written)
+    return state.written, failed, state.run_rows
+
+
+def _count_run(entries: Iterable[tuple[str, Mapping[str, Any]]]) -> tuple[LoginIdSet, LoginIdSet, int] | None:
+    """One kind's entries of one run: the logins written, those that failed and were not written,
+    and the rows; None when there is no entry."""
+    written = LoginIdSet()
+    failures = LoginIdSet()
+    rows = 0
+    any_entry = False
+    for _, entry in entries:
+        any_entry = True
+        for login, _ in entry.get("written") or []:
+            written.add(login)
+        for failure in entry.get("failed") or []:
+            login = failure.get("login_id")
+            if isinstance(login, str):
+                failures.add(login)
+        rows += sum(int(count) for count in (entry.get("rows") or {}).values())
+    if not any_entry:
+        return None
+    # A login that failed and was written in the same run (before or after) counts as written.
+    failed = LoginIdSet(login for login in failures if login not in written)
+    return written, failed, rows
+
+
+def _count_union(sets: list[LoginIdSet]) -> int:
+    """How many values are in at least one of ``sets``."""
+    if not sets:
+        return 0
+    if len(sets) == 1:
+        return len(sets[0])
+    count, last = 0, None
+    for value in heapq.merge(*sets):
+        if value != last:
+            count += 1
+            last = value
+    return count
 
 
 def list_runs(out: str) -> list[RunSummary]:

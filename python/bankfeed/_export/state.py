@@ -15,12 +15,13 @@ import json
 import posixpath
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from bankfeed._export import records
 from bankfeed._export.kinds import KINDS
+from bankfeed._export.login_set import LoginIdSet
 from bankfeed._export.logins import fold
 from bankfeed._export.raw import RAW, committed_files, raw_directory
 from bankfeed._export.storage import RANDOM_SUFFIX, Storage
@@ -29,6 +30,7 @@ from bankfeed._export.writer import JOURNAL, temporary_name
 __all__ = [
     "FAILURES",
     "MANIFEST",
+    "Journal",
     "KindState",
     "check_directories",
     "partitioned_directories",
@@ -68,9 +70,9 @@ _LEFTOVERS = {
 class KindState:
     """One kind's committed batches, as the journal says."""
 
-    #: The LoginIds written, as they were given (a set: at 100,000 logins, keeping each one's
-    #: RequestId too cost as much again, for nothing that reads it). :meth:`has` asks it.
-    written: set[str] = field(default_factory=set)
+    #: The LoginIds written, as they were given: kept compactly (``login_set.py``; a ``set`` of
+    #: them was 100 MB at 1,000,000 logins). :meth:`has` asks it.
+    written: LoginIdSet = field(default_factory=LoginIdSet)
     #: LoginId (folded: ``logins.fold``) to its latest failure, for the logins not written.
     failed: dict[Any, dict[str, Any]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
@@ -78,6 +80,11 @@ class KindState:
     #: The journal entries a repair dropped (a file of their batch gone): their cursors no longer
     #: count (``events.py``).
     dropped: set[str] = field(default_factory=set)
+    #: Of the run read (``read_state``'s ``run``): its batches, their rows, and the LoginIds of
+    #: their failures as written (``runs.summaries`` sums the run up from these).
+    run_batches: int = 0
+    run_rows: int = 0
+    run_failures: LoginIdSet = field(default_factory=LoginIdSet)
     #: The written LoginIds that were not given in lower case, by their folded text: empty when
     #: every one was (the service's own are), so that asking in any case costs no second set of
     #: them all.
@@ -116,20 +123,66 @@ def _read(storage: Storage, path: str, what: str, name: str) -> str:
         raise records.unreadable(storage.shown, what, name, "it is not UTF-8 text") from None
 
 
-def read_journal(storage: Storage, kind: str, fmt: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+class Journal:
+    """The journal entries of one kind, oldest first, as :func:`read_journal` found them: each
+    checked once, then held as its name and run only, and read again from its file when iterated.
+    A journal holds every login's entry (and each one's transactions cursor): read whole into
+    memory it would grow with the logins, gigabytes at 1,000,000 (BENCHMARKS.md, export)."""
+
+    def __init__(self, storage: Storage, kind: str, fmt: str, index: list[tuple[str, str]]) -> None:
+        self._storage = storage
+        self._kind = kind
+        self._fmt = fmt
+        #: (name, run) of each entry, oldest first.
+        self._index = index
+        self._forgotten: set[str] = set()
+
+    def _load(self, name: str) -> dict[str, Any]:
+        storage, kind = self._storage, self._kind
+        text = _read(storage, storage.path(JOURNAL, kind, name), "journal entry", f"{JOURNAL}/{kind}/{name}")
+        return records.journal_entry(storage.shown, kind, self._fmt, name, text, cursors=False)
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        for name, _ in self._index:
+            if name not in self._forgotten:
+                yield name, self._load(name)
+
+    def __len__(self) -> int:
+        return len(self._index) - len(self._forgotten)
+
+    def runs(self) -> list[str]:
+        """The runs of its entries, each once, in the order of their first entry."""
+        return list(dict.fromkeys(run for name, run in self._index if name not in self._forgotten))
+
+    def of_run(self, run: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The entries of the run ``run``, oldest first."""
+        for name, entry_run in self._index:
+            if entry_run == run and name not in self._forgotten:
+                yield name, self._load(name)
+
+    def forget(self, name: str) -> None:
+        """Leaves out the entry ``name`` from now on (a repair deleted it)."""
+        self._forgotten.add(name)
+
+
+def read_journal(storage: Storage, kind: str, fmt: str, prefix: str = "", *, cursors: bool = True) -> Journal:
     """The journal entries of ``kind`` whose batch names start with ``prefix``, oldest first,
     each checked (``records.journal_entry``): a ``ConfigError`` naming the first that is damaged
     or not the export's (cut short, edited, planted), which is never skipped: its batch's part
-    files would stay, and its logins be written again."""
+    files would stay, and its logins be written again. Each is read, checked and let go; the
+    :class:`Journal` reads them again as they are used. ``cursors`` false: their cursors are not
+    checked, for a reader that does not use them (a run's end)."""
     directory = storage.path(JOURNAL, kind)
-    entries: list[tuple[str, dict[str, Any]]] = []
+    found: list[tuple[float, str, str]] = []
     for name in storage.listdir(directory):
         if not name.endswith(".json") or name.startswith(".") or not name.startswith(prefix):
             continue  # a temporary (see read_state), or a file no reading of the journal looks at
         text = _read(storage, storage.path(directory, name), "journal entry", f"{JOURNAL}/{kind}/{name}")
-        entries.append((name, records.journal_entry(storage.shown, kind, fmt, name, text)))
-    entries.sort(key=lambda item: (float(item[1]["committed_at"]), item[0]))
-    return entries
+        entry = records.journal_entry(storage.shown, kind, fmt, name, text, cursors=cursors)
+        found.append((float(entry["committed_at"]), name, run_of(entry)))
+        del text, entry
+    found.sort()
+    return Journal(storage, kind, fmt, [(name, run) for _, name, run in found])
 
 
 def run_of(entry: Mapping[str, Any]) -> str:
@@ -147,7 +200,8 @@ def read_state(
     *,
     run: str | None = None,
     repair: bool = True,
-    entries: list[tuple[str, dict[str, Any]]] | None = None,
+    entries: Iterable[tuple[str, dict[str, Any]]] | None = None,
+    each: Callable[[dict[str, Any]], None] | None = None,
 ) -> KindState:
     """The state of ``kind`` (of the batches starting with ``prefix``), after finishing the
     commits a kill interrupted and deleting what no commit kept. ``entries``: its journal, read
@@ -157,7 +211,10 @@ def read_state(
 
     With ``repair`` false nothing is renamed or deleted, and a batch counts as soon as its journal
     entry exists: what a cluster run's driver reads while workers may still be committing
-    (docs/scale-out.md#stopping-a-cluster-run); a later resume repairs."""
+    (docs/scale-out.md#stopping-a-cluster-run); a later resume repairs.
+
+    ``each`` is given every entry that counts (the batches a repair dropped left out), oldest
+    first, in the same reading of the journal: what else a run reads of it (``events.states``)."""
     state = KindState(rows=dict.fromkeys(KINDS[kind], 0))
     kept: dict[str, set[str]] = {table: set() for table in KINDS[kind]}
     if entries is None:
@@ -192,19 +249,28 @@ def read_state(
                 storage.remove(storage.path(top, file))
             storage.remove(storage.path(JOURNAL, kind, name))
             state.dropped.add(name)
+            if isinstance(entries, Journal):
+                entries.forget(name)
             continue
         state.batches += 1
+        if each is not None:
+            each(entry)
         for table, file in files.items():
             kept.setdefault(table, set()).add(file)
         for table, count in (entry.get("rows") or {}).items():
             state.rows[table] = state.rows.get(table, 0) + int(count)
         if run is not None and run_of(entry) != run:
             continue
+        state.run_batches += 1
+        state.run_rows += sum(int(count) for count in (entry.get("rows") or {}).values())
         for login, _ in entry.get("written") or []:
             state.add_written(login)
         for record in entry.get("failed") or []:
+            if isinstance(record, dict) and isinstance(record.get("login_id"), str):
+                state.run_failures.add(record["login_id"])
             if isinstance(record, dict) and not state.has(record.get("login_id")):
                 state.failed[fold(record.get("login_id"))] = record
+    state.written.compact()
     if not repair:
         return state
     # Temporary files that no committed batch names were left by a kill before their commit:
@@ -302,12 +368,42 @@ def read_runs(storage: Storage) -> list[dict[str, Any]]:
     return runs
 
 
+#: A line of the manifest that opens one of its lists of every login (``_dump`` writes them a
+#: login a line, as the manifests of earlier versions did).
+_LOGINS_LIST = re.compile(r'\s*"logins_(?:written|failed)": \[\s*')
+
+
 def previous_manifest(storage: Storage) -> dict[str, Any] | None:
-    """The manifest an earlier run left, if any, checked (``records.manifest``)."""
+    """The manifest an earlier run left, if any, checked (``records.manifest``), with its lists
+    of logins left empty: nothing reads them back (the journal says what was written), and at
+    1,000,000 logins each is 40 MB of text and a million ``str``."""
     path = storage.path(MANIFEST)
     if not storage.exists(path):
         return None
-    return records.manifest(storage.shown, MANIFEST, _read(storage, path, "manifest", MANIFEST))
+    return records.manifest(storage.shown, MANIFEST, _read_without_logins(storage, path))
+
+
+def _read_without_logins(storage: Storage, path: str) -> str:
+    """The text of the manifest ``path``, each list of logins written a login a line left out."""
+    kept: list[str] = []
+    try:
+        with storage.open_text(path) as file:
+            skipping = False
+            for line in file:
+                if skipping:
+                    stripped = line.lstrip()
+                    if stripped.startswith("]"):
+                        kept.append(stripped)
+                        skipping = False
+                    continue
+                kept.append(line)
+                skipping = _LOGINS_LIST.fullmatch(line) is not None
+    except OSError as exc:
+        reason = "it is a symbolic link, which is never followed" if exc.errno == errno.ELOOP else exc.strerror
+        raise records.unreadable(storage.shown, "manifest", MANIFEST, reason or str(exc)) from None
+    except UnicodeDecodeError:
+        raise records.unreadable(storage.shown, "manifest", MANIFEST, "it is not UTF-8 text") from None
+    return "".join(kept)
 
 
 def write_summary(
@@ -349,7 +445,8 @@ def write_summary(
             "options": dict(asked.get("options") or {}),
             "tables": {table: f"{kind}/{table}" for table in KINDS[kind]},
             "rows": state.rows,
-            "logins_written": sorted(state.written),
+            # Streamed from the compact set, in its sorted order (``_dump``).
+            "logins_written": _Streamed(state.written),
             "logins_failed": sorted(str(record.get("login_id")) for record in state.failed.values()),
             # The fields no table reads, as the newest run that fetched the kind counted them
             # (docs/export.md#fields-the-service-adds).
@@ -386,9 +483,37 @@ def _same_logins(states: list[KindState]) -> bool:
     return all(all(other.has(login) for login in state.written) for state in states for other in states)
 
 
+class _Streamed:
+    """A list of the manifest written a value at a time from ``values`` (never a list first)."""
+
+    def __init__(self, values: Iterable[Any]) -> None:
+        self.values = values
+
+
 def _dump(manifest: Mapping[str, Any], file: IO[str]) -> None:
-    json.dump(manifest, file, indent=1, separators=(",", ": "))
+    """The manifest as ``json.dump(manifest, file, indent=1)`` writes it, each :class:`_Streamed`
+    list a value a line, as it is iterated."""
+    _write_value(manifest, file, 0)
     file.write("\n")
+
+
+def _write_value(value: Any, file: IO[str], depth: int) -> None:
+    inner = "\n" + " " * (depth + 1)
+    if isinstance(value, _Streamed):
+        empty = True
+        for item in value.values:
+            file.write(("[" if empty else ",") + inner + json.dumps(item))
+            empty = False
+        file.write("[]" if empty else "\n" + " " * depth + "]")
+    elif isinstance(value, Mapping) and any(isinstance(item, _Streamed | Mapping) for item in value.values()):
+        for index, (key, item) in enumerate(value.items()):
+            file.write(("{" if index == 0 else ",") + inner + json.dumps(key) + ": ")
+            _write_value(item, file, depth + 1)
+        file.write("\n" + " " * depth + "}")
+    else:
+        # A JSON text never holds a raw newline: its lines are indented as they stand here.
+        text = json.dumps(value, indent=1, separators=(",", ": "))
+        file.write(text.replace("\n", "\n" + " " * depth))
 
 
 def _utc(seconds: float) -> str:

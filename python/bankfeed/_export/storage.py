@@ -166,6 +166,14 @@ class Storage:
         """The text of the file ``path``; on a local disk, an ``OSError`` when it is a symbolic
         link or not a regular file (a directory, a FIFO, which would block), rather than what it
         leads to."""
+        with self.open_text(path) as file:
+            text: str = file.read()
+            return text
+
+    @contextmanager
+    def open_text(self, path: str) -> Iterator[IO[str]]:
+        """The file ``path`` opened for reading text (UTF-8), as :meth:`read_text` reads it: for a
+        large file, read a line at a time."""
         if self._fs is None:
             descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             try:
@@ -175,10 +183,10 @@ class Storage:
                 os.close(descriptor)
                 raise
             with open(descriptor, encoding="utf-8") as file:
-                return file.read()
+                yield file
+            return
         with self._fs.open(path, "r", encoding="utf-8") as file:
-            text: str = file.read()
-            return text
+            yield file
 
     def remove(self, path: str) -> None:
         if self._fs is None:

@@ -15,7 +15,11 @@ class UnknownFields:
 
     def add(self, kind: str, result: object) -> None:
         """Adds the ``unknown_fields`` of one login's ``result`` (a result class of the client)."""
-        fields: Mapping[str, int] = getattr(result, "unknown_fields", None) or {}
+        self.merge(kind, getattr(result, "unknown_fields", None) or {})
+
+    def merge(self, kind: str, fields: Mapping[str, int]) -> None:
+        """Adds ``fields`` (path to count) to ``kind``'s: what a partition of a cluster run
+        counted on its worker, as :meth:`add` counts a result here."""
         if not fields:
             return
         counts = self.by_kind.setdefault(kind, {})

@@ -14,7 +14,7 @@ import pytest
 
 import bankfeed as bf
 from bankfeed import BankfeedError, _progress
-from bankfeed._types import AsyncBulkResults, BulkResults
+from bankfeed._type_aliases import AsyncBulkResults, BulkResults
 from bfhelpers import Api
 
 Item = tuple[str, object]

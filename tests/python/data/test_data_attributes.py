@@ -2,12 +2,13 @@
 sandbox's catalogue and every package, for custom requests with filters / account filters /
 detail, the NONE_DETECTED handling, the 202 path and every new error.
 
-What each value should be is not recomputed here: tests/it/sandbox_data.rs checks the sandbox's
-answers against the definitions of docs/sandbox.md#attributes, filters and detail included. These
-tests check what the Python side adds: the names asked for and no others, each value of
-``.raw`` in the values table, ``to_dict()`` and ``attrs[name]``, NONE_DETECTED as a null, and the
-detail table as the raw AttributesDetail flattened, each row a transaction of an included account.
-Every case runs for ``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixture)."""
+What each value should be is not recomputed here:
+crates/bankfeed-sandbox/tests/it/sandbox_data/attributes.rs checks the sandbox's answers against the
+definitions of docs/sandbox.md#attributes, filters and detail included. These tests check what the
+Python side adds: the names asked for and no others, each value of ``.raw`` in the values table,
+``to_dict()`` and ``attrs[name]``, NONE_DETECTED as a null, and the detail table as the raw
+AttributesDetail flattened, each row a transaction of an included account. Every case runs for
+``bf.Client`` and ``bf.AsyncClient`` alike (the ``api`` fixture)."""
 
 from __future__ import annotations
 

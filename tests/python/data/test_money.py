@@ -102,6 +102,43 @@ def test_a_value_that_does_not_fit_is_an_error_naming_the_column_never_rounded()
         bf.Accounts.from_json(detail, money="decimal")
 
 
+def attributes(debits: list[str]) -> str:
+    """An attributes payload whose detail transactions' debits are ``debits``, as written."""
+    transactions = ", ".join(
+        f'{{"TransactionId": "t{index}", "Date": "2026/11/01", "Debit": {value}, "Credit": null}}'
+        for index, value in enumerate(debits)
+    )
+    return (
+        '{"Card": {"Id": "g", "sum_nsf": 0.3, "AttributesDetail": '
+        f'[{{"Attribute": "sum_nsf", "Transactions": [{transactions}]}}]}}, "Login": {{"Id": "l"}}}}'
+    )
+
+
+def test_the_attributes_detail_amounts_are_decimals_too() -> None:
+    debits = ["0.1", "0.2", "12345678901234.5678", "2.5e-3"]
+    result = bf.Attributes.from_json(attributes(debits), money="decimal")
+    detail = result.detail.to_arrow()
+    assert detail.schema.field("debit").type == pyarrow.decimal128(18, 4)
+    assert detail.schema.field("credit").type == pyarrow.decimal128(18, 4)
+    assert detail.column("debit").to_pylist() == [Decimal(value) for value in debits]
+    assert pyarrow.compute.sum(detail.column("debit")).as_py() == sum(Decimal(value) for value in debits)
+    assert detail.column("credit").null_count == len(debits)
+    # An attribute's value is no money column: counts and amounts alike, its digits in raw_value.
+    values = result.values.to_arrow()
+    assert values.schema.field("value").type == pyarrow.float64()
+    assert values.column("raw_value").to_pylist() == ["0.3"]
+    assert pickle.loads(pickle.dumps(result)).detail.to_arrow() == detail
+    assert bf.Attributes.from_json(attributes(debits)).detail.to_arrow().schema.field("debit").type == pyarrow.float64()
+    assert bf.schema("attributes", "detail", "decimal").field("debit").type == pyarrow.decimal128(18, 4)
+    assert bf.schema("attributes", "detail").field("credit").type == pyarrow.float64()
+    with pytest.raises(bf.DecodeError, match=r"detail\.debit: 0\.00001 has more than 4 decimal places"):
+        bf.Attributes.from_json(attributes(["0.00001"]), money="decimal")
+    with bf.Sandbox(logins=1) as sb:
+        login = sb.login_ids[0]
+        live = sb.client(money="decimal", poll_interval=0.01).attributes(login, package="income")
+    assert live.detail.to_arrow().schema.field("debit").type == pyarrow.decimal128(18, 4)
+
+
 def test_the_option_is_checked_shown_and_kept_by_a_pickle() -> None:
     client = bf.Client("http://127.0.0.1:9", CUSTOMER, money="decimal")
     assert client.money == "decimal"

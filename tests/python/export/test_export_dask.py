@@ -1,8 +1,9 @@
 """``bf.export(..., scheduler=...)``, ``bankfeed export --scheduler`` and ``bankfeed.dask.read`` on
 a real Dask cluster (docs/scale-out.md): a ``LocalCluster`` of two worker processes against a
 sandbox in a process of its own, which asks for keys. The same rows as an export in one process;
-a worker killed mid-partition, whose partition is run again with each login once; Ctrl-C on the
-driver; and the keys absent from every task key, task name and log of the cluster.
+a worker killed mid-partition, whose partition is run again with each login once (its payloads
+kept once too); the fields no table reads counted, and the payloads kept, as in one process;
+Ctrl-C on the driver; and the keys absent from every task key, task name and log of the cluster.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from bankfeed._export.cluster import _Partition, _run_partition  # noqa: E402
 from bankfeed._export.kinds import Kind  # noqa: E402
 from bankfeed._export.writer import Limits  # noqa: E402
 from bfhelpers import API_KEY, SECRET_KEY  # noqa: E402
+from recordedserver import CUSTOMER, MINTED, Recorded, serving  # noqa: E402
 
 # Deselected by scripts/test --quick (CONTRIBUTING.md#the-quick-loop): Dask clusters start.
 pytestmark = pytest.mark.cluster
@@ -162,6 +164,57 @@ def test_a_cluster_export_writes_what_one_process_writes(
     assert_same_rows(tmp_path, reference)
 
 
+def payloads(out: Path, kind: str) -> pyarrow.Table:
+    """The table of ``kind``'s payloads kept (``keep_raw``), its partitions read as columns."""
+    return pyarrow.dataset.dataset(out / "_raw" / kind, format="parquet", partitioning="hive").to_table()
+
+
+def without_request_ids(payloads: pyarrow.Table) -> list[str]:
+    """The payloads kept, each without its RequestId, which each fetch has its own of."""
+    found = []
+    for text in payloads.column("payload").to_pylist():
+        payload = json.loads(text)
+        payload.pop("RequestId", None)
+        found.append(json.dumps(payload, sort_keys=True))
+    return sorted(found)
+
+
+def new_fields(name: str, body: Any) -> None:
+    """Keys no table reads, in positions and in accounts of the detail."""
+    if name == "investments-200":
+        for account in body["Accounts"]:
+            for position in account["Positions"]:
+                position["Esg"] = 7
+    if name == "accounts-detail-200":
+        for account in body["Accounts"]:
+            account["Nickname"] = "rainy day"
+
+
+def test_a_cluster_run_counts_new_fields_and_keeps_payloads_as_one_process_does(
+    cluster: tuple[Any, Any], tmp_path: Path
+) -> None:
+    _, dask_client = cluster
+    logins = list(MINTED[:3])
+    with serving(Recorded(add_fields=new_fields)) as stub:
+        client = bf.Client(stub.url, CUSTOMER, poll_interval=0.01, max_retries=0)
+        one = bf.export(client, logins, tmp_path / "one", what=WHAT, keep_raw=True)
+        report = bf.export(
+            client, logins, tmp_path / "cluster", what=WHAT, keep_raw=True, scheduler=dask_client, partition_size=2
+        )
+    assert one.ok and report.ok, report.failed
+    assert set(report.unknown_fields) == set(WHAT), "both kinds' new fields are counted"
+    assert report.unknown_fields == one.unknown_fields
+    manifest = json.loads((tmp_path / "cluster" / "_manifest.json").read_text())
+    assert manifest["runs"][-1]["unknown_fields"] == one.unknown_fields
+    assert {kind: manifest["kinds"][kind]["unknown_fields"] for kind in WHAT} == one.unknown_fields
+    for kind in WHAT:
+        kept, alone = payloads(tmp_path / "cluster", kind), payloads(tmp_path / "one", kind)
+        assert kept.column_names == alone.column_names
+        assert sorted(kept.column("login_id").to_pylist()) == sorted(logins), kind
+        assert set(kept.column("run_id").to_pylist()) == {report.run}
+        assert without_request_ids(kept) == without_request_ids(alone), kind
+
+
 def wait_for(condition: Callable[[], Any], what: str, seconds: float = 120) -> Any:
     until = time.monotonic() + seconds
     while time.monotonic() < until:
@@ -191,6 +244,7 @@ def test_a_worker_killed_mid_partition_is_run_again_with_each_login_once(
                 partition_size=20,
                 batch_logins=2,
                 concurrency=1,
+                keep_raw=True,
             )
         except BaseException as exc:
             outcome["error"] = exc
@@ -217,6 +271,9 @@ def test_a_worker_killed_mid_partition_is_run_again_with_each_login_once(
     }
     assert len(attempts) == 2, "the killed partition was run again, after a batch of the first attempt"
     assert_same_rows(tmp_path, reference)
+    for kind in WHAT:
+        kept = payloads(tmp_path, kind).column("login_id").to_pylist()
+        assert sorted(kept) == sorted(service.login_ids), f"each login's {kind} payload once"
     assert not list(tmp_path.rglob("*.tmp"))
     dask_client.wait_for_workers(2, timeout=120)
 

@@ -74,7 +74,8 @@ def test_an_unreachable_service_ends_in_seconds_with_its_own_status_and_one_line
         ("accounts", "NotTried"): 500,
     }
     manifest = json.loads((out / "_manifest.json").read_text())
-    assert manifest["runs"][-1]["logins_not_tried"] == 980
+    # Logins, each once whatever its kinds, as the line counts them (980 entries are listed).
+    assert manifest["runs"][-1]["logins_not_tried"] == 480
     assert manifest["complete"] is False
 
 
@@ -202,6 +203,43 @@ def test_each_partition_of_a_cluster_run_stops_by_itself(closed_port: int, tmp_p
     # Each partition asked until 5 failed in a row; the logins in flight then failed too.
     assert listed["NotTried"] == report.logins_not_tried and listed["NotTried"] >= 150
     assert listed["NotTried"] + listed["TransportError"] == 200
+
+
+def test_a_cluster_run_counts_each_login_not_tried_once_over_its_kinds(closed_port: int, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    with bf.Sandbox(logins=200) as sb:
+        ids = sb.login_ids
+        # The run's first process writes the first 100 logins' investments; its resume, on the
+        # cluster against a closed port, has 100 logins left in investments and 200 in accounts,
+        # so the two kinds' partitions hold different logins and stop at different ones.
+        assert bf.export(sb.client(poll_interval=0.01), ids[:100], tmp_path).ok
+        down = bf.Client(f"http://127.0.0.1:{closed_port}", sb.customer_id, api_key="k", secret_key="s", max_retries=0)
+        with (
+            distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as local,
+            distributed.Client(local) as dask_client,
+        ):
+            report = bf.export(
+                down,
+                ids,
+                tmp_path,
+                what=["investments", "accounts"],
+                resume=True,
+                scheduler=dask_client,
+                partition_size=30,
+                max_consecutive_failures=5,
+                concurrency=1,
+            )
+    assert report.outage is not None
+    errors: dict[object, set[object]] = {}
+    for entry in failures(tmp_path):
+        errors.setdefault(entry["login_id"], set()).add(entry["error"])
+    # Not tried: listed so in every kind it had to be fetched in; tried in none.
+    never = sum(1 for found in errors.values() if found == {"NotTried"})
+    by_kind = Counter(entry["kind"] for entry in failures(tmp_path) if entry["error"] == "NotTried")
+    assert never < max(by_kind.values()), "a login not tried in one kind was tried in the other"
+    assert report.logins_not_tried == never
+    manifest = json.loads((tmp_path / "_manifest.json").read_text())
+    assert manifest["runs"][-1]["logins_not_tried"] == never
 
 
 def test_aexport_stops_as_export_does(closed_port: int, tmp_path: Path) -> None:

@@ -196,10 +196,3 @@ def test_aexport_keeps_them_too(sandbox: bf.Sandbox, tmp_path: Path) -> None:
 
     assert asyncio.run(run()).ok
     assert sorted(raw(tmp_path / "out", "investments").column("login_id").to_pylist()) == sorted(sandbox.login_ids)
-
-
-def test_a_cluster_run_refuses_keep_raw_before_connecting(sandbox: bf.Sandbox, tmp_path: Path) -> None:
-    with pytest.raises(bf.ConfigError) as caught:
-        bf.export(sandbox.client(), sandbox.login_ids, tmp_path / "out", keep_raw=True, scheduler="tcp://127.0.0.1:9")
-    assert caught.value.field == "keep_raw"
-    assert not (tmp_path / "out").exists()

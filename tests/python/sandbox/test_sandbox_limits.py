@@ -1,9 +1,10 @@
 """The sandbox's connection limits as a client sees them, with the defaults of ``bf.Sandbox()``
 (docs/sandbox.md#limits): uploads that hold every connection do not keep a normal client waiting.
 
-Issue 16: 1,100 request bodies sent a byte at a time held all 1,024 places of the sandbox, and
-every normal call waited for one of them to time out. The Rust tests (tests/it/sandbox.rs) check the
-408 of a slow body and the making of room with small limits; this one runs the issue's numbers.
+Issue 16: 1,100 request bodies sent a byte at a time held all 1,024 places of the sandbox, and every
+normal call waited for one of them to time out. The Rust tests
+(crates/bankfeed-sandbox/tests/it/sandbox/connections.rs) check the 408 of a slow body and the
+making of room with small limits; this one runs the issue's numbers.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Rust core speaks no Python (docs/architecture.md#how-errors-reach-python): the next steps of
 its messages that name a Python call or Python syntax are written by the binding
-(`src/python/errors.rs`, `PythonAdvice`), so the core's string literals hold none."""
+(`src/raise.rs`, `PythonAdvice`), so the core's string literals hold none."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-SRC = ROOT / "src"
+SRC = ROOT / "crates" / "bankfeed" / "src"
 
 #: What only Python's words would contain: a call on a Python object, a keyword argument, a
 #: Python constant as a value, a Python block.
@@ -21,12 +21,12 @@ LITERAL = re.compile(r'r#*"(?:.|\n)*?"#*|"(?:\\.|[^"\\])*"')
 
 
 def core_literals() -> list[tuple[str, str]]:
-    """Every string literal of the core's library code: not the binding, the sandbox, the fuzzing
-    support, nor any module's tests."""
+    """Every string literal of the core's library code (crates/bankfeed): not the fuzzing entry
+    points, nor any module's tests."""
     found = []
     for path in sorted(SRC.rglob("*.rs")):
         relative = path.relative_to(SRC)
-        if relative.parts[0] in ("python", "sandbox") or relative.name == "fuzzing.rs":
+        if relative.name == "fuzzing.rs":
             continue
         code = re.split(r"^#\[cfg\(test\)\]\s*\n\s*mod ", path.read_text(encoding="utf-8"), flags=re.M)[0]
         code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith("//"))

@@ -33,7 +33,7 @@ PAGES = sorted(
 )
 
 #: Where code comments cite docs anchors.
-CODE_DIRS = ("src", "python", "tests")
+CODE_DIRS = ("src", "crates", "python", "tests")
 CODE_SUFFIXES = {".rs", ".py", ".pyi", ".toml", ".txt", ".md"}
 
 #: The operation that answers every attribute; the others are use-case packages.
@@ -257,8 +257,8 @@ def test_the_index_lists_every_page_with_its_readers() -> None:
 
 ARCHITECTURE = DOCS / "architecture.md"
 
-#: The folders whose every file the map of the tree names.
-MAPPED = ("src", "python/bankfeed")
+#: The folders whose every file the map of the tree names: the binding's, each crate's, the package's.
+MAPPED = ("src", *sorted(path.relative_to(ROOT).as_posix() for path in ROOT.glob("crates/*/src")), "python/bankfeed")
 
 
 def mapped_paths() -> set[str]:

@@ -34,13 +34,13 @@ def test_the_index_links_to_the_home_page_docs_changelog_and_issues_of_one_repos
     assert urls["Issues"] == f"{home}/issues"
     # The pages the links open are the repository's own.
     assert (ROOT / "docs").is_dir() and (ROOT / "CHANGELOG.md").is_file()
-    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["package"]
+    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["workspace"]["package"]
     assert cargo["repository"] == home
 
 
 def test_the_license_is_cargos_as_an_spdx_expression_without_a_license_classifier() -> None:
     meta = project()
-    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["package"]
+    cargo = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["workspace"]["package"]
     assert meta["license"] == cargo["license"] == "MIT"
     # PEP 639: an index refuses a license expression together with a "License ::" classifier.
     assert not [c for c in meta["classifiers"] if c.startswith("License ::")]

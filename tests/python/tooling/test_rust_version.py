@@ -1,6 +1,6 @@
-"""Cargo.toml's ``rust-version`` is the true minimum: the highest ``rust-version`` any crate of
-Cargo.lock declares, as ``cargo metadata`` reads it offline. A lock update that raises the floor
-fails here until Cargo.toml, the README and CONTRIBUTING.md say the new one
+"""The workspace's ``rust-version`` (Cargo.toml, which every crate inherits) is the true minimum:
+the highest ``rust-version`` any crate of Cargo.lock declares, as ``cargo metadata`` reads it
+offline. A lock update that raises the floor fails here until Cargo.toml, the README and CONTRIBUTING.md say the new one
 (CONTRIBUTING.md#the-minimum-rust)."""
 
 from __future__ import annotations
@@ -52,13 +52,13 @@ def locked_floor() -> tuple[tuple[int, ...], str]:
 
 
 def test_cargo_tomls_rust_version_is_the_highest_a_locked_dependency_needs() -> None:
-    declared = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["package"]["rust-version"]
+    declared = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["workspace"]["package"]["rust-version"]
     floor, crate = locked_floor()
     assert version(declared) == floor, f"Cargo.toml says {declared}; {crate} needs {floor}"
 
 
 def test_the_readme_and_contributing_name_the_same_minimum() -> None:
-    declared = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["package"]["rust-version"]
+    declared = tomllib.loads((ROOT / "Cargo.toml").read_text(encoding="utf-8"))["workspace"]["package"]["rust-version"]
     for name in ("README.md", "CONTRIBUTING.md"):
         named = re.findall(r"\b(1\.\d{2,})(?:\.0)?(?:\+| or later)", (ROOT / name).read_text(encoding="utf-8"))
         assert named and set(named) == {declared}, f"{name} names Rust {sorted(set(named))}; Cargo.toml {declared}"
