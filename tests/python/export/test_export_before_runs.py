@@ -13,8 +13,11 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow.dataset
 import pytest
+
+pytest.importorskip("pyarrow")
+
+import pyarrow.dataset
 
 import bankfeed as bf
 from exporthelpers import run_export
