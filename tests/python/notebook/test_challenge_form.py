@@ -170,7 +170,9 @@ def saved():
     while True:
         try:
             return embed_data(views=None)["manager_state"]["state"]
-        except RuntimeError:  # the form's thread drew or closed a widget while it was read
+        # The form's thread drew a widget while it was read (RuntimeError: the dict changed
+        # size), or closed one (AttributeError: its comm is gone).
+        except (RuntimeError, AttributeError):
             continue
 
 def answer_widgets(form):
