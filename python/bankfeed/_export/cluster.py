@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from bankfeed._export.events import Events
 from bankfeed._export.finish import finish
 from bankfeed._export.kinds import Kind
-from bankfeed._export.ondisk.layout import JOURNAL
+from bankfeed._export.ondisk.layout import CLUSTER_MARKER, JOURNAL
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker
 from bankfeed._export.state import read_state
 from bankfeed._export.storage import Storage
@@ -344,7 +344,7 @@ def _drive(
     import distributed
 
     storage = export.storage
-    marker = storage.path(JOURNAL, f".cluster-{export.run_id}")
+    marker = storage.path(JOURNAL, CLUSTER_MARKER + export.run_id)
     storage.makedirs(storage.path(JOURNAL))
     storage.write_whole(marker, b"written by the driver of a cluster export: each worker looks for it\n")
     stop = distributed.Event(f"bankfeed-export-stop-{export.run_id}", client=dask_client)

@@ -20,7 +20,19 @@ from bankfeed._export.kinds import KINDS
 from bankfeed._export.login_set import LoginIdSet
 from bankfeed._export.logins import fold
 from bankfeed._export.ondisk.journal import Journal, read_journal, run_of
-from bankfeed._export.ondisk.layout import BATCH, FAILURES, JOURNAL, MANIFEST, RAW, RUN, RUNS, temporary_name
+from bankfeed._export.ondisk.layout import (
+    BATCH,
+    CLUSTER_MARKER,
+    FAILURES,
+    JOURNAL,
+    MANIFEST,
+    RAW,
+    RUN,
+    RUN_DATE,
+    RUN_ID,
+    RUNS,
+    temporary_name,
+)
 from bankfeed._export.raw import committed_files, raw_directory
 from bankfeed._export.storage import RANDOM_SUFFIX, Storage
 
@@ -37,12 +49,9 @@ __all__ = [
 #: A journal entry's temporary file (``.<batch>.json`` and the random part ``Storage.write_whole``
 #: adds), and those of the files a run writes whole: what a kill can leave, and a run deletes.
 _ENTRY_TEMPORARY = re.compile(rf"\.(?P<batch>{BATCH.pattern})\.json(?:{RANDOM_SUFFIX}|\.tmp)")
-#: The two levels of a run's partition of a table (``layout.partition``).
-_RUN_DATE = re.compile(r"run_date=[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_RUN_ID = re.compile(rf"run_id={RUN.pattern}")
 _LEFTOVERS = {
     (): re.compile(rf"\.(?:{re.escape(MANIFEST)}|{re.escape(FAILURES)}){RANDOM_SUFFIX}"),
-    (JOURNAL,): re.compile(rf"\.\.cluster-{RUN.pattern}{RANDOM_SUFFIX}"),
+    (JOURNAL,): re.compile(rf"\.{re.escape(CLUSTER_MARKER)}{RUN.pattern}{RANDOM_SUFFIX}"),
     (JOURNAL, RUNS): re.compile(rf"\.{RUN.pattern}\.json{RANDOM_SUFFIX}"),
 }
 
@@ -201,9 +210,9 @@ def partitioned_directories(storage: Storage, top: str) -> list[str]:
     that hold its files: ``top`` itself, and each run's partition in it (``layout.partition``)."""
     found = [top]
     for date in storage.listdir(top):
-        if _RUN_DATE.fullmatch(date):
+        if RUN_DATE.fullmatch(date):
             for run in storage.listdir(storage.path(top, date)):
-                if _RUN_ID.fullmatch(run):
+                if RUN_ID.fullmatch(run):
                     found.append(storage.path(top, date, run))
     return found
 

@@ -11,13 +11,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from bankfeed._export.ondisk import checks
-from bankfeed._export.ondisk.layout import JOURNAL
+from bankfeed._export.ondisk.layout import JOURNAL, RUN_LENGTH
 from bankfeed._export.storage import Storage
 
 __all__ = ["Journal", "failure_record", "read_journal", "run_of", "write_entry"]
-
-#: The length of a run's name (``layout.RUN``).
-_RUN_LENGTH = len("20261126T020000-3f9a1c")
 
 
 def failure_record(login_id: str, error: BaseException, kind: str) -> dict[str, Any]:
@@ -136,4 +133,4 @@ def run_of(entry: Mapping[str, Any]) -> str:
     """The run a journal entry's batch belongs to: its ``run``, or, in an export written before
     runs had partitions, the run its batch's name starts with."""
     run = entry.get("run")
-    return run if isinstance(run, str) else str(entry["batch"])[:_RUN_LENGTH]
+    return run if isinstance(run, str) else str(entry["batch"])[:RUN_LENGTH]

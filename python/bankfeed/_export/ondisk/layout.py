@@ -13,6 +13,7 @@ import re
 
 __all__ = [
     "BATCH",
+    "CLUSTER_MARKER",
     "FAILURES",
     "FORMATS",
     "JOURNAL",
@@ -21,6 +22,9 @@ __all__ = [
     "RAW",
     "RUN",
     "RUNS",
+    "RUN_DATE",
+    "RUN_ID",
+    "RUN_LENGTH",
     "part_name",
     "partition",
     "temporary_name",
@@ -48,9 +52,19 @@ RAW = "_raw"
 #: would take any script's.
 _RUN = r"[0-9]{8}T[0-9]{6}-[0-9a-f]{6}"
 RUN = re.compile(_RUN)
+#: The length of a run's name (:data:`RUN`).
+RUN_LENGTH = len("20261126T020000-3f9a1c")
 #: A batch's name: its run; on a cluster, the partition and its attempt (``cluster.py``); then its
 #: number in the writer (``writer.py``), 000000 for the empty file of a table with no row.
 BATCH = re.compile(_RUN + r"(?:-p[0-9]{6}-[0-9a-f]{6})?-[0-9]{6}")
+
+
+#: The two levels of a run's partition of a table (:func:`partition`).
+RUN_DATE = re.compile(r"run_date=[0-9]{4}-[0-9]{2}-[0-9]{2}")
+RUN_ID = re.compile(rf"run_id={_RUN}")
+#: The start of the name of the file, in the journal, by which a cluster run's workers know its
+#: driver is there (``cluster.py``): then the run's name.
+CLUSTER_MARKER = ".cluster-"
 
 
 def partition(run: str) -> str:
