@@ -56,19 +56,24 @@ phase, out, ids_file, what = sys.argv[1:5]
 import bankfeed as bf
 import pyarrow.parquet
 if phase != "import":
+    from bankfeed._export.finish import finish
     from bankfeed._export.logins import LoginIdList, unique
-    from bankfeed._export.run import _Export
+    from bankfeed._export.options import ExportOptions
+    from bankfeed._export.plan import ExportPlan
+    from bankfeed._export.tally import Tally
     with open(ids_file) as file:
         asked = LoginIdList(unique(line.strip() for line in file))
+    options = ExportOptions.of(
+        what=what.split(","), format="parquet", concurrency=8, resume=phase == "end1", wait_lock=0.0,
+        allow_shared_out=False, progress=False, days=None, batch_logins=1000, on_challenge=None,
+        csv_formulas="escape", money=None, max_consecutive_failures=20, full_refresh=False, keep_raw=False,
+    )
     started = time.perf_counter()
     with bf.Sandbox(logins=1) as sandbox, sandbox.client() as client:
-        run = _Export.plan(
-            asked, out, what=what.split(","), fmt="parquet", concurrency=8, resume=phase == "end1",
-            progress=False, days=None, batch_logins=1000, client=client,
-        )
+        run = ExportPlan.make(asked, out, options, client=client)
         try:
             run.start()
-            report = run.finish(interrupted=False)
+            report = finish(run, Tally.of(run), interrupted=False)
         finally:
             run.release()
     print(f"{time.perf_counter() - started:.1f}", report.logins_skipped, report.run)
@@ -97,9 +102,8 @@ def cursor(kind: str, rng: random.Random) -> dict[str, object]:
 def write_export(out: Path, logins: int, kinds: list[str]) -> Path:
     """The directory a first run of ``logins`` logins of ``kinds`` leaves, killed after its last
     batch; the file of its LoginIds."""
-    from bankfeed._export.kinds import KINDS, parse_what
-    from bankfeed._export.run import _options_json
-    from bankfeed._export.writer import part_name, partition
+    from bankfeed._export.kinds import KINDS, options_json, parse_what
+    from bankfeed._export.ondisk.layout import part_name, partition
 
     rng = random.Random(logins)
     # A pool of cursors as JSON text, each given to many logins: writing a million made one by one
@@ -134,7 +138,7 @@ def write_export(out: Path, logins: int, kinds: list[str]) -> Path:
             (journal / f"{batch}.json").write_text(json.dumps(entry)[:-1] + ', "cursors": {' + cursors + "}}")
     runs = out / "_journal" / "runs"
     runs.mkdir(parents=True)
-    options = {kind.name: {"what": kind.label, "options": _options_json(kind.options)} for kind in parse_what(kinds)}
+    options = {kind.name: {"what": kind.label, "options": options_json(kind.options)} for kind in parse_what(kinds)}
     record = {
         "run": RUN,
         "part_of": RUN,

@@ -1,4 +1,5 @@
-"""Fails when modules of a Rust crate import each other in a circle (CONTRIBUTING.md).
+"""Fails when modules of a Rust crate, or of the Python package, import each other in a circle
+(CONTRIBUTING.md).
 
 Cargo keeps the arrows between the crates of the workspace (a crate cannot depend on one that
 depends on it); this keeps them within each crate. For every crate (the binding, `src/`, and each
@@ -7,11 +8,16 @@ tests left out), groups them by module, and looks for strongly connected compone
 a file; a folder's files are one module, but for the folders whose files are layers of their own
 (`FOLDERS`).
 
+The Python package (`python/bankfeed`) is read the same way: every file a module (a package's
+`__init__.py` the package), and every `import` and `from ... import` of `bankfeed` an arrow
+(`python_graph` says which it counts).
+
     python3 scripts/import_cycles.py          # exit 1 and the circles, when there are any
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -22,6 +28,8 @@ CRATES = {
     "bankfeed-python": ROOT / "src",
     **{path.parent.name: path for path in sorted((ROOT / "crates").glob("*/src"))},
 }
+#: The Python package, read by `python_graph`.
+PACKAGE = ROOT / "python" / "bankfeed"
 #: The folders whose files are modules of their own, by crate: the others' files are one module.
 FOLDERS = {
     "bankfeed": ("data", "tables", "authorize"),
@@ -125,6 +133,72 @@ def node_of(folders: tuple[str, ...]):
     return node
 
 
+def python_modules(package: Path) -> dict[str, Path]:
+    """The package's modules by dotted name: `bankfeed._export.run`; a package by its
+    `__init__.py` (`bankfeed._export`); the extension by its stub (`_native.pyi`)."""
+    modules = {}
+    for path in sorted([*package.rglob("*.py"), *package.rglob("*.pyi")]):
+        if path.suffix == ".pyi" and path.with_suffix(".py").exists():
+            continue
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def python_graph(package: Path) -> dict[str, set[str]]:
+    """Which module of the package imports which. Every import statement counts, wherever it
+    stands: at the top, inside a function (an import delayed to the call is still a dependency,
+    and a delayed import is how a circle gets hidden rather than removed), and under
+    `if TYPE_CHECKING:` (the annotations name the other module: the type checker and the reader
+    follow that arrow, and it was where the package's last circle stood). `from a.b import c`
+    points at `a.b.c` when that is a module, else at `a.b`; a name of a package's `__init__.py` is
+    an arrow to the package."""
+    modules = python_modules(package)
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        is_package = path.name == "__init__.py"
+        targets = edges.setdefault(name, set())
+        if path.suffix == ".pyi":
+            # The extension: an arrow to it, none from it. Its stub imports the aliases its
+            # signatures are typed with, and what the binary itself imports is Rust, read above.
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            found: list[str] = []
+            if isinstance(node, ast.Import):
+                found = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative: from the module's own package, or above it
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[: len(base) - node.level + 1]
+                    source = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    source = node.module or ""
+                found = [
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source for alias in node.names
+                ]
+            for target in found:
+                # `import a.b.c` also runs `a` and `a.b`; the arrow is to the module named.
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    targets.add(target)
+    return edges
+
+
+def report(label: str, edges: dict[str, set[str]]) -> bool:
+    """Prints the circles of one graph, or that it has none; whether it has any."""
+    found = circles(edges)
+    for component in found:
+        print(f"{label}: modules importing each other in a circle: {', '.join(component)}")
+        for module in component:
+            print(f"    {module} -> {', '.join(sorted(edges[module] & set(component)))}")
+    if not found:
+        print(f"{label}: no import circle among {len(edges)} modules")
+    return bool(found)
+
+
 def main() -> int:
     failed = False
     for label, src in CRATES.items():
@@ -138,6 +212,7 @@ def main() -> int:
                 print(f"    {module} -> {', '.join(sorted(edges[module] & set(component)))}")
         if not found:
             print(f"{label}: no import circle among {len(edges)} modules")
+    failed = report("python/bankfeed", python_graph(PACKAGE)) or failed
     return 1 if failed else 0
 
 

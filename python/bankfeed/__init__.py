@@ -29,7 +29,8 @@ from bankfeed._answers import CannedAnswers, answers
 from bankfeed._combine import acombine
 from bankfeed._export.kinds import schema
 from bankfeed._export.latest import read_latest
-from bankfeed._export.run import ExportReport, aexport, export
+from bankfeed._export.report import ExportReport
+from bankfeed._export.run import aexport, export
 from bankfeed._form import ChallengeForm
 from bankfeed._native import (
     Accounts,

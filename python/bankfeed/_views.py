@@ -25,14 +25,13 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bankfeed import _svg
 from bankfeed._export.location import shown as shown_location
 
 if TYPE_CHECKING:
     # Annotations only: the core imports this module lazily, when a notebook asks for a view.
-    from bankfeed._export.run import ExportReport
     from bankfeed._native import (
         Accounts,
         AsyncSession,
@@ -474,7 +473,36 @@ def combined_html(combined: Combined[Any]) -> str:
     return _view("Combined", facts, _tables(combined.tables.items()), _errors(list(errors.items())))
 
 
-def export_report_html(report: ExportReport) -> str:
+class ExportReportFacts(Protocol):
+    """What the view of an export shows of its report (``_export/report.py``'s ``ExportReport``):
+    typed by what it reads, so that this module imports nothing of the export, whose report
+    imports this view."""
+
+    @property
+    def out(self) -> str: ...
+    @property
+    def written(self) -> Mapping[str, int]: ...
+    @property
+    def failed(self) -> list[tuple[str, BaseException]]: ...
+    @property
+    def logins_written(self) -> int: ...
+    @property
+    def logins_failed(self) -> int: ...
+    @property
+    def logins_skipped(self) -> int: ...
+    @property
+    def logins_not_tried(self) -> int: ...
+    @property
+    def elapsed(self) -> float: ...
+    @property
+    def interrupted(self) -> bool: ...
+    @property
+    def outage(self) -> str | None: ...
+    @property
+    def ok(self) -> bool: ...
+
+
+def export_report_html(report: ExportReportFacts) -> str:
     """An export: where, whether it finished, the logins written, failed, not tried and skipped,
     the rows written per table, the failures by class."""
     state = "interrupted" if report.interrupted else ("ok" if report.ok else "finished with failures")

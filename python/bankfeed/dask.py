@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.fetch import TableFetch, kind_of
-from bankfeed._export.run import _texts
+from bankfeed._export.logins import unique_list
 from bankfeed._native import Client
 from bankfeed.errors import _check_count
 
@@ -143,7 +143,7 @@ def read(
         token=secrets.token_hex(8),
         money=money,
     )
-    ids = _texts(login_ids)
+    ids = unique_list(login_ids)
     partitions = [ids[start : start + partition_size] for start in range(0, len(ids), partition_size)] or [[]]
     meta = _pandas(fetch.schema.empty_table())
     frame: dask.dataframe.DataFrame = dask.dataframe.from_map(

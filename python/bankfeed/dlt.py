@@ -34,9 +34,8 @@ from dlt.extract.source import DltSource
 
 from bankfeed._export.columns import Gathered
 from bankfeed._export.events import Events, merge
-from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_what, parse_what, schema, with_money
-from bankfeed._export.logins import fold
-from bankfeed._export.run import _CHUNK, _options, _texts
+from bankfeed._export.kinds import EVENT_KEYS, KINDS, Kind, check_what, options_key, parse_what, schema, with_money
+from bankfeed._export.logins import LOGINS_PER_CALL, fold, unique_list
 from bankfeed._export.writer import Limits
 from bankfeed._native import AsyncClient, Client
 from bankfeed._type_aliases import ChallengeHandler
@@ -171,8 +170,8 @@ class _Fetch:
         call = self.kind.bulk_call(self.client)
         events, cursors = self._events()
         for options, logins in self._groups(events):
-            for start in range(0, len(logins), _CHUNK):
-                chunk = logins[start : start + _CHUNK]
+            for start in range(0, len(logins), LOGINS_PER_CALL):
+                chunk = logins[start : start + LOGINS_PER_CALL]
                 # Closing the bulk call (dlt closes this generator when a run stops) stops its logins.
                 with call(
                     chunk, concurrency=self.concurrency, on_challenge=self.on_challenge, **self.kind.options, **options
@@ -227,7 +226,7 @@ class _Fetch:
         if table is None:
             return None, {}
         state = dlt.current.resource_state()
-        asked = _options(self.kind.options)
+        asked = options_key(self.kind.options)
         if self.full_refresh or state.get("options") != asked:
             state["cursors"] = {}
         state["options"] = asked
@@ -423,7 +422,7 @@ def source(
     kinds = parse_what(what, days=days)
     check_what(kinds, client, on_challenge=on_challenge)
     client = with_money(client, money)
-    ids = _texts(login_ids)
+    ids = unique_list(login_ids)
     if not isinstance(full_refresh, bool):
         raise TypeError(f"full_refresh must be True or False, not {type(full_refresh).__name__}")
     if snapshots not in ("merge", "append"):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.fetch import TableFetch, kind_of
 from bankfeed._export.kinds import schema as _arrow_schema
-from bankfeed._export.run import _texts
+from bankfeed._export.logins import unique_list
 from bankfeed._native import Client
 from bankfeed.errors import _check_count, _config_error
 
@@ -186,7 +186,7 @@ def read(
     if isinstance(login_ids, DataFrame):
         frame = login_ids.select(login_id_column)
     else:
-        frame = spark.createDataFrame([(login,) for login in _texts(login_ids)], f"`{login_id_column}` string")
+        frame = spark.createDataFrame([(login,) for login in unique_list(login_ids)], f"`{login_id_column}` string")
     if partitions is not None:
         _check_count("partitions", partitions)
         frame = frame.repartition(partitions)

@@ -28,9 +28,12 @@ from typing import IO, Any
 from bankfeed._export import location, unknown
 from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.logins import LoginIdList, unique
+from bankfeed._export.ondisk.layout import FAILURES
+from bankfeed._export.options import ExportOptions
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from bankfeed._export.reference import resolve
-from bankfeed._export.run import ExportReport, _run
+from bankfeed._export.report import ExportReport
+from bankfeed._export.run import _run
 from bankfeed._export.usage import check_usage, in_flags
 from bankfeed._signals import stop_on_signals
 from bankfeed.errors import _config_error
@@ -359,7 +362,7 @@ def _summary(report: ExportReport, out: str) -> str:
 
 def _outage_line(report: ExportReport, out: str) -> str:
     """Exit status 5's one line: what failed, what was not tried, where they are listed, what to do."""
-    listed = os.path.join(location.shown(out), "_failures.jsonl")
+    listed = os.path.join(location.shown(out), FAILURES)
     tried = report.logins_failed
     if report.logins_not_tried:
         what = (
@@ -494,10 +497,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         # From here an OSError with an error number is the output's (the sandbox's came before).
         writing = True
-        report = _run(
-            client,
-            login_ids,
-            args.out,
+        export_options = ExportOptions.of(
             what=args.what,
             format=args.format or "parquet",
             concurrency=args.concurrency,
@@ -507,7 +507,6 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             days=args.days,
             batch_logins=args.batch_logins,
-            raise_interrupt=False,
             scheduler=args.scheduler,
             partition_size=1000 if args.partition_size is None else args.partition_size,
             on_challenge=on_challenge,
@@ -517,6 +516,7 @@ def run(args: argparse.Namespace) -> int:
             full_refresh=args.full_refresh,
             keep_raw=args.keep_raw,
         )
+        report = _run(client, login_ids, args.out, export_options, raise_interrupt=False)
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {in_flags(exc.rule)}", file=sys.stderr)
         return 2

@@ -28,21 +28,25 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.events import Events
+from bankfeed._export.finish import finish
 from bankfeed._export.kinds import Kind
+from bankfeed._export.ondisk.layout import CLUSTER_MARKER, JOURNAL
 from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES, StartBreaker
 from bankfeed._export.state import read_state
 from bankfeed._export.storage import Storage
 from bankfeed._export.unknown import UnknownFields
-from bankfeed._export.writer import JOURNAL, KindWriter, Limits
+from bankfeed._export.writer import KindWriter, Limits
 from bankfeed.errors import ClientClosed, SessionError, _config_error
 
 if TYPE_CHECKING:
     import distributed
 
-    from bankfeed._export.run import ExportReport, _Export
+    from bankfeed._export.plan import ExportPlan
+    from bankfeed._export.report import ExportReport
+    from bankfeed._export.tally import Tally
     from bankfeed._native import Client
 
-__all__ = ["check_scheduler", "run"]
+__all__ = ["run"]
 
 #: How long the driver waits, after Ctrl-C, for the running partitions to commit what they
 #: gathered and return; a second Ctrl-C stops waiting.
@@ -50,48 +54,6 @@ _GRACE = 30.0
 
 #: How often a running partition looks whether the driver asked it to stop (seconds).
 _WATCH = 0.5
-
-
-def check_scheduler(scheduler: object) -> None:
-    """A ``ConfigError`` naming ``scheduler`` when distributed is not installed, or when
-    ``scheduler`` cannot be a scheduler: checked before anything is written, since
-    ``distributed.Client`` refuses an address without a port only once it has started, and its
-    half-made client then takes a minute to give up at exit."""
-    try:
-        import distributed
-        from distributed.comm.addressing import parse_address, parse_host_port
-    except ImportError:
-        raise _config_error("scheduler", "needs Dask's distributed package: pip install 'bankfeed[dask]'") from None
-    if isinstance(scheduler, distributed.Client):
-        return
-    rule = "must be a Dask scheduler's address (tcp://HOST:PORT) or a distributed.Client"
-    if not isinstance(scheduler, str):
-        raise _config_error("scheduler", f"{rule}, not {type(scheduler).__name__}")
-    try:
-        scheme, location = parse_address(scheduler)
-        if scheme in ("tcp", "tls", "ws", "wss"):
-            parse_host_port(location)
-    except ValueError as exc:
-        raise _config_error("scheduler", f"{rule}; got {scheduler!r}: {exc}") from None
-
-
-def check_handler(on_challenge: object) -> None:
-    """A ``ConfigError`` naming ``on_challenge`` when it cannot go to the workers: each partition
-    carries it, pickled as Dask pickles a task's arguments. Checked before anything is written,
-    rather than failing every partition on the cluster."""
-    if on_challenge is None:
-        return
-    import cloudpickle
-
-    try:
-        cloudpickle.dumps(on_challenge)
-    except Exception as exc:  # whatever the object's own pickling raises
-        raise _config_error(
-            "on_challenge",
-            f"must pickle to go to the Dask workers with each partition (bf.answers({{...}}), or a function of a "
-            f"module the workers can import); pickling this {type(on_challenge).__name__} raised "
-            f"{type(exc).__name__}",
-        ) from None
 
 
 def _connect(scheduler: object) -> tuple[distributed.Client, bool]:
@@ -128,7 +90,7 @@ class _Partition:
     #: The name of the driver's stop event, and the file that proves the worker sees ``out``.
     stop: str
     marker: str
-    #: The run whose partition of each table the files go to (``writer.partition``).
+    #: The run whose partition of each table the files go to (``layout.partition``).
     run: str = ""
     #: What answers a login's challenges, as in one process (``bf.export``'s ``on_challenge``).
     on_challenge: Any = None
@@ -320,7 +282,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
     return done
 
 
-def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Partition]:
+def _partitions(export: ExportPlan, size: int, stop: str, marker: str) -> list[_Partition]:
     # A URL as given: its credentials are the workers' way in (never shown: ``location.py``).
     location = export.storage.root if export.storage.is_local else export.storage.given
     tasks = []
@@ -336,49 +298,62 @@ def _partitions(export: _Export, size: int, stop: str, marker: str) -> list[_Par
                     index,
                     tuple(logins),
                     request_ids,
-                    export.concurrency,
+                    export.options.concurrency,
                     export.limits,
                     stop,
                     marker,
                     export.partition_run,
-                    export.on_challenge,
-                    export.csv_formulas,
-                    export.breaker.limit,
+                    export.options.on_challenge,
+                    export.options.csv_formulas,
+                    export.options.max_consecutive_failures,
                     options,
                     None if events is None else events.of(logins),
-                    export.keep_raw,
+                    export.options.keep_raw,
                 )
             )
     return tasks
 
 
 def run(
-    client: Client, export: _Export, scheduler: object, *, partition_size: int, raise_interrupt: bool
+    client: Client,
+    export: ExportPlan,
+    tally: Tally,
+    scheduler: object,
+    *,
+    partition_size: int,
+    raise_interrupt: bool,
 ) -> ExportReport:
-    """Runs the planned ``export`` on the cluster of ``scheduler``; the report, as ``_run``'s."""
+    """Runs the planned ``export`` on the cluster of ``scheduler``, counted in ``tally``; the
+    report, as ``_run``'s."""
     dask_client, ours = _connect(scheduler)
     try:
-        return _drive(client, export, dask_client, partition_size, raise_interrupt)
+        return _drive(client, export, tally, dask_client, partition_size, raise_interrupt)
     finally:
         if ours:
             dask_client.close()
 
 
 def _drive(
-    client: Client, export: _Export, dask_client: distributed.Client, size: int, raise_interrupt: bool
+    client: Client,
+    export: ExportPlan,
+    tally: Tally,
+    dask_client: distributed.Client,
+    size: int,
+    raise_interrupt: bool,
 ) -> ExportReport:
     import distributed
 
     storage = export.storage
-    marker = storage.path(JOURNAL, f".cluster-{export.run_id}")
+    marker = storage.path(JOURNAL, CLUSTER_MARKER + export.run_id)
     storage.makedirs(storage.path(JOURNAL))
     storage.write_whole(marker, b"written by the driver of a cluster export: each worker looks for it\n")
     stop = distributed.Event(f"bankfeed-export-stop-{export.run_id}", client=dask_client)
     tasks = _partitions(export, size, stop.name, marker)
     for kind in export.kinds:
         for table in kind.tables:
-            export.remote_rows.setdefault(f"{kind.name}/{table}", 0)
+            tally.remote_rows.setdefault(f"{kind.name}/{table}", 0)
     export.start()
+    tally.show_progress(export)
     # The client goes as the object: its pickle is its configuration, and its repr, which is what
     # a worker logs of a failed task, hides the keys (docs/scale-out.md#keys). One `map`: the
     # scheduler gets every partition in one message, however many there are.
@@ -392,7 +367,7 @@ def _drive(
     def take(future: distributed.Future[_Done]) -> None:
         done: _Done = future.result()
         taken.add(future.key)
-        export.absorb(
+        tally.absorb(
             done.done,
             done.written,
             done.rows,
@@ -401,25 +376,25 @@ def _drive(
             breaker=done.breaker,
             not_tried=done.not_tried,
         )
-        export.unknown.merge(done.kind, done.unknown_fields)
+        tally.unknown.merge(done.kind, done.unknown_fields)
 
     try:
         # The loop named: the caller's client need not be the process's default one.
         for future in distributed.as_completed(futures, loop=dask_client.loop):
             take(future)
     except KeyboardInterrupt:
-        report = export.finish(interrupted=True, repair=_stop(dask_client, stop, futures, taken, take))
+        report = finish(export, tally, interrupted=True, repair=_stop(dask_client, stop, futures, taken, take))
         if raise_interrupt:
             raise
         return report
     except BaseException:
         # A partition's own failure (an output the workers cannot write, a worker killed again
         # and again): the others stop, and the manifest says where the run stood.
-        export.finish(interrupted=True, repair=_stop(dask_client, stop, futures, taken, take))
+        finish(export, tally, interrupted=True, repair=_stop(dask_client, stop, futures, taken, take))
         raise
     finally:
         storage.remove(marker)
-    return export.finish(interrupted=False)
+    return finish(export, tally, interrupted=False)
 
 
 def _stop(

@@ -77,7 +77,7 @@ def _start(newest: str) -> str:
 
 
 def check_cursor(cursor: object) -> str | None:
-    """What is wrong with a cursor read back from the journal (``records.py``); None when it is one."""
+    """What is wrong with a cursor read back from the journal (``ondisk/checks.py``); None when it is one."""
     if not isinstance(cursor, dict):
         return "it is not an object"
     through, seen = cursor.get("through", {}), cursor.get("seen", {})

@@ -31,6 +31,8 @@ __all__ = [
     "check_money",
     "check_what",
     "did_you_mean",
+    "options_json",
+    "options_key",
     "parse_what",
     "schema",
     "with_money",
@@ -270,3 +272,14 @@ def schema(kind: str, table: str, money: str = "float") -> pyarrow.Schema:
     result = cls.from_json(json.dumps(payload), money)
     gathering.add(("", result), 0)
     return gathering.finish().tables[table].to_arrow().schema
+
+
+def options_json(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A kind's options as its run record keeps them: JSON (what JSON has no type for, as text)."""
+    value: dict[str, Any] = json.loads(json.dumps(dict(options), default=str))
+    return value
+
+
+def options_key(options: object) -> str:
+    """A kind's options as two runs' are compared."""
+    return json.dumps(options_json(options) if isinstance(options, Mapping) else options, sort_keys=True)

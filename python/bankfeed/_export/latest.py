@@ -16,9 +16,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.kinds import EVENT_KEYS, KINDS
-from bankfeed._export.state import MANIFEST, previous_manifest, read_journal, read_runs, run_of
+from bankfeed._export.ondisk.journal import read_journal, run_of
+from bankfeed._export.ondisk.layout import JOURNAL, MANIFEST
+from bankfeed._export.ondisk.manifest import previous_manifest
+from bankfeed._export.ondisk.run_records import read_runs
 from bankfeed._export.storage import Storage
-from bankfeed._export.writer import JOURNAL
 from bankfeed.errors import _config_error
 
 if TYPE_CHECKING:

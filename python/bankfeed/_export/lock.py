@@ -31,15 +31,11 @@ import threading
 import time
 from typing import IO, Any
 
-from bankfeed._export.records import RUN
+from bankfeed._export.ondisk.layout import JOURNAL, LOCK, RUN
 from bankfeed._export.storage import Storage
-from bankfeed._export.writer import JOURNAL
 from bankfeed.errors import ConfigError, _config_error
 
-__all__ = ["LOCK", "ExportLock", "LockWaitStopped", "take_lock"]
-
-#: The lock's name in the journal.
-LOCK = "lock"
+__all__ = ["ExportLock", "LockWaitStopped", "take_lock"]
 
 #: How often a run waiting for the lock looks again (seconds).
 _POLL = 0.2

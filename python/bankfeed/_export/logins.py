@@ -17,7 +17,13 @@ from typing import Any
 from bankfeed._export.login_set import LoginIdSet, pack, unpack
 from bankfeed._native import _check_login_ids
 
-__all__ = ["LoginIdList", "fold", "unique"]
+__all__ = ["LOGINS_PER_CALL", "LoginIdList", "fold", "unique", "unique_list"]
+
+#: Logins handed to one bulk call: enough that the few logins of a chunk's end running alone
+#: cost little (32 of 10,000 at the default concurrency), few enough that the call's bookkeeping
+#: (a copy of each LoginId, the ones still owed) stays a few megabytes whatever the number of
+#: logins: the export's memory must not grow with them (BENCHMARKS.md).
+LOGINS_PER_CALL = 10_000
 
 #: LoginIds per block: 16 kB of bytes, or a ``str`` of about 37 kB; short-lived ``str`` objects
 #: only while one block is read.
@@ -65,6 +71,11 @@ def unique(login_ids: object) -> Iterator[Any]:
             except TypeError:
                 raise TypeError(f"login_ids must hold str, not {type(value).__name__}") from None
         yield value
+
+
+def unique_list(login_ids: object) -> list[Any]:
+    """The LoginIds in order, each once, as a list (:func:`unique`)."""
+    return list(unique(login_ids))
 
 
 class LoginIdList:

@@ -2,7 +2,7 @@
 its rows directly in each table's directory (``<kind>/<table>/part-<batch>.<fmt>``), its journal
 entries naming no run, its processes' records no ``part_of``. Its next run moves it into the
 layout of runs first, as the export's first run: every file into the partition of that run
-(``writer.partition``), the oldest process's, every entry and record naming it. Without this, the
+(``layout.partition``), the oldest process's, every entry and record naming it. Without this, the
 new run's partitions would sit beside files that no reader of the partitions sees (a
 ``*/*/*.parquet`` glob misses them) or sees without a ``run_id`` (pyarrow's null partition).
 
@@ -19,19 +19,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bankfeed._export import records
 from bankfeed._export.kinds import KINDS
-from bankfeed._export.runs import run_of_record
-from bankfeed._export.state import read_journal, run_of, write_run
+from bankfeed._export.ondisk.journal import read_journal, run_of
+from bankfeed._export.ondisk.layout import BATCH, JOURNAL, part_name, partition, temporary_name
+from bankfeed._export.ondisk.run_records import run_of_record, write_run
 from bankfeed._export.storage import Storage
-from bankfeed._export.writer import JOURNAL, part_name, partition, temporary_name
 
 __all__ = ["move_into_runs", "written_before_runs"]
 
 
 def _root_parts(storage: Storage, fmt: str) -> list[tuple[str, str, str]]:
     """The part files directly in a table's directory, as ``(kind, table, name)``."""
-    pattern = re.compile(rf"part-{records.BATCH.pattern}\.{re.escape(fmt)}")
+    pattern = re.compile(rf"part-{BATCH.pattern}\.{re.escape(fmt)}")
     return [
         (kind, table, name)
         for kind, tables in KINDS.items()
@@ -50,7 +49,7 @@ def written_before_runs(storage: Storage, fmt: str, runs: Sequence[Mapping[str, 
 def move_into_runs(storage: Storage, fmt: str, runs: Sequence[Mapping[str, Any]]) -> str | None:
     """Moves the export in ``storage`` into the layout of runs, as one run: the oldest one the
     export knows (its first process's). Every journal entry is read and checked first
-    (``records.py``): a damaged or foreign one stops it with nothing moved. The run, or None when
+    (``ondisk/checks.py``): a damaged or foreign one stops it with nothing moved. The run, or None when
     the export holds nothing to move."""
     journals = {kind: read_journal(storage, kind, fmt) for kind in KINDS}
     known = [run_of_record(record) for record in runs]

@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bankfeed._export.formulas import escaped_cell, escaped_columns
+from bankfeed._export.ondisk.layout import RAW
 from bankfeed._export.storage import Storage
 
-__all__ = ["COLUMNS", "RAW", "RawRows", "committed_files", "payload_text", "raw_directory"]
-
-#: The directory of the tables of payloads, one table per kind.
-RAW = "_raw"
+__all__ = ["COLUMNS", "RawRows", "committed_files", "payload_text", "raw_directory"]
 
 #: The columns of a file of payloads: the login, the RequestId, when it was fetched (UTC), and the
 #: payload as the service sent it. The run is the partition's (``run_date``, ``run_id``).

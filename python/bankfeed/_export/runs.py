@@ -2,10 +2,11 @@
 did, as ``--list-runs`` and the manifest show it.
 
 An export directory is written night after night, a run each time; each run's rows are in a
-partition of their own (``writer.partition``). A run is written by one process, or by several when
+partition of their own (``layout.partition``). A run is written by one process, or by several when
 it is resumed (``--resume``: the process goes on with the last run, skipping what it wrote). Each
-process has its record in the journal (``state.write_run``), which names the run it is ``part_of``;
-a record without that field (an export written before runs had partitions) is a run of its own.
+process has its record in the journal (``run_records.write_run``), which names the run it is
+``part_of``; a record without that field (an export written before runs had partitions) is a run
+of its own.
 """
 
 from __future__ import annotations
@@ -18,17 +19,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.login_set import LoginIdSet, count_in_all
+from bankfeed._export.ondisk.run_records import run_of_record
 
 if TYPE_CHECKING:
-    from bankfeed._export.state import Journal, KindState
+    from bankfeed._export.ondisk.journal import Journal
+    from bankfeed._export.state import KindState
 
-__all__ = ["RunSummary", "last_run", "list_runs", "next_run", "run_of_record", "summaries"]
-
-
-def run_of_record(record: Mapping[str, Any]) -> str:
-    """The run the process of ``record`` wrote: the one it resumed, or its own."""
-    part_of = record.get("part_of")
-    return part_of if isinstance(part_of, str) else str(record["run"])
+__all__ = ["RunSummary", "last_run", "list_runs", "next_run", "summaries"]
 
 
 def last_run(records: Sequence[Mapping[str, Any]]) -> str | None:
@@ -121,7 +118,7 @@ def summaries(
     known: Mapping[str, Mapping[str, KindState]] | None = None,
 ) -> list[RunSummary]:
     """Every run of an export, oldest first, from its processes' ``records`` (oldest first) and
-    its ``journals`` (per kind, ``state.read_journal``'s). The logins of one run are gathered at a
+    its ``journals`` (per kind, ``journal.read_journal``'s). The logins of one run are gathered at a
     time, compactly, and counted: never every run's at once. ``known``: per run, per kind, its
     state read already for that run (this run's, by ``state.read_state``), which is not read
     again."""
@@ -213,11 +210,13 @@ def _count_union(sets: list[LoginIdSet]) -> int:
 def list_runs(out: str) -> list[RunSummary]:
     """The runs of the export in ``out``, oldest first, read without changing anything (a run
     may be writing meanwhile: only whole files are read). A damaged or foreign file of the
-    journal is a ``ConfigError`` naming ``out``, as for a run (``records.py``)."""
+    journal is a ``ConfigError`` naming ``out``, as for a run (``ondisk/checks.py``)."""
     from bankfeed._export.kinds import KINDS
-    from bankfeed._export.state import MANIFEST, previous_manifest, read_journal, read_runs
+    from bankfeed._export.ondisk.journal import read_journal
+    from bankfeed._export.ondisk.layout import JOURNAL, MANIFEST
+    from bankfeed._export.ondisk.manifest import previous_manifest
+    from bankfeed._export.ondisk.run_records import read_runs
     from bankfeed._export.storage import Storage
-    from bankfeed._export.writer import JOURNAL
     from bankfeed.errors import _config_error
 
     storage = Storage(out)

@@ -13,8 +13,9 @@ import re
 
 from bankfeed._export.formulas import check_csv_formulas
 from bankfeed._export.kinds import check_money, parse_what
+from bankfeed._export.ondisk.layout import FORMATS
+from bankfeed._export.options import check_seconds
 from bankfeed._export.outage import check_max_consecutive_failures
-from bankfeed._export.run import _FORMATS, _seconds
 from bankfeed.errors import _check_count, _config_error
 
 __all__ = ["check_usage", "in_flags"]
@@ -38,14 +39,14 @@ def check_usage(args: argparse.Namespace) -> None:
     """Raises the ``ConfigError`` the run would raise for ``args`` (named as the run names it),
     for every argument that can be judged before anything starts."""
     fmt = args.format or "parquet"
-    if fmt not in _FORMATS:
+    if fmt not in FORMATS:
         raise _config_error("format", f'must be "parquet" or "csv", got {fmt!r}')
     _check_count("concurrency", args.concurrency)
     _check_count("batch_logins", args.batch_logins)
     if args.partition_size is not None:
         _check_count("partition_size", args.partition_size)
     check_csv_formulas(args.csv_formulas)
-    _seconds("wait_lock", args.wait_lock)
+    check_seconds("wait_lock", args.wait_lock)
     parse_what(args.what, days=args.days)
     if args.money is not None:
         check_money(args.money)

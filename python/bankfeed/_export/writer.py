@@ -31,16 +31,15 @@ from bankfeed._export.columns import Gathered
 from bankfeed._export.events import Events
 from bankfeed._export.formulas import escaped_cell, escaped_columns
 from bankfeed._export.kinds import PROVENANCE, Kind
+from bankfeed._export.ondisk.journal import failure_record, write_entry
+from bankfeed._export.ondisk.layout import JOURNAL, part_name, partition, temporary_name
 from bankfeed._export.raw import RawRows, raw_directory
 from bankfeed._export.storage import Storage
 
 if TYPE_CHECKING:
     from bankfeed._native import _Gathering
 
-__all__ = ["JOURNAL", "KindWriter", "Limits", "failure_record", "part_name", "partition", "temporary_name"]
-
-#: The directory of the journal entries, one directory per kind.
-JOURNAL = "_journal"
+__all__ = ["KindWriter", "Limits"]
 
 
 @dataclass(frozen=True)
@@ -51,40 +50,6 @@ class Limits:
     logins: int = 1000
     rows: int = 250_000
     seconds: float = 5.0
-
-
-def partition(run: str) -> str:
-    """The directory of a table that holds the rows of the run ``run`` (a run's name, checked by
-    ``records.RUN``): Hive-style, so that every reader of the dataset reads ``run_date`` and
-    ``run_id`` as columns (docs/export.md#the-layout). The date is the run's, UTC, as its name
-    starts with it."""
-    return f"run_date={run[0:4]}-{run[4:6]}-{run[6:8]}/run_id={run}"
-
-
-def part_name(batch: str, fmt: str) -> str:
-    """The final name of a batch's file of one table."""
-    return f"part-{batch}.{fmt}"
-
-
-def temporary_name(batch: str, fmt: str) -> str:
-    """The name a batch's file has until its batch is committed: hidden, and not ``*.<fmt>``."""
-    return f".part-{batch}.{fmt}.tmp"
-
-
-def failure_record(login_id: str, error: BaseException, kind: str) -> dict[str, Any]:
-    """A failed login as ``_failures.jsonl`` and the journal keep it: the exception's class, the
-    service's code, the message, its RequestId (a ``PendingTimeout``'s is the one a resume polls),
-    the operation. No secret: bankfeed's exceptions carry none
-    (docs/errors.md#what-every-error-keeps)."""
-    return {
-        "login_id": login_id,
-        "kind": kind,
-        "error": type(error).__name__,
-        "code": getattr(error, "code", None),
-        "message": str(error),
-        "request_id": getattr(error, "request_id", None),
-        "operation": getattr(error, "operation", None),
-    }
 
 
 @dataclass
@@ -214,22 +179,17 @@ class KindWriter:
             temporary = self.storage.path(directory, temporary_name(name, self.fmt))
             batch.raw.write(self.storage, temporary, self.fmt, escape=self.csv_formulas == "escape")
             raw_file = f"{where}/{part_name(name, self.fmt)}"
-        written = zip(gathered.logins, gathered.request_ids, strict=True)
-        entry = {
-            "batch": name,
-            "kind": self.kind.name,
-            "run": self.run,
-            "committed_at": time.time(),
-            "written": [[login, request_id] for login, request_id in written],
-            "failed": batch.failures,
-            "files": files,
-            "rows": rows,
-            **({"raw": raw_file} if raw_file is not None else {}),
-        }
-        if cursors:
-            entry["cursors"] = cursors
-        self.storage.write_whole(
-            self.storage.path(JOURNAL, self.kind.name, f"{name}.json"), json.dumps(entry).encode("utf-8")
+        write_entry(
+            self.storage,
+            self.kind.name,
+            name,
+            run=self.run,
+            written=zip(gathered.logins, gathered.request_ids, strict=True),
+            failed=batch.failures,
+            files=files,
+            rows=rows,
+            raw=raw_file,
+            cursors=cursors,
         )
         for table, file in files.items():
             directory = self.storage.path(self.kind.name, table, where)

@@ -267,25 +267,35 @@ def test_a_run_stopped_before_a_kind_began_reports_its_tables_with_no_rows(
     many: bf.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from bankfeed._export import run as export_run
+    from bankfeed._export.options import ExportOptions
+    from bankfeed._export.tally import Tally
 
-    take = export_run._Export.take
+    take = Tally.take
 
-    def ctrl_c_after_one(self: Any, *args: Any) -> bool:
+    def ctrl_c_after_one(self: Any, *args: Any) -> None:
         take(self, *args)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(export_run._Export, "take", ctrl_c_after_one)
-    options: dict[str, Any] = {"format": "parquet", "concurrency": 4, "resume": False, "progress": False}
-    report = export_run._run(
-        client_of(many),
-        many.login_ids,
-        tmp_path,
+    monkeypatch.setattr(Tally, "take", ctrl_c_after_one)
+    # As the command asks: Ctrl-C ends the run with a report rather than raising.
+    options = ExportOptions.of(
         what="investments,accounts",
+        format="parquet",
+        concurrency=4,
+        resume=False,
+        wait_lock=0.0,
+        allow_shared_out=False,
+        progress=False,
         days=None,
         batch_logins=1000,
-        raise_interrupt=False,
-        **options,
+        on_challenge=None,
+        csv_formulas="escape",
+        money=None,
+        max_consecutive_failures=20,
+        full_refresh=False,
+        keep_raw=False,
     )
+    report = export_run._run(client_of(many), many.login_ids, tmp_path, options, raise_interrupt=False)
     assert report.interrupted and report.written["investments/accounts"] > 0
     # The command's summary lists every table of the kinds asked, as a cluster run's does.
     assert set(report.written) == {f"{kind}/{name}" for kind in ("investments", "accounts") for name in TABLES[kind]}

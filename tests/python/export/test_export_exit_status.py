@@ -216,7 +216,7 @@ def test_a_logins_csv_that_cannot_be_read_exits_2_naming_its_line(sb: bf.Sandbox
 def test_an_output_refusing_the_first_write_is_a_config_error_before_anything_is_fetched(
     sb: bf.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    from bankfeed._export import run
+    from bankfeed._export import plan
 
     # As an object store's bucket refuses a write, which nothing but writing tells.
     number = getattr(errno, name)
@@ -224,7 +224,7 @@ def test_an_output_refusing_the_first_write_is_a_config_error_before_anything_is
     def refused(storage: object, record: object) -> None:
         raise OSError(number, os.strerror(number), "memory://bucket/out/_journal/runs/x.json")
 
-    monkeypatch.setattr(run, "write_run", refused)
+    monkeypatch.setattr(plan, "write_run", refused)
     before = len(sb.requests)
     with pytest.raises(bf.ConfigError) as raised:
         bf.export(sb.client(poll_interval=0.01), sb.login_ids, tmp_path / "out")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
-from bankfeed._export import run as export_run
+from bankfeed._export.plan import ExportPlan
 from exporthelpers import run_export
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -32,10 +32,10 @@ def sb() -> Iterator[bf.Sandbox]:
 def plant_when_started(monkeypatch: pytest.MonkeyPatch, names: Any, targets: Path) -> list[Path]:
     """Plants a link to a file of the user's at each of ``names(out, run)`` as the run starts
     (when its name is known, before it writes); the targets, to look at afterwards."""
-    start = export_run._Export.start
+    start = ExportPlan.start
     planted: list[Path] = []
 
-    def planting(self: export_run._Export) -> None:
+    def planting(self: ExportPlan) -> None:
         out = Path(self.storage.root)
         for name in names(out, self.run_id):
             target = targets / f"target-{len(planted)}"
@@ -45,7 +45,7 @@ def plant_when_started(monkeypatch: pytest.MonkeyPatch, names: Any, targets: Pat
             planted.append(target)
         start(self)
 
-    monkeypatch.setattr(export_run._Export, "start", planting)
+    monkeypatch.setattr(ExportPlan, "start", planting)
     return planted
 
 

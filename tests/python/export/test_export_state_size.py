@@ -14,7 +14,9 @@ from typing import Any
 
 from bankfeed._export.events import Events, states
 from bankfeed._export.login_set import LoginIdSet, count_in_all
-from bankfeed._export.state import _dump, _Streamed, previous_manifest, read_journal, read_state
+from bankfeed._export.ondisk.journal import read_journal
+from bankfeed._export.ondisk.manifest import _dump, _Streamed, previous_manifest
+from bankfeed._export.state import read_state
 from bankfeed._export.storage import Storage
 
 RUN = "20261126T020000-3f9a1c"

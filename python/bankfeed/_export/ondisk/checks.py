@@ -14,30 +14,23 @@ file is touched: never a traceback, never a guess.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from bankfeed._export.events import check_cursor
 from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.kinds import KINDS
-from bankfeed._export.writer import JOURNAL, part_name, partition
+from bankfeed._export.ondisk.layout import BATCH, FORMATS, JOURNAL, RUN, part_name, partition
 from bankfeed.errors import ConfigError, _config_error
 
-__all__ = ["BATCH", "RUN", "journal_entry", "manifest", "run_record", "unreadable"]
+if TYPE_CHECKING:
+    from bankfeed._export.storage import Storage
 
-#: A run's name (``run.py``): when it started, to the second, then 3 random bytes. ASCII digits
-#: only: ``\d`` would take any script's.
-_RUN = r"[0-9]{8}T[0-9]{6}-[0-9a-f]{6}"
-RUN = re.compile(_RUN)
-#: A batch's name: its run; on a cluster, the partition and its attempt (``cluster.py``); then its
-#: number in the writer (``writer.py``), 000000 for the empty file of a table with no row.
-BATCH = re.compile(_RUN + r"(?:-p[0-9]{6}-[0-9a-f]{6})?-[0-9]{6}")
-
-_FORMATS = ("parquet", "csv")
+__all__ = ["journal_entry", "manifest", "read_text", "run_record", "unreadable"]
 
 
 def _is_text(value: object) -> bool:
@@ -67,7 +60,7 @@ COUNT_OR_NULL: _Type = (_or_null(_is_count), "a whole number of at least 0, or n
 FLAG_OR_NULL: _Type = (_or_null(lambda value: isinstance(value, bool)), "true, false or null")
 OBJECT: _Type = (lambda value: isinstance(value, dict), "an object")
 LIST: _Type = (lambda value: isinstance(value, list), "a list")
-FORMAT_OR_NULL: _Type = (lambda value: value is None or value in _FORMATS, '"parquet", "csv" or null')
+FORMAT_OR_NULL: _Type = (lambda value: value is None or value in FORMATS, '"parquet", "csv" or null')
 MONEY_OR_NULL: _Type = (lambda value: value is None or value in ("float", "decimal"), '"float", "decimal" or null')
 CSV_FORMULAS_OR_NULL: _Type = (lambda value: value is None or value in CSV_FORMULAS, '"escape", "raw" or null')
 
@@ -305,3 +298,15 @@ def manifest(out: str, name: str, text: str) -> dict[str, Any]:
             if not TEXT_OR_NULL[0](what):
                 file.refuse(f"has a field {at}.what[{position}] that must be text or null, not {_shown(what)}")
     return value
+
+
+def read_text(storage: Storage, path: str, what: str, name: str) -> str:
+    """The text of ``path``, the ``what`` called ``name`` in messages; a ``ConfigError`` naming
+    ``out`` and the file when it cannot be read."""
+    try:
+        return storage.read_text(path)
+    except OSError as exc:
+        reason = "it is a symbolic link, which is never followed" if exc.errno == errno.ELOOP else exc.strerror
+        raise unreadable(storage.shown, what, name, reason or str(exc)) from None
+    except UnicodeDecodeError:
+        raise unreadable(storage.shown, what, name, "it is not UTF-8 text") from None
