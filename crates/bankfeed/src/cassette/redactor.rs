@@ -1,0 +1,373 @@
+//! Redaction at record time (docs/cassettes.md#redaction): secrets become a placeholder, the ids
+//! of logins and sessions consistent pseudonyms, and, unless the recording is of the public test
+//! instance, personal data in answers a disguise of the same shape. The same redaction is applied
+//! to a request before it is matched, so that a replayed session matches what was recorded.
+//!
+//! Every real value replaced is kept (in memory only) as a target of the fail-closed scan
+//! (crates/bankfeed/src/cassette/scan.rs), named by its field.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::{Map, Value};
+
+use super::exchange::{Exchange, WireAnswer};
+use super::format::{Origin, RecordedRequest, RecordedResponse, StoredBody};
+use super::pseudonym::{disguise, guid, is_guid, is_pseudonym};
+use crate::masking::SentSecrets;
+use crate::secret::Secret;
+
+/// What a secret reads as in a cassette.
+pub const REDACTED: &str = "REDACTED";
+
+/// A 1x1 PNG: what a challenge image becomes in a cassette of a live recording.
+const PLACEHOLDER_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+/// The body fields that are secrets wherever they are (any letter case): their values become
+/// [`REDACTED`]. The username is one: a live login's username is the bank's.
+const SECRET_FIELDS: [&str; 3] = ["Password", "Username", "Token"];
+
+/// The fields holding a login's or a session's id: pseudonyms.
+const ID_FIELDS: [&str; 2] = ["LoginId", "RequestId"];
+
+/// The fields of answers that are personal data (disguised unless the origin is the test
+/// instance). Everything under `Holder` and `Address` is too (the holder's name among it).
+const PERSONAL_FIELDS: [&str; 7] =
+    ["AccountNumber", "TransitNumber", "InstitutionNumber", "Description", "Memo", "Email", "PhoneNumber"];
+
+/// The objects whose every value is personal data.
+const PERSONAL_OBJECTS: [&str; 2] = ["Holder", "Address"];
+
+/// The redaction of one cassette: the same real id always gets the same pseudonym in it.
+#[derive(Debug)]
+pub(crate) struct Redactor {
+    origin: Origin,
+    customer_id: String,
+    /// Every real id met so far and its pseudonym: replaced wherever it shows up again (a link,
+    /// a path, a text body).
+    ids: HashMap<String, String>,
+    /// The names of the fields replaced: the cassette's `redactions`.
+    redactions: BTreeSet<String>,
+    /// The real values replaced, by field: what the scan looks for before anything is written.
+    targets: Vec<(String, Secret)>,
+    /// The secrets sent or received so far (keys, tokens, credentials, answers): masked wherever
+    /// an answer repeats them, as errors mask them (docs/errors.md#secrets-a-server-repeats). A
+    /// sandbox user's password is a word of its account titles, and a server may echo a secret.
+    said: SentSecrets,
+    /// Test support: fields left as they are, to prove that the scan catches a broken redactor.
+    skipped: Vec<String>,
+}
+
+impl Redactor {
+    pub(crate) fn new(origin: Origin, customer_id: &str) -> Self {
+        Redactor {
+            origin,
+            customer_id: customer_id.to_owned(),
+            ids: HashMap::new(),
+            redactions: BTreeSet::new(),
+            targets: Vec::new(),
+            said: SentSecrets::default(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// Leaves `fields` unredacted: only for the test that proves the scan refuses such a file.
+    pub(crate) fn skipping(mut self, fields: &[String]) -> Self {
+        self.skipped = fields.to_vec();
+        self
+    }
+
+    pub(crate) fn redactions(&self) -> Vec<String> {
+        self.redactions.iter().cloned().collect()
+    }
+
+    pub(crate) fn targets(&self) -> &[(String, Secret)] {
+        &self.targets
+    }
+
+    fn skips(&self, field: &str) -> bool {
+        self.skipped.iter().any(|skipped| skipped.eq_ignore_ascii_case(field))
+    }
+
+    /// Notes that `field`'s value `real` was replaced: named in `redactions`, looked for by the scan.
+    fn replaced(&mut self, field: &str, real: &str) {
+        self.redactions.insert(field.to_owned());
+        if !real.is_empty() && !self.targets.iter().any(|(_, known)| known.expose() == real) {
+            self.targets.push((field.to_owned(), Secret::new(real)));
+        }
+    }
+
+    /// The pseudonym of the id `real` of `field`; a pseudonym stays as it is.
+    fn id(&mut self, field: &str, real: &str) -> String {
+        if is_pseudonym(real) || real.is_empty() {
+            return real.to_owned();
+        }
+        let fake = guid(real);
+        self.ids.insert(real.to_owned(), fake.clone());
+        self.replaced(field, real);
+        fake
+    }
+
+    /// `request` as a cassette keeps it.
+    pub(crate) fn request(&mut self, request: &Exchange<'_>) -> RecordedRequest {
+        let mut headers = BTreeMap::new();
+        for (name, value) in &request.headers {
+            let name = name.to_ascii_lowercase();
+            // Looked for by the scan whatever the redaction below does: it was sent.
+            self.replaced(&name, value.expose());
+            if self.skips(&name) {
+                headers.insert(name.clone(), value.expose().to_owned());
+            } else {
+                headers.insert(name.clone(), REDACTED.to_owned());
+                self.said.add(value);
+            }
+        }
+        if let Some(content_type) = request.content_type {
+            headers.insert("content-type".to_owned(), content_type.to_owned());
+        }
+        let mut body = request.body.and_then(StoredBody::of);
+        if let Some(StoredBody::Json { json: value }) = &mut body {
+            self.request_value(value, None);
+            self.known_ids(value);
+        }
+        // What the client knows to be secret and no field above replaced is still looked for.
+        for secret in request.body_secrets {
+            if !self.skips("body secrets") {
+                self.said.add(secret);
+            }
+            if !self.targets.iter().any(|(_, known)| known == secret) {
+                self.targets.push((format!("a secret of the {} request's body", request.operation), secret.clone()));
+            }
+        }
+        let uri = self.uri(request.url);
+        RecordedRequest { method: request.method.to_owned(), uri, headers, body }
+    }
+
+    /// `answer` as a cassette keeps it.
+    pub(crate) fn response(&mut self, answer: &WireAnswer) -> RecordedResponse {
+        let mut headers = BTreeMap::new();
+        if let Some(content_type) = &answer.content_type {
+            headers.insert("content-type".to_owned(), content_type.clone());
+        }
+        if let Some(location) = &answer.location {
+            headers.insert("location".to_owned(), self.uri(location));
+        }
+        if let Some(retry_after) = &answer.retry_after {
+            headers.insert("retry-after".to_owned(), retry_after.clone());
+        }
+        let mut body = StoredBody::of(&answer.body);
+        match &mut body {
+            Some(StoredBody::Json { json: value }) => {
+                self.answer_value(value, None);
+                self.known_ids(value);
+                self.said.value(value);
+            }
+            Some(StoredBody::Text { text }) => *text = self.said.text(&self.text(text)),
+            _ => {}
+        }
+        RecordedResponse { status: answer.status, headers, body }
+    }
+
+    /// A URL with the customer id (but the test instance's) and every id in its path and query
+    /// replaced by pseudonyms.
+    fn uri(&mut self, url: &str) -> String {
+        let Ok(mut parsed) = reqwest::Url::parse(url) else { return self.text(url) };
+        let segments: Vec<String> =
+            parsed.path_segments().map(|segments| segments.map(str::to_owned).collect()).unwrap_or_default();
+        let mut path = String::new();
+        for (at, segment) in segments.iter().enumerate() {
+            path.push('/');
+            let customer = at == 1 && segments.first().is_some_and(|first| first == "v3");
+            if customer && segment == &self.customer_id {
+                if self.origin == Origin::Live && !self.skips("customer_id") {
+                    let fake = guid(segment);
+                    self.replaced("customer_id", segment);
+                    path.push_str(&fake);
+                } else {
+                    path.push_str(segment);
+                }
+            } else if is_guid(segment) || self.ids.contains_key(segment.as_str()) {
+                path.push_str(&self.id("an id in a path", segment));
+            } else {
+                path.push_str(segment);
+            }
+        }
+        parsed.set_path(&path);
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(name, value)| {
+                let value = if is_guid(&value) { self.id(&name, &value) } else { value.into_owned() };
+                (name.into_owned(), value)
+            })
+            .collect();
+        if !pairs.is_empty() {
+            parsed.query_pairs_mut().clear().extend_pairs(pairs);
+        }
+        parsed.to_string()
+    }
+
+    /// `text` with every known real id replaced by its pseudonym.
+    fn text(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for (real, fake) in &self.ids {
+            if text.contains(real.as_str()) {
+                text = text.replace(real.as_str(), fake);
+            }
+        }
+        text
+    }
+
+    /// Every string of `value` with the known ids replaced (links, messages naming a RequestId).
+    fn known_ids(&self, value: &mut Value) {
+        match value {
+            Value::String(text) => *text = self.text(text),
+            Value::Array(items) => items.iter_mut().for_each(|item| self.known_ids(item)),
+            Value::Object(map) => map.values_mut().for_each(|item| self.known_ids(item)),
+            _ => {}
+        }
+    }
+
+    /// A request body: secrets, answers and ids. `parent` is the key the value is under.
+    fn request_value(&mut self, value: &mut Value, parent: Option<&str>) {
+        match value {
+            Value::Object(map) => {
+                for (key, item) in map.iter_mut() {
+                    if key.eq_ignore_ascii_case("SecurityResponses") && !self.skips(key) {
+                        self.answers(item);
+                    } else {
+                        self.common(key, item, parent, Self::request_value);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.request_value(item, parent)),
+            _ => {}
+        }
+    }
+
+    /// Every value of `SecurityResponses` (its keys, the prompts, stay: matching needs them).
+    fn answers(&mut self, responses: &mut Value) {
+        let Value::Object(map) = responses else { return };
+        for answers in map.values_mut() {
+            match answers {
+                Value::Array(items) => items.iter_mut().for_each(|item| self.secret("SecurityResponses", item)),
+                other => self.secret("SecurityResponses", other),
+            }
+        }
+    }
+
+    /// `value`, a secret of `field`, replaced by [`REDACTED`].
+    fn secret(&mut self, field: &str, value: &mut Value) {
+        if self.skips(field) {
+            return;
+        }
+        if let Value::String(real) = value {
+            if real != REDACTED {
+                self.replaced(field, real);
+                self.said.add(&Secret::new(real.as_str()));
+            }
+        }
+        *value = Value::String(REDACTED.to_owned());
+    }
+
+    /// What requests and answers share: secrets, ids, and the login object. `walk` goes on into
+    /// any other value.
+    fn common(
+        &mut self,
+        key: &str,
+        item: &mut Value,
+        parent: Option<&str>,
+        walk: fn(&mut Self, &mut Value, Option<&str>),
+    ) {
+        let named = |names: &[&str]| names.iter().any(|name| key.eq_ignore_ascii_case(name));
+        if named(&SECRET_FIELDS) && !item.is_object() && !item.is_array() && !item.is_null() {
+            self.secret(key, item);
+        } else if (named(&ID_FIELDS) || (key.eq_ignore_ascii_case("Id") && parent == Some("Login"))) && !self.skips(key)
+        {
+            if let Value::String(real) = item {
+                let field = if key.eq_ignore_ascii_case("Id") { "LoginId" } else { key };
+                *real = self.id(field, real);
+            }
+        } else {
+            walk(self, item, Some(key));
+        }
+    }
+
+    /// An answer's body: secrets, ids, and personal data unless the origin is the test instance.
+    fn answer_value(&mut self, value: &mut Value, parent: Option<&str>) {
+        match value {
+            Value::Object(map) => {
+                let images = image_challenge(map);
+                for (key, item) in map.iter_mut() {
+                    if images && key.eq_ignore_ascii_case("Iterables") {
+                        self.images(item);
+                    } else if self.personal(key, parent) {
+                        self.disguised(key, item);
+                    } else {
+                        self.common(key, item, parent, Self::answer_value);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.answer_value(item, parent)),
+            _ => {}
+        }
+    }
+
+    /// Whether `key` (under `parent`) holds personal data to disguise.
+    fn personal(&self, key: &str, parent: Option<&str>) -> bool {
+        if self.origin == Origin::TestInstance || self.skips(key) {
+            return false;
+        }
+        let named = |names: &[&str], name: &str| names.iter().any(|known| name.eq_ignore_ascii_case(known));
+        named(&PERSONAL_FIELDS, key)
+            || named(&PERSONAL_OBJECTS, key)
+            || parent.is_some_and(|parent| named(&PERSONAL_OBJECTS, parent))
+    }
+
+    /// Every string and number under `value` disguised as personal data of `field`.
+    fn disguised(&mut self, field: &str, value: &mut Value) {
+        match value {
+            // Named in `redactions`, not looked for by the scan: the words of a description
+            // ("Payroll") stand in fields that are not personal too (a category).
+            Value::String(real) if !is_pseudonym(real) => {
+                *real = disguise(field, real);
+                self.redactions.insert(field.to_owned());
+            }
+            Value::Number(number) => {
+                if let Ok(fake) = serde_json::from_str::<serde_json::Number>(&disguise(field, &number.to_string())) {
+                    *number = fake;
+                    self.redactions.insert(field.to_owned());
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.disguised(field, item)),
+            Value::Object(map) => {
+                for (key, item) in map.iter_mut() {
+                    self.disguised(key, item);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The images of an image challenge, in a live recording: a placeholder each.
+    fn images(&mut self, iterables: &mut Value) {
+        if self.origin == Origin::TestInstance {
+            return;
+        }
+        if let Value::Array(items) = iterables {
+            for item in items {
+                if item.is_string() {
+                    self.redactions.insert("SecurityChallenges.Iterables (images)".to_owned());
+                    *item = Value::String(PLACEHOLDER_PNG.to_owned());
+                }
+            }
+        }
+    }
+}
+
+/// Whether `challenge` is an image selection, whose choices are images.
+fn image_challenge(challenge: &Map<String, Value>) -> bool {
+    challenge.iter().any(|(key, value)| {
+        key.eq_ignore_ascii_case("Type")
+            && value.as_str().is_some_and(|kind| kind.eq_ignore_ascii_case("ImageSelection"))
+    })
+}
