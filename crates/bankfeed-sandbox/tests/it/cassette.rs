@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bankfeed::authorize::Credentials;
-use bankfeed::cassette::{pseudonym, CassetteOptions, CassetteSession, RecordMode};
+use bankfeed::cassette::{pseudonym, Cassette, CassetteOptions, CassetteSession, RecordMode};
 use bankfeed::config::ClientOptions;
 use bankfeed::data::requests::{AccountsDetailOptions, AccountsSummaryOptions};
 use bankfeed::ops::{self, Target};
@@ -333,4 +333,80 @@ async fn recording_a_host_that_is_not_loopback_needs_allow_live_record() {
     assert!(CassetteSession::open(&path, RecordMode::Once, &config, &allowed).is_ok());
     let missing = CassetteSession::open(&path, RecordMode::None, &config, &CassetteOptions::default()).unwrap_err();
     assert!(missing.to_string().contains("does not exist"), "{missing}");
+}
+
+/// A login of `greatday_nomfa` (no challenge), then its investments.
+async fn investments_of(client: &Client) -> Result<(Session, Value), Error> {
+    let mut credentials = Credentials::new(INSTITUTION, "greatday_nomfa", Secret::new("Everyday"));
+    credentials.save = true;
+    let mut none = |challenge: &Challenge| Err(Error::ChallengeRequired(Box::new(challenge.clone())));
+    let session = within!(client, "Authorize", |c, call| c.login(&call, credentials, &mut none))?;
+    let investments = data!(client, ops::Investments, Target::Session(&session), &())?;
+    Ok((session, investments.raw.to_value().unwrap()))
+}
+
+#[tokio::test]
+async fn a_retried_503_replays_without_its_wait_and_the_modes_add_or_rewrite() {
+    use bankfeed_sandbox::{Fault, FaultKind};
+    let sandbox = Sandbox::start(SandboxConfig { pending_polls: 1, ..SandboxConfig::default() }).unwrap();
+    let config = || options(&sandbox.url(), sandbox.customer_id(), sandbox.api_key(), sandbox.secret_key(), 0.01);
+    sandbox.inject([Fault {
+        operation: Some("Investments".to_owned()),
+        times: Some(1),
+        ..Fault::new(FaultKind::Status {
+            status: 503,
+            code: Some("RETRY_LATER".into()),
+            message: None,
+            retry_after: Some("1".into()),
+        })
+    }]);
+    let path = cassette_path("modes");
+    let (client, recording) = on_cassette(config(), &path, RecordMode::Once, CassetteOptions::default());
+    let started = Instant::now();
+    let (_, live) = investments_of(&client).await.unwrap();
+    assert!(started.elapsed() >= Duration::from_secs(1), "the live retry waited its Retry-After");
+    recording.save().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("status: 503") && text.contains("retry-after: '1'"), "kept as information");
+    let recorded = Cassette::parse(&text).unwrap().interactions.len();
+
+    // Replayed: the 503 is retried as it was, without the wait.
+    let (client, replay) = on_cassette(config(), &path, RecordMode::None, CassetteOptions::default());
+    let started = Instant::now();
+    let (_, replayed) = investments_of(&client).await.unwrap();
+    assert!(started.elapsed() < Duration::from_millis(800), "{:?}", started.elapsed());
+    // The same figures (the login's ids and personal fields are pseudonyms and disguises).
+    for key in ["Value", "Cash"] {
+        assert_eq!(replayed[key], live[key], "{key}");
+    }
+    assert_eq!(replay.play_count(), (recorded, recorded));
+
+    // new_episodes: what matches is replayed; a second session, never recorded, is sent and
+    // added. (A new request on a replayed session could not go out: the server does not know
+    // its pseudonym RequestId; docs/cassettes.md#modes.)
+    let (client, episodes) = on_cassette(config(), &path, RecordMode::NewEpisodes, CassetteOptions::default());
+    let before = sandbox.requests().len();
+    investments_of(&client).await.unwrap();
+    assert_eq!(sandbox.requests().len(), before, "all of it replayed");
+    investments_of(&client).await.unwrap();
+    assert!(sandbox.requests().len() > before, "the second session went out");
+    assert!(episodes.save().unwrap());
+    let added = Cassette::parse(&std::fs::read_to_string(&path).unwrap()).unwrap().interactions.len();
+    assert!(added > recorded, "{added} > {recorded}");
+    let (client, _) = on_cassette(config(), &path, RecordMode::None, CassetteOptions::default());
+    investments_of(&client).await.unwrap();
+    investments_of(&client).await.unwrap();
+
+    // rewrite: the file holds this session's requests alone.
+    let (client, rewrite) = on_cassette(config(), &path, RecordMode::Rewrite, CassetteOptions::default());
+    investments_of(&client).await.unwrap();
+    assert!(rewrite.save().unwrap());
+    let rewritten = Cassette::parse(&std::fs::read_to_string(&path).unwrap()).unwrap().interactions.len();
+    assert!(rewritten < added, "{rewritten} < {added}");
+    // all: sent again and added after what is there.
+    let (client, all) = on_cassette(config(), &path, RecordMode::All, CassetteOptions::default());
+    investments_of(&client).await.unwrap();
+    assert!(all.save().unwrap());
+    let doubled = Cassette::parse(&std::fs::read_to_string(&path).unwrap()).unwrap().interactions.len();
+    assert_eq!(doubled, 2 * rewritten);
 }

@@ -90,9 +90,14 @@ impl Redactor {
     }
 
     /// Notes that `field`'s value `real` was replaced: named in `redactions`, looked for by the scan.
+    /// A placeholder or a pseudonym is no real value (a replayed token sent back as a header): it
+    /// is not looked for.
     fn replaced(&mut self, field: &str, real: &str) {
         self.redactions.insert(field.to_owned());
-        if !real.is_empty() && !self.targets.iter().any(|(_, known)| known.expose() == real) {
+        if real.is_empty() || real == REDACTED || is_pseudonym(real) {
+            return;
+        }
+        if !self.targets.iter().any(|(_, known)| known.expose() == real) {
             self.targets.push((field.to_owned(), Secret::new(real)));
         }
     }
@@ -119,7 +124,9 @@ impl Redactor {
                 headers.insert(name.clone(), value.expose().to_owned());
             } else {
                 headers.insert(name.clone(), REDACTED.to_owned());
-                self.said.add(value);
+                if value.expose() != REDACTED {
+                    self.said.add(value);
+                }
             }
         }
         if let Some(content_type) = request.content_type {
@@ -131,10 +138,8 @@ impl Redactor {
             self.known_ids(value);
         }
         // What the client knows to be secret and no field above replaced is still looked for.
-        for secret in request.body_secrets {
-            if !self.skips("body secrets") {
-                self.said.add(secret);
-            }
+        for secret in request.body_secrets.iter().filter(|secret| secret.expose() != REDACTED) {
+            self.said.add(secret);
             if !self.targets.iter().any(|(_, known)| known == secret) {
                 self.targets.push((format!("a secret of the {} request's body", request.operation), secret.clone()));
             }
