@@ -24,7 +24,7 @@ mod scan;
 pub use exchange::{Exchange, WireAnswer};
 pub use format::{Cassette, Interaction, Origin, RecordedRequest, RecordedResponse, StoredBody, FORMAT_VERSION};
 pub use mode::RecordMode;
-pub use recording::{CassetteOptions, CassetteSession, Decision};
+pub use recording::{CassetteOptions, CassetteSession, Decision, Upstream};
 pub use redactor::REDACTED;
 pub use scan::check_file;
 

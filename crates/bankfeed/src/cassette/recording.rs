@@ -34,6 +34,16 @@ pub struct CassetteOptions {
     pub unredacted: Vec<String>,
 }
 
+/// What a cassette is recorded against: the hosts its requests go to, and the customer whose id
+/// the paths carry. A client's configuration gives them ([`CassetteSession::open`]); a server
+/// that records or replays for other clients gives its own ([`CassetteSession::open_for`]).
+#[derive(Clone, Debug)]
+pub struct Upstream<'a> {
+    /// The base URLs requests are sent to (the banking and the investments hosts).
+    pub base_urls: Vec<&'a str>,
+    pub customer_id: &'a str,
+}
+
 /// A cassette in use: opened once, shared by the clients built on it, written by [`Self::save`].
 #[derive(Debug)]
 pub struct CassetteSession {
@@ -74,11 +84,25 @@ impl CassetteSession {
         config: &ClientConfig,
         options: &CassetteOptions,
     ) -> Result<Self, Error> {
+        let upstream = Upstream {
+            base_urls: vec![&config.base_url, &config.investments_base_url],
+            customer_id: &config.customer_id,
+        };
+        Self::open_for(path, mode, &upstream, options)
+    }
+
+    /// As [`Self::open`], for requests to `upstream`.
+    pub fn open_for(
+        path: &Path,
+        mode: RecordMode,
+        upstream: &Upstream<'_>,
+        options: &CassetteOptions,
+    ) -> Result<Self, Error> {
         let shown = path.display().to_string();
         let existed = path.exists();
         let replay_only = mode == RecordMode::None || (mode == RecordMode::Once && existed);
         if !replay_only && !options.allow_live_record {
-            for url in [&config.base_url, &config.investments_base_url] {
+            for url in &upstream.base_urls {
                 if !recordable(url) {
                     return Err(Error::config(
                         "allow_live_record",
@@ -91,7 +115,10 @@ impl CassetteSession {
                 }
             }
         }
-        let origin = options.origin.unwrap_or_else(|| origin_of(&config.base_url));
+        let origin = options.origin.unwrap_or_else(|| match upstream.base_urls.first() {
+            Some(url) => origin_of(url),
+            None => Origin::Live,
+        });
         let cassette = if existed && mode != RecordMode::Rewrite {
             let text = std::fs::read_to_string(path).map_err(|error| Error::Cassette {
                 path: shown.clone(),
@@ -112,7 +139,7 @@ impl CassetteSession {
         };
         let keys = cassette.interactions.iter().map(|interaction| MatchKey::of(&interaction.request)).collect();
         let played = vec![false; cassette.interactions.len()];
-        let redactor = Redactor::new(cassette.origin, &config.customer_id).skipping(&options.unredacted);
+        let redactor = Redactor::new(cassette.origin, upstream.customer_id).skipping(&options.unredacted);
         Ok(CassetteSession {
             path: path.to_owned(),
             mode,

@@ -23,6 +23,18 @@ pub const REDACTED: &str = "REDACTED";
 const PLACEHOLDER_PNG: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
+/// A one-page blank PDF of 308 bytes, valid to the letter (its cross-reference table included):
+/// what a statement file becomes in a cassette of a live recording.
+const PLACEHOLDER_PDF: &str = concat!(
+    "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2cvUGFnZXMgMiAwIFI+PgplbmRvYmoKMiAwIG9iago8PC9UeXBlL1BhZ2VzL0tp",
+    "ZHNbMyAwIFJdL0NvdW50IDE+PgplbmRvYmoKMyAwIG9iago8PC9UeXBlL1BhZ2UvUGFyZW50IDIgMCBSL01lZGlhQm94WzAgMCA3MiA3",
+    "Ml0+PgplbmRvYmoKeHJlZgowIDQKMDAwMDAwMDAwMCA2NTUzNSBmIAowMDAwMDAwMDA5IDAwMDAwIG4gCjAwMDAwMDAwNTQgMDAwMDAg",
+    "biAKMDAwMDAwMDEwNSAwMDAwMCBuIAp0cmFpbGVyCjw8L1NpemUgNC9Sb290IDEgMCBSPj4Kc3RhcnR4cmVmCjE2OAolJUVPRgo="
+);
+
+/// The field of a statement's file, base64 (docs/protocol.md#account-detail-summary-and-statements): replaced by [`PLACEHOLDER_PDF`].
+const STATEMENT_FILE: &str = "Base64Bytes";
+
 /// The body fields that are secrets wherever they are (any letter case): their values become
 /// [`REDACTED`]. The username is one: a live login's username is the bank's.
 const SECRET_FIELDS: [&str; 3] = ["Password", "Username", "Token"];
@@ -305,6 +317,8 @@ impl Redactor {
                 for (key, item) in map.iter_mut() {
                     if images && key.eq_ignore_ascii_case("Iterables") {
                         self.images(item);
+                    } else if key.eq_ignore_ascii_case(STATEMENT_FILE) && item.is_string() {
+                        self.statement(item);
                     } else if self.personal(key, parent) {
                         self.disguised(key, item);
                     } else {
@@ -367,6 +381,14 @@ impl Redactor {
             }
         }
     }
+
+    /// A statement's file, in a live recording: the placeholder PDF.
+    fn statement(&mut self, file: &mut Value) {
+        if self.origin == Origin::Live && !self.skips(STATEMENT_FILE) {
+            self.redactions.insert(format!("{STATEMENT_FILE} (statement files)"));
+            *file = Value::String(PLACEHOLDER_PDF.to_owned());
+        }
+    }
 }
 
 /// Whether `challenge` is an image selection, whose choices are images.
@@ -375,4 +397,87 @@ fn image_challenge(challenge: &Map<String, Value>) -> bool {
         key.eq_ignore_ascii_case("Type")
             && value.as_str().is_some_and(|kind| kind.eq_ignore_ascii_case("ImageSelection"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use serde_json::json;
+
+    use super::*;
+
+    fn answer(redactor: &mut Redactor, body: &Value) -> Value {
+        let answer = WireAnswer {
+            status: 200,
+            content_type: None,
+            location: None,
+            retry_after: None,
+            body: serde_json::to_vec(body).unwrap(),
+        };
+        match redactor.response(&answer).body {
+            Some(StoredBody::Json { json }) => json,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn secrets_ids_and_answers_of_a_request_are_replaced_and_the_prompts_stay() {
+        let mut redactor = Redactor::new(Origin::TestInstance, "cid");
+        let key = Secret::new("k-123");
+        let body = json!({"Username": "jane", "Password": "hunter2", "LoginId": "5e1e8d5a-3f2b-4c8e-9b1a-0d2c3b4a5f60",
+                          "SecurityResponses": {"What city?": ["Paris"]}});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let exchange = Exchange {
+            operation: "Authorize",
+            method: "POST",
+            url: "https://toolbox-api.private.fin.ag/v3/cid/BankingServices/GetAccountsDetailAsync/5e1e8d5a-3f2b-4c8e-9b1a-0d2c3b4a5f60",
+            headers: vec![("flinks-auth-key", &key)],
+            content_type: Some("application/json"),
+            body: Some(&bytes),
+            body_secrets: &[],
+        };
+        let recorded = redactor.request(&exchange);
+        let text = serde_json::to_string(&recorded.body).unwrap() + &recorded.uri + &format!("{:?}", recorded.headers);
+        for gone in ["jane", "hunter2", "Paris", "k-123", "5e1e8d5a"] {
+            assert!(!text.contains(gone), "{gone}: {text}");
+        }
+        let fake = guid("5e1e8d5a-3f2b-4c8e-9b1a-0d2c3b4a5f60");
+        assert!(text.contains("What city?") && text.contains(&fake), "{text}");
+        assert!(
+            recorded.uri.ends_with(&format!("/v3/cid/BankingServices/GetAccountsDetailAsync/{fake}")),
+            "the test instance's customer id stays"
+        );
+        let found: Vec<&str> = redactor.targets().iter().map(|(field, _)| field.as_str()).collect();
+        assert_eq!(found, ["flinks-auth-key", "Username", "Password", "LoginId", "SecurityResponses"]);
+    }
+
+    #[test]
+    fn an_answer_loses_its_statement_images_personal_data_and_repeated_secrets_when_live() {
+        let body = json!({
+            "RequestId": "r-1-long",
+            "Links": [{"href": "/GetAccountsDetailAsync/r-1-long"}],
+            "Message": "login hunter2 refused",
+            "SecurityChallenges": [{"Type": "ImageSelection", "Iterables": ["aW1hZ2U="]}],
+            "Accounts": [{"Title": "Chequing", "Holder": {"Name": "Jane Doe", "Address": {"City": "Laval"}},
+                          "Statements": [{"FileType": "PDF", "Base64Bytes": "JVBERi0xLjcgcmVhbA=="}]}]
+        });
+        let mut live = Redactor::new(Origin::Live, "cid");
+        live.said.add(&Secret::new("hunter2"));
+        let redacted = answer(&mut live, &body);
+        let text = redacted.to_string();
+        for gone in ["r-1-long", "hunter2", "aW1hZ2U=", "Jane Doe", "Laval", "JVBERi0xLjcgcmVhbA=="] {
+            assert!(!text.contains(gone), "{gone}: {text}");
+        }
+        assert_eq!(redacted["Accounts"][0]["Title"], "Chequing");
+        let pdf = base64::engine::general_purpose::STANDARD.decode(PLACEHOLDER_PDF).unwrap();
+        assert!(pdf.starts_with(b"%PDF-1.4") && pdf.ends_with(b"%%EOF\n") && pdf.len() == 308);
+        assert_eq!(redacted["Accounts"][0]["Statements"][0]["Base64Bytes"], PLACEHOLDER_PDF);
+        assert_eq!(redacted["Links"][0]["href"], format!("/GetAccountsDetailAsync/{}", guid("r-1-long")));
+        // The public test instance's data is public test data: kept, but the ids and secrets.
+        let mut public = Redactor::new(Origin::TestInstance, "cid");
+        let kept = answer(&mut public, &body);
+        assert_eq!(kept["Accounts"], body["Accounts"]);
+        assert_eq!(kept["SecurityChallenges"], body["SecurityChallenges"]);
+        assert_ne!(kept["RequestId"], body["RequestId"]);
+    }
 }
