@@ -167,13 +167,6 @@ pub(crate) enum Transport {
     Cassette(std::sync::Arc<CassetteSession>),
 }
 
-impl Transport {
-    /// Whether no request goes out at all, and so no wait need be slept.
-    fn replays_only(&self) -> bool {
-        matches!(self, Transport::Cassette(session) if session.replays_only())
-    }
-}
-
 #[derive(Clone, Debug)]
 pub(crate) struct Http {
     client: reqwest::Client,
@@ -241,10 +234,11 @@ impl Http {
         self
     }
 
-    /// Waits `wait` (a retry's back-off, a poll interval), unless every answer comes from a
-    /// cassette: a replay never sleeps, whatever the recorded `Retry-After` said.
-    pub(crate) async fn pause(&self, wait: Duration) {
-        if !self.transport.replays_only() {
+    /// Waits `wait` (a retry's back-off, a poll interval) after an answer of `call`, unless that
+    /// answer came from a cassette: a replay never sleeps, whatever the recorded `Retry-After`
+    /// said, and a request that goes out after a replayed one (`new_episodes`) waits as usual.
+    pub(crate) async fn pause(&self, wait: Duration, call: &Call) {
+        if !call.last_answer_replayed() {
             tokio::time::sleep(wait).await;
         }
     }
@@ -285,7 +279,7 @@ impl Http {
         let mut fresh = self.fresh_value(request, deadline, call).await?;
         loop {
             let started = Instant::now();
-            let outcome = self.send_once(request, fresh.as_ref(), time_left).await;
+            let outcome = self.send_once(request, fresh.as_ref(), time_left, call).await;
             sent = sent.saturating_add(1);
             log_attempt(request, &outcome, started, sent, call);
             let failure = match outcome {
@@ -313,7 +307,7 @@ impl Http {
                 let secrets = call.secrets();
                 events::retry(request.sent(&secrets), wait, sent.saturating_add(1), most, &failure.summary(&secrets));
             }
-            self.pause(wait).await;
+            self.pause(wait, call).await;
             // A value already sent may have been used even when no answer came back: each attempt
             // carries a new one, fetched within the same deadline.
             fresh = self.fresh_value(request, deadline, call).await?;
@@ -349,11 +343,13 @@ impl Http {
         request: &ApiRequest,
         fresh: Option<&(&'static str, Secret)>,
         time_left: Option<Duration>,
+        call: &Call,
     ) -> Result<Reply, Attempt> {
         // Boxed: reqwest's future is large, and every caller up to the poll loop would carry it.
         let Transport::Cassette(cassette) = &self.transport else {
             return classified(Box::pin(self.exchange(request, fresh, time_left)).await?);
         };
+        call.answered_by_cassette(false);
         let exchange = Exchange {
             operation: request.operation,
             method: request.method.as_str(),
@@ -364,7 +360,10 @@ impl Http {
             body_secrets: &request.secrets,
         };
         match cassette.replay(&exchange).map_err(|error| Attempt::Cassette(Box::new(error)))? {
-            Decision::Replay(answer) => classified(answer),
+            Decision::Replay(answer) => {
+                call.answered_by_cassette(true);
+                classified(answer)
+            }
             Decision::Record => {
                 let answer = Box::pin(self.exchange(request, fresh, time_left)).await?;
                 cassette.record(&exchange, &answer);
