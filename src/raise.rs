@@ -213,6 +213,11 @@ fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flav
             class::<bf::BankfeedError>(py)?
         }
         Error::Internal { .. } => class::<bf::BankfeedError>(py)?,
+        // Not raised from Python yet: cassettes are not exposed there (docs/cassettes.md).
+        Error::Cassette { .. }
+        | Error::CassetteUnmatched { .. }
+        | Error::CassetteRunOut { .. }
+        | Error::CassetteSecret { .. } => class::<bf::BankfeedError>(py)?,
         Error::ConnectTimeout { waited } => {
             fields.set_item("waited", waited.as_secs_f64())?;
             class::<bf::ConnectTimeout>(py)?

@@ -19,6 +19,7 @@
 //! other one sent (`Call::sharing`).
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -57,6 +58,9 @@ pub struct Call {
     login: Option<String>,
     /// What every call of the same bulk call sent, when this call is one of a bulk call's.
     shared: Option<SharedSecrets>,
+    /// Whether the last answer the call got came from a cassette: the wait after it (a poll
+    /// interval, a `Retry-After`) is then not slept (docs/cassettes.md).
+    replayed: AtomicBool,
 }
 
 /// What the call is doing, for the error when its deadline runs out.
@@ -91,6 +95,7 @@ impl Call {
             sent: Mutex::new(SentSecrets::default()),
             login: None,
             shared: None,
+            replayed: AtomicBool::new(false),
         }
     }
 
@@ -138,6 +143,16 @@ impl Call {
     /// login's next call.
     pub(crate) fn own_secrets(&self) -> SentSecrets {
         sync::lock(&self.sent).clone()
+    }
+
+    /// Records whether the answer the call just got came from a cassette.
+    pub(crate) fn answered_by_cassette(&self, replayed: bool) {
+        self.replayed.store(replayed, Ordering::Relaxed);
+    }
+
+    /// Whether the last answer the call got came from a cassette.
+    pub(crate) fn last_answer_replayed(&self) -> bool {
+        self.replayed.load(Ordering::Relaxed)
     }
 
     /// The call's name.

@@ -9,6 +9,7 @@ use crate::authorize::{
     parse_step, Answers, AuthorizeRequest, Challenge, ChallengeHandler, Credentials, Session, Step,
 };
 use crate::call::Call;
+use crate::cassette::CassetteSession;
 use crate::config::ClientConfig;
 use crate::data::answer::Reply;
 use crate::data::json;
@@ -18,7 +19,7 @@ use crate::data::requests::AccountsDetailOptions;
 use crate::data::Raw;
 use crate::error::Error;
 use crate::fork::PerProcess;
-use crate::http::{ApiRequest, Http};
+use crate::http::{ApiRequest, Http, Transport};
 use crate::masking::SharedSecrets;
 use crate::ops::{self, DataOp, Target};
 use crate::poll::{poll, Pollable};
@@ -45,6 +46,8 @@ struct Inner {
     /// configuration in the process share (docs/architecture.md#one-pool-per-configuration).
     /// Taken again in a forked child: the pool's connections belong to the parent's runtime.
     http: PerProcess<Arc<Http>>,
+    /// Where its requests go: live, or through a cassette (then on a pool of its own).
+    transport: Transport,
     /// True once `close()` was called: every call in flight, in any thread, ends with
     /// `Error::Closed`, and new ones are refused.
     closed: tokio::sync::watch::Sender<bool>,
@@ -62,7 +65,21 @@ impl Client {
     pub fn copy_of(config: ClientConfig, identity: uuid::Uuid) -> Result<Self, Error> {
         let http = pools::shared(&config)?;
         let closed = tokio::sync::watch::Sender::new(false);
-        let inner = Arc::new(Inner { config, identity, http: PerProcess::with(http), closed });
+        let inner =
+            Arc::new(Inner { config, identity, http: PerProcess::with(http), transport: Transport::Live, closed });
+        Ok(Client { inner, shared_secrets: None })
+    }
+
+    /// A client whose requests go through `cassette` (docs/cassettes.md): answered from it, or
+    /// sent and recorded, as its mode says. Its connections are its own, never a pool shared
+    /// with live clients of the same configuration. Write what it recorded with
+    /// [`CassetteSession::save`].
+    pub fn with_cassette(config: ClientConfig, cassette: Arc<CassetteSession>) -> Result<Self, Error> {
+        let transport = Transport::Cassette(cassette);
+        let http = Arc::new(Http::new(&config)?.on(transport.clone()));
+        let closed = tokio::sync::watch::Sender::new(false);
+        let inner =
+            Arc::new(Inner { config, identity: uuid::Uuid::new_v4(), http: PerProcess::with(http), transport, closed });
         Ok(Client { inner, shared_secrets: None })
     }
 
@@ -94,7 +111,10 @@ impl Client {
         if self.is_closed() {
             return Err(Error::Closed { operation: "a request".to_owned() });
         }
-        self.inner.http.get_or_try_init(|| pools::shared(&self.inner.config))
+        self.inner.http.get_or_try_init(|| match &self.inner.transport {
+            Transport::Live => pools::shared(&self.inner.config),
+            cassette @ Transport::Cassette(_) => Ok(Arc::new(Http::new(&self.inner.config)?.on(cassette.clone()))),
+        })
     }
 
     pub fn config(&self) -> &ClientConfig {

@@ -288,6 +288,19 @@ pub enum Error {
     Closed { operation: String },
     /// No bank was connected through the widget before the wait ran out (docs/connect.md).
     ConnectTimeout { waited: Duration },
+    /// A cassette could not be read, parsed or written (docs/cassettes.md): `path` as given,
+    /// `message` what went wrong.
+    Cassette { path: String, message: String },
+    /// A request that no interaction of the cassette answers, in a mode that only replays.
+    /// `request` is the request after redaction (method, path, operation: never a secret);
+    /// `closest` the recorded request nearest to it and how the two differ.
+    CassetteUnmatched { path: String, request: String, closest: Option<(String, Vec<String>)> },
+    /// A request whose recorded answers were all played already (a poll asking once more than
+    /// it did when recorded): an error, not a repeat, which would hang a poller.
+    CassetteRunOut { path: String, request: String, played: usize },
+    /// Nothing was written: the cassette's text still held the value of `field` (a secret, or a
+    /// value the redaction should have replaced). The value is never shown.
+    CassetteSecret { path: String, field: String },
 }
 
 impl Error {
@@ -575,6 +588,31 @@ impl fmt::Display for Explained<'_> {
                 "no bank was connected within {}: the widget did not redirect to the loopback catcher in time; \
                  start again and finish connecting in the browser tab that opens, or allow a longer timeout",
                 Seconds(*waited)
+            ),
+            Error::Cassette { path, message } => write!(f, "cassette {path} {message}"),
+            Error::CassetteUnmatched { path, request, closest } => {
+                write!(f, "cassette {path} has no recorded answer for {request}")?;
+                match closest {
+                    Some((recorded, differences)) => {
+                        write!(f, "; the closest recorded request is {recorded}, which differs in: ")?;
+                        f.write_str(&differences.join("; "))?;
+                    }
+                    None => f.write_str("; it records no request at all")?,
+                }
+                f.write_str(
+                    "; record it again (record_mode once on a new file, new_episodes, or rewrite), or make the test \
+                     send what was recorded",
+                )
+            }
+            Error::CassetteRunOut { path, request, played } => write!(
+                f,
+                "cassette {path} recorded {played} answer(s) to {request}, and all were played: the session asks \
+                 more than the recording did; record it again"
+            ),
+            Error::CassetteSecret { path, field } => write!(
+                f,
+                "cassette {path} was not written: its text still holds the value of {field}, which must never be \
+                 in a file; this is a bug of bankfeed's redaction, please report it (with the field's name only)"
             ),
         }
     }

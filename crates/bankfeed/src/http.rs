@@ -9,6 +9,7 @@ use reqwest::{redirect, Method};
 use tokio::time::Instant;
 
 use crate::call::Call;
+use crate::cassette::{CassetteSession, Decision, Exchange, WireAnswer};
 use crate::config::{ClientConfig, RetryPolicy};
 use crate::data::answer::{classify, request_id_field, Refusal, Reply};
 use crate::data::json::{body_snippet, field, request_id_of};
@@ -155,9 +156,21 @@ fn names_a_token(body: &Body) -> bool {
     }
 }
 
+/// Where the sender's requests go: the transport seam (docs/cassettes.md). Below it sit only the
+/// socket and the cassette; above it, retries, classification and polling run the same for all.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Transport {
+    /// Every request goes out.
+    #[default]
+    Live,
+    /// A cassette answers what it can; what it cannot goes out, and is recorded, as its mode says.
+    Cassette(std::sync::Arc<CassetteSession>),
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Http {
     client: reqwest::Client,
+    transport: Transport,
     retry: RetryPolicy,
     /// Per request; a retry gets no more than what is left before its deadline.
     timeout: Duration,
@@ -205,6 +218,7 @@ impl Http {
             builder.build().map_err(|e| Error::config("base_url", format!("could not build the HTTP client: {e}")))?;
         Ok(Http {
             client,
+            transport: Transport::Live,
             retry: config.retry.clone(),
             timeout: config.timeout,
             budget: config.poll.timeout,
@@ -212,6 +226,21 @@ impl Http {
             slots: std::sync::Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
             proxies,
         })
+    }
+
+    /// This sender on `transport`: a pool of its own, never one shared by a configuration's clients.
+    pub(crate) fn on(mut self, transport: Transport) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// Waits `wait` (a retry's back-off, a poll interval) after an answer of `call`, unless that
+    /// answer came from a cassette: a replay never sleeps, whatever the recorded `Retry-After`
+    /// said, and a request that goes out after a replayed one (`new_episodes`) waits as usual.
+    pub(crate) async fn pause(&self, wait: Duration, call: &Call) {
+        if !call.last_answer_replayed() {
+            tokio::time::sleep(wait).await;
+        }
     }
 
     /// The proxy `request` goes through, as messages show it, if any.
@@ -250,7 +279,7 @@ impl Http {
         let mut fresh = self.fresh_value(request, deadline, call).await?;
         loop {
             let started = Instant::now();
-            let outcome = self.send_once(request, fresh.as_ref(), time_left).await;
+            let outcome = self.send_once(request, fresh.as_ref(), time_left, call).await;
             sent = sent.saturating_add(1);
             log_attempt(request, &outcome, started, sent, call);
             let failure = match outcome {
@@ -278,7 +307,7 @@ impl Http {
                 let secrets = call.secrets();
                 events::retry(request.sent(&secrets), wait, sent.saturating_add(1), most, &failure.summary(&secrets));
             }
-            tokio::time::sleep(wait).await;
+            self.pause(wait, call).await;
             // A value already sent may have been used even when no answer came back: each attempt
             // carries a new one, fetched within the same deadline.
             fresh = self.fresh_value(request, deadline, call).await?;
@@ -307,12 +336,49 @@ impl Http {
     }
 
     /// One send; `fresh` is the attempt's single-use header, `time_left` shortens the request's timeout to what is left before the deadline.
+    /// The transport seam: the answer comes from the socket or from a cassette, and is classified
+    /// the same way either way.
     async fn send_once(
         &self,
         request: &ApiRequest,
         fresh: Option<&(&'static str, Secret)>,
         time_left: Option<Duration>,
+        call: &Call,
     ) -> Result<Reply, Attempt> {
+        // Boxed: reqwest's future is large, and every caller up to the poll loop would carry it.
+        let Transport::Cassette(cassette) = &self.transport else {
+            return classified(Box::pin(self.exchange(request, fresh, time_left)).await?);
+        };
+        call.answered_by_cassette(false);
+        let exchange = Exchange {
+            operation: request.operation,
+            method: request.method.as_str(),
+            url: &request.url,
+            headers: request.headers.iter().chain(fresh).map(|(name, value)| (*name, value)).collect(),
+            content_type: request.body.as_ref().map(|_| "application/json"),
+            body: request.body.as_deref(),
+            body_secrets: &request.secrets,
+        };
+        match cassette.replay(&exchange).map_err(|error| Attempt::Cassette(Box::new(error)))? {
+            Decision::Replay(answer) => {
+                call.answered_by_cassette(true);
+                classified(answer)
+            }
+            Decision::Record => {
+                let answer = Box::pin(self.exchange(request, fresh, time_left)).await?;
+                cassette.record(&exchange, &answer);
+                classified(answer)
+            }
+        }
+    }
+
+    /// One request on the wire, and its answer as it came.
+    async fn exchange(
+        &self,
+        request: &ApiRequest,
+        fresh: Option<&(&'static str, Secret)>,
+        time_left: Option<Duration>,
+    ) -> Result<WireAnswer, Attempt> {
         // Held until the body is read, when the connection is back in the pool for the next
         // request: so the requests in flight, and the connections open, stay near
         // `max_connections`. The wait for a permit counts in the call's deadline like any other.
@@ -341,20 +407,20 @@ impl Http {
         let mut response =
             builder.send().await.map_err(|error| Attempt::from_reqwest(error, self.proxy_of(request)))?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, SystemTime::now()));
-        if (300..=399).contains(&status) {
-            let location = response.headers().get(LOCATION).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .map(|value: &HeaderValue| String::from_utf8_lossy(value.as_bytes()).into_owned())
+        };
+        let (content_type, location, retry_after) = (header(CONTENT_TYPE), header(LOCATION), header(RETRY_AFTER));
+        let body = if (300..=399).contains(&status) {
             // The body only adds a RequestId and a snippet; the redirect is the error either way.
-            let bytes = self.read_body(&mut response, status).await.unwrap_or_default();
-            return Err(redirected(status, location.as_deref(), &bytes));
-        }
-        let bytes =
-            self.read_body(&mut response, status).await.map_err(|failure| failure.through(self.proxy_of(request)))?;
-        classify(status, bytes, retry_after).map_err(Attempt::from)
+            self.read_body(&mut response, status).await.unwrap_or_default()
+        } else {
+            self.read_body(&mut response, status).await.map_err(|failure| failure.through(self.proxy_of(request)))?
+        };
+        Ok(WireAnswer { status, content_type, location, retry_after, body })
     }
 
     /// Reads the body chunk by chunk, refusing it once it passes `max_body_bytes` (or at once when
@@ -377,6 +443,16 @@ impl Http {
         }
         Ok(bytes)
     }
+}
+
+/// What an answer is: data, pending, a challenge, or a failure (a redirect is one).
+fn classified(answer: WireAnswer) -> Result<Reply, Attempt> {
+    let WireAnswer { status, location, retry_after, body, .. } = answer;
+    let retry_after = retry_after.as_deref().and_then(|v| parse_retry_after(v, SystemTime::now()));
+    if (300..=399).contains(&status) {
+        return Err(redirected(status, location.as_deref(), &body));
+    }
+    classify(status, body, retry_after).map_err(Attempt::from)
 }
 
 /// The DEBUG line of one attempt; the RequestId of a data answer is read from its body only when
@@ -518,6 +594,9 @@ enum Attempt {
         request_id: Option<String>,
         snippet: String,
     },
+    /// The cassette could not answer (docs/cassettes.md): never retried, the same request would
+    /// miss again.
+    Cassette(Box<Error>),
 }
 
 impl From<Refusal> for Attempt {
@@ -576,7 +655,9 @@ impl Attempt {
             Attempt::Transport { connect: true, .. } => true,
             Attempt::Transport { .. } => idempotent,
             Attempt::Api(api) => idempotent && is_retryable_status(api),
-            Attempt::Unsendable { .. } | Attempt::Decode { .. } | Attempt::Protocol { .. } => false,
+            Attempt::Unsendable { .. } | Attempt::Decode { .. } | Attempt::Protocol { .. } | Attempt::Cassette(_) => {
+                false
+            }
         }
     }
 
@@ -595,6 +676,7 @@ impl Attempt {
             },
             Attempt::Decode { status, .. } => format!("{status} (undecodable body)"),
             Attempt::Protocol { status, .. } => format!("{status} (unexpected)"),
+            Attempt::Cassette(_) => "no answer in the cassette".to_owned(),
         }
     }
 
@@ -650,6 +732,7 @@ impl Attempt {
             Attempt::Protocol { status, message, request_id, snippet } => {
                 Error::Protocol { operation, status, message, request_id, snippet }
             }
+            Attempt::Cassette(error) => *error,
         }
     }
 }

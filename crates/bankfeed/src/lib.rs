@@ -7,6 +7,7 @@
 pub mod authorize;
 pub mod bulk;
 pub mod call;
+pub mod cassette;
 pub mod client;
 pub mod config;
 pub mod connect;

@@ -133,7 +133,7 @@ async fn poll_until_done(
             let request_id = last_request_id.as_deref().map(|id| secrets.id(id));
             events::pending_round(sent, round, code.as_deref(), request_id.as_deref(), wait, waited);
         }
-        tokio::time::sleep(wait).await;
+        http.pause(wait, call).await;
     }
 }
 

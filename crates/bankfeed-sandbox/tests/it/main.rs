@@ -18,6 +18,7 @@
 mod common;
 
 mod bulk;
+mod cassette;
 mod client;
 mod client_data;
 mod connect;

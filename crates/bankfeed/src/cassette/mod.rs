@@ -1,0 +1,35 @@
+//! Cassettes: a session recorded once against a server, replayed forever without one
+//! (docs/cassettes.md). The sender's transport seam (crates/bankfeed/src/http.rs) asks a
+//! [`CassetteSession`] for each request, below retries, classification and polling, so that a
+//! replayed session runs the same code paths as a live one.
+//!
+//! - `format`: the YAML file;
+//! - `exchange`: a request and an answer as the send path hands them over;
+//! - `mode`: the record modes;
+//! - `matcher`: which recorded interaction answers a request, and how a request differs;
+//! - `pseudonym`: the stable fake ids and disguised values;
+//! - `redactor`: what becomes a placeholder, a pseudonym or a disguise when written;
+//! - `scan`: the fail-closed search of a cassette's text for what must not be in it;
+//! - `recording`: one cassette in use, and its writing.
+
+mod exchange;
+mod format;
+mod matcher;
+mod mode;
+mod pseudonym;
+mod recording;
+mod redactor;
+mod scan;
+
+pub use exchange::{Exchange, WireAnswer};
+pub use format::{Cassette, Interaction, Origin, RecordedRequest, RecordedResponse, StoredBody, FORMAT_VERSION};
+pub use mode::RecordMode;
+pub use recording::{CassetteOptions, CassetteSession, Decision, Upstream};
+pub use redactor::REDACTED;
+pub use scan::check_file;
+
+/// The pseudonym a cassette gives the id `real` (a LoginId, a RequestId): what a test compares
+/// a replayed session's ids with.
+pub fn pseudonym(real: &str) -> String {
+    pseudonym::guid(real)
+}

@@ -1,0 +1,483 @@
+//! Redaction at record time (docs/cassettes.md#redaction): secrets become a placeholder, the ids
+//! of logins and sessions consistent pseudonyms, and, unless the recording is of the public test
+//! instance, personal data in answers a disguise of the same shape. The same redaction is applied
+//! to a request before it is matched, so that a replayed session matches what was recorded.
+//!
+//! Every real value replaced is kept (in memory only) as a target of the fail-closed scan
+//! (crates/bankfeed/src/cassette/scan.rs), named by its field.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::{Map, Value};
+
+use super::exchange::{Exchange, WireAnswer};
+use super::format::{Origin, RecordedRequest, RecordedResponse, StoredBody};
+use super::pseudonym::{disguise, guid, is_guid, is_pseudonym};
+use crate::masking::SentSecrets;
+use crate::secret::Secret;
+
+/// What a secret reads as in a cassette.
+pub const REDACTED: &str = "REDACTED";
+
+/// A 1x1 PNG: what a challenge image becomes in a cassette of a live recording.
+const PLACEHOLDER_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+/// A one-page blank PDF of 308 bytes, valid to the letter (its cross-reference table included):
+/// what a statement file becomes in a cassette of a live recording.
+const PLACEHOLDER_PDF: &str = concat!(
+    "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2cvUGFnZXMgMiAwIFI+PgplbmRvYmoKMiAwIG9iago8PC9UeXBlL1BhZ2VzL0tp",
+    "ZHNbMyAwIFJdL0NvdW50IDE+PgplbmRvYmoKMyAwIG9iago8PC9UeXBlL1BhZ2UvUGFyZW50IDIgMCBSL01lZGlhQm94WzAgMCA3MiA3",
+    "Ml0+PgplbmRvYmoKeHJlZgowIDQKMDAwMDAwMDAwMCA2NTUzNSBmIAowMDAwMDAwMDA5IDAwMDAwIG4gCjAwMDAwMDAwNTQgMDAwMDAg",
+    "biAKMDAwMDAwMDEwNSAwMDAwMCBuIAp0cmFpbGVyCjw8L1NpemUgNC9Sb290IDEgMCBSPj4Kc3RhcnR4cmVmCjE2OAolJUVPRgo="
+);
+
+/// The field of a statement's file, base64 (docs/protocol.md#account-detail-summary-and-statements): replaced by [`PLACEHOLDER_PDF`].
+const STATEMENT_FILE: &str = "Base64Bytes";
+
+/// The body fields that are secrets wherever they are (any letter case): their values become
+/// [`REDACTED`]. The username is one: a live login's username is the bank's.
+const SECRET_FIELDS: [&str; 3] = ["Password", "Username", "Token"];
+
+/// The fields holding a login's or a session's id: pseudonyms.
+const ID_FIELDS: [&str; 2] = ["LoginId", "RequestId"];
+
+/// The fields of answers that are personal data (disguised unless the origin is the test
+/// instance). Everything under `Holder` and `Address` is too (the holder's name among it).
+const PERSONAL_FIELDS: [&str; 7] =
+    ["AccountNumber", "TransitNumber", "InstitutionNumber", "Description", "Memo", "Email", "PhoneNumber"];
+
+/// The objects whose every value is personal data.
+const PERSONAL_OBJECTS: [&str; 2] = ["Holder", "Address"];
+
+/// The redaction of one cassette: the same real id always gets the same pseudonym in it.
+#[derive(Debug)]
+pub(crate) struct Redactor {
+    origin: Origin,
+    customer_id: String,
+    /// Every real id met so far and its pseudonym: replaced wherever it shows up again (a link,
+    /// a path, a text body).
+    ids: HashMap<String, String>,
+    /// The names of the fields replaced: the cassette's `redactions`.
+    redactions: BTreeSet<String>,
+    /// The real values replaced, by field: what the scan looks for before anything is written.
+    targets: Vec<(String, Secret)>,
+    /// The secrets sent or received so far (keys, tokens, credentials, answers): masked wherever
+    /// an answer repeats them, as errors mask them (docs/errors.md#secrets-a-server-repeats). A
+    /// sandbox user's password is a word of its account titles, and a server may echo a secret.
+    said: SentSecrets,
+    /// Test support: fields left as they are, to prove that the scan catches a broken redactor.
+    skipped: Vec<String>,
+}
+
+impl Redactor {
+    pub(crate) fn new(origin: Origin, customer_id: &str) -> Self {
+        Redactor {
+            origin,
+            customer_id: customer_id.to_owned(),
+            ids: HashMap::new(),
+            redactions: BTreeSet::new(),
+            targets: Vec::new(),
+            said: SentSecrets::default(),
+            skipped: Vec::new(),
+        }
+    }
+
+    /// Leaves `fields` unredacted: only for the test that proves the scan refuses such a file.
+    pub(crate) fn skipping(mut self, fields: &[String]) -> Self {
+        self.skipped = fields.to_vec();
+        self
+    }
+
+    pub(crate) fn redactions(&self) -> Vec<String> {
+        self.redactions.iter().cloned().collect()
+    }
+
+    pub(crate) fn targets(&self) -> &[(String, Secret)] {
+        &self.targets
+    }
+
+    fn skips(&self, field: &str) -> bool {
+        self.skipped.iter().any(|skipped| skipped.eq_ignore_ascii_case(field))
+    }
+
+    /// Notes that `field`'s value `real` was replaced: named in `redactions`, looked for by the scan.
+    /// A placeholder or a pseudonym is no real value (a replayed token sent back as a header): it
+    /// is not looked for.
+    fn replaced(&mut self, field: &str, real: &str) {
+        self.redactions.insert(field.to_owned());
+        if real.is_empty() || real == REDACTED || is_pseudonym(real) {
+            return;
+        }
+        if !self.targets.iter().any(|(_, known)| known.expose() == real) {
+            self.targets.push((field.to_owned(), Secret::new(real)));
+        }
+    }
+
+    /// The pseudonym of the id `real` of `field`; a pseudonym stays as it is.
+    fn id(&mut self, field: &str, real: &str) -> String {
+        if is_pseudonym(real) || real.is_empty() {
+            return real.to_owned();
+        }
+        let fake = guid(real);
+        self.ids.insert(real.to_owned(), fake.clone());
+        self.replaced(field, real);
+        fake
+    }
+
+    /// `request` as a cassette keeps it.
+    pub(crate) fn request(&mut self, request: &Exchange<'_>) -> RecordedRequest {
+        let mut headers = BTreeMap::new();
+        for (name, value) in &request.headers {
+            let name = name.to_ascii_lowercase();
+            // Looked for by the scan whatever the redaction below does: it was sent.
+            self.replaced(&name, value.expose());
+            if self.skips(&name) {
+                headers.insert(name.clone(), value.expose().to_owned());
+            } else {
+                headers.insert(name.clone(), REDACTED.to_owned());
+                if value.expose() != REDACTED {
+                    self.said.add(value);
+                }
+            }
+        }
+        if let Some(content_type) = request.content_type {
+            headers.insert("content-type".to_owned(), content_type.to_owned());
+        }
+        let mut body = request.body.and_then(StoredBody::of);
+        if let Some(StoredBody::Json { json: value }) = &mut body {
+            self.request_value(value, None);
+            self.known_ids(value);
+        }
+        // What the client knows to be secret and no field above replaced is still looked for.
+        for secret in request.body_secrets.iter().filter(|secret| secret.expose() != REDACTED) {
+            self.said.add(secret);
+            if !self.targets.iter().any(|(_, known)| known == secret) {
+                self.targets.push((format!("a secret of the {} request's body", request.operation), secret.clone()));
+            }
+        }
+        let uri = self.uri(request.url);
+        RecordedRequest { method: request.method.to_owned(), uri, headers, body }
+    }
+
+    /// `answer` as a cassette keeps it.
+    pub(crate) fn response(&mut self, answer: &WireAnswer) -> RecordedResponse {
+        let mut headers = BTreeMap::new();
+        if let Some(content_type) = &answer.content_type {
+            headers.insert("content-type".to_owned(), content_type.clone());
+        }
+        if let Some(location) = &answer.location {
+            headers.insert("location".to_owned(), self.uri(location));
+        }
+        if let Some(retry_after) = &answer.retry_after {
+            headers.insert("retry-after".to_owned(), retry_after.clone());
+        }
+        let mut body = StoredBody::of(&answer.body);
+        match &mut body {
+            Some(StoredBody::Json { json: value }) => {
+                self.answer_value(value, None);
+                self.known_ids(value);
+                self.said.value(value);
+            }
+            Some(StoredBody::Text { text }) => *text = self.said.text(&self.text(text)),
+            _ => {}
+        }
+        RecordedResponse { status: answer.status, headers, body }
+    }
+
+    /// A URL with the customer id (but the test instance's) and every id in its path and query
+    /// replaced by pseudonyms.
+    fn uri(&mut self, url: &str) -> String {
+        let Ok(mut parsed) = reqwest::Url::parse(url) else { return self.text(url) };
+        let segments: Vec<String> =
+            parsed.path_segments().map(|segments| segments.map(str::to_owned).collect()).unwrap_or_default();
+        let mut path = String::new();
+        for (at, segment) in segments.iter().enumerate() {
+            path.push('/');
+            let customer = at == 1 && segments.first().is_some_and(|first| first == "v3");
+            if customer && segment == &self.customer_id {
+                if self.origin == Origin::Live && !self.skips("customer_id") {
+                    let fake = guid(segment);
+                    self.replaced("customer_id", segment);
+                    path.push_str(&fake);
+                } else {
+                    path.push_str(segment);
+                }
+            } else if is_guid(segment) || self.ids.contains_key(segment.as_str()) {
+                path.push_str(&self.id("an id in a path", segment));
+            } else {
+                path.push_str(segment);
+            }
+        }
+        parsed.set_path(&path);
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(name, value)| {
+                let value = if is_guid(&value) { self.id(&name, &value) } else { value.into_owned() };
+                (name.into_owned(), value)
+            })
+            .collect();
+        if !pairs.is_empty() {
+            parsed.query_pairs_mut().clear().extend_pairs(pairs);
+        }
+        parsed.to_string()
+    }
+
+    /// `text` with every known real id replaced by its pseudonym.
+    fn text(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for (real, fake) in &self.ids {
+            if text.contains(real.as_str()) {
+                text = text.replace(real.as_str(), fake);
+            }
+        }
+        text
+    }
+
+    /// Every string of `value` with the known ids replaced (links, messages naming a RequestId).
+    fn known_ids(&self, value: &mut Value) {
+        match value {
+            Value::String(text) => *text = self.text(text),
+            Value::Array(items) => items.iter_mut().for_each(|item| self.known_ids(item)),
+            Value::Object(map) => map.values_mut().for_each(|item| self.known_ids(item)),
+            _ => {}
+        }
+    }
+
+    /// A request body: secrets, answers and ids. `parent` is the key the value is under.
+    fn request_value(&mut self, value: &mut Value, parent: Option<&str>) {
+        match value {
+            Value::Object(map) => {
+                for (key, item) in map.iter_mut() {
+                    if key.eq_ignore_ascii_case("SecurityResponses") && !self.skips(key) {
+                        self.answers(item);
+                    } else {
+                        self.common(key, item, parent, Self::request_value);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.request_value(item, parent)),
+            _ => {}
+        }
+    }
+
+    /// Every value of `SecurityResponses` (its keys, the prompts, stay: matching needs them).
+    fn answers(&mut self, responses: &mut Value) {
+        let Value::Object(map) = responses else { return };
+        for answers in map.values_mut() {
+            match answers {
+                Value::Array(items) => items.iter_mut().for_each(|item| self.secret("SecurityResponses", item)),
+                other => self.secret("SecurityResponses", other),
+            }
+        }
+    }
+
+    /// `value`, a secret of `field`, replaced by [`REDACTED`].
+    fn secret(&mut self, field: &str, value: &mut Value) {
+        if self.skips(field) {
+            return;
+        }
+        if let Value::String(real) = value {
+            if real != REDACTED {
+                self.replaced(field, real);
+                self.said.add(&Secret::new(real.as_str()));
+            }
+        }
+        *value = Value::String(REDACTED.to_owned());
+    }
+
+    /// What requests and answers share: secrets, ids, and the login object. `walk` goes on into
+    /// any other value.
+    fn common(
+        &mut self,
+        key: &str,
+        item: &mut Value,
+        parent: Option<&str>,
+        walk: fn(&mut Self, &mut Value, Option<&str>),
+    ) {
+        let named = |names: &[&str]| names.iter().any(|name| key.eq_ignore_ascii_case(name));
+        if named(&SECRET_FIELDS) && !item.is_object() && !item.is_array() && !item.is_null() {
+            self.secret(key, item);
+        } else if (named(&ID_FIELDS) || (key.eq_ignore_ascii_case("Id") && parent == Some("Login"))) && !self.skips(key)
+        {
+            if let Value::String(real) = item {
+                let field = if key.eq_ignore_ascii_case("Id") { "LoginId" } else { key };
+                *real = self.id(field, real);
+            }
+        } else {
+            walk(self, item, Some(key));
+        }
+    }
+
+    /// An answer's body: secrets, ids, and personal data unless the origin is the test instance.
+    fn answer_value(&mut self, value: &mut Value, parent: Option<&str>) {
+        match value {
+            Value::Object(map) => {
+                let images = image_challenge(map);
+                for (key, item) in map.iter_mut() {
+                    if images && key.eq_ignore_ascii_case("Iterables") {
+                        self.images(item);
+                    } else if key.eq_ignore_ascii_case(STATEMENT_FILE) && item.is_string() {
+                        self.statement(item);
+                    } else if self.personal(key, parent) {
+                        self.disguised(key, item);
+                    } else {
+                        self.common(key, item, parent, Self::answer_value);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.answer_value(item, parent)),
+            _ => {}
+        }
+    }
+
+    /// Whether `key` (under `parent`) holds personal data to disguise.
+    fn personal(&self, key: &str, parent: Option<&str>) -> bool {
+        if self.origin == Origin::TestInstance || self.skips(key) {
+            return false;
+        }
+        let named = |names: &[&str], name: &str| names.iter().any(|known| name.eq_ignore_ascii_case(known));
+        named(&PERSONAL_FIELDS, key)
+            || named(&PERSONAL_OBJECTS, key)
+            || parent.is_some_and(|parent| named(&PERSONAL_OBJECTS, parent))
+    }
+
+    /// Every string and number under `value` disguised as personal data of `field`.
+    fn disguised(&mut self, field: &str, value: &mut Value) {
+        match value {
+            // Named in `redactions`, not looked for by the scan: the words of a description
+            // ("Payroll") stand in fields that are not personal too (a category).
+            Value::String(real) if !is_pseudonym(real) => {
+                *real = disguise(field, real);
+                self.redactions.insert(field.to_owned());
+            }
+            Value::Number(number) => {
+                if let Ok(fake) = serde_json::from_str::<serde_json::Number>(&disguise(field, &number.to_string())) {
+                    *number = fake;
+                    self.redactions.insert(field.to_owned());
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.disguised(field, item)),
+            Value::Object(map) => {
+                for (key, item) in map.iter_mut() {
+                    self.disguised(key, item);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The images of an image challenge, in a live recording: a placeholder each.
+    fn images(&mut self, iterables: &mut Value) {
+        if self.origin == Origin::TestInstance {
+            return;
+        }
+        if let Value::Array(items) = iterables {
+            for item in items {
+                if item.is_string() {
+                    self.redactions.insert("SecurityChallenges.Iterables (images)".to_owned());
+                    *item = Value::String(PLACEHOLDER_PNG.to_owned());
+                }
+            }
+        }
+    }
+
+    /// A statement's file, in a live recording: the placeholder PDF.
+    fn statement(&mut self, file: &mut Value) {
+        if self.origin == Origin::Live && !self.skips(STATEMENT_FILE) {
+            self.redactions.insert(format!("{STATEMENT_FILE} (statement files)"));
+            *file = Value::String(PLACEHOLDER_PDF.to_owned());
+        }
+    }
+}
+
+/// Whether `challenge` is an image selection, whose choices are images.
+fn image_challenge(challenge: &Map<String, Value>) -> bool {
+    challenge.iter().any(|(key, value)| {
+        key.eq_ignore_ascii_case("Type")
+            && value.as_str().is_some_and(|kind| kind.eq_ignore_ascii_case("ImageSelection"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+    use serde_json::json;
+
+    use super::*;
+
+    fn answer(redactor: &mut Redactor, body: &Value) -> Value {
+        let answer = WireAnswer {
+            status: 200,
+            content_type: None,
+            location: None,
+            retry_after: None,
+            body: serde_json::to_vec(body).unwrap(),
+        };
+        match redactor.response(&answer).body {
+            Some(StoredBody::Json { json }) => json,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn secrets_ids_and_answers_of_a_request_are_replaced_and_the_prompts_stay() {
+        let mut redactor = Redactor::new(Origin::TestInstance, "cid");
+        let key = Secret::new("k-123");
+        let body = json!({"Username": "jane", "Password": "hunter2", "LoginId": "5e1e8d5a-3f2b-4c8e-9b1a-0d2c3b4a5f60",
+                          "SecurityResponses": {"What city?": ["Paris"]}});
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let exchange = Exchange {
+            operation: "Authorize",
+            method: "POST",
+            url: "https://toolbox-api.private.fin.ag/v3/cid/BankingServices/GetAccountsDetailAsync/5e1e8d5a-3f2b-4c8e-9b1a-0d2c3b4a5f60",
+            headers: vec![("flinks-auth-key", &key)],
+            content_type: Some("application/json"),
+            body: Some(&bytes),
+            body_secrets: &[],
+        };
+        let recorded = redactor.request(&exchange);
+        let text = serde_json::to_string(&recorded.body).unwrap() + &recorded.uri + &format!("{:?}", recorded.headers);
+        for gone in ["jane", "hunter2", "Paris", "k-123", "5e1e8d5a"] {
+            assert!(!text.contains(gone), "{gone}: {text}");
+        }
+        let fake = guid("5e1e8d5a-3f2b-4c8e-9b1a-0d2c3b4a5f60");
+        assert!(text.contains("What city?") && text.contains(&fake), "{text}");
+        assert!(
+            recorded.uri.ends_with(&format!("/v3/cid/BankingServices/GetAccountsDetailAsync/{fake}")),
+            "the test instance's customer id stays"
+        );
+        let found: Vec<&str> = redactor.targets().iter().map(|(field, _)| field.as_str()).collect();
+        assert_eq!(found, ["flinks-auth-key", "Username", "Password", "LoginId", "SecurityResponses"]);
+    }
+
+    #[test]
+    fn an_answer_loses_its_statement_images_personal_data_and_repeated_secrets_when_live() {
+        let body = json!({
+            "RequestId": "r-1-long",
+            "Links": [{"href": "/GetAccountsDetailAsync/r-1-long"}],
+            "Message": "login hunter2 refused",
+            "SecurityChallenges": [{"Type": "ImageSelection", "Iterables": ["aW1hZ2U="]}],
+            "Accounts": [{"Title": "Chequing", "Holder": {"Name": "Jane Doe", "Address": {"City": "Laval"}},
+                          "Statements": [{"FileType": "PDF", "Base64Bytes": "JVBERi0xLjcgcmVhbA=="}]}]
+        });
+        let mut live = Redactor::new(Origin::Live, "cid");
+        live.said.add(&Secret::new("hunter2"));
+        let redacted = answer(&mut live, &body);
+        let text = redacted.to_string();
+        for gone in ["r-1-long", "hunter2", "aW1hZ2U=", "Jane Doe", "Laval", "JVBERi0xLjcgcmVhbA=="] {
+            assert!(!text.contains(gone), "{gone}: {text}");
+        }
+        assert_eq!(redacted["Accounts"][0]["Title"], "Chequing");
+        let pdf = base64::engine::general_purpose::STANDARD.decode(PLACEHOLDER_PDF).unwrap();
+        assert!(pdf.starts_with(b"%PDF-1.4") && pdf.ends_with(b"%%EOF\n") && pdf.len() == 308);
+        assert_eq!(redacted["Accounts"][0]["Statements"][0]["Base64Bytes"], PLACEHOLDER_PDF);
+        assert_eq!(redacted["Links"][0]["href"], format!("/GetAccountsDetailAsync/{}", guid("r-1-long")));
+        // The public test instance's data is public test data: kept, but the ids and secrets.
+        let mut public = Redactor::new(Origin::TestInstance, "cid");
+        let kept = answer(&mut public, &body);
+        assert_eq!(kept["Accounts"], body["Accounts"]);
+        assert_eq!(kept["SecurityChallenges"], body["SecurityChallenges"]);
+        assert_ne!(kept["RequestId"], body["RequestId"]);
+    }
+}
