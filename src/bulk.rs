@@ -18,7 +18,7 @@ use crate::error::{IntoException, OrRaise};
 use crate::handler::{self, BulkHandler};
 use crate::invocation::{Answerer, Convert, Flavor, Invocation};
 use crate::raise::client_closed;
-use crate::results::PyDataOp;
+use crate::results::PyDataOperation;
 use crate::run::asyncio;
 use crate::run::blocking::SIGNAL_CHECK;
 use crate::run::Run;
@@ -181,7 +181,7 @@ where
 /// `request_ids=` when it has one, the challenges of its cached Authorize answered by
 /// `on_challenge` when there is one. The options are checked once here, rather than failing
 /// every login the same way.
-pub(crate) fn start_data<O: PyDataOp>(
+pub(crate) fn start_data<O: PyDataOperation>(
     py: Python<'_>,
     client: &Client,
     flavor: Flavor,

@@ -13,7 +13,7 @@ use crate::convert;
 use crate::error::OrRaise;
 use crate::error::PyBankfeedError;
 use crate::invocation::{Flavor, Invocation};
-use crate::results::PyDataOp;
+use crate::results::PyDataOperation;
 use crate::run::asyncio;
 use crate::run::Run;
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
@@ -43,7 +43,7 @@ impl PyBaseClient {
 
     /// Runs the data operation `O` on the saved login `login_id`, resumed at `request_id` when
     /// one is given, as the method `method`.
-    fn for_login<O: PyDataOp>(
+    fn for_login<O: PyDataOperation>(
         &self,
         py: Python<'_>,
         method: &'static str,

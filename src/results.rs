@@ -552,11 +552,13 @@ pub(crate) trait ResultClass: Sized + Send + 'static {
 /// A data operation of the core (crates/bankfeed/src/ops.rs) as the binding runs it: every one whose result has
 /// a class. With it, a data method of a client or a session is one line
 /// (docs/architecture.md#adding-an-operation).
-pub(crate) trait PyDataOp: bankfeed::ops::DataOp<Options: Send + 'static, Output: ResultClass> {
+pub(crate) trait PyDataOperation:
+    bankfeed::ops::DataOperation<Options: Send + 'static, Output: ResultClass>
+{
     const CONVERT: crate::invocation::Convert<Self::Output> = <Self::Output as ResultClass>::CONVERT;
 }
 
-impl<O: bankfeed::ops::DataOp<Options: Send + 'static, Output: ResultClass>> PyDataOp for O {}
+impl<O: bankfeed::ops::DataOperation<Options: Send + 'static, Output: ResultClass>> PyDataOperation for O {}
 
 /// The tables of a result class by the name of their getter, in the order `bf.combine` gives
 /// them (src/combine.rs); `KIND` is the class's Python name.

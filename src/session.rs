@@ -8,7 +8,7 @@ use crate::classes::{session_to_py, PyBaseClient, PyBaseSession};
 use crate::convert;
 use crate::error::OrRaise;
 use crate::invocation::Invocation;
-use crate::results::PyDataOp;
+use crate::results::PyDataOperation;
 use crate::run::Run;
 use crate::views;
 use bankfeed::authorize::Session;
@@ -227,7 +227,12 @@ impl PyBaseSession {
     }
 
     /// Runs the data operation `O` on this session, as its method `method`.
-    fn data<O: PyDataOp>(&self, py: Python<'_>, method: &'static str, options: O::Options) -> PyResult<Py<PyAny>> {
+    fn data<O: PyDataOperation>(
+        &self,
+        py: Python<'_>,
+        method: &'static str,
+        options: O::Options,
+    ) -> PyResult<Py<PyAny>> {
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move {
             let call = client.call(O::CALL);

@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http};
 use crate::masking::SharedSecrets;
-use crate::ops::{self, DataOp, Target};
+use crate::ops::{self, DataOperation, Target};
 use crate::poll::{poll, Pollable};
 use crate::pools;
 use crate::protocol::{self, PathValues, WireOp};
@@ -245,7 +245,7 @@ impl Client {
     /// opened (a cached Authorize) or resumed, account detail made ready first when `O` needs it,
     /// its request sent and 202 polled, and its 200 read off the IO workers and checked to be the
     /// session's login (docs/protocol.md#polling).
-    pub async fn data<O: DataOp>(
+    pub async fn data<O: DataOperation>(
         &self,
         call: &Call,
         target: Target<'_>,
@@ -257,7 +257,7 @@ impl Client {
     /// [`Client::data`], where the challenges of the cached Authorize that opens a saved login's
     /// session are answered by `handler`; without one, they are [`Error::ChallengeRequired`] and
     /// nothing is answered (the bulk calls' `on_challenge`).
-    pub async fn data_answered<O: DataOp>(
+    pub async fn data_answered<O: DataOperation>(
         &self,
         call: &Call,
         target: Target<'_>,
@@ -396,7 +396,7 @@ fn same_login(operation: &str, session: &Session, named: Option<&str>, raw: &Raw
 /// it is the data of another login than the session's ([`same_login`]). An answer that cannot be
 /// read keeps the session's RequestId, as a failure while polling does: the caller can fetch it
 /// again without a new Authorize (docs/errors.md#an-error-while-polling).
-async fn read_for<O: DataOp>(
+async fn read_for<O: DataOperation>(
     operation: &'static str,
     session: &Session,
     raw: Raw,
@@ -455,7 +455,7 @@ macro_rules! within {
 macro_rules! data {
     ($client:expr, $op:ty, $target:expr, $options:expr) => {{
         let c = &$client;
-        let call = c.call(<$op as crate::DataOp>::CALL);
+        let call = c.call(<$op as crate::DataOperation>::CALL);
         call.run(c.data::<$op>(&call, $target, $options)).await
     }};
 }
@@ -510,7 +510,7 @@ mod tests {
             203,
             r#"{"RequestId": "r-203", "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#,
         )]);
-        let result = within!(client(&base, false), <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| {
+        let result = within!(client(&base, false), <ops::AccountsSummary as crate::DataOperation>::CALL, |c, call| {
             c.data::<ops::AccountsSummary>(&call, Target::Session(&session()), &AccountsSummaryOptions::default())
         });
         let (operation, status, request_id, snippet) = protocol(result);

@@ -36,5 +36,5 @@ pub use call::Call;
 pub use client::Client;
 pub use config::{ClientConfig, PollPolicy, RetryPolicy};
 pub use error::{ApiError, Body, Error};
-pub use ops::{DataOp, Target};
+pub use ops::{DataOperation, Target};
 pub use secret::Secret;

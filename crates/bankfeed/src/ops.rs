@@ -51,9 +51,9 @@ pub struct Request {
     pub(crate) async_rel: Option<&'static str>,
 }
 
-/// A data operation as the client runs it; the client-side twin of the sandbox's
-/// `DataOperation`.
-pub trait DataOp: 'static {
+/// A data operation as the client runs it; the client-side twin of the sandbox's trait of the
+/// same name (`crates/bankfeed-sandbox/src/operations/operation.rs`), both named for one idea.
+pub trait DataOperation: 'static {
     /// The operation on the wire (crates/bankfeed/src/protocol.rs): its method, path and host, and whether
     /// account detail must be polled to 200 first, and be the session's login, before it is sent
     /// (docs/protocol.md#attributes).
@@ -85,7 +85,7 @@ pub trait DataOp: 'static {
 /// The Investments of a login (on the Investments host).
 pub struct Investments;
 
-impl DataOp for Investments {
+impl DataOperation for Investments {
     const WIRE: &'static WireOp = &protocol::INVESTMENTS;
     type Options = ();
     type Output = InvestmentsResult;
@@ -108,7 +108,7 @@ impl DataOp for Investments {
 /// GetAccountsDetail: accounts with their transactions, identity and statements as asked.
 pub struct AccountsDetail;
 
-impl DataOp for AccountsDetail {
+impl DataOperation for AccountsDetail {
     const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_DETAIL;
     type Options = AccountsDetailOptions;
     type Output = AccountsResult;
@@ -133,7 +133,7 @@ impl DataOp for AccountsDetail {
 /// GetAccountsSummary: the accounts without their transactions.
 pub struct AccountsSummary;
 
-impl DataOp for AccountsSummary {
+impl DataOperation for AccountsSummary {
     const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_SUMMARY;
     type Options = AccountsSummaryOptions;
     type Output = AccountsResult;
@@ -154,7 +154,7 @@ impl DataOp for AccountsSummary {
 /// GetStatements: the statement files of the login's accounts.
 pub struct Statements;
 
-impl DataOp for Statements {
+impl DataOperation for Statements {
     const WIRE: &'static WireOp = &protocol::GET_STATEMENTS;
     type Options = StatementsOptions;
     type Output = StatementsResult;
@@ -180,7 +180,7 @@ impl DataOp for Statements {
 /// ready (docs/protocol.md#attributes).
 pub struct Attributes;
 
-impl DataOp for Attributes {
+impl DataOperation for Attributes {
     // The custom POST; a package is the use-case GET (`request`).
     const WIRE: &'static WireOp = &protocol::ATTRIBUTES;
     type Options = AttributesQuery;
