@@ -51,6 +51,26 @@ pub struct Request {
     pub(crate) async_rel: Option<&'static str>,
 }
 
+impl Request {
+    /// The request of `wire` named `operation`, at its path filled with `values`, on its host.
+    /// Nothing is sent: [`crate::Client::data`] sends it and polls its 202s.
+    fn new(
+        wire: &'static WireOp,
+        operation: &'static str,
+        config: &ClientConfig,
+        values: &PathValues<'_>,
+        body: Option<Value>,
+    ) -> Result<Request, Error> {
+        Ok(Request {
+            operation,
+            method: wire.method.into(),
+            url: url(wire, config, values)?,
+            body,
+            async_rel: wire.async_rel(),
+        })
+    }
+}
+
 /// A data operation as the client runs it; the client-side twin of the sandbox's trait of the
 /// same name (`crates/bankfeed-sandbox/src/operations/operation.rs`), both named for one idea.
 pub trait DataOperation: 'static {
@@ -93,7 +113,7 @@ impl DataOperation for Investments {
     fn request(config: &ClientConfig, session: &Session, _options: &()) -> Result<Request, Error> {
         let login_id = session_login_id(session)?;
         let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
-        send(Self::WIRE, Self::WIRE.name, config, &PathValues::new(&config.customer_id), Some(body))
+        Request::new(Self::WIRE, Self::WIRE.name, config, &PathValues::new(&config.customer_id), Some(body))
     }
 
     fn read(_operation: &'static str, raw: Raw, money: MoneyType) -> Result<InvestmentsResult, Error> {
@@ -203,9 +223,11 @@ impl DataOperation for Attributes {
             // A use-case GET is named after its package (`GetIncomeAttributes`) in errors and logs.
             AttributesQuery::Package(package) => {
                 let operation = package.operation();
-                send(&protocol::ATTRIBUTES_USE_CASE, operation, config, &values.operation(operation), None)
+                Request::new(&protocol::ATTRIBUTES_USE_CASE, operation, config, &values.operation(operation), None)
             }
-            AttributesQuery::Custom(custom) => send(Self::WIRE, Self::WIRE.name, config, &values, Some(custom.body())),
+            AttributesQuery::Custom(custom) => {
+                Request::new(Self::WIRE, Self::WIRE.name, config, &values, Some(custom.body()))
+            }
         }
     }
 
@@ -220,24 +242,7 @@ impl DataOperation for Attributes {
 
 /// A request of the banking operation `wire` with `body`.
 fn banking(wire: &'static WireOp, config: &ClientConfig, body: Value) -> Result<Request, Error> {
-    send(wire, wire.name, config, &PathValues::new(&config.customer_id), Some(body))
-}
-
-/// The request of `wire` named `operation`, at its path filled with `values`, on its host.
-fn send(
-    wire: &'static WireOp,
-    operation: &'static str,
-    config: &ClientConfig,
-    values: &PathValues<'_>,
-    body: Option<Value>,
-) -> Result<Request, Error> {
-    Ok(Request {
-        operation,
-        method: wire.method.into(),
-        url: url(wire, config, values)?,
-        body,
-        async_rel: wire.async_rel(),
-    })
+    Request::new(wire, wire.name, config, &PathValues::new(&config.customer_id), Some(body))
 }
 
 /// The URL of `wire` with its path filled with `values`, on its host. A value the template
