@@ -19,7 +19,6 @@ use crate::run::Run;
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
 use bankfeed::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
 use bankfeed::data::money::MoneyType;
-use bankfeed::data::requests::AccountsDetailOptions;
 use bankfeed::error::Error;
 use bankfeed::ops::{self, Target};
 use bankfeed::protocol::{self, WireOp};
@@ -514,18 +513,18 @@ impl PyBaseClient {
         request_ids: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let options = AccountsDetailOptions {
+        let options = convert::accounts_detail_options(
             with_transactions,
             days,
             with_account_identity,
             with_kyc,
-            accounts_filter: accounts_filter.unwrap_or_default(),
+            accounts_filter,
             with_details_and_banking_statements,
             number_of_banking_statements,
             date_from,
             date_to,
-            refresh_delta: refresh_delta.unwrap_or_default(),
-        };
+            refresh_delta,
+        );
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
         bulk::start_data::<ops::AccountsDetail>(
             py,
