@@ -207,7 +207,7 @@ where
             let handler = answerer.as_mut().map(|answerer| &mut **answerer as &mut dyn ChallengeHandler);
             let target = Target::login(&login_id, request_id.as_deref());
             // Each login is a call of its own: its own deadline, ended by a close.
-            let call = client.call(O::CALL).for_login(&login_id);
+            let call = client.call(O::WIRE.name).for_login(&login_id);
             call.run(client.data_answered::<O>(&call, target, &options, handler)).await
         }
     };

@@ -76,7 +76,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call(O::CALL).for_login(&login_id);
+            let call = client.call(O::WIRE.name).for_login(&login_id);
             call.run(client.data::<O>(&call, Target::login(&login_id, request_id.as_deref()), &options)).await
         };
         self.run(py, method, future, O::CONVERT)

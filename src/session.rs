@@ -235,7 +235,7 @@ impl PyBaseSession {
     ) -> PyResult<Py<PyAny>> {
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move {
-            let call = client.call(O::CALL);
+            let call = client.call(O::WIRE.name);
             call.run(client.data::<O>(&call, Target::Session(&session), &options)).await
         };
         self.run(py, method, future, O::CONVERT)

@@ -25,7 +25,7 @@ use crate::poll::{poll, Pollable};
 use crate::pools;
 use crate::protocol::{self, PathValues, WireOp};
 use crate::secret::Secret;
-use crate::tables::check_accounts;
+use crate::tables::{check_accounts, DataResult};
 
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -277,7 +277,7 @@ impl Client {
                 &opened
             }
         };
-        call.doing(O::CALL);
+        call.doing(O::WIRE.name);
         call.on_session(&session.request_id);
         let request = O::request(&self.inner.config, session, options)?;
         if O::WIRE.after_detail {
@@ -405,8 +405,7 @@ async fn read_for<O: DataOperation>(
     let value = off_io(raw, move |raw| O::read(operation, raw, money))
         .await
         .map_err(|error| error.resumable_at(Some(&session.request_id)))?;
-    let (named, raw) = O::login_of(&value);
-    same_login(operation, session, named, raw)?;
+    same_login(operation, session, value.login_id(), value.raw())?;
     Ok(value)
 }
 
@@ -455,7 +454,7 @@ macro_rules! within {
 macro_rules! data {
     ($client:expr, $op:ty, $target:expr, $options:expr) => {{
         let c = &$client;
-        let call = c.call(<$op as crate::DataOperation>::CALL);
+        let call = c.call(<$op as crate::DataOperation>::WIRE.name);
         call.run(c.data::<$op>(&call, $target, $options)).await
     }};
 }
@@ -510,9 +509,10 @@ mod tests {
             203,
             r#"{"RequestId": "r-203", "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#,
         )]);
-        let result = within!(client(&base, false), <ops::AccountsSummary as crate::DataOperation>::CALL, |c, call| {
-            c.data::<ops::AccountsSummary>(&call, Target::Session(&session()), &AccountsSummaryOptions::default())
-        });
+        let result =
+            within!(client(&base, false), <ops::AccountsSummary as crate::DataOperation>::WIRE.name, |c, call| {
+                c.data::<ops::AccountsSummary>(&call, Target::Session(&session()), &AccountsSummaryOptions::default())
+            });
         let (operation, status, request_id, snippet) = protocol(result);
         assert_eq!((operation.as_str(), status, request_id.as_deref()), ("GetAccountsSummary", 203, Some("r-203")));
         assert!(snippet.contains("City?"), "{snippet}");

@@ -11,13 +11,12 @@ use serde_json::{json, Value};
 use crate::authorize::Session;
 use crate::config::{is_safe_segment, ClientConfig, SAFE_SEGMENT};
 use crate::data::attributes::AttributesQuery;
-use crate::data::login::NamesLogin;
 use crate::data::money::MoneyType;
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::data::{json, Raw};
 use crate::error::Error;
 use crate::protocol::{self, PathValues, WireOp};
-use crate::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
+use crate::tables::{AccountsResult, AttributesResult, DataResult, InvestmentsResult, StatementsResult};
 
 /// What a data call is made on.
 #[derive(Clone, Copy, Debug)]
@@ -76,14 +75,12 @@ impl Request {
 pub trait DataOperation: 'static {
     /// The operation on the wire (crates/bankfeed/src/protocol.rs): its method, path and host, and whether
     /// account detail must be polled to 200 first, and be the session's login, before it is sent
-    /// (docs/protocol.md#attributes).
+    /// (docs/protocol.md#attributes). Its name is the call's: what the deadline, a
+    /// `ClientClosed` and the advice of a `PendingTimeout` name.
     const WIRE: &'static WireOp;
-    /// The call's name: what the deadline, a `ClientClosed` and the advice of a
-    /// `PendingTimeout` name. The wire operation's.
-    const CALL: &'static str = Self::WIRE.name;
     type Options: Send + Sync;
-    /// What a 200 is read into.
-    type Output: Send + 'static;
+    /// What a 200 is read into: it names the login the client checks it against.
+    type Output: DataResult;
 
     /// Checks the options before anything is sent, a cached Authorize included.
     fn validate(_options: &Self::Options) -> Result<(), Error> {
@@ -97,9 +94,6 @@ pub trait DataOperation: 'static {
     /// Reads a 200 of `operation` (the [`Request`]'s), its money as the client's `money` option
     /// says (docs/tables.md#money).
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<Self::Output, Error>;
-
-    /// The LoginId the answer names (refused when it is not the session's), and its bytes.
-    fn login_of(output: &Self::Output) -> (Option<&str>, &Raw);
 }
 
 /// The Investments of a login (on the Investments host).
@@ -118,10 +112,6 @@ impl DataOperation for Investments {
 
     fn read(_operation: &'static str, raw: Raw, money: MoneyType) -> Result<InvestmentsResult, Error> {
         InvestmentsResult::read(raw, money)
-    }
-
-    fn login_of(output: &InvestmentsResult) -> (Option<&str>, &Raw) {
-        (output.tables.login_id.as_deref(), &output.raw)
     }
 }
 
@@ -144,10 +134,6 @@ impl DataOperation for AccountsDetail {
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AccountsResult, Error> {
         AccountsResult::read(operation, raw, money)
     }
-
-    fn login_of(output: &AccountsResult) -> (Option<&str>, &Raw) {
-        (output.tables.login_id.as_deref(), &output.raw)
-    }
 }
 
 /// GetAccountsSummary: the accounts without their transactions.
@@ -164,10 +150,6 @@ impl DataOperation for AccountsSummary {
 
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AccountsResult, Error> {
         AccountsResult::read(operation, raw, money)
-    }
-
-    fn login_of(output: &AccountsResult) -> (Option<&str>, &Raw) {
-        (output.tables.login_id.as_deref(), &output.raw)
     }
 }
 
@@ -189,10 +171,6 @@ impl DataOperation for Statements {
 
     fn read(_operation: &'static str, raw: Raw, _money: MoneyType) -> Result<StatementsResult, Error> {
         StatementsResult::read(raw)
-    }
-
-    fn login_of(output: &StatementsResult) -> (Option<&str>, &Raw) {
-        (output.payload.data.login_id(), &output.payload.raw)
     }
 }
 
@@ -233,10 +211,6 @@ impl DataOperation for Attributes {
 
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AttributesResult, Error> {
         AttributesResult::read(operation, raw, money)
-    }
-
-    fn login_of(output: &AttributesResult) -> (Option<&str>, &Raw) {
-        (output.payload.data.login_id(), &output.payload.raw)
     }
 }
 

@@ -23,7 +23,7 @@ macro_rules! within {
 macro_rules! data {
     ($client:expr, $op:ty, $target:expr, $options:expr) => {{
         let c = &$client;
-        let call = c.call(<$op as bankfeed::DataOperation>::CALL);
+        let call = c.call(<$op as bankfeed::DataOperation>::WIRE.name);
         call.run(c.data::<$op>(&call, $target, $options)).await
     }};
 }
