@@ -15,7 +15,7 @@ pub mod error;
 mod error_masking;
 pub mod events;
 pub mod fork;
-// Entry points into the decoders for the fuzz tests (crates/bankfeed-sandbox/tests/it/fuzz_decoders.rs); not an API.
+// Entry points into the decoders for the fuzz tests (crates/bankfeed/tests/it/fuzz_decoders.rs); not an API.
 #[doc(hidden)]
 pub mod fuzzing;
 mod http;
