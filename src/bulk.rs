@@ -18,7 +18,7 @@ use crate::error::{IntoException, OrRaise};
 use crate::handler::{self, BulkHandler};
 use crate::invocation::{Answerer, Convert, Flavor, Invocation};
 use crate::raise::client_closed;
-use crate::results::PyDataOp;
+use crate::results::PyDataOperation;
 use crate::run::asyncio;
 use crate::run::blocking::SIGNAL_CHECK;
 use crate::run::Run;
@@ -181,7 +181,7 @@ where
 /// `request_ids=` when it has one, the challenges of its cached Authorize answered by
 /// `on_challenge` when there is one. The options are checked once here, rather than failing
 /// every login the same way.
-pub(crate) fn start_data<O: PyDataOp>(
+pub(crate) fn start_data<O: PyDataOperation>(
     py: Python<'_>,
     client: &Client,
     flavor: Flavor,
@@ -207,7 +207,7 @@ where
             let handler = answerer.as_mut().map(|answerer| &mut **answerer as &mut dyn ChallengeHandler);
             let target = Target::login(&login_id, request_id.as_deref());
             // Each login is a call of its own: its own deadline, ended by a close.
-            let call = client.call(O::CALL).for_login(&login_id);
+            let call = client.call(O::WIRE.name).for_login(&login_id);
             call.run(client.data_answered::<O>(&call, target, &options, handler)).await
         }
     };

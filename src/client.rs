@@ -13,18 +13,21 @@ use crate::convert;
 use crate::error::OrRaise;
 use crate::error::PyBankfeedError;
 use crate::invocation::{Flavor, Invocation};
-use crate::results::PyDataOp;
+use crate::results::PyDataOperation;
 use crate::run::asyncio;
 use crate::run::Run;
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
 use bankfeed::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
 use bankfeed::data::money::MoneyType;
-use bankfeed::data::requests::AccountsDetailOptions;
 use bankfeed::error::Error;
 use bankfeed::ops::{self, Target};
-use bankfeed::protocol;
+use bankfeed::protocol::{self, WireOp};
 use bankfeed::proxy::{ProxyOption, ENVIRONMENT};
-use bankfeed::{Client, Secret};
+use bankfeed::{Call, Client, Secret};
+
+/// What the body of a [`PyBaseClient::operation`] gives back: its [`Client`] method's future, which
+/// borrows the client and the call it runs in.
+type CallBody<'c, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, Error>> + Send + 'c>>;
 
 /// The key of a pickled client's identity, beside its options.
 const IDENTITY: &str = "identity";
@@ -41,9 +44,29 @@ impl PyBaseClient {
         Invocation::new(&self.client, future, convert).named("AsyncClient", method).run(py, self.flavor)
     }
 
+    /// Runs the client's operation `wire` as the method `method`: one call named after `wire`,
+    /// whose whole body is `body` (the [`Client`] method of that operation, given the client and
+    /// the call), its answer converted by `convert`. Every method that is one operation of the
+    /// client, the service's operations beyond the interface among them, is this.
+    fn operation<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        method: &'static str,
+        wire: &'static WireOp,
+        body: impl for<'c> FnOnce(&'c Client, &'c Call) -> CallBody<'c, T> + Send + 'static,
+        convert: crate::invocation::Convert<T>,
+    ) -> PyResult<Py<PyAny>> {
+        let client = self.client.clone();
+        let future = async move {
+            let call = client.call(wire.name);
+            call.run(body(&client, &call)).await
+        };
+        self.run(py, method, future, convert)
+    }
+
     /// Runs the data operation `O` on the saved login `login_id`, resumed at `request_id` when
     /// one is given, as the method `method`.
-    fn for_login<O: PyDataOp>(
+    fn for_login<O: PyDataOperation>(
         &self,
         py: Python<'_>,
         method: &'static str,
@@ -53,7 +76,7 @@ impl PyBaseClient {
     ) -> PyResult<Py<PyAny>> {
         let client = self.client.clone();
         let future = async move {
-            let call = client.call(O::CALL).for_login(&login_id);
+            let call = client.call(O::WIRE.name).for_login(&login_id);
             call.run(client.data::<O>(&call, Target::login(&login_id, request_id.as_deref()), &options)).await
         };
         self.run(py, method, future, O::CONVERT)
@@ -83,12 +106,13 @@ impl PyBaseClient {
     }
 
     fn step(&self, py: Python<'_>, method: &'static str, request: AuthorizeRequest) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::AUTHORIZE.name);
-            call.run(client.authorize(&call, request)).await
-        };
-        self.run(py, method, future, step_to_py)
+        self.operation(
+            py,
+            method,
+            &protocol::AUTHORIZE,
+            move |client, call| Box::pin(client.authorize(call, request)),
+            step_to_py,
+        )
     }
 }
 
@@ -348,12 +372,13 @@ impl PyBaseClient {
         py: Python<'_>,
         #[pyo3(from_py_with = args::login_id)] login_id: String,
     ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::AUTHORIZE.name);
-            call.run(client.authorize_cached(&call, &login_id)).await
-        };
-        self.run(py, "authorize_cached", future, session_to_py)
+        self.operation(
+            py,
+            "authorize_cached",
+            &protocol::AUTHORIZE,
+            move |client, call| Box::pin(async move { client.authorize_cached(call, &login_id).await }),
+            session_to_py,
+        )
     }
 
     #[doc = stub_doc!("Client.authorize_saved")]
@@ -488,18 +513,18 @@ impl PyBaseClient {
         request_ids: Option<Bound<'_, PyAny>>,
         #[pyo3(from_py_with = args::on_challenge)] on_challenge: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let options = AccountsDetailOptions {
+        let options = convert::accounts_detail_options(
             with_transactions,
             days,
             with_account_identity,
             with_kyc,
-            accounts_filter: accounts_filter.unwrap_or_default(),
+            accounts_filter,
             with_details_and_banking_statements,
             number_of_banking_statements,
             date_from,
             date_to,
-            refresh_delta: refresh_delta.unwrap_or_default(),
-        };
+            refresh_delta,
+        );
         let (flavor, resumes) = (self.flavor, request_ids.as_ref());
         bulk::start_data::<ops::AccountsDetail>(
             py,
@@ -539,12 +564,13 @@ impl PyBaseClient {
         py: Python<'_>,
         #[pyo3(from_py_with = args::login_id)] login_id: String,
     ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::DELETE_CARD.name);
-            call.run(client.delete_login(&call, &login_id)).await
-        };
-        self.run(py, "delete_login", future, |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()))
+        self.operation(
+            py,
+            "delete_login",
+            &protocol::DELETE_CARD,
+            move |client, call| Box::pin(async move { client.delete_login(call, &login_id).await }),
+            |py, _, _, answer| Ok(convert::to_python(py, &answer)?.unbind()),
+        )
     }
 
     #[doc = stub_doc!("Client.set_scheduled_refresh")]
@@ -554,14 +580,13 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
         #[pyo3(from_py_with = args::active)] active: bool,
     ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::SET_SCHEDULED_REFRESH.name);
-            call.run(client.set_scheduled_refresh(&call, &login_id, active)).await
-        };
-        self.run(py, "set_scheduled_refresh", future, |py, _, _, on| {
-            Ok(pyo3::types::PyBool::new(py, on).to_owned().into_any().unbind())
-        })
+        self.operation(
+            py,
+            "set_scheduled_refresh",
+            &protocol::SET_SCHEDULED_REFRESH,
+            move |client, call| Box::pin(async move { client.set_scheduled_refresh(call, &login_id, active).await }),
+            |py, _, _, on| Ok(pyo3::types::PyBool::new(py, on).to_owned().into_any().unbind()),
+        )
     }
 
     #[doc = stub_doc!("Client.mfa_questions")]
@@ -570,14 +595,13 @@ impl PyBaseClient {
         py: Python<'_>,
         #[pyo3(from_py_with = args::login_id)] login_id: String,
     ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::GET_MFA_QUESTIONS.name);
-            call.run(client.mfa_questions(&call, &login_id)).await
-        };
-        self.run(py, "mfa_questions", future, |py, _, _, questions| {
-            Ok(pyo3::types::PyList::new(py, questions)?.into_any().unbind())
-        })
+        self.operation(
+            py,
+            "mfa_questions",
+            &protocol::GET_MFA_QUESTIONS,
+            move |client, call| Box::pin(async move { client.mfa_questions(call, &login_id).await }),
+            |py, _, _, questions| Ok(pyo3::types::PyList::new(py, questions)?.into_any().unbind()),
+        )
     }
 
     #[doc = stub_doc!("Client.answer_mfa_questions")]
@@ -587,48 +611,48 @@ impl PyBaseClient {
         #[pyo3(from_py_with = args::login_id)] login_id: String,
         #[pyo3(from_py_with = args::answers)] answers: Vec<(String, String)>,
     ) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::ANSWER_MFA_QUESTIONS.name);
-            call.run(client.answer_mfa_questions(&call, &login_id, &answers)).await
-        };
-        self.run(py, "answer_mfa_questions", future, |py, _, _, ()| Ok(py.None()))
+        self.operation(
+            py,
+            "answer_mfa_questions",
+            &protocol::ANSWER_MFA_QUESTIONS,
+            move |client, call| Box::pin(async move { client.answer_mfa_questions(call, &login_id, &answers).await }),
+            |py, _, _, ()| Ok(py.None()),
+        )
     }
 
     #[doc = stub_doc!("Client.nightly_refresh_status")]
     fn nightly_refresh_status(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::GET_NIGHTLY_REFRESH_STATUS.name);
-            call.run(client.nightly_refresh_status(&call)).await
-        };
-        self.run(py, "nightly_refresh_status", future, |py, _, _, cards| {
-            Ok(convert::to_python(py, &serde_json::Value::Array(cards))?.unbind())
-        })
+        self.operation(
+            py,
+            "nightly_refresh_status",
+            &protocol::GET_NIGHTLY_REFRESH_STATUS,
+            |client, call| Box::pin(client.nightly_refresh_status(call)),
+            |py, _, _, cards| Ok(convert::to_python(py, &serde_json::Value::Array(cards))?.unbind()),
+        )
     }
 
     #[doc = stub_doc!("Client.institutions")]
     fn institutions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::INSTITUTIONS.name);
-            call.run(client.institutions(&call)).await
-        };
-        self.run(py, "institutions", future, |py, _, _, institutions| {
-            Ok(convert::to_python(py, &serde_json::Value::Array(institutions))?.unbind())
-        })
+        self.operation(
+            py,
+            "institutions",
+            &protocol::INSTITUTIONS,
+            |client, call| Box::pin(client.institutions(call)),
+            |py, _, _, institutions| Ok(convert::to_python(py, &serde_json::Value::Array(institutions))?.unbind()),
+        )
     }
 
     #[doc = stub_doc!("Client.connect_url")]
     #[pyo3(signature = (**options))]
     fn connect_url(&self, py: Python<'_>, options: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
         let options = crate::connect::options("connect_url", options)?;
-        let client = self.client.clone();
-        let future = async move {
-            let call = client.call(protocol::GENERATE_AUTHORIZE_TOKEN.name);
-            call.run(client.connect_url(&call, &options)).await
-        };
-        self.run(py, "connect_url", future, crate::connect::connect_url_to_py)
+        self.operation(
+            py,
+            "connect_url",
+            &protocol::GENERATE_AUTHORIZE_TOKEN,
+            move |client, call| Box::pin(async move { client.connect_url(call, &options).await }),
+            crate::connect::connect_url_to_py,
+        )
     }
 
     // Only the arguments are checked here; python/bankfeed/_connect.py then runs the first step

@@ -13,6 +13,7 @@ use crate::error::{IntoException, OrRaise};
 use bankfeed::authorize::{Answers, Challenge, MAX_CHALLENGES};
 use bankfeed::data::attributes::{AttributesQuery, CustomAttributes, Package};
 use bankfeed::data::dates::ymd;
+use bankfeed::data::requests::AccountsDetailOptions;
 use bankfeed::error::Error;
 use bankfeed::shown::shown;
 
@@ -256,6 +257,34 @@ fn container_to_json(value: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> Result<
 fn key_text(key: &Bound<'_, PyAny>) -> Result<String, String> {
     let key = key.cast::<PyString>().map_err(|_| "a dict key is not a string".to_owned())?;
     key.to_str().map(str::to_owned).map_err(|_| "a dict key is not valid text (it holds a lone surrogate)".to_owned())
+}
+
+/// The keyword arguments of `accounts_detail(...)` and `accounts_detail_many(...)` as the
+/// options of GetAccountsDetail: a filter or a delta not given is an empty one.
+pub(crate) fn accounts_detail_options(
+    with_transactions: Option<bool>,
+    days: Option<String>,
+    with_account_identity: Option<bool>,
+    with_kyc: Option<bool>,
+    accounts_filter: Option<Vec<String>>,
+    with_details_and_banking_statements: Option<bool>,
+    number_of_banking_statements: Option<String>,
+    date_from: Option<String>,
+    date_to: Option<String>,
+    refresh_delta: Option<Vec<(String, String)>>,
+) -> AccountsDetailOptions {
+    AccountsDetailOptions {
+        with_transactions,
+        days,
+        with_account_identity,
+        with_kyc,
+        accounts_filter: accounts_filter.unwrap_or_default(),
+        with_details_and_banking_statements,
+        number_of_banking_statements,
+        date_from,
+        date_to,
+        refresh_delta: refresh_delta.unwrap_or_default(),
+    }
 }
 
 /// The arguments of `attributes(...)` as a query: a package, or a custom set.

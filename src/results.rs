@@ -14,6 +14,7 @@ use bankfeed::data::attributes::Attributes;
 use bankfeed::data::money::MoneyType;
 use bankfeed::data::unknown::{self, PayloadKind, UnknownFields};
 use bankfeed::data::{Payload, Raw};
+use bankfeed::ops::{self, DataOperation};
 use bankfeed::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult, Table};
 
 fn table(py: Python<'_>, table: Table) -> PyResult<Py<PyTable>> {
@@ -61,14 +62,11 @@ fn payload_raw(data: &Bound<'_, PyAny>) -> PyResult<Raw> {
     Ok(Raw(bytes))
 }
 
-/// Reads a saved payload into its parts off the GIL.
-fn read_json<P: Send>(
-    py: Python<'_>,
-    data: &Bound<'_, PyAny>,
-    read: impl FnOnce(Raw) -> Result<P, bankfeed::Error> + Send,
-) -> PyResult<P> {
+/// A saved payload of the data operation `O` (a `from_json`) read off the GIL into the result a
+/// live answer is read into, by the same `read`, money as `money` says.
+fn read_saved<O: DataOperation>(py: Python<'_>, data: &Bound<'_, PyAny>, money: MoneyType) -> PyResult<O::Output> {
     let raw = payload_raw(data)?;
-    py.detach(move || read(raw)).or_raise()
+    py.detach(move || O::read(O::WIRE.name, raw, money)).or_raise()
 }
 
 /// What the result classes pickle as: their own `from_json` and the payload's bytes, so that a
@@ -137,8 +135,7 @@ impl PyInvestments {
         #[pyo3(from_py_with = args::money)] money: &str,
     ) -> PyResult<Self> {
         let money = MoneyType::parse(money).or_raise()?;
-        let parts = read_json(py, data, move |raw| InvestmentsResult::read(raw, money))?;
-        PyInvestments::new(py, parts)
+        PyInvestments::new(py, read_saved::<ops::Investments>(py, data, money)?)
     }
 
     #[doc = stub_doc!("Investments.value")]
@@ -252,8 +249,7 @@ impl PyAttributes {
         #[pyo3(from_py_with = args::money)] money: &str,
     ) -> PyResult<Self> {
         let money = MoneyType::parse(money).or_raise()?;
-        let parts = read_json(py, data, move |raw| AttributesResult::read("Attributes", raw, money))?;
-        PyAttributes::new(py, parts)
+        PyAttributes::new(py, read_saved::<ops::Attributes>(py, data, money)?)
     }
 
     #[doc = stub_doc!("Attributes.values")]
@@ -377,8 +373,7 @@ impl PyAccounts {
         #[pyo3(from_py_with = args::money)] money: &str,
     ) -> PyResult<Self> {
         let money = MoneyType::parse(money).or_raise()?;
-        let parts = read_json(py, data, move |raw| AccountsResult::read("GetAccountsDetail", raw, money))?;
-        PyAccounts::new(py, parts)
+        PyAccounts::new(py, read_saved::<ops::AccountsDetail>(py, data, money)?)
     }
 
     #[doc = stub_doc!("Accounts.accounts")]
@@ -463,8 +458,8 @@ impl PyStatements {
     #[doc = stub_doc!("Statements.from_json")]
     #[staticmethod]
     fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let parts = read_json(py, data, StatementsResult::read)?;
-        PyStatements::new(py, parts)
+        // Statements hold no money.
+        PyStatements::new(py, read_saved::<ops::Statements>(py, data, MoneyType::default())?)
     }
 
     #[doc = stub_doc!("Statements.statements")]
@@ -552,11 +547,11 @@ pub(crate) trait ResultClass: Sized + Send + 'static {
 /// A data operation of the core (crates/bankfeed/src/ops.rs) as the binding runs it: every one whose result has
 /// a class. With it, a data method of a client or a session is one line
 /// (docs/architecture.md#adding-an-operation).
-pub(crate) trait PyDataOp: bankfeed::ops::DataOp<Options: Send + 'static, Output: ResultClass> {
+pub(crate) trait PyDataOperation: DataOperation<Options: Send + 'static, Output: ResultClass> {
     const CONVERT: crate::invocation::Convert<Self::Output> = <Self::Output as ResultClass>::CONVERT;
 }
 
-impl<O: bankfeed::ops::DataOp<Options: Send + 'static, Output: ResultClass>> PyDataOp for O {}
+impl<O: DataOperation<Options: Send + 'static, Output: ResultClass>> PyDataOperation for O {}
 
 /// The tables of a result class by the name of their getter, in the order `bf.combine` gives
 /// them (src/combine.rs); `KIND` is the class's Python name.

@@ -8,11 +8,11 @@ use crate::classes::{session_to_py, PyBaseClient, PyBaseSession};
 use crate::convert;
 use crate::error::OrRaise;
 use crate::invocation::Invocation;
-use crate::results::PyDataOp;
+use crate::results::PyDataOperation;
 use crate::run::Run;
 use crate::views;
 use bankfeed::authorize::Session;
-use bankfeed::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
+use bankfeed::data::requests::{AccountsSummaryOptions, StatementsOptions};
 use bankfeed::ops::{self, Target};
 
 /// What `_restore` takes: the client, the 200 body, the RequestId and the LoginId.
@@ -106,18 +106,18 @@ impl PyBaseSession {
         #[pyo3(from_py_with = args::date_to)] date_to: Option<String>,
         #[pyo3(from_py_with = args::refresh_delta)] refresh_delta: Option<Vec<(String, String)>>,
     ) -> PyResult<Py<PyAny>> {
-        let options = AccountsDetailOptions {
+        let options = convert::accounts_detail_options(
             with_transactions,
             days,
             with_account_identity,
             with_kyc,
-            accounts_filter: accounts_filter.unwrap_or_default(),
+            accounts_filter,
             with_details_and_banking_statements,
             number_of_banking_statements,
             date_from,
             date_to,
-            refresh_delta: refresh_delta.unwrap_or_default(),
-        };
+            refresh_delta,
+        );
         self.data::<ops::AccountsDetail>(py, "accounts_detail", options)
     }
 
@@ -227,10 +227,15 @@ impl PyBaseSession {
     }
 
     /// Runs the data operation `O` on this session, as its method `method`.
-    fn data<O: PyDataOp>(&self, py: Python<'_>, method: &'static str, options: O::Options) -> PyResult<Py<PyAny>> {
+    fn data<O: PyDataOperation>(
+        &self,
+        py: Python<'_>,
+        method: &'static str,
+        options: O::Options,
+    ) -> PyResult<Py<PyAny>> {
         let (client, session) = (self.client.clone(), self.session.clone());
         let future = async move {
-            let call = client.call(O::CALL);
+            let call = client.call(O::WIRE.name);
             call.run(client.data::<O>(&call, Target::Session(&session), &options)).await
         };
         self.run(py, method, future, O::CONVERT)

@@ -1,6 +1,6 @@
 //! Test support of the bankfeed crates, a dev-dependency only: the fuzz tests' seeded generator and
-//! their structure-aware mutator of JSON payloads (`tests/it/fuzz_decoders.rs` and
-//! `tests/it/fuzz_sandbox_requests.rs` of the sandbox crate, and its request-body test).
+//! their structure-aware mutator of JSON payloads (the client crate's `tests/it/fuzz_decoders.rs`,
+//! the sandbox crate's `tests/it/fuzz_sandbox_requests.rs` and its request-body test).
 //!
 //! Every decoder must answer any input with `Ok` or a documented error, and never panic or hang
 //! (docs/bad-input.md); these make the inputs.

@@ -21,12 +21,12 @@ use crate::error::Error;
 use crate::fork::PerProcess;
 use crate::http::{ApiRequest, Http, Transport};
 use crate::masking::SharedSecrets;
-use crate::ops::{self, DataOp, Target};
+use crate::ops::{self, DataOperation, Target};
 use crate::poll::{poll, Pollable};
 use crate::pools;
 use crate::protocol::{self, PathValues, WireOp};
 use crate::secret::Secret;
-use crate::tables::check_accounts;
+use crate::tables::{check_accounts, DataResult};
 
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -265,7 +265,7 @@ impl Client {
     /// opened (a cached Authorize) or resumed, account detail made ready first when `O` needs it,
     /// its request sent and 202 polled, and its 200 read off the IO workers and checked to be the
     /// session's login (docs/protocol.md#polling).
-    pub async fn data<O: DataOp>(
+    pub async fn data<O: DataOperation>(
         &self,
         call: &Call,
         target: Target<'_>,
@@ -277,7 +277,7 @@ impl Client {
     /// [`Client::data`], where the challenges of the cached Authorize that opens a saved login's
     /// session are answered by `handler`; without one, they are [`Error::ChallengeRequired`] and
     /// nothing is answered (the bulk calls' `on_challenge`).
-    pub async fn data_answered<O: DataOp>(
+    pub async fn data_answered<O: DataOperation>(
         &self,
         call: &Call,
         target: Target<'_>,
@@ -297,7 +297,7 @@ impl Client {
                 &opened
             }
         };
-        call.doing(O::CALL);
+        call.doing(O::WIRE.name);
         call.on_session(&session.request_id);
         let request = O::request(&self.inner.config, session, options)?;
         if O::WIRE.after_detail {
@@ -416,7 +416,7 @@ fn same_login(operation: &str, session: &Session, named: Option<&str>, raw: &Raw
 /// it is the data of another login than the session's ([`same_login`]). An answer that cannot be
 /// read keeps the session's RequestId, as a failure while polling does: the caller can fetch it
 /// again without a new Authorize (docs/errors.md#an-error-while-polling).
-async fn read_for<O: DataOp>(
+async fn read_for<O: DataOperation>(
     operation: &'static str,
     session: &Session,
     raw: Raw,
@@ -425,8 +425,7 @@ async fn read_for<O: DataOp>(
     let value = off_io(raw, move |raw| O::read(operation, raw, money))
         .await
         .map_err(|error| error.resumable_at(Some(&session.request_id)))?;
-    let (named, raw) = O::login_of(&value);
-    same_login(operation, session, named, raw)?;
+    same_login(operation, session, value.login_id(), value.raw())?;
     Ok(value)
 }
 
@@ -475,7 +474,7 @@ macro_rules! within {
 macro_rules! data {
     ($client:expr, $op:ty, $target:expr, $options:expr) => {{
         let c = &$client;
-        let call = c.call(<$op as crate::DataOp>::CALL);
+        let call = c.call(<$op as crate::DataOperation>::WIRE.name);
         call.run(c.data::<$op>(&call, $target, $options)).await
     }};
 }
@@ -530,9 +529,10 @@ mod tests {
             203,
             r#"{"RequestId": "r-203", "SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "City?"}]}"#,
         )]);
-        let result = within!(client(&base, false), <ops::AccountsSummary as crate::DataOp>::CALL, |c, call| {
-            c.data::<ops::AccountsSummary>(&call, Target::Session(&session()), &AccountsSummaryOptions::default())
-        });
+        let result =
+            within!(client(&base, false), <ops::AccountsSummary as crate::DataOperation>::WIRE.name, |c, call| {
+                c.data::<ops::AccountsSummary>(&call, Target::Session(&session()), &AccountsSummaryOptions::default())
+            });
         let (operation, status, request_id, snippet) = protocol(result);
         assert_eq!((operation.as_str(), status, request_id.as_deref()), ("GetAccountsSummary", 203, Some("r-203")));
         assert!(snippet.contains("City?"), "{snippet}");

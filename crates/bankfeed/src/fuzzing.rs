@@ -1,5 +1,5 @@
 //! Entry points into the crate's decoders that are not public, for the fuzz tests only
-//! (`crates/bankfeed-sandbox/tests/it/fuzz_decoders.rs`; the inputs come from the bankfeed-testing crate). Hidden from the
+//! (`crates/bankfeed/tests/it/fuzz_decoders.rs`; the inputs come from the bankfeed-testing crate). Hidden from the
 //! documentation; not an API.
 //!
 //! Every decoder must answer any input with `Ok` or a documented error, and never panic or hang

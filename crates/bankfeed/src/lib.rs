@@ -16,7 +16,7 @@ pub mod error;
 mod error_masking;
 pub mod events;
 pub mod fork;
-// Entry points into the decoders for the fuzz tests (crates/bankfeed-sandbox/tests/it/fuzz_decoders.rs); not an API.
+// Entry points into the decoders for the fuzz tests (crates/bankfeed/tests/it/fuzz_decoders.rs); not an API.
 #[doc(hidden)]
 pub mod fuzzing;
 mod http;
@@ -37,5 +37,5 @@ pub use call::Call;
 pub use client::Client;
 pub use config::{ClientConfig, PollPolicy, RetryPolicy};
 pub use error::{ApiError, Body, Error};
-pub use ops::{DataOp, Target};
+pub use ops::{DataOperation, Target};
 pub use secret::Secret;

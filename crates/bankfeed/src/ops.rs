@@ -11,13 +11,12 @@ use serde_json::{json, Value};
 use crate::authorize::Session;
 use crate::config::{is_safe_segment, ClientConfig, SAFE_SEGMENT};
 use crate::data::attributes::AttributesQuery;
-use crate::data::login::NamesLogin;
 use crate::data::money::MoneyType;
 use crate::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use crate::data::{json, Raw};
 use crate::error::Error;
 use crate::protocol::{self, PathValues, WireOp};
-use crate::tables::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
+use crate::tables::{AccountsResult, AttributesResult, DataResult, InvestmentsResult, StatementsResult};
 
 /// What a data call is made on.
 #[derive(Clone, Copy, Debug)]
@@ -51,19 +50,37 @@ pub struct Request {
     pub(crate) async_rel: Option<&'static str>,
 }
 
-/// A data operation as the client runs it; the client-side twin of the sandbox's
-/// `DataOperation`.
-pub trait DataOp: 'static {
+impl Request {
+    /// The request of `wire` named `operation`, at its path filled with `values`, on its host.
+    /// Nothing is sent: [`crate::Client::data`] sends it and polls its 202s.
+    fn new(
+        wire: &'static WireOp,
+        operation: &'static str,
+        config: &ClientConfig,
+        values: &PathValues<'_>,
+        body: Option<Value>,
+    ) -> Result<Request, Error> {
+        Ok(Request {
+            operation,
+            method: wire.method.into(),
+            url: url(wire, config, values)?,
+            body,
+            async_rel: wire.async_rel(),
+        })
+    }
+}
+
+/// A data operation as the client runs it; the client-side twin of the sandbox's trait of the
+/// same name (`crates/bankfeed-sandbox/src/operations/operation.rs`), both named for one idea.
+pub trait DataOperation: 'static {
     /// The operation on the wire (crates/bankfeed/src/protocol.rs): its method, path and host, and whether
     /// account detail must be polled to 200 first, and be the session's login, before it is sent
-    /// (docs/protocol.md#attributes).
+    /// (docs/protocol.md#attributes). Its name is the call's: what the deadline, a
+    /// `ClientClosed` and the advice of a `PendingTimeout` name.
     const WIRE: &'static WireOp;
-    /// The call's name: what the deadline, a `ClientClosed` and the advice of a
-    /// `PendingTimeout` name. The wire operation's.
-    const CALL: &'static str = Self::WIRE.name;
     type Options: Send + Sync;
-    /// What a 200 is read into.
-    type Output: Send + 'static;
+    /// What a 200 is read into: it names the login the client checks it against.
+    type Output: DataResult;
 
     /// Checks the options before anything is sent, a cached Authorize included.
     fn validate(_options: &Self::Options) -> Result<(), Error> {
@@ -77,15 +94,12 @@ pub trait DataOp: 'static {
     /// Reads a 200 of `operation` (the [`Request`]'s), its money as the client's `money` option
     /// says (docs/tables.md#money).
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<Self::Output, Error>;
-
-    /// The LoginId the answer names (refused when it is not the session's), and its bytes.
-    fn login_of(output: &Self::Output) -> (Option<&str>, &Raw);
 }
 
 /// The Investments of a login (on the Investments host).
 pub struct Investments;
 
-impl DataOp for Investments {
+impl DataOperation for Investments {
     const WIRE: &'static WireOp = &protocol::INVESTMENTS;
     type Options = ();
     type Output = InvestmentsResult;
@@ -93,22 +107,18 @@ impl DataOp for Investments {
     fn request(config: &ClientConfig, session: &Session, _options: &()) -> Result<Request, Error> {
         let login_id = session_login_id(session)?;
         let body = json!({"LoginId": login_id, "RequestId": session.request_id, "MostRecentCached": true});
-        send(Self::WIRE, Self::WIRE.name, config, &PathValues::new(&config.customer_id), Some(body))
+        Request::new(Self::WIRE, Self::WIRE.name, config, &PathValues::new(&config.customer_id), Some(body))
     }
 
     fn read(_operation: &'static str, raw: Raw, money: MoneyType) -> Result<InvestmentsResult, Error> {
         InvestmentsResult::read(raw, money)
-    }
-
-    fn login_of(output: &InvestmentsResult) -> (Option<&str>, &Raw) {
-        (output.tables.login_id.as_deref(), &output.raw)
     }
 }
 
 /// GetAccountsDetail: accounts with their transactions, identity and statements as asked.
 pub struct AccountsDetail;
 
-impl DataOp for AccountsDetail {
+impl DataOperation for AccountsDetail {
     const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_DETAIL;
     type Options = AccountsDetailOptions;
     type Output = AccountsResult;
@@ -124,16 +134,12 @@ impl DataOp for AccountsDetail {
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AccountsResult, Error> {
         AccountsResult::read(operation, raw, money)
     }
-
-    fn login_of(output: &AccountsResult) -> (Option<&str>, &Raw) {
-        (output.tables.login_id.as_deref(), &output.raw)
-    }
 }
 
 /// GetAccountsSummary: the accounts without their transactions.
 pub struct AccountsSummary;
 
-impl DataOp for AccountsSummary {
+impl DataOperation for AccountsSummary {
     const WIRE: &'static WireOp = &protocol::GET_ACCOUNTS_SUMMARY;
     type Options = AccountsSummaryOptions;
     type Output = AccountsResult;
@@ -145,16 +151,12 @@ impl DataOp for AccountsSummary {
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AccountsResult, Error> {
         AccountsResult::read(operation, raw, money)
     }
-
-    fn login_of(output: &AccountsResult) -> (Option<&str>, &Raw) {
-        (output.tables.login_id.as_deref(), &output.raw)
-    }
 }
 
 /// GetStatements: the statement files of the login's accounts.
 pub struct Statements;
 
-impl DataOp for Statements {
+impl DataOperation for Statements {
     const WIRE: &'static WireOp = &protocol::GET_STATEMENTS;
     type Options = StatementsOptions;
     type Output = StatementsResult;
@@ -170,17 +172,13 @@ impl DataOp for Statements {
     fn read(_operation: &'static str, raw: Raw, _money: MoneyType) -> Result<StatementsResult, Error> {
         StatementsResult::read(raw)
     }
-
-    fn login_of(output: &StatementsResult) -> (Option<&str>, &Raw) {
-        (output.payload.data.login_id(), &output.payload.raw)
-    }
 }
 
 /// Attributes: a use-case package, or custom attributes, of a login whose account detail is
 /// ready (docs/protocol.md#attributes).
 pub struct Attributes;
 
-impl DataOp for Attributes {
+impl DataOperation for Attributes {
     // The custom POST; a package is the use-case GET (`request`).
     const WIRE: &'static WireOp = &protocol::ATTRIBUTES;
     type Options = AttributesQuery;
@@ -203,41 +201,22 @@ impl DataOp for Attributes {
             // A use-case GET is named after its package (`GetIncomeAttributes`) in errors and logs.
             AttributesQuery::Package(package) => {
                 let operation = package.operation();
-                send(&protocol::ATTRIBUTES_USE_CASE, operation, config, &values.operation(operation), None)
+                Request::new(&protocol::ATTRIBUTES_USE_CASE, operation, config, &values.operation(operation), None)
             }
-            AttributesQuery::Custom(custom) => send(Self::WIRE, Self::WIRE.name, config, &values, Some(custom.body())),
+            AttributesQuery::Custom(custom) => {
+                Request::new(Self::WIRE, Self::WIRE.name, config, &values, Some(custom.body()))
+            }
         }
     }
 
     fn read(operation: &'static str, raw: Raw, money: MoneyType) -> Result<AttributesResult, Error> {
         AttributesResult::read(operation, raw, money)
     }
-
-    fn login_of(output: &AttributesResult) -> (Option<&str>, &Raw) {
-        (output.payload.data.login_id(), &output.payload.raw)
-    }
 }
 
 /// A request of the banking operation `wire` with `body`.
 fn banking(wire: &'static WireOp, config: &ClientConfig, body: Value) -> Result<Request, Error> {
-    send(wire, wire.name, config, &PathValues::new(&config.customer_id), Some(body))
-}
-
-/// The request of `wire` named `operation`, at its path filled with `values`, on its host.
-fn send(
-    wire: &'static WireOp,
-    operation: &'static str,
-    config: &ClientConfig,
-    values: &PathValues<'_>,
-    body: Option<Value>,
-) -> Result<Request, Error> {
-    Ok(Request {
-        operation,
-        method: wire.method.into(),
-        url: url(wire, config, values)?,
-        body,
-        async_rel: wire.async_rel(),
-    })
+    Request::new(wire, wire.name, config, &PathValues::new(&config.customer_id), Some(body))
 }
 
 /// The URL of `wire` with its path filled with `values`, on its host. A value the template

@@ -304,6 +304,16 @@ def test_the_map_names_every_file_of_the_code() -> None:
     assert not gone, f"docs/architecture.md#the-map-of-the-tree names files that do not exist: {gone}"
 
 
+def test_the_map_names_each_crates_integration_tests_where_they_are() -> None:
+    """Each crate's integration tests are its own (`cargo test -p <crate>` runs them): the map names
+    the test folder of every crate that has one, under that crate, and no test folder that is gone."""
+    folders = {path.relative_to(ROOT).as_posix() + "/" for path in ROOT.glob("crates/*/tests/*") if path.is_dir()}
+    assert "crates/bankfeed/tests/it/" in folders, "the client's integration tests are the client crate's"
+    mapped = {path for path in mapped_paths() if re.fullmatch(r"crates/[^/]+/tests/.+/", path)}
+    where = "docs/architecture.md#the-map-of-the-tree"
+    assert mapped == folders, f"{where} names {sorted(mapped)}, the tree has {sorted(folders)}"
+
+
 STUB = ROOT / "python" / "bankfeed" / "_native.pyi"
 
 #: The class whose docstrings a method defined once on a shared base class carries at run time:

@@ -1,8 +1,9 @@
-//! The Rust integration tests: one test binary, a module per subject, so the crate and the shared
-//! harness (`common`) are compiled and linked once, not once per file.
+//! The sandbox's integration tests, over HTTP: one test binary, a module per subject, so the crate
+//! and the shared harness (`common`) are compiled and linked once, not once per file. The client's
+//! tests against the sandbox are the client crate's (`crates/bankfeed/tests/it/`).
 //!
-//! `cargo test --test it` runs them all; `cargo test --test it sandbox_faults` one module (test
-//! names are paths: `sandbox_faults::...`).
+//! `cargo test -p bankfeed-sandbox --test it` runs them all; `cargo test -p bankfeed-sandbox --test it
+//! sandbox_faults` one module (test names are paths: `sandbox_faults::...`).
 
 #![expect(
     clippy::unwrap_used,
@@ -13,16 +14,8 @@
               which fail that test the same way, with the line that failed"
 )]
 
-// First, so that its `within!` macro is in scope in every module below.
-#[macro_use]
 mod common;
 
-mod bulk;
-mod cassette;
-mod client;
-mod client_data;
-mod connect;
-mod fuzz_decoders;
 mod fuzz_sandbox_requests;
 mod sandbox;
 mod sandbox_clock;

@@ -6,11 +6,7 @@ use bankfeed_sandbox::{Fault, FaultKind, SandboxConfig};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use bankfeed::error::Error;
-
-use crate::common::{
-    answers_for, assert_error, assert_message_names, client_of, saved_session, user, Api, AUTHORIZE, DETAIL,
-};
+use crate::common::{answers_for, assert_error, assert_message_names, user, Api, AUTHORIZE, DETAIL};
 
 const LOGIN: &str = "5e115eac-1209-4f19-641c-08d6d484e2fe";
 const REQUEST: &str = "006fd2f3-055b-4ef6-a9fc-c1261cd76ec6";
@@ -175,36 +171,6 @@ async fn linking_operations_name_a_saved_login() {
     let unkeyed = Api::unkeyed(SandboxConfig::default());
     let body = json!({"LoginId": LOGIN, "IsActivated": true});
     assert_error(&unkeyed.send(Method::PATCH, SET_SCHEDULED_REFRESH, Some(body)).await, 401, "UNAUTHORIZED");
-}
-
-/// bankfeed's own client against the sandbox: the nightly refresh and the stored answers.
-#[tokio::test]
-async fn the_client_sets_the_nightly_refresh_and_answers_the_security_questions() {
-    let (_sandbox, client) = client_of(SandboxConfig::default());
-    let session = saved_session(&client).await;
-    let login_id = session.login_id.unwrap();
-    let on = within!(client, "SetScheduledRefresh", |c, call| c.set_scheduled_refresh(&call, &login_id, true));
-    assert!(on.unwrap());
-    let cached = within!(client, "Authorize", |c, call| c.authorize_cached(&call, &login_id)).unwrap();
-    let answer: Value = serde_json::from_slice(&cached.raw).unwrap();
-    assert_eq!(answer["Login"]["IsScheduledRefresh"], true);
-
-    // greatday_nomfa is asked no question: none to list.
-    let questions = within!(client, "GetMFAQuestions", |c, call| c.mfa_questions(&call, &login_id)).unwrap();
-    assert!(questions.is_empty(), "{questions:?}");
-    let answers = [("What shape do people like most?".to_owned(), "Triangle".to_owned())];
-    match within!(client, "AnswerMFAQuestions", |c, call| c.answer_mfa_questions(&call, &login_id, &answers)) {
-        Err(Error::Api(api)) => {
-            assert_eq!(api.code.as_deref(), Some("INVALID_REQUEST"));
-            assert!(!api.to_string().contains("Triangle"), "{api}");
-        }
-        other => panic!("{other:?}"),
-    }
-    let blank = [("Q?".to_owned(), String::new())];
-    match within!(client, "AnswerMFAQuestions", |c, call| c.answer_mfa_questions(&call, &login_id, &blank)) {
-        Err(Error::Config { field: "answers", rule }) => assert!(rule.contains("Q?"), "{rule}"),
-        other => panic!("{other:?}"),
-    }
 }
 
 #[tokio::test]

@@ -19,7 +19,7 @@ pub use investments::{
     investment_accounts_table, investment_transactions_table, positions_table, securities_table, InvestmentsTables,
 };
 pub(crate) use results::check_accounts;
-pub use results::{AccountsResult, AttributesResult, InvestmentsResult, StatementsResult};
+pub use results::{AccountsResult, AttributesResult, DataResult, InvestmentsResult, StatementsResult};
 
 use std::sync::Arc;
 

@@ -17,6 +17,16 @@ use crate::data::money::MoneyType;
 use crate::data::{json, Payload, Raw};
 use crate::error::Error;
 
+/// The result of a data operation, as [`crate::Client::data`] checks it before handing it out:
+/// an answer that names another login than the session's is refused
+/// (crates/bankfeed/src/data/login.rs, `check_same_login`).
+pub trait DataResult: Send + 'static {
+    /// The LoginId the payload names (its `Login.Id`), when it names one.
+    fn login_id(&self) -> Option<&str>;
+    /// The payload's bytes as they came.
+    fn raw(&self) -> &Raw;
+}
+
 /// An Investments payload as tables, with its totals and RequestId (in `tables`) and its bytes.
 #[derive(Clone, Debug)]
 pub struct InvestmentsResult {
@@ -29,6 +39,15 @@ impl InvestmentsResult {
     /// money as `money` says.
     pub fn read(raw: Raw, money: MoneyType) -> Result<Self, Error> {
         Ok(InvestmentsResult { tables: InvestmentsTables::read(raw.bytes(), money)?, raw })
+    }
+}
+
+impl DataResult for InvestmentsResult {
+    fn login_id(&self) -> Option<&str> {
+        self.tables.login_id.as_deref()
+    }
+    fn raw(&self) -> &Raw {
+        &self.raw
     }
 }
 
@@ -55,6 +74,15 @@ impl AccountsResult {
     }
 }
 
+impl DataResult for AccountsResult {
+    fn login_id(&self) -> Option<&str> {
+        self.tables.login_id.as_deref()
+    }
+    fn raw(&self) -> &Raw {
+        &self.raw
+    }
+}
+
 impl TryFrom<Payload<Accounts>> for AccountsResult {
     type Error = Error;
 
@@ -75,6 +103,15 @@ impl StatementsResult {
     /// Reads a 200 of GetStatements, checked as a live answer is.
     pub fn read(raw: Raw) -> Result<Self, Error> {
         Ok(StatementsResult::from(Payload { data: Statements::parse(raw.bytes())?, raw }))
+    }
+}
+
+impl DataResult for StatementsResult {
+    fn login_id(&self) -> Option<&str> {
+        self.payload.data.login_id()
+    }
+    fn raw(&self) -> &Raw {
+        &self.payload.raw
     }
 }
 
@@ -102,6 +139,15 @@ impl AttributesResult {
         let values = attribute_values_table(&data);
         let detail = attribute_detail_table(operation, &data)?;
         Ok(AttributesResult { payload: Payload { data, raw }, values, detail })
+    }
+}
+
+impl DataResult for AttributesResult {
+    fn login_id(&self) -> Option<&str> {
+        self.payload.data.login_id()
+    }
+    fn raw(&self) -> &Raw {
+        &self.payload.raw
     }
 }
 

@@ -11,11 +11,74 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use bankfeed::fuzzing::{self, DECODERS};
-use bankfeed_sandbox::{users, SandboxConfig};
+use bankfeed_sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
 use bankfeed_testing::{iterations, mutate, mutate_bytes, seed, Rng};
 use serde_json::{json, Value};
 
-use crate::common::{answers_for, Api, AUTHORIZE, DETAIL, INSTITUTION, INVESTMENTS, STATEMENTS, SUMMARY};
+use crate::common::INSTITUTION;
+
+/// Operation paths under `/v3/{customerId}/`.
+const AUTHORIZE: &str = "BankingServices/Authorize";
+const DETAIL: &str = "BankingServices/GetAccountsDetail";
+const SUMMARY: &str = "BankingServices/GetAccountsSummary";
+const STATEMENTS: &str = "BankingServices/GetStatements";
+const INVESTMENTS: &str = "Investments";
+
+/// A sandbox that asks for no keys, spoken to over plain HTTP: the seeds are its answers as they
+/// come, whatever the client would make of them.
+struct Wire {
+    sandbox: Sandbox,
+    http: reqwest::Client,
+}
+
+impl Wire {
+    fn start() -> Wire {
+        // reqwest is built without a default crypto provider; installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let sandbox =
+            Sandbox::start(SandboxConfig { auth: false, ..SandboxConfig::default() }).expect("sandbox starts");
+        Wire { sandbox, http: reqwest::Client::builder().build().expect("reqwest client") }
+    }
+
+    /// Sends `body` to `operation`, a path under `/v3/{customerId}/`; the status and the JSON answer.
+    async fn send(&self, method: reqwest::Method, operation: &str, body: Option<Value>) -> (u16, Value) {
+        let url = format!("{}/v3/{}/{operation}", self.sandbox.url(), self.sandbox.customer_id());
+        let mut request = self.http.request(method, url);
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(serde_json::to_vec(&body).expect("JSON"));
+        }
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let answer = response.bytes().await.expect("body read");
+        (status, serde_json::from_slice(&answer).expect("a JSON answer"))
+    }
+
+    async fn post(&self, operation: &str, body: Value) -> (u16, Value) {
+        self.send(reqwest::Method::POST, operation, Some(body)).await
+    }
+
+    async fn get(&self, operation: &str) -> (u16, Value) {
+        self.send(reqwest::Method::GET, operation, None).await
+    }
+}
+
+/// The `SecurityResponses` that answer the 203 `reply`, from `user`'s documented answers.
+fn answers_for(user: &SandboxUser, reply: &Value) -> Value {
+    let mut responses = serde_json::Map::new();
+    for challenge in reply["SecurityChallenges"].as_array().expect("SecurityChallenges") {
+        let choices: Vec<&str> = challenge["Iterables"]
+            .as_array()
+            .map(|items| items.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let (key, answer) = user
+            .answers
+            .iter()
+            .find(|(key, _)| *key == challenge["Prompt"] || choices.contains(&key.as_str()))
+            .unwrap_or_else(|| panic!("{}: no documented answer for {challenge}", user.username));
+        responses.insert(key.clone(), json!(answer));
+    }
+    Value::Object(responses)
+}
 
 /// No input may take this long through every decoder (a debug build, on a busy machine).
 const SLOW: Duration = Duration::from_secs(5);
@@ -44,7 +107,7 @@ fn bytes(mut value: Value) -> Vec<u8> {
 /// account detail and summary, statements, investments, attributes, DeleteCard, and error
 /// bodies; plus the documented shapes the sandbox does not produce (the token answer).
 async fn seeds() -> Vec<(String, Vec<u8>)> {
-    let api = Api::with(SandboxConfig::default());
+    let api = Wire::start();
     let mut seeds = Vec::new();
     let mut add = |name: &str, value: &Value| seeds.push((name.to_owned(), bytes(value.clone())));
 
