@@ -1,10 +1,14 @@
 """Testing your own code against the sandbox: what the request log says of each request
 (``bf.RecordedRequest``), asserting that a nightly job reads cached data only and sends the
-options it should, and a sandbox in another process steered through its admin API
-(``bf.RemoteSandbox``), as a suite in another language or on a cluster would use it.
+options it should, a sandbox in another process steered through its admin API
+(``bf.RemoteSandbox``), as a suite in another language or on a cluster would use it, and a session
+recorded into a cassette once, then replayed with no server at all (``bf.cassette``).
 """
 
 from __future__ import annotations
+
+import tempfile
+from pathlib import Path
 
 import bankfeed as bf
 
@@ -47,4 +51,27 @@ with bf.RemoteSandbox.start("--logins", "2") as remote:
     print("investments statuses:", statuses, "accounts:", len(investments.accounts))
     remote.reset()
     print("after reset:", remote.request_count, "requests")
+
+# Record once, replay forever (docs/cassettes.md): every client built inside a bf.cassette block
+# records into the file ("once": when it does not exist yet), which is written when the block ends,
+# the password, answers, keys and LoginIds left out.
+tape_path = Path(tempfile.mkdtemp()) / "cassettes" / "test_nightly_job.yaml"
+with bf.Sandbox(logins=2) as sb:
+    url, customer_id, saved, keys = sb.url, sb.customer_id, sb.login_ids, (sb.api_key, sb.secret_key)
+    with bf.cassette(tape_path, mode="once"), sb.client() as client:
+        recorded = nightly_job(client, saved)
+# The sandbox is gone: the same job replays from the file ("none": never the network). The keys
+# are those of the recording (with a secret key, each login starts with a token call), though no
+# header counts in matching and the file holds none.
+tape: bf.Cassette
+with bf.cassette(tape_path, mode="none") as tape:
+    client = bf.Client(url, customer_id, api_key=keys[0], secret_key=keys[1], poll_interval=0.01)
+    assert nightly_job(client, saved) == recorded
+print("replayed", tape.play_count(), "transactions:", recorded)
+# A request that was never recorded is an error naming it, and the nearest recorded one.
+with bf.cassette(tape_path):
+    try:
+        nightly_job(bf.Client(url, customer_id, api_key=keys[0], secret_key=keys[1]), saved, days="Days90")
+    except bf.CassetteError as exc:
+        print("unmatched:", exc.request, "| differs in:", exc.differences)
 print("testing: done")

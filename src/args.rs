@@ -510,6 +510,7 @@ named! {
     admin: flag -> bool;
     auth: flag -> bool;
     allow_insecure_http: flag -> bool;
+    allow_live_record: flag -> bool;
     open_browser: flag -> bool;
     schedule_refresh: optional_flag -> Option<bool>;
     with_transactions: optional_flag -> Option<bool>;

@@ -2,7 +2,7 @@
 //! configuration and defines every operation once; the two differ only in how a call runs
 //! (docs/architecture.md#one-call-two-runners).
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple, PyType};
 
@@ -17,6 +17,7 @@ use crate::results::PyDataOperation;
 use crate::run::asyncio;
 use crate::run::Run;
 use bankfeed::authorize::{AuthorizeRequest, Credentials};
+use bankfeed::cassette::RecordMode;
 use bankfeed::config::{ClientConfig, ClientOptions, Variables, DEFAULT_MAX_CONNECTIONS};
 use bankfeed::data::money::MoneyType;
 use bankfeed::error::Error;
@@ -145,10 +146,11 @@ macro_rules! client_class {
                                 investments_base_url=None, timeout=240.0, poll_interval=10.0,
                                 poll_timeout=1800.0, max_retries=2, max_challenge_rounds=10,
                                 allow_insecure_http=false, deadline=None, max_body_bytes=134217728,
-                                max_connections=100, proxy="environment", money="float",
-                                _environment=true))]
+                                max_connections=100, proxy="environment", money="float", cassette=None,
+                                record_mode=None, allow_live_record=false, _environment=true))]
             #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
             fn new(
+                py: Python<'_>,
                 #[pyo3(from_py_with = args::base_url)] base_url: Option<String>,
                 #[pyo3(from_py_with = args::customer_id)] customer_id: Option<String>,
                 #[pyo3(from_py_with = args::api_key)] api_key: Option<String>,
@@ -165,6 +167,9 @@ macro_rules! client_class {
                 #[pyo3(from_py_with = args::max_connections)] max_connections: usize,
                 #[pyo3(from_py_with = args::proxy)] proxy: Option<&str>,
                 #[pyo3(from_py_with = args::money)] money: &str,
+                #[pyo3(from_py_with = crate::cassette::cassette)] cassette: Option<crate::cassette::Given>,
+                #[pyo3(from_py_with = crate::cassette::record_mode)] record_mode: Option<RecordMode>,
+                #[pyo3(from_py_with = args::allow_live_record)] allow_live_record: bool,
                 // Private: False for `sb.client()`, whose clients must never take a key or a URL
                 // from the `BANKFEED_*` variables of a machine set up for the real service.
                 _environment: bool,
@@ -190,8 +195,9 @@ macro_rules! client_class {
                 // The proxy variables are read either way: they belong to the machine's network
                 // (docs/protocol.md#proxies), and a sandbox's loopback host never uses them.
                 let variables = if _environment { Variables::All } else { Variables::ProxiesOnly };
-                let config = ClientConfig::from_environment(options, variables);
-                let client = config.and_then(Client::new).or_raise()?;
+                let config = ClientConfig::from_environment(options, variables).or_raise()?;
+                // docs/cassettes.md#in-python: on a cassette given, or on that of the block it is built in.
+                let client = crate::cassette::client_of(py, config, cassette, record_mode, allow_live_record)?;
                 Ok(PyClassInitializer::from(PyBaseClient { client, flavor: $flavor }).add_subclass($class))
             }
 
@@ -212,8 +218,8 @@ client_class!(PyClient, Flavor::Blocking, {
         _kind: Option<Bound<'_, PyAny>>,
         _value: Option<Bound<'_, PyAny>>,
         _traceback: Option<Bound<'_, PyAny>>,
-    ) {
-        slf.as_super().get().client.close();
+    ) -> PyResult<()> {
+        slf.as_super().get().close(slf.py())
     }
 });
 
@@ -230,7 +236,7 @@ client_class!(PyAsyncClient, Flavor::Async, {
         _value: Option<Bound<'_, PyAny>>,
         _traceback: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        slf.as_super().get().client.close();
+        slf.as_super().get().close(slf.py())?;
         asyncio::ready(slf.py(), slf.py().None())
     }
 });
@@ -691,8 +697,10 @@ impl PyBaseClient {
     }
 
     #[doc = stub_doc!("_BaseClient.close")]
-    fn close(&self) {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.client.close();
+        // Then the cassette is written: no call of this client can record into it any more.
+        crate::cassette::save_on_close(py, &self.client)
     }
 
     #[doc = stub_doc!("_BaseClient.closed")]
@@ -706,6 +714,14 @@ impl PyBaseClient {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyDict>,))> {
         let py = slf.py();
         let client = &slf.get().client;
+        if let Some(cassette) = client.cassette() {
+            // A copy in another process would be live, or write the same file as this one.
+            return Err(PyTypeError::new_err(format!(
+                "a client on a cassette ({}) cannot be pickled: the cassette belongs to this process; build the \
+                 client in the other process with cassette= of a file of its own",
+                cassette.path().display()
+            )));
+        }
         let state = pythonize::pythonize(py, &client.config().to_options())?.cast_into::<PyDict>()?;
         state.set_item(IDENTITY, client.identity().to_string())?;
         Ok((slf.get_type().getattr("_restore")?, (state,)))
@@ -787,6 +803,7 @@ impl PyBaseClient {
             (ProxyOption::Url(_), Some(proxy)) => extra.push_str(&format!(", proxy={:?}", proxy.shown())),
             _ => {}
         }
+        extra.push_str(&crate::cassette::shown(&slf.get().client));
         // Not an option: the state `closed` reads, so that a closed client does not look usable.
         if slf.get().client.is_closed() {
             extra.push_str(", closed=True");

@@ -10,6 +10,7 @@ include!(concat!(env!("OUT_DIR"), "/stub_docs.rs"));
 mod args;
 mod atexit;
 mod bulk;
+mod cassette;
 mod challenge;
 mod classes;
 mod client;
@@ -62,6 +63,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<classes::PyAsyncChallenge>()?;
     m.add_class::<classes::PySecurityChallenge>()?;
     m.add_class::<sandbox::PySandbox>()?;
+    m.add_class::<cassette::PyCassette>()?;
+    m.add_function(wrap_pyfunction!(cassette::new_cassette, m)?)?;
     m.add_class::<table::PyTable>()?;
     m.add_class::<results::PyInvestments>()?;
     m.add_class::<results::PyAttributes>()?;

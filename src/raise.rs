@@ -51,6 +51,7 @@ mod bf {
     pyo3::import_exception!(bankfeed.errors, ProtocolError);
     pyo3::import_exception!(bankfeed.errors, ClientClosed);
     pyo3::import_exception!(bankfeed.errors, ConnectTimeout);
+    pyo3::import_exception!(bankfeed.errors, CassetteError);
     pyo3::import_exception!(bankfeed.errors, ApiError);
     pyo3::import_exception!(bankfeed.errors, Unauthorized);
     pyo3::import_exception!(bankfeed.errors, InvalidLogin);
@@ -213,17 +214,39 @@ fn build(py: Python<'_>, text: &str, error: Error, client: Option<&(Client, Flav
             class::<bf::BankfeedError>(py)?
         }
         Error::Internal { .. } => class::<bf::BankfeedError>(py)?,
-        // Not raised from Python yet: cassettes are not exposed there (docs/cassettes.md).
-        Error::Cassette { .. }
-        | Error::CassetteUnmatched { .. }
-        | Error::CassetteRunOut { .. }
-        | Error::CassetteSecret { .. } => class::<bf::BankfeedError>(py)?,
+        // docs/cassettes.md#when-a-replay-fails: what a test needs to fix its cassette or its calls.
+        Error::Cassette { path, .. } | Error::CassetteSecret { path, .. } => {
+            cassette_fields(&fields, &path, None, None)?;
+            class::<bf::CassetteError>(py)?
+        }
+        Error::CassetteRunOut { path, request, .. } => {
+            cassette_fields(&fields, &path, Some(&request), None)?;
+            class::<bf::CassetteError>(py)?
+        }
+        Error::CassetteUnmatched { path, request, closest } => {
+            cassette_fields(&fields, &path, Some(&request), closest.as_ref())?;
+            class::<bf::CassetteError>(py)?
+        }
         Error::ConnectTimeout { waited } => {
             fields.set_item("waited", waited.as_secs_f64())?;
             class::<bf::ConnectTimeout>(py)?
         }
     };
     Ok(PyErr::from_value(class.call((text,), Some(&fields))?))
+}
+
+/// The fields of a `CassetteError`: the file, the request after redaction, the closest recorded
+/// request and how the two differ.
+fn cassette_fields(
+    fields: &Bound<'_, PyDict>,
+    path: &str,
+    request: Option<&str>,
+    closest: Option<&(String, Vec<String>)>,
+) -> PyResult<()> {
+    fields.set_item("path", path)?;
+    fields.set_item("request", request)?;
+    fields.set_item("closest", closest.map(|(recorded, _)| recorded))?;
+    fields.set_item("differences", closest.map_or_else(Vec::new, |(_, differences)| differences.clone()))
 }
 
 /// The fields every `ApiError` keeps: what the service said, as it said it.

@@ -6,6 +6,7 @@ the binary.
 """
 
 import datetime
+import os
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Literal, final
@@ -38,6 +39,7 @@ __all__ = [
     "AsyncClient",
     "AsyncSession",
     "Attributes",
+    "Cassette",
     "Challenge",
     "Client",
     "Combined",
@@ -55,6 +57,7 @@ __all__ = [
     "_Catcher",
     "_Gathering",
     "__version__",
+    "cassette",
     "combine",
     "connect_url",
     "serve_sandbox",
@@ -142,13 +145,19 @@ class _BaseClient:
         """Cancels every call of this client in flight, in every thread and task, at once: each
         raises :class:`bankfeed.ClientClosed`, and so do later calls. Sessions and challenges
         of the client close with it; a pickled copy is a new client, which goes on (the
-        connections it shares close once no client uses them). Calling it again does nothing."""
+        connections it shares close once no client uses them). Calling it again does nothing
+        but write its cassette again.
+
+        A client on a cassette (``cassette=``) then writes what it recorded into the file, and
+        raises :class:`bankfeed.CassetteError` if that cannot be done (nothing is written when
+        the text still holds a secret)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickles as the client's configuration, **keys included** (``api_key``, ``secret_key``):
         the pickle is as secret as the keys. The copy is a new client with the same options, which
         reads no ``BANKFEED_*`` variable, and shares the connections of the clients of those
-        options in its process; ``repr`` still hides the keys."""
+        options in its process; ``repr`` still hides the keys. A client on a cassette raises
+        ``TypeError``: its cassette belongs to its process."""
 
     def __dask_tokenize__(self) -> tuple[object, ...]:
         """What Dask names the client by in a task key (``dask.base.tokenize``): the same for the
@@ -192,6 +201,9 @@ class Client(_BaseClient):
         max_connections: int = 100,
         proxy: str | None = "environment",
         money: Literal["float", "decimal"] = "float",
+        cassette: str | os.PathLike[str] | Cassette | None = None,
+        record_mode: Literal["none", "once", "new_episodes", "all", "rewrite"] | None = None,
+        allow_live_record: bool = False,
     ) -> Client:
         """Checks the options and builds the client; nothing is sent yet.
 
@@ -236,6 +248,25 @@ class Client(_BaseClient):
         one, a value that does not parse) raises :class:`bankfeed.ConfigError` naming ``proxy``
         or the variable; the proxy's password never shows in a ``repr`` or a message, and a
         :class:`bankfeed.TransportError` of a request sent through a proxy names it.
+
+        ``cassette`` records the client's requests and the answers they get into a file, or
+        answers them from it with no server at all (docs/cassettes.md): a path such as
+        ``"tests/cassettes/test_login.yaml"``, or a :func:`cassette` shared with other clients.
+        ``record_mode`` says which, as vcrpy names them: ``"none"`` (the default: replay only,
+        never the network), ``"once"`` (record when the file does not exist, replay when it
+        does), ``"new_episodes"``, ``"all"`` or ``"rewrite"``. Left out, a client built inside a
+        ``with bf.cassette(...)`` block is on that block's cassette. Passwords, answers, keys and
+        tokens never reach the file, and LoginIds and RequestIds are written as pseudonyms. The
+        file is written when the client closes (:meth:`close`, or the end of its ``with``
+        block), and not at all when its text still holds a secret; a request the cassette has
+        no answer for raises :class:`bankfeed.CassetteError`. Recording against a host that is
+        neither loopback nor the service's public test instance needs
+        ``allow_live_record=True``: a live Authorize can count against a bank's lockout::
+
+            client = bf.Client(base_url=sb.url, customer_id=sb.customer_id,
+                               cassette="tests/cassettes/test_login.yaml", record_mode="once")
+            session = client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=greatday)
+            client.close()   # writes the cassette; the next run replays it
         """
 
     def authorize(
@@ -598,6 +629,9 @@ class AsyncClient(_BaseClient):
         max_connections: int = 100,
         proxy: str | None = "environment",
         money: Literal["float", "decimal"] = "float",
+        cassette: str | os.PathLike[str] | Cassette | None = None,
+        record_mode: Literal["none", "once", "new_episodes", "all", "rewrite"] | None = None,
+        allow_live_record: bool = False,
     ) -> AsyncClient:
         """Checks the options and builds the client; nothing is sent yet.
 
@@ -642,6 +676,25 @@ class AsyncClient(_BaseClient):
         one, a value that does not parse) raises :class:`bankfeed.ConfigError` naming ``proxy``
         or the variable; the proxy's password never shows in a ``repr`` or a message, and a
         :class:`bankfeed.TransportError` of a request sent through a proxy names it.
+
+        ``cassette`` records the client's requests and the answers they get into a file, or
+        answers them from it with no server at all (docs/cassettes.md): a path such as
+        ``"tests/cassettes/test_login.yaml"``, or a :func:`cassette` shared with other clients.
+        ``record_mode`` says which, as vcrpy names them: ``"none"`` (the default: replay only,
+        never the network), ``"once"`` (record when the file does not exist, replay when it
+        does), ``"new_episodes"``, ``"all"`` or ``"rewrite"``. Left out, a client built inside a
+        ``with bf.cassette(...)`` block is on that block's cassette. Passwords, answers, keys and
+        tokens never reach the file, and LoginIds and RequestIds are written as pseudonyms. The
+        file is written when the client closes (:meth:`close`, or the end of its ``with``
+        block), and not at all when its text still holds a secret; a request the cassette has
+        no answer for raises :class:`bankfeed.CassetteError`. Recording against a host that is
+        neither loopback nor the service's public test instance needs
+        ``allow_live_record=True``: a live Authorize can count against a bank's lockout::
+
+            client = bf.AsyncClient(base_url=sb.url, customer_id=sb.customer_id,
+                                    cassette="tests/cassettes/test_login.yaml", record_mode="once")
+            session = await client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=greatday)
+            client.close()   # writes the cassette; the next run replays it
         """
 
     async def authorize(
@@ -1538,6 +1591,59 @@ class Sandbox:
 
     def __enter__(self) -> Sandbox: ...
     def __exit__(self, *_exc: object) -> None: ...
+
+def cassette(
+    path: str | os.PathLike[str],
+    mode: Literal["none", "once", "new_episodes", "all", "rewrite"] = "none",
+    *,
+    allow_live_record: bool = False,
+) -> Cassette:
+    """A cassette for every client built inside its ``with`` block (docs/cassettes.md#in-python):
+    each :class:`Client` and :class:`AsyncClient` made there without a ``cassette=`` of its own,
+    :meth:`Sandbox.client` included, records into the file at ``path`` or replays from it, as
+    ``mode`` says (see ``record_mode`` of :class:`Client`). The file is written when the block
+    ends, whether or not it raised, and when one of its clients closes.
+
+    The block is a context variable: the asyncio tasks started inside it see it, and so does a
+    thread run in a copy of its context (``asyncio.to_thread``, ``contextvars.copy_context()``);
+    a plain ``threading.Thread`` does not, as with every context variable. Its clients must all
+    be of one ``base_url`` and ``customer_id``. A wrong ``path`` or ``mode`` raises
+    ``TypeError`` or :class:`bankfeed.ConfigError` naming the argument::
+
+        with bf.cassette("tests/cassettes/test_accounts.yaml", mode="once") as tape:
+            client = sb.client()
+            session = client.login("FlinksCapital", "Greatday", "Everyday", on_challenge=greatday)
+            accounts = session.accounts_detail()
+        print(tape.play_count())   # (0, 0) when it recorded; (played, recorded) when it replayed
+    """
+
+@final
+class Cassette:
+    """A cassette that clients share: made by :func:`cassette`, used as a ``with`` block or
+    given to a client as ``cassette=``. It opens its file for the first client built on it."""
+
+    @property
+    def path(self) -> str:
+        """The file's path, as given."""
+
+    @property
+    def mode(self) -> Literal["none", "once", "new_episodes", "all", "rewrite"]:
+        """The record mode."""
+
+    def play_count(self) -> tuple[int, int]:
+        """How many of the file's interactions were replayed, and how many it holds: equal when a
+        test played every one. ``(0, 0)`` until a client has used it."""
+
+    def save(self) -> bool:
+        """Writes what its clients recorded into the file, as the end of its block does; returns
+        whether the file was written (a replay writes nothing). Raises
+        :class:`bankfeed.CassetteError`, writing nothing, when the text still holds a secret."""
+
+    def __enter__(self) -> Cassette:
+        """Makes it the cassette of every client built inside the block."""
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        """Ends the block, then writes the file (see :meth:`save`)."""
 
 def connect_url(
     instance: str = "toolbox",

@@ -23,6 +23,7 @@ __all__ = [
     "AggregationError",
     "ApiError",
     "BankfeedError",
+    "CassetteError",
     "ChallengeRequired",
     "ClientClosed",
     "ConcurrentSession",
@@ -208,6 +209,36 @@ class ConnectTimeout(BankfeedError, TimeoutError):
     message: str
     #: Seconds waited.
     waited: float
+
+
+class CassetteError(BankfeedError):
+    """A cassette could not be used (docs/cassettes.md): a request it has no recorded answer for
+    (or whose recorded answers were all played), a file missing in ``record_mode="none"``, one
+    that is not a cassette, or one that was not written because its text still held a secret.
+
+    The message names the cassette and the request (after redaction: never a password, an answer,
+    a key or a real LoginId), and for a request that matched nothing, the closest recorded one and
+    how the two differ::
+
+        try:
+            client.investments(login_id)
+        except bf.CassetteError as exc:
+            print(exc.path, exc.request)   # the file, "POST /v3/{customer_id}/... (Investments)"
+            print(exc.closest, exc.differences)
+    """
+
+    message: str
+    #: The cassette's path, as given.
+    path: str
+    #: The request that found no answer: its method, path (the customer id as
+    #: ``{customer_id}``) and operation; ``None`` when the file itself failed.
+    request: str | None
+    #: The recorded request nearest to ``request`` (``"interaction 4: POST ..."``), when the
+    #: request matched nothing; ``None`` otherwise, or when the cassette records none.
+    closest: str | None
+    #: How ``request`` differs from ``closest``, one line each (``"body.Days: recorded Days90,
+    #: sent Days365"``); empty when there is no ``closest``.
+    differences: list[str]
 
 
 class TransportError(BankfeedError):

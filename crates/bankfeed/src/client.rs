@@ -83,6 +83,14 @@ impl Client {
         Ok(Client { inner, shared_secrets: None })
     }
 
+    /// The cassette this client's requests go through, if it is on one (its copies share it).
+    pub fn cassette(&self) -> Option<&Arc<CassetteSession>> {
+        match &self.inner.transport {
+            Transport::Cassette(cassette) => Some(cassette),
+            Transport::Live => None,
+        }
+    }
+
     /// The same for a client and its copies, random otherwise; never derived from the keys.
     pub fn identity(&self) -> uuid::Uuid {
         self.inner.identity

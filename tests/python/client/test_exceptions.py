@@ -14,6 +14,7 @@ import pickle
 import socket
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -444,9 +445,27 @@ def test_a_connect_that_nobody_finishes_raises_connect_timeout(api: Api) -> None
     check_pickle_and_secrets(exc)
 
 
+def test_a_request_a_cassette_has_no_answer_for_raises_cassette_error(api: Api, tmp_path: Path) -> None:
+    path = tmp_path / "institutions.yaml"
+    with bf.Sandbox() as sb:
+        recording = api.client(sb, cassette=path, record_mode="once")
+        api.run(recording.institutions())
+        recording.close()
+        url, customer_id = sb.url, sb.customer_id
+    client = api.client_at(url, customer_id, cassette=path)
+    with pytest.raises(errors.CassetteError) as info:
+        api.run(client.authorize_cached(LOGIN))
+    exc = info.value
+    assert type(exc) is errors.CassetteError
+    assert exc.path == str(path) and exc.request is not None and "Authorize" in exc.request
+    assert exc.closest is not None and exc.differences
+    assert LOGIN not in str(exc), "the LoginId sent shows as its pseudonym"
+    check_pickle_and_secrets(exc)
+
+
 def test_every_exception_class_is_raised_by_a_case() -> None:
     raised = {case.expected.__name__ for case in CASES}
-    raised |= {"TooManyChallenges", "TransportError", "ClientClosed", "ConnectTimeout"}
+    raised |= {"TooManyChallenges", "TransportError", "ClientClosed", "ConnectTimeout", "CassetteError"}
     # BankfeedError itself is raised only when the bridge cannot build a richer exception.
     assert raised | {"BankfeedError"} == set(errors.__all__)
 

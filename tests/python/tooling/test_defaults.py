@@ -25,6 +25,10 @@ NONE_STANDS_FOR_THE_DEFAULT = {
     ("Sandbox", "as_of"),
 }
 
+#: The clients' options that are no part of their configuration (a client's pickle, its pool):
+#: where its requests go, a cassette (docs/cassettes.md#in-python), and their defaults.
+NOT_CONFIGURATION = {"cassette": None, "record_mode": None, "allow_live_record": False}
+
 
 def signature_defaults(cls: type) -> dict[str, Any]:
     """The public options of ``cls``'s constructor and their defaults (private ones, such as the
@@ -41,6 +45,9 @@ def test_every_signature_default_is_the_cores(cls: type) -> None:
     core: dict[str, Any] = _native._defaults()["Sandbox" if cls is bf.Sandbox else "Client"]
     kind = "Sandbox" if cls is bf.Sandbox else "Client"
     signature = signature_defaults(cls)
+    if kind == "Client":
+        transport = {name: signature.pop(name, inspect.Parameter.empty) for name in NOT_CONFIGURATION}
+        assert transport == NOT_CONFIGURATION, "the cassette options, with no cassette by default"
     assert sorted(signature) == sorted(core), "the signature and the core name the same options"
     drifted = []
     for name, default in signature.items():
