@@ -78,6 +78,9 @@ class ExportPlan:
     events: dict[str, Events] = field(default_factory=dict)
     #: Where each kind's results go, once it began (:meth:`writer`).
     writers: dict[str, KindWriter] = field(default_factory=dict)
+    #: Per kind, the journal entries the start read and checked, by name: when each was
+    #: committed, and its run. The end reads none of them again to order it (``finish.py``).
+    checked: dict[str, dict[str, tuple[float, str]]] = field(default_factory=dict)
 
     @classmethod
     def make(
@@ -129,9 +132,11 @@ class ExportPlan:
                 # every login starts its history over.
                 cursors, apply = states(kind.name) if table is not None and not full_refresh else ({}, None)
                 state = read_state(storage, kind.name, fmt, run=run, entries=entries, each=apply)
+                plan.checked[kind.name] = entries.known()
                 states_of_kinds.append(state)
                 if table is not None:
                     plan.events[kind.name] = Events(kind.name, table, cursors, full_refresh=full_refresh)
+            plan.checked.update((name, entries.known()) for name, entries in journals.items())
             del journals
             plan.asked = _as_written(plan.asked, states_of_kinds)
             for kind, state in zip(kinds, states_of_kinds, strict=True):
