@@ -15,6 +15,7 @@ import pytest
 
 import bankfeed as bf
 from bankfeed._export.ondisk import checks
+from bankfeed._export.ondisk.layout import temporary_name
 from bankfeed._export.storage import Storage
 
 LOGINS = 6
@@ -56,7 +57,7 @@ def test_a_run_reads_each_entry_it_wrote_once(sb: bf.Sandbox, tmp_path: Path, mo
     assert reads == dict.fromkeys(entries, 1), reads
 
 
-def test_the_next_night_reads_the_last_night_s_entries_three_times(
+def test_the_next_night_reads_the_last_night_s_entries_twice(
     sb: bf.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with sb.client() as client:
@@ -66,9 +67,9 @@ def test_the_next_night_reads_the_last_night_s_entries_three_times(
         report = bf.export(client, sb.login_ids, tmp_path, what="investments", batch_logins=PER_BATCH)
     assert report.logins_written == LOGINS
     for name in before:
-        # The start checks it, then reads it for the state and the cursors; the end reads it for
-        # the state. Its run's summary in the manifest is the one its record keeps.
-        assert reads[f"_journal/investments/{name}"] == 3, reads
+        # The start checks it and reads its state and cursors in the same reading; the end reads
+        # it for the state. Its run's summary in the manifest is the one its record keeps.
+        assert reads[f"_journal/investments/{name}"] == 2, reads
     new = [name for name in reads if name.rsplit("/", 1)[1] not in before]
     assert new and all(reads[name] == 1 for name in new), reads
 
@@ -115,3 +116,24 @@ def test_a_damaged_entry_is_still_refused_before_anything_is_touched(sb: bf.Sand
         with pytest.raises(bf.ConfigError) as refused:
             bf.export(client, sb.login_ids, tmp_path, what="investments", batch_logins=PER_BATCH)
     assert entry.name in str(refused.value) and "files.positions" in str(refused.value)
+
+
+def test_a_kill_s_rename_is_finished_only_once_every_entry_is_checked(sb: bf.Sandbox, tmp_path: Path) -> None:
+    _nights(sb, tmp_path, 1)
+    first, *_, last = sorted((tmp_path / "_journal" / "investments").glob("*.json"))
+    committed = json.loads(first.read_text())
+    final = tmp_path / "investments" / "positions" / committed["files"]["positions"]
+    # As a kill between the commit and the rename leaves it: the batch's file under its
+    # temporary name (``layout.temporary_name``).
+    temporary = final.with_name(temporary_name(committed["batch"], "parquet"))
+    final.rename(temporary)
+    whole = last.read_text()
+    last.write_text(whole[: len(whole) // 2])
+    with sb.client() as client, pytest.raises(bf.ConfigError) as refused:
+        bf.export(client, sb.login_ids, tmp_path, what="investments", batch_logins=PER_BATCH)
+    assert last.name in str(refused.value)
+    assert temporary.is_file() and not final.exists(), "nothing renamed before every entry was checked"
+    last.write_text(whole)
+    [night_1, night_2] = _nights(sb, tmp_path, 1)
+    assert final.is_file() and not temporary.exists(), "the rename finished"
+    assert night_1["logins_written"] == night_2["logins_written"] == LOGINS
