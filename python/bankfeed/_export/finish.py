@@ -37,6 +37,16 @@ def _release_arrow_memory() -> None:
         pyarrow.default_memory_pool().release_unused()
 
 
+def _known(plan: ExportPlan, kind: str) -> dict[str, tuple[float, str]]:
+    """The journal entries of ``kind`` that the run of ``plan`` read and checked at its start or
+    committed since, by name (``journal.read_journal``'s ``known``)."""
+    known = dict(plan.checked.get(kind, {}))
+    writer = plan.writers.get(kind)
+    if writer is not None:
+        known.update(writer.committed)
+    return known
+
+
 def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = True) -> ExportReport:
     """Ends the run of ``plan``, counted in ``tally``: writes its record, the manifest and the
     failures; the report of this run. ``repair`` false: the journal is read as it stands, since
@@ -64,8 +74,12 @@ def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = Tru
     kinds_asked: dict[str, Mapping[str, Any]] = {**plan.kinds_before, **plan.kinds_asked()}
     # Each read an entry at a time (``journal.Journal``): the logins written are held compactly,
     # this run's only, and each earlier run's counted and let go (``runs.summaries``).
-    # Without their cursors checked: the end reads none (the start checked them).
-    journals = {name: read_journal(storage, name, plan.fmt, cursors=False) for name in kinds_asked}
+    # Without their cursors checked: the end reads none (the start checked them). The entries the
+    # start checked and those this process committed are not read again to be ordered: only
+    # those new to it (a cluster run's workers').
+    journals = {
+        name: read_journal(storage, name, plan.fmt, cursors=False, known=_known(plan, name)) for name in kinds_asked
+    }
     states: dict[str, KindState] = {
         name: read_state(storage, name, plan.fmt, run=plan.partition_run, repair=repair, entries=entries)
         for name, entries in journals.items()
@@ -83,8 +97,16 @@ def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = Tru
     write_run(storage, run)
     # This run's logins written, gathered already (with ``repair``: the same batches counted).
     known = {plan.partition_run: states} if repair else None
-    listed = [summary.shown() for summary in summaries(read_runs(storage), journals, known)]
+    counted = summaries(read_runs(storage), journals, known)
     del journals
+    # This run's summary kept in its record: once a later run starts, this one cannot change
+    # (only the last run is resumed), and the later runs' ends do not count it from the journal
+    # again (``runs.summaries``).
+    this_run = next((summary for summary in counted if summary.run == plan.partition_run), None)
+    if this_run is not None:
+        run = {**run, "summary": this_run.kept()}
+        write_run(storage, run)
+    listed = [summary.shown() for summary in counted]
     write_summary(
         storage,
         states,

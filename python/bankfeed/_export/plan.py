@@ -20,11 +20,11 @@ from bankfeed._export.events import Events, states
 from bankfeed._export.kinds import EVENT_KEYS, Kind, check_what, options_json
 from bankfeed._export.location import described
 from bankfeed._export.logins import LOGINS_PER_CALL, LoginIdList, fold, unique
-from bankfeed._export.ondisk.journal import read_journal
+from bankfeed._export.ondisk.journal import Journal, read_journal
 from bankfeed._export.ondisk.run_records import write_run
 from bankfeed._export.options import ExportOptions
 from bankfeed._export.resume import Before, check_output, fixed
-from bankfeed._export.state import KindState, read_state, remove_leftovers
+from bankfeed._export.state import KindState, read_state, remove_leftovers, remove_uncommitted, scan_state
 from bankfeed._export.storage import Storage
 from bankfeed._export.writer import KindWriter, Limits
 from bankfeed._native import AsyncClient, Client
@@ -78,6 +78,9 @@ class ExportPlan:
     events: dict[str, Events] = field(default_factory=dict)
     #: Where each kind's results go, once it began (:meth:`writer`).
     writers: dict[str, KindWriter] = field(default_factory=dict)
+    #: Per kind, the journal entries the start read and checked, by name: when each was
+    #: committed, and its run. The end reads none of them again to order it (``finish.py``).
+    checked: dict[str, dict[str, tuple[float, str]]] = field(default_factory=dict)
 
     @classmethod
     def make(
@@ -117,22 +120,40 @@ class ExportPlan:
             # Every kind of the export checked before any is repaired: a damaged or planted entry
             # stops the run with nothing renamed or deleted (ondisk/checks.py).
             names = {*before.kinds_before, *(kind.name for kind in kinds)}
-            journals = {name: read_journal(storage, name, fmt) for name in names}
+            journals = {
+                name: read_journal(storage, name, fmt) for name in sorted(names - {kind.name for kind in kinds})
+            }
             # What this run wrote already: nothing, but for a resume.
             run = None if before.resumes_unrecorded else plan.partition_run
-            states_of_kinds = []
+            scanned: list[tuple[Journal, KindState | None]] = []
             for kind in kinds:
-                entries = journals.pop(kind.name)
                 table = next((table for name, table in EVENT_KEYS if name == kind.name), None)
                 # Where each login's transactions stand, for this run to go on from: read in the
-                # same pass over the journal as the state (``events.states``); not at all when
-                # every login starts its history over.
+                # same pass over the journal as its check and the state (``state.scan_state``);
+                # not at all when every login starts its history over.
                 cursors, apply = states(kind.name) if table is not None and not full_refresh else ({}, None)
-                state = read_state(storage, kind.name, fmt, run=run, entries=entries, each=apply)
-                states_of_kinds.append(state)
                 if table is not None:
                     plan.events[kind.name] = Events(kind.name, table, cursors, full_refresh=full_refresh)
-            del journals
+                scanned.append(scan_state(storage, kind.name, fmt, run=run, each=apply))
+            # Every kind checked: what a kill interrupted is finished now. In the common case the
+            # state was counted as the journal was checked; a repair to make reads it again.
+            states_of_kinds = []
+            for kind, (entries, scanned_state) in zip(kinds, scanned, strict=True):
+                state = scanned_state
+                if state is None:
+                    events = plan.events.get(kind.name)
+                    apply = None
+                    if events is not None and isinstance(events.previous, CursorStore):
+                        events.previous.close()
+                        cursors, apply = states(kind.name)
+                        plan.events[kind.name] = Events(kind.name, events.table, cursors, full_refresh=full_refresh)
+                    state = read_state(storage, kind.name, fmt, run=run, entries=entries, each=apply)
+                else:
+                    remove_uncommitted(storage, kind.name)
+                plan.checked[kind.name] = entries.known()
+                states_of_kinds.append(state)
+            plan.checked.update((name, entries.known()) for name, entries in journals.items())
+            del journals, scanned
             plan.asked = _as_written(plan.asked, states_of_kinds)
             for kind, state in zip(kinds, states_of_kinds, strict=True):
                 # All of them, not a copy, when nothing was written before (no resume).

@@ -74,6 +74,20 @@ class RunSummary:
     #: Per kind, the fields of its payloads that no table reads, path to count, added up over its
     #: processes: each counts the logins it fetched (docs/export.md#fields-the-service-adds).
     unknown_fields: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Per kind, how many journal entries its counts come from: what tells whether a summary
+    #: kept in a record (:meth:`kept`) still holds.
+    entries: dict[str, int] = field(default_factory=dict)
+
+    def kept(self) -> dict[str, Any]:
+        """What a run's record keeps of its summary (``summary``), so that later runs do not count
+        it from the journal again: its counts, and the entries they come from."""
+        return {
+            "logins": self.logins,
+            "logins_failed": self.logins_failed,
+            "rows": self.rows,
+            "kinds": sorted(kind for kind in self.entries),
+            "entries": dict(sorted(self.entries.items())),
+        }
 
     @property
     def status(self) -> str:
@@ -142,9 +156,21 @@ def summaries(
             counts = found.unknown_fields.setdefault(kind, {})
             for path, count in fields.items():
                 counts[path] = counts.get(path, 0) + count
+    # A run's summary as the end of its last process counted it (``finish.py``): kept, unless the
+    # run may still change (the last one: a resume goes on with it, or it is being written) or
+    # its entries are no longer those it counted (a repair dropped one, a resume was killed
+    # after committing some): then counted from the journal again.
+    stored = {run_of_record(record): record["summary"] for record in records if record.get("summary")}
+    last = run_of_record(records[-1]) if records else None
     names = dict.fromkeys(run for journal in journals.values() for run in journal.runs())
     for run in names:
         found = summary(run)
+        found.entries = {kind: count for kind, journal in journals.items() if (count := journal.count(run))}
+        kept = stored.get(run)
+        if run != last and run not in (known or {}) and kept is not None and kept["entries"] == found.entries:
+            found.kinds.update(kept["kinds"])
+            found.logins, found.logins_failed, found.rows = kept["logins"], kept["logins_failed"], kept["rows"]
+            continue
         written: dict[str, LoginIdSet] = {}
         failed: dict[str, LoginIdSet] = {}
         for kind, journal in journals.items():

@@ -19,6 +19,7 @@ from typing import Any
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.login_set import LoginIdSet
 from bankfeed._export.logins import fold
+from bankfeed._export.ondisk import checks
 from bankfeed._export.ondisk.journal import Journal, read_journal, run_of
 from bankfeed._export.ondisk.layout import (
     BATCH,
@@ -42,6 +43,8 @@ __all__ = [
     "partitioned_directories",
     "read_state",
     "remove_leftovers",
+    "remove_uncommitted",
+    "scan_state",
     "table_directories",
 ]
 
@@ -125,7 +128,6 @@ def read_state(
     ``each`` is given every entry that counts (the batches a repair dropped left out), oldest
     first, in the same reading of the journal: what else a run reads of it (``events.states``)."""
     state = KindState(rows=dict.fromkeys(KINDS[kind], 0))
-    kept: dict[str, set[str]] = {table: set() for table in KINDS[kind]}
     if entries is None:
         entries = read_journal(storage, kind, fmt, prefix)
     for name, entry in entries:
@@ -161,27 +163,83 @@ def read_state(
             if isinstance(entries, Journal):
                 entries.forget(name)
             continue
-        state.batches += 1
-        if each is not None:
-            each(entry)
-        for table, file in files.items():
-            kept.setdefault(table, set()).add(file)
-        for table, count in (entry.get("rows") or {}).items():
-            state.rows[table] = state.rows.get(table, 0) + int(count)
-        if run is not None and run_of(entry) != run:
-            continue
-        state.run_batches += 1
-        state.run_rows += sum(int(count) for count in (entry.get("rows") or {}).values())
-        for login, _ in entry.get("written") or []:
-            state.add_written(login)
-        for record in entry.get("failed") or []:
-            if isinstance(record, dict) and isinstance(record.get("login_id"), str):
-                state.run_failures.add(record["login_id"])
-            if isinstance(record, dict) and not state.has(record.get("login_id")):
-                state.failed[fold(record.get("login_id"))] = record
+        _count(state, entry, run, each)
     state.written.compact()
     if not repair:
         return state
+    remove_uncommitted(storage, kind, prefix)
+    return state
+
+
+def _count(
+    state: KindState, entry: dict[str, Any], run: str | None, each: Callable[[dict[str, Any]], None] | None
+) -> None:
+    """Counts the journal entry ``entry``, whose batch is whole, into ``state`` (``read_state``)."""
+    state.batches += 1
+    if each is not None:
+        each(entry)
+    for table, count in (entry.get("rows") or {}).items():
+        state.rows[table] = state.rows.get(table, 0) + int(count)
+    if run is not None and run_of(entry) != run:
+        return
+    state.run_batches += 1
+    state.run_rows += sum(int(count) for count in (entry.get("rows") or {}).values())
+    for login, _ in entry.get("written") or []:
+        state.add_written(login)
+    for record in entry.get("failed") or []:
+        if isinstance(record, dict) and isinstance(record.get("login_id"), str):
+            state.run_failures.add(record["login_id"])
+        if isinstance(record, dict) and not state.has(record.get("login_id")):
+            state.failed[fold(record.get("login_id"))] = record
+
+
+def scan_state(
+    storage: Storage, kind: str, fmt: str, *, run: str | None, each: Callable[[dict[str, Any]], None] | None = None
+) -> tuple[Journal, KindState | None]:
+    """The journal of ``kind`` read once: each entry read, checked (``checks.journal_entry``) and,
+    in the common case, counted into the state as :func:`read_state` counts it, in the same
+    reading: when the entries come oldest first in the order of their names (a process names its
+    batches in the order it commits them) and every file they name is in place. The state is None
+    otherwise (a repair to make, or a cluster run's batches committed in another order): then
+    :func:`read_state` reads the checked journal again, once every kind is checked. Nothing is
+    renamed or deleted here; :func:`remove_uncommitted` deletes what no commit kept. Each
+    reading of a journal of 1,000,000 logins takes minutes (BENCHMARKS.md, export)."""
+    directory = storage.path(JOURNAL, kind)
+    state: KindState | None = KindState(rows=dict.fromkeys(KINDS[kind], 0))
+    found: list[tuple[float, str, str]] = []
+    latest = float("-inf")
+    for name in sorted(storage.listdir(directory)):
+        if not name.endswith(".json") or name.startswith("."):
+            continue  # a temporary (see ``read_state``), or a file no reading of the journal looks at
+        text = checks.read_text(storage, storage.path(directory, name), "journal entry", f"{JOURNAL}/{kind}/{name}")
+        entry = checks.journal_entry(storage.shown, kind, fmt, name, text)
+        committed_at = float(entry["committed_at"])
+        found.append((committed_at, name, run_of(entry)))
+        if state is not None and (committed_at < latest or not _in_place(storage, kind, entry)):
+            state = None  # the rest is only checked
+        latest = max(latest, committed_at)
+        if state is not None:
+            _count(state, entry, run, each)
+        del text, entry
+    found.sort()
+    journal = Journal(storage, kind, fmt, [(name, entry_run) for _, name, entry_run in found])
+    journal.committed_at = {name: committed_at for committed_at, name, _ in found}
+    if state is not None:
+        state.written.compact()
+    return journal, state
+
+
+def _in_place(storage: Storage, kind: str, entry: dict[str, Any]) -> bool:
+    """Whether every file the journal entry ``entry`` commits is where its commit put it."""
+    committed = [(storage.path(kind, table), file) for table, file in (entry.get("files") or {}).items()]
+    committed += committed_files(storage, kind, entry)
+    return all(storage.is_file(storage.path(top, file)) for top, file in committed)
+
+
+def remove_uncommitted(storage: Storage, kind: str, prefix: str = "") -> None:
+    """Deletes the temporary files of ``kind`` that no committed batch names (of the batches
+    starting with ``prefix``): what a kill left before their commit. Only once every entry of
+    the export was checked."""
     # Temporary files that no committed batch names were left by a kill before their commit:
     # the parts, and a journal entry whose writing was cut before its rename (that rename is the
     # commit, so its batch was never committed, and its logins are fetched again).
@@ -196,7 +254,6 @@ def read_state(
         cut = _ENTRY_TEMPORARY.fullmatch(name)
         if cut and cut["batch"].startswith(prefix):
             storage.remove(storage.path(journal, name))
-    return state
 
 
 def table_directories(storage: Storage, kind: str, table: str) -> list[str]:

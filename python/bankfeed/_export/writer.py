@@ -104,6 +104,9 @@ class KindWriter:
         self._last_gathering: _Gathering | None = None
         #: Rows written per table by this writer.
         self.rows: dict[str, int] = dict.fromkeys(kind.tables, 0)
+        #: The journal entries this writer committed, by name: when, and the run (the end of the
+        #: run does not read them again to find that: ``journal.read_journal``'s ``known``).
+        self.committed: dict[str, tuple[float, str]] = {}
         #: Rows gathered so far, committed or not: what a progress display counts.
         self.gathered = 0
         #: A count, not the LoginIds: what is written is in the journal, and at 100,000 logins a
@@ -179,7 +182,7 @@ class KindWriter:
             temporary = self.storage.path(directory, temporary_name(name, self.fmt))
             batch.raw.write(self.storage, temporary, self.fmt, escape=self.csv_formulas == "escape")
             raw_file = f"{where}/{part_name(name, self.fmt)}"
-        write_entry(
+        committed_at = write_entry(
             self.storage,
             self.kind.name,
             name,
@@ -191,6 +194,7 @@ class KindWriter:
             raw=raw_file,
             cursors=cursors,
         )
+        self.committed[f"{name}.json"] = (committed_at, self.run)
         for table, file in files.items():
             directory = self.storage.path(self.kind.name, table, where)
             self.storage.rename(

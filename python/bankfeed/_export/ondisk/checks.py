@@ -274,7 +274,25 @@ def run_record(out: str, name: str, text: str) -> dict[str, Any]:
     file.get(record, "csv_formulas", CSV_FORMULAS_OR_NULL, optional=True)
     _kinds(file, file.get(record, "kinds", OBJECT, optional=True) or {}, "kinds")
     _unknown_fields_per_kind(file, file.get(record, "unknown_fields", OBJECT, optional=True) or {}, "unknown_fields")
+    summary = file.get(record, "summary", OBJECT, optional=True)
+    if summary is not None:
+        _summary(file, summary)
     return record
+
+
+def _summary(file: _File, summary: Mapping[str, Any]) -> None:
+    """A run's summary as its process's end counted it from the journal (``runs.summaries``):
+    its counts, the kinds it has entries of, and how many entries of each it counted."""
+    for key in ("logins", "logins_failed", "rows"):
+        file.get(summary, key, COUNT, at="summary")
+    for index, name in enumerate(file.get(summary, "kinds", LIST, at="summary")):
+        if not _is_text(name):
+            file.refuse(f"has a field summary.kinds[{index}] that must be text, not {_shown(name)}")
+        file.kind_name(name, "summary.kinds")
+    entries = file.get(summary, "entries", OBJECT, at="summary")
+    for name in entries:
+        file.kind_name(name, "summary.entries")
+        file.get(entries, name, COUNT, at="summary.entries")
 
 
 def manifest(out: str, name: str, text: str) -> dict[str, Any]:

@@ -45,17 +45,18 @@ def write_entry(
     rows: Mapping[str, int],
     raw: str | None,
     cursors: Mapping[str, Any] | None,
-) -> None:
+) -> float:
     """Writes the journal entry of ``batch`` of ``kind``, whole or not at all: the batch's commit.
     ``written`` pairs each login written with its RequestId; ``failed`` holds
     :func:`failure_record`-s; ``files`` and ``rows`` name each table's file and count its rows;
     ``raw`` names the file of payloads (``keep_raw``), ``cursors`` each login's transactions cursor
-    (``events.py``)."""
+    (``events.py``). When it was committed (its ``committed_at``)."""
+    committed_at = time.time()
     entry: dict[str, Any] = {
         "batch": batch,
         "kind": kind,
         "run": run,
-        "committed_at": time.time(),
+        "committed_at": committed_at,
         "written": [[login, request_id] for login, request_id in written],
         "failed": failed,
         "files": dict(files),
@@ -65,6 +66,7 @@ def write_entry(
     if cursors:
         entry["cursors"] = cursors
     storage.write_whole(storage.path(JOURNAL, kind, f"{batch}.json"), json.dumps(entry).encode("utf-8"))
+    return committed_at
 
 
 class Journal:
@@ -80,6 +82,18 @@ class Journal:
         #: (name, run) of each entry, oldest first.
         self._index = index
         self._forgotten: set[str] = set()
+        #: When each entry was committed, by name: how a later reading orders them with the
+        #: entries it finds new (:func:`read_journal`'s ``known``).
+        self.committed_at: dict[str, float] = {}
+
+    def known(self) -> dict[str, tuple[float, str]]:
+        """Each entry still counted (a repair dropped none of it), by name: when it was
+        committed, and its run."""
+        return {
+            name: (self.committed_at[name], run)
+            for name, run in self._index
+            if name not in self._forgotten and name in self.committed_at
+        }
 
     def _load(self, name: str) -> dict[str, Any]:
         storage, kind = self._storage, self._kind
@@ -98,6 +112,10 @@ class Journal:
         """The runs of its entries, each once, in the order of their first entry."""
         return list(dict.fromkeys(run for name, run in self._index if name not in self._forgotten))
 
+    def count(self, run: str) -> int:
+        """How many of its entries are of the run ``run`` (none read)."""
+        return sum(1 for name, entry_run in self._index if entry_run == run and name not in self._forgotten)
+
     def of_run(self, run: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The entries of the run ``run``, oldest first."""
         for name, entry_run in self._index:
@@ -109,24 +127,45 @@ class Journal:
         self._forgotten.add(name)
 
 
-def read_journal(storage: Storage, kind: str, fmt: str, prefix: str = "", *, cursors: bool = True) -> Journal:
+def read_journal(
+    storage: Storage,
+    kind: str,
+    fmt: str,
+    prefix: str = "",
+    *,
+    cursors: bool = True,
+    known: Mapping[str, tuple[float, str]] | None = None,
+) -> Journal:
     """The journal entries of ``kind`` whose batch names start with ``prefix``, oldest first,
     each checked (``checks.journal_entry``): a ``ConfigError`` naming the first that is damaged
     or not the export's (cut short, edited, planted), which is never skipped: its batch's part
     files would stay, and its logins be written again. Each is read, checked and let go; the
     :class:`Journal` reads them again as they are used. ``cursors`` false: their cursors are not
-    checked, for a reader that does not use them (a run's end)."""
+    checked, for a reader that does not use them (a run's end).
+
+    ``known``: the entries this run checked already (:meth:`Journal.known` of its start's
+    reading) or committed itself, by name, with when they were committed and their run; those
+    still there are not read again here. The run holds the export's lock from before its start's
+    reading, so only the entries it committed, or a cluster run's workers did, are new: each of
+    those is read and checked (BENCHMARKS.md, export: each reading of a journal of 1,000,000
+    logins takes minutes)."""
     directory = storage.path(JOURNAL, kind)
     found: list[tuple[float, str, str]] = []
     for name in storage.listdir(directory):
         if not name.endswith(".json") or name.startswith(".") or not name.startswith(prefix):
             continue  # a temporary (see ``state.read_state``), or a file no reading of the journal looks at
+        if known is not None and name in known:
+            committed_at, run = known[name]
+            found.append((committed_at, name, run))
+            continue
         text = checks.read_text(storage, storage.path(directory, name), "journal entry", f"{JOURNAL}/{kind}/{name}")
         entry = checks.journal_entry(storage.shown, kind, fmt, name, text, cursors=cursors)
         found.append((float(entry["committed_at"]), name, run_of(entry)))
         del text, entry
     found.sort()
-    return Journal(storage, kind, fmt, [(name, run) for _, name, run in found])
+    journal = Journal(storage, kind, fmt, [(name, run) for _, name, run in found])
+    journal.committed_at = {name: committed_at for committed_at, name, _ in found}
+    return journal
 
 
 def run_of(entry: Mapping[str, Any]) -> str:
