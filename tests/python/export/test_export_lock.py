@@ -117,7 +117,10 @@ def assert_each_login_once(out: Path, service: Service) -> None:
 
 def test_a_second_run_is_refused_at_once_naming_the_first_or_waits_for_it(service: Service, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    first = start(service, out)
+    # Polled every 0.4 s rather than 0.1: the first run lasts about half a minute, longer than the
+    # two refused commands take to start on a loaded machine (each imports bankfeed and pyarrow),
+    # so that they meet its lock rather than an export it has finished.
+    first = start(service, out, "--poll-interval", "0.4")
     try:
         wait_until_committed(first, out)
         began = time.monotonic()
