@@ -44,6 +44,10 @@ class Terminal:
     def __init__(self, *args: str) -> None:
         pid, fd = pty.fork()
         if pid == 0:  # the child: the script, its stdin, stdout and /dev/tty the pty
+            # As a terminal's shell starts it: a signal ignored here (SIGHUP under nohup) would
+            # stay ignored across exec, and the tests of what the program does on it could not run.
+            for signum in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, signal.SIG_DFL)
             os.execv(sys.executable, [sys.executable, str(SCRIPT), *args])
         self.pid, self.fd = pid, fd
         self.out = ""
