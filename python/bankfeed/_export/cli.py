@@ -34,7 +34,7 @@ from bankfeed._export.outage import DEFAULT_MAX_CONSECUTIVE_FAILURES
 from bankfeed._export.reference import resolve
 from bankfeed._export.report import ExportReport
 from bankfeed._export.run import _run
-from bankfeed._export.usage import check_usage, in_flags
+from bankfeed._export.usage import in_flags
 from bankfeed._signals import stop_on_signals
 from bankfeed.errors import _config_error
 
@@ -474,7 +474,26 @@ def run(args: argparse.Namespace) -> int:
     writing = False
     stop_on_signals()
     try:
-        check_usage(args)  # before the embedded sandbox starts: a usage error is told at once
+        # Every argument checked before the embedded sandbox starts: a usage error is told at once.
+        export_options = ExportOptions.of(
+            what=args.what,
+            format=args.format or "parquet",
+            concurrency=args.concurrency,
+            resume=args.resume,
+            wait_lock=args.wait_lock,
+            allow_shared_out=args.allow_shared_out,
+            progress=not args.quiet,
+            days=args.days,
+            batch_logins=args.batch_logins,
+            scheduler=args.scheduler,
+            partition_size=1000 if args.partition_size is None else args.partition_size,
+            on_challenge=on_challenge,
+            csv_formulas=args.csv_formulas,
+            money=args.money,
+            max_consecutive_failures=args.max_consecutive_failures,
+            full_refresh=args.full_refresh,
+            keep_raw=args.keep_raw,
+        )
         if "base_url" not in options and not os.environ.get("BANKFEED_BASE_URL"):
             # No service named anywhere: a newcomer's first try, on an embedded sandbox.
             if args.sandbox_logins < 1:
@@ -497,25 +516,6 @@ def run(args: argparse.Namespace) -> int:
             return 2
         # From here an OSError with an error number is the output's (the sandbox's came before).
         writing = True
-        export_options = ExportOptions.of(
-            what=args.what,
-            format=args.format or "parquet",
-            concurrency=args.concurrency,
-            resume=args.resume,
-            wait_lock=args.wait_lock,
-            allow_shared_out=args.allow_shared_out,
-            progress=not args.quiet,
-            days=args.days,
-            batch_logins=args.batch_logins,
-            scheduler=args.scheduler,
-            partition_size=1000 if args.partition_size is None else args.partition_size,
-            on_challenge=on_challenge,
-            csv_formulas=args.csv_formulas,
-            money=args.money,
-            max_consecutive_failures=args.max_consecutive_failures,
-            full_refresh=args.full_refresh,
-            keep_raw=args.keep_raw,
-        )
         report = _run(client, login_ids, args.out, export_options, raise_interrupt=False)
     except bf.ConfigError as exc:
         print(f"error: {_flag_of(exc.field)}: {in_flags(exc.rule)}", file=sys.stderr)

@@ -15,13 +15,12 @@ the processes' records are rewritten last, and the move is done again while one 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.ondisk.journal import read_journal, run_of
-from bankfeed._export.ondisk.layout import BATCH, JOURNAL, part_name, partition, temporary_name
+from bankfeed._export.ondisk.layout import JOURNAL, part_name, part_pattern, partition, temporary_name
 from bankfeed._export.ondisk.run_records import run_of_record, write_run
 from bankfeed._export.storage import Storage
 
@@ -30,7 +29,7 @@ __all__ = ["move_into_runs", "written_before_runs"]
 
 def _root_parts(storage: Storage, fmt: str) -> list[tuple[str, str, str]]:
     """The part files directly in a table's directory, as ``(kind, table, name)``."""
-    pattern = re.compile(rf"part-{BATCH.pattern}\.{re.escape(fmt)}")
+    pattern = part_pattern(fmt)
     return [
         (kind, table, name)
         for kind, tables in KINDS.items()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -21,6 +20,7 @@ from bankfeed._export.kinds import EVENT_KEYS, Kind, check_what, options_json
 from bankfeed._export.location import described
 from bankfeed._export.logins import LOGINS_PER_CALL, LoginIdList, fold, unique
 from bankfeed._export.ondisk.journal import Journal, read_journal
+from bankfeed._export.ondisk.layout import new_run
 from bankfeed._export.ondisk.run_records import write_run
 from bankfeed._export.options import ExportOptions
 from bankfeed._export.resume import Before, check_output, fixed
@@ -61,9 +61,7 @@ class ExportPlan:
     #: What the output held before this run (``resume.py``); None until :meth:`make` has looked.
     before: Before | None = None
     #: This process's name: its record, its lock, the start of its batches' names.
-    run_id: str = field(
-        default_factory=lambda: time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
-    )
+    run_id: str = field(default_factory=new_run)
     started: float = field(default_factory=time.time)
     clock: float = field(default_factory=time.monotonic)
     #: How the tables hold money (docs/export.md#money): fixed by the export's first run.

@@ -11,14 +11,13 @@ of its own.
 
 from __future__ import annotations
 
-import datetime
 import heapq
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bankfeed._export.login_set import LoginIdSet, count_in_all
+from bankfeed._export.ondisk.layout import run_after
 from bankfeed._export.ondisk.run_records import run_of_record
 
 if TYPE_CHECKING:
@@ -42,11 +41,7 @@ def next_run(name: str, earlier: Sequence[str]) -> str:
     latest = max(earlier, default="")
     if name > latest:
         return name
-    stamp, suffix = latest[:15], int(latest[16:], 16)
-    if suffix < 0xFFFFFF:
-        return f"{stamp}-{suffix + 1 + secrets.randbelow(0xFFFFFF - suffix):06x}"
-    following = datetime.datetime.strptime(stamp, "%Y%m%dT%H%M%S") + datetime.timedelta(seconds=1)
-    return f"{following:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+    return run_after(latest)
 
 
 @dataclass

@@ -11,7 +11,6 @@ anything is renamed or deleted.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,20 +21,19 @@ from bankfeed._export.logins import fold
 from bankfeed._export.ondisk import checks
 from bankfeed._export.ondisk.journal import Journal, read_journal, run_of
 from bankfeed._export.ondisk.layout import (
-    BATCH,
-    CLUSTER_MARKER,
-    FAILURES,
+    ENTRY_TEMPORARY,
     JOURNAL,
-    MANIFEST,
+    LEFTOVERS,
     RAW,
-    RUN,
     RUN_DATE,
     RUN_ID,
     RUNS,
+    is_temporary_part,
+    record_of_file,
     temporary_name,
 )
 from bankfeed._export.raw import committed_files, raw_directory
-from bankfeed._export.storage import RANDOM_SUFFIX, Storage
+from bankfeed._export.storage import Storage
 
 __all__ = [
     "KindState",
@@ -47,16 +45,6 @@ __all__ = [
     "scan_state",
     "table_directories",
 ]
-
-
-#: A journal entry's temporary file (``.<batch>.json`` and the random part ``Storage.write_whole``
-#: adds), and those of the files a run writes whole: what a kill can leave, and a run deletes.
-_ENTRY_TEMPORARY = re.compile(rf"\.(?P<batch>{BATCH.pattern})\.json(?:{RANDOM_SUFFIX}|\.tmp)")
-_LEFTOVERS = {
-    (): re.compile(rf"\.(?:{re.escape(MANIFEST)}|{re.escape(FAILURES)}){RANDOM_SUFFIX}"),
-    (JOURNAL,): re.compile(rf"\.{re.escape(CLUSTER_MARKER)}{RUN.pattern}{RANDOM_SUFFIX}"),
-    (JOURNAL, RUNS): re.compile(rf"\.{RUN.pattern}\.json{RANDOM_SUFFIX}"),
-}
 
 
 @dataclass
@@ -209,7 +197,7 @@ def scan_state(
     found: list[tuple[float, str, str]] = []
     latest = float("-inf")
     for name in sorted(storage.listdir(directory)):
-        if not name.endswith(".json") or name.startswith("."):
+        if record_of_file(name) is None:
             continue  # a temporary (see ``read_state``), or a file no reading of the journal looks at
         text = checks.read_text(storage, storage.path(directory, name), "journal entry", f"{JOURNAL}/{kind}/{name}")
         entry = checks.journal_entry(storage.shown, kind, fmt, name, text)
@@ -247,11 +235,11 @@ def remove_uncommitted(storage: Storage, kind: str, prefix: str = "") -> None:
     for top in tops:
         for directory in partitioned_directories(storage, top):
             for name in storage.listdir(directory):
-                if name.startswith(".part-" + prefix) and name.endswith(".tmp"):
+                if is_temporary_part(name, prefix):
                     storage.remove(storage.path(directory, name))
     journal = storage.path(JOURNAL, kind)
     for name in storage.listdir(journal):
-        cut = _ENTRY_TEMPORARY.fullmatch(name)
+        cut = ENTRY_TEMPORARY.fullmatch(name)
         if cut and cut["batch"].startswith(prefix):
             storage.remove(storage.path(journal, name))
 
@@ -304,7 +292,7 @@ def remove_leftovers(storage: Storage) -> None:
     """Deletes the temporary files of a run killed while it wrote the manifest, the failures, a
     run's record or a cluster's marker whole (each under a random name). Only under the lock:
     another run's are never deleted."""
-    for where, pattern in _LEFTOVERS.items():
+    for where, pattern in LEFTOVERS.items():
         directory = storage.path(*where)
         for name in storage.listdir(directory):
             if pattern.fullmatch(name):

@@ -20,20 +20,16 @@ import errno
 import io
 import os
 import posixpath
-import secrets
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
 from bankfeed._export.location import described, shown
+from bankfeed._export.ondisk.layout import whole_temporary_name
 from bankfeed.errors import ConfigError, _config_error
 
-__all__ = ["RANDOM_SUFFIX", "Storage"]
-
-#: What the name of a file written whole (:meth:`Storage.write_whole`) has after a dot and its
-#: final name until it is renamed into place: random, so that nothing can be waiting under it.
-RANDOM_SUFFIX = r"\.[0-9a-f]{12}\.tmp"
+__all__ = ["Storage"]
 
 
 class Storage:
@@ -258,7 +254,7 @@ class Storage:
             return
         # A random name, created new: a link planted under a name known in advance is never
         # written through (docs/export.md#how-files-are-written).
-        temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+        temporary = os.path.join(os.path.dirname(path), whole_temporary_name(os.path.basename(path)))
         created = False
         try:
             with self.open_write(temporary) as file:

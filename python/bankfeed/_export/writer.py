@@ -32,7 +32,7 @@ from bankfeed._export.events import Events
 from bankfeed._export.formulas import escaped_cell, escaped_columns
 from bankfeed._export.kinds import PROVENANCE, Kind
 from bankfeed._export.ondisk.journal import failure_record, write_entry
-from bankfeed._export.ondisk.layout import JOURNAL, part_name, partition, temporary_name
+from bankfeed._export.ondisk.layout import JOURNAL, part_name, partition, record_file, temporary_name
 from bankfeed._export.raw import RawRows, raw_directory
 from bankfeed._export.storage import Storage
 
@@ -194,7 +194,7 @@ class KindWriter:
             raw=raw_file,
             cursors=cursors,
         )
-        self.committed[f"{name}.json"] = (committed_at, self.run)
+        self.committed[record_file(name)] = (committed_at, self.run)
         for table, file in files.items():
             directory = self.storage.path(self.kind.name, table, where)
             self.storage.rename(

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from bankfeed._export.events import check_cursor
 from bankfeed._export.formulas import CSV_FORMULAS
 from bankfeed._export.kinds import KINDS
-from bankfeed._export.ondisk.layout import BATCH, FORMATS, JOURNAL, RUN, part_name, partition
+from bankfeed._export.ondisk.layout import BATCH, FORMATS, JOURNAL, RUN, part_name, partition, record_of_file
 from bankfeed.errors import ConfigError, _config_error
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def journal_entry(out: str, kind: str, fmt: str, name: str, text: str, *, cursor
     names is its own batch's part file in a table of ``kind``. ``cursors`` false: its cursors
     are not checked again (``state.Journal`` reads an entry checked once, several times, and the
     cursors are most of the checking's time)."""
-    batch = name.removesuffix(".json")
+    batch = record_of_file(name) or name
     where = f"{JOURNAL}/{kind}/{name}"
     if not BATCH.fullmatch(batch):
         foreign = _File(out, "journal entry", where, f"move it out of {JOURNAL}/{kind}/, which holds the export's only")
@@ -251,7 +251,7 @@ _RUN_FIELDS: dict[str, _Type] = {
 def run_record(out: str, name: str, text: str) -> dict[str, Any]:
     """The run's record in the file ``name`` of the journal's runs (``<run>.json``), checked."""
     where = f"{JOURNAL}/runs/{name}"
-    run = name.removesuffix(".json")
+    run = record_of_file(name) or name
     if not RUN.fullmatch(run):
         foreign = _File(out, "run record", where, f"move it out of {JOURNAL}/runs/, which holds the export's only")
         foreign.refuse("is not named as the export names its runs' records (<run>.json)")

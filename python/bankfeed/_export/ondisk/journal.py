@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from bankfeed._export.ondisk import checks
-from bankfeed._export.ondisk.layout import JOURNAL, RUN_LENGTH
+from bankfeed._export.ondisk.layout import JOURNAL, RUN_LENGTH, record_file, record_of_file
 from bankfeed._export.storage import Storage
 
 __all__ = ["Journal", "failure_record", "read_journal", "run_of", "write_entry"]
@@ -65,7 +65,7 @@ def write_entry(
     }
     if cursors:
         entry["cursors"] = cursors
-    storage.write_whole(storage.path(JOURNAL, kind, f"{batch}.json"), json.dumps(entry).encode("utf-8"))
+    storage.write_whole(storage.path(JOURNAL, kind, record_file(batch)), json.dumps(entry).encode("utf-8"))
     return committed_at
 
 
@@ -152,7 +152,7 @@ def read_journal(
     directory = storage.path(JOURNAL, kind)
     found: list[tuple[float, str, str]] = []
     for name in storage.listdir(directory):
-        if not name.endswith(".json") or name.startswith(".") or not name.startswith(prefix):
+        if record_of_file(name) is None or not name.startswith(prefix):
             continue  # a temporary (see ``state.read_state``), or a file no reading of the journal looks at
         if known is not None and name in known:
             committed_at, run = known[name]

@@ -1,22 +1,29 @@
 """The names of an export's files on disk (docs/export.md#the-layout): the one module that spells
 them. Every other module of the export finds the journal, the run records, the lock, the manifest,
-the failures, the payloads kept and a batch's files by the names here, and checks a name read
-back (a run's, a batch's) against the patterns here.
+the failures, the payloads kept and a batch's files by the names here, names a new run and the
+temporary files it writes by the functions here, and checks a name read back (a run's, a batch's,
+a temporary left by a kill) against the patterns here.
 
-What a file holds is read and written by ``state.py`` (the journal read back, the run records, the
-manifest), checked field by field by ``records.py``, and committed by ``writer.py``.
+What a file holds is read and written by the modules beside this one (``journal.py``,
+``run_records.py``, ``manifest.py``), checked field by field by ``checks.py``; a batch is
+committed by ``writer.py``.
 """
 
 from __future__ import annotations
 
+import datetime
 import re
+import secrets
+import time
 
 __all__ = [
     "BATCH",
     "CLUSTER_MARKER",
+    "ENTRY_TEMPORARY",
     "FAILURES",
     "FORMATS",
     "JOURNAL",
+    "LEFTOVERS",
     "LOCK",
     "MANIFEST",
     "RAW",
@@ -25,9 +32,16 @@ __all__ = [
     "RUN_DATE",
     "RUN_ID",
     "RUN_LENGTH",
+    "is_temporary_part",
+    "new_run",
     "part_name",
+    "part_pattern",
     "partition",
+    "record_file",
+    "record_of_file",
+    "run_after",
     "temporary_name",
+    "whole_temporary_name",
 ]
 
 #: The formats an export writes; a table's files end with the format's name.
@@ -54,6 +68,8 @@ _RUN = r"[0-9]{8}T[0-9]{6}-[0-9a-f]{6}"
 RUN = re.compile(_RUN)
 #: The length of a run's name (:data:`RUN`).
 RUN_LENGTH = len("20261126T020000-3f9a1c")
+#: The time of a run's name (:data:`RUN`), UTC.
+_RUN_TIME = "%Y%m%dT%H%M%S"
 #: A batch's name: its run; on a cluster, the partition and its attempt (``cluster.py``); then its
 #: number in the writer (``writer.py``), 000000 for the empty file of a table with no row.
 BATCH = re.compile(_RUN + r"(?:-p[0-9]{6}-[0-9a-f]{6})?-[0-9]{6}")
@@ -83,3 +99,78 @@ def part_name(batch: str, fmt: str) -> str:
 def temporary_name(batch: str, fmt: str) -> str:
     """The name a batch's file has until its batch is committed: hidden, and not ``*.<fmt>``."""
     return f".part-{batch}.{fmt}.tmp"
+
+
+def part_pattern(fmt: str) -> re.Pattern[str]:
+    """What a committed batch's file of one table in the format ``fmt`` is named (:func:`part_name`)."""
+    return re.compile(rf"part-{BATCH.pattern}\.{re.escape(fmt)}")
+
+
+def is_temporary_part(name: str, prefix: str = "") -> bool:
+    """Whether ``name`` is a batch's file not yet committed (:func:`temporary_name`), of a batch
+    whose name starts with ``prefix``."""
+    return name.startswith(".part-" + prefix) and name.endswith(".tmp")
+
+
+# --- Runs' names ---------------------------------------------------------------------------------
+
+
+def new_run(now: float | None = None) -> str:
+    """A new run's name (:data:`RUN`): ``now`` (the time, by default the clock's) to the second,
+    UTC, then 3 random bytes, so that two processes started in the same second differ."""
+    stamp = time.strftime(_RUN_TIME, time.gmtime(time.time() if now is None else now))
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+def run_after(latest: str) -> str:
+    """A run's name that sorts just after the run ``latest`` (a name checked by :data:`RUN`): the
+    same second with a larger random part, or the next second when none is larger."""
+    stamp, suffix = latest[:15], int(latest[16:], 16)
+    if suffix < 0xFFFFFF:
+        return f"{stamp}-{suffix + 1 + secrets.randbelow(0xFFFFFF - suffix):06x}"
+    following = datetime.datetime.strptime(stamp, _RUN_TIME) + datetime.timedelta(seconds=1)
+    return f"{following:{_RUN_TIME}}-{secrets.token_hex(3)}"
+
+
+# --- The journal's records ----------------------------------------------------------------------
+
+
+def record_file(name: str) -> str:
+    """The file of the journal's record named ``name``: a batch's entry
+    (``_journal/<kind>/<batch>.json``) or a run's record (``_journal/runs/<run>.json``)."""
+    return f"{name}.json"
+
+
+def record_of_file(file: str) -> str | None:
+    """The name of the record in the journal's file ``file`` (:func:`record_file`); None for a
+    file no reading of the journal looks at: a temporary (hidden) or another kind of file. The
+    name is not checked here (``checks.journal_entry`` and ``checks.run_record`` do)."""
+    if not file.endswith(".json") or file.startswith("."):
+        return None
+    return file.removesuffix(".json")
+
+
+# --- Files written whole ------------------------------------------------------------------------
+
+#: What the name of a file written whole (``Storage.write_whole``) has after a dot and its final
+#: name until it is renamed into place: random, so that nothing can be waiting under it.
+_RANDOM_SUFFIX = r"\.[0-9a-f]{12}\.tmp"
+
+
+def whole_temporary_name(name: str) -> str:
+    """The name under which the file ``name`` is written whole before it is renamed into place:
+    hidden, and random (docs/export.md#how-files-are-written)."""
+    return f".{name}.{secrets.token_hex(6)}.tmp"
+
+
+#: A journal entry's temporary file (``.<batch>.json`` and the random part of
+#: :func:`whole_temporary_name`, or ``.tmp`` alone from older versions): what a kill can leave
+#: before the rename that commits its batch; ``batch`` is the batch's name.
+ENTRY_TEMPORARY = re.compile(rf"\.(?P<batch>{BATCH.pattern})\.json(?:{_RANDOM_SUFFIX}|\.tmp)")
+#: The temporary files of the files a run writes whole, by the directory they are in (its parts
+#: under the export's root): the manifest, the failures, a cluster's marker, a run's record.
+LEFTOVERS: dict[tuple[str, ...], re.Pattern[str]] = {
+    (): re.compile(rf"\.(?:{re.escape(MANIFEST)}|{re.escape(FAILURES)}){_RANDOM_SUFFIX}"),
+    (JOURNAL,): re.compile(rf"\.{re.escape(CLUSTER_MARKER)}{_RUN}{_RANDOM_SUFFIX}"),
+    (JOURNAL, RUNS): re.compile(rf"\.{_RUN}\.json{_RANDOM_SUFFIX}"),
+}

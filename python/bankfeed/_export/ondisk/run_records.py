@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bankfeed._export.ondisk import checks
-from bankfeed._export.ondisk.layout import JOURNAL, RUNS
+from bankfeed._export.ondisk.layout import JOURNAL, RUNS, record_file, record_of_file
 from bankfeed._export.storage import Storage
 
 __all__ = ["read_runs", "run_of_record", "write_run"]
@@ -23,7 +23,7 @@ def write_run(storage: Storage, record: Mapping[str, Any]) -> None:
     # `default=str`: a query given from Python may hold what JSON has no type for; the record
     # must be written all the same, and a resume compares it as text.
     data = json.dumps(record, default=str, sort_keys=True).encode("utf-8")
-    storage.write_whole(storage.path(directory, f"{record['run']}.json"), data)
+    storage.write_whole(storage.path(directory, record_file(record["run"])), data)
 
 
 def read_runs(storage: Storage) -> list[dict[str, Any]]:
@@ -31,7 +31,7 @@ def read_runs(storage: Storage) -> list[dict[str, Any]]:
     directory = storage.path(JOURNAL, RUNS)
     runs: list[dict[str, Any]] = []
     for name in storage.listdir(directory):
-        if not name.endswith(".json") or name.startswith("."):
+        if record_of_file(name) is None:
             continue
         text = checks.read_text(storage, storage.path(directory, name), "run record", f"{JOURNAL}/{RUNS}/{name}")
         runs.append(checks.run_record(storage.shown, name, text))
