@@ -112,6 +112,9 @@ class ExportPlan:
                 wait_lock=options.wait_lock,
                 stop=stop,
             )
+            # Named after every earlier process (``Before.process_name``); the lock, taken before
+            # the earlier ones could be read, keeps the name it was taken with.
+            plan.run_id = before.process_name
             # Not asked, and no earlier run of the export recorded one: the client's.
             plan.money = before.money or client.money
             remove_leftovers(storage)

@@ -17,7 +17,7 @@ from bankfeed._export.lock import ExportLock, take_lock
 from bankfeed._export.migrate import move_into_runs, written_before_runs
 from bankfeed._export.ondisk.layout import FAILURES, JOURNAL, LOCK, MANIFEST
 from bankfeed._export.ondisk.manifest import previous_manifest
-from bankfeed._export.ondisk.run_records import read_runs, run_of_record
+from bankfeed._export.ondisk.run_records import read_runs
 from bankfeed._export.runs import last_run, next_run
 from bankfeed._export.state import check_directories
 from bankfeed._export.storage import Storage
@@ -43,9 +43,15 @@ class Before:
     #: A resume of an export written before runs had records: every batch of it counts as this
     #: run's, as a resume counted them then.
     resumes_unrecorded: bool = False
-    #: The name of the run this process starts, when it resumes none: its own, unless an
-    #: earlier run's sorts after it (``runs.next_run``).
+    #: The name of the run this process starts, when it resumes none: its own name
+    #: (:attr:`process_name`).
     new_run: str | None = None
+    #: This process's name, which starts its batches' names: the one it was given, unless an
+    #: earlier process's sorts after it (started within the same second, or under a clock set
+    #: back): then one just after the latest (``runs.next_run``). So the journal's entries sort
+    #: in the order they were committed, which its reading counts on to read each once
+    #: (``state.scan_state``), and the newest run's name sorts last (docs/export.md#runs).
+    process_name: str = ""
     #: The kinds earlier runs of this export asked for, and how (``what``, ``options``): the
     #: manifest describes them too.
     kinds_before: dict[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -133,7 +139,7 @@ def _check_locked(
     unwritable = storage.unwritable()
     if unwritable is not None:
         raise _config_error("out", f"cannot be written: {unwritable}: {storage.shown}")
-    before = Before(lock, money=money)
+    before = Before(lock, money=money, process_name=run_id)
     if not present:
         return before
     # An export already there: this is its next run, or, with resume, goes on with its last.
@@ -148,12 +154,15 @@ def _check_locked(
         # Its rows outside the runs' partitions: moved into them first, as its first run.
         move_into_runs(storage, fmt, records)
         records = read_runs(storage)
+    before.process_name = next_run(run_id, [str(record["run"]) for record in records])
     if resume and records:
         before.resumed_run = last_run(records)
         before.resumed_ended = records[-1].get("finished_at") is not None and not records[-1].get("interrupted")
     else:
         before.resumes_unrecorded = resume
-        before.new_run = next_run(run_id, [run_of_record(record) for record in records])
+        # A run's name is that of its first process, which sorts after every earlier process's
+        # (and so after every earlier run's: a process sorts after the run it resumed).
+        before.new_run = before.process_name
     return before
 
 

@@ -4,6 +4,7 @@ goes on with the last run and says when there is nothing to resume."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,3 +72,27 @@ def test_full_refresh_on_the_command_line_writes_the_transactions_again(sb: bf.S
     ]
     # The first and the refreshed runs wrote transactions; the second had nothing new.
     assert transactions[0] > 0 and transactions[1] == 0 and transactions[2] > 0, transactions
+
+
+def test_a_run_started_in_the_same_second_names_its_batches_after_the_earlier_run(
+    sb: bf.Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two runs in one second, the second given a name that sorts first: its name, and so its
+    # batches' names in the journal, must still sort after the first run's, as the journal is
+    # read in the order of its names (docs/export.md#runs).
+    from bankfeed._export.ondisk import layout
+
+    randoms = itertools.chain(["ffffff", "000000"], itertools.repeat("800000"))
+    monkeypatch.setattr(layout, "_run_random", lambda: next(randoms))
+    monkeypatch.setattr(layout, "_run_clock", lambda: 1_796_000_000.0)
+    out = tmp_path / "nightly"
+    with sb.client() as client:
+        for _ in range(2):
+            bf.export(client, sb.login_ids, out, what="investments", batch_logins=1, progress=False)
+    runs = [run["run"] for run in json.loads((out / "_manifest.json").read_text())["runs"]]
+    assert len(runs) == 2 and runs[0].endswith("-ffffff") and runs[1] > runs[0], runs
+    entries = sorted(path.name for path in (out / "_journal" / "investments").glob("*.json"))
+    # Each batch named after its run (a process's name is its run's), in the runs' order.
+    assert all(any(name.startswith(run) for run in runs) for name in entries), (entries, runs)
+    by_run = [next(run for run in runs if name.startswith(run)) for name in entries]
+    assert by_run == sorted(by_run) and set(by_run) == set(runs), entries

@@ -115,11 +115,22 @@ def is_temporary_part(name: str, prefix: str = "") -> bool:
 # --- Runs' names ---------------------------------------------------------------------------------
 
 
+def _run_clock() -> float:
+    """The time of a new run's name (functions of their own, which a test replaces: two runs
+    in the same second)."""
+    return time.time()
+
+
+def _run_random() -> str:
+    """The random part of a new run's name."""
+    return secrets.token_hex(3)
+
+
 def new_run(now: float | None = None) -> str:
     """A new run's name (:data:`RUN`): ``now`` (the time, by default the clock's) to the second,
     UTC, then 3 random bytes, so that two processes started in the same second differ."""
-    stamp = time.strftime(_RUN_TIME, time.gmtime(time.time() if now is None else now))
-    return f"{stamp}-{secrets.token_hex(3)}"
+    stamp = time.strftime(_RUN_TIME, time.gmtime(_run_clock() if now is None else now))
+    return f"{stamp}-{_run_random()}"
 
 
 def run_after(latest: str) -> str:
