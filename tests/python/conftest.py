@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -9,6 +10,13 @@ import pytest
 import bankfeed as bf
 import datahelpers as dh
 from bfhelpers import API_NAMES, Api, SandboxUser, as_user
+
+# A suite started in the background by a non-interactive shell (`cmd &` in a script) inherits
+# SIGINT ignored, and Python then raises no KeyboardInterrupt at all: the Ctrl-C tests would fail
+# for the way they were started, not for bankfeed. Restored as an interactive start has it (a
+# child started by a test then gets the default at exec, and its Python its own handler).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
