@@ -416,6 +416,8 @@ def _built(request: pytest.FixtureRequest, build: Callable[[], _Client]) -> _Cli
         return build()
     except (bf.ConfigError, bf.CassetteError) as exc:
         problem = f"--bankfeed-target={cassettes.settings(request.config).target}: {exc}"
+        if isinstance(exc, bf.ConfigError) and exc.field == "allow_live_record":
+            problem += "; a run opts in with --bankfeed-allow-live-record"
     # Out of the except block: pytest would print the exception it replaces above it.
     pytest.fail(problem, pytrace=False)
 
