@@ -76,11 +76,13 @@ import pytest
 import bankfeed as bf
 from bankfeed import _pytest_cassettes as cassettes
 from bankfeed import _pytest_targets as targets
-from bankfeed._pytest_cassettes import OldCassetteWarning, _bankfeed_cassette_block, bankfeed_cassette
+from bankfeed._pytest_cassettes import OldCassetteWarning, bankfeed_cassette
+
+# pytest finds a plugin's fixtures among its module's names: the block every marked test runs in.
+from bankfeed._pytest_cassettes import _bankfeed_cassette_block as _bankfeed_cassette_block
 
 __all__ = [
     "OldCassetteWarning",
-    "_bankfeed_cassette_block",
     "bankfeed_async_client",
     "bankfeed_cassette",
     "bankfeed_client",

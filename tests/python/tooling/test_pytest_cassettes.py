@@ -445,3 +445,74 @@ def test_recording_another_instance_at_the_live_tier_needs_the_run_to_opt_in(tmp
     )
     out = run_suite(tmp_path, "--bankfeed-target=live", **variables)
     assert "1 passed" in out, out
+
+
+#: Tests that print the path of their cassette: the default one of a test, of a class's test
+#: with parameters, and the marker's own, by position and by keyword; and a marker with two paths.
+PATHS = textwrap.dedent(
+    """
+    import pytest
+
+
+    @pytest.mark.bankfeed_cassette
+    def test_plain(bankfeed_cassette):
+        print("PATH", bankfeed_cassette.path)
+
+
+    class TestGroup:
+        @pytest.mark.bankfeed_cassette
+        @pytest.mark.parametrize("kind", ["a/b", "c"])
+        def test_param(self, bankfeed_cassette, kind):
+            print("PATH", bankfeed_cassette.path)
+
+
+    @pytest.mark.bankfeed_cassette("fixtures/shared.yaml")
+    def test_given(bankfeed_cassette):
+        print("PATH", bankfeed_cassette.path)
+
+
+    @pytest.mark.bankfeed_cassette(path="fixtures/other.yaml")
+    def test_given_by_keyword(bankfeed_cassette):
+        print("PATH", bankfeed_cassette.path)
+
+
+    @pytest.mark.bankfeed_cassette("a.yaml", "b.yaml")
+    def test_two_paths(bankfeed_cassette):
+        pass
+    """
+)
+
+
+def test_each_test_has_a_cassette_of_its_own_under_tests_cassettes_unless_the_marker_names_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tests" / "api").mkdir(parents=True)
+    (tmp_path / "tests" / "api" / "test_paths.py").write_text(PATHS)
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "test_elsewhere.py").write_text(PATHS.split("\n\n\nclass")[0])
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    out = run_suite(tmp_path, "-s", "--bankfeed-record-mode=once")
+    assert "6 passed, 1 error" in out, out
+    printed = {
+        Path(line.split(" ", 1)[1]).relative_to(tmp_path).as_posix() for line in out.splitlines() if "PATH " in line
+    }
+    assert printed == {
+        "tests/cassettes/api/test_paths/test_plain.yaml",
+        "tests/cassettes/api/test_paths/TestGroup.test_param[a_b].yaml",
+        "tests/cassettes/api/test_paths/TestGroup.test_param[c].yaml",
+        "fixtures/shared.yaml",
+        "fixtures/other.yaml",
+        # Outside tests/: its path from the rootdir.
+        "tests/cassettes/checks/test_elsewhere/test_plain.yaml",
+    }, out
+    assert "\n@pytest.mark.bankfeed_cassette takes one path at most (positional or path=), got 2 positional\n" in out
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\nbankfeed_cassette_dir = recorded\n")
+    out = run_suite(tmp_path, "-s", "--bankfeed-record-mode=once", "-k", "test_plain")
+    printed = {
+        Path(line.split(" ", 1)[1]).relative_to(tmp_path).as_posix() for line in out.splitlines() if "PATH " in line
+    }
+    assert printed == {
+        "recorded/tests/api/test_paths/test_plain.yaml",
+        "recorded/checks/test_elsewhere/test_plain.yaml",
+    }, out
