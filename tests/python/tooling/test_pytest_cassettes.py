@@ -331,7 +331,8 @@ WIDE = {"COLUMNS": "1000"}
 
 
 def test_the_sandbox_tier_runs_every_test_against_the_sandbox(tmp_path: Path) -> None:
-    out = run_suite(tier_suite(tmp_path), EXPECTED_URL="http://127.0.0.1:")
+    # The markers are declared: --strict-markers takes them.
+    out = run_suite(tier_suite(tmp_path), "--strict-markers", EXPECTED_URL="http://127.0.0.1:")
     assert "6 passed" in out and "skipped" not in out, out
 
 
@@ -491,7 +492,7 @@ def test_each_test_has_a_cassette_of_its_own_under_tests_cassettes_unless_the_ma
     (tmp_path / "checks").mkdir()
     (tmp_path / "checks" / "test_elsewhere.py").write_text(PATHS.split("\n\n\nclass")[0])
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    out = run_suite(tmp_path, "-s", "--bankfeed-record-mode=once")
+    out = run_suite(tmp_path, "-s", "--strict-markers", "--bankfeed-record-mode=once")
     assert "6 passed, 1 error" in out, out
     printed = {
         Path(line.split(" ", 1)[1]).relative_to(tmp_path).as_posix() for line in out.splitlines() if "PATH " in line
