@@ -1,11 +1,13 @@
-"""Command line: ``python -m bankfeed {demo,sandbox,users,export}`` (also the ``bankfeed`` command).
+"""Command line: ``python -m bankfeed {demo,sandbox,users,export,cassette}`` (also the ``bankfeed`` command).
 
 - ``demo``: a live login against an embedded sandbox, challenge by challenge, then investments
   (``--user`` takes any sandbox user, a ``bulk_<n>`` one included).
-- ``sandbox``: serve the sandbox on a port until Ctrl-C, for other programs to use.
+- ``sandbox``: serve the sandbox on a port until Ctrl-C, for other programs to use; with
+  ``--replay PATH``, a cassette instead (docs/cassettes.md#replay-for-any-client).
 - ``users``: the sandbox's test users and the challenges each one is asked (``--json``: with
   their answers, as ``Sandbox.users`` gives them).
 - ``export``: every login's data into Parquet datasets (docs/export.md#the-command).
+- ``cassette check``: committed cassettes checked for secrets (docs/cassettes.md#checking-committed-cassettes).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import bankfeed as bf
+from bankfeed import _cassette_cli as cassette_cli
 from bankfeed._answers import CannedAnswers
 from bankfeed._arguments import CommandParser, unknown_arguments
 from bankfeed._export import cli as export_cli
@@ -152,6 +155,8 @@ _SANDBOX_HELP = {
     "request_log_bytes": "the request log keeps about this many bytes, dropping the oldest entries first",
     "as_of": "the sandbox's today, from 2026-11-20 (the default) on: the data ends on it; the admin API's "
     "POST /_sandbox/clock moves it on",
+    "replay": "serve this cassette instead of the imitation: each request is answered with its next "
+    "matching recorded answer, in recorded order, for any client (docs/cassettes.md#replay-for-any-client)",
 }
 
 #: How a flag's text becomes its option's value where the default (None) does not say.
@@ -162,10 +167,11 @@ _SANDBOX_TYPES: dict[str, Callable[[str], Any]] = {
     "pending_operations": _names,
     "faults": _faults,
     "as_of": str,
+    "replay": str,
 }
 
 #: The metavar of a flag whose value is not named well by the option's name.
-_SANDBOX_METAVARS = {"faults": "JSON", "pending_operations": "NAMES", "as_of": "YYYY-MM-DD"}
+_SANDBOX_METAVARS = {"faults": "JSON", "pending_operations": "NAMES", "as_of": "YYYY-MM-DD", "replay": "PATH"}
 
 #: Options of ``bf.Sandbox`` that are no flag: the keys come only from the environment
 #: (``--keys-from-env``), never the command line, which any user of the machine can read.
@@ -304,7 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m bankfeed`` and of the ``bankfeed`` script."""
     # Not __doc__: it is None under python -OO.
     parser = CommandParser(
-        prog="bankfeed", description="bankfeed: export, and the embedded sandbox (demo, sandbox, users)."
+        prog="bankfeed",
+        description="bankfeed: export, the embedded sandbox (demo, sandbox, users), and cassettes (cassette check).",
     )
     parser.add_argument("--version", action="version", version=f"bankfeed {bf.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -341,6 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="as JSON: each user's username, password, description, challenge types and answers",
     )
     export_cli.add_parser(commands)
+    cassette_cli.add_parser(commands)
 
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -355,6 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return sandbox(args)
         if args.command == "export":
             return export_cli.run(args)
+        if args.command == "cassette":
+            return cassette_cli.run(args)
         return users(args.json)
     except bf.BankfeedError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -10,8 +10,10 @@
 //! - `pseudonym`: the stable fake ids and disguised values;
 //! - `redactor`: what becomes a placeholder, a pseudonym or a disguise when written;
 //! - `scan`: the fail-closed search of a cassette's text for what must not be in it;
-//! - `recording`: one cassette in use, and its writing.
+//! - `recording`: one cassette in use, and its writing;
+//! - `check`: the check of a committed cassette, without the session's values.
 
+mod check;
 mod exchange;
 mod format;
 mod matcher;
@@ -21,6 +23,7 @@ mod recording;
 mod redactor;
 mod scan;
 
+pub use check::{check_cassette, check_text};
 pub use exchange::{Exchange, WireAnswer};
 pub use format::{Cassette, Interaction, Origin, RecordedRequest, RecordedResponse, StoredBody, FORMAT_VERSION};
 pub use mode::RecordMode;
