@@ -157,6 +157,11 @@ _SANDBOX_HELP = {
     "POST /_sandbox/clock moves it on",
     "replay": "serve this cassette instead of the imitation: each request is answered with its next "
     "matching recorded answer, in recorded order, for any client (docs/cassettes.md#replay-for-any-client)",
+    "record": "record into this cassette (written anew) every request, forwarded to --upstream, and its answer, "
+    "secrets redacted (docs/cassettes.md#recording-any-client)",
+    "upstream": "the server --record forwards to, as a client's base URL (https://toolbox-api.private.fin.ag)",
+    "allow_live_record": "let --record record an --upstream that is neither loopback nor the public test "
+    "instance: a live Authorize can count against a bank's lockout",
 }
 
 #: How a flag's text becomes its option's value where the default (None) does not say.
@@ -168,10 +173,19 @@ _SANDBOX_TYPES: dict[str, Callable[[str], Any]] = {
     "faults": _faults,
     "as_of": str,
     "replay": str,
+    "record": str,
+    "upstream": str,
 }
 
 #: The metavar of a flag whose value is not named well by the option's name.
-_SANDBOX_METAVARS = {"faults": "JSON", "pending_operations": "NAMES", "as_of": "YYYY-MM-DD", "replay": "PATH"}
+_SANDBOX_METAVARS = {
+    "faults": "JSON",
+    "pending_operations": "NAMES",
+    "as_of": "YYYY-MM-DD",
+    "replay": "PATH",
+    "record": "PATH",
+    "upstream": "URL",
+}
 
 #: Options of ``bf.Sandbox`` that are no flag: the keys come only from the environment
 #: (``--keys-from-env``), never the command line, which any user of the machine can read.
@@ -246,7 +260,8 @@ def sandbox(args: argparse.Namespace) -> int:
         # key itself), rather than the Python option behind it.
         if exc.field in _KEY_VARIABLES and args.keys_from_env:
             where = f"{_KEY_VARIABLES[exc.field]} (--keys-from-env)"
-        elif exc.field in options:
+        elif exc.field in options or exc.field == "allow_live_record":
+            # The consent a recording of a remote --upstream needs is named though not given.
             where = _flag_name(exc.field, _sandbox_flags()[exc.field])
         else:
             raise

@@ -1379,6 +1379,9 @@ class Sandbox:
         request_log_bytes: int = 16777216,
         as_of: datetime.date | str | None = None,
         replay: str | os.PathLike[str] | None = None,
+        record: str | os.PathLike[str] | None = None,
+        upstream: str | None = None,
+        allow_live_record: bool = False,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
         taken already is an :class:`OSError` naming the address.
@@ -1467,15 +1470,29 @@ class Sandbox:
           ``replay`` and it. A missing or broken cassette is a :class:`CassetteError`.
           :meth:`reset` plays it again from its start; :meth:`inject` and :meth:`advance` raise
           ``ValueError``. See Replay for any client in docs/cassettes.md.
+        - ``record`` and ``upstream``: the sandbox records instead, for any client: every
+          request is forwarded, as it came, to ``upstream`` (a server's root, as a client's
+          ``base_url``), and the traffic recorded into a new cassette at ``record`` through the
+          redactor of an in-process recording, the file written again after each answer (and
+          never with a secret in it: the client then gets a 400 ``CASSETTE_ERROR`` instead of
+          the answer). An ``upstream`` that is neither loopback nor the public test instance
+          needs ``allow_live_record=True``: a live Authorize can count against a bank's lockout.
+          The options of the imitation are refused as with ``replay``, and so is giving
+          ``replay`` too. See Recording any client in docs/cassettes.md.
         """
 
     @property
     def replay(self) -> str | None:
         """The path of the cassette this sandbox replays (``replay=``), None for the imitation."""
 
+    @property
+    def record(self) -> str | None:
+        """The path of the cassette this sandbox records into (``record=``), None otherwise."""
+
     def play_count(self) -> tuple[int, int] | None:
         """How many of the replayed cassette's interactions were played, and how many it holds:
-        equal when the client under test played every one. None for the imitation."""
+        equal when the client under test played every one. ``(0, 0)`` for a recording, None for
+        the imitation."""
 
     @property
     def as_of(self) -> datetime.date:

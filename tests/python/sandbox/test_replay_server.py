@@ -3,7 +3,8 @@ in-process against the embedded sandbox, then served by ``bf.Sandbox(replay=...)
 ``python -m bankfeed sandbox --replay``) to clients that know nothing of cassettes: a plain
 ``bf.Client`` given its URL, raw HTTP, and the PyPI ``flinks`` package. They get the answers an
 in-process replay gets; a request the cassette has no answer for gets the service's error shape
-with the in-process player's text; the options of the imitation are refused."""
+with the in-process player's text; the options of the imitation are refused. And the sandbox as a
+recorder of such a client (docs/cassettes.md#recording-any-client): ``record=``/``upstream=``."""
 
 from __future__ import annotations
 
@@ -196,10 +197,68 @@ def test_an_option_of_the_imitation_is_refused_with_replay(summary: Path) -> Non
 def test_the_imitations_methods_are_refused_and_a_missing_cassette_named(summary: Path, tmp_path: Path) -> None:
     with bf.Sandbox(replay=summary) as replay:
         for call in (lambda: replay.inject({"kind": "status", "status": 503}), lambda: replay.advance(1)):
-            with pytest.raises(ValueError, match="replays a cassette"):
+            with pytest.raises(ValueError, match="serves a cassette"):
                 call()
     with bf.Sandbox() as imitation:
         assert imitation.play_count() is None and imitation.replay is None
     missing = tmp_path / "missing.yaml"
     with pytest.raises(bf.CassetteError, match="does not exist"):
         bf.Sandbox(replay=missing)
+
+
+def flinks_session(url: str, customer_id: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A login asked a question, and the accounts summary, by the PyPI ``flinks`` package: the
+    prompt asked, the Authorize's 200 and the summary."""
+    flinks = pytest.importorskip("flinks")
+    banking = flinks.Client(customer_id, base_url=f"{url}/v3/").banking_services
+    asked = banking.authorize(institution=INSTITUTION, username="Greatday", password=PASSWORD, save=True)
+    [challenge] = asked["SecurityChallenges"]
+    prompt: str = challenge["Prompt"]
+    opened = banking.authorize(request_id=asked["RequestId"], security_responses={prompt: [GREATDAY[prompt]]})
+    return prompt, opened, banking.get_accounts_summary(opened["RequestId"])
+
+
+def test_a_client_recorded_through_the_sandbox_replays_from_its_cassette(tmp_path: Path) -> None:
+    path = tmp_path / "flinks.yaml"
+    with bf.Sandbox(auth=False) as upstream, bf.Sandbox(record=path, upstream=upstream.url) as recorder:
+        assert recorder.record == str(path) and recorder.replay is None
+        prompt, opened, summary = flinks_session(recorder.url, recorder.customer_id)
+        sent = upstream.request_count
+    assert not opened["RequestId"].startswith("ca55e77e-"), "the client got the upstream's answers as they came"
+    text = path.read_text(encoding="utf-8").lower()
+    for value in (PASSWORD, "Greatday", GREATDAY[prompt], opened["RequestId"], opened["Login"]["Id"]):
+        assert value.lower() not in text, f"{value} in the cassette"
+    assert bf.check_cassette(path) == []
+
+    with bf.Sandbox(replay=path) as replay:
+        again, reopened, resummary = flinks_session(replay.url, replay.customer_id)
+        assert replay.play_count() == (sent, sent)
+    assert again == prompt and reopened["RequestId"].startswith("ca55e77e-")
+    # The titles are masked where they repeat the password (docs/cassettes.md#redaction); the
+    # accounts are the same.
+    assert [account["Id"] for account in resummary["Accounts"]] == [account["Id"] for account in summary["Accounts"]]
+
+
+@pytest.mark.parametrize(
+    ("options", "field", "words"),
+    [
+        ({"upstream": "https://bank.example.com"}, "allow_live_record", ["lockout"]),
+        ({}, "upstream", ["must be given with record"]),
+        ({"upstream": "http://127.0.0.1:9/v3/"}, "upstream", ["root"]),
+        ({"upstream": "http://127.0.0.1:9", "replay": "x.yaml"}, "record", ["not both"]),
+        ({"upstream": "http://127.0.0.1:9", "seed": 3}, "record", ["leave out seed"]),
+    ],
+)
+def test_a_recording_is_refused_naming_what_it_lacks(
+    tmp_path: Path, options: dict[str, Any], field: str, words: list[str]
+) -> None:
+    with pytest.raises(bf.ConfigError) as info:
+        bf.Sandbox(record=tmp_path / "x.yaml", **options)
+    assert info.value.field == field and all(word in str(info.value) for word in words), info.value
+    assert not (tmp_path / "x.yaml").exists()
+
+
+def test_the_command_asks_for_allow_live_record_by_its_flag(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "bankfeed", "sandbox", "--record", str(tmp_path / "x.yaml")]
+    done = subprocess.run([*command, "--upstream", "https://bank.example.com"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.startswith("error: --allow-live-record: "), done.stderr

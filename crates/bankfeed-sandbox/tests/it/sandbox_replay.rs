@@ -221,3 +221,52 @@ fn a_cassette_that_is_missing_or_broken_is_refused_naming_the_file() {
     let error = ServedCassette::replay(&path, "c").unwrap_err().to_string();
     assert!(error.contains("is not a cassette"), "{error}");
 }
+
+#[tokio::test]
+async fn a_recording_sandbox_forwards_records_redacted_and_its_cassette_replays() {
+    let upstream = Sandbox::start(SandboxConfig { auth: false, ..SandboxConfig::default() }).unwrap();
+    let dir = std::env::temp_dir().join(format!("bankfeed-record-{}", std::process::id()));
+    let path = dir.join("recorded.yaml");
+    let _ = std::fs::remove_file(&path);
+    let served = ServedCassette::record(&path, &upstream.url(), upstream.customer_id(), false).unwrap();
+    let recorder =
+        Sandbox::start(SandboxConfig { cassette: Some(Arc::new(served)), ..SandboxConfig::default() }).unwrap();
+    let login = r#"{"Institution":"FlinksCapital","Username":"greatday_nomfa","Password":"Everyday","Save":true}"#;
+    let (status, _, opened) = send(&recorder, reqwest::Method::POST, "Authorize", Some(login)).await;
+    assert_eq!(status, 200, "{opened}");
+    let real = opened["RequestId"].as_str().unwrap().to_owned();
+    assert!(!real.starts_with("ca55e77e-"), "the client gets the upstream's answer as it came");
+    let summary = format!(r#"{{"RequestId":"{real}"}}"#);
+    let (status, _, accounts) = send(&recorder, reqwest::Method::POST, "GetAccountsSummary", Some(&summary)).await;
+    assert_eq!(status, 200, "{accounts}");
+    assert_eq!(upstream.request_count(), 2, "each request forwarded once");
+
+    // Written after each answer, redacted: no password, username, key or real id.
+    let text = std::fs::read_to_string(&path).unwrap();
+    for secret in ["Everyday", "greatday_nomfa", "a-real-key-not-recorded", real.as_str()] {
+        assert!(!text.to_lowercase().contains(&secret.to_lowercase()), "{secret} in\n{text}");
+    }
+    assert!(bankfeed::cassette::check_text(&text).is_empty(), "{:?}", bankfeed::cassette::check_text(&text));
+    recorder.stop();
+    upstream.stop();
+
+    // Replayed with every server gone: the same requests, the cassette's ids.
+    let replay = replaying(&path);
+    let (status, _, again) = send(&replay, reqwest::Method::POST, "Authorize", Some(login)).await;
+    assert_eq!(status, 200, "{again}");
+    let fake = again["RequestId"].as_str().unwrap();
+    assert_eq!(fake, bankfeed::cassette::pseudonym(&real));
+    let summary = format!(r#"{{"RequestId":"{fake}"}}"#);
+    let (status, _, replayed) = send(&replay, reqwest::Method::POST, "GetAccountsSummary", Some(&summary)).await;
+    assert_eq!(status, 200);
+    assert_eq!(replayed["Accounts"].as_array().unwrap().len(), accounts["Accounts"].as_array().unwrap().len());
+}
+
+#[test]
+fn recording_a_remote_host_needs_allow_live_record() {
+    let path = std::env::temp_dir().join("bankfeed-record-remote.yaml");
+    let error = ServedCassette::record(&path, "https://bank.example.com", "c", false).unwrap_err().to_string();
+    assert!(error.contains("allow_live_record") && error.contains("lockout"), "{error}");
+    let error = ServedCassette::record(&path, "https://bank.example.com/v3/c", "c", true).unwrap_err().to_string();
+    assert!(error.contains("upstream") && error.contains("root"), "{error}");
+}

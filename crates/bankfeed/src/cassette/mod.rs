@@ -5,6 +5,7 @@
 //!
 //! - `format`: the YAML file;
 //! - `exchange`: a request and an answer as the send path hands them over;
+//! - `body_secrets`: the secrets of a request body, for a sender that was not given them;
 //! - `mode`: the record modes;
 //! - `matcher`: which recorded interaction answers a request, and how a request differs;
 //! - `pseudonym`: the stable fake ids and disguised values;
@@ -13,6 +14,7 @@
 //! - `recording`: one cassette in use, and its writing;
 //! - `check`: the check of a committed cassette, without the session's values.
 
+mod body_secrets;
 mod check;
 mod exchange;
 mod format;
@@ -23,6 +25,7 @@ mod recording;
 mod redactor;
 mod scan;
 
+pub use body_secrets::body_secrets;
 pub use check::{check_cassette, check_text};
 pub use exchange::{Exchange, WireAnswer};
 pub use format::{Cassette, Interaction, Origin, RecordedRequest, RecordedResponse, StoredBody, FORMAT_VERSION};
