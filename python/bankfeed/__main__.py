@@ -339,7 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="serve the sandbox until Ctrl-C or SIGTERM",
         description="Serves the sandbox until Ctrl-C or SIGTERM. The first line printed is "
         "'bankfeed sandbox on <url> (customer id <id>)'; the second says which keys it asks for "
-        "(the public test instance's by default) and that --no-auth turns them off.",
+        "(the public test instance's by default) and that --no-auth turns them off; with --replay or --record, "
+        "the cassette it serves instead.",
     )
     for name, flag in _sandbox_flags().items():
         serve.add_argument(_flag_name(name, flag), **flag)

@@ -258,6 +258,26 @@ def test_a_recording_is_refused_naming_what_it_lacks(
     assert not (tmp_path / "x.yaml").exists()
 
 
+def test_the_command_records_a_client_through_it(tmp_path: Path) -> None:
+    path = tmp_path / "raw.yaml"
+    with bf.Sandbox(auth=False) as upstream:
+        command = [sys.executable, "-m", "bankfeed", "sandbox", "--record", str(path), "--upstream", upstream.url]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None and proc.stderr is not None
+            first = proc.stdout.readline()
+            match = re.fullmatch(r"bankfeed sandbox on (http://\S+) \(customer id (\S+)\)\n", first)
+            assert match, (first, proc.stderr.read() if proc.poll() is not None else "")
+            assert proc.stdout.readline().startswith(f"recording into {path}: every request is forwarded to ")
+            raw_session(match[1], match[2])
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+    assert path.read_text(encoding="utf-8").count("\n- request:") == 2, "written after each answer"
+    with bf.Sandbox(replay=path) as replay:
+        raw_session(replay.url, replay.customer_id)
+
+
 def test_the_command_asks_for_allow_live_record_by_its_flag(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "bankfeed", "sandbox", "--record", str(tmp_path / "x.yaml")]
     done = subprocess.run([*command, "--upstream", "https://bank.example.com"], capture_output=True, text=True)
