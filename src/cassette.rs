@@ -61,7 +61,7 @@ pub(crate) fn record_mode(value: &Bound<'_, PyAny>) -> PyResult<Option<RecordMod
 
 /// The path of a cassette file, from argument `field`: a `str` or an `os.PathLike` giving one,
 /// not empty and not a directory.
-fn path_of(field: &'static str, takes: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+pub(crate) fn path_of(field: &'static str, takes: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     let py = value.py();
     let is_path = value.is_instance_of::<PyString>() || value.is_instance(&py.import("os")?.getattr("PathLike")?)?;
     if !is_path {
@@ -318,4 +318,11 @@ impl PyCassette {
         let live = if self.allow_live_record { ", allow_live_record=True" } else { "" };
         format!("Cassette(path={:?}, mode={:?}{live})", self.path.display().to_string(), self.mode.name())
     }
+}
+
+#[doc = stub_doc!("check_cassette")]
+#[pyfunction]
+pub(crate) fn check_cassette(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    let path = path_of("path", "a str or an os.PathLike", path)?;
+    Ok(py.detach(|| bankfeed::cassette::check_cassette(&path)))
 }

@@ -65,6 +65,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sandbox::PySandbox>()?;
     m.add_class::<cassette::PyCassette>()?;
     m.add_function(wrap_pyfunction!(cassette::new_cassette, m)?)?;
+    m.add_function(wrap_pyfunction!(cassette::check_cassette, m)?)?;
     m.add_class::<table::PyTable>()?;
     m.add_class::<results::PyInvestments>()?;
     m.add_class::<results::PyAttributes>()?;

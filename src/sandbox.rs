@@ -1,6 +1,6 @@
 //! `Sandbox`: the embedded server, for tests, demos and notebooks.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -19,7 +19,8 @@ use bankfeed::secret::Secret;
 use bankfeed::sync::lock;
 use bankfeed_sandbox::{
     attribute_catalogue, attribute_packages, login_ids, users, AsOf, AsyncLinks, CachedChallenges, Fault, ListenError,
-    PendingOperations, RecordedRequest, Sandbox, SandboxConfig, MAX_LOGINS, PUBLIC_API_KEY, PUBLIC_SECRET_KEY,
+    PendingOperations, RecordedRequest, Sandbox, SandboxConfig, ServedCassette, MAX_LOGINS, PUBLIC_API_KEY,
+    PUBLIC_SECRET_KEY,
 };
 
 #[doc = stub_doc!("Sandbox")]
@@ -39,6 +40,11 @@ pub(crate) struct PySandbox {
     pending_seconds: f64,
     /// The admin API's token, with `admin=True` (docs/sandbox.md#the-admin-api).
     admin_token: Option<String>,
+    /// The cassette's path, with `replay=` (docs/cassettes.md#replay-for-any-client).
+    replay: Option<String>,
+    /// The cassette's path and the server recorded, with `record=` and `upstream=`
+    /// (docs/cassettes.md#recording-any-client).
+    record: Option<(String, String)>,
 }
 
 /// A session lifetime knob: a positive number of seconds, at most a day (a longer one is no
@@ -179,6 +185,7 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         admin_token,
         request_log_bytes,
         as_of,
+        cassette,
         ..
     } = SandboxConfig::default();
     let defaults = PyDict::new(py);
@@ -211,7 +218,151 @@ pub(crate) fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     defaults.set_item("admin", admin_token.is_some())?;
     defaults.set_item("request_log_bytes", request_log_bytes)?;
     defaults.set_item("as_of", as_of.date())?;
+    // None: no cassette; a recording sandbox is none by default either.
+    defaults.set_item("replay", cassette.map(|cassette| cassette.path().display().to_string()))?;
+    defaults.set_item("record", py.None())?;
+    defaults.set_item("upstream", py.None())?;
+    defaults.set_item("allow_live_record", false)?;
     Ok(defaults)
+}
+
+/// `upstream=`: None, or the URL of a server, as text.
+fn optional_upstream(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    let Ok(text) = value.cast::<pyo3::types::PyString>() else {
+        return Err(args::wrong_type("upstream", "a str (a URL) or None", value));
+    };
+    Ok(Some(args::str_of("upstream", None, text)?.to_owned()))
+}
+
+/// The cassette a sandbox serves instead of its imitation, as its arguments ask.
+enum Served {
+    /// `replay=PATH` (docs/cassettes.md#replay-for-any-client).
+    Replay(std::path::PathBuf),
+    /// `record=PATH, upstream=URL` (docs/cassettes.md#recording-any-client).
+    Record { path: std::path::PathBuf, upstream: String, allow_live_record: bool },
+}
+
+impl Served {
+    /// What `replay`, `record`, `upstream` and `allow_live_record` ask for; an option that
+    /// needs another, or that excludes one given, is refused naming it.
+    fn of(
+        replay: Option<std::path::PathBuf>,
+        record: Option<std::path::PathBuf>,
+        upstream: Option<String>,
+        allow_live_record: bool,
+    ) -> Result<Option<Served>, Error> {
+        let recording_only =
+            || Error::config("allow_live_record", "is an option of a recording: give record=PATH and upstream=URL too");
+        match (replay, record, upstream) {
+            (Some(_), Some(_), _) => Err(Error::config(
+                "record",
+                "cannot be given with replay: a sandbox replays a cassette or records one, not both",
+            )),
+            (Some(_), None, Some(_)) => Err(Error::config(
+                "upstream",
+                "is where record= forwards requests to; a replay sends none: leave it out, or record instead",
+            )),
+            (Some(_) | None, None, None) if allow_live_record => Err(recording_only()),
+            (Some(path), None, None) => Ok(Some(Served::Replay(path))),
+            (None, Some(path), Some(upstream)) => Ok(Some(Served::Record { path, upstream, allow_live_record })),
+            (None, Some(_), None) => Err(Error::config(
+                "upstream",
+                "must be given with record: the URL of the server whose answers are recorded, as a client's base_url",
+            )),
+            (None, None, Some(_)) => {
+                Err(Error::config("upstream", "is where record= forwards requests to: give record=PATH too"))
+            }
+            (None, None, None) => Ok(None),
+        }
+    }
+
+    /// The option whose cassette it serves: what a refusal of the imitation's options names.
+    fn field(&self) -> &'static str {
+        match self {
+            Served::Replay(_) => "replay",
+            Served::Record { .. } => "record",
+        }
+    }
+
+    fn replayed(&self) -> Option<String> {
+        match self {
+            Served::Replay(path) => Some(path.display().to_string()),
+            Served::Record { .. } => None,
+        }
+    }
+
+    fn recorded(&self) -> Option<(String, String)> {
+        match self {
+            Served::Record { path, upstream, .. } => Some((path.display().to_string(), upstream.clone())),
+            Served::Replay(_) => None,
+        }
+    }
+}
+
+/// `config` made a replay server of a cassette (docs/cassettes.md#replay-for-any-client), or a
+/// recorder of the traffic it forwards (docs/cassettes.md#recording-any-client). The options that
+/// shape the imitation do nothing then: given (other than their defaults), they are refused by
+/// name rather than ignored. The keys and the customer id stay: they are what `sb.client()` sends
+/// (a replay checks no key, and matches any customer; a recording forwards what it is sent).
+fn serving(py: Python<'_>, served: &Served, config: SandboxConfig) -> PyResult<SandboxConfig> {
+    let given = imitation_options(&config);
+    if !given.is_empty() {
+        let rule = format!(
+            "serves a cassette, which the options of the imitation do not change: leave out {}",
+            given.join(", ")
+        );
+        return Err(Error::config(served.field(), rule).into_exception());
+    }
+    let customer_id = config.customer_id.clone();
+    let cassette = py
+        .detach(|| match served {
+            Served::Replay(path) => ServedCassette::replay(path, &customer_id),
+            Served::Record { path, upstream, allow_live_record } => {
+                ServedCassette::record(path, upstream, &customer_id, *allow_live_record)
+            }
+        })
+        .or_raise()?;
+    Ok(SandboxConfig { cassette: Some(Arc::new(cassette)), ..config })
+}
+
+/// The options of the imitation `config` sets to other than their defaults, by their Python names.
+fn imitation_options(config: &SandboxConfig) -> Vec<&'static str> {
+    let defaults = SandboxConfig::default();
+    let differs = [
+        ("pending_polls", config.pending_polls != defaults.pending_polls),
+        ("pending_seconds", config.pending_seconds.to_bits() != defaults.pending_seconds.to_bits()),
+        ("slow_pending_polls", config.slow_pending_polls != defaults.slow_pending_polls),
+        ("loading_polls", config.loading_polls != defaults.loading_polls),
+        ("pending_operations", config.pending_operations != defaults.pending_operations),
+        ("async_links", config.async_links != defaults.async_links),
+        ("cached_challenges", config.cached_challenges != defaults.cached_challenges),
+        ("seed", config.seed != defaults.seed),
+        ("investment_transactions", config.investment_transactions != defaults.investment_transactions),
+        ("banking_transactions", config.banking_transactions != defaults.banking_transactions),
+        ("tier2", config.tier2 != defaults.tier2),
+        ("investments", config.investments != defaults.investments),
+        ("token_ttl", config.token_ttl != defaults.token_ttl),
+        ("faults", config.faults != defaults.faults),
+        ("logins", config.logins != defaults.logins),
+        ("session_idle_seconds", config.session_ttl != defaults.session_ttl),
+        ("session_processing_seconds", config.processing_ttl != defaults.processing_ttl),
+        ("card_in_use_seconds", config.card_in_use != defaults.card_in_use),
+        ("max_wrong_answers", config.max_wrong_answers != defaults.max_wrong_answers),
+        ("admin", config.admin_token.is_some()),
+        ("as_of", config.as_of != defaults.as_of),
+    ];
+    differs.into_iter().filter(|(_, differs)| *differs).map(|(name, _)| name).collect()
+}
+
+/// The error of a method of the imitation called on a replay server.
+fn not_replayed(method: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "sb.{method}() acts on the imitation, and this sandbox serves a cassette (replay= or record=): its \
+         answers are the recorded ones, or the upstream's (docs/cassettes.md#replay-for-any-client)"
+    ))
 }
 
 /// The longest `token_ttl`, in seconds: a day, far past the service's 30 minutes, and a value
@@ -239,7 +390,8 @@ impl PySandbox {
                         api_key="3d5266a8-b697-48d4-8de6-52e2e2662acc", token_ttl=1800.0, faults=None,
                         logins=0, session_idle_seconds=480.0, session_processing_seconds=1800.0,
                         card_in_use_seconds=3.0, max_wrong_answers=3, admin=false,
-                        request_log_bytes=16_777_216, as_of=None))]
+                        request_log_bytes=16_777_216, as_of=None, replay=None, record=None,
+                        upstream=None, allow_live_record=false))]
     #[expect(clippy::too_many_arguments, reason = "one argument per option of the Python constructor")]
     #[expect(
         clippy::fn_params_excessive_bools,
@@ -275,7 +427,20 @@ impl PySandbox {
         #[pyo3(from_py_with = args::admin)] admin: bool,
         #[pyo3(from_py_with = request_log_bytes)] request_log_bytes: usize,
         as_of: Option<Bound<'_, PyAny>>,
+        replay: Option<Bound<'_, PyAny>>,
+        record: Option<Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = optional_upstream)] upstream: Option<String>,
+        #[pyo3(from_py_with = args::allow_live_record)] allow_live_record: bool,
     ) -> PyResult<Self> {
+        let cassette_path = |field: &'static str, value: Option<Bound<'_, PyAny>>| match value {
+            Some(value) if !value.is_none() => {
+                crate::cassette::path_of(field, "a str, an os.PathLike or None", &value).map(Some)
+            }
+            _ => Ok(None),
+        };
+        let replay = cassette_path("replay", replay)?;
+        let record = cassette_path("record", record)?;
+        let served = Served::of(replay, record, upstream, allow_live_record).or_raise()?;
         let as_of = match as_of {
             Some(value) => clock_at(&value)?,
             None => AsOf::default(),
@@ -350,6 +515,10 @@ impl PySandbox {
             as_of,
             ..defaults
         };
+        let config = match &served {
+            Some(served) => serving(py, served, config)?,
+            None => config,
+        };
         // Saving a million bulk logins takes a moment: other threads may run meanwhile.
         let server = py.detach(move || Sandbox::start(config)).map_err(|error| start_error(&error))?;
         Ok(PySandbox {
@@ -363,6 +532,8 @@ impl PySandbox {
             login_ids: PyOnceLock::new(),
             pending_seconds,
             admin_token,
+            replay: served.as_ref().and_then(Served::replayed),
+            record: served.as_ref().and_then(Served::recorded),
         })
     }
 
@@ -492,6 +663,9 @@ impl PySandbox {
                 return Err(PyTypeError::new_err(message));
             }
         }
+        if self.replay.is_some() || self.record.is_some() {
+            return Err(not_replayed("inject"));
+        }
         let faults = faults_from(faults.as_any())?;
         self.with_server(|server| server.inject(faults))
     }
@@ -517,6 +691,9 @@ impl PySandbox {
     #[doc = stub_doc!("Sandbox.advance")]
     #[pyo3(signature = (days=1))]
     fn advance<'py>(&self, py: Python<'py>, #[pyo3(from_py_with = days)] days: i64) -> PyResult<Bound<'py, PyAny>> {
+        if self.replay.is_some() || self.record.is_some() {
+            return Err(not_replayed("advance"));
+        }
         let moved = self.with_server(|server| server.advance(days))?;
         let clock = moved.map_err(|rule| Error::config("days", rule)).or_raise()?;
         python_date(py, clock)
@@ -537,6 +714,23 @@ impl PySandbox {
             list.append(convert::to_python(py, &fault.to_json())?)?;
         }
         Ok(list)
+    }
+
+    #[doc = stub_doc!("Sandbox.replay")]
+    #[getter]
+    fn replay(&self) -> Option<&str> {
+        self.replay.as_deref()
+    }
+
+    #[doc = stub_doc!("Sandbox.record")]
+    #[getter]
+    fn record(&self) -> Option<&str> {
+        self.record.as_ref().map(|(path, _)| path.as_str())
+    }
+
+    #[doc = stub_doc!("Sandbox.play_count")]
+    fn play_count(&self) -> PyResult<Option<(usize, usize)>> {
+        self.with_server(|server| server.cassette().map(ServedCassette::play_count))
     }
 
     #[doc = stub_doc!("Sandbox.client")]
@@ -570,7 +764,8 @@ impl PySandbox {
 
     fn __repr__(&self) -> String {
         let state = if lock(&self.server).is_some() { "running" } else { "closed" };
-        format!("Sandbox(url={:?}, customer_id={:?}, {state})", self.url, self.customer_id)
+        let replay = self.replay.as_ref().map(|path| format!(", replay={path:?}")).unwrap_or_default();
+        format!("Sandbox(url={:?}, customer_id={:?}{replay}, {state})", self.url, self.customer_id)
     }
 }
 
@@ -682,7 +877,24 @@ fn announce(sandbox: &PySandbox, login_ids_file: Option<&std::path::Path>) {
     let mut out = std::io::stdout().lock();
     // Nowhere to report a closed stdout: the server serves all the same.
     let _ = writeln!(out, "bankfeed sandbox on {} (customer id {})", sandbox.url, sandbox.customer_id);
-    let _ = writeln!(out, "{}", keys_line(sandbox));
+    match (&sandbox.replay, &sandbox.record) {
+        (Some(path), _) => {
+            let _ = writeln!(
+                out,
+                "replaying {path}: every request is answered from it in recorded order; no key is checked"
+            );
+        }
+        (None, Some((path, upstream))) => {
+            let _ = writeln!(
+                out,
+                "recording into {path}: every request is forwarded to {upstream}, and the file written after each \
+                 answer"
+            );
+        }
+        (None, None) => {
+            let _ = writeln!(out, "{}", keys_line(sandbox));
+        }
+    }
     if let Some(token) = &sandbox.admin_token {
         // The one place the token is shown: the person or harness that started the process
         // reads it here (docs/sandbox.md#the-admin-api).

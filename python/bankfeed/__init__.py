@@ -52,6 +52,7 @@ from bankfeed._native import (
     Table,
     __version__,
     cassette,
+    check_cassette,
     combine,
     connect_url,
 )
@@ -178,6 +179,7 @@ __all__ = [
     "answers",
     "ask_in_terminal",
     "cassette",
+    "check_cassette",
     "combine",
     "connect_url",
     "export",

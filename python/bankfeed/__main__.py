@@ -1,11 +1,13 @@
-"""Command line: ``python -m bankfeed {demo,sandbox,users,export}`` (also the ``bankfeed`` command).
+"""Command line: ``python -m bankfeed {demo,sandbox,users,export,cassette}`` (also the ``bankfeed`` command).
 
 - ``demo``: a live login against an embedded sandbox, challenge by challenge, then investments
   (``--user`` takes any sandbox user, a ``bulk_<n>`` one included).
-- ``sandbox``: serve the sandbox on a port until Ctrl-C, for other programs to use.
+- ``sandbox``: serve the sandbox on a port until Ctrl-C, for other programs to use; with
+  ``--replay PATH``, a cassette instead (docs/cassettes.md#replay-for-any-client).
 - ``users``: the sandbox's test users and the challenges each one is asked (``--json``: with
   their answers, as ``Sandbox.users`` gives them).
 - ``export``: every login's data into Parquet datasets (docs/export.md#the-command).
+- ``cassette check``: committed cassettes checked for secrets (docs/cassettes.md#checking-committed-cassettes).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import bankfeed as bf
+from bankfeed import _cassette_cli as cassette_cli
 from bankfeed._answers import CannedAnswers
 from bankfeed._arguments import CommandParser, unknown_arguments
 from bankfeed._export import cli as export_cli
@@ -152,6 +155,13 @@ _SANDBOX_HELP = {
     "request_log_bytes": "the request log keeps about this many bytes, dropping the oldest entries first",
     "as_of": "the sandbox's today, from 2026-11-20 (the default) on: the data ends on it; the admin API's "
     "POST /_sandbox/clock moves it on",
+    "replay": "serve this cassette instead of the imitation: each request is answered with its next "
+    "matching recorded answer, in recorded order, for any client (docs/cassettes.md#replay-for-any-client)",
+    "record": "record into this cassette (written anew) every request, forwarded to --upstream, and its answer, "
+    "secrets redacted (docs/cassettes.md#recording-any-client)",
+    "upstream": "the server --record forwards to, as a client's base URL (https://toolbox-api.private.fin.ag)",
+    "allow_live_record": "let --record record an --upstream that is neither loopback nor the public test "
+    "instance: a live Authorize can count against a bank's lockout",
 }
 
 #: How a flag's text becomes its option's value where the default (None) does not say.
@@ -162,10 +172,20 @@ _SANDBOX_TYPES: dict[str, Callable[[str], Any]] = {
     "pending_operations": _names,
     "faults": _faults,
     "as_of": str,
+    "replay": str,
+    "record": str,
+    "upstream": str,
 }
 
 #: The metavar of a flag whose value is not named well by the option's name.
-_SANDBOX_METAVARS = {"faults": "JSON", "pending_operations": "NAMES", "as_of": "YYYY-MM-DD"}
+_SANDBOX_METAVARS = {
+    "faults": "JSON",
+    "pending_operations": "NAMES",
+    "as_of": "YYYY-MM-DD",
+    "replay": "PATH",
+    "record": "PATH",
+    "upstream": "URL",
+}
 
 #: Options of ``bf.Sandbox`` that are no flag: the keys come only from the environment
 #: (``--keys-from-env``), never the command line, which any user of the machine can read.
@@ -240,7 +260,8 @@ def sandbox(args: argparse.Namespace) -> int:
         # key itself), rather than the Python option behind it.
         if exc.field in _KEY_VARIABLES and args.keys_from_env:
             where = f"{_KEY_VARIABLES[exc.field]} (--keys-from-env)"
-        elif exc.field in options:
+        elif exc.field in options or exc.field == "allow_live_record":
+            # The consent a recording of a remote --upstream needs is named though not given.
             where = _flag_name(exc.field, _sandbox_flags()[exc.field])
         else:
             raise
@@ -304,7 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m bankfeed`` and of the ``bankfeed`` script."""
     # Not __doc__: it is None under python -OO.
     parser = CommandParser(
-        prog="bankfeed", description="bankfeed: export, and the embedded sandbox (demo, sandbox, users)."
+        prog="bankfeed",
+        description="bankfeed: export, the embedded sandbox (demo, sandbox, users), and cassettes (cassette check).",
     )
     parser.add_argument("--version", action="version", version=f"bankfeed {bf.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -317,7 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="serve the sandbox until Ctrl-C or SIGTERM",
         description="Serves the sandbox until Ctrl-C or SIGTERM. The first line printed is "
         "'bankfeed sandbox on <url> (customer id <id>)'; the second says which keys it asks for "
-        "(the public test instance's by default) and that --no-auth turns them off.",
+        "(the public test instance's by default) and that --no-auth turns them off; with --replay or --record, "
+        "the cassette it serves instead.",
     )
     for name, flag in _sandbox_flags().items():
         serve.add_argument(_flag_name(name, flag), **flag)
@@ -341,6 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="as JSON: each user's username, password, description, challenge types and answers",
     )
     export_cli.add_parser(commands)
+    cassette_cli.add_parser(commands)
 
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -355,6 +379,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return sandbox(args)
         if args.command == "export":
             return export_cli.run(args)
+        if args.command == "cassette":
+            return cassette_cli.run(args)
         return users(args.json)
     except bf.BankfeedError as exc:
         print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)

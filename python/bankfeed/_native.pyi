@@ -58,6 +58,7 @@ __all__ = [
     "_Gathering",
     "__version__",
     "cassette",
+    "check_cassette",
     "combine",
     "connect_url",
     "serve_sandbox",
@@ -1377,6 +1378,10 @@ class Sandbox:
         admin: bool = False,
         request_log_bytes: int = 16777216,
         as_of: datetime.date | str | None = None,
+        replay: str | os.PathLike[str] | None = None,
+        record: str | os.PathLike[str] | None = None,
+        upstream: str | None = None,
+        allow_live_record: bool = False,
     ) -> Sandbox:
         """Starts the server on ``host:port`` (an IP address; port 0 picks a free one); a port
         taken already is an :class:`OSError` naming the address.
@@ -1451,7 +1456,43 @@ class Sandbox:
           data ends on it, with a year of history before it, and its first ``LastRefresh`` is that
           morning. The same seed and ``as_of`` give the same data. :meth:`advance` moves it on
           (see The clock in docs/sandbox.md).
+        - ``replay``: the path of a cassette (docs/cassettes.md): the sandbox is then a replay
+          server, for any client that can change its base URL. Every request, at any path, is
+          matched as an in-process replay matches it and answered with the next unplayed
+          recorded answer, in recorded order, without waiting (a recorded ``Retry-After`` is
+          sent as it was). A request the cassette has no answer for gets a 400 in the service's
+          error shape, ``FlinksCode`` ``CASSETTE_UNMATCHED`` (its ``Message`` names the closest
+          recorded request and how the two differ) or ``CASSETTE_RUN_OUT`` (every recorded answer
+          to it was played), with the text an in-process replay raises. No key is checked and any
+          customer id matches; :meth:`client` sends its keys all the same. The options of the
+          imitation (``pending_polls`` to ``max_wrong_answers``, ``faults``, ``logins``, ``seed``,
+          ``as_of``, ``admin``) do nothing in a replay: one given is a :class:`ConfigError` naming
+          ``replay`` and it. A missing or broken cassette is a :class:`CassetteError`.
+          :meth:`reset` plays it again from its start; :meth:`inject` and :meth:`advance` raise
+          ``ValueError``. See Replay for any client in docs/cassettes.md.
+        - ``record`` and ``upstream``: the sandbox records instead, for any client: every
+          request is forwarded, as it came, to ``upstream`` (a server's root, as a client's
+          ``base_url``), and the traffic recorded into a new cassette at ``record`` through the
+          redactor of an in-process recording, the file written again after each answer (and
+          never with a secret in it: the client then gets a 400 ``CASSETTE_ERROR`` instead of
+          the answer). An ``upstream`` that is neither loopback nor the public test instance
+          needs ``allow_live_record=True``: a live Authorize can count against a bank's lockout.
+          The options of the imitation are refused as with ``replay``, and so is giving
+          ``replay`` too. See Recording any client in docs/cassettes.md.
         """
+
+    @property
+    def replay(self) -> str | None:
+        """The path of the cassette this sandbox replays (``replay=``), None for the imitation."""
+
+    @property
+    def record(self) -> str | None:
+        """The path of the cassette this sandbox records into (``record=``), None otherwise."""
+
+    def play_count(self) -> tuple[int, int] | None:
+        """How many of the replayed cassette's interactions were played, and how many it holds:
+        equal when the client under test played every one. ``(0, 0)`` for a recording, None for
+        the imitation."""
 
     @property
     def as_of(self) -> datetime.date:
@@ -1559,7 +1600,7 @@ class Sandbox:
     def reset(self) -> None:
         """Back to the state at start: no session, no token, only the ``logins`` saved at start,
         no fault waiting, an empty request log, a ``request_count`` of 0 and the clock at
-        ``as_of``."""
+        ``as_of``; a replayed cassette plays again from its start."""
 
     @property
     def admin_token(self) -> str | None:
@@ -1616,6 +1657,18 @@ def cassette(
             accounts = session.accounts_detail()
         print(tape.play_count())   # (0, 0) when it recorded; (played, recorded) when it replayed
     """
+
+def check_cassette(path: str | os.PathLike[str]) -> list[str]:
+    """Checks a committed cassette without the values of the session that recorded it, as
+    ``bankfeed cassette check`` does (docs/cassettes.md#checking-committed-cassettes): the file
+    parses, every request header but ``Content-Type`` holds the placeholder ``REDACTED``, so do
+    the ``Password``, ``Username`` and ``Token`` fields of any body and every answer of
+    ``SecurityResponses``, and an answer has no header a recording does not write. Returns one
+    line per finding, naming the file, the interaction and the field, never the value; an empty
+    list when the file is clean. A file that cannot be read or is no cassette is a finding too::
+
+        problems = bf.check_cassette("tests/cassettes/test_login.yaml")
+        assert not problems, problems"""
 
 @final
 class Cassette:

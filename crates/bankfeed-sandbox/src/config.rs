@@ -1,8 +1,10 @@
 //! The settings of a sandbox server and what its request log keeps.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::replay::ServedCassette;
 use crate::server::faults::Fault;
 use crate::server::reply::AsyncLinks;
 use crate::world::calendar::AsOf;
@@ -225,6 +227,10 @@ pub struct SandboxConfig {
     /// The sandbox's "today" at start and after a reset: its data ends on it, and `advance`
     /// moves it on (docs/sandbox.md#the-clock).
     pub as_of: AsOf,
+    /// When set, the sandbox is a replay server: every request is answered from this cassette,
+    /// and none by the imitation, whose knobs then do nothing
+    /// (docs/cassettes.md#replay-for-any-client). The request log still logs each request.
+    pub cassette: Option<Arc<ServedCassette>>,
 }
 
 impl Default for SandboxConfig {
@@ -262,6 +268,7 @@ impl Default for SandboxConfig {
             admin_token: None,
             request_log_bytes: DEFAULT_REQUEST_LOG_BYTES,
             as_of: AsOf::default(),
+            cassette: None,
         }
     }
 }

@@ -15,6 +15,7 @@
 mod config;
 mod generator;
 mod operations;
+mod replay;
 mod server;
 mod widget;
 mod world;
@@ -33,6 +34,7 @@ pub use config::{
 };
 pub use generator::AsOf;
 pub use operations::catalogue::{attribute_catalogue, attribute_packages};
+pub use replay::ServedCassette;
 pub use server::faults::{Fault, FaultKind};
 pub use server::reply::AsyncLinks;
 use world::state::Shared;
@@ -175,9 +177,19 @@ impl Sandbox {
     }
 
     /// Back to the state at start: no session, no token, only the bulk logins saved, no fault
-    /// waiting, an empty request log and a request count of 0 (docs/sandbox.md#the-admin-api).
+    /// waiting, an empty request log and a request count of 0 (docs/sandbox.md#the-admin-api);
+    /// a replayed cassette plays again from its start.
     pub fn reset(&self) {
         self.shared.reset();
+        if let Some(cassette) = &self.shared.config.cassette {
+            cassette.rewind();
+        }
+    }
+
+    /// The cassette a replay server answers from (docs/cassettes.md#replay-for-any-client); None
+    /// for the imitation.
+    pub fn cassette(&self) -> Option<&ServedCassette> {
+        self.shared.config.cassette.as_deref()
     }
 
     /// The sandbox's "today": its data ends on it (docs/sandbox.md#the-clock).

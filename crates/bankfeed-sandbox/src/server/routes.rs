@@ -25,6 +25,7 @@ use crate::operations::operation::{self, DataOperation};
 use crate::operations::{
     accounts, attributes, authorize, delete as delete_card, institutions, investments, linking, not_enabled, statements,
 };
+use crate::replay;
 use crate::server::admin;
 use crate::server::inject::{self, Dropped, Faulted};
 use crate::server::recorded::{self, Note};
@@ -40,6 +41,11 @@ use bankfeed::protocol::{self, HttpMethod, WireOp};
 const DRAIN_LIMIT: usize = BODY_LIMIT;
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    if let Some(cassette) = shared.config.cassette.clone() {
+        // A replay: every request, any path, is the cassette's to answer (crates/bankfeed-sandbox/src/replay/).
+        let replaying = Router::new().fallback(replay::answer::answer).with_state(cassette);
+        return served(shared, replaying);
+    }
     // Every operation is served at its paths in protocol.rs, all under /v3/{customer_id}/; new
     // ones are added here and get the fault layer and the customer check for free.
     let operations = Routes { router: Router::new(), shared: Arc::clone(&shared) }
@@ -64,26 +70,31 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route_layer(middleware::from_fn_with_state(Arc::clone(&shared), check_customer))
         // After the customer check, which is the operations' alone; inside the request log.
         .merge(widget::router());
-    let routed = operations
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        // What `BodyBytes` reads at most; axum's default is the same, but the limit is ours to say.
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        // Outside the faults (each route's own layer), which can refuse a body they read only in
-        // part.
-        .layer(middleware::from_fn(whole_body))
-        // Outermost, so it sees every request, the unmatched ones included.
-        .layer(middleware::from_fn_with_state(Arc::clone(&shared), record))
-        .with_state(Arc::clone(&shared));
-    // A layer of a router runs once it has routed; so the paths are put in their canonical case
-    // by an outer router, whose only route is the inner one.
-    let served = Router::new().fallback_service(routed).layer(middleware::map_request(canonical_case));
+    let routed =
+        operations.fallback(not_found).method_not_allowed_fallback(method_not_allowed).with_state(Arc::clone(&shared));
+    let served = served(Arc::clone(&shared), routed);
     // Merged after the layers, so no fault, no request log and no customer check touches it.
     if shared.config.admin_token.is_some() {
         served.merge(admin::router(shared))
     } else {
         served
     }
+}
+
+/// `routed` behind what every answer of the sandbox goes through, an imitation's or a replay's:
+/// the body limit, the whole body read, the request log, and the paths in their canonical case.
+fn served(shared: Arc<Shared>, routed: Router) -> Router {
+    let routed = routed
+        // What `BodyBytes` reads at most; axum's default is the same, but the limit is ours to say.
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        // Outside the faults (each route's own layer), which can refuse a body they read only in
+        // part.
+        .layer(middleware::from_fn(whole_body))
+        // Outermost, so it sees every request, the unmatched ones included.
+        .layer(middleware::from_fn_with_state(shared, record));
+    // A layer of a router runs once it has routed; so the paths are put in their canonical case
+    // by an outer router, whose only route is the inner one.
+    Router::new().fallback_service(routed).layer(middleware::map_request(canonical_case))
 }
 
 /// Every path template of the operations, `...Async` ones included.
@@ -115,7 +126,7 @@ async fn canonical_case(mut request: Request) -> Request {
 
 /// `path` with the fixed segments of `template` in its case, if `path` matches it case aside
 /// (a parameter `{...}` matches any non-empty segment).
-fn spelled_as(template: &str, path: &str) -> Option<String> {
+pub(crate) fn spelled_as(template: &str, path: &str) -> Option<String> {
     let (wanted, given): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
     if wanted.len() != given.len() {
         return None;

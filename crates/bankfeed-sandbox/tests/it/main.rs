@@ -23,6 +23,7 @@ mod sandbox_data;
 mod sandbox_faults;
 mod sandbox_linking;
 mod sandbox_recorded;
+mod sandbox_replay;
 mod sandbox_request_log;
 mod sandbox_scale;
 mod sandbox_values;

@@ -5,13 +5,17 @@
 //!
 //! - `format`: the YAML file;
 //! - `exchange`: a request and an answer as the send path hands them over;
+//! - `body_secrets`: the secrets of a request body, for a sender that was not given them;
 //! - `mode`: the record modes;
 //! - `matcher`: which recorded interaction answers a request, and how a request differs;
 //! - `pseudonym`: the stable fake ids and disguised values;
 //! - `redactor`: what becomes a placeholder, a pseudonym or a disguise when written;
 //! - `scan`: the fail-closed search of a cassette's text for what must not be in it;
-//! - `recording`: one cassette in use, and its writing.
+//! - `recording`: one cassette in use, and its writing;
+//! - `check`: the check of a committed cassette, without the session's values.
 
+mod body_secrets;
+mod check;
 mod exchange;
 mod format;
 mod matcher;
@@ -21,6 +25,8 @@ mod recording;
 mod redactor;
 mod scan;
 
+pub use body_secrets::body_secrets;
+pub use check::{check_cassette, check_text};
 pub use exchange::{Exchange, WireAnswer};
 pub use format::{Cassette, Interaction, Origin, RecordedRequest, RecordedResponse, StoredBody, FORMAT_VERSION};
 pub use mode::RecordMode;

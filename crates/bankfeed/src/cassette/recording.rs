@@ -168,6 +168,12 @@ impl CassetteSession {
         (state.played.iter().filter(|played| **played).count(), state.played.len())
     }
 
+    /// Plays the file again from its start: every interaction unplayed (a replay server's reset).
+    pub fn rewind(&self) {
+        let mut state = sync::lock(&self.state);
+        state.played.iter_mut().for_each(|played| *played = false);
+    }
+
     /// What to do with `request`: answer it from the file, or send and record it. An error when
     /// the mode only replays and nothing in the file answers it.
     pub fn replay(&self, request: &Exchange<'_>) -> Result<Decision, Error> {

@@ -39,6 +39,26 @@ const STATEMENT_FILE: &str = "Base64Bytes";
 /// [`REDACTED`]. The username is one: a live login's username is the bank's.
 const SECRET_FIELDS: [&str; 3] = ["Password", "Username", "Token"];
 
+/// The field of a request whose every value is a secret (the answers); its keys, the prompts,
+/// stay.
+pub(crate) const ANSWERS_FIELD: &str = "SecurityResponses";
+
+/// The request headers a cassette keeps as they came: every other one is a placeholder.
+pub(crate) const KEPT_REQUEST_HEADERS: [&str; 1] = ["content-type"];
+
+/// The answer headers a cassette keeps: nothing else of an answer's headers is written.
+pub(crate) const KEPT_RESPONSE_HEADERS: [&str; 3] = ["content-type", "location", "retry-after"];
+
+/// Whether a body field named `key` (any letter case) holds a secret wherever it is, when its
+/// value is neither an object, a list nor null: what [`REDACTED`] replaces, and what
+/// `bankfeed cassette check` expects to find replaced (crates/bankfeed/src/cassette/check.rs).
+pub(crate) fn secret_field(key: &str, value: &Value) -> bool {
+    SECRET_FIELDS.iter().any(|name| key.eq_ignore_ascii_case(name))
+        && !value.is_object()
+        && !value.is_array()
+        && !value.is_null()
+}
+
 /// The fields holding a login's or a session's id: pseudonyms.
 const ID_FIELDS: [&str; 2] = ["LoginId", "RequestId"];
 
@@ -249,7 +269,7 @@ impl Redactor {
         match value {
             Value::Object(map) => {
                 for (key, item) in map.iter_mut() {
-                    if key.eq_ignore_ascii_case("SecurityResponses") && !self.skips(key) {
+                    if key.eq_ignore_ascii_case(ANSWERS_FIELD) && !self.skips(key) {
                         self.answers(item);
                     } else {
                         self.common(key, item, parent, Self::request_value);
@@ -296,7 +316,7 @@ impl Redactor {
         walk: fn(&mut Self, &mut Value, Option<&str>),
     ) {
         let named = |names: &[&str]| names.iter().any(|name| key.eq_ignore_ascii_case(name));
-        if named(&SECRET_FIELDS) && !item.is_object() && !item.is_array() && !item.is_null() {
+        if secret_field(key, item) {
             self.secret(key, item);
         } else if (named(&ID_FIELDS) || (key.eq_ignore_ascii_case("Id") && parent == Some("Login"))) && !self.skips(key)
         {
