@@ -192,6 +192,19 @@ def _check_age(item: pytest.Item, path: Path, options: Settings) -> None:
     item.warn(OldCassetteWarning(message))
 
 
+def _check_secrets(path: Path, config: pytest.Config) -> None:
+    """Fails a test whose committed cassette holds a secret where a placeholder belongs (a file
+    edited by hand, or written by something else): the checks of ``bankfeed cassette check``
+    (docs/cassettes.md#checking-committed-cassettes), made before the file is replayed. The
+    findings name the file, the interaction and the field, never the value."""
+    findings = bf.check_cassette(path)
+    if findings:
+        pytest.fail(
+            f"cassette {shown(path, config)} is not as a recording writes it: " + "; ".join(findings),
+            pytrace=False,
+        )
+
+
 @pytest.fixture
 def bankfeed_cassette(request: pytest.FixtureRequest) -> Iterator[bf.Cassette]:
     """The test's cassette, a :class:`bankfeed.Cassette` open as a ``with bf.cassette(...)`` block
@@ -216,6 +229,7 @@ def bankfeed_cassette(request: pytest.FixtureRequest) -> Iterator[bf.Cassette]:
             pytrace=False,
         )
     if existed and mode in _READS_THE_FILE:
+        _check_secrets(path, request.config)
         _check_age(item, path, options)
     tape = bf.cassette(path, mode, allow_live_record=options.allow_live_record)
     item.stash[IN_USE] = InUse(tape, shown(path, request.config), existed)

@@ -267,6 +267,20 @@ def test_a_cassette_with_unplayed_interactions_fails_the_test_under_fail_unplaye
     assert "1 failed" in out and "were not played" in out, out
 
 
+def test_a_committed_cassette_holding_a_secret_fails_its_test_before_it_replays(tmp_path: Path) -> None:
+    recorded(tmp_path)
+    cassette = tmp_path / CASSETTE
+    text = cassette.read_text()
+    # Edited by hand: the password put back where the recording wrote its placeholder.
+    edited = re.sub(r"(Password: )\S+", r"\1Everyday", text, count=1)
+    assert edited != text, text
+    cassette.write_text(edited)
+    out = run_suite(tmp_path, "-k", "positions", OUT=str(tmp_path / "x.json"))
+    assert "1 error" in out and f"cassette {CASSETTE.as_posix()} is not as a recording writes it: " in out, out
+    assert "Password" in out and "Everyday" not in out, "the finding names the field, never the value"
+    assert not (tmp_path / "x.json").exists(), "the test did not run"
+
+
 def test_a_cassette_older_than_the_age_allowed_warns_or_fails(tmp_path: Path) -> None:
     recorded(tmp_path)
     path = tmp_path / CASSETTE
