@@ -6,7 +6,7 @@
 //! Every real value replaced is kept (in memory only) as a target of the fail-closed scan
 //! (crates/bankfeed/src/cassette/scan.rs), named by its field.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -69,6 +69,11 @@ const PERSONAL_FIELDS: [&str; 7] =
 
 /// The objects whose every value is personal data.
 const PERSONAL_OBJECTS: [&str; 2] = ["Holder", "Address"];
+/// The answers that are words of the protocol, the same for every user: how a `TextOrCall` code
+/// is sent, and a trusted device's confirmation (docs/protocol.md).
+const ANSWER_WORDS: [&str; 3] = ["Text", "Call", "VERIFIED"];
+/// The field whose disguise a phone number gets, wherever it stands.
+const PHONE_FIELD: &str = "PhoneNumber";
 
 /// The redaction of one cassette: the same real id always gets the same pseudonym in it.
 #[derive(Debug)]
@@ -86,6 +91,16 @@ pub(crate) struct Redactor {
     /// an answer repeats them, as errors mask them (docs/errors.md#secrets-a-server-repeats). A
     /// sandbox user's password is a word of its account titles, and a server may echo a secret.
     said: SentSecrets,
+    /// The phone numbers a `TextOrCall` challenge offered, and their disguises: the next request
+    /// names the chosen one as the key of its answer, which matching keeps, so it is disguised
+    /// there the same way (docs/cassettes.md#redaction).
+    phones: HashMap<String, String>,
+    /// The choices challenges offered (`Iterables`: multiple choice, images, phone numbers, the
+    /// questions of a security-question reset): an answer that is
+    /// one of them is replaced as every answer is, but not looked for by the scan nor masked in
+    /// later answers, since the challenge that offered it holds it as well (which one was
+    /// picked is what the placeholder hides).
+    offered: HashSet<String>,
     /// Test support: fields left as they are, to prove that the scan catches a broken redactor.
     skipped: Vec<String>,
 }
@@ -99,6 +114,8 @@ impl Redactor {
             redactions: BTreeSet::new(),
             targets: Vec::new(),
             said: SentSecrets::default(),
+            phones: HashMap::new(),
+            offered: HashSet::new(),
             skipped: Vec::new(),
         }
     }
@@ -170,7 +187,10 @@ impl Redactor {
             self.known_ids(value);
         }
         // What the client knows to be secret and no field above replaced is still looked for.
-        for secret in request.body_secrets.iter().filter(|secret| secret.expose() != REDACTED) {
+        for secret in request.body_secrets {
+            if secret.expose() == REDACTED || self.offered_choice(secret.expose()) {
+                continue;
+            }
             self.said.add(secret);
             if !self.targets.iter().any(|(_, known)| known == secret) {
                 self.targets.push((format!("a secret of the {} request's body", request.operation), secret.clone()));
@@ -281,7 +301,8 @@ impl Redactor {
         }
     }
 
-    /// Every value of `SecurityResponses` (its keys, the prompts, stay: matching needs them).
+    /// Every value of `SecurityResponses` (its keys, the prompts, stay: matching needs them; a
+    /// phone number a `TextOrCall` challenge offered, the key of its answer, in its disguise).
     fn answers(&mut self, responses: &mut Value) {
         let Value::Object(map) = responses else { return };
         for answers in map.values_mut() {
@@ -290,6 +311,20 @@ impl Redactor {
                 other => self.secret("SecurityResponses", other),
             }
         }
+        if map.keys().any(|key| self.phones.contains_key(key)) {
+            // Rebuilt in order: the file keeps the wire's key order.
+            let entries = std::mem::take(map);
+            for (key, answers) in entries {
+                let key = self.phones.get(&key).cloned().unwrap_or(key);
+                map.insert(key, answers);
+            }
+        }
+    }
+
+    /// Whether `value` is a choice a challenge offered, or a word every user answers a
+    /// challenge type with (not a secret to look for: see `offered`).
+    fn offered_choice(&self, value: &str) -> bool {
+        self.offered.contains(value) || ANSWER_WORDS.contains(&value)
     }
 
     /// `value`, a secret of `field`, replaced by [`REDACTED`].
@@ -298,7 +333,9 @@ impl Redactor {
             return;
         }
         if let Value::String(real) = value {
-            if real != REDACTED {
+            if field == ANSWERS_FIELD && self.offered_choice(real) {
+                self.redactions.insert(field.to_owned());
+            } else if real != REDACTED {
                 self.replaced(field, real);
                 self.said.add(&Secret::new(real.as_str()));
             }
@@ -333,10 +370,16 @@ impl Redactor {
     fn answer_value(&mut self, value: &mut Value, parent: Option<&str>) {
         match value {
             Value::Object(map) => {
-                let images = image_challenge(map);
+                let images = challenge_of_type(map, "ImageSelection");
+                let phones = challenge_of_type(map, "TextOrCall");
+                if map.keys().any(|key| key.eq_ignore_ascii_case("Type")) {
+                    self.note_choices(map);
+                }
                 for (key, item) in map.iter_mut() {
                     if images && key.eq_ignore_ascii_case("Iterables") {
                         self.images(item);
+                    } else if phones && key.eq_ignore_ascii_case("Iterables") {
+                        self.phone_choices(item);
                     } else if key.eq_ignore_ascii_case(STATEMENT_FILE) && item.is_string() {
                         self.statement(item);
                     } else if self.personal(key, parent) {
@@ -402,6 +445,31 @@ impl Redactor {
         }
     }
 
+    /// Notes the choices the challenge `challenge` offers (`offered`), before any is replaced.
+    fn note_choices(&mut self, challenge: &Map<String, Value>) {
+        let iterables = challenge.iter().find(|(key, _)| key.eq_ignore_ascii_case("Iterables"));
+        if let Some((_, Value::Array(items))) = iterables {
+            self.offered.extend(items.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+    }
+
+    /// The phone numbers of a `TextOrCall` challenge, in a live recording: disguised as every
+    /// phone number is, and remembered for the request that answers with one of them.
+    fn phone_choices(&mut self, iterables: &mut Value) {
+        if self.origin == Origin::TestInstance || self.skips(PHONE_FIELD) {
+            return;
+        }
+        if let Value::Array(items) = iterables {
+            for item in items {
+                if let Value::String(real) = item {
+                    let fake = disguise(PHONE_FIELD, real);
+                    self.phones.insert(std::mem::replace(real, fake.clone()), fake);
+                    self.redactions.insert("SecurityChallenges.Iterables (phone numbers)".to_owned());
+                }
+            }
+        }
+    }
+
     /// A statement's file, in a live recording: the placeholder PDF.
     fn statement(&mut self, file: &mut Value) {
         if self.origin == Origin::Live && !self.skips(STATEMENT_FILE) {
@@ -411,11 +479,11 @@ impl Redactor {
     }
 }
 
-/// Whether `challenge` is an image selection, whose choices are images.
-fn image_challenge(challenge: &Map<String, Value>) -> bool {
+/// Whether `challenge` is of the type `kind`: an image selection's choices are images, a
+/// `TextOrCall`'s phone numbers.
+fn challenge_of_type(challenge: &Map<String, Value>, kind: &str) -> bool {
     challenge.iter().any(|(key, value)| {
-        key.eq_ignore_ascii_case("Type")
-            && value.as_str().is_some_and(|kind| kind.eq_ignore_ascii_case("ImageSelection"))
+        key.eq_ignore_ascii_case("Type") && value.as_str().is_some_and(|found| found.eq_ignore_ascii_case(kind))
     })
 }
 
@@ -499,5 +567,45 @@ mod tests {
         assert_eq!(kept["Accounts"], body["Accounts"]);
         assert_eq!(kept["SecurityChallenges"], body["SecurityChallenges"]);
         assert_ne!(kept["RequestId"], body["RequestId"]);
+    }
+
+    #[test]
+    fn an_answer_the_challenge_offered_is_replaced_but_not_looked_for_and_a_typed_one_is() {
+        // A security-question reset offers questions; the answer names one and types its answer.
+        let challenge = json!({"SecurityChallenges": [{"Type": "QuestionAndAnswer", "Prompt": "New question 1",
+                               "Iterables": ["What was the name of your first pet?", "What was your first car?"]}]});
+        let mut live = Redactor::new(Origin::Live, "cid");
+        answer(&mut live, &challenge);
+        let mut body =
+            json!({"SecurityResponses": {"New question 1": ["What was the name of your first pet?", "Rexford"]}});
+        live.request_value(&mut body, None);
+        assert_eq!(body["SecurityResponses"]["New question 1"], json!([REDACTED, REDACTED]));
+        let looked_for: Vec<&str> = live.targets().iter().map(|(_, value)| value.expose()).collect();
+        assert_eq!(looked_for, ["Rexford"], "the typed answer only: the question is in the challenge too");
+    }
+
+    #[test]
+    fn a_text_or_call_phone_is_disguised_in_the_challenge_and_in_the_answer_that_names_it() {
+        let challenge = json!({"SecurityChallenges": [{"Type": "TextOrCall", "Prompt": "Where to send the code?",
+                               "Iterables": ["514-555-0199", "438-555-0123"]}]});
+        let mut live = Redactor::new(Origin::Live, "cid");
+        let offered = answer(&mut live, &challenge);
+        let choices = offered["SecurityChallenges"][0]["Iterables"].as_array().unwrap().clone();
+        assert_eq!(choices.len(), 2);
+        for (fake, real) in choices.iter().zip(["514-555-0199", "438-555-0123"]) {
+            let fake = fake.as_str().unwrap();
+            assert!(fake != real && fake.len() == real.len() && fake.chars().nth(3) == Some('-'), "{fake}");
+        }
+        // The next request answers with the chosen number as its key: disguised the same way,
+        // so that a replaying client, which was offered the disguise, sends what was recorded.
+        let mut body = json!({"RequestId": "r-1-long", "SecurityResponses": {"514-555-0199": ["Text"]}});
+        live.request_value(&mut body, None);
+        let responses = body["SecurityResponses"].as_object().unwrap();
+        assert_eq!(responses.keys().collect::<Vec<_>>(), [choices[0].as_str().unwrap()]);
+        assert_eq!(responses[choices[0].as_str().unwrap()], json!([REDACTED]));
+        assert!(live.redactions().iter().any(|field| field.contains("phone numbers")));
+        // The public test instance's numbers are public test data.
+        let mut public = Redactor::new(Origin::TestInstance, "cid");
+        assert_eq!(answer(&mut public, &challenge)["SecurityChallenges"], challenge["SecurityChallenges"]);
     }
 }

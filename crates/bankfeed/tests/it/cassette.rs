@@ -410,3 +410,99 @@ async fn a_retried_503_replays_without_its_wait_and_the_modes_add_or_rewrite() {
     let doubled = Cassette::parse(&std::fs::read_to_string(&path).unwrap()).unwrap().interactions.len();
     assert_eq!(doubled, 2 * rewritten);
 }
+
+/// A handler that answers as `user` does, from what each challenge offers: a `TextOrCall`
+/// challenge with its first phone number, an image selection with the image at the position
+/// the user's image had in the recording (`picks`: filled when recording, read when replaying),
+/// any other by its prompt. A replay offers the recording's disguised numbers and placeholder
+/// images, never the real ones: a handler answers them by position (docs/cassettes.md#redaction).
+fn offered_answers(user: &SandboxUser, challenge: &Challenge, met: &mut Vec<String>, picks: &mut Picks) -> Answers {
+    let mut answers = Answers::new();
+    for asked in &challenge.challenges {
+        met.push(asked.kind.as_str().to_owned());
+        let choices: Vec<&String> = asked.choices.iter().flatten().collect();
+        if asked.kind.as_str() == "TextOrCall" {
+            answers.push(choices[0].clone(), vec!["Text".to_owned()]);
+            continue;
+        }
+        let Some((prompt, values)) = user.answers.iter().find(|(prompt, _)| prompt == &asked.prompt) else { continue };
+        if asked.kind.as_str() == "ImageSelection" {
+            let at = match picks {
+                Picks::Recording(found) => {
+                    let at = choices.iter().position(|choice| values.contains(choice)).expect("the user's image");
+                    found.push(at);
+                    at
+                }
+                Picks::Replaying(found) => found.remove(0),
+            };
+            answers.push(prompt.clone(), vec![choices[at].clone()]);
+        } else {
+            answers.push(prompt.clone(), values.clone());
+        }
+    }
+    answers
+}
+
+/// The positions of the images a user picked: found when recording, given back when replaying.
+enum Picks {
+    Recording(Vec<usize>),
+    Replaying(Vec<usize>),
+}
+
+/// The login of `user` with credentials, answering each challenge (`offered_answers`); the
+/// session and the challenge types met.
+async fn login_answering(
+    client: &Client,
+    user: &SandboxUser,
+    picks: &mut Picks,
+) -> Result<(Session, Vec<String>), Error> {
+    let mut met = Vec::new();
+    let mut handler = |challenge: &Challenge| Ok(offered_answers(user, challenge, &mut met, picks));
+    let credentials = Credentials::new(INSTITUTION, user.username, Secret::new(user.password));
+    let session = within!(client, "Authorize", |c, call| c.login(&call, credentials, &mut handler))?;
+    Ok((session, met))
+}
+
+#[tokio::test]
+async fn every_challenge_flow_replays_with_the_sandbox_stopped() {
+    // Each user whose credentials login meets challenges: each challenge type recorded once at
+    // least, the phone numbers of TextOrCall disguised in the answer and in the request naming one.
+    let flows: Vec<SandboxUser> = users()
+        .into_iter()
+        .filter(|user| !user.challenge_types.is_empty() && user.username != "mfa_trusted_device")
+        .collect();
+    let types: std::collections::BTreeSet<&str> =
+        flows.iter().flat_map(|user| user.challenge_types.iter().copied()).collect();
+    for kind in ["QuestionAndAnswer", "ImageSelection", "MultipleChoice", "MultipleChoiceMultipleAnswers", "TextOrCall"]
+    {
+        assert!(types.contains(kind), "no sandbox user meets {kind}: {types:?}");
+    }
+    for user in &flows {
+        let sandbox = Sandbox::start(SandboxConfig::default()).unwrap();
+        let config = options(&sandbox.url(), sandbox.customer_id(), sandbox.api_key(), sandbox.secret_key(), 0.01);
+        let path = cassette_path(&format!("flow-{}", user.username));
+        let (client, recording) = on_cassette(config, &path, RecordMode::Once, CassetteOptions::default());
+        let mut picks = Picks::Recording(Vec::new());
+        let (live, met) =
+            login_answering(&client, user, &mut picks).await.unwrap_or_else(|e| panic!("{}: {e}", user.username));
+        assert!(!met.is_empty(), "{}", user.username);
+        let sent = sandbox.requests().len();
+        assert!(recording.save().unwrap());
+        let config = options(&sandbox.url(), sandbox.customer_id(), sandbox.api_key(), sandbox.secret_key(), 5.0);
+        sandbox.stop();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if met.iter().any(|kind| kind == "TextOrCall") {
+            for (number, _) in user.answers.iter().filter(|(key, _)| key.starts_with('(')) {
+                assert!(!text.contains(number.as_str()), "{}: the phone number {number} is in the file", user.username);
+            }
+        }
+        let (client, replay) = on_cassette(config, &path, RecordMode::None, CassetteOptions::default());
+        let Picks::Recording(found) = picks else { unreachable!() };
+        let (replayed, met_again) = login_answering(&client, user, &mut Picks::Replaying(found))
+            .await
+            .unwrap_or_else(|e| panic!("{} replayed: {e}", user.username));
+        assert_eq!(met_again, met, "{}", user.username);
+        assert_eq!(replayed.request_id, pseudonym(&live.request_id), "{}", user.username);
+        assert_eq!(replay.play_count(), (sent, sent), "{}: every request played once", user.username);
+    }
+}
