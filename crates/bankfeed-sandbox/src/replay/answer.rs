@@ -13,8 +13,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::served::ServedCassette;
+use crate::server::path_case::spelled_as;
 use crate::server::reply::{too_large, ErrorReply, BODY_LIMIT};
-use crate::server::routes::spelled_as;
 use bankfeed::cassette::{Decision, Exchange, WireAnswer};
 use bankfeed::error::Error;
 use bankfeed::protocol;

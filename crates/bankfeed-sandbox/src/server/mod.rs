@@ -6,6 +6,7 @@ pub(crate) mod body;
 pub(crate) mod connection;
 pub(crate) mod faults;
 pub(crate) mod inject;
+pub(crate) mod path_case;
 pub(crate) mod recorded;
 pub(crate) mod reply;
 pub(crate) mod routes;

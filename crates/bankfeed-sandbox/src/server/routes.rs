@@ -28,6 +28,7 @@ use crate::operations::{
 use crate::replay;
 use crate::server::admin;
 use crate::server::inject::{self, Dropped, Faulted};
+use crate::server::path_case::spelled_as;
 use crate::server::recorded::{self, Note};
 use crate::server::reply::{self, ErrorReply, BODY_LIMIT, REQUEST_TIMEOUT};
 use crate::server::upload::ReadTimedOut;
@@ -122,29 +123,6 @@ async fn canonical_case(mut request: Request) -> Request {
         *request.uri_mut() = uri;
     }
     request
-}
-
-/// `path` with the fixed segments of `template` in its case, if `path` matches it case aside
-/// (a parameter `{...}` matches any non-empty segment).
-pub(crate) fn spelled_as(template: &str, path: &str) -> Option<String> {
-    let (wanted, given): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
-    if wanted.len() != given.len() {
-        return None;
-    }
-    let mut canonical = Vec::with_capacity(given.len());
-    for (wanted, given) in wanted.iter().zip(&given) {
-        if wanted.starts_with('{') {
-            if given.is_empty() {
-                return None;
-            }
-            canonical.push(*given);
-        } else if wanted.eq_ignore_ascii_case(given) {
-            canonical.push(*wanted);
-        } else {
-            return None;
-        }
-    }
-    Some(canonical.join("/"))
 }
 
 /// The router's table, built one wire operation at a time. Each route has a fault layer of its
