@@ -3,6 +3,7 @@
 //! cassette reads well in a pull request; other bodies as text, or base64 when they are not text.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -140,7 +141,20 @@ impl Cassette {
         Ok(cassette)
     }
 
-    /// The YAML text of the cassette.
+    /// Reads the cassette at `path` with its sidecar files (docs/cassettes.md#sidecar-files): its
+    /// bodies as they came on the wire. The message says what is wrong: the file could not be
+    /// read, is not a cassette, or a sidecar file is missing or changed (named, with its
+    /// interaction).
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|error| format!("could not be read: {error}"))?;
+        let mut cassette = Cassette::parse(&text).map_err(|message| format!("is not a cassette: {message}"))?;
+        super::sidecar::restore(&mut cassette, &super::sidecar::dir_of(path))
+            .map_err(|message| format!("cannot be replayed: {message}"))?;
+        Ok(cassette)
+    }
+
+    /// The YAML text of the cassette, as the file holds it: the caller has moved its large
+    /// binaries to sidecar files first, if it writes them.
     pub fn to_yaml(&self) -> Result<String, String> {
         serde_norway::to_string(self).map_err(|e| e.to_string())
     }
