@@ -10,7 +10,7 @@ use super::format::{Cassette, Interaction, Origin};
 use super::matcher::{find, Found, MatchKey};
 use super::mode::RecordMode;
 use super::redactor::Redactor;
-use super::scan::first_found;
+use super::scan::{first_found, found_in_sidecar};
 use super::sidecar;
 use crate::config::ClientConfig;
 use crate::error::Error;
@@ -252,14 +252,7 @@ impl CassetteSession {
         }
         let dir = sidecar::dir_of(&self.path);
         for file in &sidecars {
-            // The base64 text, as the scan saw it when it was inline; in a live recording the
-            // content too, read as text: a secret a server wrapped in base64 is found there
-            // (docs/cassettes.md#fail-closed says why not in a recording of the test instance).
-            let content = || String::from_utf8_lossy(&file.bytes).into_owned();
-            let found = first_found(&file.base64, state.redactor.targets()).or_else(|| {
-                (cassette.origin == Origin::Live).then(|| first_found(&content(), state.redactor.targets())).flatten()
-            });
-            if let Some(field) = found {
+            if let Some(field) = found_in_sidecar(file, cassette.origin, state.redactor.targets()) {
                 return Err(Error::CassetteSecret {
                     path: self.path.display().to_string(),
                     field: format!("{field} (in the sidecar file {})", dir.join(&file.name).display()),
