@@ -74,7 +74,9 @@ def test_a_broken_file_is_a_finding_and_a_wrong_call_a_usage_error(tmp_path: Pat
     assert check(empty).returncode == 2
 
 
-def test_statement_pdfs_replay_from_a_sidecar_file_and_a_changed_one_is_caught(tmp_path: Path) -> None:
+def test_statement_pdfs_replay_from_a_sidecar_file_in_process_and_served_and_a_changed_one_is_caught(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "statements.yaml"
     with bf.Sandbox() as sb:
         with sb.client(cassette=path, record_mode="once", poll_interval=0.01) as client:
@@ -96,6 +98,14 @@ def test_statement_pdfs_replay_from_a_sidecar_file_and_a_changed_one_is_caught(t
         assert len(recorded) >= 3
         assert [f["unique_id"] for f in replayed.files] == [f["unique_id"] for f in recorded]
         assert all(f["content"] == content for f in replayed.files)
+        api_key, secret_key = sb.api_key, sb.secret_key
+        # The sandbox's replay server reads the same sidecar file.
+        with (
+            bf.Sandbox(replay=path, api_key=api_key, secret_key=secret_key) as replay,
+            replay.client(poll_interval=0.01) as client,
+        ):
+            served = client.login(INSTITUTION, "greatday_nomfa", PASSWORD).statements(number_of_statements="Months3")
+        assert [f["content"] for f in served.files] == [f["content"] for f in replayed.files]
 
         sidecar.write_bytes(content + b"% changed")
         done = check(path)
@@ -103,3 +113,5 @@ def test_statement_pdfs_replay_from_a_sidecar_file_and_a_changed_one_is_caught(t
         assert all(sidecar.name in finding and "SHA-256" in finding for finding in done.stdout.splitlines()), done
         with pytest.raises(bf.CassetteError, match=sidecar.name):
             sb.client(cassette=path)
+        with pytest.raises(bf.CassetteError, match=sidecar.name):
+            bf.Sandbox(replay=path, api_key=api_key, secret_key=secret_key)
