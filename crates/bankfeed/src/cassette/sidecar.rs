@@ -1,7 +1,8 @@
-//! Sidecar files (docs/cassettes.md#sidecar-files): the large binaries of JSON bodies (statement
-//! PDFs, any base64 string of 4 KiB or more once decoded) kept decoded in files of their own
-//! beside the cassette, `{stem}.files/{sha256}.{ext}`, so that the YAML stays small enough to read
-//! in a pull request. In the YAML the string is replaced by a reference, `{$sidecar: NAME}`.
+//! Sidecar files (docs/cassettes.md#sidecar-files): the large binaries of bodies (statement PDFs,
+//! any base64 string of a JSON body of 4 KiB or more once decoded, a binary body of that size)
+//! kept decoded in files of their own beside the cassette, `{stem}.files/{sha256}.{ext}`, so that
+//! the YAML stays small enough to read in a pull request. In the YAML a JSON body's string is
+//! replaced by a reference, `{$sidecar: NAME}`, and a binary body by `sidecar: NAME`.
 //!
 //! So that a reference cannot be mistaken for what came on the wire, every key of a JSON body
 //! that begins with `$` is written with one `$` more (`$$x` for `$x`) and read back without it:
@@ -58,8 +59,17 @@ pub(crate) fn extract(cassette: &mut Cassette) -> Vec<SidecarFile> {
     let mut files: Vec<SidecarFile> = Vec::new();
     for interaction in &mut cassette.interactions {
         for body in [&mut interaction.request.body, &mut interaction.response.body].into_iter().flatten() {
-            if let StoredBody::Json { json } = body {
-                to_file(json, None, &mut files);
+            match body {
+                StoredBody::Json { json } => to_file(json, None, &mut files),
+                StoredBody::Base64 { base64 } => {
+                    if let Some(bytes) = large_binary(base64, false) {
+                        let name = name_of(&bytes);
+                        let file = SidecarFile { name: name.clone(), bytes, base64: base64.clone() };
+                        add(&mut files, file);
+                        *body = StoredBody::Sidecar { sidecar: name };
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -72,9 +82,7 @@ fn to_file(value: &mut Value, key: Option<&str>, files: &mut Vec<SidecarFile>) {
             let statement = key.is_some_and(|key| key.eq_ignore_ascii_case(STATEMENT_FILE));
             if let Some(bytes) = large_binary(text, statement) {
                 let name = name_of(&bytes);
-                if !files.iter().any(|file| file.name == name) {
-                    files.push(SidecarFile { name: name.clone(), bytes, base64: text.clone() });
-                }
+                add(files, SidecarFile { name: name.clone(), bytes, base64: text.clone() });
                 let mut reference = Map::new();
                 reference.insert(REFERENCE_KEY.to_owned(), Value::String(name));
                 *value = Value::Object(reference);
@@ -90,6 +98,13 @@ fn to_file(value: &mut Value, key: Option<&str>, files: &mut Vec<SidecarFile>) {
             }
         }
         _ => {}
+    }
+}
+
+/// Adds `file` to `files` unless a file of the same content is there.
+fn add(files: &mut Vec<SidecarFile>, file: SidecarFile) {
+    if !files.iter().any(|known| known.name == file.name) {
+        files.push(file);
     }
 }
 
@@ -145,6 +160,11 @@ pub(crate) fn restore(cassette: &mut Cassette, dir: &Path) -> Result<(), String>
 pub(crate) fn restore_body(body: &mut StoredBody, dir: &Path) -> Result<(), String> {
     match body {
         StoredBody::Json { json } => from_file(json, dir),
+        StoredBody::Sidecar { sidecar } => {
+            let bytes = read(dir, sidecar)?;
+            *body = StoredBody::Base64 { base64: base64::engine::general_purpose::STANDARD.encode(bytes) };
+            Ok(())
+        }
         _ => Ok(()),
     }
 }
@@ -321,6 +341,29 @@ mod tests {
         assert_eq!(back, wire, "the bodies as they came, the wire's keys included");
         let replayed = back.interactions[0].response.body.as_ref().unwrap().bytes().unwrap();
         assert_eq!(replayed, serde_json::to_vec(&body).unwrap(), "the same bytes");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_large_binary_body_goes_to_a_file_and_a_small_one_stays_base64() {
+        let mut cassette = cassette_answering(&json!({}));
+        let large = [b"%PDF-1.7".as_slice(), &[0xff; LARGE_BINARY_BYTES]].concat();
+        let small = [0xffu8, 0, 1];
+        cassette.interactions[0].response.body = StoredBody::of(&large);
+        cassette.interactions[0].request.body = StoredBody::of(&small);
+        let wire = cassette.clone();
+        let files = extract(&mut cassette);
+        let name = format!("{}.pdf", sha256_hex(&large));
+        assert_eq!(cassette.interactions[0].response.body, Some(StoredBody::Sidecar { sidecar: name.clone() }));
+        assert!(matches!(cassette.interactions[0].request.body, Some(StoredBody::Base64 { .. })));
+        let text = cassette.to_yaml().unwrap();
+        assert!(text.contains(&format!("body:\n      sidecar: {name}\n")), "{text}");
+        let dir = temporary_dir("binary-body");
+        write(&dir, &files).unwrap();
+        let mut back = Cassette::parse(&text).unwrap();
+        restore(&mut back, &dir).unwrap();
+        assert_eq!(back, wire);
+        assert_eq!(back.interactions[0].response.body.as_ref().unwrap().bytes().unwrap(), large);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
