@@ -2,8 +2,9 @@
 sessions that recorded them (docs/cassettes.md#checking-committed-cassettes), for a CI job or a
 pre-commit hook. The check itself is the core's (:func:`bankfeed.check_cassette`).
 
-Exit status: 0 every cassette is clean, 1 one holds a secret where a placeholder must be or is
-no cassette, 2 usage (no path, a path that does not exist, a directory with no cassette in it)."""
+Exit status: 0 every cassette is clean, 1 one holds a secret where a placeholder must be, has a
+sidecar file missing or changed, or is no cassette, 2 usage (no path, a path that does not exist,
+a directory with no cassette in it)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help="check committed cassettes for secrets",
         description="Checks cassettes without the values of the sessions that recorded them: each file "
         "parses, and every secret field (the key headers, Authorization, cookies, a login's password and "
-        "username, every SecurityResponses answer, tokens) holds the placeholder REDACTED. Each finding "
+        "username, every SecurityResponses answer, tokens) holds the placeholder REDACTED, and every sidecar "
+        "file it refers to is there, unchanged (its SHA-256). Each finding "
         "names the file, the interaction and the field, never the value. A directory is searched for "
         "*.yaml and *.yml files. Exit status: 0 clean, 1 a finding, 2 usage.",
     )

@@ -1663,7 +1663,9 @@ def check_cassette(path: str | os.PathLike[str]) -> list[str]:
     ``bankfeed cassette check`` does (docs/cassettes.md#checking-committed-cassettes): the file
     parses, every request header but ``Content-Type`` holds the placeholder ``REDACTED``, so do
     the ``Password``, ``Username`` and ``Token`` fields of any body and every answer of
-    ``SecurityResponses``, and an answer has no header a recording does not write. Returns one
+    ``SecurityResponses``, an answer has no header a recording does not write, and every sidecar
+    file the cassette refers to (docs/cassettes.md#sidecar-files) is there with the SHA-256 its
+    name says. Returns one
     line per finding, naming the file, the interaction and the field, never the value; an empty
     list when the file is clean. A file that cannot be read or is no cassette is a finding too::
 

@@ -1,7 +1,8 @@
 """Cassettes from Python (docs/cassettes.md#in-python): a session recorded against the sandbox
 through ``cassette=``/``record_mode=`` or a ``bf.cassette(...)`` block, then replayed with the
-sandbox closed, giving the same tables; what the written file never holds; the error of a request
-the cassette has no answer for; and the errors of bad arguments."""
+sandbox closed, giving the same tables (every data operation, polled through 202s with either
+style of link, a retried 503 and a bulk call, from both clients); what the written file never
+holds; the error of a request the cassette has no answer for; and the errors of bad arguments."""
 
 from __future__ import annotations
 
@@ -289,3 +290,72 @@ def test_a_client_on_a_cassette_does_not_pickle(tmp_path: Path) -> None:
     )
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(client)
+
+
+def every_operation(api: Api, client: Any, bulk_ids: list[str]) -> dict[str, pd.DataFrame]:
+    """A login answering its question, then every data operation of a session (each polled
+    through 202s), and the investments of ``bulk_ids`` in one bulk call: every table, by name."""
+    session = api.run(
+        client.login(INSTITUTION, USERNAME, PASSWORD, on_challenge=api.handler(bf.answers(GREATDAY)), save=True)
+    )
+    results = {
+        "detail": api.run(session.accounts_detail(with_transactions=True, days="Days90")),
+        "summary": api.run(session.accounts_summary()),
+        "statements": api.run(session.statements(number_of_statements="Months3")),
+        "investments": api.run(session.investments()),
+        "attributes": api.run(session.attributes(package="income")),
+    }
+    tables = {}
+    for kind, result in results.items():
+        names = {
+            "detail": ("accounts", "transactions"),
+            "summary": ("accounts",),
+            "statements": ("statements",),
+            "investments": ("accounts", "positions", "transactions", "securities"),
+            "attributes": ("values",),
+        }[kind]
+        tables.update({f"{kind}.{name}": getattr(result, name).to_pandas() for name in names})
+    tables["statements.files"] = pd.DataFrame(results["statements"].files)
+    for login_id, investments in sorted(api.collect(client.investments_many(bulk_ids, concurrency=3))):
+        assert isinstance(investments, bf.Investments), investments
+        tables[f"bulk.{login_id}.positions"] = investments.positions.to_pandas()
+    return tables
+
+
+@pytest.mark.parametrize("async_links", ["template", "concrete"])
+def test_every_data_operation_a_retried_fault_and_a_bulk_call_replay_value_for_value(
+    api: Api, tmp_path: Path, async_links: str
+) -> None:
+    path = tmp_path / "every.yaml"
+    # Every data operation answers 202 twice, its link in the style asked; the summary fails once
+    # with a 503, retried.
+    fault = {"kind": "status", "status": 503, "retry_after": "0", "operation": "GetAccountsSummary", "times": 1}
+    options: dict[str, Any] = {"pending_polls": 2, "async_links": async_links, "logins": 3, "faults": [fault]}
+    every = ["GetAccountsDetail", "GetAccountsSummary", "GetStatements", "Investments", "Attributes"]
+    with bf.Sandbox(pending_operations=every, **options) as sb:
+        bulk_ids = list(sb.login_ids)
+        client = api.client(sb, cassette=path, record_mode="once")
+        live = every_operation(api, client, bulk_ids)
+        client.close()
+        url, customer_id, sent = sb.url, sb.customer_id, sb.request_count
+        keys = {"api_key": sb.api_key, "secret_key": sb.secret_key}
+    text = path.read_text(encoding="utf-8")
+    assert text.count("status: 202") >= 10 and text.count("status: 503") == 1, "polled, and the fault recorded"
+    assert ("{Endpoint}Async" in text) == (async_links == "template"), "the 202s' links as the sandbox sent them"
+    assert text.count("\n- request:") == sent
+
+    # No server at all, and a poll interval a replay never sleeps.
+    client = api.client_at(url, customer_id, cassette=path, record_mode="none", poll_interval=5.0, **keys)
+    started = time.monotonic()
+    replayed = every_operation(api, client, bulk_ids)
+    assert time.monotonic() - started < 4, "no poll interval slept"
+    client.close()
+    assert replayed.keys() == live.keys()
+    # The columns a recording changes: personal data disguised, titles masked, the ids of the
+    # login pseudonyms, and a statement's file the placeholder PDF (docs/cassettes.md#redaction).
+    changed = CHANGED | {"account_number", "login_id", "group_id", "content"}
+    for name, table in live.items():
+        assert len(table) > 0 or name.endswith("transactions"), name
+        kept = [column for column in table.columns if column not in changed]
+        pd.testing.assert_frame_equal(replayed[name][kept], table[kept], check_exact=True, obj=name)
+    assert replayed["attributes.values"]["group_id"].str.startswith("ca55e77e-").all(), "the login's pseudonym"

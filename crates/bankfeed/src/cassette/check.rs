@@ -14,32 +14,50 @@ use serde_json::Value;
 use super::format::{Cassette, Interaction, StoredBody};
 use super::matcher::MatchKey;
 use super::redactor::{secret_field, ANSWERS_FIELD, KEPT_REQUEST_HEADERS, KEPT_RESPONSE_HEADERS, REDACTED};
+use super::sidecar;
 
 /// The findings of the check of the file at `path`, one line each; none when it is clean. A file
-/// that cannot be read or is no cassette is one finding.
+/// that cannot be read or is no cassette is one finding. Its sidecar files are checked too: each
+/// one it refers to is there, with the SHA-256 its name says (docs/cassettes.md#sidecar-files).
 pub fn check_cassette(path: &Path) -> Vec<String> {
     let shown = path.display();
     match std::fs::read_to_string(path) {
-        Ok(text) => check_text(&text).into_iter().map(|finding| format!("{shown}: {finding}")).collect(),
+        Ok(text) => checked(&text, Some(&sidecar::dir_of(path)))
+            .into_iter()
+            .map(|finding| format!("{shown}: {finding}"))
+            .collect(),
         Err(error) => vec![format!("{shown}: could not be read: {error}")],
     }
 }
 
-/// The findings of the check of a cassette's `text`, without the file's name.
+/// The findings of the check of a cassette's `text`, without the file's name (nor its sidecar
+/// files, which only a path finds).
 pub fn check_text(text: &str) -> Vec<String> {
+    checked(text, None)
+}
+
+/// The findings of `text`, and of its sidecar files in `sidecars` when given.
+fn checked(text: &str, sidecars: Option<&Path>) -> Vec<String> {
     let cassette = match Cassette::parse(text) {
         Ok(cassette) => cassette,
         Err(message) => return vec![format!("is not a cassette: {message}")],
     };
     let mut findings = Vec::new();
     for (at, interaction) in cassette.interactions.iter().enumerate() {
+        let request = || MatchKey::of(&interaction.request).shown();
         let mut found = |field: String| {
-            let request = MatchKey::of(&interaction.request).shown();
             findings.push(format!(
-                "interaction {at} ({request}): {field} holds a value where the placeholder {REDACTED} must be"
+                "interaction {at} ({}): {field} holds a value where the placeholder {REDACTED} must be",
+                request()
             ));
         };
         check_interaction(interaction, &mut found);
+        let Some(dir) = sidecars else { continue };
+        for body in [&interaction.request.body, &interaction.response.body].into_iter().flatten() {
+            if let Err(message) = sidecar::restore_body(&mut body.clone(), dir) {
+                findings.push(format!("interaction {at} ({}): {message}", request()));
+            }
+        }
     }
     findings
 }

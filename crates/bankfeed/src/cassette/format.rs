@@ -3,6 +3,7 @@
 //! cassette reads well in a pull request; other bodies as text, or base64 when they are not text.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
@@ -73,14 +74,25 @@ pub struct RecordedResponse {
     pub body: Option<StoredBody>,
 }
 
-/// A body, in exactly one of three forms, written as a mapping of one key (`json:`, `text:` or
-/// `base64:`) rather than a YAML tag, so that any YAML reader's safe mode reads it.
+/// A body, in exactly one of its forms, written as a mapping of one key (`json:`, `text:`,
+/// `base64:` or `sidecar:`) rather than a YAML tag, so that any YAML reader's safe mode reads it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum StoredBody {
-    Json { json: Value },
-    Text { text: String },
-    Base64 { base64: String },
+    Json {
+        json: Value,
+    },
+    Text {
+        text: String,
+    },
+    Base64 {
+        base64: String,
+    },
+    /// Only in the file: a body of binary bytes large enough to be kept in a sidecar file, by its
+    /// name (docs/cassettes.md#sidecar-files). Read back as [`StoredBody::Base64`].
+    Sidecar {
+        sidecar: String,
+    },
 }
 
 impl StoredBody {
@@ -107,6 +119,7 @@ impl StoredBody {
             StoredBody::Base64 { base64: text } => base64::engine::general_purpose::STANDARD
                 .decode(text.trim())
                 .map_err(|e| format!("a base64 body does not decode: {e}")),
+            StoredBody::Sidecar { sidecar } => Err(format!("the body's sidecar file {sidecar} was not read")),
         }
     }
 }
@@ -134,13 +147,29 @@ impl Cassette {
         }
         for (at, interaction) in cassette.interactions.iter().enumerate() {
             for body in [&interaction.request.body, &interaction.response.body].into_iter().flatten() {
-                body.bytes().map_err(|e| format!("interaction {at}: {e}"))?;
+                // A sidecar file is read, and checked, by `load`.
+                if !matches!(body, StoredBody::Sidecar { .. }) {
+                    body.bytes().map_err(|e| format!("interaction {at}: {e}"))?;
+                }
             }
         }
         Ok(cassette)
     }
 
-    /// The YAML text of the cassette.
+    /// Reads the cassette at `path` with its sidecar files (docs/cassettes.md#sidecar-files): its
+    /// bodies as they came on the wire. The message says what is wrong: the file could not be
+    /// read, is not a cassette, or a sidecar file is missing or changed (named, with its
+    /// interaction).
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|error| format!("could not be read: {error}"))?;
+        let mut cassette = Cassette::parse(&text).map_err(|message| format!("is not a cassette: {message}"))?;
+        super::sidecar::restore(&mut cassette, &super::sidecar::dir_of(path))
+            .map_err(|message| format!("cannot be replayed: {message}"))?;
+        Ok(cassette)
+    }
+
+    /// The YAML text of the cassette, as the file holds it: the caller has moved its large
+    /// binaries to sidecar files first, if it writes them.
     pub fn to_yaml(&self) -> Result<String, String> {
         serde_norway::to_string(self).map_err(|e| e.to_string())
     }

@@ -76,6 +76,7 @@ impl MatchKey {
                     Some(StoredBody::Json { json }) => json.to_string(),
                     Some(StoredBody::Text { text }) => text.clone(),
                     Some(StoredBody::Base64 { base64 }) => format!("base64 {base64}"),
+                    Some(StoredBody::Sidecar { sidecar }) => format!("the sidecar file {sidecar}"),
                 };
                 differ("body", &shown(recorded), &shown(sent));
             }

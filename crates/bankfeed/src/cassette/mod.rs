@@ -11,6 +11,7 @@
 //! - `pseudonym`: the stable fake ids and disguised values;
 //! - `redactor`: what becomes a placeholder, a pseudonym or a disguise when written;
 //! - `scan`: the fail-closed search of a cassette's text for what must not be in it;
+//! - `sidecar`: the large binaries of bodies, in files of their own beside the cassette;
 //! - `recording`: one cassette in use, and its writing;
 //! - `check`: the check of a committed cassette, without the session's values.
 
@@ -24,6 +25,7 @@ mod pseudonym;
 mod recording;
 mod redactor;
 mod scan;
+mod sidecar;
 
 pub use body_secrets::body_secrets;
 pub use check::{check_cassette, check_text};
@@ -33,6 +35,7 @@ pub use mode::RecordMode;
 pub use recording::{CassetteOptions, CassetteSession, Decision, Upstream};
 pub use redactor::REDACTED;
 pub use scan::check_file;
+pub use sidecar::{dir_of as sidecar_dir, LARGE_BINARY_BYTES};
 
 /// The pseudonym a cassette gives the id `real` (a LoginId, a RequestId): what a test compares
 /// a replayed session's ids with.

@@ -10,7 +10,8 @@ use super::format::{Cassette, Interaction, Origin};
 use super::matcher::{find, Found, MatchKey};
 use super::mode::RecordMode;
 use super::redactor::Redactor;
-use super::scan::first_found;
+use super::scan::{first_found, found_in_sidecar};
+use super::sidecar;
 use crate::config::ClientConfig;
 use crate::error::Error;
 use crate::proxy::is_loopback;
@@ -120,14 +121,7 @@ impl CassetteSession {
             None => Origin::Live,
         });
         let cassette = if existed && mode != RecordMode::Rewrite {
-            let text = std::fs::read_to_string(path).map_err(|error| Error::Cassette {
-                path: shown.clone(),
-                message: format!("could not be read: {error}"),
-            })?;
-            Cassette::parse(&text).map_err(|message| Error::Cassette {
-                path: shown.clone(),
-                message: format!("is not a cassette: {message}"),
-            })?
+            Cassette::load(path).map_err(|message| Error::Cassette { path: shown.clone(), message })?
         } else if mode == RecordMode::None {
             return Err(Error::Cassette {
                 path: shown,
@@ -251,11 +245,26 @@ impl CassetteSession {
         redactions.sort();
         redactions.dedup();
         cassette.redactions = redactions;
+        let sidecars = sidecar::extract(&mut cassette);
         let text = cassette.to_yaml().map_err(|message| self.error(&format!("could not be written: {message}")))?;
         if let Some(field) = first_found(&text, state.redactor.targets()) {
             return Err(Error::CassetteSecret { path: self.path.display().to_string(), field: field.to_owned() });
         }
+        let dir = sidecar::dir_of(&self.path);
+        for file in &sidecars {
+            if let Some(field) = found_in_sidecar(file, cassette.origin, state.redactor.targets()) {
+                return Err(Error::CassetteSecret {
+                    path: self.path.display().to_string(),
+                    field: format!("{field} (in the sidecar file {})", dir.join(&file.name).display()),
+                });
+            }
+        }
+        let failed = |error: std::io::Error| self.error(&format!("could not be written: {error}"));
+        // The sidecar files first: a cassette is never written that refers to a file not there.
+        sidecar::write(&dir, &sidecars).map_err(failed)?;
         self.write(&text)?;
+        let kept = sidecars.into_iter().map(|file| file.name).collect();
+        sidecar::prune(&dir, &kept).map_err(failed)?;
         Ok(true)
     }
 
@@ -293,5 +302,66 @@ fn origin_of(base_url: &str) -> Origin {
         Origin::TestInstance
     } else {
         Origin::Live
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+
+    use super::*;
+    use crate::secret::Secret;
+
+    /// Records one request sending `key`, answered by a JSON body holding `report` base64, into a
+    /// new cassette of `origin`; what its saving gives.
+    fn save_answer(name: &str, origin: Origin, key: &str, report: &[u8]) -> (PathBuf, Result<bool, Error>) {
+        let dir = std::env::temp_dir().join(format!("bankfeed-recording-{}", std::process::id()));
+        let path = dir.join(format!("{name}.yaml"));
+        let _ = std::fs::remove_file(&path);
+        let upstream = Upstream { base_urls: vec!["http://127.0.0.1:1"], customer_id: "cid" };
+        let options = CassetteOptions { origin: Some(origin), ..CassetteOptions::default() };
+        let session = CassetteSession::open_for(&path, RecordMode::Once, &upstream, &options).unwrap();
+        let key = Secret::new(key);
+        let request = Exchange {
+            operation: "GetReport",
+            method: "GET",
+            url: "http://127.0.0.1:1/v3/cid/BankingServices/GetReport",
+            headers: vec![("flinks-auth-key", &key)],
+            content_type: None,
+            body: None,
+            body_secrets: &[],
+        };
+        let encoded = base64::engine::general_purpose::STANDARD.encode(report);
+        let answer = WireAnswer {
+            status: 200,
+            content_type: Some("application/json".into()),
+            location: None,
+            retry_after: None,
+            body: serde_json::to_vec(&serde_json::json!({ "Report": encoded })).unwrap(),
+        };
+        session.record(&request, &answer);
+        let saved = session.save();
+        (path, saved)
+    }
+
+    #[test]
+    fn a_secret_wrapped_in_a_large_binary_of_a_live_recording_is_found_in_its_sidecar_file() {
+        let key = "k-3f9a77c2d1e0";
+        let report = format!("{}\"echo\": \"{key}\"{}", " ".repeat(3000), " ".repeat(3000)).into_bytes();
+        let (path, saved) = save_answer("wrapped", Origin::Live, key, &report);
+        match saved {
+            Err(Error::CassetteSecret { field, .. }) => {
+                assert!(field.starts_with("flinks-auth-key (in the sidecar file "), "{field}");
+                assert!(!field.contains(key), "{field}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!path.exists() && !sidecar::dir_of(&path).exists(), "nothing written");
+        // A recording of the test instance keeps its binaries as they came (public test data).
+        let (path, saved) = save_answer("public", Origin::TestInstance, key, &report);
+        assert!(saved.unwrap());
+        assert_eq!(std::fs::read_dir(sidecar::dir_of(&path)).unwrap().count(), 1);
+        std::fs::remove_dir_all(sidecar::dir_of(&path)).unwrap();
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -33,7 +33,7 @@ const PLACEHOLDER_PDF: &str = concat!(
 );
 
 /// The field of a statement's file, base64 (docs/protocol.md#account-detail-summary-and-statements): replaced by [`PLACEHOLDER_PDF`].
-const STATEMENT_FILE: &str = "Base64Bytes";
+pub(crate) const STATEMENT_FILE: &str = "Base64Bytes";
 
 /// The body fields that are secrets wherever they are (any letter case): their values become
 /// [`REDACTED`]. The username is one: a live login's username is the bank's.

@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use super::format::Origin;
+use super::sidecar::SidecarFile;
 use crate::error::Error;
 use crate::secret::Secret;
 
@@ -21,6 +23,22 @@ pub(crate) fn first_found<'a>(text: &str, targets: &'a [(String, Secret)]) -> Op
         .iter()
         .find(|(_, value)| forms(value.expose()).iter().any(|form| folded.contains(form.as_str())))
         .map(|(field, _)| field.as_str())
+}
+
+/// The name of the first target found in the sidecar file `file` of a cassette of `origin`: in
+/// its base64 text, as the search saw it when it stood in the YAML; and, in a live recording, in
+/// its content read as text, where a secret a server wrapped in base64 shows. Not in a recording
+/// of the public test instance, whose files are public test data kept as they came, and whose
+/// statements may hold a word of the test password (docs/cassettes.md#fail-closed).
+pub(crate) fn found_in_sidecar<'a>(
+    file: &SidecarFile,
+    origin: Origin,
+    targets: &'a [(String, Secret)],
+) -> Option<&'a str> {
+    first_found(&file.base64, targets).or_else(|| match origin {
+        Origin::Live => first_found(&String::from_utf8_lossy(&file.bytes), targets),
+        Origin::TestInstance => None,
+    })
 }
 
 /// `value` as it may stand in a file, in lower case: as it is, JSON-escaped, URL-escaped (with
@@ -84,6 +102,18 @@ mod tests {
         assert_eq!(first_found("uri: http://h/?x=p%40ss%20%22word%22%2F1", &targets), Some("Password"));
         assert_eq!(first_found("key: token-xyz", &targets), Some("flinks-auth-key"));
         assert_eq!(first_found("nothing: here", &targets), None);
+    }
+
+    #[test]
+    fn a_sidecar_file_is_searched_in_its_base64_text_and_in_a_live_recording_its_content() {
+        let content = b"report: the key sk-9d2e41aa0c echoed".to_vec();
+        let base64 = "c2stOWQyZTQxYWEwYw==AAAA".to_owned();
+        let file = SidecarFile { name: "x.bin".into(), bytes: content, base64 };
+        let key = targets(&[("x-api-key", "sk-9d2e41aa0c")]);
+        assert_eq!(found_in_sidecar(&file, Origin::Live, &key), Some("x-api-key"));
+        assert_eq!(found_in_sidecar(&file, Origin::TestInstance, &key), None, "public test data");
+        let in_text = targets(&[("Token", "OWQyZTQxYWEwYw")]);
+        assert_eq!(found_in_sidecar(&file, Origin::TestInstance, &in_text), Some("Token"), "as it stood in the YAML");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bankfeed::authorize::Credentials;
 use bankfeed::cassette::{pseudonym, Cassette, CassetteOptions, CassetteSession, RecordMode};
 use bankfeed::config::ClientOptions;
-use bankfeed::data::requests::{AccountsDetailOptions, AccountsSummaryOptions};
+use bankfeed::data::requests::{AccountsDetailOptions, AccountsSummaryOptions, StatementsOptions};
 use bankfeed::ops::{self, Target};
 use bankfeed::{Answers, Challenge, Client, ClientConfig, Error, Secret, Session};
 use bankfeed_sandbox::{users, Sandbox, SandboxConfig, SandboxUser};
@@ -335,12 +335,17 @@ async fn recording_a_host_that_is_not_loopback_needs_allow_live_record() {
     assert!(missing.to_string().contains("does not exist"), "{missing}");
 }
 
-/// A login of `greatday_nomfa` (no challenge), then its investments.
-async fn investments_of(client: &Client) -> Result<(Session, Value), Error> {
+/// A login of `greatday_nomfa` (no challenge).
+async fn login_nomfa(client: &Client) -> Result<Session, Error> {
     let mut credentials = Credentials::new(INSTITUTION, "greatday_nomfa", Secret::new("Everyday"));
     credentials.save = true;
     let mut none = |challenge: &Challenge| Err(Error::ChallengeRequired(Box::new(challenge.clone())));
-    let session = within!(client, "Authorize", |c, call| c.login(&call, credentials, &mut none))?;
+    within!(client, "Authorize", |c, call| c.login(&call, credentials, &mut none))
+}
+
+/// A login of `greatday_nomfa` (no challenge), then its investments.
+async fn investments_of(client: &Client) -> Result<(Session, Value), Error> {
+    let session = login_nomfa(client).await?;
     let investments = data!(client, ops::Investments, Target::Session(&session), &())?;
     Ok((session, investments.raw.to_value().unwrap()))
 }
@@ -505,4 +510,106 @@ async fn every_challenge_flow_replays_with_the_sandbox_stopped() {
         assert_eq!(replayed.request_id, pseudonym(&live.request_id), "{}", user.username);
         assert_eq!(replay.play_count(), (sent, sent), "{}: every request played once", user.username);
     }
+}
+
+/// A login of `greatday_nomfa`, then twelve months of statements: each statement's file, as the
+/// base64 text of the answer.
+async fn statement_files(client: &Client) -> Result<Vec<String>, Error> {
+    let session = login_nomfa(client).await?;
+    let options = StatementsOptions { number_of_statements: Some("Months12".into()), ..Default::default() };
+    let statements = data!(client, ops::Statements, Target::Session(&session), &options)?;
+    let mut files = Vec::new();
+    strings_under(&statements.payload.raw.to_value().unwrap(), "Base64Bytes", &mut files);
+    Ok(files)
+}
+
+/// The names of the files in the directory `dir`, sorted; none when it does not exist.
+fn file_names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut names: Vec<String> =
+        entries.map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
+
+/// `{sha256}.pdf` of the statement file `base64`: the name of its sidecar file.
+fn sidecar_name(base64: &str) -> String {
+    use base64::Engine as _;
+    let pdf = base64::engine::general_purpose::STANDARD.decode(base64).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    let hash = ring::digest::digest(&ring::digest::SHA256, &pdf);
+    let hex = hash.as_ref().iter().fold(String::new(), |mut hex, byte| {
+        hex.push_str(&format!("{byte:02x}"));
+        hex
+    });
+    format!("{hex}.pdf")
+}
+
+#[tokio::test]
+async fn statement_pdfs_go_to_sidecar_files_named_by_their_hash_and_replay_byte_for_byte() {
+    let sandbox = Sandbox::start(SandboxConfig::default()).unwrap();
+    let config = || options(&sandbox.url(), sandbox.customer_id(), sandbox.api_key(), sandbox.secret_key(), 0.01);
+    let path = cassette_path("statements");
+    let dir = bankfeed::cassette::sidecar_dir(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+    // As a recording of the public test instance: the statements are kept as they came.
+    let public = CassetteOptions { origin: Some(bankfeed::cassette::Origin::TestInstance), ..Default::default() };
+    let (client, recording) = on_cassette(config(), &path, RecordMode::Once, public.clone());
+    let live = statement_files(&client).await.unwrap();
+    assert!(live.len() >= 12, "{}", live.len());
+    assert!(recording.save().unwrap());
+
+    // One file per statement, named by its hash; the YAML holds references, not the PDFs.
+    let mut expected: Vec<String> = live.iter().map(|file| sidecar_name(file)).collect();
+    expected.sort();
+    expected.dedup();
+    assert_eq!(file_names(&dir), expected);
+    let text = std::fs::read_to_string(&path).unwrap();
+    for file in &live {
+        assert!(!text.contains(file.as_str()), "a statement's base64 text is in the YAML");
+        assert!(text.contains(&format!("$sidecar: {}", sidecar_name(file))), "{text}");
+    }
+    let inline: usize = live.iter().map(String::len).sum();
+    assert!(inline > 2 * text.len(), "{} bytes of YAML for {inline} of PDFs", text.len());
+    assert_eq!(bankfeed::cassette::check_cassette(&path), Vec::<String>::new());
+
+    // Replayed with the sandbox gone: the same statements, byte for byte.
+    let config = config();
+    sandbox.stop();
+    let (client, replay) = on_cassette(config.clone(), &path, RecordMode::None, public.clone());
+    assert_eq!(statement_files(&client).await.unwrap(), live);
+    assert_eq!(replay.play_count().0, replay.play_count().1);
+
+    // A sidecar file changed, or gone, and the cassette is refused, naming it.
+    let changed = dir.join(&expected[0]);
+    let original = std::fs::read(&changed).unwrap();
+    std::fs::write(&changed, [original.as_slice(), b"%% appended"].concat()).unwrap();
+    let refused = CassetteSession::open(&path, RecordMode::None, &config, &public).unwrap_err();
+    let message = refused.to_string();
+    assert!(matches!(refused, Error::Cassette { .. }), "{refused:?}");
+    assert!(message.contains(&path.display().to_string()) && message.contains(&expected[0]), "{message}");
+    assert!(message.contains("SHA-256"), "{message}");
+    let findings = bankfeed::cassette::check_cassette(&path);
+    assert!(!findings.is_empty() && findings.iter().all(|finding| finding.contains(&expected[0])), "{findings:?}");
+    std::fs::remove_file(&changed).unwrap();
+    let missing = CassetteSession::open(&path, RecordMode::None, &config, &public).unwrap_err().to_string();
+    assert!(missing.contains(&expected[0]) && missing.contains("could not be read"), "{missing}");
+    std::fs::write(&changed, original).unwrap();
+
+    // Recorded anew as a live recording: every statement is the placeholder PDF, one file for
+    // all of them, and the files of the first recording are removed.
+    let sandbox = Sandbox::start(SandboxConfig::default()).unwrap();
+    let config = options(&sandbox.url(), sandbox.customer_id(), sandbox.api_key(), sandbox.secret_key(), 0.01);
+    let (client, rewrite) = on_cassette(config, &path, RecordMode::Rewrite, CassetteOptions::default());
+    statement_files(&client).await.unwrap();
+    assert!(rewrite.save().unwrap());
+    let placeholder = file_names(&dir);
+    assert_eq!(placeholder.len(), 1, "{placeholder:?}");
+    assert!(!expected.contains(&placeholder[0]), "the first recording's files are gone");
+    assert_eq!(std::fs::metadata(dir.join(&placeholder[0])).unwrap().len(), 308, "the placeholder PDF");
+    let config = options(&sandbox.url(), sandbox.customer_id(), sandbox.api_key(), sandbox.secret_key(), 0.01);
+    let (client, _) = on_cassette(config, &path, RecordMode::None, CassetteOptions::default());
+    let replayed = statement_files(&client).await.unwrap();
+    assert!(replayed.len() >= 12 && replayed.iter().all(|file| sidecar_name(file) == placeholder[0]));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
