@@ -68,6 +68,9 @@ with bf.cassette(tape_path, mode="none") as tape:
     client = bf.Client(url, customer_id, api_key=keys[0], secret_key=keys[1], poll_interval=0.01)
     assert nightly_job(client, saved) == recorded
 print("replayed", tape.play_count(), "transactions:", recorded)
+# The file is safe to commit: the checks of `bankfeed cassette check` find no secret in it (a CI
+# step runs them over tests/cassettes, and the pytest plugin before each replay).
+assert bf.check_cassette(tape_path) == [], bf.check_cassette(tape_path)
 # A request that was never recorded is an error naming it, and the nearest recorded one.
 with bf.cassette(tape_path):
     try:
