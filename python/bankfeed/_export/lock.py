@@ -4,7 +4,7 @@ Two runs writing one directory each fetch and write the logins the other has not
 so both write most of them; and a run's repair of the journal deletes the other's temporary part
 files. So a run takes the directory's lock before it reads anything there, and holds it until its
 manifest is written; a second run is refused at once with the holder's name, or waits for it
-(``wait``). The lock is ``_journal/lock``:
+(``wait``). The lock is ``_journal/lock``, and what it says is ``ondisk/lock_record.py``'s:
 
 - on a local disk (a network one too), ``flock`` on that file, which says who holds it (host,
   process, run). The system releases it when its process ends, however it ends: a run killed by
@@ -21,17 +21,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
-import re
-import secrets
 import socket
 import stat
 import threading
 import time
 from typing import IO, Any
 
-from bankfeed._export.ondisk.layout import JOURNAL, LOCK, RUN
+from bankfeed._export.ondisk.layout import JOURNAL, LOCK
+from bankfeed._export.ondisk.lock_record import encode_holder, holder_named, new_holder, parse_holder
 from bankfeed._export.storage import Storage
 from bankfeed.errors import ConfigError, _config_error
 
@@ -59,14 +57,7 @@ def take_lock(storage: Storage, run: str, *, wait: float, stop: threading.Event 
     still held then. ``_journal`` must exist. Setting ``stop`` ends the wait at once, with
     :class:`LockWaitStopped` and the lock not taken."""
     path = storage.path(JOURNAL, LOCK)
-    holder = {
-        "host": socket.gethostname(),
-        "pid": os.getpid(),
-        "process_started": _process_started(os.getpid()),
-        "run": run,
-        "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "token": secrets.token_hex(8),
-    }
+    holder = new_holder(run, os.getpid(), _process_started(os.getpid()))
     waiting = _Wait(time.monotonic() + wait, stop or threading.Event())
     if storage.is_local:
         return _take_file(storage, path, holder, wait, waiting)
@@ -113,7 +104,7 @@ def _take_file(storage: Storage, path: str, holder: dict[str, Any], wait: float,
         try:
             fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            found = _parse(file.read())
+            found = parse_holder(file.read())
             file.close()
             if not waiting.pause():
                 raise _held(storage, found, wait) from None
@@ -138,7 +129,7 @@ def _take_file(storage: Storage, path: str, holder: dict[str, Any], wait: float,
                 continue
             file.seek(0)
             file.truncate()
-            file.write(json.dumps(holder, sort_keys=True).encode("utf-8"))
+            file.write(encode_holder(holder))
             file.flush()
         except BaseException:
             file.close()
@@ -207,7 +198,7 @@ class _ObjectLock(ExportLock):
 
 
 def _take_object(storage: Storage, path: str, holder: dict[str, Any], wait: float, waiting: _Wait) -> ExportLock:
-    data = json.dumps(holder, sort_keys=True).encode("utf-8")
+    data = encode_holder(holder)
     while True:
         try:
             storage.create_new(path, data)
@@ -231,7 +222,7 @@ def _take_object(storage: Storage, path: str, holder: dict[str, Any], wait: floa
 def _read_object(storage: Storage, path: str) -> dict[str, Any]:
     """What the lock object says; empty when there is none, or it cannot be read."""
     try:
-        return _parse(storage.read_text(path).encode("utf-8"))
+        return parse_holder(storage.read_text(path).encode("utf-8"))
     except (OSError, ValueError):
         return {}
 
@@ -263,36 +254,11 @@ def _process_started(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-# --- The holder, as a message names it --------------------------------------------------------
-
-#: A host's name as a message shows it: what host names are made of, or it is not shown.
-_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
-
-
-def _parse(data: bytes) -> dict[str, Any]:
-    """What a lock says; empty when it says nothing usable (just taken, not written yet)."""
-    try:
-        found = json.loads(data.decode("utf-8"))
-    except ValueError:  # UnicodeDecodeError too
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
-def _named(found: dict[str, Any]) -> str | None:
-    """Who holds the lock, as a message names them, from what it says (read from disk: each field
-    checked); None when it says nothing usable."""
-    host, pid, run, since = (found.get(key) for key in ("host", "pid", "run", "since"))
-    if not (isinstance(pid, int) and not isinstance(pid, bool) and isinstance(host, str) and _HOST.fullmatch(host)):
-        return None
-    named = f"process {pid} on {host}"
-    if isinstance(run, str) and RUN.fullmatch(run):
-        named = f"the run {run} ({named}"
-        named += f", since {since})" if isinstance(since, str) and len(since) <= 40 and since.isprintable() else ")"
-    return named
+# --- The message of a run that finds it held ------------------------------------------------
 
 
 def _held(storage: Storage, found: dict[str, Any], waited: float) -> ConfigError:
-    who = _named(found) or "another run (which has not written its name yet)"
+    who = holder_named(found) or "another run (which has not written its name yet)"
     after = f", still after {waited:g} s of waiting" if waited > 0 else ""
     return _config_error(
         "out",

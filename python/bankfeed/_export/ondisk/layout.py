@@ -5,7 +5,7 @@ temporary files it writes by the functions here, and checks a name read back (a 
 a temporary left by a kill) against the patterns here.
 
 What a file holds is read and written by the modules beside this one (``journal.py``,
-``run_records.py``, ``manifest.py``), checked field by field by ``checks.py``; a batch is
+``run_records.py``, ``manifest.py``, ``lock_record.py``), checked field by field by ``checks.py``; a batch is
 committed by ``writer.py``.
 """
 
@@ -53,7 +53,7 @@ JOURNAL = "_journal"
 #: that a run killed before its end (``kill -9``, a lost machine) is still known: to the manifest,
 #: and to a resume, which must ask for what it asked (docs/export.md#resume).
 RUNS = "runs"
-#: The lock's name in the journal (``lock.py``).
+#: The lock's name in the journal (``lock.py`` takes it; ``lock_record.py`` is what it says).
 LOCK = "lock"
 #: What was asked and written, and the runs (docs/export.md#failures-and-the-manifest).
 MANIFEST = "_manifest.json"
