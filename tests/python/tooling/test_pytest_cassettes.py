@@ -17,6 +17,7 @@ from typing import Any
 
 import bankfeed as bf
 from bfhelpers import GREATDAY
+from datahelpers import CASSETTE_CHANGED_COLUMNS
 
 #: The user's suite: a login answered, account detail polled through its 202s, the investments,
 #: every table written to the file ``$OUT`` names, with what the run saw of its cassette and of
@@ -81,20 +82,6 @@ NO_SANDBOX = textwrap.dedent(
         bf.Sandbox = refused
     """
 )
-
-#: The columns a cassette of a server other than the public test instance disguises or masks,
-#: value for value (docs/cassettes.md#redaction): a replay gives other values there.
-CHANGED = {
-    "description",
-    "holder_name",
-    "holder_email",
-    "holder_phone_number",
-    "holder_city",
-    "holder_province",
-    "holder_postal_code",
-    "title",
-    "account_title",
-}
 
 #: A suite of every kind of test a tier sorts: one on a sandbox fixture, one on a sandbox-only
 #: user, one with sandbox options, one on the session sandbox through a fixture of the user's,
@@ -201,7 +188,7 @@ def recorded(directory: Path, ini: str = "") -> dict[str, Any]:
 def kept(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     """The tables without the columns a cassette disguises."""
     return {
-        name: [{key: value for key, value in row.items() if key not in CHANGED} for row in rows]
+        name: [{key: value for key, value in row.items() if key not in CASSETTE_CHANGED_COLUMNS} for row in rows]
         for name, rows in tables.items()
     }
 
