@@ -1856,6 +1856,15 @@ def _defaults() -> dict[str, dict[str, Any]]:
     core has them, by class name, which ``tests/python/test_defaults.py`` compares with their
     signatures."""
 
+_TEST_INSTANCE_HOSTS: tuple[str, str]
+"""The hosts of the service's public test instance, as the core knows them: its API's, then its
+investments API's. Recordings against them are of public test data; the pytest plugin's live tier
+is served by them."""
+
+_TEST_INSTANCE_CUSTOMER_ID: str
+"""The customer id of the service's public test instance, which the sandbox uses by default; the
+pytest plugin's live and cassette tiers use it too."""
+
 @final
 class Table:
     """A table of results, built in Rust as columns.

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from bankfeed import _native
 from bankfeed._pytest_cassettes import Settings, has_cassette, live_without_recording, record_command, settings
 
 #: The fixtures that are the sandbox itself: a test asking for one needs the sandbox tier.
@@ -31,10 +32,11 @@ SANDBOX_FIXTURES = (
 CLIENT_FIXTURES = ("bankfeed_client", "bankfeed_async_client")
 
 #: The public test instance (docs/protocol.md#hosts-paths-and-versions), the live tier's server
-#: unless ``BANKFEED_BASE_URL`` names another.
-TEST_INSTANCE_URL = "https://toolbox-api.private.fin.ag"
-TEST_INSTANCE_INVESTMENTS_URL = "https://toolbox-wealth-api.private.fin.ag"
-TEST_INSTANCE_CUSTOMER_ID = "43387ca6-0391-4c82-857d-70d95f087ecb"
+#: unless ``BANKFEED_BASE_URL`` names another: as the core names it (the hosts whose recordings
+#: hold public test data, the sandbox's default customer id), so the two cannot differ.
+TEST_INSTANCE_URL = f"https://{_native._TEST_INSTANCE_HOSTS[0]}"
+TEST_INSTANCE_INVESTMENTS_URL = f"https://{_native._TEST_INSTANCE_HOSTS[1]}"
+TEST_INSTANCE_CUSTOMER_ID = _native._TEST_INSTANCE_CUSTOMER_ID
 #: The variables the live tier reads, as ``bf.Client`` does (docs/protocol.md#environment-variables).
 BASE_URL_VARIABLE = "BANKFEED_BASE_URL"
 CUSTOMER_ID_VARIABLE = "BANKFEED_CUSTOMER_ID"
