@@ -1689,6 +1689,12 @@ class Cassette:
         """How many of the file's interactions were replayed, and how many it holds: equal when a
         test played every one. ``(0, 0)`` until a client has used it."""
 
+    def _has_token_call(self) -> bool:
+        """Whether the file records a ``GenerateAuthorizeToken`` call: its client had a secret key,
+        so a client that replays it needs one too (the pytest plugin's cassettes tier). Reads the
+        file as a replay does; raises :class:`bankfeed.CassetteError` when it cannot be read or is
+        not a cassette."""
+
     def save(self) -> bool:
         """Writes what its clients recorded into the file, as the end of its block does; returns
         whether the file was written (a replay writes nothing). Raises

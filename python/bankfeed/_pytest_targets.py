@@ -106,12 +106,9 @@ def client_options(request: pytest.FixtureRequest) -> tuple[bf.Sandbox | None, d
 
 def _replay_options(tape: bf.Cassette) -> dict[str, Any]:
     """The options of a client that replays ``tape``: a server it never reaches, and keys such
-    that it sends what the recording's client sent (the token call only if the file has one)."""
-    try:
-        with open(tape.path, encoding="utf-8", errors="replace") as file:
-            has_token_call = "GenerateAuthorizeToken" in file.read()
-    except OSError:
-        has_token_call = True
+    that it sends what the recording's client sent (the token call only if the file has one).
+    The file exists and reads as a cassette: ``bankfeed_cassette`` has checked it."""
+    has_token_call = tape._has_token_call()
     return {
         "base_url": REPLAY_URL,
         "customer_id": TEST_INSTANCE_CUSTOMER_ID,
