@@ -334,14 +334,10 @@ ATTRIBUTE_DETAIL_COLUMNS = [
 ]
 
 #: The columns a cassette of a server other than the public test instance (the sandbox is one)
-#: disguises value by value, keeping each value's shape: the personal data of the answers
-#: (docs/cassettes.md#redaction).
-CASSETTE_DISGUISED_COLUMNS = frozenset({"description", *HOLDER_COLUMNS})
-#: The account titles, in which such a cassette masks the words that repeat a secret sent (a
-#: login's username).
-CASSETTE_MASKED_COLUMNS = frozenset({"title", "account_title"})
-#: Every column in which a replay of such a cassette gives other values than the recording.
-CASSETTE_CHANGED_COLUMNS = CASSETTE_DISGUISED_COLUMNS | CASSETTE_MASKED_COLUMNS
+#: disguises value by value, keeping each value's shape: the personal data of the answers, the
+#: account titles among it (docs/cassettes.md#redaction). A replay of such a cassette gives other
+#: values there than the recording, and the same values everywhere else.
+CASSETTE_DISGUISED_COLUMNS = frozenset({"description", "title", "account_title", *HOLDER_COLUMNS})
 
 
 def securities_by_id(raw: JsonObject) -> dict[str, JsonObject]:

@@ -220,7 +220,7 @@ def test_a_client_recorded_through_the_sandbox_replays_from_its_cassette(tmp_pat
         again, reopened, resummary = flinks_session(replay.url, replay.customer_id)
         assert replay.play_count() == (sent, sent)
     assert again == prompt and reopened["RequestId"].startswith("ca55e77e-")
-    # The titles are masked where they repeat the password (docs/cassettes.md#redaction); the
+    # The titles are disguised, as the holders' names are (docs/cassettes.md#redaction); the
     # accounts are the same.
     assert [account["Id"] for account in resummary["Accounts"]] == [account["Id"] for account in summary["Accounts"]]
 

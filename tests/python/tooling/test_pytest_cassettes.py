@@ -17,7 +17,7 @@ from typing import Any
 
 import bankfeed as bf
 from bfhelpers import GREATDAY, INSTITUTION, PASSWORD
-from datahelpers import CASSETTE_CHANGED_COLUMNS
+from datahelpers import CASSETTE_DISGUISED_COLUMNS
 
 #: The user's suite: a login answered, account detail polled through its 202s, the investments,
 #: every table written to the file ``$OUT`` names, with what the run saw of its cassette and of
@@ -188,7 +188,7 @@ def recorded(directory: Path, ini: str = "") -> dict[str, Any]:
 def kept(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     """The tables without the columns a cassette disguises."""
     return {
-        name: [{key: value for key, value in row.items() if key not in CASSETTE_CHANGED_COLUMNS} for row in rows]
+        name: [{key: value for key, value in row.items() if key not in CASSETTE_DISGUISED_COLUMNS} for row in rows]
         for name, rows in tables.items()
     }
 
