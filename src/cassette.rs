@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString};
 
 use crate::args;
 use crate::error::{IntoException, OrRaise};
-use bankfeed::cassette::{CassetteOptions, CassetteSession, RecordMode};
+use bankfeed::cassette::{Cassette, CassetteOptions, CassetteSession, RecordMode};
 use bankfeed::config::ClientConfig;
 use bankfeed::error::Error;
 use bankfeed::sync::lock;
@@ -282,6 +282,15 @@ impl PyCassette {
     #[doc = stub_doc!("Cassette.play_count")]
     fn play_count(&self) -> (usize, usize) {
         self.session().map_or((0, 0), |session| session.play_count())
+    }
+
+    #[doc = stub_doc!("Cassette._has_token_call")]
+    #[pyo3(name = "_has_token_call")]
+    fn has_token_call(&self, py: Python<'_>) -> PyResult<bool> {
+        py.detach(|| Cassette::load(&self.path))
+            .map(|cassette| cassette.has_token_call())
+            .map_err(|message| Error::Cassette { path: self.path.display().to_string(), message })
+            .or_raise()
     }
 
     #[doc = stub_doc!("Cassette.save")]

@@ -34,7 +34,7 @@ mod table;
 mod views;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
 use bankfeed::config::ClientOptions;
 
@@ -88,6 +88,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.setattr("_defaults", wrap_pyfunction!(_defaults, m)?)?;
     // Private too: what the Python layer's readers of LoginIds share with the bulk calls.
     m.setattr("_check_login_ids", wrap_pyfunction!(args::_check_login_ids, m)?)?;
+    // Private too: the public test instance as the core names it, for the pytest plugin's live
+    // and cassette tiers, so that the instance is written down once.
+    m.setattr("_TEST_INSTANCE_HOSTS", PyTuple::new(m.py(), bankfeed::cassette::TEST_INSTANCE_HOSTS)?)?;
+    m.setattr("_TEST_INSTANCE_CUSTOMER_ID", bankfeed_sandbox::DEFAULT_CUSTOMER_ID)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

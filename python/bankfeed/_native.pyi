@@ -1689,6 +1689,12 @@ class Cassette:
         """How many of the file's interactions were replayed, and how many it holds: equal when a
         test played every one. ``(0, 0)`` until a client has used it."""
 
+    def _has_token_call(self) -> bool:
+        """Whether the file records a ``GenerateAuthorizeToken`` call: its client had a secret key,
+        so a client that replays it needs one too (the pytest plugin's cassettes tier). Reads the
+        file as a replay does; raises :class:`bankfeed.CassetteError` when it cannot be read or is
+        not a cassette."""
+
     def save(self) -> bool:
         """Writes what its clients recorded into the file, as the end of its block does; returns
         whether the file was written (a replay writes nothing). Raises
@@ -1855,6 +1861,15 @@ def _defaults() -> dict[str, dict[str, Any]]:
     """A test hook: the defaults of the options of :class:`Client` and :class:`Sandbox` as the
     core has them, by class name, which ``tests/python/test_defaults.py`` compares with their
     signatures."""
+
+_TEST_INSTANCE_HOSTS: tuple[str, str]
+"""The hosts of the service's public test instance, as the core knows them: its API's, then its
+investments API's. Recordings against them are of public test data; the pytest plugin's live tier
+is served by them."""
+
+_TEST_INSTANCE_CUSTOMER_ID: str
+"""The customer id of the service's public test instance, which the sandbox uses by default; the
+pytest plugin's live and cassette tiers use it too."""
 
 @final
 class Table:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from bankfeed import _native
 from bankfeed._pytest_cassettes import Settings, has_cassette, live_without_recording, record_command, settings
 
 #: The fixtures that are the sandbox itself: a test asking for one needs the sandbox tier.
@@ -31,10 +32,11 @@ SANDBOX_FIXTURES = (
 CLIENT_FIXTURES = ("bankfeed_client", "bankfeed_async_client")
 
 #: The public test instance (docs/protocol.md#hosts-paths-and-versions), the live tier's server
-#: unless ``BANKFEED_BASE_URL`` names another.
-TEST_INSTANCE_URL = "https://toolbox-api.private.fin.ag"
-TEST_INSTANCE_INVESTMENTS_URL = "https://toolbox-wealth-api.private.fin.ag"
-TEST_INSTANCE_CUSTOMER_ID = "43387ca6-0391-4c82-857d-70d95f087ecb"
+#: unless ``BANKFEED_BASE_URL`` names another: as the core names it (the hosts whose recordings
+#: hold public test data, the sandbox's default customer id), so the two cannot differ.
+TEST_INSTANCE_URL = f"https://{_native._TEST_INSTANCE_HOSTS[0]}"
+TEST_INSTANCE_INVESTMENTS_URL = f"https://{_native._TEST_INSTANCE_HOSTS[1]}"
+TEST_INSTANCE_CUSTOMER_ID = _native._TEST_INSTANCE_CUSTOMER_ID
 #: The variables the live tier reads, as ``bf.Client`` does (docs/protocol.md#environment-variables).
 BASE_URL_VARIABLE = "BANKFEED_BASE_URL"
 CUSTOMER_ID_VARIABLE = "BANKFEED_CUSTOMER_ID"
@@ -104,12 +106,9 @@ def client_options(request: pytest.FixtureRequest) -> tuple[bf.Sandbox | None, d
 
 def _replay_options(tape: bf.Cassette) -> dict[str, Any]:
     """The options of a client that replays ``tape``: a server it never reaches, and keys such
-    that it sends what the recording's client sent (the token call only if the file has one)."""
-    try:
-        with open(tape.path, encoding="utf-8", errors="replace") as file:
-            has_token_call = "GenerateAuthorizeToken" in file.read()
-    except OSError:
-        has_token_call = True
+    that it sends what the recording's client sent (the token call only if the file has one).
+    The file exists and reads as a cassette: ``bankfeed_cassette`` has checked it."""
+    has_token_call = tape._has_token_call()
     return {
         "base_url": REPLAY_URL,
         "customer_id": TEST_INSTANCE_CUSTOMER_ID,

@@ -9,10 +9,12 @@ import contextlib
 import functools
 import inspect
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeAlias, TypedDict, TypeVar
+from typing import IO, Any, NamedTuple, TypeAlias, TypedDict, TypeVar
 
 import pytest
 
@@ -497,3 +499,37 @@ async def loop_ticks(interval: float) -> AsyncIterator[LoopTicks]:
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
+
+
+class SandboxProcess(NamedTuple):
+    """A ``python -m bankfeed sandbox`` process serving, as :func:`sandbox_process` started it."""
+
+    #: The URL its first line printed.
+    url: str
+    #: The customer id its first line printed.
+    customer_id: str
+    #: The rest of its standard output, after the first line.
+    stdout: IO[str]
+
+
+@contextlib.contextmanager
+def sandbox_process(*args: str) -> Iterator[SandboxProcess]:
+    """``python -m bankfeed sandbox`` with ``args`` and no others (a free port is its default;
+    ``--replay`` and ``--record`` refuse the imitation's options), read from its first line as a
+    harness reads it (docs/sandbox.md#starting-it), and stopped when the block ends. A process that ends
+    before printing that line fails the test with what it wrote to stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bankfeed", "sandbox", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        match = re.fullmatch(r"bankfeed sandbox on (http://\S+) \(customer id (\S+)\)\n", first)
+        assert match, (first, proc.stderr.read() if proc.poll() is not None else "")
+        yield SandboxProcess(match[1], match[2], proc.stdout)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

@@ -1,6 +1,7 @@
 """Helpers of the data-layer tests (data/test_data_*.py): fetched sandbox data, independent
 re-flattening of raw payloads into the rows every table must have, the sandbox's attribute
-catalogue, and checks that the pandas / polars / arrow exports agree with ``to_records``.
+catalogue, and checks that the pandas / polars / arrow exports agree with ``to_records``; and the
+table columns a cassette disguises, for the cassette tests.
 
 Nothing here uses bankfeed's own tables to build an expectation: every expected row is computed from
 the raw JSON with the standard library. Attribute values are not recomputed here: the sandbox's
@@ -276,6 +277,15 @@ SECURITY_COLUMNS = [
     "isin",
     "aliases",
 ]
+#: The bank account table's columns of the account's holder, the person: a cassette disguises them.
+HOLDER_COLUMNS = (
+    "holder_name",
+    "holder_email",
+    "holder_phone_number",
+    "holder_city",
+    "holder_province",
+    "holder_postal_code",
+)
 BANK_ACCOUNT_COLUMNS = [
     "account_id",
     "title",
@@ -293,12 +303,7 @@ BANK_ACCOUNT_COLUMNS = [
     "overdraft_limit",
     "eft_eligible_ratio",
     "e_transfer_eligible_ratio",
-    "holder_name",
-    "holder_email",
-    "holder_phone_number",
-    "holder_city",
-    "holder_province",
-    "holder_postal_code",
+    *HOLDER_COLUMNS,
 ]
 BANK_TRANSACTION_COLUMNS = [
     "account_id",
@@ -327,6 +332,12 @@ ATTRIBUTE_DETAIL_COLUMNS = [
     "debit",
     "credit",
 ]
+
+#: The columns a cassette of a server other than the public test instance (the sandbox is one)
+#: disguises value by value, keeping each value's shape: the personal data of the answers, the
+#: account titles among it (docs/cassettes.md#redaction). A replay of such a cassette gives other
+#: values there than the recording, and the same values everywhere else.
+CASSETTE_DISGUISED_COLUMNS = frozenset({"description", "title", "account_title", *HOLDER_COLUMNS})
 
 
 def securities_by_id(raw: JsonObject) -> dict[str, JsonObject]:

@@ -24,24 +24,7 @@ import pandas as pd
 
 import bankfeed as bf
 from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, Api, raises
-
-#: The columns a cassette of a server other than the public test instance (the sandbox is one)
-#: disguises, value by value, keeping their shape: the personal data of the answers
-#: (docs/cassettes.md#redaction).
-DISGUISED = {
-    "description",
-    "holder_name",
-    "holder_email",
-    "holder_phone_number",
-    "holder_city",
-    "holder_province",
-    "holder_postal_code",
-}
-#: The account titles, whose words that repeat a secret sent (the login's username, here) are
-#: masked.
-MASKED = {"title", "account_title"}
-#: Every column a replay gives other than the recording, value for value.
-CHANGED = DISGUISED | MASKED
+from datahelpers import CASSETTE_DISGUISED_COLUMNS
 
 USERNAME = "Greatday"
 
@@ -107,11 +90,12 @@ def test_a_session_recorded_against_the_sandbox_replays_with_it_closed_and_gives
     for name, table in live.tables.items():
         again = replayed.tables[name]
         assert len(table) > 0 or name == "investments.transactions", name
-        kept = [column for column in table.columns if column not in CHANGED]
+        kept = [column for column in table.columns if column not in CASSETTE_DISGUISED_COLUMNS]
         pd.testing.assert_frame_equal(again[kept], table[kept], check_exact=True, obj=name)
-        for column in DISGUISED & set(table.columns):
+        for column in CASSETTE_DISGUISED_COLUMNS & set(table.columns):
             # Disguised, value by value, in the same shape (docs/cassettes.md#redaction).
             assert again[column].str.len().tolist() == table[column].str.len().tolist(), f"{name}.{column}"
+            assert not (again[column] == table[column]).any(), f"{name}.{column}: a value came through as it was"
     assert len(live.tables["accounts.transactions"]) > 0
     # The ids are the cassette's pseudonyms, the same each replay.
     assert replayed.login_id != live.login_id and replayed.login_id.startswith("ca55e77e-")
@@ -223,7 +207,7 @@ def test_mode_once_records_when_the_file_is_missing_then_replays_it(api: Api, tm
         assert sb.request_count == sent, "the second run sent nothing: it replayed"
     assert path.read_bytes() == written, "a replay writes nothing"
     for name, table in first.tables.items():
-        kept = [column for column in table.columns if column not in CHANGED]
+        kept = [column for column in table.columns if column not in CASSETTE_DISGUISED_COLUMNS]
         pd.testing.assert_frame_equal(again.tables[name][kept], table[kept], obj=name)
 
 
@@ -351,9 +335,9 @@ def test_every_data_operation_a_retried_fault_and_a_bulk_call_replay_value_for_v
     assert time.monotonic() - started < 4, "no poll interval slept"
     client.close()
     assert replayed.keys() == live.keys()
-    # The columns a recording changes: personal data disguised, titles masked, the ids of the
+    # The columns a recording changes: personal data disguised (titles among it), the ids of the
     # login pseudonyms, and a statement's file the placeholder PDF (docs/cassettes.md#redaction).
-    changed = CHANGED | {"account_number", "login_id", "group_id", "content"}
+    changed = CASSETTE_DISGUISED_COLUMNS | {"account_number", "login_id", "group_id", "content"}
     for name, table in live.items():
         assert len(table) > 0 or name.endswith("transactions"), name
         kept = [column for column in table.columns if column not in changed]

@@ -13,9 +13,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-import re
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -24,6 +21,7 @@ from typing import Any
 import pytest
 
 import bankfeed as bf
+from bfhelpers import sandbox_process
 
 #: The answers to Greatday's three questions; it asks one of them per login (docs/sandbox.md#users).
 GREATDAY = {
@@ -34,22 +32,10 @@ GREATDAY = {
 
 
 def start(*args: str) -> Iterator[tuple[str, str]]:
-    """``python -m bankfeed sandbox`` with ``args``: its URL and customer id, from its first line."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bankfeed", "sandbox", "--port", "0", "--pending-polls", "1", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        first = proc.stdout.readline()
-        match = re.fullmatch(r"bankfeed sandbox on (http://\S+) \(customer id (\S+)\)\n", first)
-        assert match, (first, proc.stderr.read() if proc.poll() is not None else "")
-        yield match[1], match[2]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    """The sandbox process with ``args``, and one 202 before each data answer: its URL and
+    customer id."""
+    with sandbox_process("--pending-polls", "1", *args) as served:
+        yield served.url, served.customer_id
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ recorder of such a client (docs/cassettes.md#recording-any-client): ``record=``/
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import urllib.error
@@ -26,7 +25,7 @@ pytest.importorskip("pandas")
 import pandas as pd
 
 import bankfeed as bf
-from bfhelpers import GREATDAY, INSTITUTION, PASSWORD
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD, sandbox_process
 
 #: A user without a challenge, for the clients that answer none themselves.
 NO_MFA = "greatday_nomfa"
@@ -162,22 +161,9 @@ def test_the_pypi_flinks_client_replays_through_the_server(summary: Path) -> Non
 
 
 def test_the_command_serves_a_cassette(summary: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bankfeed", "sandbox", "--replay", str(summary)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        first = proc.stdout.readline()
-        match = re.fullmatch(r"bankfeed sandbox on (http://\S+) \(customer id (\S+)\)\n", first)
-        assert match, (first, proc.stderr.read() if proc.poll() is not None else "")
-        assert proc.stdout.readline().startswith(f"replaying {summary}: ")
-        raw_session(match[1], match[2])
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    with sandbox_process("--replay", str(summary)) as served:
+        assert served.stdout.readline().startswith(f"replaying {summary}: ")
+        raw_session(served.url, served.customer_id)
 
 
 def test_an_option_of_the_imitation_is_refused_with_replay(summary: Path) -> None:
@@ -234,7 +220,7 @@ def test_a_client_recorded_through_the_sandbox_replays_from_its_cassette(tmp_pat
         again, reopened, resummary = flinks_session(replay.url, replay.customer_id)
         assert replay.play_count() == (sent, sent)
     assert again == prompt and reopened["RequestId"].startswith("ca55e77e-")
-    # The titles are masked where they repeat the password (docs/cassettes.md#redaction); the
+    # The titles are disguised, as the holders' names are (docs/cassettes.md#redaction); the
     # accounts are the same.
     assert [account["Id"] for account in resummary["Accounts"]] == [account["Id"] for account in summary["Accounts"]]
 
@@ -260,19 +246,12 @@ def test_a_recording_is_refused_naming_what_it_lacks(
 
 def test_the_command_records_a_client_through_it(tmp_path: Path) -> None:
     path = tmp_path / "raw.yaml"
-    with bf.Sandbox(auth=False) as upstream:
-        command = [sys.executable, "-m", "bankfeed", "sandbox", "--record", str(path), "--upstream", upstream.url]
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert proc.stdout is not None and proc.stderr is not None
-            first = proc.stdout.readline()
-            match = re.fullmatch(r"bankfeed sandbox on (http://\S+) \(customer id (\S+)\)\n", first)
-            assert match, (first, proc.stderr.read() if proc.poll() is not None else "")
-            assert proc.stdout.readline().startswith(f"recording into {path}: every request is forwarded to ")
-            raw_session(match[1], match[2])
-        finally:
-            proc.terminate()
-            proc.wait(timeout=15)
+    with (
+        bf.Sandbox(auth=False) as upstream,
+        sandbox_process("--record", str(path), "--upstream", upstream.url) as served,
+    ):
+        assert served.stdout.readline().startswith(f"recording into {path}: every request is forwarded to ")
+        raw_session(served.url, served.customer_id)
     assert path.read_text(encoding="utf-8").count("\n- request:") == 2, "written after each answer"
     with bf.Sandbox(replay=path) as replay:
         raw_session(replay.url, replay.customer_id)

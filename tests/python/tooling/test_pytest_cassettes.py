@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import bankfeed as bf
-from bfhelpers import GREATDAY
+from bfhelpers import GREATDAY, INSTITUTION, PASSWORD
+from datahelpers import CASSETTE_DISGUISED_COLUMNS
 
 #: The user's suite: a login answered, account detail polled through its 202s, the investments,
 #: every table written to the file ``$OUT`` names, with what the run saw of its cassette and of
@@ -81,20 +82,6 @@ NO_SANDBOX = textwrap.dedent(
         bf.Sandbox = refused
     """
 )
-
-#: The columns a cassette of a server other than the public test instance disguises or masks,
-#: value for value (docs/cassettes.md#redaction): a replay gives other values there.
-CHANGED = {
-    "description",
-    "holder_name",
-    "holder_email",
-    "holder_phone_number",
-    "holder_city",
-    "holder_province",
-    "holder_postal_code",
-    "title",
-    "account_title",
-}
 
 #: A suite of every kind of test a tier sorts: one on a sandbox fixture, one on a sandbox-only
 #: user, one with sandbox options, one on the session sandbox through a fixture of the user's,
@@ -201,7 +188,7 @@ def recorded(directory: Path, ini: str = "") -> dict[str, Any]:
 def kept(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     """The tables without the columns a cassette disguises."""
     return {
-        name: [{key: value for key, value in row.items() if key not in CHANGED} for row in rows]
+        name: [{key: value for key, value in row.items() if key not in CASSETTE_DISGUISED_COLUMNS} for row in rows]
         for name, rows in tables.items()
     }
 
@@ -363,6 +350,41 @@ def test_the_cassettes_tier_skips_with_its_reason_every_test_that_needs_the_sand
     ), out
     # Its sandbox options are no matter to a replay: only its missing cassette skips it.
     assert reasons["test_sandbox_options"].startswith(f"{tier}no cassette to replay"), out
+
+
+#: A login of a user without a challenge, on the tier's client.
+LOGIN = textwrap.dedent(
+    """
+    import pytest
+
+
+    @pytest.mark.bankfeed_cassette
+    def test_login(bankfeed_client):
+        assert bankfeed_client.login("FlinksCapital", "greatday_nomfa", "Everyday").login_id
+    """
+)
+
+
+def test_the_cassettes_tier_sends_a_token_call_only_when_the_recording_has_one(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_login.py").write_text(LOGIN)
+    path = tmp_path / "tests" / "cassettes" / "test_login" / "test_login.yaml"
+    path.parent.mkdir(parents=True)
+    # Recorded by a client without a secret key, which asks for no token; a note of the team's
+    # names the call all the same, and a replay must not send it.
+    with bf.Sandbox(auth=False) as sb, sb.client(cassette=path, record_mode="once") as client:
+        client.login(INSTITUTION, "greatday_nomfa", PASSWORD)
+    path.write_text("# Recorded with no secret key: no GenerateAuthorizeToken call.\n" + path.read_text())
+    out = run_suite(tmp_path, "--bankfeed-target=cassettes")
+    assert "1 passed" in out, out
+
+    # Recorded by a client with one, the replay sends the token call too.
+    with bf.Sandbox() as sb, sb.client(cassette=path, record_mode="rewrite") as client:
+        client.login(INSTITUTION, "greatday_nomfa", PASSWORD)
+    assert "/GenerateAuthorizeToken" in path.read_text()
+    out = run_suite(tmp_path, "--bankfeed-target=cassettes", "--bankfeed-fail-unplayed")
+    assert "1 passed" in out, out
 
 
 def test_the_live_tier_skips_what_needs_the_sandbox_and_builds_a_client_of_the_test_instance(tmp_path: Path) -> None:

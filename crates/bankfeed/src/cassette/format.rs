@@ -62,6 +62,17 @@ pub struct RecordedRequest {
     pub body: Option<StoredBody>,
 }
 
+impl RecordedRequest {
+    /// Whether this is a `GenerateAuthorizeToken` call: its method, and its path after the
+    /// customer id (a pseudonym in the file).
+    fn is_token_call(&self) -> bool {
+        let token = &crate::protocol::GENERATE_AUTHORIZE_TOKEN;
+        let Some((_, tail)) = token.path.split_once("{customer_id}") else { return false };
+        self.method.eq_ignore_ascii_case(token.method.as_str())
+            && reqwest::Url::parse(&self.uri).is_ok_and(|url| url.path().ends_with(tail))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordedResponse {
@@ -168,6 +179,13 @@ impl Cassette {
         Ok(cassette)
     }
 
+    /// Whether the recorded client asked for a single-use token (`GenerateAuthorizeToken`) before
+    /// its Authorize: it had a secret key, and a client that replays the file must have one too,
+    /// or not, to send what was recorded (docs/cassettes.md#one-suite-three-tiers).
+    pub fn has_token_call(&self) -> bool {
+        self.interactions.iter().any(|interaction| interaction.request.is_token_call())
+    }
+
     /// The YAML text of the cassette, as the file holds it: the caller has moved its large
     /// binaries to sidecar files first, if it writes them.
     pub fn to_yaml(&self) -> Result<String, String> {
@@ -201,6 +219,38 @@ mod tests {
         assert_eq!(back, cassette);
         let replayed = back.interactions[0].response.body.as_ref().unwrap().bytes().unwrap();
         assert_eq!(replayed, body.to_vec(), "the same bytes, the same order");
+    }
+
+    fn posted(uri: &str, body: &[u8]) -> Interaction {
+        Interaction {
+            request: RecordedRequest {
+                method: "POST".into(),
+                uri: uri.into(),
+                headers: BTreeMap::new(),
+                body: StoredBody::of(body),
+            },
+            response: RecordedResponse { status: 200, headers: BTreeMap::new(), body: None },
+            recorded_at: "2026-01-01T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn a_token_call_is_a_post_to_its_path_whatever_else_names_it() {
+        let mut cassette = Cassette::new(Origin::Live);
+        // The word in a body, in another operation's path or in a query is no token call.
+        cassette
+            .interactions
+            .push(posted("http://h/v3/cid/BankingServices/Authorize", br#"{"Note":"GenerateAuthorizeToken"}"#));
+        cassette.interactions.push(posted("http://h/v3/cid/BankingServices/Authorize?x=GenerateAuthorizeToken", b""));
+        cassette.interactions.push(posted("http://h/v3/cid/BankingServices/GenerateAuthorizeTokens", b""));
+        assert!(!cassette.has_token_call());
+        let mut got = posted("http://h/v3/cid/BankingServices/GenerateAuthorizeToken", b"");
+        got.request.method = "GET".into();
+        cassette.interactions.push(got);
+        assert!(!cassette.has_token_call(), "a GET is not the call");
+        cassette.interactions.push(posted("http://h/v3/ca55e77e-0000/BankingServices/GenerateAuthorizeToken", b""));
+        assert!(cassette.has_token_call());
+        assert!(Cassette::parse(&cassette.to_yaml().unwrap()).unwrap().has_token_call(), "read back from its file");
     }
 
     #[test]

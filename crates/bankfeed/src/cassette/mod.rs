@@ -32,7 +32,7 @@ pub use check::{check_cassette, check_text};
 pub use exchange::{Exchange, WireAnswer};
 pub use format::{Cassette, Interaction, Origin, RecordedRequest, RecordedResponse, StoredBody, FORMAT_VERSION};
 pub use mode::RecordMode;
-pub use recording::{CassetteOptions, CassetteSession, Decision, Upstream};
+pub use recording::{CassetteOptions, CassetteSession, Decision, Upstream, TEST_INSTANCE_HOSTS};
 pub use redactor::REDACTED;
 pub use scan::check_file;
 pub use sidecar::{dir_of as sidecar_dir, LARGE_BINARY_BYTES};

@@ -17,8 +17,10 @@ use crate::error::Error;
 use crate::proxy::is_loopback;
 use crate::sync;
 
-/// The hosts of the service's public test instance, whose data is public test data.
-const TEST_INSTANCE_HOSTS: [&str; 2] = ["toolbox-api.private.fin.ag", "toolbox-wealth-api.private.fin.ag"];
+/// The hosts of the service's public test instance, whose data is public test data: its API's,
+/// then its investments API's (docs/protocol.md#hosts-paths-and-versions). The binding hands them
+/// to the pytest plugin's live tier, so that both name one instance.
+pub const TEST_INSTANCE_HOSTS: [&str; 2] = ["toolbox-api.private.fin.ag", "toolbox-wealth-api.private.fin.ag"];
 
 /// How a cassette is used beside its path and mode.
 #[derive(Clone, Debug, Default)]

@@ -63,9 +63,12 @@ pub(crate) fn secret_field(key: &str, value: &Value) -> bool {
 const ID_FIELDS: [&str; 2] = ["LoginId", "RequestId"];
 
 /// The fields of answers that are personal data (disguised unless the origin is the test
-/// instance). Everything under `Holder` and `Address` is too (the holder's name among it).
-const PERSONAL_FIELDS: [&str; 7] =
-    ["AccountNumber", "TransitNumber", "InstitutionNumber", "Description", "Memo", "Email", "PhoneNumber"];
+/// instance). Everything under `Holder` and `Address` is too (the holder's name among it). An
+/// account's `Title` is free text a bank or its customer writes, which can name the person
+/// ("Jane's savings", a joint account's two names): disguised as the holder's name is
+/// (docs/cassettes.md#redaction).
+const PERSONAL_FIELDS: [&str; 8] =
+    ["AccountNumber", "TransitNumber", "InstitutionNumber", "Description", "Memo", "Email", "PhoneNumber", "Title"];
 
 /// The objects whose every value is personal data.
 const PERSONAL_OBJECTS: [&str; 2] = ["Holder", "Address"];
@@ -546,7 +549,7 @@ mod tests {
             "Links": [{"href": "/GetAccountsDetailAsync/r-1-long"}],
             "Message": "login hunter2 refused",
             "SecurityChallenges": [{"Type": "ImageSelection", "Iterables": ["aW1hZ2U="]}],
-            "Accounts": [{"Title": "Chequing", "Holder": {"Name": "Jane Doe", "Address": {"City": "Laval"}},
+            "Accounts": [{"Title": "Jane's Chequing", "Holder": {"Name": "Jane Doe", "Address": {"City": "Laval"}},
                           "Statements": [{"FileType": "PDF", "Base64Bytes": "JVBERi0xLjcgcmVhbA=="}]}]
         });
         let mut live = Redactor::new(Origin::Live, "cid");
@@ -556,7 +559,11 @@ mod tests {
         for gone in ["r-1-long", "hunter2", "aW1hZ2U=", "Jane Doe", "Laval", "JVBERi0xLjcgcmVhbA=="] {
             assert!(!text.contains(gone), "{gone}: {text}");
         }
-        assert_eq!(redacted["Accounts"][0]["Title"], "Chequing");
+        // A title is disguised as the holder's name is: its shape kept, its words gone.
+        let title = redacted["Accounts"][0]["Title"].as_str().unwrap();
+        assert_eq!(title, disguise("Title", "Jane's Chequing"));
+        assert!(!title.contains("Jane") && !title.contains("Chequing"), "{title}");
+        assert_eq!((title.len(), title.find('\''), title.find(' ')), (15, Some(4), Some(6)), "{title}");
         let pdf = base64::engine::general_purpose::STANDARD.decode(PLACEHOLDER_PDF).unwrap();
         assert!(pdf.starts_with(b"%PDF-1.4") && pdf.ends_with(b"%%EOF\n") && pdf.len() == 308);
         assert_eq!(redacted["Accounts"][0]["Statements"][0]["Base64Bytes"], PLACEHOLDER_PDF);
