@@ -7,4 +7,5 @@ them and writes them, so that a change of the format is a change here.
 - ``journal.py``: a batch's journal entry, written as its commit and read back an entry at a time.
 - ``run_records.py``: each run's record, written when it starts and when it ends.
 - ``manifest.py``: ``_manifest.json`` and ``_failures.jsonl``, written at a run's end.
+- ``failures.py``: ``_failures.jsonl``, from the journal, sorted without holding it whole.
 """
