@@ -27,6 +27,9 @@ smallest. And Dask with 2 workers against one process, once ``bf.export`` takes 
     # memory alone, two nights into the same export, with the transactions of accounts too:
     python benches/export.py --variants "" --memory-logins 1000,100000 --memory-what investments,accounts \
         --memory-nights 2
+    # memory alone against an unreachable service (a loopback port nothing listens on): every
+    # login but the first 20 listed as not tried, exit 5
+    python benches/export.py --variants "" --memory-logins 1000,200000 --memory-outage
 
 The peer needs aiohttp (``pip install aiohttp``). Run it against a release build (BENCHMARKS.md).
 """
@@ -36,12 +39,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -340,6 +346,78 @@ def compare(variants: list[str], args: argparse.Namespace, cpus: Any, help_text:
             shutil.rmtree(out, ignore_errors=True)
 
 
+#: The exit status of a run that wrote nothing because the service could not be reached
+#: (docs/export.md#exit-status): what an outage row expects.
+OUTAGE_STATUS = 5
+
+
+def run_outage(logins: int, args: argparse.Namespace, cpus: tuple[set[int] | None, set[int] | None]) -> Run:
+    """``bankfeed export`` of ``logins`` random LoginIds against a loopback port nothing listens on
+    (bound, never listening): the first ``--max-consecutive-failures`` logins fail, the rest are
+    listed as not tried (docs/export.md#an-unreachable-service). No sandbox: nothing answers."""
+    _, client_cpus = cpus
+    work = Path(args.workdir)
+    ids_file = work / f"ids-outage-{logins}.txt"
+    out = work / f"out-outage-{logins}"
+    shutil.rmtree(out, ignore_errors=True)
+    chosen = random.Random(logins)
+    # A line at a time: this harness's resident size is where the child's peak starts (see above).
+    with ids_file.open("w") as file:
+        file.writelines(f"{uuid.UUID(int=chosen.getrandbits(128), version=4)}\n" for _ in range(logins))
+    run = Run("outage", logins)
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("BANKFEED_")}
+    environment.update(BANKFEED_API_KEY="k", BANKFEED_SECRET_KEY="s")
+    with socket.socket() as holder, tempfile.TemporaryFile("w+") as errors:
+        holder.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{holder.getsockname()[1]}"
+        command = [sys.executable, "-m", "bankfeed", "export", "--logins", str(ids_file), "--out", str(out)]
+        command += ["--base-url", url, "--customer-id", "43387ca6-0391-4c82-857d-70d95f087ecb"]
+        command += ["--what", args.memory_what, "--quiet"]
+        start = time.perf_counter()
+        process = spawn(client_cpus, command, stdout=subprocess.DEVNULL, stderr=errors, env=environment)
+        _, status, usage = os.wait4(process.pid, 0)
+        run.wall = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code != OUTAGE_STATUS:
+            errors.seek(0)
+            lines = [line for line in errors.read().splitlines() if line.strip()]
+            run.failed = f"exit {code}, not {OUTAGE_STATUS}: {lines[-1] if lines else 'no message'}"[:200]
+    run.cpu = usage.ru_utime + usage.ru_stime
+    run.peak_rss_mb = usage.ru_maxrss / 1024
+    if not args.keep:
+        shutil.rmtree(out, ignore_errors=True)
+    return run
+
+
+def outage_rows(args: argparse.Namespace, cpus: Any, record: dict[str, Any]) -> None:
+    """The peak memory of ``bankfeed export`` against an unreachable service at each of
+    ``--memory-logins``, against the smallest: what a run keeps per login it lists as failed."""
+    runs = []
+    for size in [int(size) for size in args.memory_logins.split(",") if size]:
+        run = run_outage(size, args, cpus)
+        runs.append(run)
+        record["memory"].append({**asdict(run), "outage": True, "what": args.memory_what})
+        print(f"  outage at {size:,}: {run.peak_rss_mb:.0f} MB, {run.wall:.1f} s {run.failed}", flush=True)
+    print(f"\nPeak memory of `bankfeed export --what {args.memory_what}` against an unreachable service:\n")
+    print("| logins | peak RSS MB | / smallest | wall s |")
+    print("|---|---|---|---|")
+    smallest = runs[0] if runs and not runs[0].failed else None
+    for run in runs:
+        if run.failed:
+            print(f"| {run.logins:,} | FAILED: {run.failed} |")
+            continue
+        against = smallest.peak_rss_mb if smallest is not None else float("nan")
+        print(f"| {run.logins:,} | {run.peak_rss_mb:.0f} | {ratio(run.peak_rss_mb, against)} | {run.wall:.1f} |")
+    good = [run for run in runs if not run.failed]
+    if len(good) > 1:
+        times = good[-1].peak_rss_mb / good[0].peak_rss_mb
+        verdict = "met" if times <= 1.5 else "NOT met"
+        print(
+            f"target: peak memory at {good[-1].logins:,} within 1.5 x that at {good[0].logins:,}: {times:.2f} x, "
+            f"{verdict}"
+        )
+
+
 def memory_rows(args: argparse.Namespace, cpus: Any, help_text: str, record: dict[str, Any]) -> None:
     """The peak memory of ``bankfeed export`` at each of ``--memory-logins``, against the smallest:
     of each of ``--memory-nights`` runs into the same export, night against night."""
@@ -403,6 +481,11 @@ def main() -> None:
     parser.add_argument(
         "--memory-nights", type=int, default=1, help="runs into the same export at each size of the memory rows (1)"
     )
+    parser.add_argument(
+        "--memory-outage",
+        action="store_true",
+        help="the memory rows against an unreachable service: every login failed or not tried (exit 5)",
+    )
     parser.add_argument("--no-memory", action="store_true", help="no memory rows")
     parser.add_argument("--workdir", default=None, help="where the outputs go (a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the outputs")
@@ -437,7 +520,9 @@ def main() -> None:
     try:
         if variants:
             compare(variants, args, cpus, help_text, record)
-        if not args.no_memory:
+        if not args.no_memory and args.memory_outage:
+            outage_rows(args, cpus, record)
+        elif not args.no_memory:
             memory_rows(args, cpus, help_text, record)
     finally:
         if temporary is not None and not args.keep:

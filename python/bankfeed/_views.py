@@ -487,6 +487,10 @@ class ExportReportFacts(Protocol):
     @property
     def logins_written(self) -> int: ...
     @property
+    def failed_count(self) -> int: ...
+    @property
+    def failed_by_class(self) -> Mapping[str, int]: ...
+    @property
     def logins_failed(self) -> int: ...
     @property
     def logins_skipped(self) -> int: ...
@@ -529,4 +533,14 @@ def export_report_html(report: ExportReportFacts) -> str:
         if rows
         else ""
     )
-    return _view("ExportReport", facts, written, _errors(report.failed))
+    errors = _errors(report.failed)
+    if report.failed_count > len(report.failed):
+        # The report keeps the first failures only (``_export/report.py``): the rest by class.
+        counts = ", ".join(
+            f"{escape(name)} {count:,}" for name, count in sorted(report.failed_by_class.items(), key=lambda i: -i[1])
+        )
+        errors += (
+            f"<div style='{_DIM}'>the first {len(report.failed):,} of {report.failed_count:,} failures above; "
+            f"all of them by class: {counts}; each one in <code>_failures.jsonl</code></div>"
+        )
+    return _view("ExportReport", facts, written, errors)

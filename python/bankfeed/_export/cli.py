@@ -323,11 +323,12 @@ def _summary(report: ExportReport, out: str) -> str:
         f"written{' in every kind' if len(kinds) > 1 else ''}: {report.logins_written} logins"
         + (f" ({report.logins_skipped} already written before)" if report.logins_skipped else ""),
     ]
-    if report.failed:
-        classes = Counter(type(error).__name__ for _, error in report.failed)
+    if report.failed_count:
+        # Counted over every failure, not only those the report keeps as exceptions.
+        classes = Counter(report.failed_by_class)
         by_class = ", ".join(f"{name} {count}" for name, count in classes.most_common())
         # A login that failed in two kinds is two failures: the classes count failures.
-        failures = "" if len(report.failed) == report.logins_failed else f"{len(report.failed)} failures: "
+        failures = "" if report.failed_count == report.logins_failed else f"{report.failed_count} failures: "
         lines.append(
             f"failed: {report.logins_failed} logins ({failures}{by_class}); listed in "
             f"{os.path.join(location.shown(out), '_failures.jsonl')}; --resume tries them again (a pending one "
@@ -345,11 +346,14 @@ def _summary(report: ExportReport, out: str) -> str:
             for kind, counts in report.kinds.items()
         )
         lines.append("fetched by kind: " + ", ".join(by_kind))
-    asked = {login for login, error in report.failed if isinstance(error, bf.ChallengeRequired)}
+    asked = len({login for login, error in report.failed if isinstance(error, bf.ChallengeRequired)})
+    if len(report.failed) < report.failed_count:
+        # More failures than the report keeps: counted by class (a login asked in two kinds twice).
+        asked = report.failed_by_class.get("ChallengeRequired", 0)
     if asked:
         # The one failure a rerun alone cannot fix: someone must answer (docs/export.md#logins-asked-a-question).
         lines.append(
-            f"asked a security question: {len(asked)} logins; --on-challenge MODULE:NAME answers them with their "
+            f"asked a security question: {asked} logins; --on-challenge MODULE:NAME answers them with their "
             "users' answers, or the users reconnect through the widget"
         )
     for table, rows in report.written.items():

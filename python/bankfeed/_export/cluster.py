@@ -200,7 +200,7 @@ def _run_partition(task: _Partition, client: Client) -> _Done:
     todo = [login for login in task.logins if not state.has(login)]
     left = set(todo)
     request_ids = {login: rid for login, rid in task.request_ids.items() if login in left}
-    for record in state.failed.values():
+    for record in state.pending.values():
         # Still pending when its worker died: polled where it stood, as a resume does (this
         # partition's own records: the LoginIds as its task holds them).
         login = record.get("login_id")

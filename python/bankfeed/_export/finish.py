@@ -98,7 +98,6 @@ def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = Tru
     # This run's logins written, gathered already (with ``repair``: the same batches counted).
     known = {plan.partition_run: states} if repair else None
     counted = summaries(read_runs(storage), journals, known)
-    del journals
     # This run's summary kept in its record: once a later run starts, this one cannot change
     # (only the last run is resumed), and the later runs' ends do not count it from the journal
     # again (``runs.summaries``).
@@ -110,6 +109,7 @@ def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = Tru
     write_summary(
         storage,
         states,
+        journals,
         fmt=plan.fmt,
         version=__version__,
         run=run,
@@ -117,10 +117,10 @@ def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = Tru
         previous=previous_manifest(storage),
         runs=listed,
     )
+    del journals
     # Written now in every kind of this run: at the end, and not already at the start.
     ours = [states[kind.name] for kind in plan.kinds]
     everywhere = sum(1 for login in plan.asked if all(state.has(login) for state in ours))
-    failed_now = {login if isinstance(login, str) else repr(login) for login, _ in tally.failures}
     # Every table of this run's kinds, a kind that Ctrl-C stopped before it began too (0 rows),
     # as a cluster run reports them.
     written = {f"{kind.name}/{table}": 0 for kind in plan.kinds for table in kind.tables}
@@ -134,7 +134,7 @@ def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = Tru
         written=written,
         failed=tally.failures,
         logins_written=everywhere - plan.skipped_logins,
-        logins_failed=len(failed_now),
+        logins_failed=len(tally.failed_logins),
         logins_skipped=plan.skipped_logins,
         elapsed=time.monotonic() - plan.clock,
         interrupted=interrupted,
@@ -146,4 +146,6 @@ def finish(plan: ExportPlan, tally: Tally, interrupted: bool, repair: bool = Tru
         },
         run=plan.partition_run,
         unknown_fields=run["unknown_fields"],
+        failed_count=tally.failure_count,
+        failed_by_class=dict(tally.failure_classes),
     )

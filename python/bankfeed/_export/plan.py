@@ -163,11 +163,7 @@ class ExportPlan:
                 )
                 # A login whose data was still pending polls its RequestId where it stood (by its
                 # folded LoginId: given in another case this time, it is the same login).
-                plan.resumes[kind.name] = {
-                    login: record["request_id"]
-                    for login, record in state.failed.items()
-                    if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str)
-                }
+                plan.resumes[kind.name] = {login: record["request_id"] for login, record in state.pending.items()}
             plan.skipped_logins = sum(1 for login in plan.asked if all(state.has(login) for state in states_of_kinds))
             if before.resumed_run is not None and before.resumed_ended and plan.total == 0:
                 raise _config_error(

@@ -11,7 +11,7 @@ anything is renamed or deleted.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,8 +54,14 @@ class KindState:
     #: The LoginIds written, as they were given: kept compactly (``login_set.py``; a ``set`` of
     #: them was 100 MB at 1,000,000 logins). :meth:`has` asks it.
     written: LoginIdSet = field(default_factory=LoginIdSet)
-    #: LoginId (folded: ``logins.fold``) to its latest failure, for the logins not written.
-    failed: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    #: LoginId (folded: ``logins.fold``) to its latest failure when that is a ``PendingTimeout``
+    #: with its RequestId, which a resume polls where it stood; the other failures are not held
+    #: (a run against an unreachable service lists every login as failed: a record each was
+    #: hundreds of MB at 1,000,000 logins, BENCHMARKS.md, export): :meth:`failed_logins` lists
+    #: them, and ``_failures.jsonl`` is written from the journal entries in :attr:`failure_entries`.
+    pending: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    #: The journal entries counted (of the run read) that hold failures, oldest first, by name.
+    failure_entries: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
     batches: int = 0
     #: The journal entries a repair dropped (a file of their batch gone): their cursors no longer
@@ -76,7 +82,16 @@ class KindState:
         folded = fold(login_id)
         if folded != login_id:
             self._folded[folded] = login_id
-        self.failed.pop(folded, None)
+        self.pending.pop(folded, None)
+
+    def failed_logins(self) -> Iterator[str]:
+        """The LoginIds of the run read that failed and were not written, as their failures name
+        them, in sorted order: read from the compact set of them, never a list."""
+        return (login for login in self.run_failures if not self.has(login))
+
+    def has_failures(self) -> bool:
+        """Whether a login of the run read failed and was not written."""
+        return next(self.failed_logins(), None) is not None
 
     def has(self, login_id: object) -> bool:
         """Whether ``login_id`` is written, given in any case (``logins.fold``)."""
@@ -151,7 +166,7 @@ def read_state(
             if isinstance(entries, Journal):
                 entries.forget(name)
             continue
-        _count(state, entry, run, each)
+        _count(state, name, entry, run, each)
     state.written.compact()
     if not repair:
         return state
@@ -160,9 +175,14 @@ def read_state(
 
 
 def _count(
-    state: KindState, entry: dict[str, Any], run: str | None, each: Callable[[dict[str, Any]], None] | None
+    state: KindState,
+    name: str,
+    entry: dict[str, Any],
+    run: str | None,
+    each: Callable[[dict[str, Any]], None] | None,
 ) -> None:
-    """Counts the journal entry ``entry``, whose batch is whole, into ``state`` (``read_state``)."""
+    """Counts the journal entry ``entry`` (its file ``name``), whose batch is whole, into
+    ``state`` (``read_state``)."""
     state.batches += 1
     if each is not None:
         each(entry)
@@ -174,11 +194,19 @@ def _count(
     state.run_rows += sum(int(count) for count in (entry.get("rows") or {}).values())
     for login, _ in entry.get("written") or []:
         state.add_written(login)
-    for record in entry.get("failed") or []:
+    failures = entry.get("failed") or []
+    if failures:
+        state.failure_entries.append(name)
+    for record in failures:
         if isinstance(record, dict) and isinstance(record.get("login_id"), str):
             state.run_failures.add(record["login_id"])
         if isinstance(record, dict) and not state.has(record.get("login_id")):
-            state.failed[fold(record.get("login_id"))] = record
+            folded = fold(record.get("login_id"))
+            if record.get("error") == "PendingTimeout" and isinstance(record.get("request_id"), str):
+                state.pending[folded] = record
+            else:
+                # A later failure of another kind: the login starts over.
+                state.pending.pop(folded, None)
 
 
 def scan_state(
@@ -207,7 +235,7 @@ def scan_state(
             state = None  # the rest is only checked
         latest = max(latest, committed_at)
         if state is not None:
-            _count(state, entry, run, each)
+            _count(state, name, entry, run, each)
         del text, entry
     found.sort()
     journal = Journal(storage, kind, fmt, [(name, entry_run) for _, name, entry_run in found])

@@ -13,9 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bankfeed._export.login_set import LoginIdSet
 from bankfeed._export.logins import fold
 from bankfeed._export.outage import StartBreaker
 from bankfeed._export.progress import ExportProgress
+from bankfeed._export.report import FAILURES_KEPT
 from bankfeed._export.unknown import UnknownFields
 
 if TYPE_CHECKING:
@@ -41,7 +43,12 @@ class Tally:
     breaker: StartBreaker
     #: The plan's writers (``ExportPlan.writers``): what they gathered is what the progress shows.
     writers: Mapping[str, KindWriter] = field(default_factory=dict)
+    #: The first failures, as exceptions (``report.FAILURES_KEPT`` says why no more), and every
+    #: one counted, by the exception's class; the logins failed, compactly (``login_set.py``).
     failures: list[tuple[str, BaseException]] = field(default_factory=list)
+    failure_count: int = 0
+    failure_classes: Counter[str] = field(default_factory=Counter)
+    failed_logins: LoginIdSet = field(default_factory=LoginIdSet)
     done: int = 0
     failed: int = 0
     progress: ExportProgress | None = None
@@ -76,7 +83,7 @@ class Tally:
         """Gathers one pair of a bulk call into ``writer``, and counts it."""
         if isinstance(result, BaseException):
             writer.fail(login_id if isinstance(login_id, str) else repr(login_id), result)
-            self.failures.append((login_id, result))
+            self._fail(login_id, result)
             self.failed += 1
             self.kind_failed[writer.kind.name] += 1
         else:
@@ -108,7 +115,8 @@ class Tally:
         self.kind_done[kind] += done
         self.kind_failed[kind] += len(failures)
         self.failed += len(failures)
-        self.failures.extend(failures)
+        for login_id, error in failures:
+            self._fail(login_id, error)
         untried = self.untried.setdefault(kind, set())
         for login in not_tried:
             untried.add(tried_key(login))
@@ -119,6 +127,14 @@ class Tally:
             self.remote_rows[name] = self.remote_rows.get(name, 0) + count
         if self.progress is not None:
             self.progress.update(self.kind_done, self.kind_failed, sum(self.remote_rows.values()))
+
+    def _fail(self, login_id: Any, error: BaseException) -> None:
+        """Counts the failure of ``login_id``: kept while fewer than ``FAILURES_KEPT`` are."""
+        self.failure_count += 1
+        self.failure_classes[type(error).__name__] += 1
+        self.failed_logins.add(login_id if isinstance(login_id, str) else repr(login_id))
+        if len(self.failures) < FAILURES_KEPT:
+            self.failures.append((login_id, error))
 
     @property
     def stopping(self) -> bool:

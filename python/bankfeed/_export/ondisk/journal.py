@@ -100,6 +100,10 @@ class Journal:
         text = checks.read_text(storage, storage.path(JOURNAL, kind, name), "journal entry", f"{JOURNAL}/{kind}/{name}")
         return checks.journal_entry(storage.shown, kind, self._fmt, name, text, cursors=False)
 
+    def read(self, name: str) -> dict[str, Any]:
+        """The entry ``name``, read again from its file and checked."""
+        return self._load(name)
+
     def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
         for name, _ in self._index:
             if name not in self._forgotten:

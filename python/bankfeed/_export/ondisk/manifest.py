@@ -16,7 +16,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from bankfeed._export.kinds import KINDS
 from bankfeed._export.ondisk import checks
-from bankfeed._export.ondisk.layout import FAILURES, MANIFEST
+from bankfeed._export.ondisk.failures import write_failures
+from bankfeed._export.ondisk.journal import Journal
+from bankfeed._export.ondisk.layout import MANIFEST
 from bankfeed._export.storage import Storage
 
 if TYPE_CHECKING:
@@ -66,6 +68,7 @@ def _read_without_logins(storage: Storage, path: str) -> str:
 def write_summary(
     storage: Storage,
     states: Mapping[str, KindState],
+    journals: Mapping[str, Journal],
     *,
     fmt: str,
     version: str,
@@ -74,18 +77,14 @@ def write_summary(
     previous: Mapping[str, Any] | None,
     runs: list[dict[str, Any]],
 ) -> None:
-    """Writes ``_failures.jsonl`` (one JSON object per login not written, per kind) and
-    ``_manifest.json`` (what was asked, by which bankfeed, the logins written and the rows), each
-    whole or not at all. ``states`` maps each kind of the export to its state, ``kinds_asked`` to
+    """Writes ``_failures.jsonl`` (one JSON object per login not written, per kind:
+    ``failures.py``, from ``journals``, each kind's) and ``_manifest.json`` (what was asked, by
+    which bankfeed, the logins written and the rows), each whole or not at all. ``states`` maps
+    each kind of the export to its state, ``kinds_asked`` to
     how it was asked (``what``, ``options``); ``run`` is this process's record (``run_records.write_run``),
     already written, ``runs`` every run of the export as the manifest lists it
     (``runs.RunSummary.shown``)."""
-    lines = [
-        json.dumps(record, sort_keys=True)
-        for state in states.values()
-        for record in sorted(state.failed.values(), key=lambda record: str(record.get("login_id")))
-    ]
-    storage.write_whole(storage.path(FAILURES), ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
+    write_failures(storage, states, journals)
     # Every run the journal knows, this one included (killed ones too), after those of a manifest
     # written before runs had records.
     known = {summary["run"] for summary in runs} | {name for summary in runs for name in summary["processes"]}
@@ -104,7 +103,7 @@ def write_summary(
             "rows": state.rows,
             # Streamed from the compact set, in its sorted order (``_dump``).
             "logins_written": _Streamed(state.written),
-            "logins_failed": sorted(str(record.get("login_id")) for record in state.failed.values()),
+            "logins_failed": _Streamed(state.failed_logins()),
             # The fields no table reads, as the newest run that fetched the kind counted them
             # (docs/export.md#fields-the-service-adds).
             "unknown_fields": dict((this_run.get("unknown_fields") or {}).get(kind) or {})
@@ -125,7 +124,7 @@ def write_summary(
         # Complete: this run went to its end, no login of it failed, and every login it wrote in
         # one kind of the export is written in all of them.
         "complete": not run.get("interrupted")
-        and all(not state.failed for state in states.values())
+        and not any(state.has_failures() for state in states.values())
         and _same_logins(list(states.values())),
         "kinds": kinds,
         "runs": listed,
