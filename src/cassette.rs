@@ -293,6 +293,15 @@ impl PyCassette {
             .or_raise()
     }
 
+    #[doc = stub_doc!("Cassette._oldest_recording")]
+    #[pyo3(name = "_oldest_recording")]
+    fn oldest_recording(&self, py: Python<'_>) -> PyResult<Option<i64>> {
+        py.detach(|| Cassette::load(&self.path))
+            .map(|cassette| cassette.oldest_recording().map(|time| time.timestamp()))
+            .map_err(|message| Error::Cassette { path: self.path.display().to_string(), message })
+            .or_raise()
+    }
+
     #[doc = stub_doc!("Cassette.save")]
     fn save(&self, py: Python<'_>) -> PyResult<bool> {
         match self.session() {

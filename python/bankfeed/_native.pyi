@@ -1695,6 +1695,12 @@ class Cassette:
         file as a replay does; raises :class:`bankfeed.CassetteError` when it cannot be read or is
         not a cassette."""
 
+    def _oldest_recording(self) -> int | None:
+        """When the file's oldest interaction was recorded (its earliest ``recorded_at``), in
+        seconds since 1970 (UTC); None when it holds none that reads as a time (the pytest
+        plugin's ``--bankfeed-cassette-max-age``). Reads the file as a replay does; raises
+        :class:`bankfeed.CassetteError` when it cannot be read or is not a cassette."""
+
     def save(self) -> bool:
         """Writes what its clients recorded into the file, as the end of its block does; returns
         whether the file was written (a replay writes nothing). Raises

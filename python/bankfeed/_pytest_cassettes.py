@@ -36,11 +36,6 @@ DEFAULT_CASSETTE_DIR = "tests/cassettes"
 #: check, and (``none`` and ``once``, which only replay then) interactions that may go unplayed.
 _READS_THE_FILE: tuple[RecordMode, ...] = ("none", "once", "new_episodes")
 _REPLAYS_ONLY: tuple[RecordMode, ...] = ("none", "once")
-
-#: A ``recorded_at:`` line of a cassette as bankfeed writes it (docs/cassettes.md#the-format):
-#: read line by line, since bankfeed does not depend on a YAML library; quotes are allowed, as a
-#: hand-edited file may have them.
-_RECORDED_AT = re.compile(r"""^\s*recorded_at:\s*['"]?([0-9][0-9T:.+\-Z]*)['"]?\s*$""", re.MULTILINE)
 #: What a file name made of a test's name keeps: the rest becomes ``_``.
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\-\[\]]")
 
@@ -158,27 +153,16 @@ def record_command(item: pytest.Item) -> str:
     return f"pytest --bankfeed-record-mode=once {item.nodeid}"
 
 
-def oldest_recording(text: str) -> datetime | None:
-    """When the oldest interaction of a cassette's text was recorded (its ``recorded_at``), or
-    None when it holds none that reads as a time."""
-    times = []
-    for value in _RECORDED_AT.findall(text):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            continue
-        times.append(moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc))
-    return min(times, default=None)
-
-
-def _check_age(item: pytest.Item, path: Path, options: Settings) -> None:
+def _check_age(item: pytest.Item, path: Path, tape: bf.Cassette, options: Settings) -> None:
     """Warns of (or fails, by ``--bankfeed-old-cassettes``) a cassette recorded longer ago than
     ``--bankfeed-cassette-max-age`` days."""
     if options.max_age_days is None:
         return
-    oldest = oldest_recording(path.read_text(encoding="utf-8", errors="replace"))
-    if oldest is None:
+    # Asked of the parsed file: a body's text that looks like the field is not its age.
+    seconds = tape._oldest_recording()
+    if seconds is None:
         return
+    oldest = datetime.fromtimestamp(seconds, timezone.utc)
     days = (datetime.now(timezone.utc) - oldest).total_seconds() / 86400
     if days <= options.max_age_days:
         return
@@ -230,8 +214,9 @@ def bankfeed_cassette(request: pytest.FixtureRequest) -> Iterator[bf.Cassette]:
         )
     if existed and mode in _READS_THE_FILE:
         _check_secrets(path, request.config)
-        _check_age(item, path, options)
     tape = bf.cassette(path, mode, allow_live_record=options.allow_live_record)
+    if existed and mode in _READS_THE_FILE:
+        _check_age(item, path, tape, options)
     item.stash[IN_USE] = InUse(tape, shown(path, request.config), existed)
     with tape:
         yield tape

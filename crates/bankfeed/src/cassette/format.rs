@@ -186,11 +186,28 @@ impl Cassette {
         self.interactions.iter().any(|interaction| interaction.request.is_token_call())
     }
 
+    /// When its oldest interaction was recorded: the earliest `recorded_at` that reads as a time
+    /// (RFC 3339, or without a zone, taken as UTC); None when none does. Asked of the parsed
+    /// file, so a body's text that looks like the field is never taken for it.
+    pub fn oldest_recording(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.interactions.iter().filter_map(|interaction| recorded_time(&interaction.recorded_at)).min()
+    }
+
     /// The YAML text of the cassette, as the file holds it: the caller has moved its large
     /// binaries to sidecar files first, if it writes them.
     pub fn to_yaml(&self) -> Result<String, String> {
         serde_norway::to_string(self).map_err(|e| e.to_string())
     }
+}
+
+/// `text` as a time: RFC 3339 as the recorder writes it, or a time without a zone (a file edited
+/// by hand), taken as UTC.
+fn recorded_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    let text = text.trim();
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|time| time.to_utc())
+        .ok()
+        .or_else(|| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f").ok().map(|time| time.and_utc()))
 }
 
 #[cfg(test)]
@@ -251,6 +268,25 @@ mod tests {
         cassette.interactions.push(posted("http://h/v3/ca55e77e-0000/BankingServices/GenerateAuthorizeToken", b""));
         assert!(cassette.has_token_call());
         assert!(Cassette::parse(&cassette.to_yaml().unwrap()).unwrap().has_token_call(), "read back from its file");
+    }
+
+    #[test]
+    fn the_oldest_recording_is_read_from_the_interactions_never_from_a_body() {
+        let mut cassette = Cassette::new(Origin::Live);
+        assert_eq!(cassette.oldest_recording(), None);
+        let mut newer = posted("http://h/v3/cid/BankingServices/Authorize", b"");
+        newer.recorded_at = "2026-11-02T10:00:00Z".into();
+        // A text body whose line looks like the field, as the YAML shows it on a line of its own.
+        newer.response.body = StoredBody::of(b"busy\nrecorded_at: 2001-01-01T00:00:00Z\n");
+        let mut older = posted("http://h/v3/cid/BankingServices/Authorize", b"");
+        older.recorded_at = "2026-11-01T09:30:00".into(); // no zone: UTC
+        let mut unreadable = posted("http://h/v3/cid/BankingServices/Authorize", b"");
+        unreadable.recorded_at = "yesterday".into();
+        cassette.interactions.extend([newer, older, unreadable]);
+        let text = cassette.to_yaml().unwrap();
+        assert!(text.lines().any(|line| line.trim_start() == "recorded_at: 2001-01-01T00:00:00Z"), "{text}");
+        let oldest = Cassette::parse(&text).unwrap().oldest_recording().unwrap();
+        assert_eq!(oldest.to_rfc3339(), "2026-11-01T09:30:00+00:00");
     }
 
     #[test]
